@@ -1,0 +1,3 @@
+from killmap.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,153 @@
+"""The verdict cache: reuse a verdict only when nothing that could change it has changed.
+
+The key has two parts. The static part: the catalog entry, the mutant's diff, every test
+file and pytest configuration the run could see, and the versions of killmap, Python and
+pytest. The dependency part is finer than a file: for each source file the selected
+tests executed, a hash of its module-level skeleton (everything outside function bodies,
+which runs at import) and of each function those tests executed. Touching a function no
+selected test runs leaves the verdict valid, for the same reason test selection is sound.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import killmap
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def _gate_source_digest() -> str:
+    """The gate's own code: a fixed bug in killmap must invalidate what it decided."""
+    folder = Path(killmap.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def environment_key() -> dict[str, str]:
+    return {"killmap": killmap.__version__, "killmap_source": _gate_source_digest(),
+            "python": platform.python_version(), "implementation": sys.implementation.name,
+            "pytest": pytest.__version__}
+
+
+def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
+    """Outermost functions and methods: qualified name -> (first line, last line, hash)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    lines = source.splitlines()
+    found: dict[str, tuple[int, int, str]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, _FUNCTIONS):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                end = node.end_lineno or node.lineno
+                text = "\n".join(lines[start - 1:end])
+                found[prefix + node.name] = (start, end, hashlib.sha256(text.encode()).hexdigest())
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, prefix + node.name + ".")
+
+    visit(tree.body, "")
+    return found
+
+
+def skeleton_of(source: str) -> str:
+    """The file with every function body blanked out: what runs at import."""
+    functions = functions_of(source)
+    lines = source.splitlines()
+    for start, end, _ in functions.values():
+        for index in range(start, end):  # keep the def line, blank the rest
+            lines[index] = ""
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def dependencies(root: Path, executed: dict[str, set[int]]) -> dict[str, Any]:
+    """For each executed file: its skeleton hash and the hashes of executed functions."""
+    deps: dict[str, Any] = {}
+    for rel, lines in sorted(executed.items()):
+        path = root / rel
+        if not path.is_file():
+            continue
+        source = path.read_text(encoding="utf-8", errors="replace")
+        functions = functions_of(source)
+        used = {name: digest for name, (start, end, digest) in functions.items()
+                if any(start <= line <= end for line in lines)}
+        deps[rel] = {"skeleton": skeleton_of(source), "functions": used}
+    return deps
+
+
+def dependencies_still_hold(root: Path, deps: dict[str, Any]) -> bool:
+    for rel, recorded in deps.items():
+        path = root / rel
+        if not path.is_file():
+            return False
+        source = path.read_text(encoding="utf-8", errors="replace")
+        if skeleton_of(source) != recorded["skeleton"]:
+            return False
+        functions = functions_of(source)
+        for name, digest in recorded["functions"].items():
+            if name not in functions or functions[name][2] != digest:
+                return False
+    return True
+
+
+def test_files_digest(root: Path, files: list[str], tests: tuple[str, ...]) -> str:
+    """Every file under the pytest targets, plus configuration that changes collection."""
+    chosen = []
+    for rel in files:
+        name = rel.rsplit("/", 1)[-1]
+        under_tests = any(rel == t or rel.startswith(t.rstrip("/") + "/") for t in tests)
+        if under_tests or name in CONFIG_FILES:
+            chosen.append((rel, hashlib.sha256((root / rel).read_bytes()).hexdigest()))
+    return _digest(chosen)
+
+
+class VerdictCache:
+    def __init__(self, root: Path, folder: Path | None = None):
+        base = folder or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "killmap"
+        self.path = base / hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16] / "verdicts.json"
+        self.root = root
+        try:
+            self.entries: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.entries = {}
+
+    @staticmethod
+    def static_key(fingerprint: dict[str, Any], diff: str, tests_digest: str) -> str:
+        return _digest({"entry": fingerprint, "diff": diff, "tests": tests_digest,
+                        "env": environment_key()})
+
+    def lookup(self, name: str, static_key: str) -> dict[str, Any] | None:
+        entry = self.entries.get(name)
+        if not entry or entry.get("static_key") != static_key:
+            return None
+        if not dependencies_still_hold(self.root, entry.get("deps", {})):
+            return None
+        return entry["verdict"]
+
+    def store(self, name: str, static_key: str, deps: dict[str, Any], verdict: dict[str, Any]) -> None:
+        self.entries[name] = {"static_key": static_key, "deps": deps, "verdict": verdict}
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.entries), encoding="utf-8")
+        os.replace(tmp, self.path)

@@ -1,0 +1,318 @@
+"""The catalog: named mutations read from mutations/*.toml, validated into frozen data.
+
+A catalog is data and is never executed. Every rule here exists so that a typo fails
+loudly as bad input (exit 2) instead of quietly reading as a verdict: an unknown field,
+a test id matching nothing or a missing target must never look like a vacuous test.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from killmap.errors import GateError
+
+# Operator name -> (required fields, optional fields). The fields are strings except count.
+OPERATORS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "replace": (frozenset({"old", "new"}), frozenset()),
+    "delete-call": (frozenset({"call"}), frozenset()),
+    "stub-call": (frozenset({"call", "value"}), frozenset()),
+    "constant-return": (frozenset({"value"}), frozenset()),
+    "merge-strings": (frozenset({"drop", "keep"}), frozenset()),
+    "drop-operand": (frozenset({"operand"}), frozenset()),
+    "negate": (frozenset({"condition"}), frozenset()),
+    "revert-patch": (frozenset({"patch"}), frozenset({"patch_pin", "preimage_pin"})),
+}
+# Operator fields holding Python source text: they must parse as an expression.
+EXPRESSION_FIELDS = ("value", "condition", "operand")
+COMMON_FIELDS = frozenset({
+    "name", "target", "op", "kills", "may_kill", "invariant", "control", "require",
+    "pin", "note", "count", "timeout",
+})
+GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude"})
+REQUIREMENTS = ("assertion",)
+NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The [gate] table: what runs under each mutation and where imports resolve."""
+
+    tests: tuple[str, ...] = ("tests",)
+    paths: tuple[str, ...] = ("src", ".")
+    timeout: float | None = None
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file, optionally narrowed to a qualified symbol inside it."""
+
+    path: str
+    symbol: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}::{self.symbol}" if self.symbol else self.path
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One named, deliberate defect and the contract it must meet."""
+
+    name: str
+    target: Target
+    op: str
+    params: tuple[tuple[str, Any], ...]
+    kills: tuple[str, ...]
+    may_kill: tuple[str, ...] = ()
+    invariant: bool = False
+    control: str | None = None
+    require: str | None = None
+    pin: str | None = None
+    note: str = ""
+    count: int = 1
+    timeout: float | None = None
+    catalog: str = ""          # the catalog file, relative to the project root
+    settings: GateSettings = field(default_factory=GateSettings)
+
+    def param(self, key: str, default: Any = None) -> Any:
+        return dict(self.params).get(key, default)
+
+    def fail(self, message: str, field_name: str | None = None) -> GateError:
+        return GateError(message, file=self.catalog, mutation=self.name, field=field_name)
+
+    def contract_tests(self) -> tuple[str, ...]:
+        return self.kills + self.may_kill
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Everything in the catalog entry that could change the verdict, as plain data."""
+        return {
+            "name": self.name, "target": str(self.target), "op": self.op,
+            "params": [list(p) for p in self.params], "kills": list(self.kills),
+            "may_kill": list(self.may_kill), "invariant": self.invariant,
+            "control": self.control, "require": self.require, "pin": self.pin,
+            "count": self.count, "timeout": self.timeout,
+            "settings": {"tests": list(self.settings.tests), "paths": list(self.settings.paths),
+                         "timeout": self.settings.timeout,
+                         "exclude": list(self.settings.exclude)},
+        }
+
+
+@dataclass(frozen=True)
+class Catalog:
+    path: str                  # relative to the project root
+    settings: GateSettings
+    mutations: tuple[Mutation, ...]
+
+
+def discover_catalogs(root: Path) -> list[Path]:
+    found = sorted((root / "mutations").glob("*.toml"))
+    if not found:
+        raise GateError(f"no catalog found: {root / 'mutations'}/*.toml matches nothing",
+                        file=str(root / "mutations"))
+    return found
+
+
+def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
+    catalogs = [load_catalog(root, p) for p in paths]
+    seen: dict[str, str] = {}
+    for catalog in catalogs:
+        for mutation in catalog.mutations:
+            if mutation.name in seen:
+                raise mutation.fail(f"duplicate name; also defined in {seen[mutation.name]}", "name")
+            seen[mutation.name] = catalog.path
+    return catalogs
+
+
+def load_catalog(root: Path, path: Path) -> Catalog:
+    rel = _relative(root, path)
+    if not path.is_file():
+        raise GateError("catalog file not found", file=rel)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise GateError(f"not valid TOML: {exc}", file=rel) from None
+    except UnicodeDecodeError:
+        raise GateError("not UTF-8 text", file=rel) from None
+    unknown = set(data) - {"gate", "mutation"}
+    if unknown:
+        raise GateError(f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
+                        file=rel, field=sorted(unknown)[0])
+    settings = _gate_settings(rel, data.get("gate", {}))
+    entries = data.get("mutation", [])
+    if not isinstance(entries, list) or not entries:
+        raise GateError("no [[mutation]] entries", file=rel, field="mutation")
+    mutations = tuple(_mutation(root, rel, path.parent, settings, i, e) for i, e in enumerate(entries))
+    names = {m.name for m in mutations}
+    by_name = {m.name: m for m in mutations}
+    for mutation in mutations:
+        if mutation.control is not None:
+            if mutation.control not in names:
+                raise mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog",
+                                    "control")
+            if by_name[mutation.control].invariant:
+                raise mutation.fail(f"control {mutation.control!r} is itself an invariant; a control "
+                                    "must be a mutation that turns tests red", "control")
+    return Catalog(rel, settings, mutations)
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _string_list(value: Any, where: GateError) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise where
+    return tuple(value)
+
+
+def _gate_settings(rel: str, table: Any) -> GateSettings:
+    if not isinstance(table, dict):
+        raise GateError("[gate] must be a table", file=rel, field="gate")
+    unknown = set(table) - GATE_FIELDS
+    if unknown:
+        key = sorted(unknown)[0]
+        raise GateError(f"unknown [gate] field (known: {', '.join(sorted(GATE_FIELDS))})",
+                        file=rel, field=key)
+    kwargs: dict[str, Any] = {}
+    for key in ("tests", "paths", "exclude"):
+        if key in table:
+            kwargs[key] = _string_list(table[key], GateError(
+                "must be a list of non-empty strings", file=rel, field=key))
+    if "tests" in kwargs and not kwargs["tests"]:
+        raise GateError("must name at least one pytest target", file=rel, field="tests")
+    if "timeout" in table:
+        kwargs["timeout"] = _positive_number(table["timeout"], GateError(
+            "must be a positive number of seconds", file=rel, field="timeout"))
+    return GateSettings(**kwargs)
+
+
+def _positive_number(value: Any, error: GateError) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise error
+    return float(value)
+
+
+def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index: int,
+              entry: Any) -> Mutation:
+    if not isinstance(entry, dict):
+        raise GateError(f"[[mutation]] #{index + 1} must be a table", file=rel)
+    name = entry.get("name")
+    label = name if isinstance(name, str) and name else f"#{index + 1}"
+
+    def fail(message: str, field_name: str) -> GateError:
+        return GateError(message, file=rel, mutation=label, field=field_name)
+
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise fail("must be a kebab-case string such as 'identity-call-deleted'", "name")
+    op = entry.get("op")
+    if op not in OPERATORS:
+        raise fail(f"unknown operator {op!r} (known: {', '.join(OPERATORS)})", "op")
+    required, optional = OPERATORS[op]
+    allowed = COMMON_FIELDS | required | optional
+    for key in entry:
+        if key not in allowed:
+            raise fail(f"unknown field for op {op!r} (allowed: {', '.join(sorted(allowed))})", key)
+    for key in sorted(required):
+        if key not in entry:
+            raise fail(f"required by op {op!r}", key)
+    params = []
+    for key in sorted(required | optional):
+        if key not in entry:
+            continue
+        value = entry[key]
+        if not isinstance(value, str) or not value:
+            raise fail("must be a non-empty string", key)
+        if key in EXPRESSION_FIELDS:
+            try:
+                ast.parse(value.strip(), mode="eval")
+            except SyntaxError as exc:
+                raise fail(f"is not a Python expression: {exc.msg}", key) from None
+        if key in ("patch_pin", "preimage_pin") and not PIN_PATTERN.match(value):
+            raise fail("must look like 'sha256:<64 hex digits>'", key)
+        params.append((key, value))
+    if op == "replace" and entry["old"] == entry["new"]:
+        raise fail("is identical to 'old': the mutant would be the original", "new")
+    if op == "revert-patch":
+        patch = folder / entry["patch"]
+        if not patch.is_file():
+            raise fail(f"patch file not found: {_relative(root, patch)}", "patch")
+        params = [(k, _relative(root, patch) if k == "patch" else v) for k, v in params]
+
+    target = entry.get("target")
+    if not isinstance(target, str) or not target:
+        raise fail("must be 'path/to/file.py' or 'path/to/file.py::Qualified.name'", "target")
+    file_part, _, symbol = target.partition("::")
+    if not (root / file_part).is_file():
+        raise fail(f"target file not found: {file_part}", "target")
+    if not file_part.endswith(".py"):
+        raise fail("target must be a Python source file", "target")
+
+    invariant = entry.get("invariant", False)
+    if not isinstance(invariant, bool):
+        raise fail("must be true or false", "invariant")
+    kills = _string_list(entry.get("kills", []), fail("must be a list of pytest node ids", "kills"))
+    may_kill = _string_list(entry.get("may_kill", []), fail("must be a list of pytest node ids", "may_kill"))
+    if invariant and kills:
+        raise fail("an invariant mutation must turn nothing red, so it cannot list kills", "kills")
+    if not invariant and not kills:
+        raise fail("must name at least one test (or set invariant = true)", "kills")
+    control = entry.get("control")
+    if invariant and control is None:
+        raise fail("an invariant needs a positive control: a mutation of this catalog at the same "
+                   "site that turns tests red; without it 'nothing went red' proves nothing", "control")
+    if control is not None and (not invariant or not isinstance(control, str)):
+        raise fail("only an invariant mutation names a control, as a mutation name", "control")
+    require = entry.get("require")
+    if require is not None and require not in REQUIREMENTS:
+        raise fail(f"must be one of {', '.join(REQUIREMENTS)}", "require")
+    if require is not None and invariant:
+        raise fail("an invariant turns nothing red, so it cannot require a kill cause", "require")
+    pin = entry.get("pin")
+    if pin is not None and (not isinstance(pin, str) or not PIN_PATTERN.match(pin)):
+        raise fail("must look like 'sha256:<64 hex digits>'", "pin")
+    count = entry.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise fail("must be a positive integer", "count")
+    note = entry.get("note", "")
+    if not isinstance(note, str):
+        raise fail("must be a string", "note")
+    timeout = entry.get("timeout")
+    if timeout is not None:
+        timeout = _positive_number(timeout, fail("must be a positive number of seconds", "timeout"))
+    for entry_list, key in ((kills, "kills"), (may_kill, "may_kill")):
+        for test_id in entry_list:
+            if "::" not in test_id and not test_id.endswith(".py") and "/" not in test_id:
+                raise fail(f"{test_id!r} is not a pytest node id (path.py::name)", key)
+    return Mutation(
+        name=name, target=Target(file_part, symbol or None), op=op, params=tuple(params),
+        kills=kills, may_kill=may_kill, invariant=invariant, control=control, require=require,
+        pin=pin, note=note, count=count, timeout=timeout, catalog=rel, settings=settings,
+    )
+
+
+def matches(entry: str, node_id: str) -> bool:
+    """A contract entry names a node id or a prefix ending at a '::' or '[' boundary.
+
+    Never a loose substring: 'test_a' must not match 'test_ab'.
+    """
+    entry = entry.rstrip("/")
+    if node_id == entry:
+        return True
+    if not node_id.startswith(entry):
+        return False
+    rest = node_id[len(entry):]
+    return rest.startswith("::") or rest.startswith("[") or (entry.endswith(".py") is False and rest.startswith("/"))

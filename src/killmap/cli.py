@@ -1,0 +1,150 @@
+"""Command line: run, list, show, pin. Exit 0 all held, 1 a contract failed, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from killmap.errors import GateError
+
+EXIT_HELD, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like every other bad input
+        self.exit(EXIT_ERROR, f"killmap: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="killmap", description="Mutation-testing gate built on named mutations.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = sub.add_parser("run", help="run the gate")
+    run.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
+    run.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this mutation")
+    run.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
+    run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel sandboxes")
+    run.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
+    run.add_argument("--changed", nargs="?", const="", default=None, metavar="BASE",
+                     help="only mutations whose target, kills tests or entry changed since BASE "
+                          "(default: the merge base with the main branch)")
+    run.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
+    run.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
+    for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
+                            ("pin", "pin mutations to the current text of their targets")):
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.add_argument("names", nargs="*" if name != "show" else 1, metavar="NAME")
+        cmd.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except GateError as exc:
+        print(f"killmap: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("killmap: interrupted; the working tree was not touched", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from killmap.project import find_root
+    root = find_root(Path.cwd())
+    if args.command == "run":
+        return _run(root, args)
+    if args.command == "list":
+        return _list(root, args)
+    if args.command == "show":
+        return _show(root, args)
+    return _pin(root, args)
+
+
+def _run(root: Path, args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from killmap.changed import changed_mutations
+    from killmap.console import LiveProgress, render
+    from killmap.lab import LabOptions, run_lab
+    from killmap.report import exit_code, write_reports
+
+    if args.jobs < 1:
+        raise GateError("--jobs must be at least 1", field="--jobs")
+    if args.baseline_runs < 1:
+        raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
+    options = LabOptions(catalogs=tuple(args.catalogs), only=tuple(args.only), jobs=args.jobs,
+                         use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
+                         confirm=not args.no_confirm)
+    console = Console(stderr=False)
+    if args.changed is not None:
+        names = changed_mutations(root, options, args.changed or None)
+        console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
+        if not names:
+            return EXIT_HELD
+        options = LabOptions(**{**options.__dict__, "names": tuple(names)})
+    with LiveProgress(console) as progress:
+        result = run_lab(root, options, progress)
+    render(console, result)
+    report_dir = args.report_dir or root / "reports"
+    paths = write_reports(result, root, report_dir if report_dir.is_absolute() else Path.cwd() / report_dir)
+    console.print(f"reports: {paths['json']}, {paths['junit'].name}, {paths['markdown'].name}")
+    return exit_code(result)
+
+
+def _catalog_options(args: argparse.Namespace):
+    from killmap.lab import LabOptions
+    return LabOptions(catalogs=tuple(args.catalogs))
+
+
+def _list(root: Path, args: argparse.Namespace) -> int:
+    from killmap.lab import load
+    _, mutations = load(root, _catalog_options(args))
+    for m in mutations:
+        if args.names and m.name not in args.names:
+            continue
+        contract = "invariant (control: %s)" % m.control if m.invariant else f"kills {len(m.kills)}"
+        print(f"{m.name:40} {m.op:16} {str(m.target):60} {contract}")
+    return EXIT_HELD
+
+
+def _show(root: Path, args: argparse.Namespace) -> int:
+    from killmap.lab import load
+    from killmap.mutants import build_mutant
+    _, mutations = load(root, _catalog_options(args))
+    wanted = args.names[0]
+    found = [m for m in mutations if m.name == wanted]
+    if not found:
+        raise GateError(f"no mutation named {wanted!r}", field="NAME")
+    mutant = build_mutant(root, found[0])
+    if not mutant.applied:
+        print(f"not applied: {mutant.reason}")
+        return EXIT_FAILED
+    sys.stdout.write(mutant.diff)
+    return EXIT_HELD
+
+
+def _pin(root: Path, args: argparse.Namespace) -> int:
+    from killmap.lab import load
+    from killmap.mutants import build_mutant
+    from killmap.pins import pins_for, rewrite_pins
+    catalogs, mutations = load(root, _catalog_options(args))
+    known = {m.name for m in mutations}
+    for name in args.names:
+        if name not in known:
+            raise GateError(f"no mutation named {name!r}", field="NAME")
+    chosen = [m for m in mutations if not args.names or m.name in args.names]
+    by_catalog: dict[str, dict[str, dict[str, str]]] = {}
+    for mutation in chosen:
+        by_catalog.setdefault(mutation.catalog, {})[mutation.name] = pins_for(
+            root, mutation, build_mutant(root, mutation))
+    for catalog, updates in by_catalog.items():
+        path = root / catalog
+        text = path.read_text(encoding="utf-8")
+        new = rewrite_pins(text, updates, catalog)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+        print(f"{catalog}: pinned {', '.join(updates)}")
+    return EXIT_HELD

@@ -1,0 +1,73 @@
+"""The terminal: a progress bar while mutants run, then one table and what differed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from killmap.judge import EXPLANATIONS, Verdict
+from killmap.lab import LabResult
+
+STYLE = {"held": "green", "vacuous": "red", "overreach": "yellow", "visible": "red",
+         "not-applied": "magenta", "broken": "magenta", "timeout": "yellow", "flaky": "yellow",
+         "stale": "cyan", "unevidenced": "yellow", "wrong-cause": "red", "inconclusive": "yellow"}
+
+
+class LiveProgress:
+    """Receives lab events; draws a bar on a terminal, stays quiet elsewhere."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=console, transient=True,
+                                 disable=not console.is_terminal)
+        self.task = None
+
+    def __enter__(self) -> "LiveProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def __call__(self, kind: str, data: Any) -> None:
+        if kind == "planned":
+            self.task = self.progress.add_task("mutations", total=data)
+        elif kind == "baseline":
+            self.progress.console.log(f"baseline: running {', '.join(data.tests)} unmutated")
+        elif kind == "baseline-done":
+            self.progress.console.log(f"baseline: {len(data.collected)} tests green in {data.runs} run(s)")
+        elif kind == "done" and self.task is not None:
+            self.progress.advance(self.task)
+            verdict: Verdict = data
+            style = STYLE.get(verdict.verdict, "white")
+            self.progress.console.log(f"[{style}]{verdict.verdict:>12}[/] {verdict.name}")
+
+
+def render(console: Console, result: LabResult) -> None:
+    table = Table(title="killmap verdicts", show_lines=False)
+    table.add_column("mutation")
+    table.add_column("verdict")
+    table.add_column("red / expected", justify="right")
+    table.add_column("time", justify="right")
+    for v in result.verdicts:
+        style = STYLE.get(v.verdict, "white")
+        ran = v.selected or v.red
+        table.add_row(v.name, f"[{style}]{v.verdict}[/]",
+                      f"{len(v.red)} / {len(v.expected)}" if ran else "not run",
+                      ("cached" if v.cached else f"{v.duration:.2f}s"))
+    console.print(table)
+    for v in result.verdicts:
+        if v.held:
+            continue
+        style = STYLE.get(v.verdict, "white")
+        console.print(f"[{style}]{v.verdict}[/] [bold]{v.name}[/]: {v.detail}")
+        console.print(f"  [dim]{EXPLANATIONS[v.verdict]}[/]")
+        for red in v.red:
+            console.print(f"  [dim]red: {red.id} ({red.cause}: {red.exception})[/]")
+    held = sum(v.held for v in result.verdicts)
+    console.print(f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s "
+                  f"({result.jobs} job(s))")

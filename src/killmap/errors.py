@@ -1,0 +1,30 @@
+"""The one error type that reaches the user as a single line and exit code 2."""
+
+from __future__ import annotations
+
+
+class GateError(Exception):
+    """Bad input or an unusable environment: never a verdict.
+
+    It names where the problem is (file, mutation, field) so the one line printed is
+    enough to fix it without a traceback.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None,
+                 mutation: str | None = None, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.mutation = mutation
+        self.field = field
+
+    def __str__(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file)
+        if self.mutation:
+            where.append(f"mutation {self.mutation!r}")
+        if self.field:
+            where.append(f"field {self.field!r}")
+        prefix = ": ".join(where)
+        return f"{prefix}: {self.message}" if prefix else self.message

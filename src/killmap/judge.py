@@ -1,0 +1,222 @@
+"""Verdicts: one per mutation, from the evidence the runs produced.
+
+The order of the checks is the argument: nothing counts as a kill until the mutant is
+proven to be applied, valid, the very code that ran, reached, and stable on a re-run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from killmap.catalog import Mutation, matches
+from killmap.outcome import ASSERTION, BROKEN, RunOutcome
+
+HELD = "held"               # every kills test went red by a real failure; nothing else did
+VACUOUS = "vacuous"         # a kills test stayed green: it does not guard against this defect
+OVERREACH = "overreach"     # a test outside kills + may_kill went red
+VISIBLE = "visible"         # an invariant mutation turned something red
+WRONG_CAUSE = "wrong-cause"  # require = "assertion" and a kills test went red otherwise
+NOT_APPLIED = "not-applied"  # the operator matched the wrong number of sites, or changed nothing
+BROKEN_VERDICT = "broken"   # the mutant does not compile cleanly, or is not the code that ran
+TIMEOUT = "timeout"         # the mutant ran past the limit that the unmutated tests meet
+FLAKY = "flaky"             # a confirming re-run disagreed with the first run
+STALE = "stale"             # the target changed since the mutation was pinned
+UNEVIDENCED = "unevidenced"  # nothing proves the verdict: region unreached, or control not held
+INCONCLUSIVE = "inconclusive"  # the environment, not the mutant, failed (e.g. a slow machine)
+VERDICTS = (HELD, VACUOUS, OVERREACH, VISIBLE, WRONG_CAUSE, NOT_APPLIED, BROKEN_VERDICT, TIMEOUT,
+            FLAKY, STALE, UNEVIDENCED, INCONCLUSIVE)
+
+EXPLANATIONS = {
+    HELD: "the tests named in kills went red by a real failure, and nothing else did",
+    VACUOUS: "a test named in kills stayed green: it does not guard against this defect",
+    OVERREACH: "a test outside kills and may_kill went red: it is coupled to this code, or the contract is too narrow",
+    VISIBLE: "an invariant mutation turned tests red: the change the catalog calls invisible is not",
+    WRONG_CAUSE: "require = 'assertion', but a kills test went red by a crash or an error instead of asserting",
+    NOT_APPLIED: "the mutation matched the wrong number of sites or changed nothing: fix the catalog entry",
+    BROKEN_VERDICT: "the mutant does not compile cleanly or was not the code that ran: its reds prove nothing",
+    TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an infinite loop is a finding",
+    FLAKY: "a re-run of the same mutant disagreed with the first run: fix the flaky test first",
+    STALE: "the target changed since it was pinned: review the mutation, then run 'killmap pin'",
+    UNEVIDENCED: "nothing proves this verdict: no test reached the mutated code, or its control did not hold",
+    INCONCLUSIVE: "the environment failed, not the mutant: re-run it",
+}
+
+
+@dataclass(frozen=True)
+class RedTest:
+    id: str
+    cause: str
+    phase: str | None
+    exception: str | None
+    message: str
+    raised_at: str | None
+    reached: bool | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    verdict: str
+    detail: str
+    expected: tuple[str, ...] = ()          # the kills entries
+    red: tuple[RedTest, ...] = ()
+    missing: tuple[str, ...] = ()           # kills entries with no red test
+    unexpected: tuple[str, ...] = ()        # red tests outside the contract
+    reached_by: tuple[str, ...] = ()
+    selected: tuple[str, ...] = ()
+    selection: str = ""
+    duration: float = 0.0
+    timeout: float | None = None
+    cached: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def held(self) -> bool:
+        return self.verdict == HELD
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything the runs proved about one applied, valid mutant."""
+
+    run: RunOutcome
+    confirm: RunOutcome | None
+    reached_by: tuple[str, ...]
+    region_executed: bool
+    import_time: bool
+    timeout: float
+    selected_baseline_seconds: float     # what the same tests took unmutated, this run
+
+
+def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> Verdict:
+    run = evidence.run
+
+    def verdict(kind: str, detail: str, **more: Any) -> Verdict:
+        return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
+                       reached_by=evidence.reached_by, duration=run.wall + (evidence.confirm.wall if evidence.confirm else 0.0),
+                       timeout=evidence.timeout, **{**base, **more})
+
+    red_tests = tuple(_red(run, evidence))
+    if run.status == "timeout":
+        where = f" (in {run.in_progress})" if run.in_progress else ""
+        if evidence.selected_baseline_seconds >= evidence.timeout:
+            return verdict(INCONCLUSIVE, f"timed out after {evidence.timeout:.1f}s{where}, but the same tests "
+                           f"took {evidence.selected_baseline_seconds:.1f}s unmutated in this run: the limit is "
+                           "too tight for this machine, so it is not the mutant's loop", red=red_tests)
+        return verdict(TIMEOUT, f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
+                       f"{evidence.selected_baseline_seconds:.2f}s unmutated", red=red_tests)
+    if run.status != "done" or not run.finished:
+        return verdict(INCONCLUSIVE, "the test process ended without its report (exit "
+                       f"{run.exit_code}); log tail: {run.log_tail[-400:]}", red=red_tests)
+    if run.collect_errors:
+        node, message = run.collect_errors[0]
+        return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {_first_line(message)}",
+                       red=red_tests, extras={"broken_cause": "collection"})
+    proof = run.proof or {}
+    if proof.get("import_error"):
+        return verdict(BROKEN_VERDICT, f"the mutated module {proof['module']} does not import: "
+                       f"{proof['import_error']}", red=red_tests, extras={"broken_cause": "import"})
+    if proof and not (proof.get("file_matches") and proof.get("text_matches")):
+        return verdict(BROKEN_VERDICT, f"the module the tests imported was not the mutant: {proof['module']} "
+                       f"came from {proof.get('loaded_file')}", red=red_tests,
+                       extras={"broken_cause": "origin"})
+    if proof.get("modules_from_working_tree"):
+        return verdict(BROKEN_VERDICT, "modules were imported from the working tree instead of the sandbox: "
+                       + ", ".join(proof["modules_from_working_tree"]), red=red_tests,
+                       extras={"broken_cause": "origin"})
+    if proof.get("bytecode_cache_present"):
+        return verdict(BROKEN_VERDICT, "a bytecode cache exists for the mutated module: it may not be the "
+                       "mutant's code that ran", red=red_tests, extras={"broken_cause": "bytecode"})
+    broken = [r for r in red_tests if r.cause == BROKEN]
+    if broken:
+        first = broken[0]
+        return verdict(BROKEN_VERDICT, f"{first.id} went red by {first.exception} raised from the mutated "
+                       f"file at {first.raised_at}: the mutant does not compile cleanly, so this is not a kill",
+                       red=red_tests, extras={"broken_cause": "name-or-import"})
+
+    red_ids = {r.id for r in red_tests}
+    if evidence.confirm is not None:
+        flipped = _disagreements(run, evidence.confirm)
+        if flipped:
+            return verdict(FLAKY, "a re-run of the same mutant disagreed on: " + ", ".join(flipped),
+                           red=red_tests)
+
+    if mutation.invariant:
+        if red_ids:
+            return verdict(VISIBLE, f"{len(red_ids)} test(s) went red under an invariant mutation: "
+                           + ", ".join(sorted(red_ids)), red=red_tests, unexpected=tuple(sorted(red_ids)))
+        if not evidence.region_executed:
+            return verdict(UNEVIDENCED, "nothing went red, but no test executed the mutated code, "
+                           "so nothing proves it invisible", red=red_tests)
+        return verdict(HELD, "nothing went red, and the mutated code was executed by "
+                       f"{len(evidence.reached_by) or 'import-time'} test(s)", red=red_tests)
+
+    collected = run.collected
+    missing = tuple(entry for entry in mutation.kills
+                    if not any(matches(entry, r) for r in red_ids))
+    allowed = mutation.kills + mutation.may_kill
+    unexpected = tuple(sorted(r for r in red_ids if not any(matches(e, r) for e in allowed)))
+    kill_reds = [r for r in red_tests if any(matches(e, r.id) for e in mutation.kills)]
+    green_kill_tests = tuple(sorted(t for t in collected if t not in red_ids
+                                    and any(matches(e, t) for e in mutation.kills)))
+    if missing or green_kill_tests:
+        names = ", ".join(green_kill_tests or missing)
+        return verdict(VACUOUS, f"stayed green: {names}" + (
+            f"; also red outside the contract: {', '.join(unexpected)}" if unexpected else ""),
+            red=red_tests, missing=tuple(green_kill_tests or missing), unexpected=unexpected)
+    if unexpected:
+        return verdict(OVERREACH, "red outside kills and may_kill: " + ", ".join(unexpected),
+                       red=red_tests, unexpected=unexpected)
+    unreached = [r.id for r in kill_reds if r.reached is False]
+    if unreached:
+        return verdict(UNEVIDENCED, "went red without executing the mutated code (red for another "
+                       "reason): " + ", ".join(unreached), red=red_tests)
+    if mutation.require == ASSERTION:
+        wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in kill_reds if r.cause != ASSERTION]
+        if wrong:
+            return verdict(WRONG_CAUSE, "went red without an assertion failing: " + "; ".join(wrong),
+                           red=red_tests)
+    causes = sorted({r.cause for r in kill_reds})
+    return verdict(HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)})",
+                   red=red_tests)
+
+
+def _red(run: RunOutcome, evidence: Evidence):
+    reached = set(evidence.reached_by)
+    for result in run.red.values():
+        yield RedTest(
+            id=result.id, cause=result.cause or "", phase=result.phase, exception=result.exc_type,
+            message=result.message,
+            raised_at=f"{result.raised_at[0]}:{result.raised_at[1]}" if result.raised_at else None,
+            reached=True if evidence.import_time else (result.id in reached))
+
+
+def _disagreements(first: RunOutcome, again: RunOutcome) -> list[str]:
+    flipped = []
+    for test_id, result in again.tests.items():
+        before = first.tests.get(test_id)
+        if before is not None and before.red != result.red:
+            flipped.append(f"{test_id} ({'red' if before.red else 'green'} then "
+                           f"{'red' if result.red else 'green'})")
+    return sorted(flipped)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def judge_control(mutation: Mutation, verdict: Verdict, control: Verdict | None) -> Verdict:
+    """An invariant holds only when its positive control held in the same run."""
+    if verdict.verdict != HELD or not mutation.invariant:
+        return verdict
+    if control is None or control.verdict != HELD:
+        state = control.verdict if control else "not run"
+        from dataclasses import replace
+        return replace(verdict, verdict=UNEVIDENCED,
+                       detail=f"nothing went red, but its control {mutation.control!r} was {state}, "
+                              "not held: an invariance without a firing control proves nothing")
+    return verdict

@@ -1,0 +1,349 @@
+"""The lab: from catalogs to verdicts. Baseline first, then every mutant, in parallel.
+
+Path of one mutation: catalog entry -> mutant text (mutants) -> static validity
+(validity) -> pin check (pins) -> cache lookup (cache) -> baseline-derived test
+selection and timeout (reach) -> run in a warm worker's sandbox (runner) -> confirmation
+re-run -> verdict (judge) -> reports. See docs/DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from killmap import judge
+from killmap.cache import VerdictCache, dependencies, test_files_digest
+from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs, matches
+from killmap.errors import GateError
+from killmap.judge import Evidence, Verdict
+from killmap.mutants import Mutant, build_mutant
+from killmap.outcome import RunOutcome
+from killmap.pins import check_pins
+from killmap.pool import Pool
+from killmap.project import module_name, project_files
+from killmap.reach import Region, region_of
+from killmap.runner import Scenario, run_scenario
+from killmap.sandbox import Scratch
+from killmap.validity import check_mutant
+
+MIN_TIMEOUT = 5.0
+TIMEOUT_FACTOR = 10.0
+
+
+@dataclass(frozen=True)
+class LabOptions:
+    catalogs: tuple[Path, ...] = ()
+    only: tuple[str, ...] = ()
+    names: tuple[str, ...] | None = None       # a pre-filtered set (e.g. from --changed)
+    jobs: int = max(os.cpu_count() or 1, 1)
+    use_cache: bool = True
+    cache_dir: Path | None = None
+    baseline_runs: int = 2
+    baseline_timeout: float = 900.0
+    confirm: bool = True
+
+
+@dataclass
+class Baseline:
+    settings: GateSettings
+    collected: tuple[str, ...]
+    durations: dict[str, float]
+    overhead: float                      # session wall time not spent in tests
+    coverage: dict[str, dict[str, list[int]]]
+    runs: int
+    wall: float
+
+
+@dataclass
+class LabResult:
+    verdicts: list[Verdict]
+    mutants: dict[str, Mutant]
+    baselines: list[Baseline] = field(default_factory=list)
+    wall: float = 0.0
+    jobs: int = 1
+
+    @property
+    def all_held(self) -> bool:
+        return all(v.held for v in self.verdicts)
+
+
+Progress = Callable[[str, Any], None]
+
+
+def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]]:
+    paths = list(options.catalogs) or discover_catalogs(root)
+    catalogs = load_catalogs(root, [p if p.is_absolute() else (Path.cwd() / p) for p in paths])
+    mutations = [m for c in catalogs for m in c.mutations]
+    known = {m.name for m in mutations}
+    for name in options.only:
+        if name not in known:
+            raise GateError(f"--only {name!r} names no mutation in the catalog(s)", field="--only")
+    if options.only:
+        wanted = set(options.only)
+        # An invariant needs its control in the same run, so the control comes along.
+        wanted |= {m.control for m in mutations if m.name in wanted and m.control}
+        mutations = [m for m in mutations if m.name in wanted]
+    if options.names is not None:
+        wanted = set(options.names) | {m.control for m in mutations if m.name in options.names and m.control}
+        mutations = [m for m in mutations if m.name in wanted]
+    return catalogs, mutations
+
+
+def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None) -> LabResult:
+    import time
+    started = time.perf_counter()
+    _, mutations = load(root, options)
+    mutants = {m.name: build_mutant(root, m) for m in mutations}
+    _check_control_sites(mutations, mutants)
+    progress("planned", len(mutations))
+
+    decided: dict[str, Verdict] = {}
+    for mutation in mutations:
+        early = _static_verdict(root, mutation, mutants[mutation.name])
+        if early is not None:
+            decided[mutation.name] = early
+
+    files = project_files(root)
+    cache = VerdictCache(root, options.cache_dir) if options.use_cache else None
+    keys: dict[str, str] = {}
+    digests: dict[GateSettings, str] = {}
+    for mutation in mutations:
+        if mutation.name in decided:
+            continue
+        if mutation.settings not in digests:
+            digests[mutation.settings] = test_files_digest(root, files, mutation.settings.tests)
+        keys[mutation.name] = VerdictCache.static_key(mutation.fingerprint(), mutants[mutation.name].diff,
+                                                      digests[mutation.settings])
+        hit = cache.lookup(mutation.name, keys[mutation.name]) if cache else None
+        if hit is not None:
+            decided[mutation.name] = _verdict_from_json(hit)
+            progress("done", decided[mutation.name])
+    for name, verdict in decided.items():
+        if not verdict.cached:
+            progress("done", verdict)
+
+    to_run = [m for m in mutations if m.name not in decided]
+    baselines: list[Baseline] = []
+    if to_run:
+        jobs = max(1, min(options.jobs, len(to_run)))
+        scratch = Scratch()
+        pool = None
+        try:
+            sandboxes = [scratch.new_sandbox(root, files, i) for i in range(max(jobs, min(options.baseline_runs, options.jobs)))]
+            pool = Pool(sandboxes)
+            groups: dict[GateSettings, list[Mutation]] = {}
+            for mutation in to_run:
+                groups.setdefault(mutation.settings, []).append(mutation)
+            for settings, group in groups.items():
+                progress("baseline", settings)
+                baseline = _run_baseline(root, files, settings, group, pool, scratch, options)
+                baselines.append(baseline)
+                _check_contract_ids(group, baseline)
+                progress("baseline-done", baseline)
+                jobs_for_group = [(m, mutants[m.name], baseline) for m in group]
+
+                def on_done(job, result):
+                    progress("done", result[0])
+
+                results = pool.map(jobs_for_group,
+                                   lambda worker, job: _run_mutant(root, worker, scratch, job, options),
+                                   on_done)
+                for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
+                    decided[mutation.name] = verdict
+                    if cache is not None and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
+                        cache.store(mutation.name, keys[mutation.name], deps, _verdict_to_json(verdict))
+        finally:
+            if pool is not None:
+                pool.close()
+            scratch.remove()
+    # Controls are judged last: an invariant holds only if its control held in this run.
+    for mutation in mutations:
+        if mutation.invariant and mutation.name in decided:
+            decided[mutation.name] = judge.judge_control(mutation, decided[mutation.name],
+                                                         decided.get(mutation.control or ""))
+    if cache is not None:
+        cache.save()
+    verdicts = [decided[m.name] for m in mutations]
+    return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
+                     max(1, min(options.jobs, len(to_run) or 1)))
+
+
+# --- before anything runs ----------------------------------------------------------------
+
+def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> Verdict | None:
+    def verdict(kind: str, detail: str, **extras: Any) -> Verdict:
+        return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
+                       extras=extras)
+
+    stale = check_pins(root, mutation, mutant)
+    if stale:
+        return verdict(judge.STALE, stale)
+    if not mutant.applied:
+        return verdict(judge.NOT_APPLIED, mutant.reason, sites=mutant.sites)
+    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file)
+    if not validity.ok:
+        return verdict(judge.BROKEN_VERDICT, validity.problem, broken_cause=validity.cause)
+    return None
+
+
+def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) -> None:
+    """A control must mutate the same site: same file, overlapping changed statements."""
+    for mutation in mutations:
+        if not mutation.invariant or mutation.control not in mutants:
+            continue
+        mine, theirs = mutants[mutation.name], mutants[mutation.control]
+        if not (mine.applied and theirs.applied):
+            continue  # reported as not-applied; overlap cannot be judged
+        mine_region = region_of(mine.original, mine.changed_lines)
+        theirs_region = region_of(theirs.original, theirs.changed_lines)
+        if mine.file != theirs.file or not mine_region.lines & theirs_region.lines:
+            raise mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
+                                f"{sorted(theirs_region.lines)}, which do not overlap this mutation's "
+                                f"{mine.file} lines {sorted(mine_region.lines)}", "control")
+
+
+def _check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
+    for mutation in group:
+        for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
+            for entry in entries:
+                if not any(matches(entry, test) for test in baseline.collected):
+                    raise mutation.fail(f"{entry!r} matches no collected test (under "
+                                        f"{', '.join(mutation.settings.tests)})", key)
+
+
+# --- the baseline ------------------------------------------------------------------------
+
+def _source_files(files: list[str], settings: GateSettings) -> list[str]:
+    def under(rel: str, folder: str) -> bool:
+        return folder in (".", "") or rel.startswith(folder.rstrip("/") + "/")
+
+    return [f for f in files if f.endswith(".py")
+            and any(under(f, p) for p in settings.paths)
+            and not any(under(f, t) or f == t for t in settings.tests)
+            and not f.rsplit("/", 1)[-1].startswith(("test_", "conftest"))]
+
+
+def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
+                  pool: Pool, scratch: Scratch, options: LabOptions) -> Baseline:
+    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    runs = max(1, options.baseline_runs)
+    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect,
+                          timeout=options.baseline_timeout, sys_path=settings.paths,
+                          coverage_files=tuple(_source_files(files, settings)) if i == 0 else ())
+                 for i in range(runs)]
+    outcomes: list[RunOutcome] = pool.map(scenarios, lambda worker, s: run_scenario(worker, scratch, root, s))
+    first = outcomes[0]
+    where = f"baseline of {', '.join(settings.tests)}"
+    for outcome in outcomes:
+        if outcome.status == "timeout":
+            raise GateError(f"{where}: the unmutated tests did not finish in {options.baseline_timeout:.0f}s"
+                            + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
+        if outcome.collect_errors:
+            node, message = outcome.collect_errors[0]
+            raise GateError(f"{where}: collection failed in {node or 'the session'}: "
+                            f"{message.splitlines()[-1] if message else ''}")
+        if not outcome.finished:
+            raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
+        if outcome.red:
+            names = ", ".join(sorted(outcome.red))
+            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
+        if not outcome.collected:
+            raise GateError(f"{where}: no tests collected")
+    flaky = sorted({t for o in outcomes[1:] for t, r in o.tests.items()
+                    if t in first.tests and first.tests[t].outcome != r.outcome}
+                   | {t for o in outcomes[1:] for t in set(o.collected) ^ set(first.collected)})
+    if flaky:
+        raise GateError(f"{where}: flaky test(s), outcome differs between baseline runs: "
+                        + ", ".join(flaky) + "; fix them or list them in [gate] exclude", field="exclude")
+    durations = {t: max(o.tests[t].duration for o in outcomes if t in o.tests) for t in first.tests}
+    wall = max(o.wall for o in outcomes[1:] or outcomes)  # the run without coverage is the honest one
+    overhead = max(wall - sum(durations.values()), 0.2)
+    return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall)
+
+
+# --- one mutant ----------------------------------------------------------------------------
+
+def _select(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
+    region = region_of(mutant.original, mutant.changed_lines)
+    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
+    if region.import_time:
+        return baseline.collected, "all tests: the change runs at import", region
+    file_coverage = baseline.coverage.get(mutant.file)
+    if file_coverage is None:
+        return baseline.collected, "all tests: no coverage was recorded for the target file", region
+    reaching = set(region.reached_by(file_coverage))
+    chosen = tuple(t for t in baseline.collected if t in reaching or t in contract)
+    return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
+
+
+def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> tuple[float, float]:
+    unmutated = baseline.overhead + sum(baseline.durations.get(t, 0.0) for t in selected)
+    explicit = mutation.timeout or mutation.settings.timeout
+    return (explicit if explicit else max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated)), unmutated
+
+
+def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
+    mutation, mutant, baseline = job
+    selected, selection, original_region = _select(mutation, mutant, baseline)
+    timeout, unmutated = _timeout(mutation, baseline, selected)
+    base = {"selected": selected, "selection": selection}
+    deps = _deps(root, baseline, selected)
+    if not selected:
+        verdict = Verdict(name=mutation.name, verdict=judge.UNEVIDENCED,
+                          detail="no test executes the mutated code, so nothing proves it invisible",
+                          **base)
+        return verdict, deps
+    module = module_name(mutant.file, mutation.settings.paths)
+    scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
+                        sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
+                        coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module)
+    run = run_scenario(worker, scratch, root, scenario)
+    mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
+    file_coverage = (run.coverage or {}).get(mutant.file)
+    confirm = None
+    if options.confirm and run.status == "done" and run.finished and not run.collect_errors:
+        recheck = tuple(t for t in run.collected if t in run.red or any(matches(e, t) for e in mutation.kills))
+        if recheck:
+            confirm = run_scenario(worker, scratch, root, replace(
+                scenario, label=f"confirm-{mutation.name}", tests=recheck, coverage_files=(),
+                confirm_ids=recheck, expect_module=None))
+    evidence = Evidence(run=run, confirm=confirm,
+                        reached_by=mutant_region.reached_by(file_coverage),
+                        region_executed=mutant_region.executed_at_all(file_coverage),
+                        import_time=mutant_region.import_time or original_region.import_time,
+                        timeout=timeout, selected_baseline_seconds=unmutated)
+    return judge.judge_run(mutation, evidence, base), deps
+
+
+def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
+    chosen = set(selected)
+    executed: dict[str, set[int]] = {}
+    for rel, contexts in baseline.coverage.items():
+        lines: set[int] = set()
+        imported = False
+        for context, context_lines in contexts.items():
+            if context == "" or context in chosen:
+                imported = True
+                if context in chosen:
+                    lines.update(context_lines)
+        if imported:
+            executed[rel] = lines
+    return dependencies(root, executed)
+
+
+# --- cache round trip ----------------------------------------------------------------------
+
+def _verdict_to_json(verdict: Verdict) -> dict[str, Any]:
+    return asdict(verdict)
+
+
+def _verdict_from_json(data: dict[str, Any]) -> Verdict:
+    from killmap.judge import RedTest
+    data = dict(data)
+    data["red"] = tuple(RedTest(**r) for r in data.get("red", ()))
+    for key in ("expected", "missing", "unexpected", "reached_by", "selected"):
+        data[key] = tuple(data.get(key, ()))
+    data["cached"] = True
+    return Verdict(**data)

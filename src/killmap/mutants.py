@@ -1,0 +1,382 @@
+"""Operators: turn a catalog entry into a mutant text, with libcst, scoped to its target.
+
+Each operator counts the sites it matched inside the target symbol. Anything other than
+exactly `count` sites, or a mutant byte-identical to the original, is "not applied": a
+mutation that silently did nothing must never be reported as a survivor or a kill.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from killmap.catalog import Mutation
+from killmap.errors import GateError
+from killmap.patching import PatchError, parse_patch, reverse_apply
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A mutation applied to text: what the sandbox will hold instead of the original."""
+
+    mutation: Mutation
+    file: str                      # relative to the project root
+    original: str
+    mutated: str | None            # None when not applied
+    sites: int
+    reason: str = ""               # why it was not applied, when mutated is None
+    target_sha256: str = ""        # sha256 of the target symbol's (or file's) exact text
+    changed_lines: tuple[int, ...] = field(default=())        # 1-based, in the original
+    mutant_changed_lines: tuple[int, ...] = field(default=())  # 1-based, in the mutant
+
+    @property
+    def applied(self) -> bool:
+        return self.mutated is not None
+
+    @property
+    def diff(self) -> str:
+        if self.mutated is None:
+            return ""
+        return "".join(difflib.unified_diff(
+            self.original.splitlines(keepends=True), self.mutated.splitlines(keepends=True),
+            fromfile=f"a/{self.file}", tofile=f"b/{self.file}"))
+
+    @property
+    def mutant_sha256(self) -> str:
+        return hashlib.sha256((self.mutated or "").encode()).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_mutant(root: Path, mutation: Mutation) -> Mutant:
+    path = root / mutation.target.path
+    original = path.read_text(encoding="utf-8")
+    try:
+        module = cst.parse_module(original)
+    except cst.ParserSyntaxError as exc:
+        raise mutation.fail(f"target file does not parse: {exc.message} (line {exc.raw_line})",
+                            "target") from None
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scope = _resolve_symbol(wrapper.module, mutation)
+    target_text = wrapper.module.code_for_node(scope) if scope is not None else original
+    target_hash = sha256_text(target_text)
+
+    def not_applied(sites: int, reason: str) -> Mutant:
+        return Mutant(mutation, mutation.target.path, original, None, sites, reason, target_hash)
+
+    try:
+        mutated, sites = _OPERATORS[mutation.op](root, wrapper, scope, mutation, original)
+    except _NotApplicable as exc:
+        return not_applied(exc.sites, str(exc))
+    if sites != mutation.count:
+        return not_applied(sites, f"op {mutation.op!r} matched {sites} site(s) in {mutation.target}, "
+                                  f"expected {mutation.count}")
+    if mutated == original:
+        return not_applied(sites, "the mutant is byte-identical to the original")
+    old_lines, new_lines = _changed_lines(original, mutated)
+    return Mutant(mutation, mutation.target.path, original, mutated, sites, "", target_hash,
+                  old_lines, new_lines)
+
+
+class _NotApplicable(Exception):
+    def __init__(self, message: str, sites: int = 0):
+        super().__init__(message)
+        self.sites = sites
+
+
+def _changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Lines that differ, on each side. A pure deletion marks the line that follows it."""
+    a, b = original.splitlines(), mutated.splitlines()
+    old: set[int] = set()
+    new: set[int] = set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        old.update(range(i1 + 1, i2 + 1) if i2 > i1 else [min(i1 + 1, len(a))])
+        new.update(range(j1 + 1, j2 + 1) if j2 > j1 else [max(min(j1 + 1, len(b)), 1)])
+    return tuple(sorted(old)), tuple(sorted(new))
+
+
+# --- target resolution -------------------------------------------------------------------
+
+def _resolve_symbol(module: cst.Module, mutation: Mutation) -> cst.CSTNode | None:
+    symbol = mutation.target.symbol
+    if not symbol:
+        return None
+    body: list[cst.CSTNode] = list(module.body)
+    node: cst.CSTNode | None = None
+    for depth, part in enumerate(symbol.split(".")):
+        found = [n for n in body if _defines(n, part)]
+        if not found:
+            raise mutation.fail(f"no symbol {symbol!r} in {mutation.target.path} "
+                                f"({'.'.join(symbol.split('.')[:depth + 1])!r} not found)", "target")
+        if len(found) > 1:
+            raise mutation.fail(f"{part!r} is defined {len(found)} times in {mutation.target.path}; "
+                                "the target is ambiguous", "target")
+        node = found[0]
+        inner = getattr(node, "body", None)
+        body = list(getattr(inner, "body", ())) if isinstance(node, (cst.ClassDef, cst.FunctionDef)) else []
+    return node
+
+
+def _defines(node: cst.CSTNode, name: str) -> bool:
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return node.name.value == name
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            if isinstance(small, cst.Assign):
+                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                    return True
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                if small.target.value == name:
+                    return True
+    return False
+
+
+# --- helpers shared by operators ---------------------------------------------------------
+
+def _within(wrapper: MetadataWrapper, scope: cst.CSTNode | None) -> list[cst.CSTNode]:
+    """Every node inside the scope (or the whole module), in source order."""
+    nodes: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nodes.append(node)
+            return True
+
+    (scope or wrapper.module).visit(Collect())
+    return nodes
+
+
+def _call_matches(node: cst.CSTNode, name: str) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    full = get_full_name_for_node(node.func)
+    return full is not None and (full == name or full.endswith("." + name))
+
+
+def _same_expression(code: str, wanted: str) -> bool:
+    try:
+        return ast.dump(ast.parse(code.strip(), mode="eval")) == ast.dump(ast.parse(wanted.strip(), mode="eval"))
+    except SyntaxError:
+        return False
+
+
+class _Replace(cst.CSTTransformer):
+    """Swap nodes by identity: the one mechanism every tree operator uses."""
+
+    def __init__(self, replacements: dict[int, cst.CSTNode | cst.RemovalSentinel]):
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        if id(original_node) in self.replacements:
+            return self.replacements[id(original_node)]
+        updated_node = super().on_leave(original_node, updated_node)
+        return _fill_empty_block(updated_node)
+
+
+def _fill_empty_block(node):
+    if isinstance(node, cst.IndentedBlock) and not node.body:
+        return node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+    return node
+
+
+def _transform(wrapper: MetadataWrapper, replacements) -> str:
+    return wrapper.module.visit(_Replace(replacements)).code
+
+
+# --- the operators -----------------------------------------------------------------------
+
+def _op_replace(root, wrapper, scope, mutation, original):
+    old, new = mutation.param("old"), mutation.param("new")
+    if scope is None:
+        start, end = 0, len(original)
+    else:
+        position = wrapper.resolve(PositionProvider)[scope]
+        offsets = _line_offsets(original)
+        start = offsets[position.start.line - 1] + position.start.column
+        end = offsets[position.end.line - 1] + position.end.column
+    region = original[start:end]
+    sites = region.count(old)
+    return original[:start] + region.replace(old, new) + original[end:], sites
+
+
+def _line_offsets(text: str) -> list[int]:
+    offsets, total = [], 0
+    for line in text.splitlines(keepends=True):
+        offsets.append(total)
+        total += len(line)
+    offsets.append(total)
+    return offsets
+
+
+def _op_delete_call(root, wrapper, scope, mutation, original):
+    name = mutation.param("call")
+    parents = wrapper.resolve(ParentNodeProvider)
+    calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
+    replacements: dict[int, object] = {}
+    for call in calls:
+        statement = _statement_holding(call, parents)
+        if statement is None:
+            raise _NotApplicable(f"the call {name!r} is not inside a statement that can be deleted")
+        replacements[id(statement)] = _removal_for(statement, parents)
+    return _transform(wrapper, replacements), len(calls)
+
+
+def _statement_holding(node, parents):
+    """The innermost statement whose own text (not its nested block) holds the node."""
+    child, parent = node, parents.get(node)
+    while parent is not None:
+        if isinstance(parent, (cst.BaseSmallStatement,)):
+            line = parents.get(parent)
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                return line
+            return parent
+        if isinstance(parent, cst.BaseCompoundStatement):
+            if isinstance(child, (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler)) or child is getattr(parent, "orelse", None):
+                return None  # reached through a block: the inner statement should have matched
+            return parent
+        child, parent = parent, parents.get(parent)
+    return None
+
+
+def _removal_for(statement, parents):
+    parent = parents.get(statement)
+    # An `elif` lives in its parent's orelse: deleting it keeps the branches after it.
+    if isinstance(statement, cst.If) and isinstance(parent, cst.If) and parent.orelse is statement:
+        return statement.orelse if statement.orelse is not None else cst.RemoveFromParent()
+    return cst.RemoveFromParent()
+
+
+def _op_stub_call(root, wrapper, scope, mutation, original):
+    name = mutation.param("call")
+    value = cst.parse_expression(mutation.param("value").strip())
+    calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
+    if value.lpar == [] and not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call,
+                                                   cst.SimpleString, cst.Integer, cst.Float)):
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return _transform(wrapper, {id(c): value for c in calls}), len(calls)
+
+
+def _op_constant_return(root, wrapper, scope, mutation, original):
+    if not isinstance(scope, cst.FunctionDef):
+        raise mutation.fail("constant-return needs a function target (path.py::function)", "target")
+    value = cst.parse_expression(mutation.param("value").strip())
+    body = list(scope.body.body) if isinstance(scope.body, cst.IndentedBlock) else []
+    keep = []
+    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        first = body[0].body[0]
+        if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+            keep.append(body[0])
+    new_body = cst.IndentedBlock(body=keep + [cst.SimpleStatementLine([cst.Return(value=value)])])
+    return _transform(wrapper, {id(scope): scope.with_changes(body=new_body)}), 1
+
+
+def _string_value(node) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - an unusual literal: fall back to its source
+            value = None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _op_merge_strings(root, wrapper, scope, mutation, original):
+    drop, keep = mutation.param("drop"), mutation.param("keep")
+    parents = wrapper.resolve(ParentNodeProvider)
+    literals = [n for n in _within(wrapper, scope)
+                if isinstance(n, (cst.SimpleString, cst.ConcatenatedString))
+                and not isinstance(parents.get(n), cst.ConcatenatedString)]
+    valued = [(n, _string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
+    keepers = [n for n, text in valued if keep in text]
+    if len(keepers) != 1:
+        raise _NotApplicable(f"'keep' text matched {len(keepers)} string literal(s), expected exactly 1")
+    keeper = keepers[0]
+    dropped = [n for n, text in valued if drop in text and n is not keeper]
+    return _transform(wrapper, {id(n): keeper.deep_clone() for n in dropped}), len(dropped)
+
+
+def _op_drop_operand(root, wrapper, scope, mutation, original):
+    wanted = mutation.param("operand")
+    code = wrapper.module.code_for_node
+    replacements = {}
+    sites = 0
+    for node in _within(wrapper, scope):
+        if not isinstance(node, cst.BooleanOperation):
+            continue
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            if _same_expression(code(side), wanted):
+                sites += 1
+                kept = other
+                if node.lpar and not kept.lpar:
+                    kept = kept.with_changes(lpar=node.lpar, rpar=node.rpar)
+                replacements[id(node)] = kept
+    return _transform(wrapper, replacements), sites
+
+
+def _op_negate(root, wrapper, scope, mutation, original):
+    wanted = mutation.param("condition")
+    code = wrapper.module.code_for_node
+    parents = wrapper.resolve(ParentNodeProvider)
+    replacements = {}
+    for node in _within(wrapper, scope):
+        if not isinstance(node, cst.BaseExpression) or _is_binding_name(node, parents):
+            continue
+        if _same_expression(code(node), wanted):
+            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                inverted = node.expression
+            else:
+                inner = node if node.lpar else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                inverted = cst.UnaryOperation(operator=cst.Not(), expression=inner)
+            replacements[id(node)] = inverted
+    return _transform(wrapper, replacements), len(replacements)
+
+
+def _is_binding_name(node, parents) -> bool:
+    """A Name that spells a definition or attribute, not a value that could be negated."""
+    if not isinstance(node, cst.Name):
+        return False
+    parent = parents.get(node)
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.ImportAlias)):
+        return parent.value is not node if isinstance(parent, cst.Arg) else True
+    return isinstance(parent, cst.Attribute) and parent.attr is node
+
+
+def _op_revert_patch(root, wrapper, scope, mutation, original):
+    patch_path = root / mutation.param("patch")
+    try:
+        patches = parse_patch(patch_path.read_text(encoding="utf-8"))
+    except PatchError as exc:
+        raise mutation.fail(f"{mutation.param('patch')}: {exc}", "patch") from None
+    mine = [p for p in patches if mutation.target.path in (p.new_path, p.old_path)]
+    if len(patches) != 1 or not mine:
+        raise mutation.fail(f"the patch must change exactly the target file {mutation.target.path} "
+                            f"(it names {[p.new_path for p in patches]})", "patch")
+    try:
+        preimage = reverse_apply(original, mine[0])
+    except PatchError as exc:
+        raise _NotApplicable(f"revert-patch refused: {exc}", 0) from None
+    return preimage, 1
+
+
+_OPERATORS = {
+    "replace": _op_replace,
+    "delete-call": _op_delete_call,
+    "stub-call": _op_stub_call,
+    "constant-return": _op_constant_return,
+    "merge-strings": _op_merge_strings,
+    "drop-operand": _op_drop_operand,
+    "negate": _op_negate,
+    "revert-patch": _op_revert_patch,
+}

@@ -1,0 +1,136 @@
+"""What one pytest run did, read back from the plugin's JSON lines.
+
+Vocabulary: a *run* is one pytest session in a sandbox (baseline, mutant or
+confirmation); its *outcome* holds one `TestResult` per test, and each red test has a
+*cause*: assertion, crash, broken or error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from killmap.plugin import BROKEN_TYPES
+
+ASSERTION = "assertion"   # AssertionError, pytest.fail, pytest.raises that did not raise
+CRASH = "crash"           # another exception from the code under test: a legitimate red
+BROKEN = "broken"         # NameError/ImportError/SyntaxError... raised from the mutated file
+ERROR = "error"           # red in fixture setup or teardown, not in the test itself
+CAUSES = (ASSERTION, CRASH, BROKEN, ERROR)
+# Broken-type errors from an import statement surface from the importing frame; a
+# NameError must come from the mutated file's own frame to be the mutant's doing.
+_IMPORT_TYPES = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError", "TabError")
+
+
+@dataclass(frozen=True)
+class TestResult:
+    id: str
+    outcome: str                     # passed, failed, skipped, xfailed
+    duration: float = 0.0
+    phase: str | None = None         # setup, call or teardown, when red
+    exc_type: str | None = None
+    exc_module: str | None = None
+    message: str = ""
+    raised_at: tuple[str, int] | None = None
+    in_mutated_file: bool = False
+    mutated_file_innermost: bool = False
+    assertion: bool = False          # AssertionError or pytest's own failure (fail, raises)
+
+    @property
+    def red(self) -> bool:
+        return self.outcome == "failed"
+
+    @property
+    def cause(self) -> str | None:
+        if not self.red:
+            return None
+        if self.phase in ("setup", "teardown"):
+            return ERROR
+        if self.assertion:
+            return ASSERTION
+        if self.exc_type in BROKEN_TYPES and (
+                self.mutated_file_innermost or (self.exc_type in _IMPORT_TYPES and self.in_mutated_file)):
+            return BROKEN
+        return CRASH
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"id": self.id, "outcome": self.outcome, "duration": round(self.duration, 6)}
+        if self.red:
+            data.update(cause=self.cause, phase=self.phase, exception=self.exc_type,
+                        message=self.message,
+                        raised_at=f"{self.raised_at[0]}:{self.raised_at[1]}" if self.raised_at else None)
+        return data
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: str                                  # done, timeout, error
+    wall: float
+    collected: tuple[str, ...] = ()
+    tests: dict[str, TestResult] = field(default_factory=dict)
+    collect_errors: tuple[tuple[str, str], ...] = ()
+    in_progress: str | None = None
+    exit_code: int | None = None
+    proof: dict[str, Any] | None = None
+    finished: bool = False                       # the plugin wrote its final line
+    log_tail: str = ""
+    coverage: dict[str, dict[str, list[int]]] | None = None
+
+    @property
+    def red(self) -> dict[str, TestResult]:
+        return {k: v for k, v in self.tests.items() if v.red}
+
+    @property
+    def durations(self) -> dict[str, float]:
+        return {k: v.duration for k, v in self.tests.items()}
+
+
+def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
+                 coverage_path: Path | None = None) -> RunOutcome:
+    tests: dict[str, TestResult] = {}
+    collected: list[str] = []
+    errors: list[tuple[str, str]] = []
+    started: str | None = None
+    final: dict[str, Any] = {}
+    if events_path.exists():
+        for line in events_path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill at the timeout
+            kind = event.pop("event")
+            if kind == "collected":
+                collected.extend(event["ids"])
+            elif kind == "collect_error":
+                errors.append((event["id"], event["message"]))
+            elif kind == "start":
+                started = event["id"]
+            elif kind == "test":
+                raised = event.get("raised_at")
+                tests[event["id"]] = TestResult(
+                    id=event["id"], outcome=event["outcome"], duration=event.get("duration", 0.0),
+                    phase=event.get("phase"), exc_type=event.get("exc_type"),
+                    exc_module=event.get("exc_module"), message=event.get("message", ""),
+                    raised_at=(raised[0], raised[1]) if raised else None,
+                    in_mutated_file=event.get("in_mutated_file", False),
+                    mutated_file_innermost=event.get("mutated_file_innermost", False),
+                    assertion=event.get("assertion", False))
+                if started == event["id"]:
+                    started = None
+            elif kind == "final":
+                final = event
+    log_tail = ""
+    if log_path.exists():
+        log_tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+    coverage = None
+    if coverage_path is not None and coverage_path.exists():
+        coverage = json.loads(coverage_path.read_text(encoding="utf-8"))
+    return RunOutcome(
+        status=response.get("status", "error"), wall=response.get("wall", 0.0),
+        collected=tuple(collected), tests=tests, collect_errors=tuple(errors),
+        in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
+        finished=bool(final), log_tail=log_tail, coverage=coverage)

@@ -1,0 +1,175 @@
+"""The pytest plugin that runs inside every gate run and reports what happened.
+
+Outcomes come from pytest's own report objects, never from its terminal text: per test
+the outcome, the phase, the exception type and the file and line that raised. They are
+written as JSON lines while the run goes, so a run killed at its timeout still tells
+which test was in progress.
+
+This module is imported by the warm worker before it forks; it must not import the
+project under test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Exceptions whose red means "the mutant does not compile" when the mutated file raised them.
+BROKEN_TYPES = ("NameError", "UnboundLocalError", "ImportError", "ModuleNotFoundError", "SyntaxError",
+                "IndentationError", "TabError")
+
+
+class Recorder:
+    """Collects per-test evidence and writes it to `events_path` as JSON lines."""
+
+    def __init__(self, events_path: str, *, mutated_file: str | None = None,
+                 coverage: Any = None, confirm_ids: list[str] | None = None):
+        self.events = open(events_path, "a", encoding="utf-8")
+        self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
+        self.coverage = coverage
+        self.confirm_ids = set(confirm_ids or ())
+        self.phases: dict[str, dict[str, Any]] = {}
+
+    def emit(self, **event: Any) -> None:
+        self.events.write(json.dumps(event) + "\n")
+        self.events.flush()
+
+    # -- collection ---------------------------------------------------------------------
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.emit(event="collect_error", id=report.nodeid, message=_short(str(report.longrepr)))
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        # Confirmation runs select by exact node id; pytest's own selection by id can
+        # over-collect parametrizations, so we narrow here and say what we kept.
+        if self.confirm_ids:
+            items[:] = [item for item in items if item.nodeid in self.confirm_ids]
+
+    def pytest_collection_finish(self, session):
+        self.emit(event="collected", ids=[item.nodeid for item in session.items])
+
+    # -- running ------------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.emit(event="start", id=item.nodeid)
+        if self.coverage is not None:
+            self.coverage.switch_context(item.nodeid)
+        self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
+        yield
+        if self.coverage is not None:
+            self.coverage.switch_context("")
+        self.emit(event="test", **self.phases.pop(item.nodeid))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        record = self.phases.setdefault(item.nodeid, {"id": item.nodeid, "outcome": "passed",
+                                                      "duration": 0.0})
+        record["duration"] += report.duration
+        if report.skipped and call.when == "call":
+            record["outcome"] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        elif report.skipped and record["outcome"] == "passed":
+            record["outcome"] = "skipped"
+        if report.failed and record["outcome"] != "failed":
+            record["outcome"] = "failed"
+            record["phase"] = call.when
+            record.update(self._describe(call.excinfo, report))
+
+    def _describe(self, excinfo, report) -> dict[str, Any]:
+        if excinfo is None:  # e.g. a strict xpass: pytest fails it without an exception
+            return {"assertion": False, "exc_type": "XPassStrict", "exc_module": "", "message": _short(str(report.longrepr)),
+                    "raised_at": None, "in_mutated_file": False, "mutated_file_innermost": False}
+        sandbox = os.getcwd() + os.sep
+        frames = [(str(entry.path), entry.lineno + 1) for entry in excinfo.traceback]
+        in_mutated = [f for f in frames if self.mutated_file and os.path.realpath(f[0]) == self.mutated_file]
+        innermost = frames[-1] if frames else None
+        shown = innermost
+        if innermost and innermost[0].startswith(sandbox):
+            shown = (innermost[0][len(sandbox):], innermost[1])
+        return {
+            "assertion": issubclass(excinfo.type, (AssertionError, pytest.fail.Exception)),
+            "exc_type": excinfo.type.__name__,
+            "exc_module": excinfo.type.__module__,
+            "message": _short(_exception_text(excinfo)),
+            "raised_at": list(shown) if shown else None,
+            "in_mutated_file": bool(in_mutated),
+            "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
+                                           and os.path.realpath(innermost[0]) == self.mutated_file),
+        }
+
+    def close(self) -> None:
+        self.events.close()
+
+
+def _exception_text(excinfo) -> str:
+    try:
+        return f"{excinfo.type.__name__}: {excinfo.value}"
+    except Exception:  # noqa: BLE001 - a looping or failing __str__ must not stop the report
+        return excinfo.type.__name__
+
+
+def _short(text: str, limit: int = 600) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def origin_proof(module_name: str, expected_file: str, expected_sha256: str,
+                 blocked_root: str | None) -> dict[str, Any]:
+    """Prove the module the tests imported is the sandbox's file holding the mutant's text.
+
+    Called after the session in the same process, so it sees the very module objects the
+    tests used. A module the tests never imported is imported now: if that fails the
+    mutant does not import, which is a broken mutant, not a survivor.
+    """
+    proof: dict[str, Any] = {"module": module_name, "imported_by_tests": module_name in sys.modules}
+    if module_name not in sys.modules:
+        try:
+            __import__(module_name)
+        except BaseException as exc:  # noqa: BLE001 - any import failure is the finding
+            proof["import_error"] = f"{type(exc).__name__}: {exc}"
+            return proof
+    module = sys.modules[module_name]
+    loaded = os.path.realpath(getattr(module, "__file__", "") or "")
+    proof["loaded_file"] = loaded
+    proof["file_matches"] = loaded == os.path.realpath(expected_file)
+    try:
+        on_disk = Path(loaded).read_bytes()
+        proof["text_matches"] = hashlib.sha256(on_disk).hexdigest() == expected_sha256
+    except OSError:
+        proof["text_matches"] = False
+    cached = getattr(module, "__cached__", None)
+    proof["bytecode_cache_present"] = bool(cached and os.path.exists(cached))
+    if blocked_root:
+        proof["modules_from_working_tree"] = modules_from_working_tree(blocked_root)
+    return proof
+
+
+def modules_from_working_tree(blocked_root: str) -> list[str]:
+    """Project modules imported from the user's working tree instead of the sandbox.
+
+    A module counts when its file lies in the working tree and the same relative path was
+    copied into the sandbox (the cwd): that is a shadowing copy. The gate's own package is
+    exempt, since it is the harness, not the subject.
+    """
+    blocked = os.path.realpath(blocked_root) + os.sep
+    sandbox = os.getcwd()
+    found = []
+    for name, mod in list(sys.modules.items()):
+        path = os.path.realpath(getattr(mod, "__file__", None) or "")
+        if name == "killmap" or name.startswith("killmap.") or not path.startswith(blocked):
+            continue
+        if os.path.exists(os.path.join(sandbox, path[len(blocked):])):
+            found.append(name)
+    return sorted(found)
+
+
+def now() -> float:
+    return time.perf_counter()

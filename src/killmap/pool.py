@@ -1,0 +1,107 @@
+"""The pool of warm workers, one per sandbox, and the requests sent to them."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from killmap.errors import GateError
+
+
+@dataclass
+class Worker:
+    index: int
+    sandbox: Path
+    process: subprocess.Popen
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(json.dumps(payload) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise GateError(f"worker {self.index} died (exit {self.process.poll()}); "
+                            f"its sandbox was {self.sandbox}")
+        return json.loads(line)
+
+
+class Pool:
+    """Start workers, hand each job to the next free one, stop them all on exit."""
+
+    def __init__(self, sandboxes: list[Path]):
+        self.workers: list[Worker] = []
+        env = dict(os.environ)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.gate_flags
+        for index, sandbox in enumerate(sandboxes):
+            process = subprocess.Popen(
+                [sys.executable, "-m", "killmap.worker"], cwd=sandbox, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+                start_new_session=True)
+            self.workers.append(Worker(index, sandbox, process))
+        for worker in self.workers:
+            ready = worker.process.stdout.readline() if worker.process.stdout else ""
+            if not ready:
+                self.close()
+                raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
+
+    def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
+            on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
+        """Run every job on some worker; results come back in job order."""
+        pending: queue.Queue = queue.Queue()
+        for index, job in enumerate(jobs):
+            pending.put((index, job))
+        results: list[Any] = [None] * len(jobs)
+        failures: list[BaseException] = []
+        lock = threading.Lock()
+
+        def drain(worker: Worker) -> None:
+            while not failures:
+                try:
+                    index, job = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    results[index] = run(worker, job)
+                    if on_done is not None:
+                        with lock:
+                            on_done(job, results[index])
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+                    failures.append(exc)
+                    return
+
+        threads = [threading.Thread(target=drain, args=(w,), daemon=True) for w in self.workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # short joins keep ^C responsive
+        if failures:
+            raise failures[0]
+        return results
+
+    def close(self) -> None:
+        for worker in self.workers:
+            try:
+                if worker.process.stdin:
+                    worker.process.stdin.close()
+            except OSError:
+                pass
+            if worker.process.poll() is None:
+                try:
+                    os.killpg(worker.process.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+        for worker in self.workers:
+            try:
+                worker.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(worker.process.pid, signal.SIGKILL)

@@ -1,0 +1,56 @@
+"""The project under test: its root, its files, and how a file maps to a module name."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from killmap.errors import GateError
+
+# Never copied into a sandbox when the project is not a git checkout.
+_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules",
+              ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".killmap-cache"}
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` that holds pyproject.toml."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    raise GateError(f"no pyproject.toml at or above {start}: run killmap inside a project")
+
+
+def project_files(root: Path) -> list[str]:
+    """Tracked plus untracked-but-not-ignored files (what a clean checkout would hold,
+    plus the user's new files), relative to root. Falls back to a filtered walk."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root, capture_output=True, check=True, timeout=60).stdout
+        files = [f for f in listed.decode("utf-8", "surrogateescape").split("\0") if f]
+        return sorted(f for f in files if (root / f).is_file() and "__pycache__" not in f)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info")]
+        for name in names:
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            found.append((Path(folder) / name).relative_to(root).as_posix())
+    return sorted(found)
+
+
+def module_name(rel_file: str, paths: tuple[str, ...]) -> str | None:
+    """The dotted name a file is imported as, given the sys.path entries (relative)."""
+    for entry in paths:
+        prefix = "" if entry in (".", "") else entry.rstrip("/") + "/"
+        if rel_file.startswith(prefix) and rel_file.endswith(".py"):
+            dotted = rel_file[len(prefix):-3].replace("/", ".")
+            if dotted.endswith(".__init__"):
+                dotted = dotted[: -len(".__init__")]
+            if all(part.isidentifier() for part in dotted.split(".")):
+                return dotted
+    return None

@@ -1,0 +1,119 @@
+"""Regions: which statements a mutation changed, and which tests executed them.
+
+Coverage.py records, per test (a "context"), the lines each test executed. A mutation's
+region is the set of lines of the innermost statements it changed. A region inside a
+function body is reached only by tests that run that function's changed statements; a
+region outside any function body (module or class level, a def line, a decorator, a
+default argument) runs at import, so every test that imports the module reaches it.
+
+The same idea makes test selection sound for overreach: a test that never executes the
+mutated statements in the original executes the same code, in the same order, with the
+same values, under the mutant: the only statements that differ are ones it never runs.
+(A change of line numbers alone is invisible to it too, unless a test inspects its own
+tracebacks or source; the gate accepts that blind spot and documents it.)
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+@dataclass(frozen=True)
+class Region:
+    lines: frozenset[int]     # lines whose execution means "this test ran the change"
+    import_time: bool         # True when the change runs at import (module or class level)
+
+    def reached_by(self, coverage_of_file: dict[str, list[int]] | None) -> tuple[str, ...]:
+        """Test ids (coverage contexts) that executed the region; "" is import time."""
+        if not coverage_of_file:
+            return ()
+        return tuple(sorted(ctx for ctx, lines in coverage_of_file.items()
+                            if ctx and self.lines.intersection(lines)))
+
+    def executed_at_all(self, coverage_of_file: dict[str, list[int]] | None) -> bool:
+        return any(self.lines.intersection(lines) for lines in (coverage_of_file or {}).values())
+
+
+def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return Region(frozenset(changed_lines), True)
+    statements = _statements(tree)
+    lines: set[int] = set()
+    import_time = False
+    for line in changed_lines:
+        found = _innermost(statements, line)
+        if found is None:
+            import_time = True
+            lines.add(line)
+            continue
+        statement, in_function = found
+        if not in_function:
+            import_time = True
+        lines.update(_own_lines(statement))
+    return Region(frozenset(lines), import_time)
+
+
+def _statements(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
+    """Every statement with whether it sits inside a function body."""
+    found: list[tuple[ast.stmt, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for field_name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if not isinstance(child, ast.AST):
+                    continue
+                inside = in_function or (isinstance(node, _FUNCTIONS) and field_name == "body")
+                if isinstance(child, ast.stmt):
+                    found.append((child, inside))
+                visit(child, inside)
+
+    visit(tree, False)
+    return found
+
+
+def _innermost(statements: list[tuple[ast.stmt, bool]], line: int) -> tuple[ast.stmt, bool] | None:
+    best: tuple[ast.stmt, bool] | None = None
+    for statement, in_function in statements:
+        end = statement.end_lineno or statement.lineno
+        if statement.lineno <= line <= end:
+            if best is None or statement.lineno >= best[0].lineno and end <= (best[0].end_lineno or 0):
+                best = (statement, in_function)
+    if best is None:
+        return None
+    statement, in_function = best
+    body = _body_statements(statement)
+    if body and line >= body[0].lineno:
+        # The line is inside a compound statement's block but in no child statement (a
+        # blank or comment line left by a deletion): the nearest following statement is
+        # what runs in the deleted one's place.
+        later = [s for s in body if s.lineno > line]
+        nearest = later[0] if later else body[-1]
+        inner = isinstance(statement, _FUNCTIONS) or in_function
+        return nearest, inner
+    return best
+
+
+def _body_statements(statement: ast.stmt) -> list[ast.stmt]:
+    body: list[ast.stmt] = []
+    for field_name in ("body", "orelse", "finalbody", "handlers"):
+        for child in getattr(statement, field_name, []) or []:
+            if isinstance(child, ast.stmt):
+                body.append(child)
+            elif isinstance(child, ast.excepthandler):
+                body.extend(child.body)
+    return sorted(body, key=lambda s: s.lineno)
+
+
+def _own_lines(statement: ast.stmt) -> set[int]:
+    """A simple statement's lines, or a compound statement's header lines."""
+    body = _body_statements(statement)
+    end = (body[0].lineno - 1) if body else (statement.end_lineno or statement.lineno)
+    decorators = [d.lineno for d in getattr(statement, "decorator_list", [])]
+    start = min([statement.lineno, *decorators])
+    return set(range(start, max(end, statement.lineno) + 1))

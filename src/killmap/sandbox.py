@@ -1,0 +1,40 @@
+"""Sandboxes: private copies of the project that mutants are written into.
+
+The user's working tree is only ever read. Each sandbox lives under one temporary folder
+that is removed when the gate ends, however it ends; a killed gate leaves at most a
+stray temp folder, never a changed source file.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+
+class Scratch:
+    """One temporary folder holding every sandbox and run artifact of one gate run."""
+
+    def __init__(self) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="killmap-"))
+        self._runs = 0
+
+    def new_sandbox(self, root: Path, files: list[str], index: int) -> Path:
+        sandbox = self.path / f"sandbox-{index}"
+        for rel in files:
+            source = root / rel
+            dest = sandbox / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            # copyfile, never a link: a mutant written here must not reach the user's tree.
+            shutil.copyfile(source, dest)
+        sandbox.mkdir(parents=True, exist_ok=True)
+        return sandbox
+
+    def run_dir(self, label: str) -> Path:
+        self._runs += 1
+        folder = self.path / "runs" / f"{self._runs:05d}-{label}"
+        folder.mkdir(parents=True)
+        return folder
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)

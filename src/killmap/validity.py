@@ -1,0 +1,48 @@
+"""Static validity of a mutant: it parses and adds no pyflakes finding.
+
+This is Python's analogue of -Werror. Seed 004's first Gemma4 mutant did not compile
+(an unused variable under -Werror) and a stale binary reported SUCCESS: a mutant that
+leaves a name undefined or unused is a different program from the one the catalog
+describes, so its red tests prove nothing. Import-time failures are caught later, in the
+run, where the module is really imported.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from pyflakes import checker
+import ast
+
+
+@dataclass(frozen=True)
+class Validity:
+    ok: bool
+    problem: str = ""      # one line, for the report
+    cause: str = ""        # "syntax" or "pyflakes"
+
+
+def _findings(source: str, filename: str) -> list[tuple[str, tuple, str]]:
+    tree = ast.parse(source, filename=filename)
+    flakes = checker.Checker(tree, filename=filename)
+    # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
+    return [(type(m).__name__, tuple(str(a) for a in m.message_args), f"line {m.lineno}: {m.message % m.message_args}")
+            for m in flakes.messages]
+
+
+def check_mutant(original: str, mutated: str, filename: str) -> Validity:
+    try:
+        compile(mutated, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return Validity(False, f"the mutant does not parse: {exc.msg} (line {exc.lineno})", "syntax")
+    try:
+        before = Counter(f[:2] for f in _findings(original, filename))
+    except SyntaxError:
+        before = Counter()
+    after = _findings(mutated, filename)
+    added = Counter(f[:2] for f in after) - before
+    if added:
+        shown = [text for kind, args, text in after if (kind, args) in added]
+        return Validity(False, "the mutant adds pyflakes findings: " + "; ".join(shown), "pyflakes")
+    return Validity(True)

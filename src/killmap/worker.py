@@ -1,0 +1,191 @@
+"""A warm worker: one long-lived process per sandbox, forking a fresh child per run.
+
+Why fork: a fresh interpreter per mutation pays for Python, pytest and its plugins every
+time. The worker imports pytest and coverage once; each run is a fork of that warm
+process. The worker never imports the project under test, so every child imports the
+project's modules afresh from the sandbox: no module state, cache or registry can leak
+from one mutation to the next.
+
+Protocol: JSON lines on stdin (requests) and stdout (responses). The child's own output
+goes to a log file, never to the protocol stream. The wall-clock limit covers the whole
+child, so a looping __repr__ entered while pytest formats a failure still times out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import coverage
+import pytest
+
+from killmap.plugin import Recorder, origin_proof
+
+_current_child: list[int] = []
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, _terminate)
+    out = sys.stdout
+    sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
+    out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            response = serve(request)
+        except Exception as exc:  # noqa: BLE001 - report, keep serving
+            response = {"id": request.get("id"), "status": "error",
+                        "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
+        out.write(json.dumps(response) + "\n")
+        out.flush()
+    return 0
+
+
+def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt tests
+    for pid in _current_child:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(143)
+
+
+def serve(request: dict[str, Any]) -> dict[str, Any]:
+    sandbox = Path(request["sandbox"])
+    originals: dict[Path, bytes] = {}
+    for rel, text in request.get("writes", {}).items():
+        path = sandbox / rel
+        originals[path] = path.read_bytes()
+        _write(path, text.encode("utf-8"))
+    try:
+        return _run_child(request)
+    finally:
+        for path, data in originals.items():
+            _write(path, data)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Replace the file with a new inode, and drop any bytecode cached for it.
+
+    A new inode means a hard link can never carry a mutant back to another tree; removing
+    __pycache__ means a same-size edit within one second cannot reuse stale bytecode.
+    """
+    tmp = path.with_name(f".{path.name}.killmap-tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
+
+
+def _run_child(request: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        _child(request)
+    _current_child.append(pid)
+    status: list[int] = []
+    done = threading.Event()
+
+    def reap() -> None:
+        status.append(os.waitpid(pid, 0)[1])
+        done.set()
+
+    threading.Thread(target=reap, daemon=True).start()
+    timed_out = not done.wait(request["timeout"])
+    if timed_out:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        done.wait()
+    _current_child.remove(pid)
+    wall = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status[0]) if status else None
+    return {"id": request["id"], "status": "timeout" if timed_out else "done",
+            "child_exit": code, "wall": wall}
+
+
+def _child(request: dict[str, Any]) -> None:
+    code = 70
+    try:
+        os.setsid()  # its own process group: a timeout kills everything it started
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        sys.stdout = open(1, "w", closefd=False)
+        sys.stderr = open(2, "w", closefd=False)
+        sys.dont_write_bytecode = True
+        os.chdir(request["sandbox"])
+        _isolate_imports(request["sys_path"], request.get("blocked_root"))
+        cov = None
+        if request.get("coverage"):
+            cov = coverage.Coverage(data_file=None, include=request["coverage"]["include"],
+                                    config_file=False, branch=False)
+            cov.start()
+        recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
+                            coverage=cov, confirm_ids=request.get("confirm_ids"))
+        exit_code = pytest.main(list(request["args"]), plugins=[recorder])
+        if cov is not None:
+            cov.stop()
+            _write_coverage(cov, request["coverage"]["out"])
+        proof = None
+        expect = request.get("expect")
+        if expect:
+            proof = origin_proof(expect["module"], expect["file"], expect["sha256"],
+                                 request.get("blocked_root"))
+        recorder.emit(event="final", exit_code=int(exit_code), proof=proof)
+        recorder.close()
+        code = 0
+    except BaseException:  # noqa: BLE001 - the child must always exit, never return
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
+    """Sandbox first on sys.path; the user's working tree nowhere on it.
+
+    An editable install of the project points back at the working tree, either as a path
+    entry (.pth) or as a meta-path finder; both would let the original shadow the mutant.
+    """
+    blocked = os.path.realpath(blocked_root) + os.sep if blocked_root else None
+
+    def allowed(entry: str) -> bool:
+        real = os.path.realpath(entry or ".")
+        return not (blocked and (real + os.sep).startswith(blocked))
+
+    sys.path[:] = list(prepend) + [p for p in sys.path if p not in prepend and allowed(p)]
+    sys.meta_path[:] = [f for f in sys.meta_path
+                        if not type(f).__module__.startswith("__editable__")
+                        and not getattr(f, "__module__", "").startswith("__editable__")]
+    sys.path_importer_cache.clear()
+
+
+def _write_coverage(cov: coverage.Coverage, out: str) -> None:
+    data = cov.get_data()
+    result: dict[str, dict[str, list[int]]] = {}
+    for filename in data.measured_files():
+        by_context: dict[str, list[int]] = {}
+        for line, contexts in data.contexts_by_lineno(filename).items():
+            for context in contexts:
+                by_context.setdefault(context, []).append(line)
+        result[os.path.realpath(filename)] = {c: sorted(lines) for c, lines in by_context.items()}
+    Path(out).write_text(json.dumps(result), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
