@@ -64,10 +64,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(root: Path, args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from killmap.changed import changed_mutations
-    from killmap.console import LiveProgress, render
+    from killmap.console import LiveProgress, make_console, render
     from killmap.lab import LabOptions, run_lab
     from killmap.report import exit_code, write_reports
 
@@ -78,7 +76,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     options = LabOptions(catalogs=tuple(args.catalogs), only=tuple(args.only), jobs=args.jobs,
                          use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
                          confirm=not args.no_confirm)
-    console = Console(stderr=False)
+    console = make_console()
     if args.changed is not None:
         names = changed_mutations(root, options, args.changed or None)
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")

@@ -37,14 +37,24 @@ class LiveProgress:
         if kind == "planned":
             self.task = self.progress.add_task("mutations", total=data)
         elif kind == "baseline":
-            self.progress.console.log(f"baseline: running {', '.join(data.tests)} unmutated")
+            self.progress.console.print(f"baseline: running {', '.join(data.tests)} unmutated")
         elif kind == "baseline-done":
-            self.progress.console.log(f"baseline: {len(data.collected)} tests green in {data.runs} run(s)")
+            self.progress.console.print(f"baseline: {len(data.collected)} tests green in {data.runs} run(s), "
+                                        f"{data.wall:.2f}s")
         elif kind == "done" and self.task is not None:
             self.progress.advance(self.task)
             verdict: Verdict = data
             style = STYLE.get(verdict.verdict, "white")
-            self.progress.console.log(f"[{style}]{verdict.verdict:>12}[/] {verdict.name}")
+            self.progress.console.print(f"[{style}]{verdict.verdict:>12}[/] {verdict.name}"
+                                        f"{' (cached)' if verdict.cached else ''}")
+
+
+def make_console() -> Console:
+    """Wide output when not on a terminal, so CI logs keep one verdict per line."""
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160, soft_wrap=True)
+    return console
 
 
 def render(console: Console, result: LabResult) -> None:

@@ -44,7 +44,9 @@ class Recorder:
     # -- collection ---------------------------------------------------------------------
     def pytest_collectreport(self, report):
         if report.failed:
-            self.emit(event="collect_error", id=report.nodeid, message=_short(str(report.longrepr)))
+            # Sandbox paths mean nothing to the user: show project-relative ones.
+            text = str(report.longrepr).replace(os.getcwd() + os.sep, "")
+            self.emit(event="collect_error", id=report.nodeid, message=_short(text))
 
     def pytest_collection_modifyitems(self, session, config, items):
         # Confirmation runs select by exact node id; pytest's own selection by id can

@@ -1,0 +1,72 @@
+"""Running the real gate, as a user would, on copies of the fixture projects.
+
+Every end-to-end test goes through here: copy a fixture project from tests/fixtures/
+into a temporary folder, run `python -m killmap` in a real subprocess, read the JSON
+report. The verdict cache lives in the test's own folder so runs never share state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
+
+
+@dataclass
+class GateRun:
+    code: int
+    stdout: str
+    stderr: str
+    report: dict | None
+
+    def mutation(self, name: str) -> dict:
+        assert self.report is not None, f"no report; stderr: {self.stderr}"
+        for entry in self.report["mutations"]:
+            if entry["name"] == name:
+                return entry
+        raise AssertionError(f"{name} not in report: {[m['name'] for m in self.report['mutations']]}")
+
+    def verdicts(self) -> dict[str, str]:
+        assert self.report is not None, f"no report; stderr: {self.stderr}"
+        return {m["name"]: m["verdict"] for m in self.report["mutations"]}
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    target = dest / name
+    shutil.copytree(FIXTURES / name, target, ignore=shutil.ignore_patterns("__pycache__", "reports"))
+    return target
+
+
+def gate_env(project: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["XDG_CACHE_HOME"] = str(project.parent / "xdg-cache")
+    env.pop("PYTEST_ADDOPTS", None)
+    env.update(extra or {})
+    return env
+
+
+def run_gate(project: Path, *args: str, env: dict[str, str] | None = None,
+             timeout: float = 300) -> GateRun:
+    report_dir = project.parent / f"reports-{project.name}"
+    shutil.rmtree(report_dir, ignore_errors=True)
+    command = [sys.executable, "-m", "killmap", *args]
+    if args and args[0] == "run":
+        command += ["--report-dir", str(report_dir)]
+    done = subprocess.run(command, cwd=project, env=env or gate_env(project), capture_output=True,
+                          text=True, timeout=timeout)
+    report_path = report_dir / "killmap.json"
+    report = json.loads(report_path.read_text()) if report_path.exists() else None
+    return GateRun(done.returncode, done.stdout, done.stderr, report)
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    """Every file's bytes, by relative path: proof a tree was not written."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}

@@ -1,0 +1,161 @@
+"""Every verdict, from one real run of the gate over the `verdicts` fixture project.
+
+Each mutation in tests/fixtures/projects/verdicts/mutations/verdicts.toml is built to
+land on one verdict. Breaking the check behind a verdict turns its test here red.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gatekit import copy_fixture, run_gate, tree_digest
+
+
+@pytest.fixture(scope="module")
+def verdicts_run(tmp_path_factory):
+    project = copy_fixture("verdicts", tmp_path_factory.mktemp("verdicts"))
+    before = tree_digest(project)
+    run = run_gate(project, "run", "--no-cache", "--jobs", "2")
+    run.tree_unchanged = tree_digest(project) == before
+    return run
+
+
+def test_a_failed_contract_exits_one_and_writes_the_report(verdicts_run):
+    assert verdicts_run.code == 1, verdicts_run.stderr
+    assert verdicts_run.report["exit_code"] == 1
+    assert verdicts_run.report["summary"]["total"] == len(verdicts_run.report["mutations"])
+
+
+def test_the_users_tree_is_byte_identical_after_the_run(verdicts_run):
+    assert verdicts_run.tree_unchanged
+
+
+def test_a_deleted_check_that_turns_its_test_red_by_assertion_is_held(verdicts_run):
+    entry = verdicts_run.mutation("refusal-check-deleted")
+    assert entry["verdict"] == "held"
+    assert [r["id"] for r in entry["red"]] == ["tests/test_logic.py::test_label_refuses"]
+    assert entry["red"][0]["cause"] == "assertion"
+    assert "tests/test_logic.py::test_label_refuses" in entry["reached_by"]
+
+
+def test_a_kills_test_that_stays_green_is_vacuous(verdicts_run):
+    entry = verdicts_run.mutation("predicate-constant-true")
+    assert entry["verdict"] == "vacuous"
+    assert entry["missing"] == ["tests/test_logic.py::test_is_positive_accepts_one"]
+    # may_kill tests may go red without making it an overreach
+    assert entry["unexpected"] == []
+
+
+def test_a_red_test_outside_the_contract_is_overreach(verdicts_run):
+    entry = verdicts_run.mutation("predicate-negated")
+    assert entry["verdict"] == "overreach"
+    assert entry["unexpected"] == ["tests/test_logic.py::test_label_positive",
+                                   "tests/test_logic.py::test_label_refuses"]
+
+
+def test_the_projects_maxfail_addopts_cannot_hide_reds(verdicts_run):
+    # The fixture's pyproject sets addopts = "-x"; the gate's --maxfail=0 comes after it.
+    assert len(verdicts_run.mutation("predicate-negated")["red"]) == 3
+
+
+def test_an_invariant_that_turns_a_test_red_is_visible(verdicts_run):
+    entry = verdicts_run.mutation("clamp-limit-lowered")
+    assert entry["verdict"] == "visible"
+    assert entry["unexpected"] == ["tests/test_logic.py::test_clamp"]
+
+
+def test_an_invariant_that_stays_green_with_its_control_held_is_held(verdicts_run):
+    assert verdicts_run.mutation("spin-guard-negated")["verdict"] == "held"
+    entry = verdicts_run.mutation("spin-bound-equivalent")
+    assert entry["verdict"] == "held"
+    assert entry["reached_by"] == ["tests/test_logic.py::test_spin"]
+
+
+def test_an_invariant_whose_code_no_test_runs_is_unevidenced(verdicts_run):
+    assert verdicts_run.mutation("describe-threshold-lowered")["verdict"] == "held"
+    entry = verdicts_run.mutation("big-word-changed")
+    assert entry["verdict"] == "unevidenced"
+    assert "no test executes" in entry["detail"]
+
+
+def test_an_invariant_whose_control_did_not_hold_is_unevidenced(verdicts_run):
+    assert verdicts_run.mutation("greet-space-dropped")["verdict"] == "vacuous"
+    entry = verdicts_run.mutation("greet-concat-empty")
+    assert entry["verdict"] == "unevidenced"
+    assert "greet-space-dropped" in entry["detail"]
+
+
+def test_an_endless_loop_is_a_timeout_not_a_kill(verdicts_run):
+    entry = verdicts_run.mutation("spin-never-ends")
+    assert entry["verdict"] == "timeout"
+    assert "tests/test_logic.py::test_spin" in entry["detail"]  # the test in progress is named
+    assert entry["timeout_seconds"] == 3
+
+
+def test_a_pattern_that_matches_nothing_is_not_applied(verdicts_run):
+    entry = verdicts_run.mutation("pattern-missing")
+    assert entry["verdict"] == "not-applied"
+    assert "matched 0 site(s)" in entry["detail"]
+
+
+def test_an_undefined_name_is_broken_by_the_pyflakes_check(verdicts_run):
+    entry = verdicts_run.mutation("undefined-name")
+    assert entry["verdict"] == "broken"
+    assert "undefined name 'positive_word'" in entry["detail"]
+
+
+def test_a_mutant_that_does_not_parse_is_broken(verdicts_run):
+    entry = verdicts_run.mutation("does-not-parse")
+    assert entry["verdict"] == "broken"
+    assert "does not parse" in entry["detail"]
+
+
+def test_a_name_error_raised_from_the_mutated_file_is_broken_not_a_kill(verdicts_run):
+    entry = verdicts_run.mutation("unbound-local")
+    assert entry["verdict"] == "broken"
+    assert entry["red"][0]["cause"] == "broken"
+    assert entry["red"][0]["exception"] == "UnboundLocalError"
+
+
+def test_a_mutant_that_breaks_collection_is_broken(verdicts_run):
+    entry = verdicts_run.mutation("import-breaks-collection")
+    assert entry["verdict"] == "broken"
+    assert "collection failed" in entry["detail"]
+
+
+def test_a_module_no_test_imports_is_still_import_checked(verdicts_run):
+    entry = verdicts_run.mutation("unimported-module-breaks")
+    assert entry["verdict"] == "broken"
+    assert "vpkg.extra does not import" in entry["detail"]
+
+
+def test_require_assertion_rejects_a_crash(verdicts_run):
+    entry = verdicts_run.mutation("lookup-table-emptied")
+    assert entry["verdict"] == "wrong-cause"
+    assert "KeyError" in entry["detail"]
+
+
+def test_without_require_a_crash_in_the_code_under_test_is_a_legitimate_kill(verdicts_run):
+    entry = verdicts_run.mutation("lookup-table-emptied-crash-ok")
+    assert entry["verdict"] == "held"
+    assert entry["red"][0]["cause"] == "crash"
+
+
+def test_a_red_set_that_a_rerun_does_not_confirm_is_flaky(verdicts_run):
+    entry = verdicts_run.mutation("flaky-mode-on")
+    assert entry["verdict"] == "flaky"
+    assert "red then green" in entry["detail"]
+
+
+def test_a_changed_pinned_target_is_stale_and_says_what_to_do(verdicts_run):
+    entry = verdicts_run.mutation("pinned-to-old-text")
+    assert entry["verdict"] == "stale"
+    assert "killmap pin pinned-to-old-text" in entry["detail"]
+
+
+def test_the_report_carries_the_diff_and_the_expected_tests(verdicts_run):
+    entry = verdicts_run.mutation("refusal-check-deleted")
+    assert entry["diff"].startswith("--- a/src/vpkg/logic.py")
+    assert "-    if not is_positive(n):" in entry["diff"]
+    assert entry["expected"] == ["tests/test_logic.py::test_label_refuses"]
+    assert entry["op"] == "delete-call" and entry["target"] == "src/vpkg/logic.py::label"
