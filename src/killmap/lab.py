@@ -246,17 +246,19 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
                             f"{message.splitlines()[-1] if message else ''}")
         if not outcome.finished:
             raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
-        if outcome.red:
-            names = ", ".join(sorted(outcome.red))
-            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
         if not outcome.collected:
             raise GateError(f"{where}: no tests collected")
+    # Flakes first: a test red in one run and green in another is a flake, not a red baseline.
     flaky = sorted({t for o in outcomes[1:] for t, r in o.tests.items()
                     if t in first.tests and first.tests[t].outcome != r.outcome}
                    | {t for o in outcomes[1:] for t in set(o.collected) ^ set(first.collected)})
     if flaky:
         raise GateError(f"{where}: flaky test(s), outcome differs between baseline runs: "
                         + ", ".join(flaky) + "; fix them or list them in [gate] exclude", field="exclude")
+    for outcome in outcomes:
+        if outcome.red:
+            names = ", ".join(sorted(outcome.red))
+            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
     durations = {t: max(o.tests[t].duration for o in outcomes if t in o.tests) for t in first.tests}
     wall = max(o.wall for o in outcomes[1:] or outcomes)  # the run without coverage is the honest one
     overhead = max(wall - sum(durations.values()), 0.2)

@@ -34,6 +34,7 @@ _current_child: list[int] = []
 
 def main() -> int:
     signal.signal(signal.SIGTERM, _terminate)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
     out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
@@ -59,6 +60,14 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
         except OSError:
             pass
     os._exit(143)
+
+
+def _watch_parent(parent: int) -> None:
+    """A gate killed outright (SIGKILL) cannot stop its workers: they stop themselves."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            _terminate(signal.SIGTERM, None)
 
 
 def serve(request: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,85 @@
+"""Bad input is one line naming file, mutation and field, exit 2, and no traceback."""
+
+from __future__ import annotations
+
+from gatekit import copy_fixture, gate_env, run_gate, tree_digest
+
+
+def _one_line_error(run):
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert run.code == 2, (run.stdout, run.stderr)
+    assert len(lines) == 1 and lines[0].startswith("killmap: "), run.stderr
+    assert "Traceback" not in run.stderr
+    return lines[0]
+
+
+def test_a_kills_id_that_matches_no_test_is_a_catalog_error_not_a_vacuous_verdict(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("test_odd_is_refused", "test_odd_is_refusd"))
+    line = _one_line_error(run_gate(project, "run", "--no-cache"))
+    assert "mutations/basic.toml" in line and "'classify-call-deleted'" in line and "'kills'" in line
+
+
+def test_a_red_baseline_stops_the_run_and_names_the_failing_test(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    test_file = project / "tests" / "test_core.py"
+    test_file.write_text(test_file.read_text().replace('== "even"', '== "odd"'))
+    line = _one_line_error(run_gate(project, "run", "--no-cache"))
+    assert "red" in line and "tests/test_core.py::test_even_is_accepted" in line
+
+
+def test_a_test_that_flips_between_baseline_runs_stops_the_run_as_flaky(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    env = gate_env(project, {"FLAKE_MARKER": str(tmp_path / "marker")})
+    line = _one_line_error(run_gate(project, "run", "--no-cache", "--jobs", "1", env=env))
+    assert "flaky" in line and "tests/test_core.py::test_green_once_then_red" in line
+
+
+def test_a_flaky_test_listed_in_gate_exclude_is_left_out(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace(
+        '[gate]\n', '[gate]\nexclude = ["tests/test_core.py::test_green_once_then_red"]\n'))
+    env = gate_env(project, {"FLAKE_MARKER": str(tmp_path / "marker")})
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1", env=env)
+    assert run.code == 0, run.stderr
+    assert run.verdicts() == {"classify-call-deleted": "held"}
+
+
+def test_an_unknown_only_name_is_an_error(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    line = _one_line_error(run_gate(project, "run", "--only", "no-such-mutation"))
+    assert "no-such-mutation" in line
+
+
+def test_an_unknown_operator_names_file_mutation_and_field(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace('op = "delete-call"', 'op = "delete-cal"'))
+    line = _one_line_error(run_gate(project, "run"))
+    assert "mutations/basic.toml" in line and "'classify-call-deleted'" in line and "'op'" in line
+
+
+def test_a_missing_target_symbol_names_the_field(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("core.py::classify", "core.py::clasify"))
+    line = _one_line_error(run_gate(project, "run"))
+    assert "'target'" in line and "clasify" in line
+
+
+def test_bad_input_leaves_the_tree_untouched(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("kills", "kill"))
+    before = tree_digest(project)
+    _one_line_error(run_gate(project, "run"))
+    assert tree_digest(project) == before
+
+
+def test_show_prints_the_mutant_as_a_unified_diff(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    run = run_gate(project, "show", "classify-call-deleted")
+    assert run.code == 0
+    assert "--- a/src/basicpkg/core.py" in run.stdout and "-    if not is_even(n):" in run.stdout

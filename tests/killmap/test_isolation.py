@@ -1,0 +1,121 @@
+"""The mutant that ran is the sandbox's, fresh, and the user's tree is never written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from gatekit import copy_fixture, gate_env, run_gate, tree_digest
+
+
+def _installed_copy(tmp_path, project):
+    """A second, unmutated copy of the package elsewhere on disk, like a site-packages one."""
+    site = tmp_path / "site"
+    shutil.copytree(project / "src" / "shadowpkg", site / "shadowpkg")
+    return site
+
+
+def test_an_installed_copy_on_pythonpath_does_not_shadow_the_mutant(tmp_path):
+    project = copy_fixture("shadowed", tmp_path)
+    site = _installed_copy(tmp_path, project)
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"PYTHONPATH": str(site)}))
+    assert run.verdicts() == {"answer-changed": "held"}, run.stdout
+
+
+def test_the_working_tree_on_pythonpath_does_not_shadow_the_mutant(tmp_path):
+    # What an editable install does: the user's own src/ on sys.path.
+    project = copy_fixture("shadowed", tmp_path)
+    run = run_gate(project, "run", "--no-cache",
+                   env=gate_env(project, {"PYTHONPATH": str(project / "src")}))
+    assert run.verdicts() == {"answer-changed": "held"}, run.stdout
+
+
+def test_a_copy_that_wins_the_import_anyway_makes_the_verdict_broken_not_vacuous(tmp_path):
+    project = copy_fixture("shadowed", tmp_path)
+    site = _installed_copy(tmp_path, project)
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"SHADOW_PATH": str(site)}))
+    entry = run.mutation("answer-changed")
+    assert entry["verdict"] == "broken"
+    assert "was not the mutant" in entry["detail"] and str(site) in entry["detail"]
+
+
+def test_the_working_tree_winning_the_import_makes_the_verdict_broken(tmp_path):
+    project = copy_fixture("shadowed", tmp_path)
+    run = run_gate(project, "run", "--no-cache",
+                   env=gate_env(project, {"SHADOW_PATH": str(project / "src")}))
+    entry = run.mutation("answer-changed")
+    assert entry["verdict"] == "broken"
+    assert "was not the mutant" in entry["detail"] or "working tree" in entry["detail"]
+
+
+def test_every_mutation_imports_the_project_afresh_in_one_worker(tmp_path):
+    # One worker runs both mutants back to back; module state (a registry) must not leak.
+    project = copy_fixture("freshstate", tmp_path)
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    assert run.verdicts() == {"scale-three": "held", "scale-four": "held"}, run.stdout
+
+
+def test_same_size_mutants_in_one_sandbox_each_run_their_own_code(tmp_path):
+    project = copy_fixture("stalepyc", tmp_path)
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    assert run.verdicts() == {"value-two": "held", "value-three": "held"}, run.stdout
+    assert not list(project.rglob("__pycache__")), "the gate wrote bytecode into the user's tree"
+
+
+def _start_slow_gate(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_slow.py").write_text(
+        "import time\nfrom basicpkg import core\n\n\ndef test_slow_under_mutant():\n"
+        "    if core.classify(2) != 'even':\n        time.sleep(60)\n")
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text() + (
+        '\n[[mutation]]\nname = "slow"\ntarget = "src/basicpkg/core.py::classify"\nop = "replace"\n'
+        'old = \'return "even"\'\nnew = \'return "EVEN"\'\nkills = ["tests/test_slow.py"]\n'
+        'timeout = 120\n'))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    before = tree_digest(project)
+    env = gate_env(project, {"TMPDIR": str(scratch)})
+    gate = subprocess.Popen([sys.executable, "-m", "killmap", "run", "--no-cache", "--only", "slow",
+                             "--report-dir", str(tmp_path / "reports")], cwd=project, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(scratch.glob("killmap-*/runs/*mutant-slow*")):
+        time.sleep(0.1)
+    assert list(scratch.glob("killmap-*/runs/*mutant-slow*")), "the mutant never started"
+    time.sleep(0.5)  # the mutant is written into the sandbox and its test is sleeping
+    return project, before, scratch, gate
+
+
+def test_interrupting_the_gate_mid_mutant_leaves_the_tree_identical_and_cleans_up(tmp_path):
+    project, before, scratch, gate = _start_slow_gate(tmp_path)
+    try:
+        gate.send_signal(signal.SIGINT)
+        gate.wait(timeout=30)
+        assert gate.returncode == 130
+        assert b"Traceback" not in gate.stderr.read()
+        assert tree_digest(project) == before
+        assert not list(scratch.glob("killmap-*")), "the sandbox folder was left behind"
+    finally:
+        _kill_group(gate)
+
+
+def test_killing_the_gate_outright_leaves_the_tree_identical(tmp_path):
+    project, before, scratch, gate = _start_slow_gate(tmp_path)
+    try:
+        os.kill(gate.pid, signal.SIGKILL)
+        gate.wait(timeout=30)
+        assert tree_digest(project) == before
+    finally:
+        _kill_group(gate)
+
+
+def _kill_group(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass

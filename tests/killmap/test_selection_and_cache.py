@@ -1,0 +1,91 @@
+"""Coverage-selected tests stay sound, and cached verdicts are reused only when valid."""
+
+from __future__ import annotations
+
+import subprocess
+
+from gatekit import copy_fixture, run_gate
+
+
+def test_a_test_outside_kills_that_runs_the_changed_line_is_still_selected_and_caught(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run = run_gate(project, "run", "--no-cache")
+    entry = run.mutation("shared-off-by-one")
+    assert entry["verdict"] == "overreach"
+    assert entry["unexpected"] == ["tests/test_shared.py::test_shared_through_a_caller"]
+    # ...while the twenty tests that never run shared() were not run at all.
+    assert entry["selected_tests"] == 2
+
+
+def test_a_module_level_change_runs_every_test(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run = run_gate(project, "run", "--no-cache", "--only", "offset-at-import")
+    entry = run.mutation("offset-at-import")
+    assert entry["verdict"] == "held"
+    assert entry["selected_tests"] == 22
+    assert "import" in entry["selection"]
+
+
+def test_a_second_run_with_nothing_changed_reuses_every_verdict(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    first = run_gate(project, "run")
+    second = run_gate(project, "run")
+    assert not any(m["cached"] for m in first.report["mutations"])
+    assert all(m["cached"] for m in second.report["mutations"])
+    assert second.verdicts() == first.verdicts()
+    assert second.code == first.code
+
+
+def test_touching_one_function_reruns_only_the_mutations_that_can_see_it(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run_gate(project, "run")
+    calc = project / "src" / "selpkg" / "calc.py"
+    calc.write_text(calc.read_text().replace("return x * 10", "return x * 10  # touched"))
+    again = run_gate(project, "run")
+    cached = {m["name"]: m["cached"] for m in again.report["mutations"]}
+    assert cached == {"shared-off-by-one": True, "unrelated-scaled": False, "offset-at-import": False}
+
+
+def test_no_cache_forces_every_mutation_to_run(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run_gate(project, "run")
+    forced = run_gate(project, "run", "--no-cache")
+    assert not any(m["cached"] for m in forced.report["mutations"])
+
+
+def test_a_changed_catalog_entry_is_not_served_from_the_cache(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run_gate(project, "run")
+    catalog = project / "mutations" / "selection.toml"
+    catalog.write_text(catalog.read_text().replace('new = "x * 11"', 'new = "x * 12"'))
+    again = run_gate(project, "run")
+    assert again.mutation("unrelated-scaled")["cached"] is False
+    assert again.mutation("shared-off-by-one")["cached"] is True
+
+
+def _git(project, *args):
+    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+
+def test_changed_runs_only_the_mutations_whose_target_changed_since_base(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    calc = project / "src" / "selpkg" / "calc.py"
+    calc.write_text(calc.read_text().replace("return x * 10", "return 10 * x"))
+    run = run_gate(project, "run", "--no-cache", "--changed", "HEAD")
+    # unrelated() changed; offset-at-import targets the whole file, which changed too;
+    # shared() did not change and its tests did not, so it is left out.
+    assert [m["name"] for m in run.report["mutations"]] == ["unrelated-scaled", "offset-at-import"]
+    assert run.code == 0
+
+
+def test_changed_with_nothing_changed_runs_nothing_and_passes(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    run = run_gate(project, "run", "--changed")
+    assert run.code == 0
+    assert "0 mutation(s)" in run.stdout
