@@ -8,10 +8,11 @@ a test id matching nothing or a missing target must never look like a vacuous te
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -256,6 +257,14 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     if not isinstance(target, str) or not target:
         raise fail("must be 'path/to/file.py' or 'path/to/file.py::Qualified.name'", "target")
     file_part, _, symbol = target.partition("::")
+    # The mutant is written to sandbox/<target>: an absolute path or one climbing out with
+    # '..' would land outside the sandbox, in a real file. './src/x.py' is normalized so it
+    # names the same file as the coverage and the reports do.
+    normal = posixpath.normpath(file_part) if file_part else file_part
+    if PurePosixPath(normal).is_absolute() or normal == ".." or normal.startswith("../"):
+        raise fail(f"target must be a path inside the project, relative to its root: {file_part}",
+                   "target")
+    file_part = normal
     if not (root / file_part).is_file():
         raise fail(f"target file not found: {file_part}", "target")
     if not file_part.endswith(".py"):

@@ -27,4 +27,7 @@ class GateError(Exception):
         if self.field:
             where.append(f"field {self.field!r}")
         prefix = ": ".join(where)
-        return f"{prefix}: {self.message}" if prefix else self.message
+        text = f"{prefix}: {self.message}" if prefix else self.message
+        # The promise is one line: some messages carry a log tail or a tool's multi-line
+        # output, which would otherwise spill over several lines of stderr.
+        return " | ".join(line.strip() for line in text.splitlines() if line.strip())

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import (ExpressionContext, ExpressionContextProvider, MetadataWrapper,
+                             ParentNodeProvider, PositionProvider)
 
 from killmap.catalog import Mutation
 from killmap.errors import GateError
-from killmap.patching import PatchError, parse_patch, reverse_apply
+from killmap.patching import PatchError, parse_patch, reverse_apply, split_lines
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Mutant:
         if self.mutated is None:
             return ""
         return "".join(difflib.unified_diff(
-            self.original.splitlines(keepends=True), self.mutated.splitlines(keepends=True),
+            split_lines(self.original), split_lines(self.mutated),
             fromfile=f"a/{self.file}", tofile=f"b/{self.file}"))
 
     @property
@@ -95,7 +96,8 @@ class _NotApplicable(Exception):
 
 def _changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Lines that differ, on each side. A pure deletion marks the line that follows it."""
-    a, b = original.splitlines(), mutated.splitlines()
+    a = [line.rstrip("\r\n") for line in split_lines(original)]
+    b = [line.rstrip("\r\n") for line in split_lines(mutated)]
     old: set[int] = set()
     new: set[int] = set()
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -213,7 +215,7 @@ def _op_replace(root, wrapper, scope, mutation, original):
 
 def _line_offsets(text: str) -> list[int]:
     offsets, total = [], 0
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):
         offsets.append(total)
         total += len(line)
     offsets.append(total)
@@ -237,6 +239,13 @@ def _statement_holding(node, parents):
     """The innermost statement whose own text (not its nested block) holds the node."""
     child, parent = node, parents.get(node)
     while parent is not None:
+        # `@app.route("/")` with the call deleted loses the decorator, not the function.
+        if isinstance(parent, cst.Decorator):
+            return parent
+        # A call in a def's defaults or annotations, or in a class's bases, is not a
+        # statement of its own: deleting the whole definition would be a different defect.
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and child is not parent.body:
+            return None
         if isinstance(parent, (cst.BaseSmallStatement,)):
             line = parents.get(parent)
             if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
@@ -262,10 +271,18 @@ def _op_stub_call(root, wrapper, scope, mutation, original):
     name = mutation.param("call")
     value = cst.parse_expression(mutation.param("value").strip())
     calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
-    if value.lpar == [] and not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call,
-                                                   cst.SimpleString, cst.Integer, cst.Float)):
+    # The value takes the place of a call, which binds tighter than any operator: without
+    # parentheses `validate(x) * 2` stubbed with `a + b` would read `a + b * 2`. (lpar is a
+    # tuple on parsed nodes, so it is tested for emptiness, never compared with [].)
+    if not value.lpar and not isinstance(value, _ATOMS):
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return _transform(wrapper, {id(c): value for c in calls}), len(calls)
+
+
+# Expressions that bind at least as tightly as a call: safe in any operand position.
+_ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.SimpleString, cst.ConcatenatedString,
+          cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis, cst.List, cst.Tuple,
+          cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def _op_constant_return(root, wrapper, scope, mutation, original):
@@ -329,18 +346,41 @@ def _op_negate(root, wrapper, scope, mutation, original):
     wanted = mutation.param("condition")
     code = wrapper.module.code_for_node
     parents = wrapper.resolve(ParentNodeProvider)
+    contexts = wrapper.resolve(ExpressionContextProvider)
     replacements = {}
     for node in _within(wrapper, scope):
         if not isinstance(node, cst.BaseExpression) or _is_binding_name(node, parents):
             continue
+        # `ready = check()` or `for ready in ...` binds the name; only a read can be negated
+        # (counting the binding would make `negate ready` match sites it cannot change).
+        if contexts.get(node) in (ExpressionContext.STORE, ExpressionContext.DEL):
+            continue
         if _same_expression(code(node), wanted):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                 inverted = node.expression
+                # `(not a == b) in c` must not become the chain `a == b in c`.
+                if node.lpar and not inverted.lpar:
+                    inverted = inverted.with_changes(lpar=node.lpar, rpar=node.rpar)
             else:
-                inner = node if node.lpar else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
+                    if not node.lpar and not isinstance(node, _ATOMS) else node
                 inverted = cst.UnaryOperation(operator=cst.Not(), expression=inner)
+                # `not` binds looser than comparisons and arithmetic: `flag in items` with
+                # `flag` negated must read `(not flag) in items`, not `not flag in items`.
+                if _binds_tighter_than_not(parents.get(node)):
+                    inverted = inverted.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             replacements[id(node)] = inverted
     return _transform(wrapper, replacements), len(replacements)
+
+
+def _binds_tighter_than_not(parent) -> bool:
+    """Whether an operand in this parent must be parenthesized when it is a `not` expression."""
+    if isinstance(parent, cst.UnaryOperation):
+        return not isinstance(parent.operator, cst.Not)
+    if isinstance(parent, (cst.Arg, cst.Element)):
+        return bool(getattr(parent, "star", ""))
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.Attribute,
+                               cst.Subscript, cst.Call, cst.Await, cst.StarredElement))
 
 
 def _is_binding_name(node, parents) -> bool:

@@ -32,6 +32,21 @@ class FilePatch:
     hunks: tuple[Hunk, ...]
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines ended by '\\n' only, each keeping its ending (so '\\r\\n' stays whole).
+
+    Not str.splitlines(): that also breaks at form feeds, '\\x1c'-'\\x1e', '\\x85' and
+    U+2028/9, which may sit inside a source line (a form feed between sections, one in a
+    string). diff, git, libcst and coverage all count '\\n' only, so splitting anywhere
+    else shifts every line number after it and breaks hunks apart.
+    """
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
 def _strip_prefix(path: str) -> str:
     path = path.split("\t")[0].strip()
     if path.startswith(("a/", "b/")):
@@ -40,7 +55,7 @@ def _strip_prefix(path: str) -> str:
 
 
 def parse_patch(text: str) -> list[FilePatch]:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     files: list[FilePatch] = []
     i = 0
     while i < len(lines):
@@ -97,7 +112,7 @@ def parse_patch(text: str) -> list[FilePatch]:
 
 
 def _apply(text: str, hunks: tuple[Hunk, ...], *, reverse: bool) -> str:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     out: list[str] = []
     cursor = 0
     for hunk in hunks:

@@ -21,6 +21,7 @@ else:  # pragma: no cover
 from killmap.catalog import Mutation
 from killmap.errors import GateError
 from killmap.mutants import Mutant, sha256_text
+from killmap.patching import split_lines
 
 
 def patch_sha256(root: Path, mutation: Mutation) -> str:
@@ -63,11 +64,14 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
     The file is edited line by line (comments and layout survive), then re-parsed to
     prove that the only change is the pins.
     """
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     blocks: list[tuple[int, int]] = []   # [start, end) of each [[mutation]] block
     start = None
     in_multiline = False
+    inside_string: set[int] = set()      # lines that continue a multi-line string
     for index, line in enumerate(lines):
+        if in_multiline:
+            inside_string.add(index)
         if line.count('"""') % 2 == 1 or line.count("'''") % 2 == 1:
             in_multiline = not in_multiline
             continue
@@ -88,7 +92,8 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
     for block_start, block_end in blocks:
         keys: dict[str, int] = {}
         for index in range(block_start + 1, block_end):
-            key = _KEY.match(lines[index])
+            # `pin = ...` written inside a multi-line note is text, not the pin key.
+            key = None if index in inside_string else _KEY.match(lines[index])
             if key and key.group(1) not in keys:
                 keys[key.group(1)] = index
         name_line = keys.get("name")

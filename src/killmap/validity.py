@@ -27,8 +27,21 @@ def _findings(source: str, filename: str) -> list[tuple[str, tuple, str]]:
     tree = ast.parse(source, filename=filename)
     flakes = checker.Checker(tree, filename=filename)
     # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
-    return [(type(m).__name__, tuple(str(a) for a in m.message_args), f"line {m.lineno}: {m.message % m.message_args}")
+    return [(type(m).__name__, _line_free_args(m), f"line {m.lineno}: {m.message % m.message_args}")
             for m in flakes.messages]
+
+
+def _line_free_args(message) -> tuple[str, ...]:
+    """The message's arguments without the line numbers some of them carry.
+
+    'redefinition of unused %r from line %r' (and the other 'from line'/'on line'
+    messages) hold the earlier definition's line among their arguments; a mutant that
+    deletes a line above it would otherwise read as adding a finding.
+    """
+    args = message.message_args if isinstance(message.message_args, tuple) else (message.message_args,)
+    if "line %r" in message.message:
+        args = tuple(a for a in args if not isinstance(a, int))
+    return tuple(str(a) for a in args)
 
 
 def check_mutant(original: str, mutated: str, filename: str) -> Validity:

@@ -73,7 +73,7 @@ def test_changed_runs_only_the_mutations_whose_target_changed_since_base(tmp_pat
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
     calc = project / "src" / "selpkg" / "calc.py"
-    calc.write_text(calc.read_text().replace("return x * 10", "return 10 * x"))
+    calc.write_text(calc.read_text().replace("return x * 10", "return x * 10  # reviewed"))
     run = run_gate(project, "run", "--no-cache", "--changed", "HEAD")
     # unrelated() changed; offset-at-import targets the whole file, which changed too;
     # shared() did not change and its tests did not, so it is left out.
