@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -45,7 +46,7 @@ class LiveProgress:
             self.progress.advance(self.task)
             verdict: Verdict = data
             style = STYLE.get(verdict.verdict, "white")
-            self.progress.console.print(f"[{style}]{verdict.verdict:>12}[/] {verdict.name}"
+            self.progress.console.print(f"[{style}]{verdict.verdict:>12}[/] {escape(verdict.name)}"
                                         f"{' (cached)' if verdict.cached else ''}")
 
 
@@ -66,7 +67,7 @@ def render(console: Console, result: LabResult) -> None:
     for v in result.verdicts:
         style = STYLE.get(v.verdict, "white")
         ran = v.selected or v.red
-        table.add_row(v.name, f"[{style}]{v.verdict}[/]",
+        table.add_row(escape(v.name), f"[{style}]{v.verdict}[/]",
                       f"{len(v.red)} / {len(v.expected)}" if ran else "not run",
                       ("cached" if v.cached else f"{v.duration:.2f}s"))
     console.print(table)
@@ -74,10 +75,10 @@ def render(console: Console, result: LabResult) -> None:
         if v.held:
             continue
         style = STYLE.get(v.verdict, "white")
-        console.print(f"[{style}]{v.verdict}[/] [bold]{v.name}[/]: {v.detail}")
+        console.print(f"[{style}]{v.verdict}[/] [bold]{escape(v.name)}[/]: {escape(v.detail)}")
         console.print(f"  [dim]{EXPLANATIONS[v.verdict]}[/]")
         for red in v.red:
-            console.print(f"  [dim]red: {red.id} ({red.cause}: {red.exception})[/]")
+            console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception})[/]")
     held = sum(v.held for v in result.verdicts)
     console.print(f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s "
                   f"({result.jobs} job(s))")

@@ -162,11 +162,13 @@ def modules_from_working_tree(blocked_root: str) -> list[str]:
     exempt, since it is the harness, not the subject.
     """
     blocked = os.path.realpath(blocked_root) + os.sep
+    harness = os.path.dirname(os.path.realpath(__file__)) + os.sep
     sandbox = os.getcwd()
     found = []
     for name, mod in list(sys.modules.items()):
         path = os.path.realpath(getattr(mod, "__file__", None) or "")
-        if name == "killmap" or name.startswith("killmap.") or not path.startswith(blocked):
+        # The gate's own modules (the worker runs as __main__) are the harness, not the subject.
+        if path.startswith(harness) or not path.startswith(blocked):
             continue
         if os.path.exists(os.path.join(sandbox, path[len(blocked):])):
             found.append(name)
