@@ -159,3 +159,9 @@ def test_the_report_carries_the_diff_and_the_expected_tests(verdicts_run):
     assert "-    if not is_positive(n):" in entry["diff"]
     assert entry["expected"] == ["tests/test_logic.py::test_label_refuses"]
     assert entry["op"] == "delete-call" and entry["target"] == "src/vpkg/logic.py::label"
+
+
+def test_a_limit_the_unmutated_tests_cannot_meet_is_inconclusive_not_a_timeout(verdicts_run):
+    entry = verdicts_run.mutation("limit-below-the-unmutated-time")
+    assert entry["verdict"] == "inconclusive"
+    assert "unmutated" in entry["detail"]
