@@ -88,7 +88,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     render(console, result)
     report_dir = args.report_dir or root / "reports"
     paths = write_reports(result, root, report_dir if report_dir.is_absolute() else Path.cwd() / report_dir)
-    console.print(f"reports: {paths['json']}, {paths['junit'].name}, {paths['markdown'].name}")
+    console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     return exit_code(result)
 
 

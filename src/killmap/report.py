@@ -5,6 +5,7 @@ Every report is rendered from the same `LabResult`; none is parsed back from ano
 
 from __future__ import annotations
 
+import html
 import json
 import platform
 import xml.etree.ElementTree as ET
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 import killmap
-from killmap.judge import EXPLANATIONS, HELD, VERDICTS, Verdict
+from killmap.judge import EXPLANATIONS, VERDICTS, Verdict
 from killmap.lab import LabResult
 
 SCHEMA = "killmap-report/1"
@@ -129,14 +130,107 @@ def _red_vs_expected(verdict: Verdict) -> str:
     return f"{len(verdict.red)} / {len(verdict.expected)}"
 
 
+# Stryker's mutation-testing-report-schema has no contract verdicts; each maps to the status
+# whose meaning is closest, and the exact verdict rides along in an extra field.
+_STRYKER_STATUS = {
+    "held": "Killed", "vacuous": "Survived", "overreach": "Killed", "visible": "Killed",
+    "wrong-cause": "Killed", "unevidenced": "NoCoverage", "broken": "CompileError",
+    "timeout": "Timeout", "not-applied": "RuntimeError", "stale": "RuntimeError",
+    "flaky": "RuntimeError", "inconclusive": "RuntimeError",
+}
+
+
+def to_stryker(result: LabResult, root: Path) -> dict[str, Any]:
+    """The mutation-testing-report-schema (v2), so mutation-testing-elements can render it."""
+    files: dict[str, Any] = {}
+    tests: dict[str, set[str]] = {}
+    for verdict in result.verdicts:
+        mutant = result.mutants.get(verdict.name)
+        if mutant is None:
+            continue
+        entry = files.setdefault(mutant.file, {"language": "python", "source": mutant.original,
+                                               "mutants": []})
+        lines = mutant.changed_lines or (1,)
+        source_lines = mutant.original.splitlines() or [""]
+        last = min(max(lines), len(source_lines))
+        status = _STRYKER_STATUS[verdict.verdict]
+        if mutant.mutation.invariant and verdict.verdict in ("held", "unevidenced"):
+            status = "Ignored"  # an invariance is not a survivor; say why instead
+        killed_by = [r.id for r in verdict.red]
+        for test_id in killed_by + list(verdict.reached_by):
+            tests.setdefault(test_id.split("::")[0], set()).add(test_id)
+        entry["mutants"].append({
+            "id": verdict.name,
+            "mutatorName": mutant.mutation.op,
+            "description": mutant.mutation.note or verdict.name,
+            "replacement": _replacement(mutant),
+            "location": {"start": {"line": min(lines), "column": 1},
+                         "end": {"line": last, "column": len(source_lines[last - 1]) + 1}},
+            "status": status,
+            "statusReason": f"{verdict.verdict}: {verdict.detail}",
+            "killedBy": killed_by,
+            "coveredBy": list(verdict.reached_by),
+            "testsCompleted": len(verdict.selected),
+            "duration": int(verdict.duration * 1000),
+            "killmapVerdict": verdict.verdict,
+            "killmapExpected": list(verdict.expected),
+        })
+    return {
+        "schemaVersion": "2",
+        "thresholds": {"high": 100, "low": 100},
+        "projectRoot": str(root),
+        "files": files,
+        "testFiles": {f: {"tests": [{"id": t, "name": t.split("::", 1)[-1]} for t in sorted(ids)]}
+                      for f, ids in sorted(tests.items())},
+        "framework": {"name": "killmap", "version": killmap.__version__},
+    }
+
+
+def _replacement(mutant) -> str:
+    if not mutant.applied:
+        return ""
+    new = (mutant.mutated or "").splitlines()
+    return "\n".join(new[i - 1] for i in mutant.mutant_changed_lines if 0 < i <= len(new))
+
+
+def to_html(result: LabResult) -> str:
+    """One self-contained page: the table, and for each failed contract what differed."""
+    esc = html.escape
+    rows = "".join(
+        f"<tr class='{esc(v.verdict)}'><td><a href='#{esc(v.name)}'>{esc(v.name)}</a></td>"
+        f"<td>{esc(v.verdict)}</td><td>{_red_vs_expected(v)}</td><td>{v.duration:.2f}s</td></tr>"
+        for v in result.verdicts)
+    sections = []
+    for v in result.verdicts:
+        mutant = result.mutants.get(v.name)
+        reds = "".join(f"<li><code>{esc(r.id)}</code> {esc(r.cause)} {esc(r.exception or '')} "
+                       f"at {esc(r.raised_at or '?')}</li>" for r in v.red)
+        sections.append(
+            f"<section id='{esc(v.name)}'><h2>{esc(v.name)}: <span class='{esc(v.verdict)}'>"
+            f"{esc(v.verdict)}</span></h2><p>{esc(EXPLANATIONS[v.verdict])}.</p>"
+            f"<p><b>Detail:</b> {esc(v.detail)}</p>"
+            f"<p><b>Expected red:</b> {esc(', '.join(v.expected) or 'nothing (invariant)')}</p>"
+            f"<ul>{reds}</ul><pre>{esc(mutant.diff if mutant else '')}</pre></section>")
+    held = sum(v.held for v in result.verdicts)
+    return ("<!doctype html><meta charset='utf-8'><title>killmap report</title><style>"
+            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:.3em .6em}.held{color:#070}"
+            "tr:not(.held) td:nth-child(2),span:not(.held){color:#b00}pre{background:#f6f6f6;padding:1em}"
+            f"</style><h1>killmap: {held}/{len(result.verdicts)} contracts held</h1>"
+            "<table><tr><th>mutation</th><th>verdict</th><th>red / expected</th><th>time</th></tr>"
+            f"{rows}</table>{''.join(sections)}")
+
+
 def write_reports(result: LabResult, root: Path, folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"json": folder / "killmap.json", "junit": folder / "killmap.junit.xml",
-             "markdown": folder / "killmap.md"}
+             "markdown": folder / "killmap.md", "stryker": folder / "mutation-report.json",
+             "html": folder / "killmap.html"}
     paths["json"].write_text(json.dumps(to_json(result, root), indent=2) + "\n", encoding="utf-8")
     paths["junit"].write_text(to_junit(result), encoding="utf-8")
     paths["markdown"].write_text(to_markdown(result), encoding="utf-8")
+    paths["stryker"].write_text(json.dumps(to_stryker(result, root), indent=1) + "\n", encoding="utf-8")
+    paths["html"].write_text(to_html(result), encoding="utf-8")
     return paths
 
 
-__all__ = ["write_reports", "to_json", "to_junit", "to_markdown", "exit_code", "HELD"]

@@ -25,6 +25,7 @@ class GateRun:
     stdout: str
     stderr: str
     report: dict | None
+    report_dir: Path | None = None
 
     def mutation(self, name: str) -> dict:
         assert self.report is not None, f"no report; stderr: {self.stderr}"
@@ -63,7 +64,7 @@ def run_gate(project: Path, *args: str, env: dict[str, str] | None = None,
                           text=True, timeout=timeout)
     report_path = report_dir / "killmap.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else None
-    return GateRun(done.returncode, done.stdout, done.stderr, report)
+    return GateRun(done.returncode, done.stdout, done.stderr, report, report_dir)
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
