@@ -8,8 +8,9 @@ way to raise is `refuse(arm, **fields)`, which renders exactly that template.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping, NoReturn
+from typing import NoReturn
 
 # Arm id -> message template (spec §4.4 and §5.3, verbatim). R-IDENTITY and R-DSV4-LANE
 # take exactly the same placeholders, so merging their texts renders instead of crashing:
