@@ -125,9 +125,6 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
         return verdict(BROKEN_VERDICT, "modules were imported from the working tree instead of the sandbox: "
                        + ", ".join(proof["modules_from_working_tree"]), red=red_tests,
                        extras={"broken_cause": "origin"})
-    if proof.get("bytecode_cache_present"):
-        return verdict(BROKEN_VERDICT, "a bytecode cache exists for the mutated module: it may not be the "
-                       "mutant's code that ran", red=red_tests, extras={"broken_cause": "bytecode"})
     broken = [r for r in red_tests if r.cause == BROKEN]
     if broken:
         first = broken[0]

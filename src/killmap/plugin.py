@@ -100,7 +100,7 @@ class Recorder:
             "assertion": issubclass(excinfo.type, (AssertionError, pytest.fail.Exception)),
             "exc_type": excinfo.type.__name__,
             "exc_module": excinfo.type.__module__,
-            "message": _short(_exception_text(excinfo)),
+            "message": _short(_exception_text(excinfo).replace(sandbox, "")),
             "raised_at": list(shown) if shown else None,
             "in_mutated_file": bool(in_mutated),
             "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
@@ -147,8 +147,6 @@ def origin_proof(module_name: str, expected_file: str, expected_sha256: str,
         proof["text_matches"] = hashlib.sha256(on_disk).hexdigest() == expected_sha256
     except OSError:
         proof["text_matches"] = False
-    cached = getattr(module, "__cached__", None)
-    proof["bytecode_cache_present"] = bool(cached and os.path.exists(cached))
     if blocked_root:
         proof["modules_from_working_tree"] = modules_from_working_tree(blocked_root)
     return proof

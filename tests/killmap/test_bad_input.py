@@ -83,3 +83,21 @@ def test_show_prints_the_mutant_as_a_unified_diff(tmp_path):
     run = run_gate(project, "show", "classify-call-deleted")
     assert run.code == 0
     assert "--- a/src/basicpkg/core.py" in run.stdout and "-    if not is_even(n):" in run.stdout
+
+
+def test_a_control_at_another_site_is_a_catalog_error(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text() + (
+        '\n[[mutation]]\nname = "even-check-equivalent"\ntarget = "src/basicpkg/core.py::is_even"\n'
+        'op = "replace"\nold = "n % 2 == 0"\nnew = "not n % 2"\ninvariant = true\n'
+        'control = "classify-call-deleted"\n'))
+    line = _one_line_error(run_gate(project, "run", "--no-cache"))
+    assert "'even-check-equivalent'" in line and "'control'" in line and "overlap" in line
+
+
+def test_a_test_file_that_does_not_collect_stops_the_baseline(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_broken.py").write_text("def test_x(:\n    pass\n")
+    line = _one_line_error(run_gate(project, "run", "--no-cache"))
+    assert "collection failed" in line and "test_broken.py" in line

@@ -119,3 +119,15 @@ def _kill_group(process):
         os.killpg(process.pid, signal.SIGKILL)
     except OSError:
         pass
+
+
+def test_a_sibling_module_imported_from_the_working_tree_makes_the_verdict_broken(tmp_path):
+    # The mutated module is the sandbox's, but another project module came from the user's
+    # tree: the run mixed the two, so its reds prove nothing about the mutant.
+    project = copy_fixture("shadowed", tmp_path)
+    catalog = project / "mutations" / "shadow.toml"
+    run = run_gate(project, "run", "--no-cache",
+                   env=gate_env(project, {"SHADOW_AFTER": str(project / "src")}))
+    entry = run.mutation("answer-changed")
+    assert entry["verdict"] == "broken"
+    assert "working tree" in entry["detail"] and "helperpkg" in entry["detail"]

@@ -22,7 +22,7 @@ def test_a_module_level_change_runs_every_test(tmp_path):
     run = run_gate(project, "run", "--no-cache", "--only", "offset-at-import")
     entry = run.mutation("offset-at-import")
     assert entry["verdict"] == "held"
-    assert entry["selected_tests"] == 22
+    assert entry["selected_tests"] == 23
     assert "import" in entry["selection"]
 
 
@@ -43,7 +43,8 @@ def test_touching_one_function_reruns_only_the_mutations_that_can_see_it(tmp_pat
     calc.write_text(calc.read_text().replace("return x * 10", "return x * 10  # touched"))
     again = run_gate(project, "run")
     cached = {m["name"]: m["cached"] for m in again.report["mutations"]}
-    assert cached == {"shared-off-by-one": True, "unrelated-scaled": False, "offset-at-import": False}
+    assert cached == {"shared-off-by-one": True, "unrelated-scaled": False, "offset-at-import": False,
+                      "unrelated-gains-a-line": False}
 
 
 def test_no_cache_forces_every_mutation_to_run(tmp_path):
@@ -77,8 +78,9 @@ def test_changed_runs_only_the_mutations_whose_target_changed_since_base(tmp_pat
     run = run_gate(project, "run", "--no-cache", "--changed", "HEAD")
     # unrelated() changed; offset-at-import targets the whole file, which changed too;
     # shared() did not change and its tests did not, so it is left out.
-    assert [m["name"] for m in run.report["mutations"]] == ["unrelated-scaled", "offset-at-import"]
-    assert run.code == 0
+    assert [m["name"] for m in run.report["mutations"]] == ["unrelated-scaled", "offset-at-import",
+                                                            "unrelated-gains-a-line"]
+    assert run.code == 1  # unrelated-gains-a-line is unevidenced by design
 
 
 def test_changed_with_nothing_changed_runs_nothing_and_passes(tmp_path):
@@ -89,3 +91,33 @@ def test_changed_with_nothing_changed_runs_nothing_and_passes(tmp_path):
     run = run_gate(project, "run", "--changed")
     assert run.code == 0
     assert "0 mutation(s)" in run.stdout
+    assert run.report is None  # nothing ran, so no report was written
+
+
+def test_a_kill_that_goes_red_without_reaching_the_change_is_unevidenced(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run = run_gate(project, "run", "--no-cache", "--only", "unrelated-gains-a-line")
+    entry = run.mutation("unrelated-gains-a-line")
+    assert entry["verdict"] == "unevidenced"
+    assert entry["red"][0]["id"] == "tests/test_lines.py::test_anchor_has_not_moved"
+    assert entry["red"][0]["reached"] is False
+
+
+def test_touching_a_test_file_reruns_every_mutation(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run_gate(project, "run")
+    tests = project / "tests" / "test_shared.py"
+    tests.write_text(tests.read_text() + "\n\ndef test_added_later():\n    pass\n")
+    again = run_gate(project, "run")
+    assert not any(m["cached"] for m in again.report["mutations"])
+
+
+def test_verdicts_and_their_order_do_not_depend_on_jobs(tmp_path):
+    one = run_gate(copy_fixture("selection", tmp_path / "one"), "run", "--no-cache", "--jobs", "1")
+    two = run_gate(copy_fixture("selection", tmp_path / "two"), "run", "--no-cache", "--jobs", "2")
+    assert list(one.verdicts().items()) == list(two.verdicts().items())
+    def reds(run):  # messages may hold memory addresses; everything else must agree
+        return [[(r["id"], r["cause"], r["exception"], r["raised_at"]) for r in m["red"]]
+                for m in run.report["mutations"]]
+
+    assert reds(one) == reds(two)
