@@ -275,6 +275,11 @@ def _select(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tup
     file_coverage = baseline.coverage.get(mutant.file)
     if file_coverage is None:
         return baseline.collected, "all tests: no coverage was recorded for the target file", region
+    if region.lines.intersection(file_coverage.get("", ())):
+        # A function that runs while tests are collected (say, to build parameters) changes
+        # what exists to run: treat it like import-time code.
+        return baseline.collected, "all tests: the change runs while tests are collected", \
+            Region(region.lines, True)
     reaching = set(region.reached_by(file_coverage))
     chosen = tuple(t for t in baseline.collected if t in reaching or t in contract)
     return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
@@ -300,7 +305,10 @@ def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
     module = module_name(mutant.file, mutation.settings.paths)
     scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
                         sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
-                        coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module)
+                        coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module,
+                        # Tracing costs; a change that does not run at import is only reached
+                        # by tests, so tracing starts once collection is done.
+                        coverage_after_collection=not original_region.import_time)
     run = run_scenario(worker, scratch, root, scenario)
     mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
     file_coverage = (run.coverage or {}).get(mutant.file)

@@ -30,11 +30,13 @@ class Recorder:
     """Collects per-test evidence and writes it to `events_path` as JSON lines."""
 
     def __init__(self, events_path: str, *, mutated_file: str | None = None,
-                 coverage: Any = None, confirm_ids: list[str] | None = None):
+                 coverage: Any = None, confirm_ids: list[str] | None = None,
+                 start_coverage_after_collection: bool = False):
         self.events = open(events_path, "a", encoding="utf-8")
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
         self.confirm_ids = set(confirm_ids or ())
+        self.start_coverage_after_collection = start_coverage_after_collection
         self.phases: dict[str, dict[str, Any]] = {}
 
     def emit(self, **event: Any) -> None:
@@ -56,6 +58,8 @@ class Recorder:
 
     def pytest_collection_finish(self, session):
         self.emit(event="collected", ids=[item.nodeid for item in session.items])
+        if self.coverage is not None and self.start_coverage_after_collection:
+            self.coverage.start()
 
     # -- running ------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)

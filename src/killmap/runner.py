@@ -33,6 +33,7 @@ class Scenario:
     mutated_file: str | None = None
     expect_module: str | None = None
     confirm_ids: tuple[str, ...] = ()
+    coverage_after_collection: bool = False
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -50,10 +51,12 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "blocked_root": str(root),
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "confirm_ids": list(scenario.confirm_ids) or None,
+        "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
     }
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
-                               "out": str(folder / "coverage.json")}
+                               "out": str(folder / "coverage.json"),
+                               "after_collection": scenario.coverage_after_collection}
     if scenario.expect_module and scenario.mutated_file:
         text = dict(scenario.writes).get(scenario.mutated_file)
         data = text.encode("utf-8") if text is not None else (sandbox / scenario.mutated_file).read_bytes()

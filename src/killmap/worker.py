@@ -72,28 +72,35 @@ def _watch_parent(parent: int) -> None:
 
 def serve(request: dict[str, Any]) -> dict[str, Any]:
     sandbox = Path(request["sandbox"])
+    prefix = request.get("pycache_prefix")
     originals: dict[Path, bytes] = {}
     for rel, text in request.get("writes", {}).items():
         path = sandbox / rel
         originals[path] = path.read_bytes()
-        _write(path, text.encode("utf-8"))
+        _write(path, text.encode("utf-8"), prefix)
     try:
         return _run_child(request)
     finally:
         for path, data in originals.items():
-            _write(path, data)
+            _write(path, data, prefix)
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes, pycache_prefix: str | None) -> None:
     """Replace the file with a new inode, and drop any bytecode cached for it.
 
-    A new inode means a hard link can never carry a mutant back to another tree; removing
-    __pycache__ means a same-size edit within one second cannot reuse stale bytecode.
+    A new inode means a hard link can never carry a mutant back to another tree. Bytecode
+    is validated by source mtime and size, so a same-size edit within one second could
+    reuse a stale cache: every cache of this file is deleted whenever it is written, both
+    beside it and under the worker's private pycache prefix.
     """
     tmp = path.with_name(f".{path.name}.killmap-tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
     shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
+    if pycache_prefix:
+        cached = Path(pycache_prefix + str(path.resolve().parent))
+        for stale in cached.glob(f"{path.stem}.*.pyc"):
+            stale.unlink()
 
 
 def _run_child(request: dict[str, Any]) -> dict[str, Any]:
@@ -135,16 +142,26 @@ def _child(request: dict[str, Any]) -> None:
         os.dup2(devnull, 0)
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
-        sys.dont_write_bytecode = True
+        if request.get("pycache_prefix"):
+            # Bytecode (and pytest's rewritten test modules) is cached outside the sandbox,
+            # per worker; _write deletes a file's caches each time it changes.
+            sys.pycache_prefix = request["pycache_prefix"]
+            sys.dont_write_bytecode = False
+        else:
+            sys.dont_write_bytecode = True
         os.chdir(request["sandbox"])
         _isolate_imports(request["sys_path"], request.get("blocked_root"))
         cov = None
+        late = False
         if request.get("coverage"):
             cov = coverage.Coverage(data_file=None, include=request["coverage"]["include"],
                                     config_file=False, branch=False)
-            cov.start()
+            late = bool(request["coverage"].get("after_collection"))
+            if not late:
+                cov.start()
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=cov, confirm_ids=request.get("confirm_ids"))
+                            coverage=cov, confirm_ids=request.get("confirm_ids"),
+                            start_coverage_after_collection=late)
         exit_code = pytest.main(list(request["args"]), plugins=[recorder])
         if cov is not None:
             cov.stop()

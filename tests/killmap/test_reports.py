@@ -19,17 +19,18 @@ def selection_run(tmp_path_factory):
 def test_junit_has_one_case_per_mutation_and_fails_every_verdict_but_held(selection_run):
     suite = ET.parse(selection_run.report_dir / "killmap.junit.xml").getroot()
     cases = {case.get("name"): case for case in suite.iter("testcase")}
-    assert set(cases) == {"shared-off-by-one", "unrelated-scaled", "offset-at-import"}
+    assert set(cases) == {"shared-off-by-one", "unrelated-scaled", "offset-at-import",
+                          "unrelated-gains-a-line"}
     failure = cases["shared-off-by-one"].find("failure")
     assert failure is not None and failure.get("type") == "overreach"
     assert "test_shared_through_a_caller" in failure.text and "--- a/src/selpkg/calc.py" in failure.text
     assert cases["offset-at-import"].find("failure") is None
-    assert suite.get("failures") == "1"
+    assert suite.get("failures") == "2"
 
 
 def test_markdown_tables_every_mutation_and_explains_each_failure(selection_run):
     text = (selection_run.report_dir / "killmap.md").read_text()
-    assert text.startswith("## killmap: 2/3 contracts held")
+    assert text.startswith("## killmap: 2/4 contracts held")
     assert "| `unrelated-scaled` | ✅ held |" in text
     assert "### `shared-off-by-one`: overreach" in text
     assert "test_shared_through_a_caller" in text and "```diff" in text
@@ -48,7 +49,7 @@ def test_stryker_report_maps_verdicts_and_keeps_the_exact_one(selection_run):
 
 def test_html_report_names_every_mutation_and_escapes_diffs(selection_run):
     page = (selection_run.report_dir / "killmap.html").read_text()
-    assert "2/3 contracts held" in page
+    assert "2/4 contracts held" in page
     assert all(name in page for name in ("shared-off-by-one", "unrelated-scaled", "offset-at-import"))
     assert "<pre>--- a/src/selpkg/calc.py" in page
 
@@ -56,5 +57,6 @@ def test_html_report_names_every_mutation_and_escapes_diffs(selection_run):
 def test_json_summary_counts_match_the_mutations(selection_run):
     report = selection_run.report
     assert report["schema"] == "killmap-report/1"
-    assert report["summary"]["total"] == 3
+    assert report["summary"]["total"] == 4
     assert report["summary"]["held"] == 2 and report["summary"]["overreach"] == 1
+    assert report["summary"]["unevidenced"] == 1
