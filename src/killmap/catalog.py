@@ -140,11 +140,14 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     if not path.is_file():
         raise GateError("catalog file not found", file=rel)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise GateError(f"not valid TOML: {exc}", file=rel) from None
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise GateError("not UTF-8 text", file=rel) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        mutation, key = _near_syntax_error(text, str(exc))
+        raise GateError(f"not valid TOML: {exc}", file=rel, mutation=mutation, field=key) from None
     unknown = set(data) - {"gate", "mutation"}
     if unknown:
         raise GateError(f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
@@ -165,6 +168,38 @@ def load_catalog(root: Path, path: Path) -> Catalog:
                 raise mutation.fail(f"control {mutation.control!r} is itself an invariant; a control "
                                     "must be a mutation that turns tests red", "control")
     return Catalog(rel, settings, mutations)
+
+
+_ERROR_LINE = re.compile(r"at line (\d+), column (\d+)")
+_NAME_LINE = re.compile(r"""^\s*name\s*=\s*["']([^"'\n]*)["']""")
+_KEY_LINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
+
+
+def _near_syntax_error(text: str, message: str) -> tuple[str | None, str | None]:
+    """Best effort: the [[mutation]] name and the key where the TOML error sits.
+
+    The file did not parse, so this reads lines: the block holding the error line, its
+    `name = "..."` line, and the key whose value the error is in. An error at the start of
+    a line (an unclosed array noticed at the next key) belongs to the key above it.
+    """
+    found = _ERROR_LINE.search(message)
+    if not found:
+        return None, None
+    lines = text.split("\n")
+    line = min(int(found.group(1)), len(lines)) - 1
+    start = next((i for i in range(line, -1, -1) if lines[i].lstrip().startswith("[")), None)
+    if start is None or not lines[start].lstrip().startswith("[[mutation]]"):
+        return None, None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+    names = [m.group(1) for m in map(_NAME_LINE.match, lines[start + 1:end]) if m]
+    name = names[0] if names else None
+    here, column = _KEY_LINE.match(lines[line]), int(found.group(2)) - 1
+    if here is not None and column > lines[line].index("="):
+        return name, here.group(1)
+    if column == 0 or not lines[line][:column].strip():
+        keys = [m.group(1) for m in map(_KEY_LINE.match, lines[start + 1:line]) if m]
+        return name, (keys[-1] if keys else None)
+    return name, None
 
 
 def _relative(root: Path, path: Path) -> str:

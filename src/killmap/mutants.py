@@ -68,7 +68,11 @@ def build_mutant(root: Path, mutation: Mutation) -> Mutant:
                             "target") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scope = _resolve_symbol(wrapper.module, mutation)
-    target_text = wrapper.module.code_for_node(scope) if scope is not None else original
+    # The symbol's own text: libcst hands a statement the blank lines and comments above it
+    # (leading_lines); a formatter changing the spacing between functions must not make
+    # a pinned mutation stale, so they are left out.
+    target_text = wrapper.module.code_for_node(scope.with_changes(leading_lines=())) \
+        if scope is not None else original
     target_hash = sha256_text(target_text)
 
     def not_applied(sites: int, reason: str) -> Mutant:
@@ -204,9 +208,13 @@ def _op_replace(root, wrapper, scope, mutation, original):
     if scope is None:
         start, end = 0, len(original)
     else:
-        position = wrapper.resolve(PositionProvider)[scope]
+        positions = wrapper.resolve(PositionProvider)
+        position = positions[scope]
+        # libcst starts a def or class at the keyword; its decorators belong to the target
+        # too (the tree operators and the pin see them), so the region starts at the first.
+        first = positions[scope.decorators[0]].start if getattr(scope, "decorators", None) else position.start
         offsets = _line_offsets(original)
-        start = offsets[position.start.line - 1] + position.start.column
+        start = offsets[first.line - 1] + first.column
         end = offsets[position.end.line - 1] + position.end.column
     region = original[start:end]
     sites = region.count(old)

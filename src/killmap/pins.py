@@ -56,6 +56,7 @@ def check_pins(root: Path, mutation: Mutation, mutant: Mutant) -> str | None:
 
 _TABLE = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
+_QUOTED_VALUE = re.compile(r"""^\s*[A-Za-z0-9_\-]+\s*=\s*("[^"\\\n]*"(?!")|'[^'\n]*'(?!'))""")
 
 
 def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) -> str:
@@ -105,10 +106,13 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
         for field, value in updates[name].items():
             rendered = f'{field} = "{value}"'
             if field in keys:
+                # Only the value is replaced: the indent and a trailing comment stay.
                 old = lines[keys[field]]
-                ending = "\n" if old.endswith("\n") else ""
-                indent = old[: len(old) - len(old.lstrip())]
-                edits[keys[field]] = f"{indent}{rendered}{ending}"
+                quoted = _QUOTED_VALUE.match(old)
+                if quoted is None:
+                    raise GateError(f"line {keys[field] + 1}: {field} is not a one-line string; "
+                                    "edit the pins by hand", file=catalog, mutation=name, field=field)
+                edits[keys[field]] = f'{old[:quoted.start(1)]}"{value}"{old[quoted.end(1):]}'
             else:
                 anchor = keys.get("target", name_line)
                 inserts.setdefault(anchor, []).append(rendered + "\n")
@@ -126,7 +130,14 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
 
 def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[str, str]],
                              catalog: str) -> None:
-    old, new = tomllib.loads(before), tomllib.loads(after)
+    old = tomllib.loads(before)
+    try:
+        new = tomllib.loads(after)
+    except tomllib.TOMLDecodeError:
+        new = None
+    if new is None:
+        raise GateError("could not rewrite pins without breaking the TOML; edit the pins by hand",
+                        file=catalog, field="pin")
     pin_fields = ("pin", "patch_pin", "preimage_pin")
     for entry in old.get("mutation", []):
         for field, value in updates.get(entry.get("name"), {}).items():
