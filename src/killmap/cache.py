@@ -52,7 +52,7 @@ def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
         tree = ast.parse(source)
     except SyntaxError:
         return {}
-    lines = source.splitlines()
+    lines = source.split("\n")  # ast counts '\n' only; splitlines() would also split at form feeds
     found: dict[str, tuple[int, int, str]] = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
@@ -72,7 +72,7 @@ def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
 def skeleton_of(source: str) -> str:
     """The file with every function body blanked out: what runs at import."""
     functions = functions_of(source)
-    lines = source.splitlines()
+    lines = source.split("\n")
     for start, end, _ in functions.values():
         for index in range(start, end):  # keep the def line, blank the rest
             lines[index] = ""

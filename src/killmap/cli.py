@@ -31,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: the merge base with the main branch)")
     run.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     run.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
+    run.add_argument("--shard", default=None, metavar="K/N",
+                     help="run only shard K of N (1-based); join the reports with 'killmap merge'")
+    merge = sub.add_parser("merge", help="join shard reports into one, and render every format")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
+    merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
+    merge.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
@@ -56,6 +62,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     root = find_root(Path.cwd())
     if args.command == "run":
         return _run(root, args)
+    if args.command == "merge":
+        return _merge(root, args)
     if args.command == "list":
         return _list(root, args)
     if args.command == "show":
@@ -67,7 +75,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     from killmap.changed import changed_mutations
     from killmap.console import LiveProgress, make_console, render
     from killmap.lab import LabOptions, run_lab
-    from killmap.report import exit_code, write_reports
+    from killmap.report import to_json, write_reports
 
     if args.jobs < 1:
         raise GateError("--jobs must be at least 1", field="--jobs")
@@ -75,7 +83,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     options = LabOptions(catalogs=tuple(args.catalogs), only=tuple(args.only), jobs=args.jobs,
                          use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
-                         confirm=not args.no_confirm)
+                         confirm=not args.no_confirm, shard=_shard(args.shard))
     console = make_console()
     if args.changed is not None:
         names = changed_mutations(root, options, args.changed or None)
@@ -86,10 +94,38 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     with LiveProgress(console) as progress:
         result = run_lab(root, options, progress)
     render(console, result)
-    report_dir = args.report_dir or root / "reports"
-    paths = write_reports(result, root, report_dir if report_dir.is_absolute() else Path.cwd() / report_dir)
+    document = to_json(result, root)
+    if options.shard:
+        document["shard"] = args.shard
+    paths = write_reports(document, _report_dir(root, args.report_dir))
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
-    return exit_code(result)
+    return document["exit_code"]
+
+
+def _report_dir(root: Path, given: Path | None) -> Path:
+    folder = given or root / "reports"
+    return folder if folder.is_absolute() else Path.cwd() / folder
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit()) or not 1 <= int(k) <= int(n):
+        raise GateError(f"--shard takes K/N with 1 <= K <= N, got {text!r}", field="--shard")
+    return int(k), int(n)
+
+
+def _merge(root: Path, args: argparse.Namespace) -> int:
+    from killmap.lab import load
+    from killmap.report import merge, write_reports
+    _, mutations = load(root, _catalog_options(args))
+    document = merge(args.reports, [m.name for m in mutations])
+    paths = write_reports(document, _report_dir(root, args.report_dir))
+    held = sum(m["verdict"] == "held" for m in document["mutations"])
+    print(f"merged {len(args.reports)} report(s): {held}/{len(document['mutations'])} contracts held; "
+          f"reports: {paths['json']}")
+    return document["exit_code"]
 
 
 def _catalog_options(args: argparse.Namespace):

@@ -43,6 +43,7 @@ class LabOptions:
     baseline_runs: int = 2
     baseline_timeout: float = 900.0
     confirm: bool = True
+    shard: tuple[int, int] | None = None       # (k, n), 1-based
 
 
 @dataclass
@@ -85,10 +86,36 @@ def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]
         # An invariant needs its control in the same run, so the control comes along.
         wanted |= {m.control for m in mutations if m.name in wanted and m.control}
         mutations = [m for m in mutations if m.name in wanted]
+    if options.shard is not None:
+        mutations = _shard(mutations, *options.shard)
     if options.names is not None:
         wanted = set(options.names) | {m.control for m in mutations if m.name in options.names and m.control}
         mutations = [m for m in mutations if m.name in wanted]
     return catalogs, mutations
+
+
+def _shard(mutations: list[Mutation], k: int, n: int) -> list[Mutation]:
+    """Deal mutations round-robin in catalog order; an invariant stays with its control,
+    since it is judged against the control's verdict in the same run."""
+    group_of: dict[str, int] = {}
+    groups: list[list[str]] = []
+    by_name = {m.name: m for m in mutations}
+    for mutation in mutations:
+        partner = mutation.control if mutation.invariant else None
+        home = group_of.get(partner) if partner else None
+        if home is None:
+            home = next((group_of[m.name] for m in mutations if m.invariant and m.control == mutation.name
+                         and m.name in group_of), None)
+        if home is None:
+            home = len(groups)
+            groups.append([])
+        groups[home].append(mutation.name)
+        group_of[mutation.name] = home
+        if partner and partner in by_name and partner not in group_of:
+            group_of[partner] = home
+            groups[home].append(partner)
+    chosen = {name for index, group in enumerate(groups) if index % n == k - 1 for name in group}
+    return [m for m in mutations if m.name in chosen]
 
 
 def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None) -> LabResult:

@@ -76,6 +76,9 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
     originals: dict[Path, bytes] = {}
     for rel, text in request.get("writes", {}).items():
         path = sandbox / rel
+        # The catalog already refuses targets outside the project; this is the last line.
+        if not path.resolve().is_relative_to(sandbox.resolve()):
+            raise ValueError(f"refusing to write outside the sandbox: {rel}")
         originals[path] = path.read_bytes()
         _write(path, text.encode("utf-8"), prefix)
     try:

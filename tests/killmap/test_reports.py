@@ -60,3 +60,48 @@ def test_json_summary_counts_match_the_mutations(selection_run):
     assert report["summary"]["total"] == 4
     assert report["summary"]["held"] == 2 and report["summary"]["overreach"] == 1
     assert report["summary"]["unevidenced"] == 1
+
+
+def test_shards_cover_the_catalog_once_and_merge_into_the_unsharded_verdicts(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    whole = run_gate(project, "run", "--no-cache")
+    shard_reports = []
+    for k in (1, 2):
+        run = run_gate(project, "run", "--no-cache", "--shard", f"{k}/2")
+        target = tmp_path / f"shard-{k}.json"
+        target.write_text(json.dumps(run.report))
+        shard_reports.append(str(target))
+        assert run.report["shard"] == f"{k}/2"
+    names = [{m["name"] for m in json.loads(open(p).read())["mutations"]} for p in shard_reports]
+    assert names[0] and names[1] and not names[0] & names[1]
+    merged = run_gate(project, "merge", *shard_reports, "--report-dir", str(tmp_path / "merged"))
+    assert merged.code == whole.code == 1
+    document = json.loads((tmp_path / "merged" / "killmap.json").read_text())
+    assert [(m["name"], m["verdict"]) for m in document["mutations"]] == list(whole.verdicts().items())
+    assert (tmp_path / "merged" / "killmap.junit.xml").exists()
+
+
+def test_merging_without_every_shard_is_an_error_naming_what_is_missing(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    run = run_gate(project, "run", "--no-cache", "--shard", "1/2")
+    only = tmp_path / "shard-1.json"
+    only.write_text(json.dumps(run.report))
+    merged = run_gate(project, "merge", str(only), "--report-dir", str(tmp_path / "merged"))
+    assert merged.code == 2
+    assert "no shard reported" in merged.stderr and "Traceback" not in merged.stderr
+
+
+def test_a_shard_keeps_an_invariant_with_its_control(tmp_path):
+    from killmap.catalog import load_catalog
+    from killmap.lab import _shard
+
+    project = copy_fixture("verdicts", tmp_path)
+    seen = {}
+    mutations = list(load_catalog(project, project / "mutations" / "verdicts.toml").mutations)
+    for k in (1, 2, 3):
+        for m in _shard(mutations, k, 3):
+            seen[m.name] = k
+    assert len(seen) == len(mutations)
+    for m in mutations:
+        if m.invariant:
+            assert seen[m.name] == seen[m.control]
