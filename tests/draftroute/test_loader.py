@@ -112,6 +112,17 @@ def test_unknown_head_type_refused(build, draft_root):
     assert "is not one of vanilla, gated, rnn" in str(refused.value)
 
 
+def test_non_string_head_type_refused(build, draft_root):
+    # Not a string, so it is neither stripped nor lower-cased: a list that merely holds a
+    # known name is still refused, not crashed on.
+    draft_config = {**CFG_QWEN3, "markov_head_type": ["vanilla"]}
+    with pytest.raises(RouteRefusal) as refused:
+        load(build, standalone(draft_root), draft_config, weights=native_head_weights())
+    assert refused.value.arm == "L-MARKOV-TYPE"
+    assert "is not one of vanilla, gated, rnn" in str(refused.value)
+    assert build.calls == []
+
+
 def test_duplicate_precedence():
     vanilla, native, prefixed = Tensor((32, 4)), Tensor((32, 4)), Tensor((32, 4))
     native_w2, prefixed_w2 = Tensor((32, 4)), Tensor((32, 4))

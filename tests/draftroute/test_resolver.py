@@ -143,6 +143,19 @@ def test_dflash_lane_and_load_config(draft_root, spec, load_format):
     assert (None if loaded is None else loaded.load_format) == load_format
 
 
+@pytest.mark.parametrize("architectures", [
+    ["Qwen3ForCausalLM"],
+    ["Qwen3ForCausalLM", "DFlash2DraftModel"],
+], ids=["no-dflash-arch", "dflash-arch-not-first"])
+def test_dflash_lane_falls_back_when_first_architecture_is_not_dflash(draft_root, architectures):
+    # Only the first declared name can choose a DFlash lane; anything else loads the
+    # default one rather than a class the DFlash loader does not know.
+    draft_config = {"architectures": architectures, "model_type": "qwen3"}
+    spec = {"method": "dflash", "model": str(draft_root / "draft"), "num_speculative_tokens": K}
+    route = resolve_route(spec, draft_config, TGT_QWEN)
+    assert route.lane == "DFlashDraftModel"
+
+
 # --- S1-S5 refusals ------------------------------------------------------------------------
 
 def test_unknown_spec_key_refused(draft_root):
@@ -156,7 +169,10 @@ def test_unknown_spec_key_refused(draft_root):
     "safetensors",
     {"load_format": "safetensors", "dowload_dir": "/cache"},
     {"load_format": "instanttensor"},
-], ids=["non-object", "unknown-field", "unknown-format"])
+    # Not a string, so it is never lower-cased; a list is also unhashable, which the
+    # format check must answer rather than crash on.
+    {"load_format": ["safetensors"]},
+], ids=["non-object", "unknown-field", "unknown-format", "non-string-format"])
 def test_bad_draft_load_config(draft_root, draft_load_config):
     refusal = refusal_of(dspark(draft_root / "draft", draft_load_config=draft_load_config), CFG_QWEN3)
     assert refusal.arm == "R-LOADCFG"
@@ -185,6 +201,29 @@ def test_method_autodetect(draft_root, dirname, draft_config, outcome):
         assert "is not routed here" in str(refusal)
     else:
         assert resolve_route(spec, draft_config, TGT_QWEN).method == outcome
+
+
+@pytest.mark.parametrize(("dirname", "detected"), [
+    ("my-eagle-draft", "eagle"),
+    ("my-eagle3-draft", "eagle3"),
+], ids=["eagle-by-name", "eagle3-by-name"])
+def test_method_autodetect_refuses_eagle_by_its_detected_name(draft_root, dirname, detected):
+    # A llama config: without its name marker the draft would fall through to upstream's
+    # draft_model, which reads the same arm and phrase, so only the method named in the
+    # message shows that the marker decided.
+    spec = {"model": str(draft_root / dirname), "num_speculative_tokens": K}
+    refusal = refusal_of(spec, CFG_LLAMA)
+    assert refusal.arm == "R-METHOD"
+    assert f"method {detected!r} is not routed here" in str(refusal)
+    assert "'draft_model'" not in str(refusal)
+
+
+def test_no_method_and_no_model_is_refused_as_method_none():
+    # A DeepSeek-V4 target with k set is exactly the folded shape, so a resolver that
+    # guessed dspark here would route it; without a model there is nothing to detect from.
+    refusal = refusal_of({"num_speculative_tokens": 5}, None, TGT_DSV4)
+    assert refusal.arm == "R-METHOD"
+    assert "method None is not routed here" in str(refusal)
 
 
 @pytest.mark.parametrize("draft_config", [
@@ -313,4 +352,23 @@ def test_translation_hoists_and_shifts():
     assert translated["mask_token_id"] == 5
     assert translated["markov_head_type"] == "vanilla"
     assert translated["target_layer_ids"] == [1, 9, 17]
+    assert "speculators_model_type" not in translated
+
+
+# A dflash speculators wrapper: the block and mask token live at the top level, and the
+# layer config says nothing about the lane.
+CFG_SPEC_DFLASH = {
+    "speculators_model_type": "dflash",
+    "transformer_layer_config": {"model_type": "qwen3"},
+    "mask_token_id": 5,
+    "block_size": 16,
+}
+
+
+def test_dflash_translation_declares_dflash_lane_and_hoists_block():
+    translated = translate_speculators_layout(CFG_SPEC_DFLASH)
+    assert translated["architectures"] == ["DFlashDraftModel"]
+    assert translated["model_type"] == "qwen3"
+    assert translated.get("block_size") == 16
+    assert translated.get("mask_token_id") == 5
     assert "speculators_model_type" not in translated
