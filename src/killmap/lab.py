@@ -18,7 +18,7 @@ from killmap.cache import VerdictCache, dependencies, test_files_digest
 from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs, matches
 from killmap.errors import GateError
 from killmap.judge import Evidence, Verdict
-from killmap.mutants import Mutant, build_mutant
+from killmap.mutants import Mutant, Sources, build_mutant
 from killmap.outcome import RunOutcome
 from killmap.pins import check_pins
 from killmap.pool import Pool
@@ -122,7 +122,8 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
     import time
     started = time.perf_counter()
     _, mutations = load(root, options)
-    mutants = {m.name: build_mutant(root, m) for m in mutations}
+    sources = Sources(root)
+    mutants = {m.name: build_mutant(root, m, sources) for m in mutations}
     _check_control_sites(mutations, mutants)
     progress("planned", len(mutations))
 

@@ -58,15 +58,32 @@ def sha256_text(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def build_mutant(root: Path, mutation: Mutation) -> Mutant:
-    path = root / mutation.target.path
-    original = path.read_text(encoding="utf-8")
-    try:
-        module = cst.parse_module(original)
-    except cst.ParserSyntaxError as exc:
-        raise mutation.fail(f"target file does not parse: {exc.message} (line {exc.raw_line})",
-                            "target") from None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+class Sources:
+    """Each target file read and parsed once per gate run, shared by its mutations.
+
+    libcst trees are immutable and a MetadataWrapper memoizes what it resolves, so every
+    mutation of one file can start from the same parse.
+    """
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._parsed: dict[str, tuple[str, MetadataWrapper]] = {}
+
+    def parsed(self, mutation: Mutation) -> tuple[str, MetadataWrapper]:
+        rel = mutation.target.path
+        if rel not in self._parsed:
+            original = (self.root / rel).read_text(encoding="utf-8")
+            try:
+                module = cst.parse_module(original)
+            except cst.ParserSyntaxError as exc:
+                raise mutation.fail(f"target file does not parse: {exc.message} (line {exc.raw_line})",
+                                    "target") from None
+            self._parsed[rel] = (original, MetadataWrapper(module, unsafe_skip_copy=True))
+        return self._parsed[rel]
+
+
+def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None) -> Mutant:
+    original, wrapper = (sources or Sources(root)).parsed(mutation)
     scope = _resolve_symbol(wrapper.module, mutation)
     # The symbol's own text: libcst hands a statement the blank lines and comments above it
     # (leading_lines); a formatter changing the spacing between functions must not make
@@ -198,7 +215,36 @@ def _fill_empty_block(node):
 
 
 def _transform(wrapper: MetadataWrapper, replacements) -> str:
-    return wrapper.module.visit(_Replace(replacements)).code
+    """The module's text with the replacements made.
+
+    Only the top-level statements that hold a replaced node are transformed; each is
+    spliced back where its exact text stands (libcst round-trips text byte for byte), so
+    a large file costs what its changed definitions cost.
+    """
+    module = wrapper.module
+    if not replacements:
+        return module.code
+    parents = wrapper.resolve(ParentNodeProvider)
+    nodes = {id(node): node for node in parents}
+    tops: dict[int, cst.CSTNode] = {}
+    for key in replacements:
+        node = nodes.get(key)
+        if node is None:
+            return module.visit(_Replace(replacements)).code
+        while parents.get(node) is not None and parents.get(node) is not module:
+            node = parents[node]
+        if node is module:
+            return module.visit(_Replace(replacements)).code
+        tops[id(node)] = node
+    text = module.code
+    for top in tops.values():
+        before = module.code_for_node(top)
+        if text.count(before) != 1:
+            return module.visit(_Replace(replacements)).code
+        after = top.visit(_Replace(replacements))
+        after_text = "" if isinstance(after, cst.RemovalSentinel) else module.code_for_node(after)
+        text = text.replace(before, after_text, 1)
+    return text
 
 
 # --- the operators -----------------------------------------------------------------------

@@ -9,6 +9,7 @@ run, where the module is really imported.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -44,15 +45,21 @@ def _line_free_args(message) -> tuple[str, ...]:
     return tuple(str(a) for a in args)
 
 
+@functools.lru_cache(maxsize=32)
+def _original_findings(original: str, filename: str) -> Counter:
+    """Many mutations share one original file: check it once."""
+    try:
+        return Counter(f[:2] for f in _findings(original, filename))
+    except SyntaxError:
+        return Counter()
+
+
 def check_mutant(original: str, mutated: str, filename: str) -> Validity:
     try:
         compile(mutated, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return Validity(False, f"the mutant does not parse: {exc.msg} (line {exc.lineno})", "syntax")
-    try:
-        before = Counter(f[:2] for f in _findings(original, filename))
-    except SyntaxError:
-        before = Counter()
+    before = _original_findings(original, filename)
     after = _findings(mutated, filename)
     added = Counter(f[:2] for f in after) - before
     if added:
