@@ -79,8 +79,12 @@ def skeleton_of(source: str) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
-def dependencies(root: Path, executed: dict[str, set[int]]) -> dict[str, Any]:
-    """For each executed file: its skeleton hash and the hashes of executed functions."""
+def dependencies(root: Path, executed: dict[str, set[int] | None]) -> dict[str, Any]:
+    """For each executed file: its skeleton hash and the hashes of executed functions.
+
+    `None` for a file means it was imported but not traced line by line: every function
+    in it counts, so any change to it invalidates.
+    """
     deps: dict[str, Any] = {}
     for rel, lines in sorted(executed.items()):
         path = root / rel
@@ -89,7 +93,7 @@ def dependencies(root: Path, executed: dict[str, set[int]]) -> dict[str, Any]:
         source = path.read_text(encoding="utf-8", errors="replace")
         functions = functions_of(source)
         used = {name: digest for name, (start, end, digest) in functions.items()
-                if any(start <= line <= end for line in lines)}
+                if lines is None or any(start <= line <= end for line in lines)}
         deps[rel] = {"skeleton": skeleton_of(source), "functions": used}
     return deps
 

@@ -55,6 +55,7 @@ class Baseline:
     coverage: dict[str, dict[str, list[int]]]
     runs: int
     wall: float
+    imported: tuple[str, ...] = ()       # project source files the tests imported
 
 
 @dataclass
@@ -257,9 +258,12 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
                   pool: Pool, scratch: Scratch, options: LabOptions) -> Baseline:
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
     runs = max(1, options.baseline_runs)
+    # Line coverage only where mutations are: tracing every source file would slow the
+    # tests that reach no mutation, which the gate otherwise never needs to run again.
+    targets = tuple(sorted({m.target.path for m in group}))
     scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect,
                           timeout=options.baseline_timeout, sys_path=settings.paths,
-                          coverage_files=tuple(_source_files(files, settings)) if i == 0 else ())
+                          coverage_files=targets if i == 0 else ())
                  for i in range(runs)]
     outcomes: list[RunOutcome] = pool.map(scenarios, lambda worker, s: run_scenario(worker, scratch, root, s))
     first = outcomes[0]
@@ -290,7 +294,10 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
     durations = {t: max(o.tests[t].duration for o in outcomes if t in o.tests) for t in first.tests}
     wall = max(o.wall for o in outcomes[1:] or outcomes)  # the run without coverage is the honest one
     overhead = max(wall - sum(durations.values()), 0.2)
-    return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall)
+    sources = set(_source_files(files, settings))
+    imported = tuple(sorted(f for f in first.imported if f in sources))
+    return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall,
+                    imported)
 
 
 # --- one mutant ----------------------------------------------------------------------------
@@ -357,7 +364,8 @@ def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
 
 def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
     chosen = set(selected)
-    executed: dict[str, set[int]] = {}
+    # Files imported but not traced (not a mutation target) count whole.
+    executed: dict[str, set[int] | None] = {rel: None for rel in baseline.imported}
     for rel, contexts in baseline.coverage.items():
         lines: set[int] = set()
         imported = False

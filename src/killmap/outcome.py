@@ -77,6 +77,7 @@ class RunOutcome:
     finished: bool = False                       # the plugin wrote its final line
     log_tail: str = ""
     coverage: dict[str, dict[str, list[int]]] | None = None
+    imported: tuple[str, ...] = ()               # sandbox-relative .py files in sys.modules
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -133,4 +134,5 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         status=response.get("status", "error"), wall=response.get("wall", 0.0),
         collected=tuple(collected), tests=tests, collect_errors=tuple(errors),
         in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
+        imported=tuple(final.get("imported", ())),
         finished=bool(final), log_tail=log_tail, coverage=coverage)

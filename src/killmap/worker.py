@@ -174,7 +174,8 @@ def _child(request: dict[str, Any]) -> None:
         if expect:
             proof = origin_proof(expect["module"], expect["file"], expect["sha256"],
                                  request.get("blocked_root"))
-        recorder.emit(event="final", exit_code=int(exit_code), proof=proof)
+        recorder.emit(event="final", exit_code=int(exit_code), proof=proof,
+                      imported=_imported_files(request["sandbox"]))
         recorder.close()
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
@@ -202,6 +203,17 @@ def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
                         if not type(f).__module__.startswith("__editable__")
                         and not getattr(f, "__module__", "").startswith("__editable__")]
     sys.path_importer_cache.clear()
+
+
+def _imported_files(sandbox: str) -> list[str]:
+    """The sandbox's Python files that this session imported (the cache's dependencies)."""
+    prefix = os.path.realpath(sandbox) + os.sep
+    found = set()
+    for module in list(sys.modules.values()):
+        path = os.path.realpath(getattr(module, "__file__", None) or "")
+        if path.startswith(prefix) and path.endswith(".py"):
+            found.add(path[len(prefix):])
+    return sorted(found)
 
 
 def _write_coverage(cov: coverage.Coverage, out: str) -> None:

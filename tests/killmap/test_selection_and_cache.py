@@ -121,3 +121,14 @@ def test_verdicts_and_their_order_do_not_depend_on_jobs(tmp_path):
                 for m in run.report["mutations"]]
 
     assert reds(one) == reds(two)
+
+
+def test_touching_an_imported_file_that_is_no_target_invalidates_the_verdicts(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    (project / "src" / "selpkg" / "fmt.py").write_text("def show(x):\n    return str(x)\n")
+    shared = project / "tests" / "test_shared.py"
+    shared.write_text("from selpkg import fmt  # noqa: F401\n" + shared.read_text())
+    run_gate(project, "run")
+    (project / "src" / "selpkg" / "fmt.py").write_text("def show(x):\n    return repr(x)\n")
+    again = run_gate(project, "run")
+    assert again.mutation("shared-off-by-one")["cached"] is False
