@@ -11,6 +11,7 @@ selected test runs leaves the verdict valid, for the same reason test selection 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -46,6 +47,7 @@ def environment_key() -> dict[str, str]:
             "pytest": pytest.__version__}
 
 
+@functools.lru_cache(maxsize=256)  # every mutation's dependencies re-read the same few files
 def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
     """Outermost functions and methods: qualified name -> (first line, last line, hash)."""
     try:
@@ -69,6 +71,7 @@ def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
     return found
 
 
+@functools.lru_cache(maxsize=256)
 def skeleton_of(source: str) -> str:
     """The file with every function body blanked out: what runs at import."""
     functions = functions_of(source)
