@@ -7,11 +7,10 @@ import hashlib
 import re
 import subprocess
 import sys
-import tomllib
 
 import pytest
 
-from killmap.catalog import load_catalog
+from killmap.catalog import load_catalog, tomllib  # tomli on Python 3.10
 from killmap.errors import GateError
 from killmap.mutants import build_mutant, sha256_text
 from killmap.pins import check_pins, pins_for, rewrite_pins
