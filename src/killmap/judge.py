@@ -92,10 +92,16 @@ class Evidence:
 def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> Verdict:
     run = evidence.run
 
+    timings = {"run_seconds": round(run.wall, 4),
+               "confirm_seconds": round(evidence.confirm.wall, 4) if evidence.confirm else 0.0,
+               "selected_baseline_seconds": round(evidence.selected_baseline_seconds, 4)}
+
     def verdict(kind: str, detail: str, **more: Any) -> Verdict:
+        extras = {**timings, **more.pop("extras", {})}
         return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
-                       reached_by=evidence.reached_by, duration=run.wall + (evidence.confirm.wall if evidence.confirm else 0.0),
-                       timeout=evidence.timeout, **{**base, **more})
+                       reached_by=evidence.reached_by,
+                       duration=run.wall + (evidence.confirm.wall if evidence.confirm else 0.0),
+                       timeout=evidence.timeout, extras=extras, **{**base, **more})
 
     red_tests = tuple(_red(run, evidence))
     if run.status == "timeout":

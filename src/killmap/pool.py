@@ -40,7 +40,8 @@ class Pool:
         self.workers: list[Worker] = []
         env = dict(os.environ)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.gate_flags
+        env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
+        env.pop("COVERAGE_CORE", None)   # per-test contexts need the C tracer; see worker
         for index, sandbox in enumerate(sandboxes):
             process = subprocess.Popen(
                 [sys.executable, "-m", "killmap.worker"], cwd=sandbox, env=env,

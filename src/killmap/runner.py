@@ -43,7 +43,9 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "id": scenario.label,
         "sandbox": str(sandbox),
         "writes": dict(scenario.writes),
-        "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}"],
+        # A private basetemp per run: pytest prunes old numbered temp folders, and two
+        # workers sharing the default one could delete each other's tmp_path mid-test.
+        "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={folder / 'tmp'}"],
         "timeout": scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),

@@ -32,8 +32,21 @@ from killmap.plugin import Recorder, origin_proof
 _current_child: list[int] = []
 
 
+def _warm_pytest() -> None:
+    """Import pytest's built-in plugins once, so no forked child pays for them."""
+    import importlib
+
+    from _pytest.config import default_plugins
+    for name in default_plugins:
+        try:
+            importlib.import_module(f"_pytest.{name}")
+        except ImportError:  # a plugin this pytest version does not ship
+            pass
+
+
 def main() -> int:
     signal.signal(signal.SIGTERM, _terminate)
+    _warm_pytest()
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
@@ -157,8 +170,7 @@ def _child(request: dict[str, Any]) -> None:
         cov = None
         late = False
         if request.get("coverage"):
-            cov = coverage.Coverage(data_file=None, include=request["coverage"]["include"],
-                                    config_file=False, branch=False)
+            cov = _per_test_coverage(request["coverage"]["include"])
             late = bool(request["coverage"].get("after_collection"))
             if not late:
                 cov.start()
@@ -203,6 +215,22 @@ def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
                         if not type(f).__module__.startswith("__editable__")
                         and not getattr(f, "__module__", "").startswith("__editable__")]
     sys.path_importer_cache.clear()
+
+
+def _per_test_coverage(include: list[str]) -> coverage.Coverage:
+    """Coverage that can attribute lines to each test.
+
+    coverage's sys.monitoring core (the default on Python 3.14+, or COVERAGE_CORE=sysmon)
+    records a line once per process, not once per context: a second test running the same
+    line would not be credited, and selection would miss a test that can overreach. The
+    C tracer records per context, so the gate insists on it.
+    """
+    cov = coverage.Coverage(data_file=None, include=include, config_file=False, branch=False)
+    try:
+        cov.set_option("run:core", "ctrace")
+    except coverage.CoverageException:  # a coverage too old to have cores: it has no sysmon either
+        pass
+    return cov
 
 
 def _imported_files(sandbox: str) -> list[str]:

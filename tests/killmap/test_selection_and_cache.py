@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from gatekit import copy_fixture, run_gate
+from gatekit import copy_fixture, gate_env, run_gate
 
 
 def test_a_test_outside_kills_that_runs_the_changed_line_is_still_selected_and_caught(tmp_path):
@@ -132,3 +132,14 @@ def test_touching_an_imported_file_that_is_no_target_invalidates_the_verdicts(tm
     (project / "src" / "selpkg" / "fmt.py").write_text("def show(x):\n    return repr(x)\n")
     again = run_gate(project, "run")
     assert again.mutation("shared-off-by-one")["cached"] is False
+
+
+def test_a_coverage_core_that_cannot_attribute_lines_per_test_is_not_used(tmp_path):
+    # With coverage's sys.monitoring core, a line run by two tests is credited to the
+    # first only, and selection would drop the second: the overreaching test here.
+    project = copy_fixture("selection", tmp_path)
+    env = gate_env(project, {"COVERAGE_CORE": "sysmon"})
+    run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one", env=env)
+    entry = run.mutation("shared-off-by-one")
+    assert entry["verdict"] == "overreach"
+    assert entry["selected_tests"] == 2

@@ -34,6 +34,8 @@ def test_a_deleted_check_that_turns_its_test_red_by_assertion_is_held(verdicts_r
     entry = verdicts_run.mutation("refusal-check-deleted")
     assert entry["verdict"] == "held"
     assert [r["id"] for r in entry["red"]] == ["tests/test_logic.py::test_label_refuses"]
+    assert set(entry["expected"]) <= set(entry["selected"])
+    assert entry["run_seconds"] > 0 and entry["confirm_seconds"] > 0
     assert entry["red"][0]["cause"] == "assertion"
     assert "tests/test_logic.py::test_label_refuses" in entry["reached_by"]
 
@@ -100,13 +102,13 @@ def test_a_pattern_that_matches_nothing_is_not_applied(verdicts_run):
 
 def test_an_undefined_name_is_broken_by_the_pyflakes_check(verdicts_run):
     entry = verdicts_run.mutation("undefined-name")
-    assert entry["verdict"] == "broken"
+    assert entry["verdict"] == "broken" and entry["broken_cause"] == "pyflakes"
     assert "undefined name 'positive_word'" in entry["detail"]
 
 
 def test_a_mutant_that_does_not_parse_is_broken(verdicts_run):
     entry = verdicts_run.mutation("does-not-parse")
-    assert entry["verdict"] == "broken"
+    assert entry["verdict"] == "broken" and entry["broken_cause"] == "syntax"
     assert "does not parse" in entry["detail"]
 
 
