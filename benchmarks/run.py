@@ -1,0 +1,678 @@
+"""killmap benchmarks: against mutgate 0.1.1, against the floor, and scaling.
+
+    python3 benchmarks/run.py [--quick] [--repeat R] [--out reports/bench]
+
+Creates benchmarks/.venv (gitignored) on first use with `pip install -e .[bench]`
+(killmap, mutgate==0.1.1, matplotlib) and re-runs itself there; the project's own .venv
+is never touched. Every tool runs with that venv's interpreter, on private copies, with
+its own verdict-cache folder, so nothing in the working tree or ~/.cache is written but
+the results: OUT/bench.json and OUT/scaling.png.
+
+What is measured (rows marked R are repeated R times, interleaved so that drift hits
+every row alike, and the median is reported; the others run once, in the first repeat):
+
+  a. R  killmap (`run --no-cache --jobs 2`) and mutgate (`run DECL`; sequential, it has no
+        parallelism) on the bundled catalog mutations/draftroute.toml, on a snapshot of
+        this repository's files (tracked + untracked-unignored, what both tools copy).
+     R  killmap on the synthetic subject S1000: 50 mutations over 1,000 tests (500 reach
+        the mutated functions, 500 do not).
+     1  mutgate on S1000 (about 2 minutes a run here; --mutgate-repeat N for more).
+     mutgate's declarations are translated from killmap's own mutant texts
+     (benchmarks/translate.py) and its TESTS are the catalog's [gate] tests, so both tools
+     check the same contracts over the same suite. Every run must come out all held / all
+     OK, or the table says so.
+  b. R  The floor, from one plain pytest run per repeat: per test the duration pytest
+        measures (setup + call + teardown, summed as killmap's plugin sums it); per
+        mutation the sum over the tests killmap selected; the sum over mutations divided
+        by the 2 jobs. Reported: gate wall / floor.
+  c. R  killmap on S10000: the same 50 mutations, non-reaching tests x10 (5,500 tests).
+     1  killmap on S1000 with K = 10 and 25 mutations (`--only`), and with --no-confirm.
+     R  The cached re-run of S1000: one populating run (without --no-cache), then
+        `killmap run` again, each repeat.
+
+killmap runs through a thin driver that calls `killmap.cli.main` unchanged and timestamps
+the lab's progress events, splitting each run into startup (interpreter + imports),
+setup (catalog, mutants, sandboxes, workers), baseline, mutants and tail. killmap's source
+is frozen at the start of the run (copied and put first on PYTHONPATH), because other
+engineers may edit src/killmap meanwhile. Walls are measured around each whole command.
+
+--quick: one repeat; mutgate on S1000 runs 5 of the 50 mutations and its wall is
+extrapolated (strictly sequential: a baseline run plus one full-suite run per mutation),
+marked "estimated"; K = 10 only; no --no-confirm row; the S1000 killmap row runs with an
+empty verdict cache instead of --no-cache (the same work) and populates the cache for the
+re-run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+VENV = HERE / ".venv"
+VENV_PYTHON = VENV / "bin" / "python"
+JOBS = 2
+
+# Calls killmap's CLI unchanged; records when the lab's phases start and end.
+KILLMAP_DRIVER = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+import killmap.lab as lab
+marks = {"imported": time.perf_counter() - t0, "killmap_file": lab.__file__}
+_run_lab = lab.run_lab
+def run_lab(root, options, progress=lambda kind, data: None):
+    def tap(kind, data):
+        now = time.perf_counter() - t0
+        marks.setdefault(kind + ":first", now)
+        marks[kind + ":last"] = now
+        progress(kind, data)
+    marks["lab:start"] = time.perf_counter() - t0
+    try:
+        return _run_lab(root, options, tap)
+    finally:
+        marks["lab:end"] = time.perf_counter() - t0
+lab.run_lab = run_lab
+from killmap.cli import main
+try:
+    code = main(sys.argv[1:])
+finally:
+    marks["end"] = time.perf_counter() - t0
+    with open(os.environ["KILLMAP_BENCH_MARKS"], "w") as out:
+        json.dump(marks, out)
+sys.exit(code)
+"""
+
+# One plain pytest run; per test id the summed phase durations, like killmap's plugin.
+DURATIONS_DRIVER = r"""
+import json, sys
+import pytest
+class Durations:
+    def __init__(self):
+        self.seen = {}
+    def pytest_runtest_logreport(self, report):
+        self.seen[report.nodeid] = self.seen.get(report.nodeid, 0.0) + report.duration
+plugin = Durations()
+code = pytest.main(sys.argv[2:], plugins=[plugin])
+with open(sys.argv[1], "w") as out:
+    json.dump(plugin.seen, out)
+sys.exit(int(code))
+"""
+
+
+# --- the venv -----------------------------------------------------------------------------
+
+def ensure_venv() -> None:
+    """Re-exec inside benchmarks/.venv, creating and filling it first when needed."""
+    if Path(sys.prefix).resolve() == VENV.resolve():
+        return
+    if not VENV_PYTHON.exists():
+        print(f"creating {VENV.relative_to(REPO)} ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    probe = subprocess.run([str(VENV_PYTHON), "-c", "import killmap, mutgate, matplotlib; "
+                            "assert mutgate.__version__ == '0.1.1'"], capture_output=True)
+    if probe.returncode != 0:
+        print("installing killmap (editable), mutgate==0.1.1 and matplotlib into it ...", flush=True)
+        subprocess.run([str(VENV_PYTHON), "-m", "pip", "install", "-q", "-e", f"{REPO}[bench]"], check=True)
+    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+# --- running the tools ------------------------------------------------------------------
+
+def _env(cache: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["XDG_CACHE_HOME"] = str(cache)      # killmap's verdict cache: private to the bench
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    for key in ("PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "PYTHONPATH"):
+        env.pop(key, None)
+    return env
+
+
+def _killmap_source() -> str:
+    from killmap.cache import _gate_source_digest
+    return _gate_source_digest()
+
+
+def _loadavg() -> float:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return -1.0
+
+
+def snapshot_killmap(work: Path) -> Path:
+    """Freeze killmap's source for the whole run: others may edit src/killmap meanwhile, and
+    a changed source would both change what is measured and invalidate the verdict cache."""
+    import killmap
+    dest = work / "killmap-src"
+    shutil.copytree(Path(killmap.__file__).parent, dest / "killmap",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+KILLMAP_PATH: list[str] = []   # set in main(): the frozen source, first on PYTHONPATH
+
+
+def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = (), only: list[str] = (),
+                no_cache: bool = True, extra: list[str] = ()) -> dict:
+    report_dir = work / "reports" / label
+    marks_file = work / f"marks-{label}.json"
+    argv = ["run", *map(str, catalogs), "--jobs", str(JOBS), "--report-dir", str(report_dir)]
+    argv += [a for name in only for a in ("--only", name)]
+    argv += (["--no-cache"] if no_cache else []) + list(extra)
+    env = _env(work / "cache")
+    env["KILLMAP_BENCH_MARKS"] = str(marks_file)
+    if KILLMAP_PATH:
+        env["PYTHONPATH"] = os.pathsep.join(KILLMAP_PATH)
+    load = _loadavg()
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", KILLMAP_DRIVER, *argv], cwd=root, env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    result = {"tool": "killmap", "label": label, "wall": wall, "exit": proc.returncode, "load1": load}
+    if proc.returncode not in (0, 1):
+        result["error"] = (proc.stdout + proc.stderr)[-2000:]
+        return result
+    report = json.loads((report_dir / "killmap.json").read_text(encoding="utf-8"))
+    marks = json.loads(marks_file.read_text(encoding="utf-8")) if marks_file.exists() else {}
+    summary = report["summary"]
+    result.update(
+        total=summary["total"], held=summary["held"], jobs=report["jobs"],
+        lab_wall=report["wall_seconds"],
+        cached=sum(m["cached"] for m in report["mutations"]),
+        baselines=report["baselines"],
+        phases=_phases(marks),
+        mutations=[{"name": m["name"], "verdict": m["verdict"], "selected_tests": m["selected_tests"],
+                    "selection": m["selection"], "duration": m["duration_seconds"],
+                    "expected": m["expected"], "may_kill": m["may_kill"], "reached_by": m["reached_by"],
+                    "cached": m["cached"]} for m in report["mutations"]])
+    return result
+
+
+def _phases(marks: dict) -> dict:
+    """Seconds: process start -> lab, setup (catalog, mutants, sandboxes, workers), baseline,
+    mutants (first baseline-done to last verdict), tail (pool stop, cache, reports, exit)."""
+    if "lab:start" not in marks:
+        return {}
+    base0, base1 = marks.get("baseline:first"), marks.get("baseline-done:last")
+    last_done = max(marks.get("done:last", 0.0), base1 or 0.0)
+    lab_end = marks.get("lab:end", marks["end"])
+    out = {"startup": marks["lab:start"], "end": marks["end"], "killmap_file": marks.get("killmap_file")}
+    if base0 is None:  # everything cached: no baseline, no mutant run
+        out.update(setup=lab_end - marks["lab:start"], baseline=0.0, mutants=0.0)
+    else:
+        out.update(setup=base0 - marks["lab:start"], baseline=base1 - base0, mutants=last_done - base1)
+    out["tail"] = marks["end"] - (last_done if base0 is not None else lab_end)
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = ()) -> dict:
+    args = [sys.executable, "-m", "mutgate", "run", str(decl)]
+    meta = _declaration_meta(decl)
+    args += [f"--pytest-arg={a}" for a in meta["pytest_args"]]
+    if only:
+        args += ["--only", *only]
+    load = _loadavg()
+    started = time.perf_counter()
+    proc = subprocess.run(args, cwd=work, env=_env(work / "cache"), capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    names = set(only or meta["names"])
+    ok = sum(1 for line in proc.stdout.splitlines()
+             if len(line.split()) > 1 and line.split()[0] in names and line.split()[1] == "OK")
+    result = {"tool": "mutgate", "label": label, "wall": wall, "exit": proc.returncode, "load1": load,
+              "total": len(only) if only else meta["count"], "ok": ok}
+    if proc.returncode not in (0, 1):
+        result["error"] = (proc.stdout + proc.stderr)[-2000:]
+    return result
+
+
+def _declaration_meta(decl: Path) -> dict:
+    namespace: dict = {}
+    exec(compile(decl.read_text(encoding="utf-8"), str(decl), "exec"), namespace)  # our own file
+    return {"pytest_args": list(namespace.get("PYTEST_ARGS", ())), "count": len(namespace["MUTATIONS"]),
+            "names": [m.name for m in namespace["MUTATIONS"]]}
+
+
+def measure_durations(root: Path, work: Path, tests: list[str], paths: list[str],
+                      pytest_args: list[str] = ()) -> dict[str, float]:
+    out = work / f"durations-{root.name}.json"
+    env = _env(work / "cache")
+    env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in paths)
+    proc = subprocess.run([sys.executable, "-c", DURATIONS_DRIVER, str(out), *tests, "-q",
+                           "-p", "no:cacheprovider", "-p", "no:randomly", *pytest_args],
+                          cwd=root, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the plain pytest run of {root} failed:\n{proc.stdout[-2000:]}")
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+# --- the floor ---------------------------------------------------------------------------
+
+def _matches(entry: str, node_id: str) -> bool:
+    from killmap.catalog import matches
+    return matches(entry, node_id)
+
+
+def floor_of(run: dict, durations: dict[str, float], jobs: int = JOBS) -> dict:
+    """Sum over mutations of the plain-run durations of the tests killmap selected.
+
+    The report gives only the count of selected tests; the set is rebuilt as the tests
+    the mutant run reached plus the contract's tests, or all tests when the selection
+    says so, and checked against the count. `exact` says whether every mutation matched.
+    """
+    total, exact, mismatches = 0.0, True, []
+    for m in run["mutations"]:
+        if m["selection"].startswith("all tests"):
+            chosen = set(durations)
+        else:
+            entries = m["expected"] + m["may_kill"]
+            chosen = set(m["reached_by"]) | {t for t in durations if any(_matches(e, t) for e in entries)}
+        if len(chosen) != m["selected_tests"]:
+            exact = False
+            mismatches.append((m["name"], len(chosen), m["selected_tests"]))
+        total += sum(durations.get(t, 0.0) for t in chosen)
+    return {"seconds": total / jobs, "sum_seconds": total, "jobs": jobs, "exact": exact,
+            "mismatches": mismatches}
+
+
+# --- subjects -----------------------------------------------------------------------------
+
+def make_synth(dest: Path, non_reaching: int, work_iterations: int) -> dict:
+    sys.path.insert(0, str(HERE))
+    try:
+        import synth
+    finally:
+        sys.path.pop(0)
+    spec = synth.Spec(functions=50, tests_per_function=10, mutations=50, non_reaching=non_reaching,
+                      work=work_iterations)
+    return synth.generate(dest, spec)
+
+
+def snapshot_repo(dest: Path) -> Path:
+    """A copy of the files both tools would copy (tracked + untracked-unignored)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest / rel)
+    return dest
+
+
+def prepare_bundled(work: Path) -> dict:
+    catalog = REPO / "mutations" / "draftroute.toml"
+    if not catalog.is_file():
+        return {"skipped": f"{catalog.relative_to(REPO)} does not exist yet"}
+    root = snapshot_repo(work / "bundled")
+    decl = work / "mutgate_draftroute.py"
+    sys.path.insert(0, str(HERE))
+    try:
+        import translate
+        translate.write_declaration(root, [root / "mutations" / "draftroute.toml"], decl)
+    except Exception as exc:  # noqa: BLE001 - any load failure means: skip, say why
+        return {"skipped": f"mutations/draftroute.toml does not load: {type(exc).__name__}: {exc}"}
+    finally:
+        sys.path.pop(0)
+    meta = _declaration_meta(decl)
+    namespace: dict = {}
+    exec(compile(decl.read_text(encoding="utf-8"), str(decl), "exec"), namespace)
+    return {"root": root, "decl": decl, "catalog": root / "mutations" / "draftroute.toml",
+            "tests": list(namespace["TESTS"]), "paths": list(namespace["PATHS"]),
+            "pytest_args": meta["pytest_args"], "mutations": meta["count"]}
+
+
+# --- the plan -----------------------------------------------------------------------------
+
+def median(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="killmap benchmarks (see the module docstring)")
+    ap.add_argument("--quick", action="store_true", help="one repeat, mutgate on S1000 estimated from 5 mutations")
+    ap.add_argument("--repeat", type=int, default=None, help="repeats (default 3, --quick 1)")
+    ap.add_argument("--out", type=Path, default=REPO / "reports" / "bench")
+    ap.add_argument("--work", type=int, default=25_000,
+                    help="loop iterations per synthetic test call (25,000 ~ 1.3 ms here)")
+    ap.add_argument("--mutgate-repeat", type=int, default=1,
+                    help="full mutgate runs on S1000 (about 2.5 min each here; default 1)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary subjects")
+    args = ap.parse_args(argv)
+    ensure_venv()
+    repeat = args.repeat or (1 if args.quick else 3)
+    out_dir = args.out if args.out.is_absolute() else Path.cwd() / args.out
+    out_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="killmap-bench-"))
+    t_start = time.perf_counter()
+    say = lambda text: print(f"[{time.perf_counter() - t_start:6.1f}s] {text}", flush=True)  # noqa: E731
+
+    try:
+        say(f"workspace {work}; generating subjects")
+        s1k = work / "s1000"
+        s10k = work / "s10000"
+        info1k = make_synth(s1k, 500, args.work)
+        info10k = make_synth(s10k, 5000, args.work)
+        names = [m["name"] for m in info1k["mutations"]]
+        bundled = prepare_bundled(work)
+        if "skipped" in bundled:
+            say(f"bundled catalog SKIPPED: {bundled['skipped']}")
+        k_values = [10] if args.quick else [10, 25]
+        mg_only = names[:5] if args.quick else []
+        mg_repeat = 1 if args.quick else min(args.mutgate_repeat, repeat)
+        KILLMAP_PATH.append(str(snapshot_killmap(work)))
+        source_before = _killmap_source()
+
+        runs: dict[str, list[dict]] = {}
+
+        def record(key: str, result: dict) -> dict:
+            runs.setdefault(key, []).append(result)
+            status = ""
+            if result["tool"] == "killmap":
+                status = (f"{result.get('held', '?')}/{result.get('total', '?')} held"
+                          + (f", {result['cached']} cached" if result.get("cached") else ""))
+            else:
+                status = f"{result.get('ok', '?')}/{result.get('total', '?')} OK"
+            if "error" in result:
+                status += " ERROR: " + result["error"].strip().splitlines()[-1][:200]
+            say(f"  {key:28} {result['wall']:7.2f}s  {status}  (load {result['load1']})")
+            return result
+
+        floors: dict[str, list[dict]] = {}
+        for r in range(repeat):
+            say(f"repeat {r + 1}/{repeat}")
+            first = r == 0
+            if "skipped" not in bundled:
+                record("bundled/killmap", run_killmap(bundled["root"], work, f"bundled-{r}",
+                                                      catalogs=[bundled["catalog"]]))
+                record("bundled/mutgate", run_mutgate(bundled["decl"], work, "bundled"))
+            if args.quick:
+                # same work as --no-cache (the cache folder is empty), and it fills the cache
+                record("s1000/killmap", run_killmap(s1k, work, f"s1000-{r}", no_cache=False))
+            else:
+                record("s1000/killmap", run_killmap(s1k, work, f"s1000-{r}"))
+            if r < mg_repeat:
+                record("s1000/mutgate", run_mutgate(s1k / "mutgate_decl.py", work, "s1000", only=mg_only))
+            record("s10000/killmap", run_killmap(s10k, work, f"s10000-{r}"))
+            if first:
+                # single runs: diagnostics and the K axis
+                if not args.quick:
+                    record("s1000/killmap --no-confirm",
+                           run_killmap(s1k, work, "s1000-nc", extra=["--no-confirm"]))
+                for k in k_values:
+                    record(f"s1000/killmap K={k}", run_killmap(s1k, work, f"s1000-k{k}", only=names[:k]))
+                if not args.quick:
+                    record("s1000/killmap populate cache", run_killmap(s1k, work, "s1000-populate", no_cache=False))
+            record("s1000/killmap cached rerun", run_killmap(s1k, work, f"s1000-cached-{r}", no_cache=False))
+            # the floor, once per repeat, from a plain pytest run
+            d1k = measure_durations(s1k, work, ["tests"], ["src"])
+            if "mutations" in runs["s1000/killmap"][-1]:
+                floors.setdefault("s1000", []).append(floor_of(runs["s1000/killmap"][-1], d1k))
+            if "skipped" not in bundled and "mutations" in runs["bundled/killmap"][-1]:
+                dbu = measure_durations(bundled["root"], work, bundled["tests"], bundled["paths"],
+                                        bundled["pytest_args"])
+                floors.setdefault("bundled", []).append(floor_of(runs["bundled/killmap"][-1], dbu))
+
+        results = summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values)
+        results["mutgate_s1000_runs"] = mg_repeat
+        results["killmap_source_sha256"] = {"measured (frozen at start)": source_before,
+                                            "working tree at end": _killmap_source()}
+        results["elapsed_seconds"] = round(time.perf_counter() - t_start, 1)
+        (out_dir / "bench.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        plot(results, out_dir / "scaling.png")
+        print_table(results)
+        say(f"wrote {out_dir / 'bench.json'} and {out_dir / 'scaling.png'}")
+        return 0
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values) -> dict:
+    def walls(key):
+        return [r["wall"] for r in runs.get(key, []) if "error" not in r]
+
+    def phases(key):
+        keys = ("startup", "setup", "baseline", "mutants", "tail")
+        rows = [r.get("phases", {}) for r in runs.get(key, []) if r.get("phases")]
+        return {k: median([p.get(k) for p in rows]) for k in keys} if rows else {}
+
+    med = {key: median(walls(key)) for key in runs}
+    res: dict = {
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()},
+        "repeat": repeat, "quick": args.quick, "jobs_killmap": JOBS, "jobs_mutgate": 1,
+        "synthetic": {"work_iterations": args.work, "s1000_tests": info1k["tests"],
+                      "s1000_non_reaching": info1k["non_reaching_tests"],
+                      "s10000_tests": info10k["tests"], "s10000_non_reaching": info10k["non_reaching_tests"],
+                      "mutations": len(info1k["mutations"])},
+        "bundled": ({"skipped": bundled["skipped"]} if "skipped" in bundled
+                    else {"mutations": bundled["mutations"], "tests": bundled["tests"]}),
+        "median_wall_seconds": med,
+        "phases_median_seconds": {key: phases(key) for key in runs if key.endswith("killmap") or "killmap" in key},
+        "runs": {key: [{k: v for k, v in r.items() if k != "mutations"} for r in rs]
+                 for key, rs in runs.items()},
+    }
+    mg_s1000 = med.get("s1000/mutgate")
+    if mg_only and mg_s1000 is not None:
+        # sequential: baseline + one full-suite run per mutation
+        mg_s1000 = round(mg_s1000 * (len(info1k["mutations"]) + 1) / (len(mg_only) + 1), 3)
+        res["mutgate_s1000_estimated_from"] = len(mg_only)
+    res["mutgate_s1000_seconds"] = mg_s1000
+    ratios = {}
+    if med.get("bundled/killmap") and med.get("bundled/mutgate"):
+        ratios["bundled"] = round(med["bundled/mutgate"] / med["bundled/killmap"], 2)
+    if med.get("s1000/killmap") and mg_s1000:
+        ratios["s1000"] = round(mg_s1000 / med["s1000/killmap"], 2)
+    res["ratio_mutgate_over_killmap"] = ratios
+    fl = {}
+    for key, rows in floors.items():
+        f = median([row["seconds"] for row in rows])
+        gate = med.get(f"{key}/killmap")
+        fl[key] = {"floor_seconds": f, "gate_seconds": gate,
+                   "gate_over_floor": round(gate / f, 1) if gate and f else None,
+                   "selection_rebuilt_exactly": all(row["exact"] for row in rows),
+                   "mismatches": rows[-1]["mismatches"][:10]}
+    res["floor"] = fl
+    base, grown = med.get("s1000/killmap"), med.get("s10000/killmap")
+    res["non_reaching_x10"] = {"s1000": base, "s10000": grown,
+                               "growth_percent": round(100 * (grown / base - 1), 1) if base and grown else None}
+    ks = [(k, med.get(f"s1000/killmap K={k}")) for k in k_values] + [(len(info1k["mutations"]), base)]
+    ks = [(k, v) for k, v in ks if v is not None]
+    kp = [(k, (res["phases_median_seconds"].get(f"s1000/killmap K={k}") or {}).get("mutants"))
+          for k in k_values] + [(len(info1k["mutations"]), (res["phases_median_seconds"].get("s1000/killmap") or {}).get("mutants"))]
+    kp = [(k, v) for k, v in kp if v is not None]
+    res["k_scaling"] = {"points": ks, "fit": _fit(ks), "mutant_phase_points": kp,
+                        "mutant_phase_fit": _fit(kp)}
+    loads = [r["load1"] for rs in runs.values() for r in rs]
+    res["load1_median"], res["load1_max"] = median(loads), max(loads)
+    res["cached_rerun_seconds"] = med.get("s1000/killmap cached rerun")
+    res["cached_rerun_all_cached"] = all(r.get("cached") == r.get("total")
+                                         for r in runs.get("s1000/killmap cached rerun", []))
+    verdicts_ok = all(r.get("held") == r.get("total") for key, rs in runs.items() for r in rs
+                      if r["tool"] == "killmap" and not key.startswith("bundled")) and \
+        all(r.get("ok") == r.get("total") for key, rs in runs.items() for r in rs
+            if r["tool"] == "mutgate" and not key.startswith("bundled"))
+    res["synthetic_verdicts_all_held"] = verdicts_ok
+    return res
+
+
+def _fit(points: list[tuple[int, float]]) -> dict | None:
+    if len(points) < 2:
+        return None
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    icpt = my - slope * mx
+    ss_tot = sum((y - my) ** 2 for y in ys)
+    ss_res = sum((y - (icpt + slope * x)) ** 2 for x, y in points)
+    return {"intercept_seconds": round(icpt, 3), "seconds_per_mutation": round(slope, 4),
+            "r2": round(1 - ss_res / ss_tot, 4) if ss_tot else None}
+
+
+TARGETS = """\
+targets: >=5x faster than mutgate on the bundled catalog; >=10x on S1000; wall <=1.5x the
+floor on S1000; <+15% when non-reaching tests grow tenfold; cached re-run <1 s"""
+
+
+def print_table(res: dict) -> None:
+    med = res["median_wall_seconds"]
+    ratio = res["ratio_mutgate_over_killmap"]
+    fl = res["floor"]
+
+    def s(v, unit="s"):
+        return "n/a" if v is None else f"{v:.2f}{unit}"
+
+    def verdict(ok):
+        return "MET" if ok else "NOT MET"
+
+    print()
+    print(f"killmap benchmarks, {res['date']}, median of {res['repeat']}, killmap --jobs {res['jobs_killmap']}")
+    print(TARGETS)
+    print(f"{'measurement':46} {'value':>12}  target")
+    rows = []
+    if "skipped" in res["bundled"]:
+        rows.append(("bundled catalog", "skipped", res["bundled"]["skipped"]))
+    else:
+        rows.append(("bundled: killmap wall", s(med.get("bundled/killmap")), ""))
+        rows.append(("bundled: mutgate wall", s(med.get("bundled/mutgate")), ""))
+        r = ratio.get("bundled")
+        rows.append(("bundled: mutgate / killmap", s(r, "x"), f">=5x {verdict(r and r >= 5)}"))
+        b = fl.get("bundled", {})
+        rows.append(("bundled: floor (sum selected / jobs)", s(b.get("floor_seconds")), ""))
+        rows.append(("bundled: killmap / floor", s(b.get("gate_over_floor"), "x"), "(no target)"))
+    est = " (est.)" if res.get("mutgate_s1000_estimated_from") else ""
+    rows.append(("S1000: killmap wall", s(med.get("s1000/killmap")), ""))
+    rows.append((f"S1000: mutgate wall{est}", s(res.get("mutgate_s1000_seconds")), ""))
+    r = ratio.get("s1000")
+    rows.append(("S1000: mutgate / killmap", s(r, "x"), f">=10x {verdict(r and r >= 10)}"))
+    f = fl.get("s1000", {})
+    rows.append(("S1000: floor (sum selected / jobs)", s(f.get("floor_seconds")), ""))
+    g = f.get("gate_over_floor")
+    rows.append(("S1000: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}"))
+    if med.get("s1000/killmap --no-confirm") is not None:
+        rows.append(("S1000: killmap --no-confirm (1 run)", s(med.get("s1000/killmap --no-confirm")),
+                     "(diagnostic)"))
+    nr = res["non_reaching_x10"]
+    rows.append(("S10000 (non-reaching x10): killmap", s(nr["s10000"]), ""))
+    gp = nr["growth_percent"]
+    rows.append(("  growth vs S1000", "n/a" if gp is None else f"{gp:+.1f}%",
+                 f"<+15% {verdict(gp is not None and gp < 15)}"))
+    for label, key in (("K scaling, wall: s per mutation", "fit"),
+                       ("K scaling, mutant phase: s per mutation", "mutant_phase_fit")):
+        fit = res["k_scaling"][key]
+        if fit:
+            rows.append((label, s(fit["seconds_per_mutation"]),
+                         f"intercept {fit['intercept_seconds']:.2f}s, r2 {fit['r2']}"))
+    c = res["cached_rerun_seconds"]
+    rows.append(("S1000: cached re-run", s(c), f"<1s {verdict(c is not None and c < 1)}"))
+    for name, value, target in rows:
+        print(f"{name:46} {value:>12}  {target}")
+    print("phases (median s: startup / setup / baseline / mutants / tail):")
+    for key, p in res["phases_median_seconds"].items():
+        if p:
+            print(f"  {key:34} " + " / ".join(s(p.get(k)) for k in ("startup", "setup", "baseline", "mutants", "tail")))
+    if not res["cached_rerun_all_cached"]:
+        print("WARNING: a cached re-run was not served entirely from the cache")
+    src = res.get("killmap_source_sha256", {})
+    if len(set(src.values())) > 1:
+        print("note: src/killmap changed during the run; the source frozen at the start was measured")
+    print(f"machine load (1-min average before each measurement): median {res['load1_median']}, "
+          f"max {res['load1_max']} on {res['machine']['cpus']} CPUs")
+    if not res["synthetic_verdicts_all_held"]:
+        print("WARNING: a synthetic run did not come out all held / all OK: its timing compares unequal work")
+
+
+def plot(res: dict, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    med = res["median_wall_seconds"]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    # (1) tools side by side
+    ax = axes[0]
+    labels, km, mg, fl = [], [], [], []
+    if "skipped" not in res["bundled"]:
+        labels.append(f"bundled\n({res['bundled']['mutations']} mutations)")
+        km.append(med.get("bundled/killmap") or 0)
+        mg.append(med.get("bundled/mutgate") or 0)
+        fl.append(res["floor"].get("bundled", {}).get("floor_seconds") or 0)
+    labels.append("S1000\n(50 mutations, 1,000 tests)")
+    km.append(med.get("s1000/killmap") or 0)
+    mg.append(res.get("mutgate_s1000_seconds") or 0)
+    fl.append(res["floor"].get("s1000", {}).get("floor_seconds") or 0)
+    x = range(len(labels))
+    est = " (S1000 estimated)" if res.get("mutgate_s1000_estimated_from") else ""
+    ax.bar([i - 0.27 for i in x], mg, 0.27, label=f"mutgate 0.1.1, sequential{est}")
+    ax.bar(list(x), km, 0.27, label=f"killmap --jobs {res['jobs_killmap']}")
+    ax.bar([i + 0.27 for i in x], fl, 0.27, label="floor")
+    ax.set_xticks(list(x), labels)
+    for i, (a, b, c) in enumerate(zip(mg, km, fl)):
+        for dx, v in ((-0.27, a), (0, b), (0.27, c)):
+            if v:
+                ax.text(i + dx, v, f"{v:.1f}" if v >= 1 else f"{v:.2f}", ha="center", va="bottom", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylim(top=max(mg + km + fl + [1.0]) * 12)  # headroom for the legend
+    ax.set_ylabel("wall seconds (median, log scale)")
+    ax.set_title("gate wall time vs mutgate and the floor")
+    ax.legend(fontsize=8, loc="upper left")
+    # (2) non-reaching x10, by phase
+    ax = axes[1]
+    keys = ["s1000/killmap", "s10000/killmap"]
+    names = [f"{res['synthetic']['s1000_non_reaching']} non-reaching\n({res['synthetic']['s1000_tests']} tests)",
+             f"{res['synthetic']['s10000_non_reaching']} non-reaching\n({res['synthetic']['s10000_tests']} tests)"]
+    bottom = [0.0, 0.0]
+    for phase in ("startup", "setup", "baseline", "mutants", "tail"):
+        vals = [res["phases_median_seconds"].get(k, {}).get(phase) or 0 for k in keys]
+        ax.bar(names, vals, bottom=bottom, label=phase)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_ylabel("seconds (median per phase)")
+    gp = res["non_reaching_x10"]["growth_percent"]
+    ax.set_title(f"non-reaching tests x10: {gp:+.0f}% wall" if gp is not None else "non-reaching tests x10")
+    ax.legend(fontsize=8)
+    # (3) K scaling
+    ax = axes[2]
+    pts = res["k_scaling"]["points"]
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="killmap wall")
+    mp = res["k_scaling"]["mutant_phase_points"]
+    if mp:
+        ax.plot([p[0] for p in mp], [p[1] for p in mp], "s-", label="of which: mutant phase")
+    fit = res["k_scaling"]["fit"]
+    if fit:
+        xs = [0, max(p[0] for p in pts)]
+        ax.plot(xs, [fit["intercept_seconds"] + fit["seconds_per_mutation"] * v for v in xs], "--",
+                label=f"fit: {fit['intercept_seconds']:.1f}s + {fit['seconds_per_mutation']:.2f}s x K")
+    if res.get("cached_rerun_seconds") is not None:
+        ax.axhline(res["cached_rerun_seconds"], color="gray", ls=":",
+                   label=f"cached re-run, K=50: {res['cached_rerun_seconds']:.2f}s")
+    ax.set_xlabel("mutations K (S1000)")
+    ax.set_ylabel("wall seconds (median)")
+    ax.set_title("mutations K")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    fig.suptitle(f"killmap benchmarks, {res['date'][:10]}, {res['machine']['cpus']} CPUs, "
+                 f"median of {res['repeat']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
