@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_killmap_run_with_no_argument_holds_every_bundled_contract(tmp_path):
     env_cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    import os
     done = subprocess.run([sys.executable, "-m", "killmap", "run", "--no-cache", "--report-dir",
                            str(tmp_path / "reports")], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, **env_cache}, timeout=600)

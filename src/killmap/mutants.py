@@ -19,7 +19,6 @@ from libcst.metadata import (ExpressionContext, ExpressionContextProvider, Metad
                              ParentNodeProvider, PositionProvider)
 
 from killmap.catalog import Mutation
-from killmap.errors import GateError
 from killmap.patching import PatchError, parse_patch, reverse_apply, split_lines
 
 

@@ -125,7 +125,6 @@ def test_a_sibling_module_imported_from_the_working_tree_makes_the_verdict_broke
     # The mutated module is the sandbox's, but another project module came from the user's
     # tree: the run mixed the two, so its reds prove nothing about the mutant.
     project = copy_fixture("shadowed", tmp_path)
-    catalog = project / "mutations" / "shadow.toml"
     run = run_gate(project, "run", "--no-cache",
                    env=gate_env(project, {"SHADOW_AFTER": str(project / "src")}))
     entry = run.mutation("answer-changed")
