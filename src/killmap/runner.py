@@ -45,7 +45,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "writes": dict(scenario.writes),
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
-        "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={folder / 'tmp'}"],
+        "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}"],
         "timeout": scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),

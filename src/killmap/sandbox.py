@@ -36,5 +36,13 @@ class Scratch:
         folder.mkdir(parents=True)
         return folder
 
+    def temp_dir(self) -> Path:
+        """A run's pytest basetemp, named by number only: a mutation's name in the path
+        would leak into every tmp_path, and tests may (rightly) read their paths."""
+        self._runs += 1
+        parent = self.path / "tmp"
+        parent.mkdir(exist_ok=True)  # pytest creates the basetemp itself, not its parents
+        return parent / f"{self._runs:05d}"
+
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
