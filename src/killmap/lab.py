@@ -344,16 +344,15 @@ def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
                         # Tracing costs; a change that does not run at import is only reached
                         # by tests, so tracing starts once collection is done.
                         coverage_after_collection=not original_region.import_time)
+    if options.confirm:
+        kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
+        scenario = replace(scenario, confirm_kills=kills)
     run = run_scenario(worker, scratch, root, scenario)
     mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
     file_coverage = (run.coverage or {}).get(mutant.file)
-    confirm = None
-    if options.confirm and run.status == "done" and run.finished and not run.collect_errors:
-        recheck = tuple(t for t in run.collected if t in run.red or any(matches(e, t) for e in mutation.kills))
-        if recheck:
-            confirm = run_scenario(worker, scratch, root, replace(
-                scenario, label=f"confirm-{mutation.name}", tests=recheck, coverage_files=(),
-                confirm_ids=recheck, expect_module=None))
+    confirm = run.confirmation if run.status == "done" and run.finished else None
+    if confirm is not None:
+        run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
     evidence = Evidence(run=run, confirm=confirm,
                         reached_by=mutant_region.reached_by(file_coverage),
                         region_executed=mutant_region.executed_at_all(file_coverage),

@@ -78,6 +78,8 @@ class RunOutcome:
     log_tail: str = ""
     coverage: dict[str, dict[str, list[int]]] | None = None
     imported: tuple[str, ...] = ()               # sandbox-relative .py files in sys.modules
+    final_wall: float = 0.0                      # the process's own measure, when it gave one
+    confirmation: "RunOutcome | None" = None     # the snapshot re-run, when one was asked for
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -134,5 +136,5 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         status=response.get("status", "error"), wall=response.get("wall", 0.0),
         collected=tuple(collected), tests=tests, collect_errors=tuple(errors),
         in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
-        imported=tuple(final.get("imported", ())),
+        imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
         finished=bool(final), log_tail=log_tail, coverage=coverage)

@@ -30,12 +30,19 @@ class Recorder:
     """Collects per-test evidence and writes it to `events_path` as JSON lines."""
 
     def __init__(self, events_path: str, *, mutated_file: str | None = None,
-                 coverage: Any = None, confirm_ids: list[str] | None = None,
-                 start_coverage_after_collection: bool = False):
+                 coverage: Any = None,
+                 start_coverage_after_collection: bool = False,
+                 snapshot: dict[str, Any] | None = None):
         self.events = open(events_path, "a", encoding="utf-8")
+        self.snapshot = snapshot          # where a confirmation run reports, if one is wanted
+        self.confirming = False           # True in the forked confirmation process
+        self.red: set[str] = set()
+        self.collected: list[str] = []
+        self._snapshot_pipe: int | None = None
+        self._snapshot_pid: int | None = None
+        self._started = time.perf_counter()
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
-        self.confirm_ids = set(confirm_ids or ())
         self.start_coverage_after_collection = start_coverage_after_collection
         self.phases: dict[str, dict[str, Any]] = {}
 
@@ -50,16 +57,74 @@ class Recorder:
             text = str(report.longrepr).replace(os.getcwd() + os.sep, "")
             self.emit(event="collect_error", id=report.nodeid, message=_short(text))
 
-    def pytest_collection_modifyitems(self, session, config, items):
-        # Confirmation runs select by exact node id; pytest's own selection by id can
-        # over-collect parametrizations, so we narrow here and say what we kept.
-        if self.confirm_ids:
-            items[:] = [item for item in items if item.nodeid in self.confirm_ids]
-
     def pytest_collection_finish(self, session):
-        self.emit(event="collected", ids=[item.nodeid for item in session.items])
+        self.collected = [item.nodeid for item in session.items]
+        self.emit(event="collected", ids=self.collected)
         if self.coverage is not None and self.start_coverage_after_collection:
             self.coverage.start()
+
+    # -- the confirmation snapshot --------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session):
+        """Fork a frozen copy of this session after collection, before any test runs.
+
+        The copy waits until this run is over, then re-runs only the tests whose outcome
+        matters (the red ones and the green kills), from the very state a fresh session
+        of this mutant starts its tests in: project and tests freshly imported, no test
+        run yet. That is the flake guard's re-run without paying for pytest's start-up
+        and collection a second time.
+        """
+        if self.snapshot and session.items and not session.testsfailed:
+            readable, writable = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(writable)
+                self._become_confirmation(session, readable)
+            else:
+                os.close(readable)
+                self._snapshot_pipe, self._snapshot_pid = writable, pid
+        yield
+
+    def _become_confirmation(self, session, readable: int) -> None:
+        chunks = []
+        while chunk := os.read(readable, 65536):
+            chunks.append(chunk)
+        os.close(readable)
+        wanted = set(json.loads(b"".join(chunks) or b"[]"))
+        if not wanted:
+            os._exit(0)
+        self._started = time.perf_counter()
+        log = os.open(self.snapshot["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        if self.coverage is not None:
+            self.coverage.stop()  # reach was measured in the run; the re-run only confirms
+            self.coverage = None
+        self.events.close()
+        self.events = open(self.snapshot["events"], "a", encoding="utf-8")
+        self.confirming = True
+        self.phases = {}
+        session.items[:] = [item for item in session.items if item.nodeid in wanted]
+        self.collected = [item.nodeid for item in session.items]
+        self.emit(event="collected", ids=self.collected)
+
+    def finish_snapshot(self) -> None:
+        """In the run: tell the waiting copy what to re-run, and wait for it."""
+        if self._snapshot_pid is None or self._snapshot_pipe is None:
+            return
+        kills = set(self.snapshot.get("kill_ids", ())) if self.snapshot else set()
+        wanted = [t for t in self.collected if t in self.red or t in kills]
+        data = json.dumps(wanted).encode()
+        try:
+            while data:
+                data = data[os.write(self._snapshot_pipe, data):]
+        finally:
+            os.close(self._snapshot_pipe)
+        os.waitpid(self._snapshot_pid, 0)
+        self._snapshot_pid = None
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._started
 
     # -- running ------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
@@ -71,7 +136,10 @@ class Recorder:
         yield
         if self.coverage is not None:
             self.coverage.switch_context("")
-        self.emit(event="test", **self.phases.pop(item.nodeid))
+        record = self.phases.pop(item.nodeid)
+        if record["outcome"] == "failed":
+            self.red.add(item.nodeid)
+        self.emit(event="test", **record)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

@@ -1,9 +1,10 @@
 """Scenarios: what one pytest run in a sandbox is asked to do, and what came back.
 
-A scenario is the baseline (unmutated, with per-test coverage of the project's source),
-a mutant (the mutated file written in, coverage of that file only, the origin of its
-module proven afterwards) or a confirmation (the same mutant, only the tests whose
-outcome matters, to tell a real red from a flake).
+A scenario is the baseline (unmutated, with per-test coverage of the mutation targets)
+or a mutant (the mutated file written in, coverage of that file only, the origin of its
+module proven afterwards). A mutant run also carries its confirmation: a copy of the
+session forked after collection re-runs the tests whose outcome matters, to tell a real
+red from a flake (see plugin.Recorder.pytest_runtestloop).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ class Scenario:
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
     mutated_file: str | None = None
     expect_module: str | None = None
-    confirm_ids: tuple[str, ...] = ()
     coverage_after_collection: bool = False
+    # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
+    confirm_kills: tuple[str, ...] | None = None
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -52,7 +54,6 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "sys_path": [str((sandbox / p).resolve()) for p in scenario.sys_path],
         "blocked_root": str(root),
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
-        "confirm_ids": list(scenario.confirm_ids) or None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
     }
     if scenario.coverage_files:
@@ -65,6 +66,10 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         request["expect"] = {"module": scenario.expect_module,
                              "file": str(sandbox / scenario.mutated_file),
                              "sha256": hashlib.sha256(data).hexdigest()}
+    if scenario.confirm_kills is not None:
+        request["snapshot"] = {"events": str(folder / "confirm-events.jsonl"),
+                               "log": str(folder / "confirm-pytest.log"),
+                               "kill_ids": list(scenario.confirm_kills)}
     response = worker.request(request)
     if response.get("status") == "error":
         response = {**response, "status": "error"}
@@ -74,6 +79,12 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         # Coverage speaks in sandbox paths; the rest of the gate speaks in project paths.
         prefix = str(sandbox.resolve()) + "/"
         outcome = _relative_coverage(outcome, prefix)
+    if scenario.confirm_kills is not None and (folder / "confirm-events.jsonl").exists():
+        confirmation = read_outcome(folder / "confirm-events.jsonl", folder / "confirm-pytest.log",
+                                    {"status": "done", "wall": 0.0})
+        if confirmation.finished:
+            from dataclasses import replace
+            outcome = replace(outcome, confirmation=replace(confirmation, wall=confirmation.final_wall))
     return outcome
 
 

@@ -175,9 +175,15 @@ def _child(request: dict[str, Any]) -> None:
             if not late:
                 cov.start()
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=cov, confirm_ids=request.get("confirm_ids"),
-                            start_coverage_after_collection=late)
+                            coverage=cov,
+                            start_coverage_after_collection=late, snapshot=request.get("snapshot"))
         exit_code = pytest.main(list(request["args"]), plugins=[recorder])
+        if recorder.confirming:  # the forked confirmation copy: report and stop here
+            recorder.emit(event="final", exit_code=int(exit_code), proof=None, wall=recorder.elapsed())
+            recorder.close()
+            code = 0
+            return
+        recorder.finish_snapshot()
         if cov is not None:
             cov.stop()
             _write_coverage(cov, request["coverage"]["out"])
