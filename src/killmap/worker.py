@@ -18,7 +18,6 @@ import os
 import shutil
 import signal
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
@@ -47,7 +46,6 @@ def _warm_pytest() -> None:
 def main() -> int:
     signal.signal(signal.SIGTERM, _terminate)
     _warm_pytest()
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
     out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
@@ -73,14 +71,6 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
         except OSError:
             pass
     os._exit(143)
-
-
-def _watch_parent(parent: int) -> None:
-    """A gate killed outright (SIGKILL) cannot stop its workers: they stop themselves."""
-    while True:
-        time.sleep(0.5)
-        if os.getppid() != parent:
-            _terminate(signal.SIGTERM, None)
 
 
 def serve(request: dict[str, Any]) -> dict[str, Any]:
@@ -120,31 +110,41 @@ def _write(path: Path, data: bytes, pycache_prefix: str | None) -> None:
 
 
 def _run_child(request: dict[str, Any]) -> dict[str, Any]:
+    """Fork the run and wait for it, polling: no threads in the worker.
+
+    A worker with threads would fork a multi-threaded process (deadlock-prone, and
+    deprecated since Python 3.12). Polling also watches the gate: a gate killed outright
+    (SIGKILL) cannot stop its workers, so a worker whose parent changed stops itself.
+    """
+    parent = os.getppid()
     started = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         _child(request)
     _current_child.append(pid)
-    status: list[int] = []
-    done = threading.Event()
-
-    def reap() -> None:
-        status.append(os.waitpid(pid, 0)[1])
-        done.set()
-
-    threading.Thread(target=reap, daemon=True).start()
-    timed_out = not done.wait(request["timeout"])
-    if timed_out:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        done.wait()
+    deadline = started + request["timeout"]
+    pause = 0.0005
+    timed_out = False
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if os.getppid() != parent:
+            _terminate(signal.SIGTERM, None)
+        if time.perf_counter() >= deadline:
+            timed_out = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status = os.waitpid(pid, 0)
+            break
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
     _current_child.remove(pid)
     wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status[0]) if status else None
     return {"id": request["id"], "status": "timeout" if timed_out else "done",
-            "child_exit": code, "wall": wall}
+            "child_exit": os.waitstatus_to_exitcode(status), "wall": wall}
 
 
 def _child(request: dict[str, Any]) -> None:
