@@ -17,6 +17,7 @@ from killmap import judge
 from killmap.cache import VerdictCache, dependencies, test_files_digest
 from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs, matches
 from killmap.errors import GateError
+from killmap.imports import unreachable_test_files
 from killmap.judge import Evidence, Verdict
 from killmap.mutants import Mutant, Sources, build_mutant
 from killmap.outcome import RunOutcome
@@ -56,6 +57,7 @@ class Baseline:
     runs: int
     wall: float
     imported: tuple[str, ...] = ()       # project source files the tests imported
+    ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
 
 
 @dataclass
@@ -257,6 +259,12 @@ def _source_files(files: list[str], settings: GateSettings) -> list[str]:
 def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
                   pool: Pool, scratch: Scratch, options: LabOptions) -> Baseline:
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    # Test files whose imports never reach a mutated file can run none of its code: they
+    # need no baseline and no mutant run (imports.py says why this errs towards running).
+    keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
+    ignored = unreachable_test_files(root, files, settings.tests, settings.paths,
+                                     {m.target.path for m in group}, keep)
+    deselect += tuple(f"--ignore={rel}" for rel in ignored)
     runs = max(1, options.baseline_runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
@@ -297,7 +305,7 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
     sources = set(_source_files(files, settings))
     imported = tuple(sorted(f for f in first.imported if f in sources))
     return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall,
-                    imported)
+                    imported, tuple(ignored))
 
 
 # --- one mutant ----------------------------------------------------------------------------

@@ -143,3 +143,46 @@ def test_a_coverage_core_that_cannot_attribute_lines_per_test_is_not_used(tmp_pa
     entry = run.mutation("shared-off-by-one")
     assert entry["verdict"] == "overreach"
     assert entry["selected_tests"] == 2
+
+
+def _add(project, rel, text):
+    path = project / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_a_test_file_whose_imports_never_reach_a_target_is_not_run_at_all(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    _add(project, "src/other/__init__.py", "def alone():\n    return 1\n")
+    _add(project, "tests/test_other.py", "from other import alone\n\n\ndef test_alone():\n    assert alone() == 1\n")
+    run = run_gate(project, "run", "--no-cache", "--only", "offset-at-import")
+    assert run.report["baselines"][0]["ignored"] == ["tests/test_other.py"]
+    assert run.mutation("offset-at-import")["selected_tests"] == 23  # test_alone is not among them
+
+
+def test_imports_followed_through_project_modules_keep_a_test_in(tmp_path):
+    # test_indirect imports a helper that imports the target: it can overreach, so it runs.
+    project = copy_fixture("selection", tmp_path)
+    _add(project, "src/other/__init__.py", "from selpkg.calc import shared\n\n\ndef twice(x):\n    return shared(shared(x))\n")
+    _add(project, "tests/test_indirect.py", "from other import twice\n\n\ndef test_twice():\n    assert twice(0) == 2\n")
+    run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one")
+    entry = run.mutation("shared-off-by-one")
+    assert "tests/test_indirect.py::test_twice" in entry["unexpected"]
+    assert run.report["baselines"][0]["ignored"] == []
+
+
+def test_a_test_that_imports_by_name_at_run_time_is_never_filtered_out(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    _add(project, "tests/test_dynamic.py", "import importlib\n\n\ndef test_dynamic():\n"
+         "    calc = importlib.import_module('selpkg.calc')\n    assert calc.shared(1) == 2\n")
+    run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one")
+    assert "tests/test_dynamic.py::test_dynamic" in run.mutation("shared-off-by-one")["unexpected"]
+
+
+def test_a_conftest_that_imports_a_target_keeps_every_test_below_it(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    _add(project, "tests/sub/conftest.py", "import pytest\nfrom selpkg.calc import shared\n\n\n"
+         "@pytest.fixture\ndef one():\n    return shared(0)\n")
+    _add(project, "tests/sub/test_fixture_only.py", "def test_uses_fixture(one):\n    assert one == 1\n")
+    run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one")
+    assert "tests/sub/test_fixture_only.py::test_uses_fixture" in run.mutation("shared-off-by-one")["unexpected"]
