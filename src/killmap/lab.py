@@ -264,14 +264,13 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
     keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
     ignored = unreachable_test_files(root, files, settings.tests, settings.paths,
                                      {m.target.path for m in group}, keep)
-    deselect += tuple(f"--ignore={rel}" for rel in ignored)
     runs = max(1, options.baseline_runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     targets = tuple(sorted({m.target.path for m in group}))
     scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect,
                           timeout=options.baseline_timeout, sys_path=settings.paths,
-                          coverage_files=targets if i == 0 else ())
+                          coverage_files=targets if i == 0 else (), ignore=tuple(ignored))
                  for i in range(runs)]
     outcomes: list[RunOutcome] = pool.map(scenarios, lambda worker, s: run_scenario(worker, scratch, root, s))
     first = outcomes[0]

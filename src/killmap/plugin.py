@@ -32,8 +32,10 @@ class Recorder:
     def __init__(self, events_path: str, *, mutated_file: str | None = None,
                  coverage: Any = None,
                  start_coverage_after_collection: bool = False,
-                 snapshot: dict[str, Any] | None = None):
+                 snapshot: dict[str, Any] | None = None, ignore: list[str] | None = None):
         self.events = open(events_path, "a", encoding="utf-8")
+        # A set, not --ignore: pytest checks each path against its --ignore list one by one.
+        self.ignore = {os.path.realpath(p) for p in ignore or ()}
         self.snapshot = snapshot          # where a confirmation run reports, if one is wanted
         self.confirming = False           # True in the forked confirmation process
         self.red: set[str] = set()
@@ -51,6 +53,11 @@ class Recorder:
         self.events.flush()
 
     # -- collection ---------------------------------------------------------------------
+    def pytest_ignore_collect(self, collection_path, config):
+        if self.ignore and os.path.realpath(collection_path) in self.ignore:
+            return True
+        return None  # let pytest and the project's own rules decide
+
     def pytest_collectreport(self, report):
         if report.failed:
             # Sandbox paths mean nothing to the user: show project-relative ones.

@@ -36,6 +36,7 @@ class Scenario:
     coverage_after_collection: bool = False
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()        # relative test files left out of collection
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -66,6 +67,8 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         request["expect"] = {"module": scenario.expect_module,
                              "file": str(sandbox / scenario.mutated_file),
                              "sha256": hashlib.sha256(data).hexdigest()}
+    if scenario.ignore:
+        request["ignore"] = [str(sandbox / rel) for rel in scenario.ignore]
     if scenario.confirm_kills is not None:
         request["snapshot"] = {"events": str(folder / "confirm-events.jsonl"),
                                "log": str(folder / "confirm-pytest.log"),

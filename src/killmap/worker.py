@@ -176,7 +176,8 @@ def _child(request: dict[str, Any]) -> None:
                 cov.start()
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=cov,
-                            start_coverage_after_collection=late, snapshot=request.get("snapshot"))
+                            start_coverage_after_collection=late, snapshot=request.get("snapshot"),
+                            ignore=request.get("ignore"))
         exit_code = pytest.main(list(request["args"]), plugins=[recorder])
         if recorder.confirming:  # the forked confirmation copy: report and stop here
             recorder.emit(event="final", exit_code=int(exit_code), proof=None, wall=recorder.elapsed())
