@@ -101,3 +101,9 @@ def test_a_test_file_that_does_not_collect_stops_the_baseline(tmp_path):
     (project / "tests" / "test_broken.py").write_text("def test_x(:\n    pass\n")
     line = _one_line_error(run_gate(project, "run", "--no-cache"))
     assert "collection failed" in line and "test_broken.py" in line
+
+
+def test_a_malformed_shard_is_an_error(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    line = _one_line_error(run_gate(project, "run", "--shard", "3/2"))
+    assert "--shard" in line

@@ -130,3 +130,15 @@ def test_a_sibling_module_imported_from_the_working_tree_makes_the_verdict_broke
     entry = run.mutation("answer-changed")
     assert entry["verdict"] == "broken"
     assert "working tree" in entry["detail"] and "helperpkg" in entry["detail"]
+
+
+def test_the_worker_refuses_to_write_outside_its_sandbox(tmp_path):
+    # The catalog already refuses such targets; this is the last line of defence.
+    import pytest as _pytest
+
+    from killmap.worker import serve
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    with _pytest.raises(ValueError, match="outside the sandbox"):
+        serve({"id": "x", "sandbox": str(sandbox), "writes": {"../escaped.py": "x = 1\n"}})
+    assert not (tmp_path / "escaped.py").exists()

@@ -186,3 +186,20 @@ def test_a_conftest_that_imports_a_target_keeps_every_test_below_it(tmp_path):
     _add(project, "tests/sub/test_fixture_only.py", "def test_uses_fixture(one):\n    assert one == 1\n")
     run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one")
     assert "tests/sub/test_fixture_only.py::test_uses_fixture" in run.mutation("shared-off-by-one")["unexpected"]
+
+
+def test_a_function_that_runs_while_tests_are_collected_selects_every_test(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    _add(project, "src/selpkg/cases.py", "def cases():\n    return [1, 2]\n")
+    _add(project, "tests/test_cases.py", "import pytest\nfrom selpkg.cases import cases\n\n\n"
+         "@pytest.mark.parametrize('n', cases(), ids=['first', 'second'])\ndef test_case(n):\n    assert n > 0\n")
+    catalog = project / "mutations" / "selection.toml"
+    catalog.write_text(catalog.read_text() + (
+        '\n[[mutation]]\nname = "second-case-negative"\ntarget = "src/selpkg/cases.py::cases"\n'
+        'op = "replace"\nold = "[1, 2]"\nnew = "[1, -2]"\n'
+        'kills = ["tests/test_cases.py::test_case[second]"]\n'))
+    run = run_gate(project, "run", "--no-cache", "--only", "second-case-negative")
+    entry = run.mutation("second-case-negative")
+    assert entry["verdict"] == "held"
+    assert "collected" in entry["selection"]
+    assert entry["selected_tests"] == run.report["baselines"][0]["collected"]
