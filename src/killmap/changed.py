@@ -18,7 +18,7 @@ else:  # pragma: no cover
 
 from killmap.catalog import load_catalog
 from killmap.errors import GateError
-from killmap.mutants import _resolve_symbol  # noqa: F401 - same resolution as the gate
+from killmap.mutants import _resolve_symbol  # the same symbol resolution as the gate's
 from killmap.mutants import sha256_text
 
 
@@ -91,7 +91,7 @@ def changed_mutations(root: Path, options, base: str | None) -> list[str]:
         kill_files = {entry.split("::")[0] for entry in mutation.kills + mutation.may_kill}
         tests_changed = any(f in changed_files or any(c.startswith(f.rstrip("/") + "/") for c in changed_files)
                             for f in kill_files)
-        entry_changed = old_entries.get(mutation.name, {}) != {**mutation.fingerprint()}
+        entry_changed = old_entries.get(mutation.name) != mutation.fingerprint()
         if target_changed or tests_changed or entry_changed:
             names.append(mutation.name)
     return names

@@ -80,5 +80,5 @@ def render(console: Console, result: LabResult) -> None:
         for red in v.red:
             console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception})[/]")
     held = sum(v.held for v in result.verdicts)
-    console.print(f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s "
-                  f"({result.jobs} job(s))")
+    ran = f"{result.jobs} job(s)" if result.jobs else "no mutant run: cached or decided statically"
+    console.print(f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})")

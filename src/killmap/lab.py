@@ -197,8 +197,9 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
     if cache is not None:
         cache.save()
     verdicts = [decided[m.name] for m in mutations]
+    # Sandboxes actually used: none when every verdict came from the cache or was static.
     return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
-                     max(1, min(options.jobs, len(to_run) or 1)))
+                     min(options.jobs, len(to_run)))
 
 
 # --- before anything runs ----------------------------------------------------------------

@@ -203,3 +203,14 @@ def test_a_function_that_runs_while_tests_are_collected_selects_every_test(tmp_p
     assert entry["verdict"] == "held"
     assert "collected" in entry["selection"]
     assert entry["selected_tests"] == run.report["baselines"][0]["collected"]
+
+
+def test_changed_includes_a_mutation_whose_catalog_entry_changed(tmp_path):
+    project = copy_fixture("selection", tmp_path)
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    catalog = project / "mutations" / "selection.toml"
+    catalog.write_text(catalog.read_text().replace('new = "x * 11"', 'new = "x * 13"'))
+    run = run_gate(project, "run", "--no-cache", "--changed", "HEAD")
+    assert [m["name"] for m in run.report["mutations"]] == ["unrelated-scaled"]

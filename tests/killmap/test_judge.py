@@ -1,0 +1,74 @@
+"""The judge's ordered checks, each on evidence built by hand.
+
+The end-to-end fixtures reach most branches; these pin the ones a real run reaches only
+through failures that are hard to stage (a module whose bytes are not the mutant's, a test
+process that died without its report).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+
+from killmap.catalog import load_catalog
+from killmap.judge import Evidence, judge_run
+from killmap.outcome import RunOutcome, TestResult
+from killmap.plugin import origin_proof
+
+KILL = "tests/test_mod.py::test_mod"
+
+
+def _mutation(km_project):
+    km_project.module("def value():\n    return 1\n")
+    return load_catalog(km_project.root, km_project.write("mutations/c.toml", (
+        '[[mutation]]\nname = "value-changed"\ntarget = "src/pkg/mod.py::value"\nop = "replace"\n'
+        f'old = "1"\nnew = "2"\nkills = ["{KILL}"]\n'))).mutations[0]
+
+
+def _evidence(run):
+    return Evidence(run=run, confirm=None, reached_by=(KILL,), region_executed=True,
+                    import_time=False, timeout=10.0, selected_baseline_seconds=0.1)
+
+
+def _red_run(**proof):
+    red = TestResult(id=KILL, outcome="failed", phase="call", exc_type="AssertionError", assertion=True)
+    return RunOutcome(status="done", wall=0.1, collected=(KILL,), tests={KILL: red}, finished=True,
+                      exit_code=1, proof={"module": "pkg.mod", "file_matches": True,
+                                          "text_matches": True, **proof})
+
+
+def test_a_red_kill_with_a_clean_proof_is_held(km_project):
+    assert judge_run(_mutation(km_project), _evidence(_red_run()), {}).verdict == "held"
+
+
+def test_a_module_whose_bytes_are_not_the_mutant_is_broken_even_when_the_kill_went_red(km_project):
+    verdict = judge_run(_mutation(km_project), _evidence(_red_run(text_matches=False)), {})
+    assert verdict.verdict == "broken"
+    assert verdict.extras["broken_cause"] == "origin"
+
+
+def test_a_test_process_that_died_without_its_report_is_inconclusive(km_project):
+    run = RunOutcome(status="done", wall=0.1, collected=(KILL,), finished=False, log_tail="Segmentation fault")
+    verdict = judge_run(_mutation(km_project), _evidence(run), {})
+    assert verdict.verdict == "inconclusive"
+    assert "Segmentation fault" in verdict.detail
+
+
+def test_a_confirmation_that_disagrees_makes_the_verdict_flaky(km_project):
+    green = RunOutcome(status="done", wall=0.1, collected=(KILL,), finished=True,
+                       tests={KILL: TestResult(id=KILL, outcome="passed")})
+    evidence = _evidence(_red_run())
+    evidence = Evidence(**{**evidence.__dict__, "confirm": green})
+    assert judge_run(_mutation(km_project), evidence, {}).verdict == "flaky"
+
+
+def test_the_origin_proof_compares_the_bytes_on_disk_with_the_mutant(tmp_path, monkeypatch):
+    module = tmp_path / "proofmod_km.py"
+    module.write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "proofmod_km", raising=False)
+    right = hashlib.sha256(b"X = 1\n").hexdigest()
+    wrong = hashlib.sha256(b"X = 2\n").hexdigest()
+    assert origin_proof("proofmod_km", str(module), right, None)["text_matches"] is True
+    assert origin_proof("proofmod_km", str(module), wrong, None)["text_matches"] is False
+    assert origin_proof("proofmod_km", str(tmp_path / "elsewhere.py"), right, None)["file_matches"] is False
