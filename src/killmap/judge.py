@@ -50,8 +50,9 @@ class RedTest:
     phase: str | None
     exception: str | None
     message: str
-    raised_at: str | None
+    raised_at: str | None                 # the deepest frame inside the project
     reached: bool | None
+    raised_innermost: str | None = None   # the innermost frame anywhere (maybe site-packages)
 
 
 @dataclass(frozen=True)
@@ -191,8 +192,12 @@ def _red(run: RunOutcome, evidence: Evidence):
         yield RedTest(
             id=result.id, cause=result.cause or "", phase=result.phase, exception=result.exc_type,
             message=result.message,
-            raised_at=f"{result.raised_at[0]}:{result.raised_at[1]}" if result.raised_at else None,
+            raised_at=_where(result.raised_at), raised_innermost=_where(result.raised_innermost),
             reached=True if evidence.import_time else (result.id in reached))
+
+
+def _where(frame: tuple[str, int] | None) -> str | None:
+    return f"{frame[0]}:{frame[1]}" if frame else None
 
 
 def _disagreements(first: RunOutcome, again: RunOutcome) -> list[str]:

@@ -24,7 +24,7 @@ from killmap.outcome import RunOutcome
 from killmap.pins import check_pins
 from killmap.pool import Pool
 from killmap.project import module_name, project_files
-from killmap.reach import Region, region_of
+from killmap.reach import Region, enclosing_functions, region_of
 from killmap.runner import Scenario, run_scenario
 from killmap.sandbox import Scratch
 from killmap.validity import check_mutant
@@ -131,8 +131,9 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
     progress("planned", len(mutations))
 
     decided: dict[str, Verdict] = {}
+    warnings: dict[str, tuple[str, ...]] = {}
     for mutation in mutations:
-        early = _static_verdict(root, mutation, mutants[mutation.name])
+        early, warnings[mutation.name] = _static_verdict(root, mutation, mutants[mutation.name])
         if early is not None:
             decided[mutation.name] = early
 
@@ -196,7 +197,7 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
                                                          decided.get(mutation.control or ""))
     if cache is not None:
         cache.save()
-    verdicts = [decided[m.name] for m in mutations]
+    verdicts = [_with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
     # Sandboxes actually used: none when every verdict came from the cache or was static.
     return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
                      min(options.jobs, len(to_run)))
@@ -204,36 +205,48 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
 
 # --- before anything runs ----------------------------------------------------------------
 
-def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> Verdict | None:
+def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> tuple[Verdict | None, tuple[str, ...]]:
+    """The verdict known before anything runs, if any, and the mutant's dead-code warnings."""
     def verdict(kind: str, detail: str, **extras: Any) -> Verdict:
         return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
                        extras=extras)
 
     stale = check_pins(root, mutation, mutant)
     if stale:
-        return verdict(judge.STALE, stale)
+        return verdict(judge.STALE, stale), ()
     if not mutant.applied:
-        return verdict(judge.NOT_APPLIED, mutant.reason, sites=mutant.sites)
-    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file)
+        return verdict(judge.NOT_APPLIED, mutant.reason, sites=mutant.sites), ()
+    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
     if not validity.ok:
-        return verdict(judge.BROKEN_VERDICT, validity.problem, broken_cause=validity.cause)
-    return None
+        return verdict(judge.BROKEN_VERDICT, validity.problem, broken_cause=validity.cause), validity.warnings
+    return None, validity.warnings
+
+
+def _with_warnings(verdict: Verdict, warnings: tuple[str, ...]) -> Verdict:
+    # Recomputed on every run (cheap, static), so a cached verdict shows them too.
+    return replace(verdict, extras={**verdict.extras, "warnings": list(warnings)})
 
 
 def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) -> None:
-    """A control must mutate the same site: same file, overlapping changed statements."""
+    """A control must fire at the invariant's site: in the same file, changing a statement
+    of the same innermost function or method (an accumulator's start value two lines above
+    the accumulation is the same site), or, at module or class level, overlapping its
+    statements."""
     for mutation in mutations:
         if not mutation.invariant or mutation.control not in mutants:
             continue
         mine, theirs = mutants[mutation.name], mutants[mutation.control]
         if not (mine.applied and theirs.applied):
-            continue  # reported as not-applied; overlap cannot be judged
+            continue  # reported as not-applied; the site cannot be judged
         mine_region = region_of(mine.original, mine.changed_lines)
         theirs_region = region_of(theirs.original, theirs.changed_lines)
-        if mine.file != theirs.file or not mine_region.lines & theirs_region.lines:
+        same_function = bool(enclosing_functions(mine.original, mine.changed_lines)
+                             & enclosing_functions(theirs.original, theirs.changed_lines))
+        if mine.file != theirs.file or not (same_function or mine_region.lines & theirs_region.lines):
             raise mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
-                                f"{sorted(theirs_region.lines)}, which do not overlap this mutation's "
-                                f"{mine.file} lines {sorted(mine_region.lines)}", "control")
+                                f"{sorted(theirs_region.lines)}, neither in the same function as this "
+                                f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "
+                                "them", "control")
 
 
 def _check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:

@@ -34,7 +34,8 @@ class TestResult:
     exc_type: str | None = None
     exc_module: str | None = None
     message: str = ""
-    raised_at: tuple[str, int] | None = None
+    raised_at: tuple[str, int] | None = None        # the deepest frame inside the project
+    raised_innermost: tuple[str, int] | None = None  # the innermost frame anywhere
     in_mutated_file: bool = False
     mutated_file_innermost: bool = False
     assertion: bool = False          # AssertionError or pytest's own failure (fail, raises)
@@ -61,8 +62,12 @@ class TestResult:
         if self.red:
             data.update(cause=self.cause, phase=self.phase, exception=self.exc_type,
                         message=self.message,
-                        raised_at=f"{self.raised_at[0]}:{self.raised_at[1]}" if self.raised_at else None)
+                        raised_at=_where(self.raised_at), raised_innermost=_where(self.raised_innermost))
         return data
+
+
+def _where(frame: tuple[str, int] | None) -> str | None:
+    return f"{frame[0]}:{frame[1]}" if frame else None
 
 
 @dataclass(frozen=True)
@@ -115,11 +120,13 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
                 started = event["id"]
             elif kind == "test":
                 raised = event.get("raised_at")
+                innermost = event.get("raised_innermost")
                 tests[event["id"]] = TestResult(
                     id=event["id"], outcome=event["outcome"], duration=event.get("duration", 0.0),
                     phase=event.get("phase"), exc_type=event.get("exc_type"),
                     exc_module=event.get("exc_module"), message=event.get("message", ""),
                     raised_at=(raised[0], raised[1]) if raised else None,
+                    raised_innermost=(innermost[0], innermost[1]) if innermost else None,
                     in_mutated_file=event.get("in_mutated_file", False),
                     mutated_file_innermost=event.get("mutated_file_innermost", False),
                     assertion=event.get("assertion", False))

@@ -172,15 +172,18 @@ class Recorder:
         frames = [(str(entry.path), entry.lineno + 1) for entry in excinfo.traceback]
         in_mutated = [f for f in frames if self.mutated_file and os.path.realpath(f[0]) == self.mutated_file]
         innermost = frames[-1] if frames else None
-        shown = innermost
-        if innermost and innermost[0].startswith(sandbox):
-            shown = (innermost[0][len(sandbox):], innermost[1])
+        # A reviewer acts on the project's own line (usually the test's assert or its
+        # pytest.raises), not on _pytest/outcomes.py: name the deepest frame in the sandbox,
+        # and keep the innermost frame anywhere beside it.
+        in_project = [f for f in frames if f[0].startswith(sandbox)]
+        shown = in_project[-1] if in_project else innermost
         return {
             "assertion": issubclass(excinfo.type, (AssertionError, pytest.fail.Exception)),
             "exc_type": excinfo.type.__name__,
             "exc_module": excinfo.type.__module__,
             "message": _short(_exception_text(excinfo).replace(sandbox, "")),
-            "raised_at": list(shown) if shown else None,
+            "raised_at": list(_relative(shown, sandbox)) if shown else None,
+            "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
             "in_mutated_file": bool(in_mutated),
             "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
                                            and os.path.realpath(innermost[0]) == self.mutated_file),
@@ -188,6 +191,11 @@ class Recorder:
 
     def close(self) -> None:
         self.events.close()
+
+
+def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
+    path, line = frame
+    return (path[len(sandbox):] if path.startswith(sandbox) else path), line
 
 
 def _exception_text(excinfo) -> str:
