@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from killmap import judge
-from killmap.cache import VerdictCache, dependencies, test_files_digest
+from killmap.cache import VerdictCache, dependencies, displaced_folder, test_files_digest
 from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs, matches
 from killmap.errors import GateError
+from killmap.guard import Containment, TreeGuard
 from killmap.imports import unreachable_test_files
 from killmap.judge import Evidence, Verdict
 from killmap.mutants import Mutant, Sources, build_mutant
@@ -25,7 +26,7 @@ from killmap.pins import check_pins
 from killmap.pool import Pool
 from killmap.project import module_name, project_files
 from killmap.reach import Region, enclosing_functions, region_of
-from killmap.runner import Scenario, run_scenario
+from killmap.runner import Scenario, run_scenario, run_to_completion
 from killmap.sandbox import Scratch
 from killmap.validity import check_mutant
 
@@ -164,7 +165,11 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
         pool = None
         try:
             sandboxes = [scratch.new_sandbox(root, files, i) for i in range(max(jobs, min(options.baseline_runs, options.jobs)))]
-            pool = Pool(sandboxes)
+            pristine = scratch.pristine_copy(root, files)
+            guards = [TreeGuard(s, files, pristine, watch_new_files=True) for s in sandboxes]
+            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False),
+                                      displaced_folder(options.cache_dir))
+            pool = Pool(sandboxes, guards, containment)
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:
                 groups.setdefault(mutation.settings, []).append(mutation)
@@ -184,7 +189,10 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
                                    on_done)
                 for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
                     decided[mutation.name] = verdict
-                    if cache is not None and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
+                    # A run that wrote where it must not proved something about a tree that
+                    # was not pristine: never reuse its verdict.
+                    tainted = verdict.verdict == judge.ESCAPED or verdict.extras.get("sandbox_writes")
+                    if cache is not None and not tainted and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
                         cache.store(mutation.name, keys[mutation.name], deps, _verdict_to_json(verdict))
         finally:
             if pool is not None:
@@ -224,7 +232,11 @@ def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> tuple[Ver
 
 def _with_warnings(verdict: Verdict, warnings: tuple[str, ...]) -> Verdict:
     # Recomputed on every run (cheap, static), so a cached verdict shows them too.
-    return replace(verdict, extras={**verdict.extras, "warnings": list(warnings)})
+    written = list(verdict.extras.get("sandbox_writes", ()))
+    wrote = [f"the mutant wrote to {rel} in its sandbox (repaired before the next run)" for rel in written[:5]]
+    if len(written) > 5:
+        wrote.append(f"... and to {len(written) - 5} more file(s) of its sandbox (repaired)")
+    return replace(verdict, extras={**verdict.extras, "warnings": list(warnings) + wrote})
 
 
 def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) -> None:
@@ -290,6 +302,10 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
     first = outcomes[0]
     where = f"baseline of {', '.join(settings.tests)}"
     for outcome in outcomes:
+        if outcome.escaped:
+            raise GateError(f"{where}: the unmutated tests wrote to the working tree: "
+                            f"{', '.join(outcome.escaped)} (restored; what they wrote is kept under "
+                            f"{displaced_folder(options.cache_dir)})")
         if outcome.status == "timeout":
             raise GateError(f"{where}: the unmutated tests did not finish in {options.baseline_timeout:.0f}s"
                             + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
@@ -368,14 +384,20 @@ def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
     if options.confirm:
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
         scenario = replace(scenario, confirm_kills=kills)
-    run = run_scenario(worker, scratch, root, scenario)
+    run = run_to_completion(worker, scratch, root, scenario)
     mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
     file_coverage = (run.coverage or {}).get(mutant.file)
     confirm = run.confirmation if run.status == "done" and run.finished else None
     if confirm is not None:
         run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
+    reached_by = set(mutant_region.reached_by(file_coverage))
+    if run.untraced:
+        # A session that died lost its coverage. Up to the first changed statement the
+        # mutant runs what the original runs, so a test reaches the change in the mutant
+        # exactly when it reaches the changed statements in the baseline.
+        reached_by |= set(original_region.reached_by(baseline.coverage.get(mutant.file))) & run.untraced
     evidence = Evidence(run=run, confirm=confirm,
-                        reached_by=mutant_region.reached_by(file_coverage),
+                        reached_by=tuple(sorted(reached_by)),
                         region_executed=mutant_region.executed_at_all(file_coverage),
                         import_time=mutant_region.import_time or original_region.import_time,
                         timeout=timeout, selected_baseline_seconds=unmutated)

@@ -39,6 +39,7 @@ class TestResult:
     in_mutated_file: bool = False
     mutated_file_innermost: bool = False
     assertion: bool = False          # AssertionError or pytest's own failure (fail, raises)
+    interrupted: bool = False        # the test stopped the session, or the process died in it
 
     @property
     def red(self) -> bool:
@@ -48,6 +49,8 @@ class TestResult:
     def cause(self) -> str | None:
         if not self.red:
             return None
+        if self.interrupted:
+            return CRASH
         if self.phase in ("setup", "teardown"):
             return ERROR
         if self.assertion:
@@ -86,6 +89,11 @@ class RunOutcome:
     imported: tuple[str, ...] = ()               # sandbox-relative .py files in sys.modules
     final_wall: float = 0.0                      # the process's own measure, when it gave one
     confirmation: "RunOutcome | None" = None     # the snapshot re-run, when one was asked for
+    child_exit: int | None = None                # the process's exit status; negative: a signal
+    segments: int = 1                            # sessions it took to give every test an outcome
+    untraced: frozenset[str] = frozenset()       # tests whose session died before saving coverage
+    escaped: tuple[str, ...] = ()                # working-tree files written during the run (restored)
+    sandbox_writes: tuple[str, ...] = ()         # sandbox files it wrote that tests do not (repaired)
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -129,7 +137,8 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
                     raised_innermost=(innermost[0], innermost[1]) if innermost else None,
                     in_mutated_file=event.get("in_mutated_file", False),
                     mutated_file_innermost=event.get("mutated_file_innermost", False),
-                    assertion=event.get("assertion", False))
+                    assertion=event.get("assertion", False),
+                    interrupted=event.get("interrupted", False))
                 if started == event["id"]:
                     started = None
             elif kind == "final":
@@ -145,4 +154,4 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         collected=tuple(collected), tests=tests, collect_errors=tuple(errors),
         in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
         imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
-        finished=bool(final), log_tail=log_tail, coverage=coverage)
+        finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"))

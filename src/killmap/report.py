@@ -153,8 +153,8 @@ def to_markdown(doc: Document) -> str:
                      f"{entry['duration_seconds']:.2f}s{' (cached)' if entry['cached'] else ''} |")
     warned = [entry for entry in doc["mutations"] if entry.get("warnings")]
     if warned:
-        lines += ["", "**Warnings** (dead code the mutant leaves behind; it still runs; "
-                  "`werror = true` makes these broken):", ""]
+        lines += ["", "**Warnings** (the mutant still ran and was judged; `werror = true` makes "
+                  "dead-code findings broken):", ""]
         lines += [f"- `{entry['name']}`: {'; '.join(entry['warnings'])}" for entry in warned]
     for entry in doc["mutations"]:
         if entry["verdict"] == HELD:
@@ -200,7 +200,7 @@ _STRYKER_STATUS = {
     "held": "Killed", "vacuous": "Survived", "overreach": "Killed", "visible": "Killed",
     "wrong-cause": "Killed", "unevidenced": "NoCoverage", "broken": "CompileError",
     "timeout": "Timeout", "not-applied": "RuntimeError", "stale": "RuntimeError",
-    "flaky": "RuntimeError", "inconclusive": "RuntimeError",
+    "flaky": "RuntimeError", "inconclusive": "RuntimeError", "escaped": "RuntimeError",
 }
 
 
