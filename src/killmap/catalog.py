@@ -39,7 +39,7 @@ COMMON_FIELDS = frozenset({
     "name", "target", "op", "kills", "may_kill", "invariant", "control", "require",
     "pin", "note", "count", "timeout", "werror",
 })
-GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror"})
+GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine"})
 # Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
 MAY_BE_EMPTY = frozenset({("replace", "new")})
 REQUIREMENTS = ("assertion",)
@@ -58,6 +58,9 @@ class GateSettings:
     # Dead code a mutant leaves behind is broken too. Not part of equality: the baseline
     # does not depend on it, so catalogs differing only here share one.
     werror: bool = field(default=False, compare=False)
+    # Linux Landlock: test processes may write only beneath the sandbox, the temp folder
+    # and /dev (confine.py). Off for suites that must write elsewhere.
+    confine: bool = True
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ class Mutation:
             "control": self.control, "require": self.require, "pin": self.pin,
             "count": self.count, "timeout": self.timeout, "werror": self.lint_is_error,
             "settings": {"tests": list(self.settings.tests), "paths": list(self.settings.paths),
-                         "timeout": self.settings.timeout,
+                         "timeout": self.settings.timeout, "confine": self.settings.confine,
                          "exclude": list(self.settings.exclude)},
         }
 
@@ -243,10 +246,11 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
     if "timeout" in table:
         kwargs["timeout"] = _positive_number(table["timeout"], GateError(
             "must be a positive number of seconds", file=rel, field="timeout"))
-    if "werror" in table:
-        if not isinstance(table["werror"], bool):
-            raise GateError("must be true or false", file=rel, field="werror")
-        kwargs["werror"] = table["werror"]
+    for key in ("werror", "confine"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise GateError("must be true or false", file=rel, field=key)
+            kwargs[key] = table[key]
     return GateSettings(**kwargs)
 
 

@@ -294,7 +294,7 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     targets = tuple(sorted({m.target.path for m in group}))
-    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect,
+    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
                           timeout=options.baseline_timeout, sys_path=settings.paths,
                           coverage_files=targets if i == 0 else (), ignore=tuple(ignored))
                  for i in range(runs)]
@@ -376,6 +376,7 @@ def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
         return verdict, deps
     module = module_name(mutant.file, mutation.settings.paths)
     scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
+                        confine=mutation.settings.confine,
                         sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
                         coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module,
                         # Tracing costs; a change that does not run at import is only reached

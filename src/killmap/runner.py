@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import signal
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +41,7 @@ class Scenario:
     confirm_kills: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()        # relative test files left out of collection
     collect_only: bool = False          # collect and prove the origin, run nothing
+    confine: bool = True                # Landlock: writes only beneath sandbox, temp and /dev
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -61,6 +63,8 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
     }
+    if scenario.confine:
+        request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),

@@ -26,6 +26,7 @@ from typing import Any
 import coverage
 import pytest
 
+from killmap.confine import confine_writes
 from killmap.plugin import Recorder, origin_proof
 
 _current_child: list[int] = []
@@ -258,6 +259,8 @@ def _child(request: dict[str, Any]) -> None:
         else:
             sys.dont_write_bytecode = True
         os.chdir(request["sandbox"])
+        if request.get("confine"):
+            confine_writes(request["confine"])
         _isolate_imports(request["sys_path"], request.get("blocked_root"))
         cov = None
         late = False

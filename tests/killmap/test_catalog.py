@@ -385,3 +385,22 @@ def test_werror_that_is_not_a_boolean_names_the_field(km_project):
     assert_names(error, mutation="check-flipped", field="werror")
     error = rejected(km_project, "[gate]\nwerror = 1\n" + table(good()))
     assert_names(error, mutation=None, field="werror")
+
+
+def test_confine_is_on_by_default_and_must_be_a_boolean(km_project):
+    km_project.module(SOURCE)
+    assert km_project.catalog(table(good())).settings.confine is True
+    assert km_project.catalog("[gate]\nconfine = false\n" + table(good())).settings.confine is False
+    error = rejected(km_project, "[gate]\nconfine = 0\n" + table(good()))
+    assert_names(error, mutation=None, field="confine")
+
+
+def test_a_project_inside_a_folder_its_enclosing_checkout_ignores_is_walked(tmp_path):
+    from killmap.project import project_files
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("inner/\n")
+    inner = tmp_path / "inner"
+    (inner / "src").mkdir(parents=True)
+    (inner / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (inner / "src" / "x.py").write_text("X = 1\n")
+    assert project_files(inner) == ["pyproject.toml", "src/x.py"]

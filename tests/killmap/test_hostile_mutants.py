@@ -162,3 +162,42 @@ kills = ["tests/test_core.py::test_spawn"]
     assert tree_digest(project) == before
     kept = list((tmp_path / "xdg-cache" / "killmap" / "displaced").rglob("core.py"))
     assert kept and kept[0].read_text().endswith("# written by a mutant\n")
+
+
+def outside_tmp_project():
+    """A project outside the temp folder (Landlock allows writes beneath it, so only a tree
+    elsewhere shows a write denied) and outside any git checkout."""
+    import tempfile
+    from pathlib import Path
+    home = Path(tempfile.mkdtemp(prefix="killmap-landlock-", dir="/var/tmp"))
+    return copy_fixture("hostile", home), home
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or __import__("killmap.confine").confine.abi_version() < 1,
+                    reason="Landlock is not available on this kernel")
+def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens(tmp_path_factory):
+    import shutil
+    project, home = outside_tmp_project()
+    try:
+        victim = project / "src" / "hpkg" / "core.py"
+        catalog = project / "mutations" / "hostile.toml"
+        catalog.write_text(catalog.read_text() + f'''
+[[mutation]]
+name = "tree-writer"
+target = "src/hpkg/core.py::spawn"
+op = "replace"
+old = "return 1"
+new = """open({str(victim)!r}, "a").write("# written by a mutant\\\\n")
+    return 2"""
+kills = ["tests/test_core.py::test_spawn"]
+''')
+        before = tree_digest(project)
+        run = run_gate(project, "run", "--no-cache", "--only", "tree-writer",
+                       env=gate_env(project, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}))
+        entry = run.mutation("tree-writer")
+        # Denied: the write raised PermissionError inside the test, so nothing escaped.
+        assert entry["verdict"] == "held", entry["detail"]
+        assert entry["red"][0]["exception"] == "PermissionError"
+        assert tree_digest(project) == before
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
