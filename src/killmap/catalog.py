@@ -42,7 +42,8 @@ COMMON_FIELDS = frozenset({
 GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude"})
 REQUIREMENTS = ("assertion",)
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
+PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")            # bytes: patch_pin, preimage_pin
+TARGET_PIN_PATTERN = re.compile(r"^(?:ast1:)?sha256:[0-9a-f]{64}$")  # pin: syntax, or old bytes
 
 
 @dataclass(frozen=True)
@@ -326,8 +327,9 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     if require is not None and invariant:
         raise fail("an invariant turns nothing red, so it cannot require a kill cause", "require")
     pin = entry.get("pin")
-    if pin is not None and (not isinstance(pin, str) or not PIN_PATTERN.match(pin)):
-        raise fail("must look like 'sha256:<64 hex digits>'", "pin")
+    if pin is not None and (not isinstance(pin, str) or not TARGET_PIN_PATTERN.match(pin)):
+        raise fail("must look like 'ast1:sha256:<64 hex digits>' (or an older 'sha256:<64 hex digits>'); "
+                   "'killmap pin' writes it", "pin")
     count = entry.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise fail("must be a positive integer", "count")

@@ -61,6 +61,7 @@ def to_json(result: LabResult, root: Path) -> Document:
             "cached": verdict.cached,
             "sites": mutant.sites,
             "target_sha256": mutant.target_sha256,
+            "target_pin": mutant.target_pin,
             "diff": mutant.diff,
         })
     return _document(mutations, root=str(root), jobs=result.jobs, wall=result.wall,
