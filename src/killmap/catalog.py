@@ -341,13 +341,46 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
         timeout = _positive_number(timeout, fail("must be a positive number of seconds", "timeout"))
     for entry_list, key in ((kills, "kills"), (may_kill, "may_kill")):
         for test_id in entry_list:
-            if "::" not in test_id and not test_id.endswith(".py") and "/" not in test_id:
-                raise fail(f"{test_id!r} is not a pytest node id (path.py::name)", key)
+            # A folder may be named with or without its slash ("tests" is "tests/"); any
+            # other entry without '::', '.py' or '/' is a loose word, never a prefix.
+            if "::" not in test_id and not test_id.endswith(".py") and "/" not in test_id \
+                    and not (root / test_id).is_dir():
+                raise fail(f"{test_id!r} is not a pytest node id (path.py::name), a test file "
+                           "or a folder of the project", key)
+    _refuse_contradictions(kills, may_kill, fail)
     return Mutation(
         name=name, target=Target(file_part, symbol or None), op=op, params=tuple(params),
         kills=kills, may_kill=may_kill, invariant=invariant, control=control, require=require,
         pin=pin, note=note, count=count, timeout=timeout, catalog=rel, settings=settings,
     )
+
+
+def _refuse_contradictions(kills: tuple[str, ...], may_kill: tuple[str, ...], fail) -> None:
+    """A contract says one thing per test: no id twice, none both required and optional.
+
+    Entries are compared as `matches` reads them (a trailing '/' does not count), and an
+    entry already covered by a `kills` prefix counts as listed twice: `kills = ["t.py"]`
+    with `may_kill = ["t.py::a"]` says a must go red and also that it need not.
+    """
+    for key, entries in (("kills", kills), ("may_kill", may_kill)):
+        seen: dict[str, str] = {}
+        for entry in entries:
+            normal = entry.rstrip("/")
+            if normal in seen:
+                raise fail(f"{entry!r} is listed twice in {key}", key)
+            seen[normal] = entry
+    for entry in kills:
+        wider = next((other for other in kills if other is not entry and other.rstrip("/") != entry.rstrip("/")
+                      and matches(other, entry.rstrip("/"))), None)
+        if wider is not None:
+            raise fail(f"{entry!r} is listed twice in kills: {wider!r} already covers it", "kills")
+    for entry in may_kill:
+        required = next((k for k in kills if matches(k, entry.rstrip("/"))), None)
+        if required is not None:
+            same = required.rstrip("/") == entry.rstrip("/")
+            raise fail(f"{entry!r} is in both kills and may_kill" + (
+                "" if same else f" (kills {required!r} covers it)") +
+                ": a test cannot be both required and allowed to go red", "may_kill")
 
 
 def matches(entry: str, node_id: str) -> bool:
