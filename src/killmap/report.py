@@ -106,9 +106,27 @@ def _held(doc: Document) -> int:
 
 
 def _red_vs_expected(entry: dict[str, Any]) -> str:
-    if not entry["selected_tests"] and not entry["red"]:
+    return contract_cell(ran=bool(entry["selected_tests"] or entry["red"]), red=len(entry["red"]),
+                         expected=len(entry["expected"]), invariant=entry["invariant"],
+                         reached_by=len(entry["reached_by"]), held=entry["verdict"] == HELD)
+
+
+def contract_cell(*, ran: bool, red: int, expected: int, invariant: bool, reached_by: int,
+                  held: bool) -> str:
+    """The "red / expected" cell of every table (terminal, Markdown, HTML).
+
+    An invariant expects nothing, like no other contract: "0 / 0" would read as a contract
+    with nothing in it, so it says that the zero was measured, and by how many tests.
+    """
+    if not ran:
         return "not run"
-    return f"{len(entry['red'])} / {len(entry['expected'])}"
+    if not invariant:
+        return f"{red} / {expected}"
+    if red:
+        return f"invariant: {red} red, 0 allowed"
+    if not reached_by and held:  # held needs the change executed: by code run at import
+        return "invariant: 0 red, reached at import"
+    return f"invariant: 0 red, reached by {reached_by}"
 
 
 def _details(entry: dict[str, Any]) -> str:
