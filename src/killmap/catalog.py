@@ -41,6 +41,10 @@ COMMON_FIELDS = frozenset({
 })
 GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude"})
 REQUIREMENTS = ("assertion",)
+# The largest timeout accepted, per mutation or in [gate]: one day. Any longer is a typo
+# or a way to make a looping mutant hang the gate (README, "The catalog").
+MAX_TIMEOUT = 86400.0
+TIMEOUT_RULE = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f} (one day)"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")            # bytes: patch_pin, preimage_pin
 TARGET_PIN_PATTERN = re.compile(r"^(?:ast1:)?sha256:[0-9a-f]{64}$")  # pin: syntax, or old bytes
@@ -232,13 +236,21 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
     if "tests" in kwargs and not kwargs["tests"]:
         raise GateError("must name at least one pytest target", file=rel, field="tests")
     if "timeout" in table:
-        kwargs["timeout"] = _positive_number(table["timeout"], GateError(
-            "must be a positive number of seconds", file=rel, field="timeout"))
+        kwargs["timeout"] = _timeout(table["timeout"], GateError(
+            TIMEOUT_RULE + f", got {_shown(table['timeout'])}", file=rel, field="timeout"))
     return GateSettings(**kwargs)
 
 
-def _positive_number(value: Any, error: GateError) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _timeout(value: Any, error: GateError) -> float:
+    """Seconds, finite, above 0 and at most MAX_TIMEOUT. nan compares false with every
+    bound and inf or 1e300 never arrives: either would let a looping mutant hang the gate."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not (0 < value <= MAX_TIMEOUT):  # written so that nan fails it
         raise error
     return float(value)
 
@@ -338,7 +350,7 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
         raise fail("must be a string", "note")
     timeout = entry.get("timeout")
     if timeout is not None:
-        timeout = _positive_number(timeout, fail("must be a positive number of seconds", "timeout"))
+        timeout = _timeout(timeout, fail(TIMEOUT_RULE + f", got {_shown(timeout)}", "timeout"))
     for entry_list, key in ((kills, "kills"), (may_kill, "may_kill")):
         for test_id in entry_list:
             # A folder may be named with or without its slash ("tests" is "tests/"); any
