@@ -153,6 +153,10 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     except tomllib.TOMLDecodeError as exc:
         mutation, key = _near_syntax_error(text, str(exc))
         raise GateError(f"not valid TOML: {exc}", file=rel, mutation=mutation, field=key) from None
+    except RecursionError:
+        # The TOML parser recurses once per nested array or inline table: a few hundred
+        # levels exhaust Python's stack. No catalog field is nested at all.
+        raise GateError("not a catalog: arrays or tables nested too deeply to parse", file=rel) from None
     unknown = set(data) - {"gate", "mutation"}
     if unknown:
         raise GateError(f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
@@ -241,6 +245,17 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
     return GateSettings(**kwargs)
 
 
+def _require_utf8(path: Path, fail) -> None:
+    """Targets and patches are read as UTF-8 text everywhere in the gate: say so up front."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"is not UTF-8 text (byte {exc.start}); killmap reads sources and patches "
+                   "as UTF-8") from None
+    except OSError as exc:
+        raise fail(f"cannot be read: {exc.strerror}") from None
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -299,6 +314,7 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
         patch = folder / entry["patch"]
         if not patch.is_file():
             raise fail(f"patch file not found: {_relative(root, patch)}", "patch")
+        _require_utf8(patch, lambda why: fail(f"patch file {_relative(root, patch)} {why}", "patch"))
         params = [(k, _relative(root, patch) if k == "patch" else v) for k, v in params]
 
     target = entry.get("target")
@@ -317,6 +333,7 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
         raise fail(f"target file not found: {file_part}", "target")
     if not file_part.endswith(".py"):
         raise fail("target must be a Python source file", "target")
+    _require_utf8(root / file_part, lambda why: fail(f"target file {file_part} {why}", "target"))
 
     invariant = entry.get("invariant", False)
     if not isinstance(invariant, bool):
