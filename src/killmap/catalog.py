@@ -239,10 +239,32 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
                 "must be a list of non-empty strings", file=rel, field=key))
     if "tests" in kwargs and not kwargs["tests"]:
         raise GateError("must name at least one pytest target", file=rel, field="tests")
+    for key in ("tests", "paths", "exclude"):
+        for entry in kwargs.get(key, ()):
+            problem = _outside_project(entry)
+            if problem:
+                raise GateError(f"{entry!r} {problem}: [gate] {key} entries are paths or node ids "
+                                "inside the project, relative to its root", file=rel, field=key)
     if "timeout" in table:
         kwargs["timeout"] = _timeout(table["timeout"], GateError(
             TIMEOUT_RULE + f", got {_shown(table['timeout'])}", file=rel, field="timeout"))
     return GateSettings(**kwargs)
+
+
+def _outside_project(entry: str) -> str | None:
+    """Why a [gate] entry cannot be a path (or node id) inside the project, or None.
+
+    These entries reach pytest's command line: one starting with '-' would be read as an
+    option (`--junitxml=x` writes a file into the working tree), and an absolute path or
+    one climbing out with '..' would run or import something outside the sandbox.
+    """
+    if entry.startswith("-"):
+        return "starts with '-', so pytest would read it as an option"
+    path = entry.split("::", 1)[0].split("[", 1)[0]
+    normal = posixpath.normpath(path) if path else path
+    if PurePosixPath(normal).is_absolute() or normal == ".." or normal.startswith("../"):
+        return "is outside the project"
+    return None
 
 
 def _require_utf8(path: Path, fail) -> None:
