@@ -353,6 +353,12 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     file_part = normal
     if not (root / file_part).is_file():
         raise fail(f"target file not found: {file_part}", "target")
+    # A symlink (or a symlinked folder on the way) resolving outside the project names a
+    # file the gate does not own: the sandbox would get a copy, the tests might import
+    # the real one, and a pin would bind someone else's code.
+    resolved = (root / file_part).resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise fail(f"target {file_part} is a symlink to a file outside the project: {resolved}", "target")
     if not file_part.endswith(".py"):
         raise fail("target must be a Python source file", "target")
     _require_utf8(root / file_part, lambda why: fail(f"target file {file_part} {why}", "target"))
