@@ -426,9 +426,9 @@ def _refuse_contradictions(kills: tuple[str, ...], may_kill: tuple[str, ...], fa
             if normal in seen:
                 raise fail(f"{entry!r} is listed twice in {key}", key)
             seen[normal] = entry
-    for entry in kills:
-        wider = next((other for other in kills if other is not entry and other.rstrip("/") != entry.rstrip("/")
-                      and matches(other, entry.rstrip("/"))), None)
+    for entry in kills:  # no two entries are equal now: a match is a strictly wider prefix
+        wider = next((other for other in kills
+                      if other.rstrip("/") != entry.rstrip("/") and matches(other, entry.rstrip("/"))), None)
         if wider is not None:
             raise fail(f"{entry!r} is listed twice in kills: {wider!r} already covers it", "kills")
     for entry in may_kill:
