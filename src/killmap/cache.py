@@ -11,12 +11,14 @@ selected test runs leaves the verdict valid, for the same reason test selection 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import platform
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +167,20 @@ class VerdictCache:
         self.entries[name] = {"static_key": static_key, "deps": deps, "verdict": verdict}
 
     def save(self) -> None:
+        """Write atomically: a temporary file of this writer's own, then os.replace.
+
+        Several gates may save the same project's cache at once (CI jobs, a pre-push run
+        beside an editor's): a shared temporary name let one writer rename another's file
+        away mid-write (FileNotFoundError). Readers see the old file or the new one, never
+        half of one; the last writer wins, which only costs a later cache miss.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.entries), encoding="utf-8")
-        os.replace(tmp, self.path)
+        handle, tmp = tempfile.mkstemp(prefix=".verdicts.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(json.dumps(self.entries))
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

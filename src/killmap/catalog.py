@@ -43,8 +43,13 @@ GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "conf
 # Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
 MAY_BE_EMPTY = frozenset({("replace", "new")})
 REQUIREMENTS = ("assertion",)
+# The largest timeout accepted, per mutation or in [gate]: one day. Any longer is a typo
+# or a way to make a looping mutant hang the gate (README, "The catalog").
+MAX_TIMEOUT = 86400.0
+TIMEOUT_RULE = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f} (one day)"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
+PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")            # bytes: patch_pin, preimage_pin
+TARGET_PIN_PATTERN = re.compile(r"^(?:ast1:)?sha256:[0-9a-f]{64}$")  # pin: syntax, or old bytes
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,10 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     except tomllib.TOMLDecodeError as exc:
         mutation, key = _near_syntax_error(text, str(exc))
         raise GateError(f"not valid TOML: {exc}", file=rel, mutation=mutation, field=key) from None
+    except RecursionError:
+        # The TOML parser recurses once per nested array or inline table: a few hundred
+        # levels exhaust Python's stack. No catalog field is nested at all.
+        raise GateError("not a catalog: arrays or tables nested too deeply to parse", file=rel) from None
     unknown = set(data) - {"gate", "mutation"}
     if unknown:
         raise GateError(f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
@@ -243,9 +252,15 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
                 "must be a list of non-empty strings", file=rel, field=key))
     if "tests" in kwargs and not kwargs["tests"]:
         raise GateError("must name at least one pytest target", file=rel, field="tests")
+    for key in ("tests", "paths", "exclude"):
+        for entry in kwargs.get(key, ()):
+            problem = _outside_project(entry)
+            if problem:
+                raise GateError(f"{entry!r} {problem}: [gate] {key} entries are paths or node ids "
+                                "inside the project, relative to its root", file=rel, field=key)
     if "timeout" in table:
-        kwargs["timeout"] = _positive_number(table["timeout"], GateError(
-            "must be a positive number of seconds", file=rel, field="timeout"))
+        kwargs["timeout"] = _timeout(table["timeout"], GateError(
+            TIMEOUT_RULE + f", got {_shown(table['timeout'])}", file=rel, field="timeout"))
     for key in ("werror", "confine"):
         if key in table:
             if not isinstance(table[key], bool):
@@ -254,8 +269,43 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
     return GateSettings(**kwargs)
 
 
-def _positive_number(value: Any, error: GateError) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+def _outside_project(entry: str) -> str | None:
+    """Why a [gate] entry cannot be a path (or node id) inside the project, or None.
+
+    These entries reach pytest's command line: one starting with '-' would be read as an
+    option (`--junitxml=x` writes a file into the working tree), and an absolute path or
+    one climbing out with '..' would run or import something outside the sandbox.
+    """
+    if entry.startswith("-"):
+        return "starts with '-', so pytest would read it as an option"
+    path = entry.split("::", 1)[0].split("[", 1)[0]
+    normal = posixpath.normpath(path) if path else path
+    if PurePosixPath(normal).is_absolute() or normal == ".." or normal.startswith("../"):
+        return "is outside the project"
+    return None
+
+
+def _require_utf8(path: Path, fail) -> None:
+    """Targets and patches are read as UTF-8 text everywhere in the gate: say so up front."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"is not UTF-8 text (byte {exc.start}); killmap reads sources and patches "
+                   "as UTF-8") from None
+    except OSError as exc:
+        raise fail(f"cannot be read: {exc.strerror}") from None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _timeout(value: Any, error: GateError) -> float:
+    """Seconds, finite, above 0 and at most MAX_TIMEOUT. nan compares false with every
+    bound and inf or 1e300 never arrives: either would let a looping mutant hang the gate."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not (0 < value <= MAX_TIMEOUT):  # written so that nan fails it
         raise error
     return float(value)
 
@@ -306,6 +356,7 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
         patch = folder / entry["patch"]
         if not patch.is_file():
             raise fail(f"patch file not found: {_relative(root, patch)}", "patch")
+        _require_utf8(patch, lambda why: fail(f"patch file {_relative(root, patch)} {why}", "patch"))
         params = [(k, _relative(root, patch) if k == "patch" else v) for k, v in params]
 
     target = entry.get("target")
@@ -322,8 +373,15 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     file_part = normal
     if not (root / file_part).is_file():
         raise fail(f"target file not found: {file_part}", "target")
+    # A symlink (or a symlinked folder on the way) resolving outside the project names a
+    # file the gate does not own: the sandbox would get a copy, the tests might import
+    # the real one, and a pin would bind someone else's code.
+    resolved = (root / file_part).resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise fail(f"target {file_part} is a symlink to a file outside the project: {resolved}", "target")
     if not file_part.endswith(".py"):
         raise fail("target must be a Python source file", "target")
+    _require_utf8(root / file_part, lambda why: fail(f"target file {file_part} {why}", "target"))
 
     invariant = entry.get("invariant", False)
     if not isinstance(invariant, bool):
@@ -346,8 +404,9 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     if require is not None and invariant:
         raise fail("an invariant turns nothing red, so it cannot require a kill cause", "require")
     pin = entry.get("pin")
-    if pin is not None and (not isinstance(pin, str) or not PIN_PATTERN.match(pin)):
-        raise fail("must look like 'sha256:<64 hex digits>'", "pin")
+    if pin is not None and (not isinstance(pin, str) or not TARGET_PIN_PATTERN.match(pin)):
+        raise fail("must look like 'ast1:sha256:<64 hex digits>' (or an older 'sha256:<64 hex digits>'); "
+                   "'killmap pin' writes it", "pin")
     count = entry.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise fail("must be a positive integer", "count")
@@ -359,16 +418,49 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
         raise fail("must be a string", "note")
     timeout = entry.get("timeout")
     if timeout is not None:
-        timeout = _positive_number(timeout, fail("must be a positive number of seconds", "timeout"))
+        timeout = _timeout(timeout, fail(TIMEOUT_RULE + f", got {_shown(timeout)}", "timeout"))
     for entry_list, key in ((kills, "kills"), (may_kill, "may_kill")):
         for test_id in entry_list:
-            if "::" not in test_id and not test_id.endswith(".py") and "/" not in test_id:
-                raise fail(f"{test_id!r} is not a pytest node id (path.py::name)", key)
+            # A folder may be named with or without its slash ("tests" is "tests/"); any
+            # other entry without '::', '.py' or '/' is a loose word, never a prefix.
+            if "::" not in test_id and not test_id.endswith(".py") and "/" not in test_id \
+                    and not (root / test_id).is_dir():
+                raise fail(f"{test_id!r} is not a pytest node id (path.py::name), a test file "
+                           "or a folder of the project", key)
+    _refuse_contradictions(kills, may_kill, fail)
     return Mutation(
         name=name, target=Target(file_part, symbol or None), op=op, params=tuple(params),
         kills=kills, may_kill=may_kill, invariant=invariant, control=control, require=require,
         pin=pin, note=note, count=count, timeout=timeout, werror=werror, catalog=rel, settings=settings,
     )
+
+
+def _refuse_contradictions(kills: tuple[str, ...], may_kill: tuple[str, ...], fail) -> None:
+    """A contract says one thing per test: no id twice, none both required and optional.
+
+    Entries are compared as `matches` reads them (a trailing '/' does not count), and an
+    entry already covered by a `kills` prefix counts as listed twice: `kills = ["t.py"]`
+    with `may_kill = ["t.py::a"]` says a must go red and also that it need not.
+    """
+    for key, entries in (("kills", kills), ("may_kill", may_kill)):
+        seen: dict[str, str] = {}
+        for entry in entries:
+            normal = entry.rstrip("/")
+            if normal in seen:
+                raise fail(f"{entry!r} is listed twice in {key}", key)
+            seen[normal] = entry
+    for entry in kills:  # no two entries are equal now: a match is a strictly wider prefix
+        wider = next((other for other in kills
+                      if other.rstrip("/") != entry.rstrip("/") and matches(other, entry.rstrip("/"))), None)
+        if wider is not None:
+            raise fail(f"{entry!r} is listed twice in kills: {wider!r} already covers it", "kills")
+    for entry in may_kill:
+        required = next((k for k in kills if matches(k, entry.rstrip("/"))), None)
+        if required is not None:
+            same = required.rstrip("/") == entry.rstrip("/")
+            raise fail(f"{entry!r} is in both kills and may_kill" + (
+                "" if same else f" (kills {required!r} covers it)") +
+                ": a test cannot be both required and allowed to go red", "may_kill")
 
 
 def matches(entry: str, node_id: str) -> bool:

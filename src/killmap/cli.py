@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
 from killmap.errors import GateError
 
 EXIT_HELD, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+_ASCII_NUMBER = re.compile(r"[0-9]{1,9}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,8 +77,10 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     from killmap.changed import changed_mutations
     from killmap.console import LiveProgress, make_console, render
     from killmap.lab import LabOptions, run_lab
-    from killmap.report import to_json, write_reports
+    from killmap.report import check_report_dir, to_json, write_reports
 
+    report_dir = _report_dir(root, args.report_dir)
+    check_report_dir(report_dir)
     if args.jobs < 1:
         raise GateError("--jobs must be at least 1", field="--jobs")
     if args.baseline_runs < 1:
@@ -97,7 +101,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     document = to_json(result, root)
     if options.shard:
         document["shard"] = args.shard
-    paths = write_reports(document, _report_dir(root, args.report_dir))
+    paths = write_reports(document, report_dir)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     return document["exit_code"]
 
@@ -111,17 +115,21 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
     k, _, n = text.partition("/")
-    if not (k.isdigit() and n.isdigit()) or not 1 <= int(k) <= int(n):
+    # ASCII digits only: str.isdigit() also accepts '²' and '³', which int() refuses, and
+    # a bounded length keeps int() clear of its 4300-digit limit.
+    if not (_ASCII_NUMBER.fullmatch(k) and _ASCII_NUMBER.fullmatch(n)) or not 1 <= int(k) <= int(n):
         raise GateError(f"--shard takes K/N with 1 <= K <= N, got {text!r}", field="--shard")
     return int(k), int(n)
 
 
 def _merge(root: Path, args: argparse.Namespace) -> int:
     from killmap.lab import load
-    from killmap.report import merge, write_reports
+    from killmap.report import check_report_dir, merge, write_reports
+    report_dir = _report_dir(root, args.report_dir)
+    check_report_dir(report_dir)
     _, mutations = load(root, _catalog_options(args))
     document = merge(args.reports, [m.name for m in mutations])
-    paths = write_reports(document, _report_dir(root, args.report_dir))
+    paths = write_reports(document, report_dir)
     held = sum(m["verdict"] == "held" for m in document["mutations"])
     print(f"merged {len(args.reports)} report(s): {held}/{len(document['mutations'])} contracts held; "
           f"reports: {paths['json']}")

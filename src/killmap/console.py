@@ -11,6 +11,7 @@ from rich.table import Table
 
 from killmap.judge import EXPLANATIONS, Verdict
 from killmap.lab import LabResult
+from killmap.report import contract_cell
 
 STYLE = {"held": "green", "vacuous": "red", "overreach": "yellow", "visible": "red",
          "not-applied": "magenta", "broken": "magenta", "timeout": "yellow", "flaky": "yellow",
@@ -67,9 +68,11 @@ def render(console: Console, result: LabResult) -> None:
     table.add_column("time", justify="right")
     for v in result.verdicts:
         style = STYLE.get(v.verdict, "white")
-        ran = v.selected or v.red
-        table.add_row(escape(v.name), f"[{style}]{v.verdict}[/]",
-                      f"{len(v.red)} / {len(v.expected)}" if ran else "not run",
+        mutant = result.mutants.get(v.name)
+        cell = contract_cell(ran=bool(v.selected or v.red), red=len(v.red), expected=len(v.expected),
+                             invariant=bool(mutant and mutant.mutation.invariant),
+                             reached_by=len(v.reached_by), held=v.held)
+        table.add_row(escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell),
                       ("cached" if v.cached else f"{v.duration:.2f}s"))
     console.print(table)
     for v in result.verdicts:

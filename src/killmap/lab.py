@@ -24,7 +24,7 @@ from killmap.mutants import Mutant, Sources, build_mutant
 from killmap.outcome import RunOutcome
 from killmap.pins import check_pins
 from killmap.pool import Pool
-from killmap.project import module_name, project_files
+from killmap.project import check_targets_copied, module_name, project_files
 from killmap.reach import Region, enclosing_functions, region_of
 from killmap.runner import Scenario, run_scenario, run_to_completion
 from killmap.sandbox import Scratch
@@ -126,6 +126,8 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
     import time
     started = time.perf_counter()
     _, mutations = load(root, options)
+    files = project_files(root)
+    check_targets_copied(mutations, files)
     sources = Sources(root)
     mutants = {m.name: build_mutant(root, m, sources) for m in mutations}
     _check_control_sites(mutations, mutants)
@@ -138,7 +140,6 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
         if early is not None:
             decided[mutation.name] = early
 
-    files = project_files(root)
     cache = VerdictCache(root, options.cache_dir) if options.use_cache else None
     keys: dict[str, str] = {}
     digests: dict[GateSettings, str] = {}

@@ -20,6 +20,7 @@ from libcst.metadata import (ExpressionContext, ExpressionContextProvider, Metad
 
 from killmap.catalog import Mutation
 from killmap.patching import PatchError, parse_patch, reverse_apply, split_lines
+from killmap.syntax import syntax_pin
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Mutant:
     target_sha256: str = ""        # sha256 of the target symbol's (or file's) exact text
     changed_lines: tuple[int, ...] = field(default=())        # 1-based, in the original
     mutant_changed_lines: tuple[int, ...] = field(default=())  # 1-based, in the mutant
+    target_pin: str = ""           # ast1:sha256 of the target's normalized syntax (see syntax.py)
 
     @property
     def applied(self) -> bool:
@@ -90,9 +92,11 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
     target_text = wrapper.module.code_for_node(scope.with_changes(leading_lines=())) \
         if scope is not None else original
     target_hash = sha256_text(target_text)
+    target_pin = syntax_pin(target_text)
 
     def not_applied(sites: int, reason: str) -> Mutant:
-        return Mutant(mutation, mutation.target.path, original, None, sites, reason, target_hash)
+        return Mutant(mutation, mutation.target.path, original, None, sites, reason, target_hash,
+                      target_pin=target_pin)
 
     try:
         mutated, sites = _OPERATORS[mutation.op](root, wrapper, scope, mutation, original)
@@ -105,7 +109,7 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
         return not_applied(sites, "the mutant is byte-identical to the original")
     old_lines, new_lines = _changed_lines(original, mutated)
     return Mutant(mutation, mutation.target.path, original, mutated, sites, "", target_hash,
-                  old_lines, new_lines)
+                  old_lines, new_lines, target_pin=target_pin)
 
 
 class _NotApplicable(Exception):

@@ -1,9 +1,15 @@
-"""Pins: bind a mutation to the exact text of its target, and rewrite pins after review.
+"""Pins: bind a mutation to the syntax of its target, and rewrite pins after review.
 
 A named mutation is written against code as it was. When that code changes, the
 mutation may no longer mean what its name says; the verdict is then "stale" until a
 person reviews it and re-pins. revert-patch mutations also pin the patch and the
 preimage, so a changed fix or a changed patch cannot pass silently.
+
+Two pin formats are read. `ast1:sha256:...` (what `killmap pin` writes) binds the
+target's normalized syntax: a formatter, a comment or a blank line leaves it valid (see
+syntax.py for what is ignored and why). `sha256:...`, the older format, binds the
+target's exact text and is still checked that way; `killmap pin` upgrades it. The patch
+and preimage pins of revert-patch stay byte-exact: a patch's boundaries are bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from killmap.catalog import Mutation
 from killmap.errors import GateError
 from killmap.mutants import Mutant, sha256_text
 from killmap.patching import split_lines
+from killmap.syntax import is_syntax_pin
 
 
 def patch_sha256(root: Path, mutation: Mutation) -> str:
@@ -30,7 +37,7 @@ def patch_sha256(root: Path, mutation: Mutation) -> str:
 
 def pins_for(root: Path, mutation: Mutation, mutant: Mutant) -> dict[str, str]:
     """The pins this mutation should carry, computed from the current tree."""
-    pins = {"pin": mutant.target_sha256}
+    pins = {"pin": mutant.target_pin}
     if mutation.op == "revert-patch":
         pins["patch_pin"] = patch_sha256(root, mutation)
         if mutant.applied:
@@ -38,9 +45,14 @@ def pins_for(root: Path, mutation: Mutation, mutant: Mutant) -> dict[str, str]:
     return pins
 
 
+def current_pin(pin: str, mutant: Mutant) -> str:
+    """The target's pin now, in the format of the recorded `pin`."""
+    return mutant.target_pin if is_syntax_pin(pin) else mutant.target_sha256
+
+
 def check_pins(root: Path, mutation: Mutation, mutant: Mutant) -> str | None:
     """A sentence saying what to review, or None when every pin still holds."""
-    if mutation.pin and mutation.pin != mutant.target_sha256:
+    if mutation.pin and mutation.pin != current_pin(mutation.pin, mutant):
         return (f"{mutation.target} changed since this mutation was pinned; review that the "
                 f"mutation still means what its name says, then run 'killmap pin {mutation.name}'")
     if mutation.op == "revert-patch":

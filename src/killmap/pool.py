@@ -27,9 +27,13 @@ class Worker:
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps(payload) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
+        try:
+            self.process.stdin.write(json.dumps(payload) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            line = ""  # the worker is gone: said below, as for a worker that died mid-run
+        else:
+            line = self.process.stdout.readline()
         if not line:
             raise GateError(f"worker {self.index} died (exit {self.process.poll()}); "
                             f"its sandbox was {self.sandbox}")
@@ -42,6 +46,16 @@ class Pool:
     def __init__(self, sandboxes: list[Path], guards: list[TreeGuard] | None = None,
                  containment: Containment | None = None):
         self.workers: list[Worker] = []
+        try:
+            self._start(sandboxes, guards, containment)
+        except BaseException:
+            # Interrupted (^C) or failed while the workers start: the caller never gets a
+            # pool to close, so the workers started so far are stopped here.
+            self.close()
+            raise
+
+    def _start(self, sandboxes: list[Path], guards: list[TreeGuard] | None,
+               containment: Containment | None) -> None:
         env = dict(os.environ)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
@@ -56,7 +70,6 @@ class Pool:
         for worker in self.workers:
             ready = worker.process.stdout.readline() if worker.process.stdout else ""
             if not ready:
-                self.close()
                 raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
 
     def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import platform
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -62,6 +63,7 @@ def to_json(result: LabResult, root: Path) -> Document:
             "cached": verdict.cached,
             "sites": mutant.sites,
             "target_sha256": mutant.target_sha256,
+            "target_pin": mutant.target_pin,
             "diff": mutant.diff,
         })
     return _document(mutations, root=str(root), jobs=result.jobs, wall=result.wall,
@@ -106,9 +108,27 @@ def _held(doc: Document) -> int:
 
 
 def _red_vs_expected(entry: dict[str, Any]) -> str:
-    if not entry["selected_tests"] and not entry["red"]:
+    return contract_cell(ran=bool(entry["selected_tests"] or entry["red"]), red=len(entry["red"]),
+                         expected=len(entry["expected"]), invariant=entry["invariant"],
+                         reached_by=len(entry["reached_by"]), held=entry["verdict"] == HELD)
+
+
+def contract_cell(*, ran: bool, red: int, expected: int, invariant: bool, reached_by: int,
+                  held: bool) -> str:
+    """The "red / expected" cell of every table (terminal, Markdown, HTML).
+
+    An invariant expects nothing, like no other contract: "0 / 0" would read as a contract
+    with nothing in it, so it says that the zero was measured, and by how many tests.
+    """
+    if not ran:
         return "not run"
-    return f"{len(entry['red'])} / {len(entry['expected'])}"
+    if not invariant:
+        return f"{red} / {expected}"
+    if red:
+        return f"invariant: {red} red, 0 allowed"
+    if not reached_by and held:  # held needs the change executed: by code run at import
+        return "invariant: 0 red, reached at import"
+    return f"invariant: 0 red, reached by {reached_by}"
 
 
 def _details(entry: dict[str, Any]) -> str:
@@ -245,16 +265,39 @@ def to_stryker(doc: Document) -> Document:
     }
 
 
+REPORT_FILES = {"json": "killmap.json", "junit": "killmap.junit.xml", "markdown": "killmap.md",
+                "html": "killmap.html", "stryker": "mutation-report.json"}
+
+
+def check_report_dir(folder: Path) -> None:
+    """Refuse, before anything runs, a report folder that cannot be written: a gate that
+    runs for minutes and then cannot say what it found has wasted them."""
+    for path in (folder, *folder.parents):
+        if path.exists() or path.is_symlink():
+            if not path.is_dir():
+                what = "names" if path == folder else f"is inside {path}, which is"
+                raise GateError(f"--report-dir {what} an existing file, not a folder: {path}",
+                                field="--report-dir")
+            if not os.access(path, os.W_OK | os.X_OK):
+                raise GateError(f"--report-dir: cannot write in {path}", field="--report-dir")
+            break
+    for name in REPORT_FILES.values():
+        if (folder / name).is_dir():
+            raise GateError(f"--report-dir: {folder / name} is a folder, so the report cannot be "
+                            "written there", field="--report-dir")
+
+
 def write_reports(doc: Document, folder: Path) -> dict[str, Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {"json": folder / "killmap.json", "junit": folder / "killmap.junit.xml",
-             "markdown": folder / "killmap.md", "html": folder / "killmap.html",
-             "stryker": folder / "mutation-report.json"}
-    paths["json"].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    paths["junit"].write_text(to_junit(doc), encoding="utf-8")
-    paths["markdown"].write_text(to_markdown(doc), encoding="utf-8")
-    paths["html"].write_text(to_html(doc), encoding="utf-8")
-    paths["stryker"].write_text(json.dumps(to_stryker(doc), indent=1) + "\n", encoding="utf-8")
+    paths = {kind: folder / name for kind, name in REPORT_FILES.items()}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        paths["json"].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        paths["junit"].write_text(to_junit(doc), encoding="utf-8")
+        paths["markdown"].write_text(to_markdown(doc), encoding="utf-8")
+        paths["html"].write_text(to_html(doc), encoding="utf-8")
+        paths["stryker"].write_text(json.dumps(to_stryker(doc), indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:  # checked up front; this is what changed since
+        raise GateError(f"cannot write the reports: {exc}", field="--report-dir") from None
     return paths
 
 

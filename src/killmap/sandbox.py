@@ -7,6 +7,7 @@ stray temp folder, never a changed source file.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,7 +18,9 @@ class Scratch:
 
     def __init__(self) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="killmap-"))
-        self._runs = 0
+        # Numbers for run folders and basetemps, asked for by every pool thread at once:
+        # next() on a count is one atomic step, where `+= 1` and a later read were not.
+        self._numbers = itertools.count(1)
         self.pristine: Path | None = None
 
     def pristine_copy(self, root: Path, files: list[str]) -> Path:
@@ -31,18 +34,17 @@ class Scratch:
         return _copy(self.pristine_copy(root, files), files, self.path / f"sandbox-{index}")
 
     def run_dir(self, label: str) -> Path:
-        self._runs += 1
-        folder = self.path / "runs" / f"{self._runs:05d}-{label}"
+        folder = self.path / "runs" / f"{next(self._numbers):05d}-{label}"
         folder.mkdir(parents=True)
         return folder
 
     def temp_dir(self) -> Path:
         """A run's pytest basetemp, named by number only: a mutation's name in the path
         would leak into every tmp_path, and tests may (rightly) read their paths."""
-        self._runs += 1
+        number = next(self._numbers)
         parent = self.path / "tmp"
         parent.mkdir(exist_ok=True)  # pytest creates the basetemp itself, not its parents
-        return parent / f"{self._runs:05d}"
+        return parent / f"{number:05d}"
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)

@@ -45,6 +45,16 @@ def _warm_pytest() -> None:
 
 
 def main() -> int:
+    try:
+        return _main()
+    except BrokenPipeError:
+        # The gate closed its end of the protocol pipe (interrupted or killed, perhaps
+        # while this worker was still starting): nobody is left to answer. Leave without
+        # a traceback; os._exit, because flushing the dead pipe at exit would print one.
+        os._exit(0)
+
+
+def _main() -> int:
     signal.signal(signal.SIGTERM, _terminate)
     _become_subreaper()
     _warm_pytest()

@@ -14,10 +14,11 @@ from killmap.catalog import load_catalog, tomllib  # tomli on Python 3.10
 from killmap.errors import GateError
 from killmap.mutants import build_mutant, sha256_text
 from killmap.pins import check_pins, pins_for, rewrite_pins
+from killmap.syntax import syntax_pin
 
 MOD = "src/pkg/mod.py"
 CATALOG = "mutations/catalog.toml"
-PIN_LINE = re.compile(r'^(pin|patch_pin|preimage_pin) = "sha256:[0-9a-f]{64}"\n$')
+PIN_LINE = re.compile(r'^(pin = "ast1:|patch_pin = "|preimage_pin = ")sha256:[0-9a-f]{64}"\n$')
 
 SOURCE = """\
 def parse(text):
@@ -109,10 +110,13 @@ def test_pin_writes_a_pin_for_every_mutation(pinned_project):
     run_pin(pinned_project)
     entries = {e["name"]: e for e in tomllib.loads(pinned_project.read(CATALOG))["mutation"]}
     for entry in entries.values():
-        assert re.fullmatch(r"sha256:[0-9a-f]{64}", entry["pin"])
+        assert re.fullmatch(r"ast1:sha256:[0-9a-f]{64}", entry["pin"])
     parse_text = 'def parse(text):\n    return [part.strip() for part in text.split(",")]\n'
-    assert entries["parse-keeps-spaces"]["pin"] == sha256_text(parse_text)
-    assert entries["parse-fix-reverted"]["pin"] == sha256_text(SOURCE)
+    assert entries["parse-keeps-spaces"]["pin"] == syntax_pin(parse_text)
+    assert entries["parse-fix-reverted"]["pin"] == syntax_pin(SOURCE)
+    # revert-patch's own pins stay byte pins: a patch's boundaries are bytes.
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", entries["parse-fix-reverted"]["patch_pin"])
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", entries["parse-fix-reverted"]["preimage_pin"])
 
 
 def test_pin_changes_nothing_but_the_inserted_pin_lines(pinned_project):
@@ -223,7 +227,7 @@ def test_a_changed_preimage_makes_the_revert_patch_pin_stale(pinned_project):
     pin_in_process(pinned_project)
     catalog = pinned_project.read(CATALOG)
     # Pin only the patch and the preimage, so the preimage check is the one that speaks.
-    catalog = re.sub(r'\npin = "sha256:[0-9a-f]{64}"(?=\npatch_pin)', "", catalog)
+    catalog = re.sub(r'\npin = "ast1:sha256:[0-9a-f]{64}"(?=\npatch_pin)', "", catalog)
     pinned_project.write(CATALOG, catalog, dedent=False)
     pinned_project.module(SOURCE.replace("return x * 2", "return x * 3"))
     message = stale(pinned_project, "parse-fix-reverted")

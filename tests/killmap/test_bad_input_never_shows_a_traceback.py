@@ -1,0 +1,156 @@
+"""More bad input that must come out as one line and exit 2, never a traceback.
+
+Each of these once escaped as a Python traceback: a target or patch that is not UTF-8,
+TOML nested deeply enough to exhaust the parser's recursion, a shard written with
+superscript digits, a report folder that is a file (found only after the whole run),
+and a worker's BrokenPipeError when the gate is interrupted while its workers start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gatekit import copy_fixture, gate_env, run_gate
+
+LATIN1 = "# caf\xe9: written by an editor set to latin-1\n".encode("latin-1")
+
+
+def one_line_error(code: int, stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert code == 2, stderr
+    assert len(lines) == 1 and lines[0].startswith("killmap: "), stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def gate(project: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The command exactly as given (run_gate adds its own --report-dir)."""
+    return subprocess.run([sys.executable, "-m", "killmap", *args], cwd=project, env=gate_env(project),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def basic(tmp_path):
+    return copy_fixture("basic", tmp_path)
+
+
+def test_a_target_file_that_is_not_utf8_is_one_line_naming_the_target(basic):
+    core = basic / "src" / "basicpkg" / "core.py"
+    core.write_bytes(LATIN1 + core.read_bytes())
+    for command in (("run", "--no-cache"), ("list",), ("pin",), ("show", "classify-call-deleted")):
+        run = run_gate(basic, *command)
+        line = one_line_error(run.code, run.stderr)
+        assert "mutations/basic.toml" in line and "'classify-call-deleted'" in line and "'target'" in line
+        assert "src/basicpkg/core.py" in line and "not UTF-8" in line
+
+
+def test_a_patch_file_that_is_not_utf8_is_one_line_naming_the_patch(basic):
+    patch = basic / "mutations" / "odd-refusal-fix.patch"
+    patch.write_bytes(patch.read_bytes() + b" \xff\xfe\n")
+    run = run_gate(basic, "run", "--no-cache")
+    line = one_line_error(run.code, run.stderr)
+    assert "'odd-refusal-fix-reverted'" in line and "'patch'" in line and "not UTF-8" in line
+
+
+@pytest.mark.parametrize("nested", [
+    "x = " + "[" * 2000 + "]" * 2000,
+    "[[mutation]]\nname = \"deep\"\nnote = " + "{a = " * 1000 + "1" + "}" * 1000,
+])
+def test_deeply_nested_toml_is_one_line_naming_the_catalog(basic, nested):
+    (basic / "mutations" / "deep.toml").write_text(nested + "\n")
+    run = run_gate(basic, "run", "--no-cache")
+    line = one_line_error(run.code, run.stderr)
+    assert "mutations/deep.toml" in line and "nested too deeply" in line
+
+
+@pytest.mark.parametrize("shard", ["²/³", "1/³", "١/٢", "1/" + "9" * 5000, "+1/2", " 1/2", "1/2/3", "0x1/2"])
+def test_a_shard_that_is_not_ascii_digits_is_one_line(basic, shard):
+    run = gate(basic, "run", "--shard", shard)
+    line = one_line_error(run.returncode, run.stderr)
+    assert "--shard" in line
+
+
+def test_a_report_dir_naming_a_file_is_refused_before_anything_runs(basic):
+    existing = basic.parent / "not-a-folder"
+    existing.write_text("mine\n")
+    started = time.perf_counter()
+    run = gate(basic, "run", "--no-cache", "--report-dir", str(existing))
+    line = one_line_error(run.returncode, run.stderr)
+    assert "--report-dir" in line and "not-a-folder" in line and "existing file" in line
+    assert "baseline" not in run.stdout  # refused up front: no test ran
+    assert time.perf_counter() - started < 20
+    assert existing.read_text() == "mine\n"
+
+
+def test_a_report_dir_inside_a_file_is_refused_before_anything_runs(basic):
+    existing = basic.parent / "not-a-folder"
+    existing.write_text("mine\n")
+    run = gate(basic, "run", "--no-cache", "--report-dir", str(existing / "reports"))
+    line = one_line_error(run.returncode, run.stderr)
+    assert "--report-dir" in line and "baseline" not in run.stdout
+
+
+def test_merge_refuses_a_report_dir_naming_a_file(basic, tmp_path):
+    existing = tmp_path / "not-a-folder"
+    existing.write_text("mine\n")
+    run = gate(basic, "merge", str(tmp_path / "missing.json"), "--report-dir", str(existing))
+    assert "--report-dir" in one_line_error(run.returncode, run.stderr)
+
+
+def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
+    # The gate's end of the protocol pipe is closed before the worker says it is ready:
+    # what a gate interrupted (or killed) while its workers start leaves them with.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "killmap.worker"], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == 0
+
+
+# Makes every killmap worker start slowly, and say so, so that the gate can be
+# interrupted at the one moment that matters: while its workers are starting.
+SLOW_START = """\
+import os, sys, time
+if "killmap.worker" in getattr(sys, "orig_argv", ()):
+    with open(os.environ["KM_STARTING"], "a") as marker:
+        marker.write(f"{os.getpid()}\\n")
+    time.sleep(float(os.environ["KM_START_DELAY"]))
+"""
+
+
+def test_interrupting_the_gate_while_workers_start_is_a_clean_interrupted_exit(basic, tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLOW_START)
+    marker = tmp_path / "starting"
+    env = gate_env(basic, {"PYTHONPATH": str(site), "KM_STARTING": str(marker), "KM_START_DELAY": "3"})
+    gate_process = subprocess.Popen([sys.executable, "-m", "killmap", "run", "--no-cache", "--jobs", "2",
+                                     "--report-dir", str(tmp_path / "reports")],
+                                    cwd=basic, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and len(marker.read_text().split()) >= 2):
+        assert gate_process.poll() is None and time.monotonic() < deadline, gate_process.communicate()
+        time.sleep(0.02)
+    gate_process.send_signal(signal.SIGINT)
+    # stderr reaches EOF only when every holder closed it, the workers included: whatever
+    # a worker prints on its way out is in here.
+    stdout, stderr = gate_process.communicate(timeout=60)
+    assert gate_process.returncode == 130, (stdout, stderr)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert "interrupted" in stderr
+    # The workers were stopped by the gate, not left to finish starting on their own.
+    for pid in map(int, marker.read_text().split()):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not (tmp_path / "reports").exists()

@@ -1,0 +1,107 @@
+"""An invariant is shown as what it is: "invariant: 0 red, reached by 2", never "0 / 0".
+
+"0 / 0" is also what a contract that expects nothing would read as; an invariant's zero
+is a measurement, so every table (terminal, Markdown, HTML) says what was measured: the
+red count against the 0 allowed, and how many tests executed the change.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gatekit import run_gate
+from killmap.report import contract_cell
+
+MOD = "src/pkg/mod.py"
+SOURCE = "def positive(n):\n    return n > 0\n"
+TESTS = ("from pkg.mod import positive\n\n\ndef test_one_is_positive():\n    assert positive(1)\n\n\n"
+         "def test_zero_is_not_positive():\n    assert not positive(0)\n")
+CATALOG = f'''\
+[gate]
+paths = ["src"]
+
+[[mutation]]
+name = "bound-includes-zero"
+target = "{MOD}::positive"
+op = "replace"
+old = "n > 0"
+new = "n >= 0"
+kills = ["tests/test_mod.py::test_zero_is_not_positive"]
+
+[[mutation]]
+name = "bound-mirrored"
+target = "{MOD}::positive"
+op = "replace"
+old = "n > 0"
+new = "0 < n"
+invariant = true
+control = "bound-includes-zero"
+
+[[mutation]]
+name = "bound-below-zero"
+target = "{MOD}::positive"
+op = "replace"
+old = "n > 0"
+new = "n > -1"
+invariant = true
+control = "bound-includes-zero"
+'''
+
+
+@pytest.fixture(scope="module")
+def invariant_run(tmp_path_factory):
+    from conftest import KmProject
+    project = KmProject(tmp_path_factory.mktemp("invariants"))
+    project.module(SOURCE)
+    project.write("tests/test_mod.py", TESTS)
+    project.write("mutations/catalog.toml", CATALOG)
+    run = run_gate(project.root, "run", "--no-cache", "--jobs", "1")
+    assert run.verdicts() == {"bound-includes-zero": "held", "bound-mirrored": "held",
+                              "bound-below-zero": "visible"}, run.stdout
+    return run
+
+
+def row(text: str, name: str) -> str:
+    return next(line for line in text.splitlines() if name in line and ("|" in line or "│" in line))
+
+
+def test_the_terminal_table_shows_a_held_invariant_as_measured_zero_and_its_reach(invariant_run):
+    line = row(invariant_run.stdout, "bound-mirrored")
+    assert "invariant: 0 red, reached by 2" in line
+    assert not re.search(r"\b0 / 0\b", line)
+
+
+def test_the_terminal_table_shows_a_visible_invariant_against_zero_allowed(invariant_run):
+    assert "invariant: 1 red, 0 allowed" in row(invariant_run.stdout, "bound-below-zero")
+
+
+def test_an_ordinary_contract_still_reads_red_over_expected(invariant_run):
+    assert "1 / 1" in row(invariant_run.stdout, "bound-includes-zero")
+
+
+def test_the_markdown_report_shows_invariants_as_measured(invariant_run):
+    text = (invariant_run.report_dir / "killmap.md").read_text()
+    assert "invariant: 0 red, reached by 2" in row(text, "`bound-mirrored`")
+    assert "invariant: 1 red, 0 allowed" in row(text, "`bound-below-zero`")
+    assert "| 1 / 1 |" in row(text, "`bound-includes-zero`")
+
+
+def test_the_html_report_shows_invariants_as_measured(invariant_run):
+    page = (invariant_run.report_dir / "killmap.html").read_text()
+    assert "<td>invariant: 0 red, reached by 2</td>" in page
+    assert "<td>invariant: 1 red, 0 allowed</td>" in page
+    assert "<td>1 / 1</td>" in page
+
+
+@pytest.mark.parametrize("kwargs, shown", [
+    (dict(ran=False, red=0, expected=0, invariant=True, reached_by=0, held=False), "not run"),
+    (dict(ran=True, red=0, expected=0, invariant=True, reached_by=0, held=False),
+     "invariant: 0 red, reached by 0"),
+    (dict(ran=True, red=0, expected=0, invariant=True, reached_by=0, held=True),
+     "invariant: 0 red, reached at import"),
+    (dict(ran=True, red=0, expected=2, invariant=False, reached_by=5, held=False), "0 / 2"),
+])
+def test_the_cell_says_what_was_measured(kwargs, shown):
+    assert contract_cell(**kwargs) == shown
