@@ -58,6 +58,7 @@ def to_json(result: LabResult, root: Path) -> Document:
             "duration_seconds": round(verdict.duration, 4),
             **{k: verdict.extras[k] for k in ("run_seconds", "confirm_seconds", "selected_baseline_seconds",
                                                "broken_cause") if k in verdict.extras},
+            "warnings": list(verdict.extras.get("warnings", ())),
             "timeout_seconds": verdict.timeout,
             "cached": verdict.cached,
             "sites": mutant.sites,
@@ -136,6 +137,8 @@ def _details(entry: dict[str, Any]) -> str:
         lines.append("expected red: " + ", ".join(entry["expected"]))
     for red in entry["red"]:
         lines.append(f"red: {red['id']} [{red['cause']}] {red['exception'] or ''} at {red['raised_at'] or '?'}")
+    for warning in entry.get("warnings", ()):
+        lines.append(f"warning: {warning}")
     if entry["diff"]:
         lines += ["", entry["diff"]]
     return "\n".join(lines)
@@ -156,7 +159,8 @@ def to_junit(doc: Document) -> str:
                                     message=f"{entry['verdict']}: {entry['detail']}"[:1000])
             failure.text = _details(entry)
         else:
-            ET.SubElement(case, "system-out").text = entry["detail"]
+            ET.SubElement(case, "system-out").text = "\n".join(
+                [entry["detail"], *(f"warning: {w}" for w in entry.get("warnings", ()))])
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
@@ -167,6 +171,11 @@ def to_markdown(doc: Document) -> str:
         mark = "✅" if entry["verdict"] == HELD else "❌"
         lines.append(f"| `{entry['name']}` | {mark} {entry['verdict']} | {_red_vs_expected(entry)} | "
                      f"{entry['duration_seconds']:.2f}s{' (cached)' if entry['cached'] else ''} |")
+    warned = [entry for entry in doc["mutations"] if entry.get("warnings")]
+    if warned:
+        lines += ["", "**Warnings** (the mutant still ran and was judged; `werror = true` makes "
+                  "dead-code findings broken):", ""]
+        lines += [f"- `{entry['name']}`: {'; '.join(entry['warnings'])}" for entry in warned]
     for entry in doc["mutations"]:
         if entry["verdict"] == HELD:
             continue
@@ -194,7 +203,8 @@ def to_html(doc: Document) -> str:
             f"{esc(m['verdict'])}</span></h2><p>{esc(m['explanation'])}.</p>"
             f"<p><b>Detail:</b> {esc(m['detail'])}</p>"
             f"<p><b>Expected red:</b> {esc(', '.join(m['expected']) or 'nothing (invariant)')}</p>"
-            f"<ul>{reds}</ul><pre>{esc(m['diff'])}</pre></section>")
+            + "".join(f"<p class='warning'>warning: {esc(w)}</p>" for w in m.get("warnings", ()))
+            + f"<ul>{reds}</ul><pre>{esc(m['diff'])}</pre></section>")
     return ("<!doctype html><meta charset='utf-8'><title>killmap report</title><style>"
             "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:.3em .6em}.held{color:#070}"
@@ -210,7 +220,7 @@ _STRYKER_STATUS = {
     "held": "Killed", "vacuous": "Survived", "overreach": "Killed", "visible": "Killed",
     "wrong-cause": "Killed", "unevidenced": "NoCoverage", "broken": "CompileError",
     "timeout": "Timeout", "not-applied": "RuntimeError", "stale": "RuntimeError",
-    "flaky": "RuntimeError", "inconclusive": "RuntimeError",
+    "flaky": "RuntimeError", "inconclusive": "RuntimeError", "escaped": "RuntimeError",
 }
 
 
@@ -238,7 +248,8 @@ def to_stryker(doc: Document) -> Document:
             "replacement": m["replacement"],
             "location": {"start": {"line": first, "column": 1},
                          "end": {"line": max(last, first), "column": len(source_lines[max(last, first) - 1]) + 1}},
-            "status": status, "statusReason": f"{m['verdict']}: {m['detail']}",
+            "status": status, "statusReason": f"{m['verdict']}: {m['detail']}" + "".join(
+                f"; warning: {w}" for w in m.get("warnings", ())),
             "killedBy": killed_by, "coveredBy": m["reached_by"], "testsCompleted": m["selected_tests"],
             "duration": int(m["duration_seconds"] * 1000),
             "killmapVerdict": m["verdict"], "killmapExpected": m["expected"],
