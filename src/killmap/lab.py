@@ -14,25 +14,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from killmap import judge
-from killmap.cache import VerdictCache, dependencies, displaced_folder, test_files_digest
-from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs, matches
+from killmap.baseline import Baseline, check_contract_ids, run_baseline
+from killmap.cache import VerdictCache, test_files_digest
+from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs
+from killmap.engine import Engine
 from killmap.errors import GateError
-from killmap.guard import Containment, TreeGuard
-from killmap.imports import unreachable_test_files
-from killmap.judge import Evidence, Verdict
+from killmap.judge import Verdict
 from killmap.mutants import Mutant, Sources, build_mutant
-from killmap.outcome import RunOutcome
 from killmap.pins import check_pins
-from killmap.pool import Pool
-from killmap.project import check_targets_copied, module_name, project_files
-from killmap.reach import Region, enclosing_functions, region_of
-from killmap.runner import Scenario, run_scenario, run_to_completion
-from killmap.sandbox import Scratch
+from killmap.project import check_targets_copied, project_files
+from killmap.reach import enclosing_functions, region_of
+from killmap.trial import run_mutant
 from killmap.validity import check_mutant
-
-MIN_TIMEOUT = 5.0
-TIMEOUT_FACTOR = 10.0
-
 
 @dataclass(frozen=True)
 class LabOptions:
@@ -46,19 +39,9 @@ class LabOptions:
     baseline_timeout: float = 900.0
     confirm: bool = True
     shard: tuple[int, int] | None = None       # (k, n), 1-based
-
-
-@dataclass
-class Baseline:
-    settings: GateSettings
-    collected: tuple[str, ...]
-    durations: dict[str, float]
-    overhead: float                      # session wall time not spent in tests
-    coverage: dict[str, dict[str, list[int]]]
-    runs: int
-    wall: float
-    imported: tuple[str, ...] = ()       # project source files the tests imported
-    ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
+    # Only these tests (node ids or prefixes) run under each mutant: "which defects does
+    # this test catch?" asks about one test, not about the contract.
+    focus: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -123,13 +106,27 @@ def _shard(mutations: list[Mutation], k: int, n: int) -> list[Mutation]:
 
 
 def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None) -> LabResult:
+    """The gate: every selected mutation of the catalogs, to its verdict."""
+    _, mutations = load(root, options)
+    return run_mutations(root, mutations, options, progress)
+
+
+def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
+                  progress: Progress = lambda kind, data: None,
+                  mutants: dict[str, Mutant] | None = None) -> LabResult:
+    """The engine's interface for every command: these mutations, to their verdicts.
+
+    The mutations need not come from a catalog (try builds one from the command line,
+    sweep from mutmut's operators); `mutants` gives prebuilt mutants by name, for
+    mutations no catalog operator can rebuild.
+    """
     import time
     started = time.perf_counter()
-    _, mutations = load(root, options)
     files = project_files(root)
     check_targets_copied(mutations, files)
     sources = Sources(root)
-    mutants = {m.name: build_mutant(root, m, sources) for m in mutations}
+    mutants = {**{m.name: build_mutant(root, m, sources) for m in mutations if not mutants or m.name not in mutants},
+               **(mutants or {})}
     _check_control_sites(mutations, mutants)
     progress("planned", len(mutations))
 
@@ -140,7 +137,8 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
         if early is not None:
             decided[mutation.name] = early
 
-    cache = VerdictCache(root, options.cache_dir) if options.use_cache else None
+    # A focused run answers another question than the contract: its verdicts are not the gate's.
+    cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
     keys: dict[str, str] = {}
     digests: dict[GateSettings, str] = {}
     for mutation in mutations:
@@ -162,32 +160,28 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
     baselines: list[Baseline] = []
     if to_run:
         jobs = max(1, min(options.jobs, len(to_run)))
-        scratch = Scratch()
-        pool = None
-        try:
-            sandboxes = [scratch.new_sandbox(root, files, i) for i in range(max(jobs, min(options.baseline_runs, options.jobs)))]
-            pristine = scratch.pristine_copy(root, files)
-            guards = [TreeGuard(s, files, pristine, watch_new_files=True) for s in sandboxes]
-            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False),
-                                      displaced_folder(options.cache_dir))
-            pool = Pool(sandboxes, guards, containment)
+        sandboxes = max(jobs, min(options.baseline_runs, options.jobs))
+        with Engine(root, files, sandboxes, cache_dir=options.cache_dir) as engine:
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:
                 groups.setdefault(mutation.settings, []).append(mutation)
             for settings, group in groups.items():
                 progress("baseline", settings)
-                baseline = _run_baseline(root, files, settings, group, pool, scratch, options)
+                baseline = run_baseline(root, files, settings, group, engine, runs=options.baseline_runs,
+                                        timeout=options.baseline_timeout, cache_dir=options.cache_dir)
                 baselines.append(baseline)
-                _check_contract_ids(group, baseline)
+                check_contract_ids(group, baseline)
                 progress("baseline-done", baseline)
                 jobs_for_group = [(m, mutants[m.name], baseline) for m in group]
 
                 def on_done(job, result):
                     progress("done", result[0])
 
-                results = pool.map(jobs_for_group,
-                                   lambda worker, job: _run_mutant(root, worker, scratch, job, options),
-                                   on_done)
+                results = engine.map(jobs_for_group,
+                                     lambda worker, job: run_mutant(root, engine, worker, job,
+                                                                    confirm=options.confirm,
+                                                                    focus=options.focus),
+                                     on_done)
                 for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
                     decided[mutation.name] = verdict
                     # A run that wrote where it must not proved something about a tree that
@@ -195,10 +189,6 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
                     tainted = verdict.verdict == judge.ESCAPED or verdict.extras.get("sandbox_writes")
                     if cache is not None and not tainted and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
                         cache.store(mutation.name, keys[mutation.name], deps, _verdict_to_json(verdict))
-        finally:
-            if pool is not None:
-                pool.close()
-            scratch.remove()
     # Controls are judged last: an invariant holds only if its control held in this run.
     for mutation in mutations:
         if mutation.invariant and mutation.name in decided:
@@ -260,167 +250,6 @@ def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) 
                                 f"{sorted(theirs_region.lines)}, neither in the same function as this "
                                 f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "
                                 "them", "control")
-
-
-def _check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
-    for mutation in group:
-        for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
-            for entry in entries:
-                if not any(matches(entry, test) for test in baseline.collected):
-                    raise mutation.fail(f"{entry!r} matches no collected test (under "
-                                        f"{', '.join(mutation.settings.tests)})", key)
-
-
-# --- the baseline ------------------------------------------------------------------------
-
-def _source_files(files: list[str], settings: GateSettings) -> list[str]:
-    def under(rel: str, folder: str) -> bool:
-        return folder in (".", "") or rel.startswith(folder.rstrip("/") + "/")
-
-    return [f for f in files if f.endswith(".py")
-            and any(under(f, p) for p in settings.paths)
-            and not any(under(f, t) or f == t for t in settings.tests)
-            and not f.rsplit("/", 1)[-1].startswith(("test_", "conftest"))]
-
-
-def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
-                  pool: Pool, scratch: Scratch, options: LabOptions) -> Baseline:
-    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
-    # Test files whose imports never reach a mutated file can run none of its code: they
-    # need no baseline and no mutant run (imports.py says why this errs towards running).
-    keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
-    ignored = unreachable_test_files(root, files, settings.tests, settings.paths,
-                                     {m.target.path for m in group}, keep)
-    runs = max(1, options.baseline_runs)
-    # Line coverage only where mutations are: tracing every source file would slow the
-    # tests that reach no mutation, which the gate otherwise never needs to run again.
-    targets = tuple(sorted({m.target.path for m in group}))
-    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
-                          timeout=options.baseline_timeout, sys_path=settings.paths,
-                          coverage_files=targets if i == 0 else (), ignore=tuple(ignored))
-                 for i in range(runs)]
-    outcomes: list[RunOutcome] = pool.map(scenarios, lambda worker, s: run_scenario(worker, scratch, root, s))
-    first = outcomes[0]
-    where = f"baseline of {', '.join(settings.tests)}"
-    for outcome in outcomes:
-        if outcome.escaped:
-            raise GateError(f"{where}: the unmutated tests wrote to the working tree: "
-                            f"{', '.join(outcome.escaped)} (restored; what they wrote is kept under "
-                            f"{displaced_folder(options.cache_dir)})")
-        if outcome.status == "timeout":
-            raise GateError(f"{where}: the unmutated tests did not finish in {options.baseline_timeout:.0f}s"
-                            + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
-        if outcome.collect_errors:
-            node, message = outcome.collect_errors[0]
-            raise GateError(f"{where}: collection failed in {node or 'the session'}: "
-                            f"{message.splitlines()[-1] if message else ''}")
-        if not outcome.finished:
-            raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
-        if not outcome.collected:
-            raise GateError(f"{where}: no tests collected")
-    # Flakes first: a test red in one run and green in another is a flake, not a red baseline.
-    flaky = sorted({t for o in outcomes[1:] for t, r in o.tests.items()
-                    if t in first.tests and first.tests[t].outcome != r.outcome}
-                   | {t for o in outcomes[1:] for t in set(o.collected) ^ set(first.collected)})
-    if flaky:
-        raise GateError(f"{where}: flaky test(s), outcome differs between baseline runs: "
-                        + ", ".join(flaky) + "; fix them or list them in [gate] exclude", field="exclude")
-    for outcome in outcomes:
-        if outcome.red:
-            names = ", ".join(sorted(outcome.red))
-            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
-    durations = {t: max(o.tests[t].duration for o in outcomes if t in o.tests) for t in first.tests}
-    wall = max(o.wall for o in outcomes[1:] or outcomes)  # the run without coverage is the honest one
-    overhead = max(wall - sum(durations.values()), 0.2)
-    sources = set(_source_files(files, settings))
-    imported = tuple(sorted(f for f in first.imported if f in sources))
-    return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall,
-                    imported, tuple(ignored))
-
-
-# --- one mutant ----------------------------------------------------------------------------
-
-def _select(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
-    region = region_of(mutant.original, mutant.changed_lines)
-    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
-    if region.import_time:
-        return baseline.collected, "all tests: the change runs at import", region
-    file_coverage = baseline.coverage.get(mutant.file)
-    if file_coverage is None:
-        return baseline.collected, "all tests: no coverage was recorded for the target file", region
-    if region.lines.intersection(file_coverage.get("", ())):
-        # A function that runs while tests are collected (say, to build parameters) changes
-        # what exists to run: treat it like import-time code.
-        return baseline.collected, "all tests: the change runs while tests are collected", \
-            Region(region.lines, True)
-    reaching = set(region.reached_by(file_coverage))
-    chosen = tuple(t for t in baseline.collected if t in reaching or t in contract)
-    return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
-
-
-def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> tuple[float, float]:
-    unmutated = baseline.overhead + sum(baseline.durations.get(t, 0.0) for t in selected)
-    explicit = mutation.timeout or mutation.settings.timeout
-    return (explicit if explicit else max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated)), unmutated
-
-
-def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
-    mutation, mutant, baseline = job
-    selected, selection, original_region = _select(mutation, mutant, baseline)
-    timeout, unmutated = _timeout(mutation, baseline, selected)
-    base = {"selected": selected, "selection": selection}
-    deps = _deps(root, baseline, selected)
-    if not selected:
-        verdict = Verdict(name=mutation.name, verdict=judge.UNEVIDENCED,
-                          detail="no test executes the mutated code, so nothing proves it invisible",
-                          **base)
-        return verdict, deps
-    module = module_name(mutant.file, mutation.settings.paths)
-    scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
-                        confine=mutation.settings.confine,
-                        sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
-                        coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module,
-                        # Tracing costs; a change that does not run at import is only reached
-                        # by tests, so tracing starts once collection is done.
-                        coverage_after_collection=not original_region.import_time)
-    if options.confirm:
-        kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
-        scenario = replace(scenario, confirm_kills=kills)
-    run = run_to_completion(worker, scratch, root, scenario)
-    mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
-    file_coverage = (run.coverage or {}).get(mutant.file)
-    confirm = run.confirmation if run.status == "done" and run.finished else None
-    if confirm is not None:
-        run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
-    reached_by = set(mutant_region.reached_by(file_coverage))
-    if run.untraced:
-        # A session that died lost its coverage. Up to the first changed statement the
-        # mutant runs what the original runs, so a test reaches the change in the mutant
-        # exactly when it reaches the changed statements in the baseline.
-        reached_by |= set(original_region.reached_by(baseline.coverage.get(mutant.file))) & run.untraced
-    evidence = Evidence(run=run, confirm=confirm,
-                        reached_by=tuple(sorted(reached_by)),
-                        region_executed=mutant_region.executed_at_all(file_coverage),
-                        import_time=mutant_region.import_time or original_region.import_time,
-                        timeout=timeout, selected_baseline_seconds=unmutated)
-    return judge.judge_run(mutation, evidence, base), deps
-
-
-def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
-    chosen = set(selected)
-    # Files imported but not traced (not a mutation target) count whole.
-    executed: dict[str, set[int] | None] = {rel: None for rel in baseline.imported}
-    for rel, contexts in baseline.coverage.items():
-        lines: set[int] = set()
-        imported = False
-        for context, context_lines in contexts.items():
-            if context == "" or context in chosen:
-                imported = True
-                if context in chosen:
-                    lines.update(context_lines)
-        if imported:
-            executed[rel] = lines
-    return dependencies(root, executed)
 
 
 # --- cache round trip ----------------------------------------------------------------------

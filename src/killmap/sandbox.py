@@ -30,8 +30,20 @@ class Scratch:
             self.pristine = _copy(root, files, self.path / "pristine")
         return self.pristine
 
-    def new_sandbox(self, root: Path, files: list[str], index: int) -> Path:
-        return _copy(self.pristine_copy(root, files), files, self.path / f"sandbox-{index}")
+    def tree_copy(self, contents: dict[str, bytes], name: str) -> Path:
+        """A tree written from given contents (another version of the project)."""
+        folder = self.path / name
+        for rel, data in contents.items():
+            dest = folder / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def new_sandbox(self, root: Path, files: list[str], index: int, source: Path | None = None) -> Path:
+        """A sandbox copied from the pristine copy of `root`, or from `source` (a tree_copy)."""
+        origin = source if source is not None else self.pristine_copy(root, files)
+        return _copy(origin, files, self.path / f"sandbox-{index}")
 
     def run_dir(self, label: str) -> Path:
         folder = self.path / "runs" / f"{next(self._numbers):05d}-{label}"

@@ -1,0 +1,112 @@
+"""The baseline: the unmutated suite, run before any mutant, that every verdict is
+measured against.
+
+It must be green and stable (run twice: a test whose outcome differs is flaky, exit 2),
+and its first run records per-test line coverage of the mutation targets: the reach
+evidence that selects each mutant's tests. Test files whose imports cannot reach a target
+are left out of it and of every mutant run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from killmap.cache import displaced_folder
+from killmap.catalog import GateSettings, Mutation, matches
+from killmap.engine import Engine
+from killmap.errors import GateError
+from killmap.imports import unreachable_test_files
+from killmap.outcome import RunOutcome
+from killmap.runner import Scenario
+
+
+@dataclass
+class Baseline:
+    """What the unmutated suite did: every mutant's selection and timeout come from it."""
+
+    settings: GateSettings
+    collected: tuple[str, ...]
+    durations: dict[str, float]
+    overhead: float                      # session wall time not spent in tests
+    coverage: dict[str, dict[str, list[int]]]
+    runs: int
+    wall: float
+    imported: tuple[str, ...] = ()       # project source files the tests imported
+    ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
+
+
+def source_files(files: list[str], settings: GateSettings) -> list[str]:
+    def under(rel: str, folder: str) -> bool:
+        return folder in (".", "") or rel.startswith(folder.rstrip("/") + "/")
+
+    return [f for f in files if f.endswith(".py")
+            and any(under(f, p) for p in settings.paths)
+            and not any(under(f, t) or f == t for t in settings.tests)
+            and not f.rsplit("/", 1)[-1].startswith(("test_", "conftest"))]
+
+
+def run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
+                 engine: Engine, *, runs: int, timeout: float, cache_dir: Path | None) -> Baseline:
+    """The unmutated suite, `runs` times in parallel (the first traced): what every
+    verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
+    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    # Test files whose imports never reach a mutated file can run none of its code: they
+    # need no baseline and no mutant run (imports.py says why this errs towards running).
+    keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
+    ignored = unreachable_test_files(root, files, settings.tests, settings.paths,
+                                     {m.target.path for m in group}, keep)
+    runs = max(1, runs)
+    # Line coverage only where mutations are: tracing every source file would slow the
+    # tests that reach no mutation, which the gate otherwise never needs to run again.
+    targets = tuple(sorted({m.target.path for m in group}))
+    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
+                          timeout=timeout, sys_path=settings.paths,
+                          coverage_files=targets if i == 0 else (), ignore=tuple(ignored))
+                 for i in range(runs)]
+    outcomes: list[RunOutcome] = engine.run_all(scenarios)
+    first = outcomes[0]
+    where = f"baseline of {', '.join(settings.tests)}"
+    for outcome in outcomes:
+        if outcome.escaped:
+            raise GateError(f"{where}: the unmutated tests wrote to the working tree: "
+                            f"{', '.join(outcome.escaped)} (restored; what they wrote is kept under "
+                            f"{displaced_folder(cache_dir)})")
+        if outcome.status == "timeout":
+            raise GateError(f"{where}: the unmutated tests did not finish in {timeout:.0f}s"
+                            + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
+        if outcome.collect_errors:
+            node, message = outcome.collect_errors[0]
+            raise GateError(f"{where}: collection failed in {node or 'the session'}: "
+                            f"{message.splitlines()[-1] if message else ''}")
+        if not outcome.finished:
+            raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
+        if not outcome.collected:
+            raise GateError(f"{where}: no tests collected")
+    # Flakes first: a test red in one run and green in another is a flake, not a red baseline.
+    flaky = sorted({t for o in outcomes[1:] for t, r in o.tests.items()
+                    if t in first.tests and first.tests[t].outcome != r.outcome}
+                   | {t for o in outcomes[1:] for t in set(o.collected) ^ set(first.collected)})
+    if flaky:
+        raise GateError(f"{where}: flaky test(s), outcome differs between baseline runs: "
+                        + ", ".join(flaky) + "; fix them or list them in [gate] exclude", field="exclude")
+    for outcome in outcomes:
+        if outcome.red:
+            names = ", ".join(sorted(outcome.red))
+            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
+    durations = {t: max(o.tests[t].duration for o in outcomes if t in o.tests) for t in first.tests}
+    wall = max(o.wall for o in outcomes[1:] or outcomes)  # the run without coverage is the honest one
+    overhead = max(wall - sum(durations.values()), 0.2)
+    sources = set(source_files(files, settings))
+    imported = tuple(sorted(f for f in first.imported if f in sources))
+    return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall,
+                    imported, tuple(ignored))
+
+
+def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
+    for mutation in group:
+        for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
+            for entry in entries:
+                if not any(matches(entry, test) for test in baseline.collected):
+                    raise mutation.fail(f"{entry!r} matches no collected test (under "
+                                        f"{', '.join(mutation.settings.tests)})", key)

@@ -1,0 +1,83 @@
+"""The engine: the one way any killmap command runs pytest.
+
+Every command (run, check, try, prove, red-first, sweep) gets its sandboxes, warm workers,
+guards and scenarios from here, so that none of them runs pytest its own way and every
+one inherits the same guarantees: a private sandbox per worker copied from a pristine
+copy, the working tree guarded after every run, no process outliving its run, every
+selected test accounted for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from killmap.cache import displaced_folder
+from killmap.guard import Containment, TreeGuard
+from killmap.outcome import RunOutcome
+from killmap.pool import Pool, Worker
+from killmap.runner import Scenario, run_scenario, run_to_completion
+from killmap.sandbox import Scratch
+
+
+class Engine:
+    """Sandboxes and warm workers for one command's runs. Use as a context manager.
+
+    `trees`: one file set per sandbox ({relative path: bytes}), for commands that run
+    another version of the project (red-first's fix-reverted tree); by default every
+    sandbox is a copy of the working tree's `files`.
+    """
+
+    def __init__(self, root: Path, files: list[str], sandboxes: int, *, cache_dir: Path | None = None,
+                 trees: list[dict[str, bytes]] | None = None):
+        self.root = root
+        self.scratch = Scratch()
+        self.pool: Pool | None = None
+        try:
+            pristine = self.scratch.pristine_copy(root, files)
+            if trees is None:
+                folders = [self.scratch.new_sandbox(root, files, i) for i in range(max(1, sandboxes))]
+                guards = [TreeGuard(f, files, pristine, watch_new_files=True) for f in folders]
+            else:
+                folders, guards = [], []
+                for index, tree in enumerate(trees):
+                    own = self.scratch.tree_copy(tree, f"tree-{index}")
+                    folders.append(self.scratch.new_sandbox(root, sorted(tree), index, source=own))
+                    guards.append(TreeGuard(folders[-1], sorted(tree), own, watch_new_files=True))
+            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False),
+                                      displaced_folder(cache_dir))
+            self.pool = Pool(folders, guards, containment)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def workers(self) -> list[Worker]:
+        assert self.pool is not None
+        return self.pool.workers
+
+    def run(self, worker: Worker, scenario: Scenario, *, complete: bool = False) -> RunOutcome:
+        """One scenario on one worker. `complete`: resume until every test has an outcome."""
+        runner = run_to_completion if complete else run_scenario
+        return runner(worker, self.scratch, self.root, scenario)
+
+    def run_all(self, scenarios: list[Scenario]) -> list[RunOutcome]:
+        return self.map(scenarios, lambda worker, scenario: self.run(worker, scenario))
+
+    def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
+            on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
+        """Every job on the next free worker; results in job order."""
+        assert self.pool is not None
+        return self.pool.map(jobs, run, on_done)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        self.scratch.remove()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

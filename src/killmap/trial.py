@@ -1,0 +1,118 @@
+"""One mutant's trial: which tests it runs, its time limit, the run, and the evidence.
+
+Selection is by reach in the baseline (reach.py says why that is sound for overreach);
+the timeout is a multiple of what the same tests took unmutated; the run goes to
+completion (every selected test gets an outcome); the judge turns the evidence into the
+verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from killmap import judge
+from killmap.baseline import Baseline
+from killmap.cache import dependencies
+from killmap.catalog import Mutation, matches
+from killmap.engine import Engine
+from killmap.judge import Evidence, Verdict
+from killmap.mutants import Mutant
+from killmap.pool import Worker
+from killmap.project import module_name
+from killmap.reach import Region, region_of
+from killmap.runner import Scenario
+
+MIN_TIMEOUT = 5.0
+TIMEOUT_FACTOR = 10.0
+
+
+def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
+    region = region_of(mutant.original, mutant.changed_lines)
+    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
+    if region.import_time:
+        return baseline.collected, "all tests: the change runs at import", region
+    file_coverage = baseline.coverage.get(mutant.file)
+    if file_coverage is None:
+        return baseline.collected, "all tests: no coverage was recorded for the target file", region
+    if region.lines.intersection(file_coverage.get("", ())):
+        # A function that runs while tests are collected (say, to build parameters) changes
+        # what exists to run: treat it like import-time code.
+        return baseline.collected, "all tests: the change runs while tests are collected", \
+            Region(region.lines, True)
+    reaching = set(region.reached_by(file_coverage))
+    chosen = tuple(t for t in baseline.collected if t in reaching or t in contract)
+    return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
+
+
+def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> tuple[float, float]:
+    unmutated = baseline.overhead + sum(baseline.durations.get(t, 0.0) for t in selected)
+    explicit = mutation.timeout or mutation.settings.timeout
+    return (explicit if explicit else max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated)), unmutated
+
+
+def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool,
+               focus: tuple[str, ...] | None = None):
+    """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
+    Returns the verdict and the dependencies its cache entry is keyed on. `focus`: run
+    only the selected tests these entries match."""
+    mutation, mutant, baseline = job
+    selected, selection, original_region = select_tests(mutation, mutant, baseline)
+    if focus is not None:
+        selected = tuple(t for t in selected if any(matches(entry, t) for entry in focus))
+        selection += f"; focused on {', '.join(focus)}"
+    timeout, unmutated = _timeout(mutation, baseline, selected)
+    base = {"selected": selected, "selection": selection}
+    deps = _deps(root, baseline, selected)
+    if not selected:
+        verdict = Verdict(name=mutation.name, verdict=judge.UNEVIDENCED,
+                          detail="no test executes the mutated code, so nothing proves it invisible",
+                          **base)
+        return verdict, deps
+    module = module_name(mutant.file, mutation.settings.paths)
+    scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
+                        confine=mutation.settings.confine,
+                        sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
+                        coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module,
+                        # Tracing costs; a change that does not run at import is only reached
+                        # by tests, so tracing starts once collection is done.
+                        coverage_after_collection=not original_region.import_time)
+    if confirm:
+        kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
+        scenario = replace(scenario, confirm_kills=kills)
+    run = engine.run(worker, scenario, complete=True)
+    mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
+    file_coverage = (run.coverage or {}).get(mutant.file)
+    confirm = run.confirmation if run.status == "done" and run.finished else None
+    if confirm is not None:
+        run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
+    reached_by = set(mutant_region.reached_by(file_coverage))
+    if run.untraced:
+        # A session that died lost its coverage. Up to the first changed statement the
+        # mutant runs what the original runs, so a test reaches the change in the mutant
+        # exactly when it reaches the changed statements in the baseline.
+        reached_by |= set(original_region.reached_by(baseline.coverage.get(mutant.file))) & run.untraced
+    evidence = Evidence(run=run, confirm=confirm,
+                        reached_by=tuple(sorted(reached_by)),
+                        region_executed=mutant_region.executed_at_all(file_coverage),
+                        import_time=mutant_region.import_time or original_region.import_time,
+                        timeout=timeout, selected_baseline_seconds=unmutated)
+    return judge.judge_run(mutation, evidence, base), deps
+
+
+def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
+    chosen = set(selected)
+    # Files imported but not traced (not a mutation target) count whole.
+    executed: dict[str, set[int] | None] = {rel: None for rel in baseline.imported}
+    for rel, contexts in baseline.coverage.items():
+        lines: set[int] = set()
+        imported = False
+        for context, context_lines in contexts.items():
+            if context == "" or context in chosen:
+                imported = True
+                if context in chosen:
+                    lines.update(context_lines)
+        if imported:
+            executed[rel] = lines
+    return dependencies(root, executed)
