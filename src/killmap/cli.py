@@ -1,4 +1,4 @@
-"""Command line: run, list, show, pin. Exit 0 all held, 1 a contract failed, 2 bad input."""
+"""Command line: run, list, show, pin, sweep. Exit 0 all held, 1 a contract failed, 2 bad input."""
 
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
         cmd.add_argument("names", nargs="*" if name != "show" else 1, metavar="NAME")
         cmd.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    from killmap.sweep_cli import add_parser as add_sweep
+    add_sweep(sub)
     return parser
 
 
@@ -70,6 +72,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _list(root, args)
     if args.command == "show":
         return _show(root, args)
+    if args.command == "sweep":
+        from killmap.sweep_cli import main as sweep
+        return sweep(root, args, _report_dir(root, args.report_dir))
     return _pin(root, args)
 
 
