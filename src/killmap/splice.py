@@ -144,7 +144,11 @@ class SplicedFile:
         if text == definition.text:
             return None
         start, end = definition.offset, definition.offset + len(definition.text)
-        old, new = _changed_lines(definition.text, text)
+        # With the file's next line after both, the lines come out as the whole file's diff
+        # gives them (a deletion at the end of the definition marks the line after it).
+        newline = self.code.find("\n", end)
+        after = self.code[end:newline + 1 if newline >= 0 else len(self.code)]
+        old, new = _changed_lines(definition.text + after, text + after)
         shift = definition.first_line - 1
         return (self.code[:start] + text + self.code[end:], text,
                 tuple(line + shift for line in old), tuple(line + shift for line in new))

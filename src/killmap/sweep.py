@@ -18,6 +18,7 @@ killed, timeout and survived.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from killmap import judge, mutmut_adapter, sweep_ops
-from killmap.catalog import Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
+from killmap.catalog import MAX_TIMEOUT, Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
 from killmap.errors import GateError
 from killmap.judge import Verdict
 from killmap.lab import LabOptions, LabResult, Progress, run_mutations
@@ -39,6 +40,7 @@ from killmap.splice import SplicedFile
 OPS = ("mutmut", "killmap")
 STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")
 SCORED = ("killed", "timeout", "survived")
+RETRY_FACTOR = 4.0      # a timeout is re-run with this many times its limit before it counts
 _STATUS_OF_VERDICT = {judge.OVERREACH: "killed", judge.VACUOUS: "survived", judge.BROKEN_VERDICT: "broken",
                       judge.TIMEOUT: "timeout", judge.FLAKY: "flaky", judge.ESCAPED: "escaped"}
 
@@ -351,7 +353,30 @@ def run_sweep(root: Path, targets: list[SweepTarget], ops: tuple[str, ...], opti
         lab = run_mutations(root, [m.mutant.mutation for m in to_run], options, progress,
                             mutants={m.id: m.mutant for m in to_run})
         verdicts = {v.name: v for v in lab.verdicts}
+        verdicts.update(_retry_timeouts(root, to_run, verdicts, options, progress))
     entries = [SweepEntry(m, "named", None, named[m.id]) if m.id in named
                else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
                for m in enumeration.mutants]
     return SweepResult(targets, ops, entries, enumeration, lab, time.perf_counter() - started, version)
+
+
+def _retry_timeouts(root: Path, ran: list[SweepMutant], verdicts: dict[str, Verdict], options: LabOptions,
+                    progress: Progress) -> dict[str, Verdict]:
+    """A timeout is confirmed with RETRY_FACTOR times the limit before it is reported.
+
+    The gate's limit is 10 x what the selected tests took green; a mutant that turns most
+    of them red takes longer than that for reasons that are not a loop (each red test is
+    reported, traced and re-run by the flake guard), the more so on a busy machine. A
+    mutant that finishes with the longer limit gets the verdict of that run; one that
+    still does not finish is a timeout."""
+    again = [m for m in ran if verdicts[m.id].verdict == judge.TIMEOUT and verdicts[m.id].timeout]
+    if not again:
+        return {}
+    retried = {m.id: dataclasses.replace(m.mutant, mutation=dataclasses.replace(
+        m.mutant.mutation, timeout=min(MAX_TIMEOUT, RETRY_FACTOR * (verdicts[m.id].timeout or 0))))
+        for m in again}
+    second = run_mutations(root, [mutant.mutation for mutant in retried.values()], options, progress,
+                           mutants=retried)
+    note = f" (confirmed with {RETRY_FACTOR:g} x the first limit)"
+    return {v.name: dataclasses.replace(v, detail=v.detail + note, extras={**v.extras, "retried": True})
+            for v in second.verdicts}

@@ -21,6 +21,8 @@ def add_parser(sub) -> None:
                        help="operator families, comma-separated: mutmut, killmap (default both)")
     sweep.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs",
                        help="catalog(s) whose targets and [gate] to use; with --promote, the one to write")
+    sweep.add_argument("--tests", action="append", default=[], metavar="PATH",
+                       help="pytest targets to run instead of the catalog's [gate] tests (repeatable)")
     sweep.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
     sweep.add_argument("--jobs", "-j", type=int, default=None, help="parallel sandboxes")
     sweep.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
@@ -55,6 +57,8 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     check_report_dir(report_dir)
     catalogs = load_optional_catalogs(root, tuple(args.catalogs))
     targets = resolve_targets(root, list(args.targets), catalogs)
+    if args.tests:
+        targets = _with_tests(targets, tuple(args.tests))
     options = LabOptions(jobs=jobs, use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
                          confirm=not args.no_confirm)
     console = make_console()
@@ -65,6 +69,19 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     paths = write(document, report_dir)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     return 0
+
+
+def _with_tests(targets, tests: tuple[str, ...]):
+    """--tests: the same rule as [gate] tests, paths or node ids inside the project."""
+    from dataclasses import replace
+
+    from killmap.catalog import _outside_project
+    for entry in tests:
+        problem = _outside_project(entry)
+        if problem:
+            raise GateError(f"{entry!r} {problem}: --tests takes paths or node ids inside the project",
+                            field="--tests")
+    return [replace(t, settings=replace(t.settings, tests=tests)) for t in targets]
 
 
 def _promote(root: Path, args: argparse.Namespace, report_dir: Path) -> int:

@@ -186,3 +186,15 @@ def test_ops_choose_the_operator_families(tmp_path):
     assert {m["function"] for m in doc["sweep"]["mutants"]} == {"register"}
     bad = run_gate(project, "sweep", "--ops", "mutmut,pit")
     assert bad.code == 2 and "--ops" in bad.stderr
+
+
+def test_tests_replace_the_gate_tests_and_stay_inside_the_project(tmp_path):
+    project = fresh_fixture(tmp_path)
+    done, doc, _ = sweep(project, f"{MODULE}::within", "--ops", "killmap", "--tests",
+                         "tests/test_limits.py::test_clamp_low")
+    assert done.code == 0, done.stderr
+    # Only test_clamp_low runs, and it never calls within: nothing reaches the mutants.
+    assert {m["status"] for m in doc["sweep"]["mutants"]} == {"unreached"}
+    assert doc["sweep"]["mutants"][0]["gate"]["tests"] == ["tests/test_limits.py::test_clamp_low"]
+    outside = run_gate(project, "sweep", MODULE, "--tests", "../elsewhere")
+    assert outside.code == 2 and "--tests" in outside.stderr

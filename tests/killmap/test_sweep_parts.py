@@ -221,6 +221,24 @@ def test_every_spliced_mutant_is_the_whole_module_transform_byte_for_byte():
         assert (made[2], made[3]) == _changed_lines(TRICKY, whole), m.mutmut_name
 
 
+def test_a_statement_deleted_at_the_end_of_a_definition_marks_the_lines_the_whole_file_would(tmp_path):
+    from killmap.mutants import _changed_lines
+    found, _ = _killmap_mutants(tmp_path, """\
+        def f(x):
+            if x:
+                return 1
+            check(x)
+
+
+        def g():
+            return 2
+        """)
+    deleted = next(m for m in found.mutants if m.op == "killmap:delete-call")
+    mutant = deleted.mutant
+    assert (mutant.changed_lines, mutant.mutant_changed_lines) == _changed_lines(mutant.original, mutant.mutated)
+    assert mutant.mutant_changed_lines == (4,)   # the blank line after f, not f's `return 1`
+
+
 def test_a_mutant_costs_its_definition_not_the_file(monkeypatch):
     """The number of nodes transformed per mutant does not grow with the file: 4 times the
     functions, the same work per mutant (a whole-module transform would be 4 times more)."""
@@ -373,3 +391,37 @@ def test_a_pragma_keeps_killmap_operators_off_its_line(tmp_path):
         """)
     assert made == {("delete-call", "log(a)  ->  pass")}
     assert found.pragma == 3   # the negation and the two dropped operands
+
+
+# --- the sweep's policies -------------------------------------------------------------------------
+
+def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_path, monkeypatch):
+    from killmap import sweep
+    from killmap.judge import Verdict
+    from killmap.lab import LabOptions, LabResult
+    (tmp_path / "src/p").mkdir(parents=True)
+    source = "def slow(x):\n    return x + 1\n\n\ndef loop(x):\n    return x - 1\n"
+    (tmp_path / "src/p/m.py").write_text(source)
+    calls = []
+
+    def fake_run(root, mutations, options, progress, mutants):
+        calls.append({m.name: m.timeout for m in mutations})
+        if len(calls) == 1:
+            return LabResult([Verdict(name=m.name, verdict=judge.TIMEOUT, detail="", timeout=6.0)
+                              for m in mutations], mutants)
+        return LabResult([Verdict(name=m.name, verdict=judge.OVERREACH if "slow" in m.name else judge.TIMEOUT,
+                                  detail="d", timeout=m.timeout) for m in mutations], mutants)
+
+    monkeypatch.setattr(sweep, "run_mutations", fake_run)
+    monkeypatch.setattr(sweep.mutmut_adapter, "version", lambda: "3.8.1")
+    mutants = []
+    for name in ("slow", "loop"):
+        mutation = Mutation(name=f"m.{name}.0", target=Target("src/p/m.py", name), op="killmap:negate", params=(),
+                            kills=(), uncontracted=True)
+        mutants.append(sweep.SweepMutant(mutation.name, "src/p/m.py", name, name, mutation.op,
+                                         sweep.Mutant(mutation, "src/p/m.py", source, source + "#", 1)))
+    monkeypatch.setattr(sweep, "enumerate_mutants", lambda root, targets, ops: sweep.Enumeration(mutants))
+    result = sweep.run_sweep(tmp_path, [], ("killmap",), LabOptions(), [])
+    assert calls == [{"m.slow.0": None, "m.loop.0": None}, {"m.slow.0": 24.0, "m.loop.0": 24.0}]
+    assert {e.mutant.function: e.status for e in result.entries} == {"slow": "killed", "loop": "timeout"}
+    assert all("confirmed with 4 x the first limit" in e.verdict.detail for e in result.entries)
