@@ -121,8 +121,7 @@ class SplicedFile:
         if span is not None and span.start.line == span.end.line:
             start, end = self._offset(span.start), self._offset(span.end)
             old = self.code[start:end]
-            inside = definition.offset <= start and end <= definition.offset + len(definition.text)
-            if inside and "\n" not in old and "\r" not in old and self.module.code_for_node(original) == old:
+            if "\n" not in old and "\r" not in old and self.module.code_for_node(original) == old:
                 new = self.module.code_for_node(replacement)
                 if "\n" not in new and "\r" not in new:
                     if new == old:

@@ -182,6 +182,7 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
             found.identical += 1
             return
         text, function_text, old_lines, new_lines = made
+        old_lines, new_lines = _code_lines(code, old_lines), _code_lines(text, new_lines)
         digest = hashlib.sha256(f"{path}\0{definition.qualname}\0{function_text}".encode()).hexdigest()[:8]
         ident = f"{PurePosixPath(path).stem}.{definition.qualname}.{digest}"
         if ident in seen:
@@ -216,6 +217,18 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
                     continue
                 add(definition, candidate.original, candidate.replacement, f"killmap:{candidate.op}",
                     candidate.function, (candidate.op, candidate.hint) if candidate.hint else None)
+
+
+def _code_lines(text: str, lines: tuple[int, ...]) -> tuple[int, ...]:
+    """The changed lines that hold code. A comment or blank line a mutant takes with its
+    statement (libcst keeps comments with the statement below them) is no statement: the
+    engine would read it as code outside any function, run at import by every test, and so
+    call a mutant no test executes reached. Kept as they are when nothing else is left
+    (a deletion marks the line after it, which may be blank)."""
+    source = split_lines(text)
+    code = tuple(n for n in lines if 0 < n <= len(source) and source[n - 1].strip()
+                 and not source[n - 1].lstrip().startswith("#"))
+    return code or lines
 
 
 def _target_ranges(module: cst.Module, positions, targets: list[SweepTarget]) -> list[tuple[int, int]] | None:

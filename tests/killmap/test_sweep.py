@@ -198,3 +198,52 @@ def test_tests_replace_the_gate_tests_and_stay_inside_the_project(tmp_path):
     assert doc["sweep"]["mutants"][0]["gate"]["tests"] == ["tests/test_limits.py::test_clamp_low"]
     outside = run_gate(project, "sweep", MODULE, "--tests", "../elsewhere")
     assert outside.code == 2 and "--tests" in outside.stderr
+
+
+def test_a_second_sweep_with_nothing_changed_reuses_every_verdict(swept):
+    project, _, doc, report_dir = swept
+    again, second, _ = sweep(project, MODULE, "--jobs", "2", report_dir=report_dir.parent / "again")
+    assert again.code == 0, again.stderr
+    # Broken is decided before anything runs, named and unreached never run: the rest is cached.
+    ran = [m for m in second["sweep"]["mutants"] if m["status"] not in ("named", "unreached", "broken")]
+    assert ran and all(m["cached"] for m in ran)
+    assert [(m["id"], m["status"], m["red"]) for m in second["sweep"]["mutants"]] == \
+        [(m["id"], m["status"], m["red"]) for m in doc["sweep"]["mutants"]]
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--name", "Not-Kebab"], "kebab-case"),
+    (["--name", "low-bound-negated"], "already exists"),
+    ([], "needs --name"),
+    (["--name", "x", "--catalog", "mutations/other.toml", "--catalog", "mutations/limits.toml"], "at most one"),
+])
+def test_promotion_refuses_a_bad_name_or_catalog(swept, tmp_path, args, says):
+    _, _, doc, report_dir = swept
+    project = fresh_fixture(tmp_path)
+    killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
+    done = run_gate(project, "sweep", "--promote", killed["id"], *args, "--report-dir", str(report_dir))
+    assert done.code == 2 and says in done.stderr, done.stderr
+
+
+def test_promotion_refuses_a_catalog_whose_gate_runs_other_tests(swept, tmp_path):
+    _, _, doc, report_dir = swept
+    project = fresh_fixture(tmp_path)
+    (project / "mutations/other.toml").write_text(
+        '[gate]\ntests = ["tests/test_limits.py"]\npaths = ["src"]\n\n[[mutation]]\nname = "other"\n'
+        'target = "src/sweeppkg/limits.py::within"\nop = "constant-return"\nvalue = "True"\n'
+        'kills = ["tests/test_limits.py::test_within"]\n')
+    killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
+    done = run_gate(project, "sweep", "--promote", killed["id"], "--name", "check-gone", "--catalog",
+                    "mutations/other.toml", "--report-dir", str(report_dir))
+    assert done.code == 2 and "same [gate]" in done.stderr
+
+
+@pytest.mark.parametrize(("target", "says"), [
+    ("../outside.py", "outside the project"),
+    ("pyproject.toml", "not a Python file"),
+    (f"{MODULE}::nowhere", "no single symbol"),
+])
+def test_a_bad_target_is_one_line_and_exit_2(tmp_path, target, says):
+    project = fresh_fixture(tmp_path)
+    done = run_gate(project, "sweep", target)
+    assert done.code == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -198,7 +198,7 @@ string at column 0"""
         # a comment ending the block
 
 
-def tail(x): return x % 7
+def tail(x): return (x % 7) or -(x) or (not x)
 '''
 
 
@@ -425,3 +425,35 @@ def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_p
     assert calls == [{"m.slow.0": None, "m.loop.0": None}, {"m.slow.0": 24.0, "m.loop.0": 24.0}]
     assert {e.mutant.function: e.status for e in result.entries} == {"slow": "killed", "loop": "timeout"}
     assert all("confirmed with 4 x the first limit" in e.verdict.detail for e in result.entries)
+
+
+def test_the_same_mutant_from_two_operators_is_made_once(tmp_path):
+    require_mutmut()
+    from killmap.sweep import SweepTarget, enumerate_mutants
+    root = _project(tmp_path, "def f(x):\n    if not x:\n        return 1\n    return 2\n")
+    found = enumerate_mutants(root, [SweepTarget("src/p/m.py", None, GateSettings(paths=("src",)))],
+                              ("mutmut", "killmap"))
+    removed = [m for m in found.mutants if "if x:" in m.mutant.mutated]
+    # mutmut removes the `not`; killmap's negation of `not x` is the same text: one mutant.
+    assert [m.op for m in removed] == ["mutmut:remove_unary_ops"] and found.duplicates == 1
+    assert len({m.id for m in found.mutants}) == len(found.mutants)
+
+
+def test_a_node_whose_text_is_not_at_its_span_is_rendered_with_its_definition():
+    """The node-level splice trusts a span only when the node renders to exactly the text
+    there; shifted spans (libcst and the text disagreeing) fall back to the definition."""
+    require_mutmut()
+    from libcst.metadata import CodePosition, CodeRange
+    from mutmut.mutation.file_mutation import deep_replace
+
+    from killmap import mutmut_adapter
+    from killmap.splice import SplicedFile
+    found = mutmut_adapter.mutations("m.py", TRICKY)
+    spliced = SplicedFile(found.module, TRICKY)
+    spliced._spans = {node: CodeRange(CodePosition(r.start.line, r.start.column + 1),
+                                      CodePosition(r.end.line, r.end.column + 1))
+                      for node, r in spliced._spans.items()}
+    by_node = {id(d.node): d for d in spliced.definitions}
+    for m in found.mutations:
+        made = spliced.mutant(by_node[id(m.function)], m.original, m.mutated)
+        assert made[0] == deep_replace(found.module, m.original, m.mutated).code, m.mutmut_name
