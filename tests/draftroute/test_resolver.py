@@ -284,7 +284,8 @@ def test_k_over_block_refused(draft_root, key, draft_config, target, k):
     assert key in str(refusal)
 
 
-@pytest.mark.parametrize("k", [3, 7, 14], ids=["3", "7", "14"])
+# k = 1, the smallest valid k: `k <= 0` read as `k <= 1` survived the sweep without it.
+@pytest.mark.parametrize("k", [1, 3, 7, 14], ids=["1", "3", "7", "14"])
 def test_k_within_block_accepted(draft_root, k):
     route = resolve_route(dspark(draft_root / "draft", num_speculative_tokens=k), CFG_QWEN3, TGT_QWEN)
     assert route.block_floor == 7
