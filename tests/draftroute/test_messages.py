@@ -6,7 +6,7 @@ two templates (M03) would change both sides of the comparison (spec §9 trap 12)
 
 from __future__ import annotations
 
-from draftroute import REFUSAL_TEMPLATES
+from draftroute import REFUSAL_TEMPLATES, RouteRefusal
 
 PHRASES = {
     "R-SPEC-KEY": "unknown speculative-config key",
@@ -40,3 +40,12 @@ def test_refusal_phrases_are_disjoint():
     for arm, phrase in PHRASES.items():
         holders = sorted(other for other, message in rendered.items() if phrase in message)
         assert holders == [arm], f"{phrase!r} should be in {arm}'s message only, found in {holders}"
+
+
+def test_a_refusal_reads_as_its_message_alone():
+    # Found by `killmap sweep`'s delete-call on RouteRefusal.__init__: without
+    # super().__init__(message), str() is the tuple "('R-METHOD', '...')", which still holds
+    # every phrase, so no phrase test could tell.
+    refusal = RouteRefusal("R-METHOD", "the message")
+    assert str(refusal) == "the message"
+    assert refusal.arm == "R-METHOD"
