@@ -1,4 +1,8 @@
-"""Command line: run, list, show, pin. Exit 0 all held, 1 a contract failed, 2 bad input."""
+"""Command line: a thin parser. Exit 0 all held, 1 a contract failed, 2 bad input.
+
+Each command's logic lives in its own module (lab, report, check);
+this file only parses arguments and dispatches.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from killmap import __version__
     parser = _Parser(prog="killmap", description="Mutation-testing gate built on named mutations.")
+    parser.add_argument("--version", action="version", version=f"killmap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="run the gate")
     run.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
@@ -37,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
     merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
     merge.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
+    check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
@@ -60,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     from killmap.project import find_root
     root = find_root(Path.cwd())
+    if args.command == "check":
+        from killmap.check import main as check_main
+        return check_main(root, tuple(args.catalogs))
     if args.command == "run":
         return _run(root, args)
     if args.command == "merge":

@@ -37,6 +37,7 @@ class Scenario:
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()        # relative test files left out of collection
+    collect_only: bool = False          # collect and report the node ids; run no test (check)
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -48,7 +49,8 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "writes": dict(scenario.writes),
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
-        "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}"],
+        "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}",
+                 *(("--collect-only",) if scenario.collect_only else ())],
         "timeout": scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),
