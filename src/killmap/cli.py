@@ -1,6 +1,6 @@
 """Command line: a thin parser. Exit 0 all held, 1 a contract failed, 2 bad input.
 
-Each command's logic lives in its own module (lab, report, check);
+Each command's logic lives in its own module (lab, report, check, init, annotations);
 this file only parses arguments and dispatches.
 """
 
@@ -43,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
     merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
     merge.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    for cmd in (run, merge):
+        cmd.add_argument("--annotations", choices=("auto", "github", "none"), default="auto",
+                         help="github: workflow-command annotations per failed contract and the job "
+                              "summary; auto (default): github when GITHUB_ACTIONS=true")
     check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
     check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
@@ -110,7 +114,14 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         document["shard"] = args.shard
     paths = write_reports(document, _report_dir(root, args.report_dir))
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+    _publish(document, root, paths, args.annotations)
     return document["exit_code"]
+
+
+def _publish(document, root: Path, paths, mode: str) -> None:
+    from killmap.annotations import publish
+    sys.stdout.flush()
+    publish(document, paths["markdown"], mode)
 
 
 def _report_dir(root: Path, given: Path | None) -> Path:
@@ -136,6 +147,7 @@ def _merge(root: Path, args: argparse.Namespace) -> int:
     held = sum(m["verdict"] == "held" for m in document["mutations"])
     print(f"merged {len(args.reports)} report(s): {held}/{len(document['mutations'])} contracts held; "
           f"reports: {paths['json']}")
+    _publish(document, root, paths, args.annotations)
     return document["exit_code"]
 
 

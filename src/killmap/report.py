@@ -205,7 +205,8 @@ def to_stryker(doc: Document) -> Document:
             source = path.read_text(encoding="utf-8") if path.is_file() else ""
             files[m["file"]] = {"language": "python", "source": source, "mutants": []}
         source_lines = files[m["file"]]["source"].split("\n") or [""]
-        first = max(min(m["lines"] or [1]), 1)
+        # Clamped to the source at hand: a report merged where its root does not exist has none.
+        first = min(max(min(m["lines"] or [1]), 1), len(source_lines))
         last = min(max(m["lines"] or [1]), len(source_lines))
         status = _STRYKER_STATUS[m["verdict"]]
         if m["invariant"] and m["verdict"] in ("held", "unevidenced"):
