@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "summary; auto (default): github when GITHUB_ACTIONS=true")
     check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
     check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
+    init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
+    init.add_argument("--package", default=None, help="the package to aim at (default: detected)")
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
@@ -75,6 +77,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "check":
         from killmap.check import main as check_main
         return check_main(root, tuple(args.catalogs))
+    if args.command == "init":
+        from killmap.init import main as init_main
+        return init_main(root, args.package)
     if args.command == "run":
         return _run(root, args)
     if args.command == "merge":
