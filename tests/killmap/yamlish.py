@@ -10,7 +10,7 @@ import json
 
 
 def load(text: str):
-    lines = [(len(raw) - len(raw.lstrip(" ")), raw.strip(), raw) for raw in text.splitlines()]
+    lines = [(len(raw) - len(raw.lstrip(" ")), raw.strip(), raw, n) for n, raw in enumerate(text.splitlines())]
     lines = [line for line in lines if line[1] and not line[1].startswith("#")]
     value, rest = _block(lines, 0, lines[0][0] if lines else 0, text)
     if rest != len(lines):
@@ -41,7 +41,7 @@ def _block(lines, i, indent, source):
         while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
             inner_indent = indent + 2
             first = lines[i][1][2:]
-            lines[i] = (inner_indent, first, lines[i][2])
+            lines[i] = (inner_indent, first, lines[i][2], lines[i][3])
             if ":" in first and not first.startswith(("'", '"')):
                 value, i = _mapping(lines, i, inner_indent, source)
             else:
@@ -60,7 +60,7 @@ def _mapping(lines, i, indent, source):
             raise ValueError(f"expected 'key: value': {lines[i][2]!r}")
         value = value.strip()
         if value == "|":
-            start = all_lines.index(lines[i][2]) + 1
+            start = lines[i][3] + 1
             body, j = [], i + 1
             block_indent = None
             for raw in all_lines[start:]:
