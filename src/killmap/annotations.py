@@ -13,8 +13,8 @@ Severity: first the verdicts that say the tests are weaker than the catalog clai
 since those are the findings the gate exists for: vacuous (a kill that does not happen)
 and overreach (a red nobody declared), then wrong-cause (a kill for the wrong reason),
 visible (an invariance that is not), unevidenced (nothing proves the verdict) and timeout
-(the mutant loops). Then the verdicts that say the catalog entry needs work: broken,
-not-applied, stale. Last, those that say the run itself could not decide: flaky,
+(the mutant loops). Then the verdicts that say the mutation itself needs work: escaped
+(it wrote into the working tree, which was restored), broken, not-applied, stale. Last, those that say the run itself could not decide: flaky,
 inconclusive. Within a verdict, catalog order.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 SEVERITY = ("vacuous", "overreach", "wrong-cause", "visible", "unevidenced", "timeout",
-            "broken", "not-applied", "stale", "flaky", "inconclusive")
+            "escaped", "broken", "not-applied", "stale", "flaky", "inconclusive")
 MAX_ANNOTATIONS = 10             # GitHub shows at most 10 error annotations per step
 SUMMARY_LIMIT = 1024 * 1024      # and at most 1 MiB of job summary per step
 

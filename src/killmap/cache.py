@@ -127,9 +127,20 @@ def test_files_digest(root: Path, files: list[str], tests: tuple[str, ...]) -> s
     return _digest(chosen)
 
 
+def _cache_base(folder: Path | None) -> Path:
+    return folder or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "killmap"
+
+
+def displaced_folder(folder: Path | None) -> Path:
+    """Where what a mutant wrote over a working-tree file is kept, once the file is restored:
+    outside the project, and outliving the gate's scratch folder."""
+    import time
+    return _cache_base(folder) / "displaced" / time.strftime("%Y%m%d-%H%M%S")
+
+
 class VerdictCache:
     def __init__(self, root: Path, folder: Path | None = None):
-        base = folder or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "killmap"
+        base = _cache_base(folder)
         self.path = base / hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16] / "verdicts.json"
         self.root = root
         try:

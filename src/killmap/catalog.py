@@ -37,9 +37,11 @@ OPERATORS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 EXPRESSION_FIELDS = ("value", "condition", "operand")
 COMMON_FIELDS = frozenset({
     "name", "target", "op", "kills", "may_kill", "invariant", "control", "require",
-    "pin", "note", "count", "timeout",
+    "pin", "note", "count", "timeout", "werror",
 })
-GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude"})
+GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine"})
+# Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
+MAY_BE_EMPTY = frozenset({("replace", "new")})
 REQUIREMENTS = ("assertion",)
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -53,6 +55,12 @@ class GateSettings:
     paths: tuple[str, ...] = ("src", ".")
     timeout: float | None = None
     exclude: tuple[str, ...] = ()
+    # Dead code a mutant leaves behind is broken too. Not part of equality: the baseline
+    # does not depend on it, so catalogs differing only here share one.
+    werror: bool = field(default=False, compare=False)
+    # Linux Landlock: test processes may write only beneath the sandbox, the temp folder
+    # and /dev (confine.py). Off for suites that must write elsewhere.
+    confine: bool = True
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,7 @@ class Mutation:
     note: str = ""
     count: int = 1
     timeout: float | None = None
+    werror: bool | None = None  # None: as [gate] says
     catalog: str = ""          # the catalog file, relative to the project root
     settings: GateSettings = field(default_factory=GateSettings)
 
@@ -91,6 +100,10 @@ class Mutation:
 
     def fail(self, message: str, field_name: str | None = None) -> GateError:
         return GateError(message, file=self.catalog, mutation=self.name, field=field_name)
+
+    @property
+    def lint_is_error(self) -> bool:
+        return self.settings.werror if self.werror is None else self.werror
 
     def contract_tests(self) -> tuple[str, ...]:
         return self.kills + self.may_kill
@@ -102,9 +115,9 @@ class Mutation:
             "params": [list(p) for p in self.params], "kills": list(self.kills),
             "may_kill": list(self.may_kill), "invariant": self.invariant,
             "control": self.control, "require": self.require, "pin": self.pin,
-            "count": self.count, "timeout": self.timeout,
+            "count": self.count, "timeout": self.timeout, "werror": self.lint_is_error,
             "settings": {"tests": list(self.settings.tests), "paths": list(self.settings.paths),
-                         "timeout": self.settings.timeout,
+                         "timeout": self.settings.timeout, "confine": self.settings.confine,
                          "exclude": list(self.settings.exclude)},
         }
 
@@ -233,6 +246,11 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
     if "timeout" in table:
         kwargs["timeout"] = _positive_number(table["timeout"], GateError(
             "must be a positive number of seconds", file=rel, field="timeout"))
+    for key in ("werror", "confine"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise GateError("must be true or false", file=rel, field=key)
+            kwargs[key] = table[key]
     return GateSettings(**kwargs)
 
 
@@ -270,7 +288,9 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
         if key not in entry:
             continue
         value = entry[key]
-        if not isinstance(value, str) or not value:
+        if not isinstance(value, str):
+            raise fail("must be a string", key)
+        if not value and (op, key) not in MAY_BE_EMPTY:
             raise fail("must be a non-empty string", key)
         if key in EXPRESSION_FIELDS:
             try:
@@ -331,6 +351,9 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     count = entry.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise fail("must be a positive integer", "count")
+    werror = entry.get("werror")
+    if werror is not None and not isinstance(werror, bool):
+        raise fail("must be true or false", "werror")
     note = entry.get("note", "")
     if not isinstance(note, str):
         raise fail("must be a string", "note")
@@ -344,7 +367,7 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     return Mutation(
         name=name, target=Target(file_part, symbol or None), op=op, params=tuple(params),
         kills=kills, may_kill=may_kill, invariant=invariant, control=control, require=require,
-        pin=pin, note=note, count=count, timeout=timeout, catalog=rel, settings=settings,
+        pin=pin, note=note, count=count, timeout=timeout, werror=werror, catalog=rel, settings=settings,
     )
 
 

@@ -61,7 +61,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
         if not mutant.applied:
             result.problems.append(mutation.fail(f"not applied: {mutant.reason}", "op"))
             continue
-        validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file)
+        validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
         if not validity.ok:
             result.problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", "op"))
     try:

@@ -14,7 +14,8 @@ from killmap.lab import LabResult
 
 STYLE = {"held": "green", "vacuous": "red", "overreach": "yellow", "visible": "red",
          "not-applied": "magenta", "broken": "magenta", "timeout": "yellow", "flaky": "yellow",
-         "stale": "cyan", "unevidenced": "yellow", "wrong-cause": "red", "inconclusive": "yellow"}
+         "stale": "cyan", "unevidenced": "yellow", "wrong-cause": "red", "inconclusive": "yellow",
+         "escaped": "bold red"}
 
 
 class LiveProgress:
@@ -78,7 +79,11 @@ def render(console: Console, result: LabResult) -> None:
         console.print(f"[{style}]{v.verdict}[/] [bold]{escape(v.name)}[/]: {escape(v.detail)}")
         console.print(f"  [dim]{EXPLANATIONS[v.verdict]}[/]")
         for red in v.red:
-            console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception})[/]")
+            where = f" at {escape(red.raised_at)}" if red.raised_at else ""
+            console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")
+    for v in result.verdicts:
+        for warning in v.extras.get("warnings", ()):
+            console.print(f"[dim]warning {escape(v.name)}: {escape(warning)}[/]")
     held = sum(v.held for v in result.verdicts)
     ran = f"{result.jobs} job(s)" if result.jobs else "no mutant run: cached or decided statically"
     console.print(f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})")

@@ -18,8 +18,8 @@ from killmap.catalog import matches
 
 CAUSES = ("assertion", "crash", "broken", "error")
 # The order "sort by verdict" uses, worst first; the same as the annotations' (annotations.py).
-VERDICT_ORDER = ("vacuous", "overreach", "wrong-cause", "visible", "unevidenced", "timeout", "broken",
-                 "not-applied", "stale", "flaky", "inconclusive", "held")
+VERDICT_ORDER = ("vacuous", "overreach", "wrong-cause", "visible", "unevidenced", "timeout", "escaped",
+                 "broken", "not-applied", "stale", "flaky", "inconclusive", "held")
 
 
 def matrix(doc: dict[str, Any]) -> tuple[list[str], dict[tuple[str, str], dict[str, Any]]]:
@@ -96,7 +96,8 @@ def _details(m: dict[str, Any], width: int) -> str:
             f"{' &mdash; ' + esc(m['note']) if m.get('note') else ''}</p>"
             f"<p><b>Expected red:</b> {esc(', '.join(m['expected']) or 'nothing (invariant)')}"
             f"{'; may go red: ' + esc(', '.join(m['may_kill'])) if m.get('may_kill') else ''}</p>"
-            f"<ul>{reds}</ul><pre>{esc(m['diff'])}</pre></td></tr>")
+            + "".join(f"<p class='warning'>warning: {esc(w)}</p>" for w in m.get("warnings", ()))
+            + f"<ul>{reds}</ul><pre>{esc(m['diff'])}</pre></td></tr>")
 
 
 STYLE = """

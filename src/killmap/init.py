@@ -342,8 +342,13 @@ def _verify(root: Path, plan: Plan, op: str, name: str, fields: dict[str, object
             except GateError as exc:
                 return exc.message, fields
         if mutant.applied:
+            # A starter example should not even leave dead code behind (a warning in a run).
             validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file)
-            return ("" if validity.ok else f"the mutant would be broken ({validity.problem})"), fields
+            if not validity.ok:
+                return f"the mutant would be broken ({validity.problem})", fields
+            if validity.warnings:
+                return f"the mutant would leave dead code ({'; '.join(validity.warnings)})", fields
+            return "", fields
         if attempt == 0 and mutant.sites > 1 and op in ("delete-call", "stub-call", "replace", "negate"):
             fields = {**fields, "count": mutant.sites}
             continue

@@ -24,8 +24,9 @@ FLAKY = "flaky"             # a confirming re-run disagreed with the first run
 STALE = "stale"             # the target changed since the mutation was pinned
 UNEVIDENCED = "unevidenced"  # nothing proves the verdict: region unreached, or control not held
 INCONCLUSIVE = "inconclusive"  # the environment, not the mutant, failed (e.g. a slow machine)
+ESCAPED = "escaped"         # the mutant wrote into the user's working tree (restored)
 VERDICTS = (HELD, VACUOUS, OVERREACH, VISIBLE, WRONG_CAUSE, NOT_APPLIED, BROKEN_VERDICT, TIMEOUT,
-            FLAKY, STALE, UNEVIDENCED, INCONCLUSIVE)
+            FLAKY, STALE, UNEVIDENCED, INCONCLUSIVE, ESCAPED)
 
 EXPLANATIONS = {
     HELD: "the tests named in kills went red by a real failure, and nothing else did",
@@ -40,6 +41,7 @@ EXPLANATIONS = {
     STALE: "the target changed since it was pinned: review the mutation, then run 'killmap pin'",
     UNEVIDENCED: "nothing proves this verdict: no test reached the mutated code, or its control did not hold",
     INCONCLUSIVE: "the environment failed, not the mutant: re-run it",
+    ESCAPED: "the mutant wrote into the working tree outside its sandbox; killmap restored the file byte for byte",
 }
 
 
@@ -50,8 +52,9 @@ class RedTest:
     phase: str | None
     exception: str | None
     message: str
-    raised_at: str | None
+    raised_at: str | None                 # the deepest frame inside the project
     reached: bool | None
+    raised_innermost: str | None = None   # the innermost frame anywhere (maybe site-packages)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,14 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
                        timeout=evidence.timeout, extras=extras, **{**base, **more})
 
     red_tests = tuple(_red(run, evidence))
+    if run.sandbox_writes:
+        timings["sandbox_writes"] = list(run.sandbox_writes)
+    if run.escaped:
+        # Nothing else matters: the user's files were written. They are restored, and the
+        # gate fails so that someone looks.
+        return verdict(ESCAPED, "the mutant wrote to the working tree: " + ", ".join(run.escaped)
+                       + " (restored byte for byte; what it wrote is kept in killmap's cache folder, "
+                       "under displaced/)", red=red_tests)
     if run.status == "timeout":
         where = f" (in {run.in_progress})" if run.in_progress else ""
         if evidence.selected_baseline_seconds >= evidence.timeout:
@@ -113,8 +124,19 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
         return verdict(TIMEOUT, f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
                        f"{evidence.selected_baseline_seconds:.2f}s unmutated", red=red_tests)
     if run.status != "done" or not run.finished:
-        return verdict(INCONCLUSIVE, "the test process ended without its report (exit "
-                       f"{run.exit_code}); log tail: {run.log_tail[-400:]}", red=red_tests)
+        if run.sandbox_writes:
+            return verdict(INCONCLUSIVE, f"the mutant wrote to or deleted {len(run.sandbox_writes)} file(s) of "
+                           f"its own sandbox (first: {run.sandbox_writes[0]}), so its session could not report; "
+                           "killmap repaired the sandbox, but no verdict can be read from this run",
+                           red=red_tests)
+        unaccounted = [t for t in base.get("selected", ()) if t not in run.tests]
+        if unaccounted and not run.collect_errors:
+            return verdict(INCONCLUSIVE, f"{len(unaccounted)} selected test(s) never got an outcome, even "
+                           f"after {run.segments} session(s) (first: {unaccounted[0]}); the process ended "
+                           f"with status {run.child_exit}; log tail: {run.log_tail[-300:]}", red=red_tests)
+        if not run.collect_errors:
+            return verdict(INCONCLUSIVE, "the test process ended without its report (exit "
+                           f"{run.exit_code}); log tail: {run.log_tail[-400:]}", red=red_tests)
     if run.collect_errors:
         node, message = run.collect_errors[0]
         return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {_first_line(message)}",
@@ -191,8 +213,12 @@ def _red(run: RunOutcome, evidence: Evidence):
         yield RedTest(
             id=result.id, cause=result.cause or "", phase=result.phase, exception=result.exc_type,
             message=result.message,
-            raised_at=f"{result.raised_at[0]}:{result.raised_at[1]}" if result.raised_at else None,
+            raised_at=_where(result.raised_at), raised_innermost=_where(result.raised_innermost),
             reached=True if evidence.import_time else (result.id in reached))
+
+
+def _where(frame: tuple[str, int] | None) -> str | None:
+    return f"{frame[0]}:{frame[1]}" if frame else None
 
 
 def _disagreements(first: RunOutcome, again: RunOutcome) -> list[str]:

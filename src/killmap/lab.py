@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from killmap import judge
-from killmap.cache import VerdictCache, dependencies, test_files_digest
+from killmap.cache import VerdictCache, dependencies, displaced_folder, test_files_digest
 from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs, matches
 from killmap.errors import GateError
+from killmap.guard import Containment, TreeGuard
 from killmap.imports import unreachable_test_files
 from killmap.judge import Evidence, Verdict
 from killmap.mutants import Mutant, Sources, build_mutant
@@ -24,8 +25,8 @@ from killmap.outcome import RunOutcome
 from killmap.pins import check_pins
 from killmap.pool import Pool
 from killmap.project import module_name, project_files
-from killmap.reach import Region, region_of
-from killmap.runner import Scenario, run_scenario
+from killmap.reach import Region, enclosing_functions, region_of
+from killmap.runner import Scenario, run_scenario, run_to_completion
 from killmap.sandbox import Scratch
 from killmap.validity import check_mutant
 
@@ -131,8 +132,9 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
     progress("planned", len(mutations))
 
     decided: dict[str, Verdict] = {}
+    warnings: dict[str, tuple[str, ...]] = {}
     for mutation in mutations:
-        early = _static_verdict(root, mutation, mutants[mutation.name])
+        early, warnings[mutation.name] = _static_verdict(root, mutation, mutants[mutation.name])
         if early is not None:
             decided[mutation.name] = early
 
@@ -163,7 +165,11 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
         pool = None
         try:
             sandboxes = [scratch.new_sandbox(root, files, i) for i in range(max(jobs, min(options.baseline_runs, options.jobs)))]
-            pool = Pool(sandboxes)
+            pristine = scratch.pristine_copy(root, files)
+            guards = [TreeGuard(s, files, pristine, watch_new_files=True) for s in sandboxes]
+            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False),
+                                      displaced_folder(options.cache_dir))
+            pool = Pool(sandboxes, guards, containment)
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:
                 groups.setdefault(mutation.settings, []).append(mutation)
@@ -183,7 +189,10 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
                                    on_done)
                 for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
                     decided[mutation.name] = verdict
-                    if cache is not None and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
+                    # A run that wrote where it must not proved something about a tree that
+                    # was not pristine: never reuse its verdict.
+                    tainted = verdict.verdict == judge.ESCAPED or verdict.extras.get("sandbox_writes")
+                    if cache is not None and not tainted and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
                         cache.store(mutation.name, keys[mutation.name], deps, _verdict_to_json(verdict))
         finally:
             if pool is not None:
@@ -196,7 +205,7 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
                                                          decided.get(mutation.control or ""))
     if cache is not None:
         cache.save()
-    verdicts = [decided[m.name] for m in mutations]
+    verdicts = [_with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
     # Sandboxes actually used: none when every verdict came from the cache or was static.
     return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
                      min(options.jobs, len(to_run)))
@@ -204,36 +213,52 @@ def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, d
 
 # --- before anything runs ----------------------------------------------------------------
 
-def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> Verdict | None:
+def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> tuple[Verdict | None, tuple[str, ...]]:
+    """The verdict known before anything runs, if any, and the mutant's dead-code warnings."""
     def verdict(kind: str, detail: str, **extras: Any) -> Verdict:
         return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
                        extras=extras)
 
     stale = check_pins(root, mutation, mutant)
     if stale:
-        return verdict(judge.STALE, stale)
+        return verdict(judge.STALE, stale), ()
     if not mutant.applied:
-        return verdict(judge.NOT_APPLIED, mutant.reason, sites=mutant.sites)
-    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file)
+        return verdict(judge.NOT_APPLIED, mutant.reason, sites=mutant.sites), ()
+    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
     if not validity.ok:
-        return verdict(judge.BROKEN_VERDICT, validity.problem, broken_cause=validity.cause)
-    return None
+        return verdict(judge.BROKEN_VERDICT, validity.problem, broken_cause=validity.cause), validity.warnings
+    return None, validity.warnings
+
+
+def _with_warnings(verdict: Verdict, warnings: tuple[str, ...]) -> Verdict:
+    # Recomputed on every run (cheap, static), so a cached verdict shows them too.
+    written = list(verdict.extras.get("sandbox_writes", ()))
+    wrote = [f"the mutant wrote to {rel} in its sandbox (repaired before the next run)" for rel in written[:5]]
+    if len(written) > 5:
+        wrote.append(f"... and to {len(written) - 5} more file(s) of its sandbox (repaired)")
+    return replace(verdict, extras={**verdict.extras, "warnings": list(warnings) + wrote})
 
 
 def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) -> None:
-    """A control must mutate the same site: same file, overlapping changed statements."""
+    """A control must fire at the invariant's site: in the same file, changing a statement
+    of the same innermost function or method (an accumulator's start value two lines above
+    the accumulation is the same site), or, at module or class level, overlapping its
+    statements."""
     for mutation in mutations:
         if not mutation.invariant or mutation.control not in mutants:
             continue
         mine, theirs = mutants[mutation.name], mutants[mutation.control]
         if not (mine.applied and theirs.applied):
-            continue  # reported as not-applied; overlap cannot be judged
+            continue  # reported as not-applied; the site cannot be judged
         mine_region = region_of(mine.original, mine.changed_lines)
         theirs_region = region_of(theirs.original, theirs.changed_lines)
-        if mine.file != theirs.file or not mine_region.lines & theirs_region.lines:
+        same_function = bool(enclosing_functions(mine.original, mine.changed_lines)
+                             & enclosing_functions(theirs.original, theirs.changed_lines))
+        if mine.file != theirs.file or not (same_function or mine_region.lines & theirs_region.lines):
             raise mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
-                                f"{sorted(theirs_region.lines)}, which do not overlap this mutation's "
-                                f"{mine.file} lines {sorted(mine_region.lines)}", "control")
+                                f"{sorted(theirs_region.lines)}, neither in the same function as this "
+                                f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "
+                                "them", "control")
 
 
 def _check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
@@ -269,7 +294,7 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     targets = tuple(sorted({m.target.path for m in group}))
-    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect,
+    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
                           timeout=options.baseline_timeout, sys_path=settings.paths,
                           coverage_files=targets if i == 0 else (), ignore=tuple(ignored))
                  for i in range(runs)]
@@ -277,6 +302,10 @@ def _run_baseline(root: Path, files: list[str], settings: GateSettings, group: l
     first = outcomes[0]
     where = f"baseline of {', '.join(settings.tests)}"
     for outcome in outcomes:
+        if outcome.escaped:
+            raise GateError(f"{where}: the unmutated tests wrote to the working tree: "
+                            f"{', '.join(outcome.escaped)} (restored; what they wrote is kept under "
+                            f"{displaced_folder(options.cache_dir)})")
         if outcome.status == "timeout":
             raise GateError(f"{where}: the unmutated tests did not finish in {options.baseline_timeout:.0f}s"
                             + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
@@ -347,6 +376,7 @@ def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
         return verdict, deps
     module = module_name(mutant.file, mutation.settings.paths)
     scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
+                        confine=mutation.settings.confine,
                         sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
                         coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module,
                         # Tracing costs; a change that does not run at import is only reached
@@ -355,14 +385,20 @@ def _run_mutant(root: Path, worker, scratch: Scratch, job, options: LabOptions):
     if options.confirm:
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
         scenario = replace(scenario, confirm_kills=kills)
-    run = run_scenario(worker, scratch, root, scenario)
+    run = run_to_completion(worker, scratch, root, scenario)
     mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
     file_coverage = (run.coverage or {}).get(mutant.file)
     confirm = run.confirmation if run.status == "done" and run.finished else None
     if confirm is not None:
         run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
+    reached_by = set(mutant_region.reached_by(file_coverage))
+    if run.untraced:
+        # A session that died lost its coverage. Up to the first changed statement the
+        # mutant runs what the original runs, so a test reaches the change in the mutant
+        # exactly when it reaches the changed statements in the baseline.
+        reached_by |= set(original_region.reached_by(baseline.coverage.get(mutant.file))) & run.untraced
     evidence = Evidence(run=run, confirm=confirm,
-                        reached_by=mutant_region.reached_by(file_coverage),
+                        reached_by=tuple(sorted(reached_by)),
                         region_executed=mutant_region.executed_at_all(file_coverage),
                         import_time=mutant_region.import_time or original_region.import_time,
                         timeout=timeout, selected_baseline_seconds=unmutated)

@@ -34,10 +34,12 @@ class TestResult:
     exc_type: str | None = None
     exc_module: str | None = None
     message: str = ""
-    raised_at: tuple[str, int] | None = None
+    raised_at: tuple[str, int] | None = None        # the deepest frame inside the project
+    raised_innermost: tuple[str, int] | None = None  # the innermost frame anywhere
     in_mutated_file: bool = False
     mutated_file_innermost: bool = False
     assertion: bool = False          # AssertionError or pytest's own failure (fail, raises)
+    interrupted: bool = False        # the test stopped the session, or the process died in it
 
     @property
     def red(self) -> bool:
@@ -47,6 +49,8 @@ class TestResult:
     def cause(self) -> str | None:
         if not self.red:
             return None
+        if self.interrupted:
+            return CRASH
         if self.phase in ("setup", "teardown"):
             return ERROR
         if self.assertion:
@@ -61,8 +65,12 @@ class TestResult:
         if self.red:
             data.update(cause=self.cause, phase=self.phase, exception=self.exc_type,
                         message=self.message,
-                        raised_at=f"{self.raised_at[0]}:{self.raised_at[1]}" if self.raised_at else None)
+                        raised_at=_where(self.raised_at), raised_innermost=_where(self.raised_innermost))
         return data
+
+
+def _where(frame: tuple[str, int] | None) -> str | None:
+    return f"{frame[0]}:{frame[1]}" if frame else None
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,11 @@ class RunOutcome:
     imported: tuple[str, ...] = ()               # sandbox-relative .py files in sys.modules
     final_wall: float = 0.0                      # the process's own measure, when it gave one
     confirmation: "RunOutcome | None" = None     # the snapshot re-run, when one was asked for
+    child_exit: int | None = None                # the process's exit status; negative: a signal
+    segments: int = 1                            # sessions it took to give every test an outcome
+    untraced: frozenset[str] = frozenset()       # tests whose session died before saving coverage
+    escaped: tuple[str, ...] = ()                # working-tree files written during the run (restored)
+    sandbox_writes: tuple[str, ...] = ()         # sandbox files it wrote that tests do not (repaired)
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -115,14 +128,17 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
                 started = event["id"]
             elif kind == "test":
                 raised = event.get("raised_at")
+                innermost = event.get("raised_innermost")
                 tests[event["id"]] = TestResult(
                     id=event["id"], outcome=event["outcome"], duration=event.get("duration", 0.0),
                     phase=event.get("phase"), exc_type=event.get("exc_type"),
                     exc_module=event.get("exc_module"), message=event.get("message", ""),
                     raised_at=(raised[0], raised[1]) if raised else None,
+                    raised_innermost=(innermost[0], innermost[1]) if innermost else None,
                     in_mutated_file=event.get("in_mutated_file", False),
                     mutated_file_innermost=event.get("mutated_file_innermost", False),
-                    assertion=event.get("assertion", False))
+                    assertion=event.get("assertion", False),
+                    interrupted=event.get("interrupted", False))
                 if started == event["id"]:
                     started = None
             elif kind == "final":
@@ -138,4 +154,4 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         collected=tuple(collected), tests=tests, collect_errors=tuple(errors),
         in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
         imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
-        finished=bool(final), log_tail=log_tail, coverage=coverage)
+        finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"))

@@ -47,6 +47,7 @@ class Recorder:
         self.coverage = coverage
         self.start_coverage_after_collection = start_coverage_after_collection
         self.phases: dict[str, dict[str, Any]] = {}
+        self._phase: dict[str, str] = {}     # the phase each test is in, for an interruption
 
     def emit(self, **event: Any) -> None:
         self.events.write(json.dumps(event) + "\n")
@@ -140,13 +141,37 @@ class Recorder:
         if self.coverage is not None:
             self.coverage.switch_context(item.nodeid)
         self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
-        yield
+        outcome = yield
         if self.coverage is not None:
             self.coverage.switch_context("")
         record = self.phases.pop(item.nodeid)
+        stopped = outcome.excinfo
+        if stopped is not None and record["outcome"] != "failed":
+            # KeyboardInterrupt and pytest.exit() escape pytest's own reporting and stop the
+            # session: no report says the test failed, yet it did not pass. It is red, by
+            # crash, and the gate resumes the tests the session never reached.
+            record.update(outcome="failed", phase=self._phase.get(item.nodeid, "call"), interrupted=True,
+                          assertion=False, exc_type=stopped[0].__name__, exc_module=stopped[0].__module__,
+                          message=_short(f"{stopped[0].__name__}: {stopped[1]} (the session stopped here)"),
+                          raised_at=None, in_mutated_file=False, mutated_file_innermost=False)
         if record["outcome"] == "failed":
             self.red.add(item.nodeid)
         self.emit(event="test", **record)
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        self._phase[item.nodeid] = "setup"
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item):
+        self._phase[item.nodeid] = "call"
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item, nextitem):
+        self._phase[item.nodeid] = "teardown"
+        yield
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -172,15 +197,18 @@ class Recorder:
         frames = [(str(entry.path), entry.lineno + 1) for entry in excinfo.traceback]
         in_mutated = [f for f in frames if self.mutated_file and os.path.realpath(f[0]) == self.mutated_file]
         innermost = frames[-1] if frames else None
-        shown = innermost
-        if innermost and innermost[0].startswith(sandbox):
-            shown = (innermost[0][len(sandbox):], innermost[1])
+        # A reviewer acts on the project's own line (usually the test's assert or its
+        # pytest.raises), not on _pytest/outcomes.py: name the deepest frame in the sandbox,
+        # and keep the innermost frame anywhere beside it.
+        in_project = [f for f in frames if f[0].startswith(sandbox)]
+        shown = in_project[-1] if in_project else innermost
         return {
             "assertion": issubclass(excinfo.type, (AssertionError, pytest.fail.Exception)),
             "exc_type": excinfo.type.__name__,
             "exc_module": excinfo.type.__module__,
             "message": _short(_exception_text(excinfo).replace(sandbox, "")),
-            "raised_at": list(shown) if shown else None,
+            "raised_at": list(_relative(shown, sandbox)) if shown else None,
+            "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
             "in_mutated_file": bool(in_mutated),
             "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
                                            and os.path.realpath(innermost[0]) == self.mutated_file),
@@ -188,6 +216,11 @@ class Recorder:
 
     def close(self) -> None:
         self.events.close()
+
+
+def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
+    path, line = frame
+    return (path[len(sandbox):] if path.startswith(sandbox) else path), line
 
 
 def _exception_text(excinfo) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from killmap.errors import GateError
+from killmap.guard import Containment, TreeGuard
 
 
 @dataclass
@@ -21,6 +22,8 @@ class Worker:
     index: int
     sandbox: Path
     process: subprocess.Popen
+    guard: TreeGuard | None = None            # the sandbox, checked and repaired after each run
+    containment: Containment | None = None    # the working tree, shared by every worker
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin and self.process.stdout
@@ -36,7 +39,8 @@ class Worker:
 class Pool:
     """Start workers, hand each job to the next free one, stop them all on exit."""
 
-    def __init__(self, sandboxes: list[Path]):
+    def __init__(self, sandboxes: list[Path], guards: list[TreeGuard] | None = None,
+                 containment: Containment | None = None):
         self.workers: list[Worker] = []
         env = dict(os.environ)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -47,7 +51,8 @@ class Pool:
                 [sys.executable, "-m", "killmap.worker"], cwd=sandbox, env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
                 start_new_session=True)
-            self.workers.append(Worker(index, sandbox, process))
+            self.workers.append(Worker(index, sandbox, process, guards[index] if guards else None,
+                                       containment))
         for worker in self.workers:
             ready = worker.process.stdout.readline() if worker.process.stdout else ""
             if not ready:

@@ -30,7 +30,11 @@ def project_files(root: Path) -> list[str]:
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
             cwd=root, capture_output=True, check=True, timeout=60).stdout
         files = [f for f in listed.decode("utf-8", "surrogateescape").split("\0") if f]
-        return sorted(f for f in files if (root / f).is_file() and "__pycache__" not in f)
+        found = sorted(f for f in files if (root / f).is_file() and "__pycache__" not in f)
+        if found:
+            return found
+        # Nothing listed: a project inside a folder its enclosing checkout ignores. It is
+        # not that checkout's to describe; walk it like a project without git.
     except (OSError, subprocess.SubprocessError):
         pass
     found = []

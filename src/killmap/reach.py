@@ -117,3 +117,19 @@ def _own_lines(statement: ast.stmt) -> set[int]:
     decorators = [d.lineno for d in getattr(statement, "decorator_list", [])]
     start = min([statement.lineno, *decorators])
     return set(range(start, max(end, statement.lineno) + 1))
+
+
+def enclosing_functions(source: str, changed_lines: tuple[int, ...]) -> frozenset[int]:
+    """The def lines of the innermost function or method holding each changed line in
+    its body; a line at module or class level holds none."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    found: set[int] = set()
+    for line in changed_lines:
+        holding = [f for f in functions if f.body and f.body[0].lineno <= line <= (f.end_lineno or f.lineno)]
+        if holding:
+            found.add(max(holding, key=lambda f: f.lineno).lineno)
+    return frozenset(found)

@@ -56,6 +56,7 @@ def to_json(result: LabResult, root: Path) -> Document:
             "duration_seconds": round(verdict.duration, 4),
             **{k: verdict.extras[k] for k in ("run_seconds", "confirm_seconds", "selected_baseline_seconds",
                                                "broken_cause") if k in verdict.extras},
+            "warnings": list(verdict.extras.get("warnings", ())),
             "timeout_seconds": verdict.timeout,
             "cached": verdict.cached,
             "sites": mutant.sites,
@@ -115,6 +116,8 @@ def _details(entry: dict[str, Any]) -> str:
         lines.append("expected red: " + ", ".join(entry["expected"]))
     for red in entry["red"]:
         lines.append(f"red: {red['id']} [{red['cause']}] {red['exception'] or ''} at {red['raised_at'] or '?'}")
+    for warning in entry.get("warnings", ()):
+        lines.append(f"warning: {warning}")
     if entry["diff"]:
         lines += ["", entry["diff"]]
     return "\n".join(lines)
@@ -166,6 +169,15 @@ def _failure(entry: dict[str, Any], fold: bool, diff_limit: int | None = None) -
     return ["", f"### `{entry['name']}`: {entry['verdict']}", "", *body]
 
 
+def _warnings(doc: Document) -> list[str]:
+    warned = [entry for entry in doc["mutations"] if entry.get("warnings")]
+    if not warned:
+        return []
+    return ["", "**Warnings** (the mutant still ran and was judged; `werror = true` makes "
+            "dead-code findings broken):", "",
+            *(f"- `{entry['name']}`: {'; '.join(entry['warnings'])}" for entry in warned)]
+
+
 def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
     """A summary table and, per failed contract, what differed and the diff: a review comment.
 
@@ -176,6 +188,7 @@ def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
     lines = [f"## killmap: {_held(doc)}/{len(doc['mutations'])} contracts held", "",
              "| mutation | verdict | red / expected | time |", "|---|---|---|---|"]
     lines += [_row(entry) for entry in doc["mutations"]]
+    lines += _warnings(doc)
     for entry in doc["mutations"]:
         if entry["verdict"] != HELD:
             lines += _failure(entry, fold=False)
@@ -218,6 +231,10 @@ def _folded_markdown(doc: Document, limit: int) -> str:
             break
         out += piece
         details_shown += 1
+    warned = "\n".join(_warnings(doc)) + "\n" if _warnings(doc) else ""
+    warnings_listed = bool(warned) and fits(warned)
+    if warnings_listed:
+        out += warned
     held_block = ("\n<details><summary>" + f"{len(held)} held</summary>\n\n" +
                   ", ".join(f"`{m['name']}`" for m in held) + "\n\n</details>\n") if held else ""
     held_listed = bool(held_block) and fits(held_block)
@@ -228,6 +245,8 @@ def _folded_markdown(doc: Document, limit: int) -> str:
         missing.append(f"{len(failed) - rows_shown} more failed contract(s)")
     if details_shown < rows_shown:
         missing.append(f"the details of {rows_shown - details_shown} shown above")
+    if warned and not warnings_listed:
+        missing.append(f"the warnings of {sum(bool(m.get('warnings')) for m in doc['mutations'])} mutation(s)")
     if held and not held_listed:
         missing.append(f"the names of the {len(held)} held")
     if missing:
@@ -249,7 +268,7 @@ _STRYKER_STATUS = {
     "held": "Killed", "vacuous": "Survived", "overreach": "Killed", "visible": "Killed",
     "wrong-cause": "Killed", "unevidenced": "NoCoverage", "broken": "CompileError",
     "timeout": "Timeout", "not-applied": "RuntimeError", "stale": "RuntimeError",
-    "flaky": "RuntimeError", "inconclusive": "RuntimeError",
+    "flaky": "RuntimeError", "inconclusive": "RuntimeError", "escaped": "RuntimeError",
 }
 
 
@@ -278,7 +297,8 @@ def to_stryker(doc: Document) -> Document:
             "replacement": m["replacement"],
             "location": {"start": {"line": first, "column": 1},
                          "end": {"line": max(last, first), "column": len(source_lines[max(last, first) - 1]) + 1}},
-            "status": status, "statusReason": f"{m['verdict']}: {m['detail']}",
+            "status": status, "statusReason": f"{m['verdict']}: {m['detail']}" + "".join(
+                f"; warning: {w}" for w in m.get("warnings", ())),
             "killedBy": killed_by, "coveredBy": m["reached_by"], "testsCompleted": m["selected_tests"],
             "duration": int(m["duration_seconds"] * 1000),
             "killmapVerdict": m["verdict"], "killmapExpected": m["expected"],

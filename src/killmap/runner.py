@@ -10,10 +10,13 @@ red from a flake (see plugin.Recorder.pytest_runtestloop).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from killmap.outcome import RunOutcome, read_outcome
+from killmap.outcome import RunOutcome, TestResult, read_outcome
 from killmap.pool import Worker
 from killmap.sandbox import Scratch
 
@@ -37,7 +40,8 @@ class Scenario:
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()        # relative test files left out of collection
-    collect_only: bool = False          # collect and report the node ids; run no test (check)
+    collect_only: bool = False          # collect and prove the origin, run nothing
+    confine: bool = True                # Landlock: writes only beneath sandbox, temp and /dev
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -50,7 +54,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
         "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}",
-                 *(("--collect-only",) if scenario.collect_only else ())],
+                 *(["--collect-only"] if scenario.collect_only else [])],
         "timeout": scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),
@@ -59,6 +63,8 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
     }
+    if scenario.confine:
+        request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),
@@ -75,11 +81,18 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         request["snapshot"] = {"events": str(folder / "confirm-events.jsonl"),
                                "log": str(folder / "confirm-pytest.log"),
                                "kill_ids": list(scenario.confirm_kills)}
-    response = worker.request(request)
+    if worker.containment is not None:
+        worker.containment.started(request["id"], time.time_ns())
+    try:
+        response = worker.request(request)
+    finally:
+        escaped = worker.containment.finished(request["id"]) if worker.containment is not None else ()
+        sandbox_writes = _sandbox_writes(worker, unmutated=not scenario.writes)
     if response.get("status") == "error":
         response = {**response, "status": "error"}
     outcome = read_outcome(folder / "events.jsonl", folder / "pytest.log", response,
                            folder / "coverage.json" if scenario.coverage_files else None)
+    outcome = replace(outcome, escaped=escaped, sandbox_writes=sandbox_writes)
     if outcome.coverage is not None:
         # Coverage speaks in sandbox paths; the rest of the gate speaks in project paths.
         prefix = str(sandbox.resolve()) + "/"
@@ -88,13 +101,125 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         confirmation = read_outcome(folder / "confirm-events.jsonl", folder / "confirm-pytest.log",
                                     {"status": "done", "wall": 0.0})
         if confirmation.finished:
-            from dataclasses import replace
             outcome = replace(outcome, confirmation=replace(confirmation, wall=confirmation.final_wall))
     return outcome
 
 
+def _sandbox_writes(worker: Worker, unmutated: bool) -> tuple[str, ...]:
+    """Repair the sandbox; name what the run wrote there that the unmutated tests do not.
+
+    Tests may legitimately write into their working folder; the unmutated runs show which
+    files those are. Anything else a mutant wrote would change what later runs on this
+    worker see, so it is undone either way, and reported.
+    """
+    if worker.guard is None:
+        return ()
+    changed = worker.guard.check_and_restore().paths
+    if worker.containment is None:
+        return changed
+    if unmutated:
+        worker.containment.test_writes.update(changed)
+        return ()
+    return tuple(p for p in changed if p not in worker.containment.test_writes)
+
+
 def _relative_coverage(outcome: RunOutcome, prefix: str) -> RunOutcome:
-    from dataclasses import replace
     mapped = {(f[len(prefix):] if f.startswith(prefix) else f): data
               for f, data in (outcome.coverage or {}).items()}
     return replace(outcome, coverage=mapped)
+
+
+def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
+    """Run a scenario until every selected test has an outcome.
+
+    A mutant can stop its session (KeyboardInterrupt, pytest.exit) or kill the interpreter
+    (os._exit, a segfault) in the middle of the selection. The test it was in is red, by
+    crash; the tests the session never reached are not green, so the rest of the selection
+    runs in a fresh session, resuming after that test, until every test is accounted for.
+    A run that still cannot account for every test (a crash outside any test, or no
+    progress) stays unfinished: the judge reads it as inconclusive, never as a verdict.
+    """
+    segments: list[RunOutcome] = []
+    remaining = list(scenario.tests)
+    crashed: dict[str, TestResult] = {}
+    while True:
+        outcome = run_scenario(worker, scratch, root, replace(scenario, tests=tuple(remaining),
+                                                               label=f"{scenario.label}-{len(segments) + 1}"))
+        segments.append(outcome)
+        if outcome.status != "done" or outcome.collect_errors:
+            break
+        died_in = outcome.in_progress if not outcome.finished else None
+        if died_in and died_in not in outcome.tests:
+            crashed[died_in] = _died(died_in, outcome.child_exit)
+        done = set(outcome.tests) | set(crashed)
+        left = [t for t in remaining if t not in done]
+        if not left or len(left) == len(remaining):
+            break
+        remaining = left
+    merged = _merge(segments, crashed)
+    if merged.status != "done" or merged.collect_errors or len(segments) == 1 and not crashed:
+        return merged
+    accounted = all(t in merged.tests for t in scenario.tests)
+    if accounted and merged.proof is None and scenario.expect_module:
+        # Every session that ran tests died before the origin proof: prove it apart.
+        proof_run = run_scenario(worker, scratch, root, replace(
+            scenario, label=f"{scenario.label}-proof", collect_only=True, confirm_kills=None,
+            coverage_files=()))
+        if proof_run.finished:
+            merged = replace(merged, proof=proof_run.proof, imported=proof_run.imported)
+    return replace(merged, finished=accounted and (merged.proof is not None or not scenario.expect_module))
+
+
+def _died(test_id: str, status: int | None) -> TestResult:
+    if status is not None and status < 0:
+        try:
+            how = f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            how = f"killed by signal {-status}"
+    else:
+        how = f"exited with status {status}"
+    return TestResult(id=test_id, outcome="failed", phase="call", exc_type="ProcessDied",
+                      exc_module="", message=f"the test process {how} while this test ran",
+                      interrupted=True)
+
+
+def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOutcome:
+    if len(segments) == 1 and not crashed:
+        return segments[0]
+    tests: dict[str, TestResult] = {}
+    collected: list[str] = []
+    coverage: dict[str, dict[str, list[int]]] = {}
+    untraced: set[str] = set()
+    for outcome in segments:
+        tests.update(outcome.tests)
+        collected += [t for t in outcome.collected if t not in collected]
+        if outcome.coverage is None:
+            untraced |= set(outcome.tests) | ({outcome.in_progress} if outcome.in_progress else set())
+        for rel, contexts in (outcome.coverage or {}).items():
+            mine = coverage.setdefault(rel, {})
+            for context, lines in contexts.items():
+                mine[context] = sorted(set(mine.get(context, ())) | set(lines))
+    for test_id, result in crashed.items():
+        tests.setdefault(test_id, result)
+    last = segments[-1]
+    finished = [o for o in segments if o.finished]
+    confirmations = [o.confirmation for o in segments if o.confirmation is not None]
+    confirmation = None
+    if confirmations:
+        confirmed: dict[str, TestResult] = {}
+        for c in confirmations:
+            confirmed.update(c.tests)
+        confirmation = replace(confirmations[0], tests=confirmed, wall=sum(c.wall for c in confirmations))
+    return RunOutcome(
+        status=last.status, wall=sum(o.wall for o in segments), collected=tuple(collected), tests=tests,
+        collect_errors=tuple(e for o in segments for e in o.collect_errors),
+        in_progress=last.in_progress if last.status != "done" else None,
+        exit_code=finished[-1].exit_code if finished else last.exit_code,
+        proof=finished[-1].proof if finished else None,
+        finished=last.finished,  # run_to_completion decides, knowing the selection
+        log_tail=last.log_tail, coverage=coverage if any(o.coverage is not None for o in segments) else None,
+        imported=finished[-1].imported if finished else (), final_wall=sum(o.final_wall for o in segments),
+        confirmation=confirmation, child_exit=last.child_exit, segments=len(segments),
+        untraced=frozenset(untraced),
+        escaped=tuple(sorted({p for o in segments for p in o.escaped})),
+        sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})))

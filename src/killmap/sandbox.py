@@ -18,17 +18,17 @@ class Scratch:
     def __init__(self) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="killmap-"))
         self._runs = 0
+        self.pristine: Path | None = None
+
+    def pristine_copy(self, root: Path, files: list[str]) -> Path:
+        """The project as the gate found it: every sandbox is copied from here, and every
+        file a run wrote where it must not is restored from here, byte for byte."""
+        if self.pristine is None:
+            self.pristine = _copy(root, files, self.path / "pristine")
+        return self.pristine
 
     def new_sandbox(self, root: Path, files: list[str], index: int) -> Path:
-        sandbox = self.path / f"sandbox-{index}"
-        for rel in files:
-            source = root / rel
-            dest = sandbox / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            # copyfile, never a link: a mutant written here must not reach the user's tree.
-            shutil.copyfile(source, dest)
-        sandbox.mkdir(parents=True, exist_ok=True)
-        return sandbox
+        return _copy(self.pristine_copy(root, files), files, self.path / f"sandbox-{index}")
 
     def run_dir(self, label: str) -> Path:
         self._runs += 1
@@ -46,3 +46,13 @@ class Scratch:
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _copy(source_root: Path, files: list[str], dest_root: Path) -> Path:
+    for rel in files:
+        dest = dest_root / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        # copyfile, never a link: a mutant written here must not reach the user's tree.
+        shutil.copyfile(source_root / rel, dest)
+    dest_root.mkdir(parents=True, exist_ok=True)
+    return dest_root

@@ -1,10 +1,16 @@
-"""Static validity of a mutant: it parses and adds no pyflakes finding.
+"""Static validity of a mutant: it parses, and pyflakes finds no name it cannot run with.
 
-This is Python's analogue of -Werror. Seed 004's first Gemma4 mutant did not compile
-(an unused variable under -Werror) and a stale binary reported SUCCESS: a mutant that
-leaves a name undefined or unused is a different program from the one the catalog
-describes, so its red tests prove nothing. Import-time failures are caught later, in the
-run, where the module is really imported.
+Seed 004's lesson is that a mutant that did not build must never be read as a result:
+its reds prove nothing. In Python the analogue of "did not build" is a mutant that does
+not parse, or that uses a name nothing defines (undefined name, undefined local, a bad
+format string, 'return' outside a function): code that cannot run as written. Those are
+`broken`.
+
+Dead code a mutation leaves behind is not: deleting the only call of an imported
+predicate leaves the import unused, and the mutant still builds, imports and runs exactly
+the defect its name says. Those findings are *warnings*, reported on the mutation; a
+project whose CI lints can ask for the literal -Werror with `werror = true`.
+Import-time failures are caught later, in the run, where the module is really imported.
 """
 
 from __future__ import annotations
@@ -17,11 +23,27 @@ from pyflakes import checker
 import ast
 
 
+# pyflakes findings that mean dead or suspicious code, not code that cannot run: a
+# mutant that adds one still runs as written. Every other kind (undefined names, bad
+# format strings, misplaced return/yield/break, and any kind a future pyflakes adds)
+# is `broken`: when in doubt, a mutant is not read as a result.
+DEAD_CODE_FINDINGS = frozenset({
+    "UnusedImport", "UnusedVariable", "UnusedAnnotation", "UnusedIndirectAssignment",
+    "RedefinedWhileUnused", "ImportShadowedByLoopVar", "ImportStarUsed",
+    "FStringMissingPlaceholders", "TStringMissingPlaceholders", "IsLiteral", "IfTuple",
+    "AssertTuple", "RaiseNotImplemented", "MultiValueRepeatedKeyLiteral",
+    "MultiValueRepeatedKeyVariable", "PercentFormatExtraNamedArguments",
+    "StringDotFormatExtraNamedArguments", "StringDotFormatExtraPositionalArguments",
+    "DoctestSyntaxError",
+})
+
+
 @dataclass(frozen=True)
 class Validity:
     ok: bool
     problem: str = ""      # one line, for the report
     cause: str = ""        # "syntax" or "pyflakes"
+    warnings: tuple[str, ...] = ()   # dead code the mutant left behind; it still runs
 
 
 def _findings(source: str, filename: str) -> list[tuple[str, tuple, str]]:
@@ -54,7 +76,8 @@ def _original_findings(original: str, filename: str) -> Counter:
         return Counter()
 
 
-def check_mutant(original: str, mutated: str, filename: str) -> Validity:
+def check_mutant(original: str, mutated: str, filename: str, werror: bool = False) -> Validity:
+    """`werror`: dead-code findings are broken too, for projects whose CI lints."""
     try:
         compile(mutated, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -62,7 +85,12 @@ def check_mutant(original: str, mutated: str, filename: str) -> Validity:
     before = _original_findings(original, filename)
     after = _findings(mutated, filename)
     added = Counter(f[:2] for f in after) - before
-    if added:
-        shown = [text for kind, args, text in after if (kind, args) in added]
-        return Validity(False, "the mutant adds pyflakes findings: " + "; ".join(shown), "pyflakes")
-    return Validity(True)
+    fatal = [text for kind, args, text in after if (kind, args) in added and kind not in DEAD_CODE_FINDINGS]
+    dead = [text for kind, args, text in after if (kind, args) in added and kind in DEAD_CODE_FINDINGS]
+    if fatal:
+        return Validity(False, "the mutant cannot run as written (pyflakes): " + "; ".join(fatal), "pyflakes",
+                        tuple(dead))
+    if dead and werror:
+        return Validity(False, "werror = true, and the mutant leaves dead code (pyflakes): " + "; ".join(dead),
+                        "pyflakes", tuple(dead))
+    return Validity(True, warnings=tuple(dead))

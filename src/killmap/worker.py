@@ -26,6 +26,7 @@ from typing import Any
 import coverage
 import pytest
 
+from killmap.confine import confine_writes
 from killmap.plugin import Recorder, origin_proof
 
 _current_child: list[int] = []
@@ -45,6 +46,7 @@ def _warm_pytest() -> None:
 
 def main() -> int:
     signal.signal(signal.SIGTERM, _terminate)
+    _become_subreaper()
     _warm_pytest()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
@@ -70,7 +72,92 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+    _kill_descendants()
     os._exit(143)
+
+
+# --- containment: no process a run started outlives it -------------------------------------
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    """On Linux, orphans of a run come back to the worker instead of init.
+
+    A mutant can start a daemon that detaches every way there is (a new session, a double
+    fork, setsid): as a child subreaper the worker still inherits it when its parent dies,
+    and kills it after the run. Elsewhere (macOS) only the run's process group is killed;
+    the README's known limits say what can remain.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid`, from /proc (Linux); [] where there is no /proc."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as listing:
+                found += [int(p) for p in listing.read().split()]
+        except OSError:
+            return _children_by_scan(pid)
+    return found
+
+
+def _children_by_scan(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _kill_descendants() -> None:
+    """Kill and reap every process left over from a run.
+
+    Between runs the worker has no children of its own, so every child it has is the
+    run's leftover or an orphan handed back by the subreaper. Killing one orphans its own
+    children, which come back in turn: repeat until none is left.
+    """
+    me = os.getpid()
+    for _ in range(1000):
+        _reap()
+        kids = _children(me)
+        if not kids:
+            return
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.001)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def serve(request: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +187,7 @@ def _write(path: Path, data: bytes, pycache_prefix: str | None) -> None:
     beside it and under the worker's private pycache prefix.
     """
     tmp = path.with_name(f".{path.name}.killmap-tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)  # a mutant may have deleted its sandbox
     tmp.write_bytes(data)
     os.replace(tmp, path)
     shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
@@ -142,6 +230,11 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         time.sleep(pause)
         pause = min(pause * 2, 0.01)
     _current_child.remove(pid)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # what is left in the run's own process group
+    except OSError:
+        pass
+    _kill_descendants()
     wall = time.perf_counter() - started
     return {"id": request["id"], "status": "timeout" if timed_out else "done",
             "child_exit": os.waitstatus_to_exitcode(status), "wall": wall}
@@ -166,6 +259,8 @@ def _child(request: dict[str, Any]) -> None:
         else:
             sys.dont_write_bytecode = True
         os.chdir(request["sandbox"])
+        if request.get("confine"):
+            confine_writes(request["confine"])
         _isolate_imports(request["sys_path"], request.get("blocked_root"))
         cov = None
         late = False

@@ -126,6 +126,13 @@ def test_a_non_string_operator_field_names_that_field(km_project):
     fields = good(op='"delete-call"', old=None, new=None, call="3")
     error = rejected(km_project, table(fields))
     assert_names(error, mutation="check-flipped", field="call")
+    assert "must be a string" in str(error)
+
+
+def test_an_empty_operator_field_other_than_replace_new_is_refused(km_project):
+    fields = good(op='"delete-call"', old=None, new=None, call='""')
+    error = rejected(km_project, table(fields))
+    assert_names(error, mutation="check-flipped", field="call")
     assert "non-empty string" in str(error)
 
 
@@ -356,3 +363,44 @@ def test_a_gate_error_with_a_multi_line_message_still_prints_as_one_line():
                       file="mutations/x.toml", field="tests")
     assert str(error) == "mutations/x.toml: field 'tests': pytest ended without a report; " \
                          "log tail: E   boom | at line 3"
+
+
+def test_replace_may_delete_its_text_with_an_empty_new(km_project):
+    km_project.module(SOURCE)
+    catalog = km_project.catalog(table(good(old='" > 0"', new='""')))
+    assert dict(catalog.mutations[0].params)["new"] == ""
+
+
+def test_werror_is_read_from_the_gate_and_overridden_per_mutation(km_project):
+    km_project.module(SOURCE)
+    catalog = km_project.catalog("[gate]\nwerror = true\n" + table(good())
+                                 + table(good(name='"check-lint-ok"', werror="false")))
+    strict, lenient = catalog.mutations
+    assert strict.lint_is_error is True
+    assert lenient.lint_is_error is False
+
+
+def test_werror_that_is_not_a_boolean_names_the_field(km_project):
+    error = rejected(km_project, table(good(werror='"yes"')))
+    assert_names(error, mutation="check-flipped", field="werror")
+    error = rejected(km_project, "[gate]\nwerror = 1\n" + table(good()))
+    assert_names(error, mutation=None, field="werror")
+
+
+def test_confine_is_on_by_default_and_must_be_a_boolean(km_project):
+    km_project.module(SOURCE)
+    assert km_project.catalog(table(good())).settings.confine is True
+    assert km_project.catalog("[gate]\nconfine = false\n" + table(good())).settings.confine is False
+    error = rejected(km_project, "[gate]\nconfine = 0\n" + table(good()))
+    assert_names(error, mutation=None, field="confine")
+
+
+def test_a_project_inside_a_folder_its_enclosing_checkout_ignores_is_walked(tmp_path):
+    from killmap.project import project_files
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("inner/\n")
+    inner = tmp_path / "inner"
+    (inner / "src").mkdir(parents=True)
+    (inner / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (inner / "src" / "x.py").write_text("X = 1\n")
+    assert project_files(inner) == ["pyproject.toml", "src/x.py"]

@@ -146,8 +146,8 @@ def test_the_package_named_by_the_project_wins_over_a_larger_one(tmp_path):
     assert (plan.package, plan.paths, plan.module, plan.function) == ("demo", ["src"], "src/demo/core.py", "api")
 
 
-def test_an_example_that_would_be_broken_is_said_so_and_another_operator_goes_live(tmp_path):
-    # Returning a constant leaves `json` unused: pyflakes, so a broken mutant. And "closed"
+def test_an_example_that_would_leave_dead_code_is_said_so_and_another_operator_goes_live(tmp_path):
+    # Returning a constant leaves `json` unused (dead code, a warning in a run). And "closed"
     # is inside another literal, so merge-strings must keep and drop the unambiguous ones.
     root = _project(tmp_path, {"demo.py": """\
         import json
@@ -163,11 +163,11 @@ def test_an_example_that_would_be_broken_is_said_so_and_another_operator_goes_li
     text = render(root, plan)
     data = tomllib.loads(text)
     assert data["mutation"][0]["op"] == "negate"
-    assert "#   not as written here: the mutant would be broken (the mutant adds pyflakes findings: " \
-           "line 1: 'json' imported but unused)." in text
+    assert "#   not as written here: the mutant would leave dead code (line 1: 'json' imported but " \
+           "unused)." in text
     assert "# drop = 'closed for the day'\n# keep = 'open'\n" in text
     # constant-return, delete-call (the only call is in the return) and stub-call leave json unused
-    assert text.count("the mutant would be broken") == 3
+    assert text.count("the mutant would leave dead code") == 3
     assert "the literal containing <drop> becomes the literal containing <keep>\n# [[mutation]]" in text
 
 

@@ -1,0 +1,176 @@
+"""Guards: what a run may have written where it must not, found and undone after every run.
+
+A mutant is hostile code running as the user. It can append a test to its sandbox's
+test file (poisoning every later run on that worker), delete the sandbox, or write into
+the user's working tree by absolute path. Prevention is not portable; detection is. A
+`TreeGuard` remembers the files of one tree (size, mtime, and a hash taken lazily), and
+after each run says which files changed, appeared or vanished, and restores them byte for
+byte from the pristine copy the gate made when it started.
+
+Stat first, hash only on a difference: a run that wrote nothing costs one stat per file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class FileState:
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Changes:
+    modified: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(sorted(self.modified + self.added + self.removed))
+
+    def __bool__(self) -> bool:
+        return bool(self.modified or self.added or self.removed)
+
+
+class TreeGuard:
+    """One tree's files as the gate copied them; `check_and_restore` after every run.
+
+    `pristine` holds the bytes to restore from (the gate's own copy, never the tree
+    itself). `watch_new_files` also removes files that appeared (in a sandbox, a new
+    conftest.py or test file would change every later run); in the user's working tree
+    new files are the user's own business and are left alone.
+    """
+
+    def __init__(self, folder: Path, files: list[str], pristine: Path, *, watch_new_files: bool):
+        self.folder = folder
+        self.pristine = pristine
+        self.watch_new_files = watch_new_files
+        # Size and mtime as they are in the guarded tree; the hash of the pristine bytes.
+        self.states = {}
+        for rel in files:
+            stat = (folder / rel).stat()
+            self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, _digest(pristine / rel))
+        self._lock = threading.Lock()   # the working tree's guard is shared by every worker
+        self.last_seen_ns: dict[str, int] = {}   # when a changed file was last written
+
+    def check_and_restore(self, keep_in: Path | None = None) -> Changes:
+        """What changed since the copy; undone. `keep_in`: first save what was written
+        over a file there, so restoring it loses nothing."""
+        with self._lock:
+            return self._check_and_restore(keep_in)
+
+    def _check_and_restore(self, keep_in: Path | None) -> Changes:
+        modified, removed = [], []
+        for rel, known in self.states.items():
+            path = self.folder / rel
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                removed.append(rel)
+                continue
+            if (stat.st_size, stat.st_mtime_ns) == (known.size, known.mtime_ns):
+                continue
+            if stat.st_size == known.size and _digest(path) == known.sha256:
+                # Rewritten with the same bytes (the worker restores a mutated file so).
+                self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, known.sha256)
+                continue
+            modified.append(rel)
+        added = self._new_files() if self.watch_new_files else []
+        changes = Changes(tuple(modified), tuple(added), tuple(removed))
+        if changes:
+            for rel in modified:
+                self.last_seen_ns[rel] = (self.folder / rel).stat().st_mtime_ns
+            if keep_in is not None:
+                self._save_displaced(changes, keep_in)
+            self._restore(changes)
+        return changes
+
+    def _save_displaced(self, changes: Changes, folder: Path) -> None:
+        for rel in changes.modified:
+            source = self.folder / rel
+            if source.is_file():
+                dest = folder / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, dest)
+
+    def _new_files(self) -> list[str]:
+        found = []
+        for current, dirs, names in os.walk(self.folder):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in names:
+                rel = (Path(current) / name).relative_to(self.folder).as_posix()
+                if rel not in self.states and not name.endswith(".killmap-tmp"):
+                    found.append(rel)
+        return sorted(found)
+
+    def _restore(self, changes: Changes) -> None:
+        for rel in changes.modified + changes.removed:
+            dest = self.folder / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.killmap-tmp")
+            shutil.copyfile(self.pristine / rel, tmp)
+            os.replace(tmp, dest)   # a new inode: a hard link the run made cannot carry it back
+            stat = dest.stat()
+            self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, self.states[rel].sha256)
+        for rel in changes.added:
+            try:
+                os.unlink(self.folder / rel)
+            except OSError:
+                pass
+        if changes.added:
+            _remove_empty_dirs(self.folder, {str(Path(rel).parent) for rel in changes.added})
+
+
+def _remove_empty_dirs(root: Path, parents: set[str]) -> None:
+    for parent in sorted(parents, key=len, reverse=True):
+        folder = root / parent
+        while folder != root and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
+
+
+class Containment:
+    """The working tree's guard, shared by every worker, and who is to blame for a write.
+
+    Two workers run at once, so a write into the working tree found after one run may be
+    the other's. Every run still in progress when the write happened (its file's mtime)
+    is a suspect; each hears of it when its own run ends.
+    """
+
+    def __init__(self, tree: TreeGuard, displaced: Path):
+        self.tree = tree
+        self.displaced = displaced          # where overwritten content is kept
+        self.test_writes: set[str] = set()  # sandbox files the unmutated tests themselves write
+        self._active: dict[str, float] = {}
+        self._pending: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def started(self, label: str, when_ns: int) -> None:
+        with self._lock:
+            self._active[label] = when_ns
+            self._pending[label] = set()
+
+    def finished(self, label: str) -> tuple[str, ...]:
+        """The working-tree files written while this run was in progress, restored."""
+        changes = self.tree.check_and_restore(keep_in=self.displaced / label)
+        with self._lock:
+            for rel in changes.paths:
+                written = self.tree.last_seen_ns.get(rel)
+                for other, start in self._active.items():
+                    if written is None or written >= start:
+                        self._pending[other].add(rel)
+            self._active.pop(label, None)
+            return tuple(sorted(self._pending.pop(label, set())))

@@ -1,0 +1,203 @@
+"""Hostile mutants: each is contained, and none can fool the gate into a false verdict.
+
+Real mutants, run by the real gate over tests/fixtures/projects/hostile: interpreters
+that die mid-test, sessions stopped after the kills went red, daemons that detach every
+way there is, writes into the sandbox and into the user's working tree. Every process
+the gate starts carries a marker in its environment, so a leftover one is found by
+looking for the marker, not by guessing at process names.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+
+import pytest
+
+from gatekit import copy_fixture, gate_env, run_gate, tree_digest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="process containment is proven with /proc")
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as environ:
+                if marker.encode() in environ.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def left_over(marker: str) -> list[int]:
+    # The gate has exited; give the kernel a moment to finish reaping.
+    for _ in range(20):
+        found = processes_with(marker)
+        if not found:
+            return []
+        time.sleep(0.1)
+    return found
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory):
+    project = copy_fixture("hostile", tmp_path_factory.mktemp("hostile"))
+    marker = f"KILLMAP_PROBE_{uuid.uuid4().hex}"
+    env = gate_env(project, {marker: "1"})
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1", env=env)
+    run.leftover = left_over(marker)
+    return run
+
+
+def red_ids(entry) -> dict[str, str]:
+    return {r["id"]: r["cause"] for r in entry["red"]}
+
+
+@pytest.mark.parametrize("name", ["exit-zero", "segfault", "keyboard-interrupt"])
+def test_a_mutant_that_kills_or_interrupts_the_interpreter_crashes_both_callers_into_overreach(
+        hostile_run, name):
+    entry = hostile_run.mutation(name)
+    assert entry["verdict"] == "overreach", entry["detail"]
+    assert red_ids(entry) == {"tests/test_core.py::test_value": "crash",
+                              "tests/test_core.py::test_value_again": "crash"}
+
+
+def test_a_segfault_is_named_by_its_signal(hostile_run):
+    reds = hostile_run.mutation("segfault")["red"]
+    assert all("SIGSEGV" in r["message"] for r in reds)
+
+
+@pytest.mark.parametrize("name", ["interrupt-after-kills", "exit-after-kills"])
+def test_a_session_stopped_after_the_kills_went_red_is_not_held(hostile_run, name):
+    entry = hostile_run.mutation(name)
+    assert entry["verdict"] == "overreach", entry["detail"]
+    assert red_ids(entry) == {"tests/test_core.py::test_value": "assertion",
+                              "tests/test_core.py::test_value_again": "crash"}
+
+
+def test_tests_after_an_interruption_run_in_a_fresh_session(hostile_run):
+    # The interruption comes first, in a test outside the contract; the kills test after
+    # it must still get an outcome, or the red set is incomplete.
+    entry = hostile_run.mutation("interrupt-then-resume")
+    assert "tests/test_core.py::test_b_first_value_again" in red_ids(entry)
+    assert red_ids(entry)["tests/test_core.py::test_a_first_value"] == "crash"
+    assert entry["verdict"] == "overreach"
+
+
+@pytest.mark.parametrize("name", ["exit-zero", "segfault", "keyboard-interrupt"])
+def test_every_selected_test_of_a_crashed_run_gets_an_outcome(hostile_run, name):
+    # Both tests that call value() are selected; the first crash must not leave the second
+    # without an outcome (it would read as green).
+    entry = hostile_run.mutation(name)
+    assert len(entry["selected"]) == 2
+    assert set(entry["selected"]) == set(red_ids(entry))
+
+
+def test_no_process_a_mutant_started_outlives_the_gate(hostile_run):
+    for name in ("popen-daemons", "setsid-daemon", "many-sleepers"):
+        assert hostile_run.mutation(name)["verdict"] == "held"
+    assert hostile_run.leftover == []
+
+
+def test_no_process_outlives_the_gate_without_the_confirmation_either(tmp_path):
+    project = copy_fixture("hostile", tmp_path)
+    marker = f"KILLMAP_PROBE_{uuid.uuid4().hex}"
+    run = run_gate(project, "run", "--no-cache", "--no-confirm", "--only", "many-sleepers",
+                   "--only", "setsid-daemon", env=gate_env(project, {marker: "1"}))
+    assert run.code == 0, run.stderr
+    assert left_over(marker) == []
+
+
+def test_a_mutant_that_poisons_its_sandbox_is_reported_and_the_next_mutant_sees_a_pristine_one(hostile_run):
+    writer = hostile_run.mutation("sandbox-writer")
+    assert any("wrote to tests/test_core.py in its sandbox" in w for w in writer["warnings"])
+    # Run after it on the same worker (one job): the redefined, always-red test_spawn would
+    # make this equivalent mutant read held.
+    assert hostile_run.mutation("spawn-equivalent")["verdict"] == "vacuous"
+
+
+def test_a_mutant_that_deletes_its_sandbox_does_not_poison_later_runs(hostile_run):
+    remover = hostile_run.mutation("sandbox-remover")
+    assert remover["verdict"] == "inconclusive"
+    assert "own sandbox" in remover["detail"]
+    assert hostile_run.mutation("spawn-equivalent")["verdict"] == "vacuous"
+
+
+def test_a_verdict_from_a_run_that_wrote_to_its_sandbox_is_never_cached(tmp_path):
+    project = copy_fixture("hostile", tmp_path)
+    first = run_gate(project, "run", "--only", "sandbox-writer")
+    again = run_gate(project, "run", "--only", "sandbox-writer")
+    assert first.mutation("sandbox-writer")["verdict"] == "held"
+    assert again.mutation("sandbox-writer")["cached"] is False
+
+
+def test_a_mutant_that_writes_into_the_working_tree_is_escaped_and_the_file_restored(tmp_path):
+    project = copy_fixture("hostile", tmp_path)
+    victim = project / "src" / "hpkg" / "core.py"
+    catalog = project / "mutations" / "hostile.toml"
+    catalog.write_text(catalog.read_text() + f'''
+[[mutation]]
+name = "tree-writer"
+target = "src/hpkg/core.py::spawn"
+op = "replace"
+old = "return 1"
+new = """with open({str(victim)!r}, "a") as escaped:
+        escaped.write("# written by a mutant\\\\n")
+    return 2"""
+kills = ["tests/test_core.py::test_spawn"]
+''')
+    before = tree_digest(project)
+    run = run_gate(project, "run", "--no-cache", "--only", "tree-writer")
+    entry = run.mutation("tree-writer")
+    assert entry["verdict"] == "escaped", entry["detail"]
+    assert "src/hpkg/core.py" in entry["detail"]
+    assert run.code == 1
+    assert tree_digest(project) == before
+    kept = list((tmp_path / "xdg-cache" / "killmap" / "displaced").rglob("core.py"))
+    assert kept and kept[0].read_text().endswith("# written by a mutant\n")
+
+
+def outside_tmp_project():
+    """A project outside the temp folder (Landlock allows writes beneath it, so only a tree
+    elsewhere shows a write denied) and outside any git checkout."""
+    import tempfile
+    from pathlib import Path
+    home = Path(tempfile.mkdtemp(prefix="killmap-landlock-", dir="/var/tmp"))
+    return copy_fixture("hostile", home), home
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or __import__("killmap.confine").confine.abi_version() < 1,
+                    reason="Landlock is not available on this kernel")
+def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens(tmp_path_factory):
+    import shutil
+    project, home = outside_tmp_project()
+    try:
+        victim = project / "src" / "hpkg" / "core.py"
+        catalog = project / "mutations" / "hostile.toml"
+        catalog.write_text(catalog.read_text() + f'''
+[[mutation]]
+name = "tree-writer"
+target = "src/hpkg/core.py::spawn"
+op = "replace"
+old = "return 1"
+new = """open({str(victim)!r}, "a").write("# written by a mutant\\\\n")
+    return 2"""
+kills = ["tests/test_core.py::test_spawn"]
+''')
+        before = tree_digest(project)
+        run = run_gate(project, "run", "--no-cache", "--only", "tree-writer",
+                       env=gate_env(project, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}))
+        entry = run.mutation("tree-writer")
+        # Denied: the write raised PermissionError inside the test, so nothing escaped.
+        assert entry["verdict"] == "held", entry["detail"]
+        assert entry["red"][0]["exception"] == "PermissionError"
+        assert tree_digest(project) == before
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

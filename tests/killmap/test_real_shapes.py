@@ -1,0 +1,83 @@
+"""The shapes of real routing code: mutants that leave dead code behind still run.
+
+Seed 004's lesson is that a mutant that did not build must never be read as a result.
+A Python mutant whose deleted call leaves its import unused builds, imports and runs the
+defect its name says, so it is judged on its tests; only `werror = true` makes such dead
+code broken. One gate run over tests/fixtures/projects/realshape checks each rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gatekit import copy_fixture, run_gate
+
+
+@pytest.fixture(scope="module")
+def shapes_run(tmp_path_factory):
+    project = copy_fixture("realshape", tmp_path_factory.mktemp("realshape"))
+    return run_gate(project, "run", "--no-cache", "--jobs", "2")
+
+
+def test_a_deleted_call_that_leaves_its_import_unused_is_held_with_warnings(shapes_run):
+    entry = shapes_run.mutation("draft-check-deleted")
+    assert entry["verdict"] == "held", entry["detail"]
+    assert [r["id"] for r in entry["red"]] == ["tests/test_route.py::test_drafts_are_refused"]
+    assert any("'.predicates.is_draft' imported but unused" in w for w in entry["warnings"])
+    assert any("RouteConflict' imported but unused" in w for w in entry["warnings"])
+
+
+def test_the_same_mutant_under_werror_is_broken_before_anything_runs(shapes_run):
+    entry = shapes_run.mutation("draft-check-deleted-linted")
+    assert entry["verdict"] == "broken"
+    assert entry["broken_cause"] == "pyflakes"
+    assert "werror" in entry["detail"]
+    assert entry["red"] == [] and entry["selected_tests"] == 0
+
+
+def test_a_new_undefined_name_is_still_broken(shapes_run):
+    entry = shapes_run.mutation("draft-check-misspelt")
+    assert entry["verdict"] == "broken"
+    assert "undefined name 'is_drft'" in entry["detail"]
+
+
+def test_a_constant_predicate_that_leaves_its_import_unused_is_held(shapes_run):
+    entry = shapes_run.mutation("marked-constant")
+    assert entry["verdict"] == "held", entry["detail"]
+    assert any("has_marker" in w for w in entry["warnings"])
+
+
+def test_a_narrowed_condition_that_leaves_a_local_unused_is_held(shapes_run):
+    entry = shapes_run.mutation("pair-count-dropped")
+    assert entry["verdict"] == "held", entry["detail"]
+    assert any("local variable 'seen'" in w for w in entry["warnings"])
+
+
+def test_a_replace_with_empty_new_deletes_the_guard_and_is_held(shapes_run):
+    entry = shapes_run.mutation("none-guard-deleted")
+    assert entry["verdict"] == "held", entry["detail"]
+    assert "raise ValueError" not in entry["replacement"]
+    assert "-    if value is None:" in entry["diff"]
+
+
+def test_a_control_in_the_same_function_on_other_lines_is_accepted_and_proves_the_invariant(shapes_run):
+    control, invariant = shapes_run.mutation("total-starts-at-one"), shapes_run.mutation("total-reordered")
+    assert not set(control["lines"]) & set(invariant["lines"])
+    assert control["verdict"] == "held"
+    assert invariant["verdict"] == "held", invariant["detail"]
+
+
+def test_a_red_names_the_projects_own_line_and_keeps_the_innermost_frame(shapes_run):
+    # pytest.raises that did not raise fails inside _pytest/outcomes.py: a reviewer can act
+    # only on the test's own `with pytest.raises(...)` line.
+    [red] = shapes_run.mutation("draft-check-deleted")["red"]
+    assert red["raised_at"] == "tests/test_route.py:8"
+    assert "_pytest" in red["raised_innermost"]
+
+
+def test_warnings_reach_every_report_format(shapes_run):
+    folder = shapes_run.report_dir
+    needle = "'.predicates.has_marker' imported but unused"
+    for name in ("killmap.md", "killmap.html", "killmap.junit.xml", "mutation-report.json"):
+        text = (folder / name).read_text()
+        assert needle in text or needle.replace("'", "&#x27;") in text, name
