@@ -1,4 +1,8 @@
-"""Command line: run, list, show, pin. Exit 0 all held, 1 a contract failed, 2 bad input."""
+"""Command line: a thin parser. Exit 0 all held, 1 a contract failed, 2 bad input.
+
+Each command's logic lives in its own module (lab, report, check, init, annotations);
+this file only parses arguments and dispatches.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from killmap import __version__
     parser = _Parser(prog="killmap", description="Mutation-testing gate built on named mutations.")
+    parser.add_argument("--version", action="version", version=f"killmap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="run the gate")
     run.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
@@ -39,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
     merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
     merge.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    for cmd in (run, merge):
+        cmd.add_argument("--annotations", choices=("auto", "github", "none"), default="auto",
+                         help="github: workflow-command annotations per failed contract and the job "
+                              "summary; auto (default): github when GITHUB_ACTIONS=true")
+    check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
+    check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
+    init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
+    init.add_argument("--package", default=None, help="the package to aim at (default: detected)")
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
@@ -62,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     from killmap.project import find_root
     root = find_root(Path.cwd())
+    if args.command == "check":
+        from killmap.check import main as check_main
+        return check_main(root, tuple(args.catalogs))
+    if args.command == "init":
+        from killmap.init import main as init_main
+        return init_main(root, args.package)
     if args.command == "run":
         return _run(root, args)
     if args.command == "merge":
@@ -103,7 +123,14 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         document["shard"] = args.shard
     paths = write_reports(document, report_dir)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+    _publish(document, root, paths, args.annotations)
     return document["exit_code"]
+
+
+def _publish(document, root: Path, paths, mode: str) -> None:
+    from killmap.annotations import publish
+    sys.stdout.flush()
+    publish(document, paths["markdown"], mode)
 
 
 def _report_dir(root: Path, given: Path | None) -> Path:
@@ -133,6 +160,7 @@ def _merge(root: Path, args: argparse.Namespace) -> int:
     held = sum(m["verdict"] == "held" for m in document["mutations"])
     print(f"merged {len(args.reports)} report(s): {held}/{len(document['mutations'])} contracts held; "
           f"reports: {paths['json']}")
+    _publish(document, root, paths, args.annotations)
     return document["exit_code"]
 
 
