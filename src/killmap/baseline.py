@@ -34,6 +34,7 @@ class Baseline:
     wall: float
     imported: tuple[str, ...] = ()       # project source files the tests imported
     ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
+    targets: tuple[str, ...] = ()        # what pytest was given: the tests, and the deselected
 
 
 def source_files(files: list[str], settings: GateSettings) -> list[str]:
@@ -100,7 +101,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     sources = set(source_files(files, settings))
     imported = tuple(sorted(f for f in first.imported if f in sources))
     return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall,
-                    imported, tuple(ignored))
+                    imported, tuple(ignored), settings.tests + deselect)
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:

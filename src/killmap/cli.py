@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: the merge base with the main branch)")
     run.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     run.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
+    run.add_argument("--no-swap", action="store_true",
+                     help="run every mutant in a fresh pytest session instead of swapping its code "
+                          "into a fork of the collected one")
     run.add_argument("--shard", default=None, metavar="K/N",
                      help="run only shard K of N (1-based); join the reports with 'killmap merge'")
     merge = sub.add_parser("merge", help="join shard reports into one, and render every format")
@@ -107,7 +110,8 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     options = LabOptions(catalogs=tuple(args.catalogs), only=tuple(args.only), jobs=args.jobs,
                          use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
-                         confirm=not args.no_confirm, shard=_shard(args.shard))
+                         confirm=not args.no_confirm, shard=_shard(args.shard),
+                         swap=not args.no_swap)
     console = make_console()
     if args.changed is not None:
         names = changed_mutations(root, options, args.changed or None)

@@ -79,9 +79,9 @@ def _cell(m: dict[str, Any], test: str, cell: dict[str, Any] | None) -> str:
 
 
 def _red_vs_expected(m: dict[str, Any]) -> str:
-    if not m["selected_tests"] and not m["red"]:
-        return "not run"
-    return f"{len(m['red'])} / {len(m['expected'])}"
+    # The one rendering every format shares (an invariant shows what it measured).
+    from killmap.report import _red_vs_expected as shared
+    return shared(m)
 
 
 def _details(m: dict[str, Any], width: int) -> str:

@@ -42,6 +42,7 @@ class LabOptions:
     # Only these tests (node ids or prefixes) run under each mutant: "which defects does
     # this test catch?" asks about one test, not about the contract.
     focus: tuple[str, ...] | None = None
+    swap: bool = True                          # run swappable mutants in a fork of the collected session
 
 
 @dataclass
@@ -180,7 +181,8 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                 results = engine.map(jobs_for_group,
                                      lambda worker, job: run_mutant(root, engine, worker, job,
                                                                     confirm=options.confirm,
-                                                                    focus=options.focus),
+                                                                    focus=options.focus,
+                                                                    swap=options.swap),
                                      on_done)
                 for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
                     decided[mutation.name] = verdict

@@ -53,7 +53,7 @@ def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) 
 
 
 def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool,
-               focus: tuple[str, ...] | None = None):
+               focus: tuple[str, ...] | None = None, swap: bool = True):
     """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
     Returns the verdict and the dependencies its cache entry is keyed on. `focus`: run
     only the selected tests these entries match."""
@@ -71,34 +71,37 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
                           **base)
         return verdict, deps
     module = module_name(mutant.file, mutation.settings.paths)
+    # The swap (swap.py) is sound only for changes that run neither at import nor while
+    # tests are collected: select_tests marks both as import-time.
+    swappable = swap and not original_region.import_time
     scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
                         confine=mutation.settings.confine,
                         sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
-                        coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module,
-                        # Tracing costs; a change that does not run at import is only reached
-                        # by tests, so tracing starts once collection is done.
-                        coverage_after_collection=not original_region.import_time)
+                        mutated_file=mutant.file, expect_module=module,
+                        session_tests=baseline.targets, ignore=baseline.ignored, swap=swappable)
     if confirm:
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
-        scenario = replace(scenario, confirm_kills=kills)
+        allowed = tuple(t for t in selected if any(matches(e, t) for e in mutation.contract_tests()))
+        scenario = replace(scenario, confirm_kills=kills, confirm_allowed=allowed)
     run = engine.run(worker, scenario, complete=True)
-    mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
-    file_coverage = (run.coverage or {}).get(mutant.file)
     confirm = run.confirmation if run.status == "done" and run.finished else None
     if confirm is not None:
         run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
-    reached_by = set(mutant_region.reached_by(file_coverage))
-    if run.untraced:
-        # A session that died lost its coverage. Up to the first changed statement the
-        # mutant runs what the original runs, so a test reaches the change in the mutant
-        # exactly when it reaches the changed statements in the baseline.
-        reached_by |= set(original_region.reached_by(baseline.coverage.get(mutant.file))) & run.untraced
+    # Reach from the baseline, not the mutant: up to the first execution of a changed
+    # statement, the mutant and the original execute the same instructions, so a test
+    # reaches the change in the mutant exactly when it runs the changed statements in the
+    # original (docs/DESIGN.md). Mutant runs are therefore not traced at all.
+    file_coverage = baseline.coverage.get(mutant.file)
     evidence = Evidence(run=run, confirm=confirm,
-                        reached_by=tuple(sorted(reached_by)),
-                        region_executed=mutant_region.executed_at_all(file_coverage),
-                        import_time=mutant_region.import_time or original_region.import_time,
+                        reached_by=original_region.reached_by(file_coverage),
+                        region_executed=original_region.executed_at_all(file_coverage),
+                        import_time=original_region.import_time,
                         timeout=timeout, selected_baseline_seconds=unmutated)
-    return judge.judge_run(mutation, evidence, base), deps
+    verdict = judge.judge_run(mutation, evidence, base)
+    why = run.fallback or ("" if run.path == "swap" else
+                           "the change runs at import or while tests are collected" if original_region.import_time
+                           else "the swap is off (--no-swap)")
+    return replace(verdict, extras={**verdict.extras, "path": run.path, "path_reason": why}), deps
 
 
 def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
