@@ -56,7 +56,8 @@ def to_json(result: LabResult, root: Path) -> Document:
             "selection": verdict.selection,
             "duration_seconds": round(verdict.duration, 4),
             **{k: verdict.extras[k] for k in ("run_seconds", "confirm_seconds", "selected_baseline_seconds",
-                                               "broken_cause", "path", "path_reason") if k in verdict.extras},
+                                               "broken_cause", "path", "path_reason", "swap")
+               if k in verdict.extras},
             "warnings": list(verdict.extras.get("warnings", ())),
             "timeout_seconds": verdict.timeout,
             "cached": verdict.cached,

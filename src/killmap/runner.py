@@ -24,7 +24,7 @@ from killmap.sandbox import Scratch
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
 # seen (no maxfail), order is the file's (no random order), nothing is cached between runs.
 GATE_FLAGS = ("-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:random_order",
-              "-p", "no:xdist", "--maxfail=0", "-q", "--tb=short", "-o", "console_output_style=classic")
+              "-p", "no:xdist", "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
 
 @dataclass(frozen=True)

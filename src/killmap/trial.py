@@ -101,7 +101,10 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     why = run.fallback or ("" if run.path == "swap" else
                            "the change runs at import or while tests are collected" if original_region.import_time
                            else "the swap is off (--no-swap)")
-    return replace(verdict, extras={**verdict.extras, "path": run.path, "path_reason": why}), deps
+    extras = {**verdict.extras, "path": run.path, "path_reason": why}
+    if run.proof and run.proof.get("swap"):
+        extras["swap"] = run.proof["swap"]   # how many function objects now run the mutant's code
+    return replace(verdict, extras=extras), deps
 
 
 def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
