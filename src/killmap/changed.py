@@ -17,7 +17,7 @@ else:  # pragma: no cover
 
 from killmap.errors import GateError
 from killmap.mutants import _resolve_symbol  # the same symbol resolution as the gate's
-from killmap.mutants import sha256_text
+from killmap.mutant import sha256_text
 
 
 def _git(root: Path, *args: str) -> str:
@@ -59,7 +59,7 @@ def _target_text(source: str, mutation) -> str | None:
 
 
 def changed_mutations(root: Path, options, base: str | None) -> list[str]:
-    from killmap.lab import load
+    from killmap.plan import load
     base = base or default_base(root)
     _git(root, "rev-parse", "--verify", f"{base}^{{commit}}")
     _, mutations = load(root, options)

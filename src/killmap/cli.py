@@ -97,7 +97,6 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(root: Path, args: argparse.Namespace) -> int:
-    from killmap.changed import changed_mutations
     from killmap.console import LiveProgress, make_console, render
     from killmap.lab import LabOptions, run_lab
     from killmap.report import check_report_dir, to_json, write_reports
@@ -114,6 +113,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
                          swap=not args.no_swap)
     console = make_console()
     if args.changed is not None:
+        from killmap.changed import changed_mutations
         names = changed_mutations(root, options, args.changed or None)
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
         if not names:
@@ -154,7 +154,7 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 
 
 def _merge(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     from killmap.report import check_report_dir, merge, write_reports
     report_dir = _report_dir(root, args.report_dir)
     check_report_dir(report_dir)
@@ -169,12 +169,12 @@ def _merge(root: Path, args: argparse.Namespace) -> int:
 
 
 def _catalog_options(args: argparse.Namespace):
-    from killmap.lab import LabOptions
+    from killmap.plan import LabOptions
     return LabOptions(catalogs=tuple(args.catalogs))
 
 
 def _list(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     _, mutations = load(root, _catalog_options(args))
     for m in mutations:
         if args.names and m.name not in args.names:
@@ -185,7 +185,7 @@ def _list(root: Path, args: argparse.Namespace) -> int:
 
 
 def _show(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     from killmap.mutants import build_mutant
     _, mutations = load(root, _catalog_options(args))
     wanted = args.names[0]
@@ -201,7 +201,7 @@ def _show(root: Path, args: argparse.Namespace) -> int:
 
 
 def _pin(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     from killmap.mutants import build_mutant
     from killmap.pins import pins_for, rewrite_pins
     catalogs, mutations = load(root, _catalog_options(args))

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killmap.plugin import BROKEN_TYPES
+# Exceptions whose red means "the mutant does not compile" when the mutated file raised them.
+BROKEN_TYPES = ("NameError", "UnboundLocalError", "ImportError", "ModuleNotFoundError", "SyntaxError",
+                "IndentationError", "TabError")
 
 ASSERTION = "assertion"   # AssertionError, pytest.fail, pytest.raises that did not raise
 CRASH = "crash"           # another exception from the code under test: a legitimate red

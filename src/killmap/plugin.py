@@ -21,10 +21,6 @@ from typing import Any
 
 import pytest
 
-# Exceptions whose red means "the mutant does not compile" when the mutated file raised them.
-BROKEN_TYPES = ("NameError", "UnboundLocalError", "ImportError", "ModuleNotFoundError", "SyntaxError",
-                "IndentationError", "TabError")
-
 
 class Recorder:
     """Collects per-test evidence and writes it to `events_path` as JSON lines."""

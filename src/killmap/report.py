@@ -14,9 +14,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 import killmap
+from killmap import pytest_version
 from killmap.errors import GateError
 from killmap.judge import EXPLANATIONS, HELD, VERDICTS
 from killmap.lab import LabResult
@@ -80,7 +80,7 @@ def _document(mutations: list[dict[str, Any]], *, root: str, jobs: int, wall: fl
         "schema": SCHEMA,
         "killmap_version": killmap.__version__,
         "python": platform.python_version(),
-        "pytest": pytest.__version__,
+        "pytest": pytest_version(),
         "root": root,
         "shard": shard,
         "jobs": jobs,

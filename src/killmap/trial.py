@@ -18,7 +18,7 @@ from killmap.cache import dependencies
 from killmap.catalog import Mutation, matches
 from killmap.engine import Engine
 from killmap.judge import Evidence, Verdict
-from killmap.mutants import Mutant
+from killmap.mutant import Mutant
 from killmap.pool import Worker
 from killmap.project import module_name
 from killmap.reach import Region, region_of
