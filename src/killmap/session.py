@@ -92,11 +92,15 @@ def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_r
         if swap:
             if swap["module"] not in sys.modules:
                 _fallback(request, f"{swap['module']} was not imported while tests were collected")
+            import time
+            began = time.perf_counter()
             result = swap_in(swap["file"], Path(swap["original"]).read_text(encoding="utf-8"),
                              Path(swap["file"]).read_text(encoding="utf-8"))
+            swap_seconds = time.perf_counter() - began
             if not result.ok:
                 _fallback(request, result.reason)
-            proof_swap = {"swapped": result.swapped, "changed": list(result.places)}
+            proof_swap = {"swapped": result.swapped, "changed": list(result.places),
+                          "seconds": round(swap_seconds, 4)}
             linecache.checkcache()  # tracebacks read the mutant's text from disk
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             snapshot=request.get("snapshot"))
