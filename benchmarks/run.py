@@ -196,7 +196,8 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
         mutations=[{"name": m["name"], "verdict": m["verdict"], "selected_tests": m["selected_tests"],
                     "selection": m["selection"], "duration": m["duration_seconds"],
                     "expected": m["expected"], "may_kill": m["may_kill"], "reached_by": m["reached_by"],
-                    "cached": m["cached"]} for m in report["mutations"]])
+                    "cached": m["cached"], "path": "cached" if m["cached"] else m.get("path", "none"),
+                    "wall": m["duration_seconds"]} for m in report["mutations"]])
     return result
 
 
@@ -438,8 +439,9 @@ def main(argv: list[str] | None = None) -> int:
         results["elapsed_seconds"] = round(time.perf_counter() - t_start, 1)
         (out_dir / "bench.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
         plot(results, out_dir / "scaling.png")
+        plot_paths(runs, out_dir / "paths.png")
         print_table(results)
-        say(f"wrote {out_dir / 'bench.json'} and {out_dir / 'scaling.png'}")
+        say(f"wrote {out_dir / 'bench.json'}, {out_dir / 'scaling.png'} and {out_dir / 'paths.png'}")
         return 0
     finally:
         if args.keep:
@@ -609,6 +611,38 @@ def print_table(res: dict) -> None:
           f"max {res['load1_max']} on {res['machine']['cpus']} CPUs")
     if not res["synthetic_verdicts_all_held"]:
         print("WARNING: a synthetic run did not come out all held / all OK: its timing compares unequal work")
+
+
+PATH_COLOURS = {"swap": "#2e7d32", "fallback": "#ef6c00", "fresh": "#1565c0", "cached": "#9e9e9e",
+                "none": "#d0d0d0"}
+
+
+def plot_paths(runs: dict, path: Path) -> None:
+    """Wall time per mutation, coloured by the path it took: swapped into a fork of the
+    collected session, fallen back to a fresh session, fresh by rule (import-time), cached."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    subjects = [key for key in ("bundled/killmap", "s1000/killmap", "s10000/killmap",
+                                "s1000/killmap cached rerun") if runs.get(key) and runs[key][-1].get("mutations")]
+    subjects += sorted(k for k in runs if k.startswith("realworld/") and runs[k][-1].get("mutations"))
+    if not subjects:
+        return
+    fig, axes = plt.subplots(len(subjects), 1, figsize=(12, 2.4 * len(subjects)), squeeze=False)
+    for ax, key in zip(axes[:, 0], subjects):
+        mutations = runs[key][-1]["mutations"]
+        ax.bar(range(len(mutations)), [m["wall"] for m in mutations],
+               color=[PATH_COLOURS.get(m["path"], "#000") for m in mutations])
+        counts = {p: sum(m["path"] == p for m in mutations) for p in PATH_COLOURS}
+        ax.set_title(f"{key}: " + ", ".join(f"{n} {p}" for p, n in counts.items() if n), fontsize=9)
+        ax.set_ylabel("s per mutation", fontsize=8)
+        ax.set_xticks([])
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in PATH_COLOURS.values()]
+    fig.legend(handles, list(PATH_COLOURS), loc="upper right", fontsize=8, ncol=len(PATH_COLOURS))
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot(res: dict, path: Path) -> None:
