@@ -243,6 +243,18 @@ def _short(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def report_final(recorder: Recorder, exit_code: int, expect: dict[str, Any] | None,
+                 blocked_root: str | None, *, imported: list[str], swap: dict[str, Any] | None = None) -> None:
+    """A run's last line: its exit code and the proof that the mutant was the code that ran."""
+    proof = None
+    if expect:
+        proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root)
+        if swap is not None:
+            proof["swap"] = swap   # which function objects were given the mutant's code
+    recorder.emit(event="final", exit_code=int(exit_code), proof=proof, imported=imported)
+    recorder.close()
+
+
 def origin_proof(module_name: str, expected_file: str, expected_sha256: str,
                  blocked_root: str | None) -> dict[str, Any]:
     """Prove the module the tests imported is the sandbox's file holding the mutant's text.

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from killmap.plugin import Recorder, origin_proof
+from killmap.plugin import Recorder, report_final
 from killmap.swap import swap_in
 
 FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
@@ -117,14 +117,7 @@ def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_r
             code = 0
             return
         recorder.finish_snapshot()
-        proof = None
-        expect = request.get("expect")
-        if expect:
-            proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root)
-            if proof_swap is not None:
-                proof["swap"] = proof_swap
-        recorder.emit(event="final", exit_code=exit_code, proof=proof, imported=[], path="swap")
-        recorder.close()
+        report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=[], swap=proof_swap)
         code = 0
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
         import traceback

@@ -28,7 +28,7 @@ import coverage
 import pytest
 
 from killmap.confine import confine_writes
-from killmap.plugin import Recorder, origin_proof
+from killmap.plugin import Recorder, report_final
 from killmap.session import FALLBACK, SessionServer
 
 _current_child: list[int] = []
@@ -458,14 +458,8 @@ def _child(request: dict[str, Any]) -> None:
         if cov is not None:
             cov.stop()
             _write_coverage(cov, request["coverage"]["out"])
-        proof = None
-        expect = request.get("expect")
-        if expect:
-            proof = origin_proof(expect["module"], expect["file"], expect["sha256"],
-                                 request.get("blocked_root"))
-        recorder.emit(event="final", exit_code=int(exit_code), proof=proof,
-                      imported=_imported_files(request["sandbox"]))
-        recorder.close()
+        report_final(recorder, exit_code, request.get("expect"), request.get("blocked_root"),
+                     imported=_imported_files(request["sandbox"]))
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
         traceback.print_exc()
