@@ -42,6 +42,9 @@ class Scenario:
     ignore: tuple[str, ...] = ()        # relative test files left out of collection
     collect_only: bool = False          # collect and prove the origin, run nothing
     confine: bool = True                # Landlock: writes only beneath sandbox, temp and /dev
+    # More pytest arguments, after the gate's flags (red-first's reverted tree passes
+    # --continue-on-collection-errors: a test module may not import without the fix).
+    extra_args: tuple[str, ...] = ()
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -54,7 +57,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
         "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}",
-                 *(["--collect-only"] if scenario.collect_only else [])],
+                 *(["--collect-only"] if scenario.collect_only else []), *scenario.extra_args],
         "timeout": scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),
