@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
     merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
     merge.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    from killmap import reviewcli
+    reviewcli.add_commands(sub)  # red-first, try, prove
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
@@ -62,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     from killmap.project import find_root
     root = find_root(Path.cwd())
+    from killmap import reviewcli
+    if args.command in reviewcli.COMMANDS:
+        return reviewcli.dispatch(root, args)
     if args.command == "run":
         return _run(root, args)
     if args.command == "merge":
