@@ -9,8 +9,9 @@ exception object itself (never from pytest's terminal text): `AttributeError.nam
 (Python 3.12+) or, before it, the fixed wording CPython gives that exception.
 
 Loaded into a run with `-p killmap.absence --killmap-absence=FILE` (runner.Scenario's
-`extra_args`); it appends one JSON line per ImportError or AttributeError pytest reports,
-for a test's phase or for a collector (a test module that does not import). This module
+`extra_args`); it appends one JSON line per ImportError or AttributeError pytest reports
+for a test's phase, and one per collector that failed (a test module that does not
+import), with the exception that stopped it. This module
 is imported in the forked test process, through the already imported `killmap` package.
 """
 
@@ -34,6 +35,11 @@ def pytest_exception_interact(node, call, report) -> None:
     if not out or call.excinfo is None:
         return
     found = missing_name(call.excinfo.value)
+    if call.when == "collect":
+        # A module that does not import: say why in the exception's own words, whatever
+        # it is (pytest's report of it is a formatted traceback).
+        root = _root_cause(call.excinfo.value)
+        found = {**(found or {}), "error": f"{type(root).__name__}: {root}"[:300]}
     if found is None:
         return
     with open(out, "a", encoding="utf-8") as handle:
@@ -68,6 +74,14 @@ def missing_name(exc: BaseException | None) -> dict[str, Any] | None:
                     "name": exc.name, "owner": getattr(owner, "__qualname__", None)}
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen: set[int] = set()
+    while id(exc) not in seen and (exc.__cause__ or exc.__context__) is not None:
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return exc
 
 
 def read_records(path) -> list[dict[str, Any]]:

@@ -176,6 +176,7 @@ class TreeRun:
     coverage: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     stuck: str | None = None     # why some tests got no outcome
     wall: float = 0.0
+    limit: float = 0.0           # the time limit of one session
 
 
 def _scenario(engine: Engine, label: str, tests: tuple[str, ...], settings: GateSettings, timeout: float,
@@ -191,7 +192,7 @@ def _scenario(engine: Engine, label: str, tests: tuple[str, ...], settings: Gate
 def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | None) -> TreeRun:
     """The scenario to an outcome for every test; a test still running at the time limit is
     red by timeout, and the rest resume after it."""
-    run = TreeRun()
+    run = TreeRun(limit=scenario.timeout)
     attempt = scenario
     for segment in range(1, 1000):
         outcome: RunOutcome = engine.run(worker, replace(attempt, label=f"{scenario.label}-{segment}"),
@@ -237,13 +238,14 @@ def _side(run: TreeRun, test_id: str, names) -> Side:
         return Side("failed", cause, result.exc_type, result.message,
                     f"{result.raised_at[0]}:{result.raised_at[1]}" if result.raised_at else None, absent)
     if test_id in run.timeouts:
-        return Side("timeout", "timeout", message="still running at the time limit")
+        return Side("timeout", "timeout", "Timeout", f"still running after {run.limit:.0f}s, the time limit")
     for node, message in run.collect_errors:
         if node == "" or matches(node, test_id):
             record = run.absence.get(node)
             absent = names.explains(record) if record else None
             return Side("uncollected", ABSENCE if absent else "collection",
-                        record.get("type") if record else None, _first_line(message), node or None, absent)
+                        record.get("type") if record else None,
+                        (record or {}).get("error") or _first_line(message), node or None, absent)
     if run.stuck:
         return Side("uncollected", "collection", message=run.stuck)
     return Side("uncollected", ABSENCE, message="not collected: the test (or this parametrization) "
@@ -354,7 +356,8 @@ def classify(head: Side, reverted: Side) -> str:
 
 
 def _judge(rows: list[Row], expect: tuple[str, ...], head: TreeRun) -> list[str]:
-    problems = [f"HEAD does not collect {node or 'the session'}: {_first_line(message)}"
+    problems = [f"HEAD does not collect {node or 'the session'}: "
+                f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
                 for node, message in head.collect_errors]
     for row in rows:
         row.klass = classify(row.head, row.reverted)

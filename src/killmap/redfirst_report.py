@@ -88,9 +88,9 @@ def counts_sentence(doc: Document) -> str:
     causes = s["fail-to-pass by cause"]
     by = []
     if causes.get("assertion"):
-        by.append(f"{causes['assertion']} by an assertion (proves the behaviour)")
+        by.append(f"{causes['assertion']} by an assertion, which proves the behaviour")
     if causes.get(ABSENCE):
-        by.append(f"{causes[ABSENCE]} by the absence of what the fix adds (proves it exists, not how it behaves)")
+        by.append(f"{causes[ABSENCE]} by the absence of what the fix adds, which proves only that it exists")
     by += [f"{n} by {cause}" for cause, n in causes.items() if cause not in ("assertion", ABSENCE)]
     head_red = s[F2F] + s[P2F]
     return (f"**{s[F2P]} fail-to-pass**" + (f" ({'; '.join(by)})" if by else "") +
@@ -108,6 +108,8 @@ def cell(side: dict[str, Any]) -> str:
     if side["cause"] == ABSENCE:
         what = f"`{side['absent']}` does not exist" if side["absent"] else "not collected"
         return f"❌ absence: {what}" + flaky
+    if side["cause"] == "timeout":
+        return f"❌ timeout: {side['message']}" + flaky
     where = f" at {side['raised_at']}" if side["raised_at"] else ""
     return f"❌ {side['cause']}: {side['exception'] or side['outcome']}{where}" + flaky
 
