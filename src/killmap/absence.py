@@ -23,6 +23,8 @@ import re
 import types
 from typing import Any
 
+import pytest
+
 _CANNOT_IMPORT = re.compile(r"^cannot import name '([^']+)' from '([^']+)'")
 
 
@@ -38,12 +40,34 @@ def pytest_exception_interact(node, call, report) -> None:
     if call.when == "collect":
         # A module that does not import: say why in the exception's own words, whatever
         # it is (pytest's report of it is a formatted traceback).
-        root = _root_cause(call.excinfo.value)
-        found = {**(found or {}), "error": f"{type(root).__name__}: {root}"[:300]}
-    if found is None:
-        return
+        found = {**(found or {}), "error": _words(call.excinfo.value)}
+    if found is not None:
+        _write(out, {"id": report.nodeid, "when": call.when, **found})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """A conftest.py that does not import stops the session before anything is collected
+    (no collector reports it): record why, as for a test module."""
+    outcome = yield
+    try:
+        outcome.get_result()
+    except BaseException as exc:  # noqa: BLE001 - recorded; pluggy re-raises it to pytest
+        out = getattr(early_config.known_args_namespace, "killmap_absence", None)
+        if out:
+            path = getattr(exc, "path", None)
+            _write(out, {"id": "", "when": "conftest", "path": str(path) if path else None,
+                         **(missing_name(exc) or {}), "error": _words(exc)})
+
+
+def _write(out: str, record: dict[str, Any]) -> None:
     with open(out, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"id": report.nodeid, "when": call.when, **found}) + "\n")
+        handle.write(json.dumps(record) + "\n")
+
+
+def _words(exc: BaseException) -> str:
+    root = _root_cause(exc)
+    return f"{type(root).__name__}: {root}"[:300]
 
 
 def missing_name(exc: BaseException | None) -> dict[str, Any] | None:

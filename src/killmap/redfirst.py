@@ -38,12 +38,10 @@ from killmap.mutants import _changed_lines
 from killmap.outcome import ASSERTION, RunOutcome, TestResult
 from killmap.project import project_files
 from killmap.redfirst_change import Change, compute_change, new_names, test_changes
+from killmap.redfirst_contract import ABSENCE, Row, Side, judge
 from killmap.runner import Scenario
 from killmap.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
-F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
-SKIPPED, FLAKY = "skipped", "flaky"
-ABSENCE = "absence"
 HEAD_TIMEOUT = 900.0
 
 
@@ -57,38 +55,6 @@ class RedFirstOptions:
     catalogs: tuple[Path, ...] = ()
     timeout: float | None = None
     cwd: Path = field(default_factory=Path.cwd)
-
-
-@dataclass(frozen=True)
-class Side:
-    """One test in one tree."""
-
-    outcome: str                 # passed, failed, skipped, xfailed; uncollected; timeout
-    cause: str | None = None     # assertion, absence, crash, error, collection, timeout
-    exception: str | None = None
-    message: str = ""
-    raised_at: str | None = None
-    absent: str | None = None    # the missing name, for cause absence
-    flaky: bool = False
-
-    @property
-    def red(self) -> bool:
-        return self.outcome in ("failed", "uncollected", "timeout")
-
-    @property
-    def green(self) -> bool:
-        return self.outcome == "passed"
-
-
-@dataclass
-class Row:
-    id: str
-    change: str                  # added, modified, unchanged, changed-file
-    why: str                     # why it ran
-    head: Side
-    reverted: Side
-    klass: str = ""
-    problem: str | None = None
 
 
 @dataclass
@@ -138,9 +104,10 @@ def run_red_first(root: Path, options: RedFirstOptions, say: Say = lambda line: 
         if head.stuck:
             raise GateError(f"HEAD: {head.stuck}", field="HEAD")
         if not head.collected:
-            raise GateError("HEAD: no tests collected" + (f" ({head.collect_errors[0][0]}: "
-                            f"{_first_line(head.collect_errors[0][1])})" if head.collect_errors else ""),
-                            field="HEAD")
+            why = (head.conftest or {}).get("error") or (
+                f"{head.collect_errors[0][0]}: {_first_line(head.collect_errors[0][1])}" if head.collect_errors
+                else None)
+            raise GateError("HEAD: no tests collected" + (f" ({why})" if why else ""), field="HEAD")
         for entry in options.expect:
             if not any(matches(entry, t) for t in head.collected):
                 raise GateError(f"{entry!r} matches no test collected at HEAD", field="--expect")
@@ -156,10 +123,12 @@ def run_red_first(root: Path, options: RedFirstOptions, say: Say = lambda line: 
         names = new_names(change, settings.paths)
         head_sides = {t: _side(head, t, names) for t in chosen}
         reverted_sides = {t: _side(reverted, t, names) for t in chosen}
-        _flake_guard(engine, settings, (head_worker, head, head_sides, options.timeout or HEAD_TIMEOUT),
-                     (reverted_worker, reverted, reverted_sides, limit), names=names, say=say)
+        _flake_guard(engine, settings, (head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
+                     (reverted_worker, reverted_sides, limit), names=names, say=say)
     rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
-    problems = _judge(rows, options.expect, head)
+    problems = [f"HEAD does not collect {node or 'the session'}: "
+                f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
+                for node, message in head.collect_errors] + judge(rows, options.expect)
     return RedFirstResult(change, options, settings, rows, problems, selection, len(head.collected),
                           time.perf_counter() - started)
 
@@ -177,6 +146,7 @@ class TreeRun:
     stuck: str | None = None     # why some tests got no outcome
     wall: float = 0.0
     limit: float = 0.0           # the time limit of one session
+    conftest: dict | None = None  # a conftest.py that did not import: nothing was collected
 
 
 def _scenario(engine: Engine, label: str, tests: tuple[str, ...], settings: GateSettings, timeout: float,
@@ -224,6 +194,8 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
     for record in read_records(engine.scratch.path / f"absence-{scenario.label}.jsonl"):
         if record.get("when") in ("setup", "call", "collect"):
             run.absence.setdefault(record["id"], record)
+        elif record.get("when") == "conftest" and not run.collected:
+            run.conftest = record
     return run
 
 
@@ -246,6 +218,10 @@ def _side(run: TreeRun, test_id: str, names) -> Side:
             return Side("uncollected", ABSENCE if absent else "collection",
                         record.get("type") if record else None,
                         (record or {}).get("error") or _first_line(message), node or None, absent)
+    if run.conftest is not None:
+        absent = names.explains(run.conftest)
+        return Side("uncollected", ABSENCE if absent else "collection", run.conftest.get("type"),
+                    run.conftest.get("error", ""), run.conftest.get("path"), absent)
     if run.stuck:
         return Side("uncollected", "collection", message=run.stuck)
     return Side("uncollected", ABSENCE, message="not collected: the test (or this parametrization) "
@@ -294,34 +270,30 @@ def _select(change: Change, settings: GateSettings, options: RedFirstOptions, he
 # --- the flake guard ------------------------------------------------------------------------
 
 def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say: Say = lambda line: None):
+    """Every red once more, in its own tree: a failed or timed-out test by its id, one that
+    was not collected by its file. A red the re-run does not repeat is flaky."""
     jobs = []
-    for label, (worker, run, sides, limit) in zip(("head-again", "reverted-again"), trees):
-        reds = [t for t, s in sides.items() if s.red and s.outcome != "uncollected"]
-        modules = sorted({node for node, _ in run.collect_errors if node and
-                          any(s.outcome == "uncollected" and matches(node, t) for t, s in sides.items())})
-        if reds or modules:
-            jobs.append((label, worker, run, sides, limit, reds, modules))
+    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees):
+        reds = [t for t, s in sides.items() if s.red]
+        if reds:
+            files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
+            ids = [t for t in reds if sides[t].outcome != "uncollected"]
+            jobs.append((label, worker, sides, limit, reds, tuple(dict.fromkeys(files)) + tuple(ids)))
     if not jobs:
         return
-    say("flake guard: re-running " + ", ".join(f"{len(j[5]) + len(j[6])} red in {j[0].split('-')[0]}"
-                                              for j in jobs))
-    results: dict[str, TreeRun] = {}
+    say("flake guard: re-running " + ", ".join(f"{len(job[4])} red in {job[0].split('-')[0]}" for job in jobs))
+    again: dict[str, TreeRun] = {}
 
     def rerun(job) -> None:
-        label, worker, run, _, limit, reds, modules = job
-        results[label] = _run_tree(engine, worker, _scenario(engine, label, tuple(modules + reds), settings, limit),
-                                   set(reds))
+        label, worker, _, limit, reds, targets = job
+        again[label] = _run_tree(engine, worker, _scenario(engine, label, targets, settings, limit), set(reds))
 
     _parallel(rerun, jobs)
-    for label, _, run, sides, _, reds, modules in jobs:
-        again = results[label]
+    for label, _, sides, _, reds, _ in jobs:
         for test_id in reds:
-            if not _side(again, test_id, names).red:
+            now = _side(again[label], test_id, names)
+            if not now.red or (sides[test_id].outcome == "uncollected") != (now.outcome == "uncollected"):
                 sides[test_id] = replace(sides[test_id], flaky=True)
-        for test_id, side in list(sides.items()):
-            if side.outcome == "uncollected" and side.raised_at in modules and \
-                    not any(matches(node, test_id) for node, _ in again.collect_errors):
-                sides[test_id] = replace(side, flaky=True)
 
 
 def _parallel(work, jobs) -> None:
@@ -342,56 +314,6 @@ def _parallel(work, jobs) -> None:
             thread.join(0.2)
     if failures:
         raise failures[0]
-
-
-# --- the contract ---------------------------------------------------------------------------
-
-def classify(head: Side, reverted: Side) -> str:
-    if head.flaky or reverted.flaky:
-        return FLAKY
-    if not (head.red or head.green) or not (reverted.red or reverted.green):
-        return SKIPPED
-    return {(True, True): F2P, (False, True): P2P, (True, False): F2F, (False, False): P2F}[
-        (reverted.red, head.green)]
-
-
-def _judge(rows: list[Row], expect: tuple[str, ...], head: TreeRun) -> list[str]:
-    problems = [f"HEAD does not collect {node or 'the session'}: "
-                f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
-                for node, message in head.collect_errors]
-    for row in rows:
-        row.klass = classify(row.head, row.reverted)
-        row.problem = _problem(row, expect)
-        if row.problem:
-            problems.append(row.problem)
-    if not expect and not any(r.change in ("added", "modified") for r in rows):
-        problems.append("this change adds or modifies no test, so nothing in it proves the fix (name the "
-                        "tests that should with --expect)")
-    return problems
-
-
-def _problem(row: Row, expect: tuple[str, ...]) -> str | None:
-    where = "at HEAD" if row.head.flaky else "with the fix reverted"
-    if row.klass == FLAKY:
-        return f"{row.id} is flaky {where}: it went red, then green when re-run"
-    if row.klass == F2F:
-        return f"{row.id} fails with the fix and without it: HEAD is not green"
-    if row.klass == P2F:
-        return f"{row.id} passes with the fix reverted but fails with it: the change breaks it"
-    if row.head.outcome != "passed" and row.klass == SKIPPED and row.change in ("added", "modified"):
-        return f"{row.id} was {row.change} by this change but is {row.head.outcome} at HEAD: it proves nothing"
-    if expect:
-        expected = any(matches(e, row.id) for e in expect)
-        if expected and row.klass != F2P:
-            return f"{row.id} is in --expect but is {row.klass}: it does not fail with the fix reverted"
-        if not expected and row.klass == F2P:
-            return f"{row.id} is fail-to-pass but not in --expect"
-        return None
-    if row.change in ("added", "modified") and row.klass != F2P:
-        return (f"{row.id} was {row.change} by this change but passes with the fix reverted: it does not "
-                "test the fix") if row.klass == P2P else \
-            f"{row.id} was {row.change} by this change but is {row.klass}: it does not test the fix"
-    return None
 
 
 def _first_line(text: str) -> str:

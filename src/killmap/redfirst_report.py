@@ -19,7 +19,8 @@ import pytest
 
 import killmap
 from killmap.errors import GateError
-from killmap.redfirst import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, RedFirstResult, Side
+from killmap.redfirst import RedFirstResult
+from killmap.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, Side
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)

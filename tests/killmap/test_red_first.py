@@ -27,6 +27,8 @@ def fold(tmp_path_factory):
     runs["expected"] = review(project, "red-first", "--revert", "src/foldroute/utils.py", "--expect", FOLDED)
     runs["both-expected"] = review(project, "red-first", "--revert", "src/foldroute/utils.py",
                                    "--expect", FOLDED, STANDALONE)
+    runs["wrong-expected"] = review(project, "red-first", "--revert", "src/foldroute/utils.py",
+                                    "--expect", "tests/test_loader.py::test_architecture_is_the_route_lane")
     runs["everything"] = review(project, "red-first", "main")
     return project, before, runs
 
@@ -60,12 +62,21 @@ def test_expect_names_the_exact_fail_to_pass_set(fold):
     assert both.code == 1
     assert both.report["problems"] == [f"{STANDALONE} is in --expect but is pass-to-pass: it does not fail "
                                        "with the fix reverted"]
+    wrong = runs["wrong-expected"]
+    assert wrong.code == 1
+    assert wrong.report["problems"] == [
+        f"{FOLDED} is fail-to-pass but not in --expect",
+        "tests/test_loader.py::test_architecture_is_the_route_lane is in --expect but is pass-to-pass: it does "
+        "not fail with the fix reverted"]
 
 
 def test_only_the_changed_and_reaching_tests_run(fold):
     run = fold[2]["utils-only"]
-    assert set(run.tests()) == {FOLDED, STANDALONE, "tests/test_loader.py::test_architecture_is_the_route_lane"}
-    assert run.report["head_collected"] == 4   # test_names.py never reaches the fix
+    assert {t: entry["why"] for t, entry in run.tests().items()} == {
+        FOLDED: "modified", STANDALONE: "modified",
+        "tests/test_loader.py::test_architecture_is_the_route_lane": "in a changed test file",
+        "tests/test_entry.py::test_entry_builds_a_standalone_draft": "reaches the changed source"}
+    assert run.report["head_collected"] == 5   # test_names.py never reaches the fix
 
 
 def test_without_revert_every_changed_source_file_is_reverted_and_docs_are_kept(fold):
@@ -245,3 +256,40 @@ def test_a_fix_committed_on_top_of_the_branch_is_proved_from_its_parent(tmp_path
     run = review(project, "red-first", git(project, "rev-parse", "HEAD~1").strip())
     assert run.classes()["tests/test_loader.py::test_folded_lane_kept"] == "pass-to-pass"
     assert run.code == 1
+
+
+def test_a_conftest_that_needs_a_name_the_fix_adds_makes_every_test_red_by_absence(tmp_path):
+    project = change_repo("rf-fold", tmp_path)
+    utils = project / "src" / "foldroute" / "utils.py"
+    utils.write_text(utils.read_text() + "\n\nFOLDED_ARCH = 'DSparkDraftModel'\n")
+    (project / "tests" / "conftest.py").write_text("from foldroute.utils import FOLDED_ARCH  # noqa: F401\n")
+    commit_all(project, "a conftest that needs the fix")
+    run = review(project, "red-first", "--revert", "src/foldroute/utils.py")
+    assert run.code == 0, run.stdout + run.stderr    # both parametrizations now fail without the fix
+    for test_id in (FOLDED, STANDALONE):
+        side = run.tests()[test_id]["reverted"]
+        assert (side["outcome"], side["cause"], side["absent"]) == \
+            ("uncollected", "absence", "foldroute.utils.FOLDED_ARCH")
+
+
+def test_a_head_that_collects_nothing_is_exit_2(tmp_path):
+    project = change_repo("rf-fold", tmp_path)
+    (project / "tests" / "conftest.py").write_text("raise RuntimeError('this conftest is broken')\n")
+    commit_all(project, "a broken conftest")
+    run = review(project, "red-first")
+    assert run.code == 2, run.stdout + run.stderr
+    assert "field 'HEAD'" in run.stderr and "this conftest is broken" in run.stderr
+
+
+def test_tests_that_write_into_the_working_tree_are_exit_2_and_the_file_is_restored(tmp_path):
+    project = change_repo("rf-fold", tmp_path)
+    (project / "tests" / "test_escape.py").write_text(
+        "import os\n\n\ndef test_writes_where_it_must_not():\n"
+        "    with open(os.environ['RF_ESCAPE'], 'a') as f:\n        f.write('# written by a test\\n')\n")
+    commit_all(project, "a test that escapes")
+    before = untouched(project)
+    target = project / "src" / "foldroute" / "names.py"
+    run = review(project, "red-first", env=gate_env(project, {"RF_ESCAPE": str(target)}))
+    assert run.code == 2, run.stdout + run.stderr
+    assert "wrote to the working tree: src/foldroute/names.py" in run.stderr
+    assert untouched(project) == before
