@@ -83,7 +83,8 @@ def _red_first(root: Path, args: argparse.Namespace) -> int:
     paths = write_reports(document, folder)
     print()
     print(to_markdown(document, terminal=True), end="")
-    print(f"\nreports: {paths['markdown']} (+ {', '.join(p.name for k, p in paths.items() if k != 'markdown')})")
+    shown = os.path.relpath(paths["markdown"]) if paths["markdown"].is_relative_to(Path.cwd()) else paths["markdown"]
+    print(f"\nreports: {shown} (+ {', '.join(p.name for k, p in paths.items() if k != 'markdown')})")
     return document["exit_code"]
 
 

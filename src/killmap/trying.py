@@ -42,6 +42,7 @@ OP_FIELDS = tuple(sorted({f for req, opt in OPERATORS.values() for f in req | op
 UNREADABLE = {judge.BROKEN_VERDICT: "broken", judge.NOT_APPLIED: "not applied", judge.TIMEOUT: "timeout",
               judge.FLAKY: "flaky", judge.INCONCLUSIVE: "inconclusive", judge.ESCAPED: "escaped",
               judge.STALE: "stale"}
+SHOWN = 8   # green tests listed by name; the rest are counted
 _OPTION_OF = {"name": "--save", "target": "TARGET", "op": "--op"}
 Say = Callable[[str], None]
 
@@ -138,7 +139,8 @@ def _show_reds(verdict, say: Say) -> None:
     if not verdict.selected:
         say("no test executes the mutated code: nothing can turn red under it")
         return
-    say(f"ran {len(verdict.selected)} test(s): {verdict.selection}")
+    # The gate's wording adds "plus the contract"; an experiment has none.
+    say(f"ran {len(verdict.selected)} test(s): {verdict.selection.replace(', plus the contract', '')}")
     if verdict.red:
         say(f"{len(verdict.red)} red (each confirmed by a re-run):")
         for red in verdict.red:
@@ -150,10 +152,10 @@ def _show_reds(verdict, say: Say) -> None:
     missed = [t for t in verdict.reached_by if t not in red_ids]
     if missed:
         say(f"{len(missed)} test(s) executed the mutated code and stayed green:")
-        for test in missed[:20]:
+        for test in missed[:SHOWN]:
             say(f"  {test}")
-        if len(missed) > 20:
-            say(f"  ... and {len(missed) - 20} more")
+        if len(missed) > SHOWN:
+            say(f"  ... and {len(missed) - SHOWN} more")
 
 
 def save(root: Path, mutation, mutant, entry: dict[str, Any], catalog: Path, verdict, say: Say) -> int:
