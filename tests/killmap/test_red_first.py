@@ -241,7 +241,10 @@ def test_a_test_that_hangs_without_the_fix_is_red_by_timeout_and_the_rest_still_
 def test_every_problem_is_a_junit_failure_and_the_tree_is_untouched(bad):
     run, tree_untouched = bad
     suite = ET.fromstring((run.report_dir / "red-first.junit.xml").read_text())
-    assert int(suite.get("failures")) == len(run.report["problems"]) == 7
+    failed = {case.get("name"): case.find("failure").get("message") for case in suite.iter("testcase")
+              if case.find("failure") is not None}
+    assert int(suite.get("failures")) == len(failed) == len(run.report["problems"]) == 7
+    assert failed["the change"].startswith("HEAD does not collect tests/test_broken_at_head.py")
     assert tree_untouched
 
 
