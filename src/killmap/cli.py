@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
     init.add_argument("--package", default=None, help="the package to aim at (default: detected)")
+    from killmap import reviewcli
+    reviewcli.add_commands(sub)  # red-first, try, prove
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
@@ -85,6 +87,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "init":
         from killmap.init import main as init_main
         return init_main(root, args.package)
+    from killmap import reviewcli
+    if args.command in reviewcli.COMMANDS:
+        return reviewcli.dispatch(root, args)
     if args.command == "run":
         return _run(root, args)
     if args.command == "merge":

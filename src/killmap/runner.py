@@ -48,6 +48,9 @@ class Scenario:
     # mutant's code swapped in; the worker falls back to a fresh session when it must.
     session_tests: tuple[str, ...] | None = None
     swap: bool = False
+    # More pytest arguments, after the gate's flags (red-first's reverted tree passes
+    # --continue-on-collection-errors: a test module may not import without the fix).
+    extra_args: tuple[str, ...] = ()
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -60,7 +63,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
         "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}",
-                 *(["--collect-only"] if scenario.collect_only else [])],
+                 *(["--collect-only"] if scenario.collect_only else []), *scenario.extra_args],
         "timeout": scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),

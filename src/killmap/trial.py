@@ -28,21 +28,40 @@ MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 10.0
 
 
-def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
-    region = region_of(mutant.original, mutant.changed_lines)
-    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
+def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str | None, Region]:
+    """The tests that executed the mutant's changed statements in the baseline.
+
+    Every collected test when the change runs at import or while tests are collected, or
+    when no coverage was recorded for the file; the second value then says why (None
+    when the tests were read from coverage).
+    """
+    return tests_reaching(mutant.original, mutant.changed_lines, baseline.coverage.get(mutant.file),
+                          baseline.collected)
+
+
+def tests_reaching(source: str, changed_lines: tuple[int, ...], file_coverage: dict[str, list[int]] | None,
+                   collected: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, Region]:
+    """`reaching_tests` for any changed lines of any file (red-first: a fix's lines at HEAD)."""
+    region = region_of(source, changed_lines)
     if region.import_time:
-        return baseline.collected, "all tests: the change runs at import", region
-    file_coverage = baseline.coverage.get(mutant.file)
+        return collected, "all tests: the change runs at import", region
     if file_coverage is None:
-        return baseline.collected, "all tests: no coverage was recorded for the target file", region
+        return collected, "all tests: no coverage was recorded for the target file", region
     if region.lines.intersection(file_coverage.get("", ())):
         # A function that runs while tests are collected (say, to build parameters) changes
         # what exists to run: treat it like import-time code.
-        return baseline.collected, "all tests: the change runs while tests are collected", \
+        return collected, "all tests: the change runs while tests are collected", \
             Region(region.lines, True)
     reaching = set(region.reached_by(file_coverage))
-    chosen = tuple(t for t in baseline.collected if t in reaching or t in contract)
+    return tuple(t for t in collected if t in reaching), None, region
+
+
+def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
+    reaching, everything, region = reaching_tests(mutant, baseline)
+    if everything is not None:
+        return reaching, everything, region
+    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
+    chosen = tuple(t for t in baseline.collected if t in set(reaching) or t in contract)
     return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
 
 
