@@ -177,6 +177,12 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
         return verdict(HELD, "nothing went red, and the mutated code was executed by "
                        f"{len(evidence.reached_by) or 'import-time'} test(s)", red=red_tests)
 
+    if not red_ids and not evidence.region_executed and not evidence.import_time:
+        # Nothing went red and no test (the kills tests included) runs the mutated code: the
+        # diagnosis is not a weak assertion but missing reach.
+        return verdict(UNEVIDENCED, "no test executes the mutated code, the kills tests included, so "
+                       "the contract cannot be judged: " + ", ".join(mutation.kills), red=red_tests,
+                       missing=mutation.kills)
     collected = run.collected
     missing = tuple(entry for entry in mutation.kills
                     if not any(matches(entry, r) for r in red_ids))
