@@ -74,16 +74,21 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     }
     if scenario.confine:
         request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
-    if scenario.session_tests is not None and scenario.swap and scenario.mutated_file and not scenario.collect_only:
-        # One collected session per worker and key: the same targets, paths and filters.
+    unmutated = not scenario.writes and not scenario.coverage_files
+    if scenario.session_tests is not None and not scenario.collect_only and (
+            (scenario.swap and scenario.mutated_file) or unmutated):
+        # One collected session per worker and key: the same targets, paths and filters. An
+        # unmutated run (an untraced baseline) is a fork of it running every collected item.
         key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.ignore, scenario.confine])
         request["session"] = {
             "key": key, "tests": list(scenario.tests), "log": str(folder / "session.log"),
+            "all": unmutated and tuple(scenario.tests) == tuple(scenario.session_tests),
             "args": [*scenario.session_tests, *GATE_FLAGS, f"--rootdir={sandbox}",
                      f"--basetemp={scratch.temp_dir()}"],
             "timeout": 900.0, "restart": worker.session_stale,
             "swap": {"module": scenario.expect_module, "file": str(sandbox / scenario.mutated_file),
-                     "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else ""}}
+                     "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else ""}
+            if scenario.swap and scenario.mutated_file else None}
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),

@@ -84,7 +84,7 @@ def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_r
         os.dup2(log, 2)
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
-        items = [by_id.get(test) for test in request["tests"]]
+        items = list(session.items) if request.get("all") else [by_id.get(test) for test in request["tests"]]
         if any(item is None for item in items):
             _fallback(request, "a selected test was not collected by the session")
         swap = request.get("swap")

@@ -370,6 +370,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     run = {key: request.get(key) for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot")}
     run["swap"] = request["session"].get("swap")
     run["tests"] = request["session"]["tests"]
+    run["all"] = request["session"].get("all", False)
     try:
         server.requests.write(json.dumps(run) + "\n")
         server.requests.flush()
