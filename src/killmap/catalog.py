@@ -99,6 +99,10 @@ class Mutation:
     werror: bool | None = None  # None: as [gate] says
     catalog: str = ""          # the catalog file, relative to the project root
     settings: GateSettings = field(default_factory=GateSettings)
+    # No contract at all: a sweep's anonymous mutant (sweep.py), never a catalog entry. The
+    # judge reports what went red and whether the change was reached, instead of checking
+    # kills: "its red set is the kill set". The catalog loader never sets it.
+    uncontracted: bool = False
 
     def param(self, key: str, default: Any = None) -> Any:
         return dict(self.params).get(key, default)
@@ -124,6 +128,8 @@ class Mutation:
             "settings": {"tests": list(self.settings.tests), "paths": list(self.settings.paths),
                          "timeout": self.settings.timeout, "confine": self.settings.confine,
                          "exclude": list(self.settings.exclude)},
+            # Only when set, so every catalog entry keeps the fingerprint (and cache key) it had.
+            **({"uncontracted": True} if self.uncontracted else {}),
         }
 
 

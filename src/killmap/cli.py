@@ -1,6 +1,6 @@
 """Command line: a thin parser. Exit 0 all held, 1 a contract failed, 2 bad input.
 
-Each command's logic lives in its own module (lab, report, check, init, annotations);
+Each command's logic lives in its own module (lab, report, check, init, annotations, sweep);
 this file only parses arguments and dispatches.
 """
 
@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text)
         cmd.add_argument("names", nargs="*" if name != "show" else 1, metavar="NAME")
         cmd.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    from killmap.sweep_cli import add_parser as add_sweep
+    add_sweep(sub)
     return parser
 
 
@@ -98,6 +100,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _list(root, args)
     if args.command == "show":
         return _show(root, args)
+    if args.command == "sweep":
+        from killmap.sweep_cli import main as sweep
+        return sweep(root, args, _report_dir(root, args.report_dir))
     return _pin(root, args)
 
 

@@ -167,6 +167,9 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
             return verdict(FLAKY, "a re-run of the same mutant disagreed on: " + ", ".join(flipped),
                            red=red_tests)
 
+    if mutation.uncontracted:
+        return _uncontracted(verdict, red_tests, evidence)
+
     if mutation.invariant:
         if red_ids:
             return verdict(VISIBLE, f"{len(red_ids)} test(s) went red under an invariant mutation: "
@@ -211,6 +214,28 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
     causes = sorted({r.cause for r in kill_reds})
     return verdict(HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)})",
                    red=red_tests)
+
+
+def _uncontracted(verdict, red_tests: tuple[RedTest, ...], evidence: Evidence) -> Verdict:
+    """A mutant with no contract (a sweep's): report what went red, and whether it was reached.
+
+    Everything above (escaped, timeout, incomplete, broken, origin, flaky) has already
+    been ruled out, so a red here is a real kill. The verdicts keep their general meaning:
+    `overreach` is "tests outside the (empty) contract went red", and its red set is the
+    kill set; `vacuous` is "the tests that reach it stayed green": the sweep's survivor.
+    """
+    if red_tests:
+        if all(r.reached is False for r in red_tests):
+            return verdict(UNEVIDENCED, "went red without executing the mutated code (red for another "
+                           "reason): " + ", ".join(r.id for r in red_tests), red=red_tests)
+        ids = tuple(sorted(r.id for r in red_tests))
+        causes = sorted({r.cause for r in red_tests})
+        return verdict(OVERREACH, f"{len(ids)} test(s) went red ({', '.join(causes)}), no contract: "
+                       + ", ".join(ids), red=red_tests, unexpected=ids)
+    if evidence.region_executed or evidence.import_time:
+        return verdict(VACUOUS, f"nothing went red, though {len(evidence.reached_by) or 'every'} test(s) "
+                       "executed the mutated code", red=red_tests)
+    return verdict(UNEVIDENCED, "nothing went red, and no test executed the mutated code", red=red_tests)
 
 
 def _red(run: RunOutcome, evidence: Evidence):

@@ -86,6 +86,23 @@ def test_quant_config_follows_route(build, draft_root, folded):
         assert call["quant_config"] is DRAFT_QUANT
 
 
+@pytest.mark.parametrize("method", ["dflash", "dspark"], ids=["dflash", "dspark"])
+def test_build_gets_the_drafts_own_lane_weights_and_quant_config(build, draft_root, method):
+    # Found by `killmap sweep` (README, "Finding what the catalog misses"): no test looked
+    # at which checkpoint the weights came from, at the DFlash lane handed to build, or at
+    # the DFlash side's quant config, so `read_weights(None)`, `architecture=None` and
+    # `quant_config=None` all survived.
+    route = resolve_route(standalone(draft_root, method), CONFIG_OF[method], TGT_QWEN)
+    read = []
+    load_draft(route, global_load_config=GLOBAL_LOAD_CONFIG, target_quant_config=TARGET_QUANT,
+               draft_quant_config=DRAFT_QUANT, read_weights=lambda model: read.append(model) or {},
+               build=build)
+    call = build.calls[-1]
+    assert read == [str(draft_root / "draft")]
+    assert call["architecture"] == route.lane
+    assert call["quant_config"] is DRAFT_QUANT
+
+
 # --- §5.2: the vanilla Markov-head remap (seed-003) ------------------------------------------
 
 @pytest.mark.parametrize("markov_head_type", ["vanilla", "Vanilla", " VANILLA ", None],

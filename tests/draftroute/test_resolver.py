@@ -372,3 +372,43 @@ def test_dflash_translation_declares_dflash_lane_and_hoists_block():
     assert translated.get("block_size") == 16
     assert translated.get("mask_token_id") == 5
     assert "speculators_model_type" not in translated
+
+
+# --- what a refusal names, and whose quantization a route keeps ---------------------------
+# Found by `killmap sweep` (README, "Finding what the catalog misses"): every arm was
+# asserted by its phrase, but no test read the values a refusal interpolates, so mutmut's
+# argument removals (`model=None`, `value=None`, ...) all survived, and so did a standalone
+# draft's own quantization read as None.
+
+REFUSAL_FIELDS = {
+    "R-SPEC-KEY": (lambda root: {**dspark(root / "draft"), "draft_load_confg": {}}, CFG_QWEN3, TGT_QWEN,
+                   lambda root: ["'draft_load_confg'", "method, model, num_speculative_tokens, draft_load_config"]),
+    "R-K-MISSING": (lambda root: {"method": "dspark", "model": str(root / "draft")}, CFG_QWEN3, TGT_QWEN,
+                    lambda root: ["method 'dspark'"]),
+    "R-K-INVALID": (lambda root: dspark(root / "draft", num_speculative_tokens="7"), CFG_QWEN3, TGT_QWEN,
+                    lambda root: ["got '7'"]),
+    "R-NOCONFIG": (lambda root: dspark(root / "draft"), None, TGT_QWEN,
+                   lambda root: [repr(str(root / "draft"))]),
+    "R-IDENTITY": (lambda root: dspark(root / "draft"), CFG_LLAMA, TGT_QWEN,
+                   lambda root: [repr(str(root / "draft")), "['LlamaForCausalLM']", "'llama'"]),
+    "R-DSV4-LANE": (lambda root: dspark(root / "dspark-v4-export"), CFG_DSV4, TGT_QWEN,
+                    lambda root: [repr(str(root / "dspark-v4-export")), "['DSparkDraftModel']", "'deepseek_v4'"]),
+    "R-FOLD-TARGET": (lambda root: {"method": "dspark", "num_speculative_tokens": K}, None, TGT_QWEN,
+                      lambda root: ["'Qwen/Qwen3-8B'", "model_type 'qwen3'"]),
+    "R-BLOCK": (lambda root: dspark(root / "draft", num_speculative_tokens=9), CFG_QWEN3, TGT_QWEN,
+                lambda root: ["num_speculative_tokens=9", "block of 7 (read from block_size)"]),
+}
+
+
+@pytest.mark.parametrize("arm", sorted(REFUSAL_FIELDS))
+def test_refusals_name_the_values_they_refuse(draft_root, arm):
+    spec, draft_config, target, named = REFUSAL_FIELDS[arm]
+    message = str(refusal_of(spec(draft_root), draft_config, target))
+    for text in named(draft_root):
+        assert text in message
+
+
+def test_a_standalone_draft_keeps_its_own_quantization(draft_root):
+    route = resolve_route(dspark(draft_root / "draft", quantization="fp8"), CFG_QWEN3, TGT_QWEN)
+    assert route.quantization == "fp8"
+    assert route.quant_source == "draft"

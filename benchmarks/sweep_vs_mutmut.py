@@ -1,0 +1,288 @@
+"""killmap sweep against mutmut 3.8.1 itself, side by side, on the same mutants.
+
+    python3 benchmarks/sweep_vs_mutmut.py [--repeat 3] [--only draftroute|packaging] [--out reports/bench]
+
+Creates benchmarks/.venv-sweep (gitignored) on first use with killmap (editable, with its
+[sweep] extra) and mutmut==3.8.1, then re-runs itself there. Never run in CI: it downloads
+an sdist and takes minutes.
+
+Subjects (each a private copy in benchmarks/.sweep-work/, gitignored):
+
+- draftroute: a snapshot of this repository's files; `src/draftroute/` swept against
+  `tests/draftroute` (the bundled catalog's [gate]).
+- packaging: the sdist of packaging 24.2 (pip download, once), one real-world file,
+  `src/packaging/utils.py`, against `tests/test_utils.py`.
+
+Per repeat, interleaved: `killmap sweep TARGET --ops mutmut --no-cache --jobs 2` (mutmut's
+operators only: the same mutants mutmut makes) and `mutmut run --max-children 2` on a fresh
+`mutants/` folder, each wall-timed around the whole command, with the 1-minute load average
+before it. mutmut's configuration is written into the copy's pyproject.toml (the copy is
+the benchmark's, never the user's). Once: `killmap sweep --ops mutmut,killmap`, to count
+what killmap's own operators add.
+
+Compared: the mutants generated (killmap records mutmut's name for each of its mutmut
+mutants), the wall times (median), the statuses, and every disagreement, each with the
+killmap rule that explains it, or "unexplained". Written to OUT/sweep_vs_mutmut.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+VENV = HERE / ".venv-sweep"
+PYTHON = VENV / "bin" / "python"
+WORK = HERE / ".sweep-work"
+MUTMUT = "mutmut==3.8.1"
+JOBS = 2
+PACKAGING = "packaging==24.2"
+# killmap's status for each of mutmut's (mutmut/stats.py status_by_exit_code)
+MUTMUT_TO_KILLMAP = {"killed": "killed", "segfault": "killed", "survived": "survived", "no tests": "unreached",
+                     "timeout": "timeout", "suspicious": "timeout", "skipped": "skipped",
+                     "caught by type check": "broken", "not checked": "not checked"}
+
+
+def ensure_venv() -> None:
+    if Path(sys.prefix).resolve() == VENV.resolve():
+        return
+    if not PYTHON.exists():
+        print(f"creating {VENV.relative_to(REPO)} ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    probe = subprocess.run([str(PYTHON), "-c", "import killmap, importlib.metadata as m; "
+                            "assert m.version('mutmut') == '3.8.1'"], capture_output=True)
+    if probe.returncode != 0:
+        print(f"installing killmap[sweep] (editable) and {MUTMUT} ...", flush=True)
+        subprocess.run([str(PYTHON), "-m", "pip", "install", "-q", "-e", f"{REPO}[sweep]", MUTMUT], check=True)
+    os.execv(str(PYTHON), [str(PYTHON), str(Path(__file__).resolve()), *sys.argv[1:]])
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["XDG_CACHE_HOME"] = str(WORK / "xdg-cache")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    for key in ("PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "PYTHONPATH", "VIRTUAL_ENV"):
+        env.pop(key, None)
+    env["PATH"] = f"{VENV / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _git_snapshot(root: Path) -> None:
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run([*git, *args], cwd=root, check=True)
+
+
+# --- subjects -------------------------------------------------------------------------------
+
+def draftroute() -> dict:
+    root = WORK / "draftroute"
+    shutil.rmtree(root, ignore_errors=True)
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if (REPO / rel).is_file() and not rel.startswith("benchmarks/"):
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, root / rel)
+    _git_snapshot(root)
+    return {"name": "draftroute", "root": root, "targets": ["src/draftroute/"], "killmap_args": [],
+            "mutmut": {"source_paths": ["src/draftroute"], "pytest_add_cli_args_test_selection": ["tests/draftroute"]}}
+
+
+def packaging() -> dict:
+    sdists = WORK / "sdists"
+    tarball = sdists / "packaging-24.2.tar.gz"
+    if not tarball.is_file():
+        subprocess.run([str(PYTHON), "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                        PACKAGING, "-d", str(sdists)], check=True)
+    root = WORK / "packaging-24.2"
+    shutil.rmtree(root, ignore_errors=True)
+    with tarfile.open(tarball) as archive:
+        archive.extractall(WORK, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(WORK)
+    _git_snapshot(root)
+    return {"name": "packaging 24.2 utils.py", "root": root, "targets": ["src/packaging/utils.py"],
+            "killmap_args": ["--tests", "tests/test_utils.py"],
+            "mutmut": {"source_paths": ["src/packaging"], "only_mutate": ["src/packaging/utils.py"],
+                       "pytest_add_cli_args_test_selection": ["tests/test_utils.py"]}}
+
+
+def _mutmut_config(subject: dict) -> None:
+    """[tool.mutmut] in the benchmark's own copy (mutmut reads nothing else)."""
+    pyproject = subject["root"] / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    if "[tool.mutmut]" not in text:
+        lines = ["", "[tool.mutmut]"] + [f"{k} = {json.dumps(v)}" for k, v in subject["mutmut"].items()]
+        pyproject.write_text(text.rstrip("\n") + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        subprocess.run(["git", "commit", "-qam", "mutmut config"], cwd=subject["root"], check=True,
+                       env={**_env(), "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@l",
+                            "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@l"})
+
+
+# --- the tools --------------------------------------------------------------------------------
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def run_killmap(subject: dict, ops: str, label: str) -> dict:
+    report_dir = WORK / "reports" / f"{subject['root'].name}-{label}"
+    shutil.rmtree(report_dir, ignore_errors=True)
+    shutil.rmtree(WORK / "xdg-cache", ignore_errors=True)
+    argv = [str(VENV / "bin" / "killmap"), "sweep", *subject["targets"], *subject["killmap_args"], "--ops", ops,
+            "--no-cache", "--jobs", str(JOBS), "--report-dir", str(report_dir)]
+    load, started = _load(), time.perf_counter()
+    done = subprocess.run(argv, cwd=subject["root"], env=_env(), capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"killmap sweep failed ({done.returncode}): {done.stderr[-1500:]}")
+    doc = json.loads((report_dir / "killmap-sweep.json").read_text(encoding="utf-8"))
+    return {"wall": round(wall, 2), "load1": load, "doc": doc}
+
+
+def run_mutmut(subject: dict) -> dict:
+    root = subject["root"]
+    _mutmut_config(subject)
+    shutil.rmtree(root / "mutants", ignore_errors=True)
+    load, started = _load(), time.perf_counter()
+    done = subprocess.run([str(VENV / "bin" / "mutmut"), "run", "--max-children", str(JOBS)], cwd=root,
+                          env=_env(), capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    statuses = _mutmut_statuses(root)
+    if not statuses:
+        raise SystemExit(f"mutmut run produced no results ({done.returncode}): {(done.stdout + done.stderr)[-1500:]}")
+    return {"wall": round(wall, 2), "load1": load, "exit": done.returncode, "statuses": statuses}
+
+
+def _mutmut_statuses(root: Path) -> dict[str, str]:
+    from mutmut.stats import status_by_exit_code
+    found: dict[str, str] = {}
+    for meta in (root / "mutants").rglob("*.py.meta"):
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        source = meta.relative_to(root / "mutants").as_posix()[:-len(".meta")]
+        for key, code in data["exit_code_by_key"].items():
+            found[f"{source}::{key.rsplit('.', 1)[-1]}"] = status_by_exit_code[code]
+    return found
+
+
+# --- the comparison -----------------------------------------------------------------------------
+
+def _why(killmap: dict, mutmut: str) -> str:
+    """The killmap rule that explains a disagreement, or 'unexplained'."""
+    status = killmap["status"]
+    if status == "broken":
+        return "validity: the mutant cannot run as written (" + killmap["detail"][:90] + "); never a kill"
+    if status == "named":
+        return f"named: the catalog's {killmap['named']!r} makes this change; `killmap run` judges it"
+    if status == "flaky":
+        return "flake guard: a re-run of the same mutant disagreed"
+    if status == "timeout" or mutmut == "timeout":
+        return "timeout rule: killmap's limit is 10 x the selected tests' own time (at least 5 s)"
+    if status == "unreached" and mutmut in ("survived", "killed"):
+        return ("selection by statement: no test executes the changed statement (mutmut runs every test "
+                "that calls the function)")
+    return "unexplained"
+
+
+def compare(subject: dict, killmap_doc: dict, mutmut_statuses: dict[str, str]) -> dict:
+    ours = {f"{m['file']}::{m['mutmut_name']}": m for m in killmap_doc["sweep"]["mutants"] if m["mutmut_name"]}
+    theirs = {key: MUTMUT_TO_KILLMAP.get(status, status) for key, status in mutmut_statuses.items()}
+    only_ours, only_theirs = sorted(set(ours) - set(theirs)), sorted(set(theirs) - set(ours))
+    disagreements = []
+    for key in sorted(set(ours) & set(theirs)):
+        if ours[key]["status"] != theirs[key]:
+            entry = ours[key]
+            disagreements.append({"mutant": key, "id": entry["id"], "killmap": entry["status"],
+                                  "mutmut": mutmut_statuses[key], "change": entry["change"],
+                                  "why": _why(entry, theirs[key])})
+    generated = killmap_doc["sweep"]["generated"]
+    return {
+        "mutants": {"killmap": len(ours), "mutmut": len(theirs), "both": len(set(ours) & set(theirs)),
+                    "only_killmap": only_ours, "only_mutmut": only_theirs,
+                    "killmap_duplicates_dropped": generated["duplicates"], "killmap_identical": generated["identical"]},
+        "survivors": {"killmap": sum(m["status"] == "survived" for m in ours.values()),
+                      "mutmut": sum(s == "survived" for s in theirs.values())},
+        "statuses": {"killmap": _tally(m["status"] for m in ours.values()), "mutmut": _tally(theirs.values())},
+        "disagreements": disagreements,
+    }
+
+
+def _tally(values) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=("draftroute", "packaging"), default=None)
+    parser.add_argument("--out", type=Path, default=REPO / "reports" / "bench")
+    args = parser.parse_args()
+    ensure_venv()
+    WORK.mkdir(exist_ok=True)
+    subjects = [s() for name, s in (("draftroute", draftroute), ("packaging", packaging))
+                if args.only in (None, name)]
+    results = []
+    for subject in subjects:
+        print(f"== {subject['name']}: {' '.join(subject['targets'])}", flush=True)
+        runs: dict[str, list[dict]] = {"killmap": [], "mutmut": []}
+        for repeat in range(args.repeat):
+            runs["killmap"].append(run_killmap(subject, "mutmut", f"mutmut-ops-{repeat}"))
+            runs["mutmut"].append(run_mutmut(subject))
+            print(f"   repeat {repeat + 1}: killmap {runs['killmap'][-1]['wall']:.1f}s "
+                  f"(load {runs['killmap'][-1]['load1']}), mutmut {runs['mutmut'][-1]['wall']:.1f}s "
+                  f"(load {runs['mutmut'][-1]['load1']})", flush=True)
+        both = run_killmap(subject, "mutmut,killmap", "both-ops")
+        comparison = compare(subject, runs["killmap"][-1]["doc"], runs["mutmut"][-1]["statuses"])
+        median = {tool: statistics.median(r["wall"] for r in runs[tool]) for tool in runs}
+        killmap_ops = [m for m in both["doc"]["sweep"]["mutants"] if m["op"].startswith("killmap:")]
+        result = {
+            "subject": subject["name"], "targets": subject["targets"], "repeat": args.repeat,
+            "wall": {tool: [r["wall"] for r in runs[tool]] for tool in runs},
+            "load1": {tool: [r["load1"] for r in runs[tool]] for tool in runs},
+            "median_wall": median, "ratio_mutmut_over_killmap": round(median["mutmut"] / median["killmap"], 2),
+            "killmap_operators": {"mutants": len(killmap_ops), "wall_both_families": both["wall"],
+                                  "statuses": _tally(m["status"] for m in killmap_ops),
+                                  "survivors": [{"id": m["id"], "change": m["change"], "where": f"{m['file']}:{m['line']}"}
+                                                for m in killmap_ops if m["status"] == "survived"]},
+            **comparison,
+        }
+        results.append(result)
+        _print(result)
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / "sweep_vs_mutmut.json"
+    out.write_text(json.dumps({"when": time.strftime("%Y-%m-%d %H:%M"), "jobs": JOBS, "cpus": os.cpu_count(),
+                               "python": sys.version.split()[0], "results": results}, indent=1) + "\n")
+    print(f"written: {out}")
+
+
+def _print(r: dict) -> None:
+    m, s = r["mutants"], r["survivors"]
+    print(f"   mutants: killmap {m['killmap']} (mutmut's operators), mutmut {m['mutmut']}, same {m['both']}; "
+          f"only killmap {len(m['only_killmap'])}, only mutmut {len(m['only_mutmut'])}")
+    print(f"   wall (median of {r['repeat']}): killmap {r['median_wall']['killmap']:.1f}s, mutmut "
+          f"{r['median_wall']['mutmut']:.1f}s, mutmut/killmap {r['ratio_mutmut_over_killmap']}x; "
+          f"load {r['load1']}")
+    print(f"   survivors: killmap {s['killmap']}, mutmut {s['mutmut']}")
+    print(f"   statuses: killmap {r['statuses']['killmap']}; mutmut {r['statuses']['mutmut']}")
+    k = r["killmap_operators"]
+    print(f"   killmap's own operators: {k['mutants']} more mutants, {k['statuses']} "
+          f"(both families: {k['wall_both_families']:.1f}s)")
+    print(f"   disagreements: {len(r['disagreements'])}")
+    for d in r["disagreements"]:
+        print(f"     {d['killmap']:>10} vs mutmut {d['mutmut']:<10} {d['mutant']}  {d['change']}\n"
+              f"                {d['why']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""The only module that touches mutmut: its operators, through its library API, as data.
+
+`killmap sweep` enumerates mutmut's mutants with `create_mutations` and nothing else of
+mutmut (not its runner, trampolines or `mutants/` folder): each mutant becomes an ordinary
+killmap mutant and runs on the engine. That entry point is not a public API. It moved in
+almost every 3.x minor release (3.3 to libcst, 3.6 to `mutmut.mutation.*`, 3.7 and 3.8
+changed its return shape), so one minor series is supported, and anything else, or an API
+that moved within it, is one line and exit 2 (a GateError), never a traceback.
+
+`create_mutations` reads mutmut's global configuration, which it loads from the current
+folder's `[tool.mutmut]` and fails without one. It is set up in-process here, for the call
+only, and the user's files are never written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Iterator
+
+import libcst as cst
+
+from killmap.errors import GateError
+
+SUPPORTED = (3, 8)                  # mutmut 3.8.x: `create_mutations` returns a 4-tuple
+SUPPORTED_TEXT = "mutmut 3.8.x"
+INSTALL_HINT = "pip install 'killmap[sweep]' (mutmut>=3.8,<3.9)"
+
+# mutmut 3.8's Config fields. create_mutations reads only do_not_mutate_patterns; the rest
+# are given neutral values so that nothing mutmut might read finds a missing attribute.
+_CONFIG_FIELDS = {
+    "also_copy": [], "only_mutate": [], "do_not_mutate": [], "do_not_mutate_patterns": [],
+    "max_stack_depth": -1, "debug": False, "source_paths": [], "resolved_mutated_source_paths": [],
+    "pytest_add_cli_args": [], "pytest_add_cli_args_test_selection": [],
+    "mutate_only_covered_lines": False, "timeout_multiplier": 15.0, "timeout_constant": 1.0,
+    "type_check_command": [], "use_setproctitle": False, "track_dependencies": False,
+    "dependency_tracking_depth": -1, "cache_invalidation_files": [], "cache_invalidation_exclude": [],
+    "on_dependency_change": "warn", "use_git_change_detection": False, "process_isolation": "fork",
+    "forkserver_warmup": "none", "max_forkserver_restarts": 0, "preload_modules_file": None,
+    "log_to_file": False, "log_file_path": "",
+}
+
+
+@dataclass(frozen=True)
+class MutmutMutation:
+    """One of mutmut's mutants: `original` (a node of the module) becomes `mutated`."""
+
+    original: cst.CSTNode
+    mutated: cst.CSTNode
+    function: cst.FunctionDef       # the top-level function or method that holds it
+    operator: str                   # "swap_op", "number", ...: which of mutmut's operators
+    mutmut_name: str                # what mutmut calls it: x_f__mutmut_3, xǁCǁm__mutmut_1
+
+
+@dataclass(frozen=True)
+class MutmutFile:
+    module: cst.Module              # the parse the mutations' nodes belong to
+    mutations: tuple[MutmutMutation, ...]
+    pragma_lines: frozenset[int]    # lines `# pragma: no mutate` (and its block forms) cover
+
+
+def version() -> str:
+    """The installed mutmut's version, once it is known to be supported."""
+    try:
+        found = metadata.version("mutmut")
+    except metadata.PackageNotFoundError:
+        raise GateError(f"killmap sweep needs {SUPPORTED_TEXT}, which is not installed: {INSTALL_HINT}",
+                        field="mutmut") from None
+    parts = tuple(int(p) for p in found.split(".")[:2] if p.isdigit())
+    if parts != SUPPORTED:
+        raise GateError(f"killmap sweep supports {SUPPORTED_TEXT}, found mutmut {found}: its mutation API "
+                        f"moves between minor releases; {INSTALL_HINT}", field="mutmut")
+    return found
+
+
+def _moved(what: str, exc: BaseException | None = None) -> GateError:
+    detail = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
+    return GateError(f"mutmut {metadata.version('mutmut')}'s mutation API moved: {what}{detail}; killmap sweep "
+                     f"supports {SUPPORTED_TEXT}: {INSTALL_HINT}", field="mutmut")
+
+
+@contextlib.contextmanager
+def _configured() -> Iterator[Any]:
+    """mutmut's global configuration, set in-process for one call, then put back."""
+    try:
+        from mutmut import configuration
+        from mutmut.mutation import file_mutation, pragma_handling
+        fields = {f.name for f in dataclasses.fields(configuration.Config)}
+    except (ImportError, AttributeError, TypeError) as exc:
+        raise _moved("mutmut.configuration.Config or mutmut.mutation.file_mutation is gone", exc) from None
+    if fields != set(_CONFIG_FIELDS):
+        raise _moved(f"its Config fields changed ({', '.join(sorted(fields ^ set(_CONFIG_FIELDS)))})")
+    values = dict(_CONFIG_FIELDS)
+    values["process_isolation"] = configuration.ProcessIsolation(values["process_isolation"])
+    values["forkserver_warmup"] = configuration.ForkServerWarmup(values["forkserver_warmup"])
+    saved = configuration._config
+    configuration._config = configuration.Config(**values)
+    try:
+        yield file_mutation, pragma_handling
+    finally:
+        configuration._config = saved
+
+
+def mutations(filename: str, code: str) -> MutmutFile:
+    """mutmut's mutants of one file, in mutmut's order, limited to what `mutmut run` runs.
+
+    mutmut also returns mutations of module-level code and of class bodies, which its
+    trampolines never run (combine_mutations_to_source drops them): they are left out
+    here too, so that the sweep's mutmut mutants are exactly mutmut's.
+    """
+    version()
+    with _configured() as (file_mutation, pragma_handling):
+        try:
+            created = file_mutation.create_mutations(filename, code)
+        except cst.ParserSyntaxError as exc:
+            raise GateError(f"does not parse: {exc.message} (line {exc.raw_line})", file=filename) from None
+        except Exception as exc:  # noqa: BLE001 - mutmut's own errors (a bad pragma) or a moved API
+            if type(exc).__name__ == "PragmaParseError":
+                raise GateError(f"mutmut pragma: {str(exc).splitlines()[0]}", file=filename) from None
+            raise _moved("create_mutations(filename, code) failed", exc) from None
+        if not (isinstance(created, tuple) and len(created) == 4 and isinstance(created[0], cst.Module)):
+            raise _moved("create_mutations no longer returns (module, mutations, classes, functions)")
+        module, found = created[0], created[1]
+        try:
+            wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+            ignored = pragma_handling.get_ignored_lines(filename, code, wrapper)
+            pragma_lines = frozenset(ignored.no_mutate_lines | ignored.ignore_node_lines)
+            triples = [(m.original_node, m.mutated_node, m.contained_by_top_level_function) for m in found]
+        except AttributeError as exc:
+            raise _moved("its Mutation or IgnoredCode fields changed", exc) from None
+    runnable = _runnable_functions(module)
+    numbered: dict[int, int] = {}
+    result = []
+    for original, mutated, function in triples:
+        key = runnable.get(id(function))
+        if key is None:
+            continue
+        numbered[id(function)] = numbered.get(id(function), 0) + 1
+        result.append(MutmutMutation(original, mutated, function, _operator(original, mutated),
+                                     f"{key}__mutmut_{numbered[id(function)]}"))
+    return MutmutFile(module, tuple(result), pragma_lines)
+
+
+def _runnable_functions(module: cst.Module) -> dict[int, str]:
+    """Top-level functions and the methods of top-level classes (what mutmut trampolines),
+    by identity, with mutmut's mangled names."""
+    found: dict[int, str] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            found[id(statement)] = f"x_{statement.name.value}"
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            for method in statement.body.body:
+                if isinstance(method, cst.FunctionDef):
+                    found[id(method)] = f"xǁ{statement.name.value}ǁ{method.name.value}"
+    return found
+
+
+def _operator(original: cst.CSTNode, mutated: cst.CSTNode) -> str:
+    """Which of mutmut's operators made this mutant, read from the node types (mutmut does
+    not record it)."""
+    if isinstance(original, cst.BaseNumber):
+        return "number"
+    if isinstance(original, cst.BaseString):
+        return "string"
+    if isinstance(original, cst.Name):
+        return "name"
+    if isinstance(original, (cst.Assign, cst.AnnAssign)):
+        return "assignment"
+    if isinstance(original, cst.AugAssign):
+        return "augmented_assignment" if isinstance(mutated, cst.Assign) else "swap_op"
+    if isinstance(original, cst.UnaryOperation):
+        return "swap_op" if isinstance(mutated, cst.UnaryOperation) else "remove_unary_ops"
+    if isinstance(original, cst.Call) and isinstance(mutated, cst.Call):
+        if len(original.args) != len(mutated.args) or any(
+                isinstance(a.value, cst.Name) and a.value.value == "None" and not (
+                    isinstance(b.value, cst.Name) and b.value.value == "None")
+                for b, a in zip(original.args, mutated.args)):
+            return "arg_removal"
+        if not original.func.deep_equals(mutated.func):
+            return "string_methods_swap"
+        return "dict_arguments"
+    if isinstance(original, cst.Lambda):
+        return "lambda"
+    if isinstance(original, cst.Match):
+        return "match"
+    if isinstance(original, cst.IfExp):
+        return "if_exp"
+    if isinstance(original, (cst.BinaryOperation, cst.BooleanOperation, cst.ComparisonTarget)):
+        return "swap_op"
+    return "keywords"
