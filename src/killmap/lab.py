@@ -259,4 +259,5 @@ def _verdict_from_json(data: dict[str, Any]) -> Verdict:
     for key in ("expected", "missing", "unexpected", "reached_by", "selected"):
         data[key] = tuple(data.get(key, ()))
     data["cached"] = True
+    data["duration"] = 0.0  # a reused verdict cost no run (the README: 0 when cached)
     return Verdict(**data)
