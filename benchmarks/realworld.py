@@ -133,6 +133,24 @@ def fetch_sdist(env: Env, corpus: Corpus) -> Path:
     return tarball
 
 
+def install(env: Env, corpus: Corpus) -> None:
+    """The project itself installed in the venv from its sdist, as `pip install .` would.
+
+    Why: a test may import the project in a subprocess (click's test_imports.py does), and
+    killmap puts the sandbox first on sys.path only inside its own process, so without an
+    installed copy that subprocess cannot import the project and killmap's baseline is red.
+    A non-editable install keeps the venv independent of where the extracted copies live;
+    in-process, the sandbox's copy comes first (killmap proves it after each run), and the
+    observations put the scratch copy first through PYTHONPATH, subprocesses included.
+    """
+    probe = subprocess.run([str(env.python), "-c", f"import importlib.metadata as m; print(m.version({corpus.name!r}))"],
+                           capture_output=True, text=True)
+    if probe.stdout.strip() != corpus.version:
+        print(f"installing {corpus.requirement} into the venv (from its sdist) ...", flush=True)
+        subprocess.run([str(env.python), "-m", "pip", "install", "-q", "--no-deps", str(fetch_sdist(env, corpus))],
+                       check=True)
+
+
 def extract(env: Env, corpus: Corpus, dest: Path) -> Path:
     """A fresh copy of the sdist's tree at dest/<name>-<version>, as its own git checkout.
 
@@ -142,6 +160,7 @@ def extract(env: Env, corpus: Corpus, dest: Path) -> Path:
     clone of the project; `git init` plus one commit makes the extracted sdist exactly that.
     """
     tarball = fetch_sdist(env, corpus)
+    install(env, corpus)
     root = dest / corpus.folder
     if root.exists():
         shutil.rmtree(root)
@@ -175,6 +194,7 @@ class Truth:
     expected_verdict: str
     outcome: str                    # "completed", "timeout" or "collection-error"
     observed_red: tuple[str, ...]
+    red_at: dict[str, str]          # per red test, the deepest project frame it went red in
     runs: int
     diff: str                       # the mutant that was observed
     why: str
@@ -185,7 +205,8 @@ def load_truth(corpus: Corpus) -> dict[str, Truth]:
     truths = {}
     for entry in data.get("mutation", []):
         truth = Truth(name=entry["name"], expected_verdict=entry["expected_verdict"], outcome=entry["outcome"],
-                      observed_red=tuple(entry["observed_red"]), runs=entry["runs"], diff=entry["diff"],
+                      observed_red=tuple(entry["observed_red"]), red_at=dict(entry.get("red_at", {})),
+                      runs=entry["runs"], diff=entry["diff"],
                       why=entry.get("why", ""))
         if truth.expected_verdict == "?" or truth.runs < 2:
             raise SystemExit(f"{corpus.ground_truth}: {truth.name} is not reviewed yet "
@@ -299,6 +320,11 @@ def compare(corpus: Corpus, truths: dict[str, Truth], run: Run, skip: set[str]) 
                 extra = sorted(set(red) - set(observed))
                 lost = sorted(set(observed) - set(red))
                 problems.append(f"red set differs: killmap only {_few(extra)}; observed only {_few(lost)}")
+            # Where each red test went red (issue 8 item 5: the deepest frame inside the project).
+            elsewhere = [f"{r['id']} at {r['raised_at']}, observed {truth.red_at[r['id']]}" for r in entry["red"]
+                         if r["id"] in truth.red_at and r["raised_at"] != truth.red_at[r["id"]]]
+            if elsewhere:
+                problems.append(f"raised_at differs: {_few(elsewhere)}")
         rows.append(Row(name, entry["op"], truth.expected_verdict, got, len(truth.observed_red), len(red),
                         tuple(problems)))
     return rows

@@ -10,13 +10,16 @@ For each mutation of benchmarks/realworld/<corpus>/catalog.toml (or only those n
    A diff already in ground_truth.toml is what was observed; if the operator now makes
    a different one, that is printed and the new one is observed.
 2. a fresh scratch copy of the extracted sdist, the diff applied with `patch -p1`;
-3. `python -m pytest <[gate] tests> -p no:randomly -q -rfE` there, PYTHONPATH=<[gate] paths>,
+3. `python -m pytest <[gate] tests> -c pyproject.toml --rootdir=. -p no:randomly -q -rfE
+   --tb=native --junitxml=...` there, PYTHONPATH=<[gate] paths>,
    under `timeout`, `--runs` times (default 2); the red set is read from the short test
    summary (its FAILED and ERROR lines), each id checked against the unmutated collection,
    and its size against pytest's own "N failed, M errors" count. (-rfE, not -rA: -rA also
    prints a line per passing test, which on packaging's 8,400 tests makes a run 3x slower.)
+   Where each red test went red (red_at: the deepest frame inside the project, issue 8
+   item 5) is read from the JUnit report's native tracebacks.
 
-It writes observed_red, outcome, runs, diff and first_failure into
+It writes observed_red, red_at, outcome, runs, reached, diff and first_failure into
 benchmarks/realworld/<corpus>/ground_truth.toml. expected_verdict and why are a person's
 judgement, kept from the file as they are; a new mutation gets expected_verdict = "?",
 which benchmarks/realworld.py refuses until someone has looked.
@@ -35,6 +38,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # benchmarks/, for realworld
 import realworld  # noqa: E402
@@ -50,6 +54,7 @@ class Observation:
     red: tuple[str, ...]
     first_failure: str
     seconds: float
+    red_at: tuple[tuple[str, str], ...] = ()   # (node id, deepest project frame "file:line")
 
 
 # --- the mutant ---------------------------------------------------------------------------
@@ -96,8 +101,19 @@ def pytest_env(root: Path, paths: list[str]) -> dict[str, str]:
     return env
 
 
+def pytest_options(root: Path) -> list[str]:
+    """The project's own configuration and rootdir, nothing inherited.
+
+    Why -c: the scratch copies live inside this repository, and packaging's pyproject.toml
+    has no [tool.pytest.ini_options], so pytest would walk up and take killmap's own
+    pyproject.toml as its configuration (and /work/... as rootdir). In a clone of the
+    project, as in killmap's sandbox, the project's root is the rootdir.
+    """
+    return ["-c", str(root / "pyproject.toml"), f"--rootdir={root}", "-p", "no:randomly", "-p", "no:cacheprovider"]
+
+
 def collect(python: Path, root: Path, tests: list[str], paths: list[str]) -> list[str]:
-    done = subprocess.run([str(python), "-m", "pytest", *tests, "-p", "no:randomly", "-p", "no:cacheprovider",
+    done = subprocess.run([str(python), "-m", "pytest", *tests, *pytest_options(root),
                            "--collect-only", "-q"], cwd=root, env=pytest_env(root, paths),
                           capture_output=True, text=True)
     ids = [line for line in done.stdout.splitlines() if "::" in line and not line.startswith(" ")]
@@ -114,11 +130,14 @@ def origin(python: Path, root: Path, paths: list[str], module: str) -> str:
 
 def run_pytest(python: Path, root: Path, tests: list[str], paths: list[str], known: set[str],
                limit: float) -> Observation:
+    junit = root.parent / f"{root.name}.junit.xml"
     command = ["timeout", "--kill-after=10", str(int(limit)), str(python), "-m", "pytest", *tests,
-               "-p", "no:randomly", "-p", "no:cacheprovider", "-q", "-rfE"]
+               *pytest_options(root), "-q", "-rfE", "--tb=native", f"--junitxml={junit}"]
     start = time.monotonic()
     done = subprocess.run(command, cwd=root, env=pytest_env(root, paths), capture_output=True, text=True)
     seconds = time.monotonic() - start
+    red_at = failure_sites(junit, root, known) if junit.is_file() else {}
+    junit.unlink(missing_ok=True)
     if done.returncode in (124, 137, -9):       # timeout's TERM (124), or its KILL 10 s later
         return Observation("timeout", (), "", seconds)
     red, first = [], ""
@@ -138,7 +157,44 @@ def run_pytest(python: Path, root: Path, tests: list[str], paths: list[str], kno
     counted = sum(int(n) for n in re.findall(r"(\d+) (?:failed|errors?)\b", done.stdout.splitlines()[-1]))
     if counted != len(red):
         raise SystemExit(f"{root}: pytest counts {counted} failed/errors but the summary lists {len(red)}")
-    return Observation("completed", tuple(sorted(set(red))), first, seconds)
+    return Observation("completed", tuple(sorted(set(red))), first, seconds,
+                       tuple(sorted((node, at) for node, at in red_at.items() if node in red)))
+
+
+def _junit_key(node_id: str) -> tuple[str, str]:
+    """The (classname, name) pytest's junitxml writes for a node id (its mangle_test_address)."""
+    path, bracket, params = node_id.partition("[")
+    names = path.split("::")
+    names[0] = names[0].replace("/", ".")
+    if names[0].endswith(".py"):
+        names[0] = names[0][: -len(".py")]
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def failure_sites(junit: Path, root: Path, known: set[str]) -> dict[str, str]:
+    """Per red test, the deepest frame inside the project of the exception that made it red.
+
+    From --tb=native tracebacks in the JUnit report: the frames after the last "Traceback
+    (most recent call last):" (with chained exceptions, the one pytest reported comes last),
+    the innermost of them whose file is under the scratch copy. That is usually the test's
+    own assert or `with pytest.raises` line, or the project line that raised a crash.
+    """
+    by_key = {_junit_key(node): node for node in known}
+    sites = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        node = by_key.get((case.get("classname", ""), case.get("name", "")))
+        bad = [child for child in case if child.tag in ("failure", "error")]
+        if node is None or not bad:
+            continue
+        text = bad[0].text or ""
+        text = text[text.rfind("Traceback (most recent call last):"):]
+        frames = re.findall(r'File "([^"]+)", line (\d+)', text)
+        inside = [(f, n) for f, n in frames if Path(f).is_relative_to(root)]
+        if inside:
+            file, line = inside[-1]
+            sites[node] = f"{Path(file).relative_to(root).as_posix()}:{line}"
+    return sites
 
 
 def _node_id(rest: str, known: set[str]) -> str:
@@ -175,7 +231,7 @@ def executed_lines(python: Path, root: Path, tests: list[str], paths: list[str],
     env = pytest_env(root, paths)
     include = ",".join(str(root / f) for f in files)
     subprocess.run([str(python), "-m", "coverage", "run", f"--data-file={data}", f"--include={include}",
-                    "-m", "pytest", *tests, "-p", "no:randomly", "-p", "no:cacheprovider", "-q"],
+                    "-m", "pytest", *tests, *pytest_options(root), "-q"],
                    cwd=root, env=env, capture_output=True, check=True)
     report = cache.with_suffix(".report.json")
     subprocess.run([str(python), "-m", "coverage", "json", f"--data-file={data}", "-o", str(report)],
@@ -237,9 +293,10 @@ def render(corpus: realworld.Corpus, header: dict, entries: list[dict]) -> str:
     lines = [
         f"# Ground truth for benchmarks/realworld/{corpus.name}/catalog.toml, observed with plain pytest",
         "# in scratch copies of the sdist by benchmarks/realworld/observe.py (never through killmap).",
-        "# observed_red, outcome, runs, reached, diff and first_failure are written by observe.py",
-        "# (reached: whether coverage.py saw any test of the unmutated gate execute a statement",
-        "# the mutant changes);",
+        "# observed_red, outcome, runs, reached, diff, first_failure and red_at are written by",
+        "# observe.py (reached: whether coverage.py saw any test of the unmutated gate execute a",
+        "# statement the mutant changes; red_at: per red test, the deepest frame inside the",
+        "# project of the exception that made it red);",
         "# expected_verdict and why are a person's judgement and are kept as written.",
         "",
         "[observation]",
@@ -259,6 +316,10 @@ def render(corpus: realworld.Corpus, header: dict, entries: list[dict]) -> str:
             lines.append("observed_red = []")
         lines += [f"first_failure = {_string(entry['first_failure'])}",
                   f"diff = {_string(entry['diff'], multiline=True)}"]
+        if entry.get("red_at"):
+            # A sub-table of this [[mutation]]: per red test, where it went red.
+            lines += ["", "[mutation.red_at]"]
+            lines += [f"{_string(node)} = {_string(at)}" for node, at in sorted(entry["red_at"].items())]
     return "\n".join(lines) + "\n"
 
 
@@ -309,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         "pytest": subprocess.run([str(env.python), "-c", "import pytest; print(pytest.__version__)"],
                                  capture_output=True, text=True).stdout.strip(),
         "command": f"PYTHONPATH={os.pathsep.join(paths)} python -m pytest {' '.join(tests)} "
-                   "-p no:randomly -p no:cacheprovider -q -rfE",
+                   "-c pyproject.toml --rootdir=. -p no:randomly -p no:cacheprovider -q -rfE "
+                   "--tb=native --junitxml=...",
         "collected": len(known),
         "baseline_seconds": round(baseline_seconds, 1),
         "timeout_seconds": int(limit),
@@ -350,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             "observed_red": list(first.red) if agree else sorted(set().union(*(o.red for o in observed))),
             "first_failure": first.first_failure,
             "diff": diff,
+            "red_at": dict(first.red_at) if agree and all(o.red_at == first.red_at for o in observed) else {},
         }
         write()
         print(f"  {name}: {first.outcome if agree else 'FLAKY'}, {len(first.red)} red, "
