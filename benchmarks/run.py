@@ -21,10 +21,11 @@ every row alike, and the median is reported; the others run once, in the first r
      (benchmarks/translate.py) and its TESTS are the catalog's [gate] tests, so both tools
      check the same contracts over the same suite. Every run must come out all held / all
      OK, or the table says so.
-  b. R  The floor, from one plain pytest run per repeat: per test the duration pytest
-        measures (setup + call + teardown, summed as killmap's plugin sums it); per
-        mutation the sum over the tests killmap selected; the sum over mutations divided
-        by the 2 jobs. Reported: gate wall / floor.
+  b. R  The floor, from one plain pytest run per repeat: that run's own wall time (one
+        plain run of the gate's tests is what CI pays anyway), plus, per test, the
+        duration pytest measures (setup + call + teardown, summed as killmap's plugin sums
+        it), summed per mutation over the tests killmap selected and over mutations,
+        divided by the 2 jobs. Reported: gate wall / floor, and both parts of the floor.
   c. R  killmap on S10000: the same 50 mutations, non-reaching tests x10 (5,500 tests).
      1  killmap on S1000 with K = 10 and 25 mutations (`--only`), and with --no-confirm.
      R  The cached re-run of S1000: one populating run (without --no-cache), then
@@ -195,7 +196,8 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
         mutations=[{"name": m["name"], "verdict": m["verdict"], "selected_tests": m["selected_tests"],
                     "selection": m["selection"], "duration": m["duration_seconds"],
                     "expected": m["expected"], "may_kill": m["may_kill"], "reached_by": m["reached_by"],
-                    "cached": m["cached"]} for m in report["mutations"]])
+                    "cached": m["cached"], "path": "cached" if m["cached"] else m.get("path", "none"),
+                    "wall": m["duration_seconds"]} for m in report["mutations"]])
     return result
 
 
@@ -244,16 +246,19 @@ def _declaration_meta(decl: Path) -> dict:
 
 
 def measure_durations(root: Path, work: Path, tests: list[str], paths: list[str],
-                      pytest_args: list[str] = ()) -> dict[str, float]:
+                      pytest_args: list[str] = ()) -> tuple[dict[str, float], float]:
+    """Per-test durations of one plain pytest run, and that run's wall time."""
     out = work / f"durations-{root.name}.json"
     env = _env(work / "cache")
     env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in paths)
+    started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", DURATIONS_DRIVER, str(out), *tests, "-q",
                            "-p", "no:cacheprovider", "-p", "no:randomly", *pytest_args],
                           cwd=root, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(f"the plain pytest run of {root} failed:\n{proc.stdout[-2000:]}")
-    return json.loads(out.read_text(encoding="utf-8"))
+    return json.loads(out.read_text(encoding="utf-8")), wall
 
 
 # --- the floor ---------------------------------------------------------------------------
@@ -263,13 +268,15 @@ def _matches(entry: str, node_id: str) -> bool:
     return matches(entry, node_id)
 
 
-def floor_of(run: dict, durations: dict[str, float], jobs: int = JOBS) -> dict:
-    """Sum over mutations of the plain-run durations of the tests killmap selected.
+def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int = JOBS) -> dict:
+    """The floor: one plain pytest run of the gate's tests (what CI pays anyway), plus the
+    sum over mutations of the plain-run durations of the tests killmap selected, / jobs.
 
     The report gives only the count of selected tests; the set is rebuilt as the tests
     the mutant run reached plus the contract's tests, or all tests when the selection
     says so, and checked against the count. `exact` says whether every mutation matched.
     """
+    durations, plain_wall = measured
     total, exact, mismatches = 0.0, True, []
     for m in run["mutations"]:
         if m["selection"].startswith("all tests"):
@@ -281,7 +288,8 @@ def floor_of(run: dict, durations: dict[str, float], jobs: int = JOBS) -> dict:
             exact = False
             mismatches.append((m["name"], len(chosen), m["selected_tests"]))
         total += sum(durations.get(t, 0.0) for t in chosen)
-    return {"seconds": total / jobs, "sum_seconds": total, "jobs": jobs, "exact": exact,
+    return {"seconds": plain_wall + total / jobs, "plain_run_seconds": plain_wall,
+            "selected_over_jobs_seconds": total / jobs, "sum_seconds": total, "jobs": jobs, "exact": exact,
             "mismatches": mismatches}
 
 
@@ -431,8 +439,9 @@ def main(argv: list[str] | None = None) -> int:
         results["elapsed_seconds"] = round(time.perf_counter() - t_start, 1)
         (out_dir / "bench.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
         plot(results, out_dir / "scaling.png")
+        plot_paths(runs, out_dir / "paths.png")
         print_table(results)
-        say(f"wrote {out_dir / 'bench.json'} and {out_dir / 'scaling.png'}")
+        say(f"wrote {out_dir / 'bench.json'}, {out_dir / 'scaling.png'} and {out_dir / 'paths.png'}")
         return 0
     finally:
         if args.keep:
@@ -484,6 +493,8 @@ def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_v
         f = median([row["seconds"] for row in rows])
         gate = med.get(f"{key}/killmap")
         fl[key] = {"floor_seconds": f, "gate_seconds": gate,
+                   "plain_run_seconds": median([row["plain_run_seconds"] for row in rows]),
+                   "selected_over_jobs_seconds": median([row["selected_over_jobs_seconds"] for row in rows]),
                    "gate_over_floor": round(gate / f, 1) if gate and f else None,
                    "selection_rebuilt_exactly": all(row["exact"] for row in rows),
                    "mismatches": rows[-1]["mismatches"][:10]}
@@ -554,7 +565,9 @@ def print_table(res: dict) -> None:
         r = ratio.get("bundled")
         rows.append(("bundled: mutgate / killmap", s(r, "x"), f">=5x {verdict(r and r >= 5)}"))
         b = fl.get("bundled", {})
-        rows.append(("bundled: floor (sum selected / jobs)", s(b.get("floor_seconds")), ""))
+        rows.append(("bundled: floor = plain run + selected / jobs",
+                     f"{s(b.get('floor_seconds'))} = {s(b.get('plain_run_seconds'))} + "
+                     f"{s(b.get('selected_over_jobs_seconds'))}", ""))
         rows.append(("bundled: killmap / floor", s(b.get("gate_over_floor"), "x"), "(no target)"))
     est = " (est.)" if res.get("mutgate_s1000_estimated_from") else ""
     rows.append(("S1000: killmap wall", s(med.get("s1000/killmap")), ""))
@@ -562,7 +575,9 @@ def print_table(res: dict) -> None:
     r = ratio.get("s1000")
     rows.append(("S1000: mutgate / killmap", s(r, "x"), f">=10x {verdict(r and r >= 10)}"))
     f = fl.get("s1000", {})
-    rows.append(("S1000: floor (sum selected / jobs)", s(f.get("floor_seconds")), ""))
+    rows.append(("S1000: floor = plain run + selected / jobs",
+                 f"{s(f.get('floor_seconds'))} = {s(f.get('plain_run_seconds'))} + "
+                 f"{s(f.get('selected_over_jobs_seconds'))}", ""))
     g = f.get("gate_over_floor")
     rows.append(("S1000: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}"))
     if med.get("s1000/killmap --no-confirm") is not None:
@@ -596,6 +611,38 @@ def print_table(res: dict) -> None:
           f"max {res['load1_max']} on {res['machine']['cpus']} CPUs")
     if not res["synthetic_verdicts_all_held"]:
         print("WARNING: a synthetic run did not come out all held / all OK: its timing compares unequal work")
+
+
+PATH_COLOURS = {"swap": "#2e7d32", "fallback": "#ef6c00", "fresh": "#1565c0", "cached": "#9e9e9e",
+                "none": "#d0d0d0"}
+
+
+def plot_paths(runs: dict, path: Path) -> None:
+    """Wall time per mutation, coloured by the path it took: swapped into a fork of the
+    collected session, fallen back to a fresh session, fresh by rule (import-time), cached."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    subjects = [key for key in ("bundled/killmap", "s1000/killmap", "s10000/killmap",
+                                "s1000/killmap cached rerun") if runs.get(key) and runs[key][-1].get("mutations")]
+    subjects += sorted(k for k in runs if k.startswith("realworld/") and runs[k][-1].get("mutations"))
+    if not subjects:
+        return
+    fig, axes = plt.subplots(len(subjects), 1, figsize=(12, 2.4 * len(subjects)), squeeze=False)
+    for ax, key in zip(axes[:, 0], subjects):
+        mutations = runs[key][-1]["mutations"]
+        ax.bar(range(len(mutations)), [m["wall"] for m in mutations],
+               color=[PATH_COLOURS.get(m["path"], "#000") for m in mutations])
+        counts = {p: sum(m["path"] == p for m in mutations) for p in PATH_COLOURS}
+        ax.set_title(f"{key}: " + ", ".join(f"{n} {p}" for p, n in counts.items() if n), fontsize=9)
+        ax.set_ylabel("s per mutation", fontsize=8)
+        ax.set_xticks([])
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in PATH_COLOURS.values()]
+    fig.legend(handles, list(PATH_COLOURS), loc="upper right", fontsize=8, ncol=len(PATH_COLOURS))
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot(res: dict, path: Path) -> None:

@@ -22,9 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import killmap
+from killmap import pytest_version
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
@@ -43,10 +42,16 @@ def _gate_source_digest() -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def _environment() -> tuple[tuple[str, str], ...]:
+    # Once per process: it reads every file of killmap's own source.
+    return tuple(sorted({"killmap": killmap.__version__, "killmap_source": _gate_source_digest(),
+                         "python": platform.python_version(), "implementation": sys.implementation.name,
+                         "pytest": pytest_version()}.items()))
+
+
 def environment_key() -> dict[str, str]:
-    return {"killmap": killmap.__version__, "killmap_source": _gate_source_digest(),
-            "python": platform.python_version(), "implementation": sys.implementation.name,
-            "pytest": pytest.__version__}
+    return dict(_environment())
 
 
 @functools.lru_cache(maxsize=256)  # every mutation's dependencies re-read the same few files
@@ -165,6 +170,33 @@ class VerdictCache:
 
     def store(self, name: str, static_key: str, deps: dict[str, Any], verdict: dict[str, Any]) -> None:
         self.entries[name] = {"static_key": static_key, "deps": deps, "verdict": verdict}
+
+    # Mutants, by what makes them: building one costs a libcst parse and transform, which is
+    # most of a fully cached run; the same operator on the same file text gives the same mutant.
+    MUTANT_ENTRIES = 2000
+
+    @staticmethod
+    def mutant_key(mutation, text: str, patch_text: str | None) -> str:
+        return _digest({"target": str(mutation.target), "op": mutation.op,
+                        "params": [list(p) for p in mutation.params], "count": mutation.count,
+                        "text": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                        "patch": patch_text, "env": environment_key()})
+
+    @staticmethod
+    def validity_key(original: str, mutated: str, file: str, werror: bool) -> str:
+        return _digest({"original": hashlib.sha256(original.encode("utf-8")).hexdigest(),
+                        "mutated": hashlib.sha256(mutated.encode("utf-8")).hexdigest(),
+                        "file": file, "werror": werror, "env": environment_key()})
+
+    def mutant(self, key: str) -> dict[str, Any] | None:
+        return self.entries.get("#mutants", {}).get(key)
+
+    def store_mutant(self, key: str, fields: dict[str, Any]) -> None:
+        mutants = self.entries.setdefault("#mutants", {})
+        mutants.pop(key, None)
+        mutants[key] = fields
+        while len(mutants) > self.MUTANT_ENTRIES:
+            mutants.pop(next(iter(mutants)))
 
     def save(self) -> None:
         """Write atomically: a temporary file of this writer's own, then os.replace.

@@ -316,8 +316,20 @@ def _timeout(value: Any, error: GateError) -> float:
     return float(value)
 
 
+def entry_mutation(root: Path, catalog: Path, settings: GateSettings, entry: dict[str, Any], *,
+                   adhoc: bool = False) -> Mutation:
+    """One [[mutation]] table, validated exactly as a catalog's own entries are.
+
+    For entries built elsewhere (killmap try builds one from its command line), so a bad
+    field is the same one line and exit 2 as in a catalog. `catalog` is the file the entry
+    would live in (patch paths are relative to its folder). `adhoc`: an experiment with no
+    contract yet, so `kills` may be empty; it is never judged against one.
+    """
+    return _mutation(root, _relative(root, catalog), catalog.parent, settings, 0, entry, adhoc=adhoc)
+
+
 def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index: int,
-              entry: Any) -> Mutation:
+              entry: Any, *, adhoc: bool = False) -> Mutation:
     if not isinstance(entry, dict):
         raise GateError(f"[[mutation]] #{index + 1} must be a table", file=rel)
     name = entry.get("name")
@@ -396,7 +408,7 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     may_kill = _string_list(entry.get("may_kill", []), fail("must be a list of pytest node ids", "may_kill"))
     if invariant and kills:
         raise fail("an invariant mutation must turn nothing red, so it cannot list kills", "kills")
-    if not invariant and not kills:
+    if not invariant and not kills and not adhoc:
         raise fail("must name at least one test (or set invariant = true)", "kills")
     control = entry.get("control")
     if invariant and control is None:

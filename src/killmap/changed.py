@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -16,10 +15,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog import load_catalog
 from killmap.errors import GateError
 from killmap.mutants import _resolve_symbol  # the same symbol resolution as the gate's
-from killmap.mutants import sha256_text
+from killmap.mutant import sha256_text
 
 
 def _git(root: Path, *args: str) -> str:
@@ -61,27 +59,27 @@ def _target_text(source: str, mutation) -> str | None:
 
 
 def changed_mutations(root: Path, options, base: str | None) -> list[str]:
-    from killmap.lab import load
+    from killmap.plan import load
     base = base or default_base(root)
     _git(root, "rev-parse", "--verify", f"{base}^{{commit}}")
     _, mutations = load(root, options)
     changed_files = set(_git(root, "diff", "--name-only", "--relative", base).split())
     changed_files |= set(_git(root, "ls-files", "--others", "--exclude-standard").split())
-    old_entries: dict[str, dict] = {}
+    # Entries are compared as the TOML wrote them (with their [gate] table; a note is not
+    # part of the contract). Loading the old text as a catalog would resolve a revert-patch's
+    # patch beside a temporary copy, fail, and mark every entry of that catalog changed.
+    old_entries: dict[str, object] = {}
+    new_entries: dict[str, object] = {}
     for catalog in {m.catalog for m in mutations}:
         text = _at_base(root, base, catalog)
         if text is None:
             continue
-        with tempfile.TemporaryDirectory() as folder:
-            copy = Path(folder) / Path(catalog).name
-            copy.write_text(text, encoding="utf-8")
-            try:
-                tomllib.loads(text)
-                old = load_catalog(root, copy)
-            except Exception:  # noqa: BLE001 - an old catalog that no longer loads: all changed
-                continue
-        for m in old.mutations:
-            old_entries[m.name] = m.fingerprint()
+        try:
+            old = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:  # an old catalog that did not parse: all changed
+            continue
+        old_entries.update(_raw_entries(old))
+        new_entries.update(_raw_entries(tomllib.loads((root / catalog).read_text(encoding="utf-8"))))
     names = []
     for mutation in mutations:
         now = (root / mutation.target.path).read_text(encoding="utf-8")
@@ -91,7 +89,14 @@ def changed_mutations(root: Path, options, base: str | None) -> list[str]:
         kill_files = {entry.split("::")[0] for entry in mutation.kills + mutation.may_kill}
         tests_changed = any(f in changed_files or any(c.startswith(f.rstrip("/") + "/") for c in changed_files)
                             for f in kill_files)
-        entry_changed = old_entries.get(mutation.name) != mutation.fingerprint()
+        entry_changed = mutation.name not in old_entries or \
+            old_entries[mutation.name] != new_entries.get(mutation.name)
         if target_changed or tests_changed or entry_changed:
             names.append(mutation.name)
     return names
+
+
+def _raw_entries(data: dict) -> dict[str, object]:
+    gate = data.get("gate", {})
+    return {entry["name"]: ({k: v for k, v in entry.items() if k != "note"}, gate)
+            for entry in data.get("mutation", []) if isinstance(entry, dict) and isinstance(entry.get("name"), str)}

@@ -1,4 +1,8 @@
-"""Command line: run, list, show, pin, sweep. Exit 0 all held, 1 a contract failed, 2 bad input."""
+"""Command line: a thin parser. Exit 0 all held, 1 a contract failed, 2 bad input.
+
+Each command's logic lives in its own module (lab, report, check, init, annotations, sweep);
+this file only parses arguments and dispatches.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from killmap import __version__
     parser = _Parser(prog="killmap", description="Mutation-testing gate built on named mutations.")
+    parser.add_argument("--version", action="version", version=f"killmap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="run the gate")
     run.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
@@ -33,12 +39,25 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: the merge base with the main branch)")
     run.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     run.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
+    run.add_argument("--no-swap", action="store_true",
+                     help="run every mutant in a fresh pytest session instead of swapping its code "
+                          "into a fork of the collected one")
     run.add_argument("--shard", default=None, metavar="K/N",
                      help="run only shard K of N (1-based); join the reports with 'killmap merge'")
     merge = sub.add_parser("merge", help="join shard reports into one, and render every format")
     merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
     merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
     merge.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    for cmd in (run, merge):
+        cmd.add_argument("--annotations", choices=("auto", "github", "none"), default="auto",
+                         help="github: workflow-command annotations per failed contract and the job "
+                              "summary; auto (default): github when GITHUB_ACTIONS=true")
+    check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
+    check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
+    init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
+    init.add_argument("--package", default=None, help="the package to aim at (default: detected)")
+    from killmap import reviewcli
+    reviewcli.add_commands(sub)  # red-first, try, prove
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
@@ -64,6 +83,15 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     from killmap.project import find_root
     root = find_root(Path.cwd())
+    if args.command == "check":
+        from killmap.check import main as check_main
+        return check_main(root, tuple(args.catalogs))
+    if args.command == "init":
+        from killmap.init import main as init_main
+        return init_main(root, args.package)
+    from killmap import reviewcli
+    if args.command in reviewcli.COMMANDS:
+        return reviewcli.dispatch(root, args)
     if args.command == "run":
         return _run(root, args)
     if args.command == "merge":
@@ -79,7 +107,6 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(root: Path, args: argparse.Namespace) -> int:
-    from killmap.changed import changed_mutations
     from killmap.console import LiveProgress, make_console, render
     from killmap.lab import LabOptions, run_lab
     from killmap.report import check_report_dir, to_json, write_reports
@@ -92,9 +119,11 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     options = LabOptions(catalogs=tuple(args.catalogs), only=tuple(args.only), jobs=args.jobs,
                          use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
-                         confirm=not args.no_confirm, shard=_shard(args.shard))
+                         confirm=not args.no_confirm, shard=_shard(args.shard),
+                         swap=not args.no_swap)
     console = make_console()
     if args.changed is not None:
+        from killmap.changed import changed_mutations
         names = changed_mutations(root, options, args.changed or None)
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
         if not names:
@@ -108,7 +137,14 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         document["shard"] = args.shard
     paths = write_reports(document, report_dir)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+    _publish(document, root, paths, args.annotations)
     return document["exit_code"]
+
+
+def _publish(document, root: Path, paths, mode: str) -> None:
+    from killmap.annotations import publish
+    sys.stdout.flush()
+    publish(document, paths["markdown"], mode)
 
 
 def _report_dir(root: Path, given: Path | None) -> Path:
@@ -128,7 +164,7 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 
 
 def _merge(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     from killmap.report import check_report_dir, merge, write_reports
     report_dir = _report_dir(root, args.report_dir)
     check_report_dir(report_dir)
@@ -138,16 +174,17 @@ def _merge(root: Path, args: argparse.Namespace) -> int:
     held = sum(m["verdict"] == "held" for m in document["mutations"])
     print(f"merged {len(args.reports)} report(s): {held}/{len(document['mutations'])} contracts held; "
           f"reports: {paths['json']}")
+    _publish(document, root, paths, args.annotations)
     return document["exit_code"]
 
 
 def _catalog_options(args: argparse.Namespace):
-    from killmap.lab import LabOptions
+    from killmap.plan import LabOptions
     return LabOptions(catalogs=tuple(args.catalogs))
 
 
 def _list(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     _, mutations = load(root, _catalog_options(args))
     for m in mutations:
         if args.names and m.name not in args.names:
@@ -158,7 +195,7 @@ def _list(root: Path, args: argparse.Namespace) -> int:
 
 
 def _show(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     from killmap.mutants import build_mutant
     _, mutations = load(root, _catalog_options(args))
     wanted = args.names[0]
@@ -174,7 +211,7 @@ def _show(root: Path, args: argparse.Namespace) -> int:
 
 
 def _pin(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import load
+    from killmap.plan import load
     from killmap.mutants import build_mutant
     from killmap.pins import pins_for, rewrite_pins
     catalogs, mutations = load(root, _catalog_options(args))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from killmap.cache import displaced_folder
-from killmap.guard import Containment, TreeGuard
+from killmap.guard import Containment, TreeGuard, pristine_hashes
 from killmap.outcome import RunOutcome
 from killmap.pool import Pool, Worker
 from killmap.runner import Scenario, run_scenario, run_to_completion
@@ -35,16 +35,17 @@ class Engine:
         self.pool: Pool | None = None
         try:
             pristine = self.scratch.pristine_copy(root, files)
+            hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             if trees is None:
                 folders = [self.scratch.new_sandbox(root, files, i) for i in range(max(1, sandboxes))]
-                guards = [TreeGuard(f, files, pristine, watch_new_files=True) for f in folders]
+                guards = [TreeGuard(f, files, pristine, watch_new_files=True, hashes=hashes) for f in folders]
             else:
                 folders, guards = [], []
                 for index, tree in enumerate(trees):
                     own = self.scratch.tree_copy(tree, f"tree-{index}")
                     folders.append(self.scratch.new_sandbox(root, sorted(tree), index, source=own))
                     guards.append(TreeGuard(folders[-1], sorted(tree), own, watch_new_files=True))
-            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False),
+            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
                                       displaced_folder(cache_dir))
             self.pool = Pool(folders, guards, containment)
         except BaseException:

@@ -27,6 +27,10 @@ class FileState:
     sha256: str
 
 
+def pristine_hashes(pristine: Path, files: list[str]) -> dict[str, str]:
+    return {rel: _digest(pristine / rel) for rel in files}
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -54,15 +58,18 @@ class TreeGuard:
     new files are the user's own business and are left alone.
     """
 
-    def __init__(self, folder: Path, files: list[str], pristine: Path, *, watch_new_files: bool):
+    def __init__(self, folder: Path, files: list[str], pristine: Path, *, watch_new_files: bool,
+                 hashes: dict[str, str] | None = None):
         self.folder = folder
         self.pristine = pristine
         self.watch_new_files = watch_new_files
-        # Size and mtime as they are in the guarded tree; the hash of the pristine bytes.
+        # Size and mtime as they are in the guarded tree; the hash of the pristine bytes
+        # (`hashes`: already computed for this pristine copy, shared by all its guards).
         self.states = {}
         for rel in files:
             stat = (folder / rel).stat()
-            self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, _digest(pristine / rel))
+            digest = hashes[rel] if hashes and rel in hashes else _digest(pristine / rel)
+            self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, digest)
         self._lock = threading.Lock()   # the working tree's guard is shared by every worker
         self.last_seen_ns: dict[str, int] = {}   # when a changed file was last written
 

@@ -139,7 +139,7 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
                            f"{run.exit_code}); log tail: {run.log_tail[-400:]}", red=red_tests)
     if run.collect_errors:
         node, message = run.collect_errors[0]
-        return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {_first_line(message)}",
+        return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {_error_line(message)}",
                        red=red_tests, extras={"broken_cause": "collection"})
     proof = run.proof or {}
     if proof.get("import_error"):
@@ -180,6 +180,12 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
         return verdict(HELD, "nothing went red, and the mutated code was executed by "
                        f"{len(evidence.reached_by) or 'import-time'} test(s)", red=red_tests)
 
+    if not red_ids and not evidence.region_executed and not evidence.import_time:
+        # Nothing went red and no test (the kills tests included) runs the mutated code: the
+        # diagnosis is not a weak assertion but missing reach.
+        return verdict(UNEVIDENCED, "no test executes the mutated code, the kills tests included, so "
+                       "the contract cannot be judged: " + ", ".join(mutation.kills), red=red_tests,
+                       missing=mutation.kills)
     collected = run.collected
     missing = tuple(entry for entry in mutation.kills
                     if not any(matches(entry, r) for r in red_ids))
@@ -254,6 +260,17 @@ def _disagreements(first: RunOutcome, again: RunOutcome) -> list[str]:
             flipped.append(f"{test_id} ({'red' if before.red else 'green'} then "
                            f"{'red' if result.red else 'green'})")
     return sorted(flipped)
+
+
+def _error_line(text: str) -> str:
+    """The line naming the exception (pytest's "E   NameError: ..."), else the first line."""
+    import re
+    for line in reversed(text.splitlines()):
+        bare = line.strip()
+        bare = bare[1:].strip() if bare.startswith("E ") else bare
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", bare):
+            return bare[:300]
+    return _first_line(text)
 
 
 def _first_line(text: str) -> str:

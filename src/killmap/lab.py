@@ -8,7 +8,6 @@ re-run -> verdict (judge) -> reports. See docs/DESIGN.md.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -16,32 +15,16 @@ from typing import Any, Callable
 from killmap import judge
 from killmap.baseline import Baseline, check_contract_ids, run_baseline
 from killmap.cache import VerdictCache, test_files_digest
-from killmap.catalog import Catalog, GateSettings, Mutation, discover_catalogs, load_catalogs
+from killmap.catalog import GateSettings, Mutation
 from killmap.engine import Engine
-from killmap.errors import GateError
 from killmap.judge import Verdict
-from killmap.mutants import Mutant, Sources, build_mutant
+from killmap.mutant import Mutant
 from killmap.pins import check_pins
+from killmap.plan import LabOptions, load
 from killmap.project import check_targets_copied, project_files
 from killmap.reach import enclosing_functions, region_of
 from killmap.trial import run_mutant
-from killmap.validity import check_mutant
-
-@dataclass(frozen=True)
-class LabOptions:
-    catalogs: tuple[Path, ...] = ()
-    only: tuple[str, ...] = ()
-    names: tuple[str, ...] | None = None       # a pre-filtered set (e.g. from --changed)
-    jobs: int = max(os.cpu_count() or 1, 1)
-    use_cache: bool = True
-    cache_dir: Path | None = None
-    baseline_runs: int = 2
-    baseline_timeout: float = 900.0
-    confirm: bool = True
-    shard: tuple[int, int] | None = None       # (k, n), 1-based
-    # Only these tests (node ids or prefixes) run under each mutant: "which defects does
-    # this test catch?" asks about one test, not about the contract.
-    focus: tuple[str, ...] | None = None
+from killmap.validity import Validity, check_mutant
 
 
 @dataclass
@@ -58,51 +41,6 @@ class LabResult:
 
 
 Progress = Callable[[str, Any], None]
-
-
-def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]]:
-    paths = list(options.catalogs) or discover_catalogs(root)
-    catalogs = load_catalogs(root, [p if p.is_absolute() else (Path.cwd() / p) for p in paths])
-    mutations = [m for c in catalogs for m in c.mutations]
-    known = {m.name for m in mutations}
-    for name in options.only:
-        if name not in known:
-            raise GateError(f"--only {name!r} names no mutation in the catalog(s)", field="--only")
-    if options.only:
-        wanted = set(options.only)
-        # An invariant needs its control in the same run, so the control comes along.
-        wanted |= {m.control for m in mutations if m.name in wanted and m.control}
-        mutations = [m for m in mutations if m.name in wanted]
-    if options.shard is not None:
-        mutations = _shard(mutations, *options.shard)
-    if options.names is not None:
-        wanted = set(options.names) | {m.control for m in mutations if m.name in options.names and m.control}
-        mutations = [m for m in mutations if m.name in wanted]
-    return catalogs, mutations
-
-
-def _shard(mutations: list[Mutation], k: int, n: int) -> list[Mutation]:
-    """Deal mutations round-robin in catalog order; an invariant stays with its control,
-    since it is judged against the control's verdict in the same run."""
-    group_of: dict[str, int] = {}
-    groups: list[list[str]] = []
-    by_name = {m.name: m for m in mutations}
-    for mutation in mutations:
-        partner = mutation.control if mutation.invariant else None
-        home = group_of.get(partner) if partner else None
-        if home is None:
-            home = next((group_of[m.name] for m in mutations if m.invariant and m.control == mutation.name
-                         and m.name in group_of), None)
-        if home is None:
-            home = len(groups)
-            groups.append([])
-        groups[home].append(mutation.name)
-        group_of[mutation.name] = home
-        if partner and partner in by_name and partner not in group_of:
-            group_of[partner] = home
-            groups[home].append(partner)
-    chosen = {name for index, group in enumerate(groups) if index % n == k - 1 for name in group}
-    return [m for m in mutations if m.name in chosen]
 
 
 def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None) -> LabResult:
@@ -124,8 +62,10 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     started = time.perf_counter()
     files = project_files(root)
     check_targets_copied(mutations, files)
-    sources = Sources(root)
-    mutants = {**{m.name: build_mutant(root, m, sources) for m in mutations if not mutants or m.name not in mutants},
+    # A focused run answers another question than the contract: its verdicts are not the gate's.
+    cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
+    sources = _Sources(root)
+    mutants = {**{m.name: _mutant(root, m, sources, cache) for m in mutations if not mutants or m.name not in mutants},
                **(mutants or {})}
     _check_control_sites(mutations, mutants)
     progress("planned", len(mutations))
@@ -133,12 +73,10 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     decided: dict[str, Verdict] = {}
     warnings: dict[str, tuple[str, ...]] = {}
     for mutation in mutations:
-        early, warnings[mutation.name] = _static_verdict(root, mutation, mutants[mutation.name])
+        early, warnings[mutation.name] = _static_verdict(root, mutation, mutants[mutation.name], cache)
         if early is not None:
             decided[mutation.name] = early
 
-    # A focused run answers another question than the contract: its verdicts are not the gate's.
-    cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
     keys: dict[str, str] = {}
     digests: dict[GateSettings, str] = {}
     for mutation in mutations:
@@ -180,7 +118,8 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                 results = engine.map(jobs_for_group,
                                      lambda worker, job: run_mutant(root, engine, worker, job,
                                                                     confirm=options.confirm,
-                                                                    focus=options.focus),
+                                                                    focus=options.focus,
+                                                                    swap=options.swap),
                                      on_done)
                 for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
                     decided[mutation.name] = verdict
@@ -204,7 +143,62 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
 
 # --- before anything runs ----------------------------------------------------------------
 
-def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> tuple[Verdict | None, tuple[str, ...]]:
+class _Sources:
+    """The operators' parsed sources, parsed (and libcst imported) only when a mutant must
+    be built: a fully cached run needs neither."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._sources = None
+
+    def build(self, mutation: Mutation) -> Mutant:
+        from killmap.mutants import Sources, build_mutant
+        if self._sources is None:
+            self._sources = Sources(self.root)
+        return build_mutant(self.root, mutation, self._sources)
+
+
+def _mutant(root: Path, mutation: Mutation, sources: _Sources, cache: VerdictCache | None) -> Mutant:
+    """The mutant, from the cache when the same operator already ran on the same text."""
+    if cache is None:
+        return sources.build(mutation)
+    try:
+        text = (root / mutation.target.path).read_text(encoding="utf-8")
+        patch = mutation.param("patch")
+        patch_text = (root / patch).read_text(encoding="utf-8") if patch else None
+    except (OSError, UnicodeDecodeError):
+        return sources.build(mutation)  # it reports the problem itself
+    key = VerdictCache.mutant_key(mutation, text, patch_text)
+    known = cache.mutant(key)
+    if known is not None:
+        return Mutant(mutation, mutation.target.path, text, known["mutated"], known["sites"], known["reason"],
+                      known["target_sha256"], tuple(known["changed_lines"]),
+                      tuple(known["mutant_changed_lines"]), known["target_pin"])
+    mutant = sources.build(mutation)
+    cache.store_mutant(key, {"mutated": mutant.mutated, "sites": mutant.sites, "reason": mutant.reason,
+                             "target_sha256": mutant.target_sha256, "changed_lines": list(mutant.changed_lines),
+                             "mutant_changed_lines": list(mutant.mutant_changed_lines),
+                             "target_pin": mutant.target_pin})
+    return mutant
+
+
+def _validity(mutant: Mutant, werror: bool, cache: VerdictCache | None) -> Validity:
+    """pyflakes over the mutant, remembered with the mutant: it is a pure function of the two
+    texts, and the slowest step of a fully cached run."""
+    if cache is None:
+        return check_mutant(mutant.original, mutant.mutated or "", mutant.file, werror)
+    key = VerdictCache.validity_key(mutant.original, mutant.mutated or "", mutant.file, werror)
+    known = cache.mutant(key)
+    if known is not None:
+        return Validity(known["ok"], known["problem"], known["cause"], tuple(known["warnings"]))
+    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, werror)
+    cache.store_mutant(key, {"ok": validity.ok, "problem": validity.problem, "cause": validity.cause,
+                             "warnings": list(validity.warnings)})
+    return validity
+
+
+def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant,
+                    cache: VerdictCache | None = None) -> tuple[Verdict | None, tuple[str, ...]]:
     """The verdict known before anything runs, if any, and the mutant's dead-code warnings."""
     def verdict(kind: str, detail: str, **extras: Any) -> Verdict:
         return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
@@ -215,7 +209,7 @@ def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant) -> tuple[Ver
         return verdict(judge.STALE, stale), ()
     if not mutant.applied:
         return verdict(judge.NOT_APPLIED, mutant.reason, sites=mutant.sites), ()
-    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
+    validity = _validity(mutant, mutation.lint_is_error, cache)
     if not validity.ok:
         return verdict(judge.BROKEN_VERDICT, validity.problem, broken_cause=validity.cause), validity.warnings
     return None, validity.warnings
@@ -265,4 +259,5 @@ def _verdict_from_json(data: dict[str, Any]) -> Verdict:
     for key in ("expected", "missing", "unexpected", "reached_by", "selected"):
         data[key] = tuple(data.get(key, ()))
     data["cached"] = True
+    data["duration"] = 0.0  # a reused verdict cost no run (the README: 0 when cached)
     return Verdict(**data)

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killmap.plugin import BROKEN_TYPES
+# Exceptions whose red means "the mutant does not compile" when the mutated file raised them.
+BROKEN_TYPES = ("NameError", "UnboundLocalError", "ImportError", "ModuleNotFoundError", "SyntaxError",
+                "IndentationError", "TabError")
 
 ASSERTION = "assertion"   # AssertionError, pytest.fail, pytest.raises that did not raise
 CRASH = "crash"           # another exception from the code under test: a legitimate red
@@ -94,6 +96,8 @@ class RunOutcome:
     untraced: frozenset[str] = frozenset()       # tests whose session died before saving coverage
     escaped: tuple[str, ...] = ()                # working-tree files written during the run (restored)
     sandbox_writes: tuple[str, ...] = ()         # sandbox files it wrote that tests do not (repaired)
+    path: str = "fresh"                          # swap (a fork of the collected session), fallback, fresh
+    fallback: str = ""                           # why a swap fell back to a fresh session
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -154,4 +158,5 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         collected=tuple(collected), tests=tests, collect_errors=tuple(errors),
         in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
         imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
-        finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"))
+        finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"),
+        path=response.get("path", "fresh"), fallback=response.get("fallback", ""))

@@ -26,7 +26,7 @@ else:  # pragma: no cover
 
 from killmap.catalog import Mutation
 from killmap.errors import GateError
-from killmap.mutants import Mutant, sha256_text
+from killmap.mutant import Mutant, sha256_text
 from killmap.patching import split_lines
 from killmap.syntax import is_syntax_pin
 

@@ -24,6 +24,9 @@ class Worker:
     process: subprocess.Popen
     guard: TreeGuard | None = None            # the sandbox, checked and repaired after each run
     containment: Containment | None = None    # the working tree, shared by every worker
+    # The sandbox was repaired after a run: the collected session saw the damage (its
+    # folder may even be gone), so the next run starts a new one.
+    session_stale: bool = False
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin and self.process.stdout

@@ -6,7 +6,6 @@ they cannot disagree, and `killmap merge` can join shard reports and render them
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import platform
@@ -15,9 +14,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 import killmap
+from killmap import pytest_version
 from killmap.errors import GateError
 from killmap.judge import EXPLANATIONS, HELD, VERDICTS
 from killmap.lab import LabResult
@@ -57,7 +56,8 @@ def to_json(result: LabResult, root: Path) -> Document:
             "selection": verdict.selection,
             "duration_seconds": round(verdict.duration, 4),
             **{k: verdict.extras[k] for k in ("run_seconds", "confirm_seconds", "selected_baseline_seconds",
-                                               "broken_cause") if k in verdict.extras},
+                                               "broken_cause", "path", "path_reason", "swap")
+               if k in verdict.extras},
             "warnings": list(verdict.extras.get("warnings", ())),
             "timeout_seconds": verdict.timeout,
             "cached": verdict.cached,
@@ -80,7 +80,7 @@ def _document(mutations: list[dict[str, Any]], *, root: str, jobs: int, wall: fl
         "schema": SCHEMA,
         "killmap_version": killmap.__version__,
         "python": platform.python_version(),
-        "pytest": pytest.__version__,
+        "pytest": pytest_version(),
         "root": root,
         "shard": shard,
         "jobs": jobs,
@@ -159,59 +159,128 @@ def to_junit(doc: Document) -> str:
                                     message=f"{entry['verdict']}: {entry['detail']}"[:1000])
             failure.text = _details(entry)
         else:
-            ET.SubElement(case, "system-out").text = "\n".join(
-                [entry["detail"], *(f"warning: {w}" for w in entry.get("warnings", ()))])
+            ET.SubElement(case, "system-out").text = _details(entry)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
-def to_markdown(doc: Document) -> str:
+MARKDOWN_LIMIT = 65_536  # GitHub's limit on a comment body; counted here in UTF-8 bytes, stricter
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _row(entry: dict[str, Any]) -> str:
+    mark = "✅" if entry["verdict"] == HELD else "❌"
+    return (f"| `{entry['name']}` | {mark} {entry['verdict']} | {_red_vs_expected(entry)} | "
+            f"{entry['duration_seconds']:.2f}s{' (cached)' if entry['cached'] else ''} |")
+
+
+def _failure(entry: dict[str, Any], fold: bool, diff_limit: int | None = None) -> list[str]:
+    diff = entry["diff"].rstrip()
+    if diff_limit is not None and len(diff) > diff_limit:
+        diff = diff[:diff_limit].rsplit("\n", 1)[0] + "\n… (diff cut here: the whole diff is in killmap.json)"
+    reds = ", ".join(f"`{r['id']}` ({r['cause']})" for r in entry["red"]) or "none"
+    body = [f"{entry['explanation']}.", "", f"**What differed:** {entry['detail']}", "", f"**Red:** {reds}"]
+    if diff:
+        body += ["", "<details><summary>mutant diff</summary>", "", "```diff", diff, "```", "", "</details>"]
+    if fold:
+        return ["", f"<details><summary><code>{entry['name']}</code>: {entry['verdict']}</summary>", "",
+                *body, "", "</details>"]
+    return ["", f"### `{entry['name']}`: {entry['verdict']}", "", *body]
+
+
+def _warnings(doc: Document) -> list[str]:
+    warned = [entry for entry in doc["mutations"] if entry.get("warnings")]
+    if not warned:
+        return []
+    return ["", "**Warnings** (the mutant still ran and was judged; `werror = true` makes "
+            "dead-code findings broken):", "",
+            *(f"- `{entry['name']}`: {'; '.join(entry['warnings'])}" for entry in warned)]
+
+
+def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
+    """A summary table and, per failed contract, what differed and the diff: a review comment.
+
+    A large catalog would pass GitHub's comment limit: then the failed contracts come first
+    (worst first), every detail is folded, and what does not fit is counted, with a pointer
+    to the full reports (killmap.html, killmap.json) in the reports artifact.
+    """
     lines = [f"## killmap: {_held(doc)}/{len(doc['mutations'])} contracts held", "",
              "| mutation | verdict | red / expected | time |", "|---|---|---|---|"]
+    lines += [_row(entry) for entry in doc["mutations"]]
+    lines += _warnings(doc)
     for entry in doc["mutations"]:
-        mark = "✅" if entry["verdict"] == HELD else "❌"
-        lines.append(f"| `{entry['name']}` | {mark} {entry['verdict']} | {_red_vs_expected(entry)} | "
-                     f"{entry['duration_seconds']:.2f}s{' (cached)' if entry['cached'] else ''} |")
-    warned = [entry for entry in doc["mutations"] if entry.get("warnings")]
-    if warned:
-        lines += ["", "**Warnings** (the mutant still ran and was judged; `werror = true` makes "
-                  "dead-code findings broken):", ""]
-        lines += [f"- `{entry['name']}`: {'; '.join(entry['warnings'])}" for entry in warned]
-    for entry in doc["mutations"]:
-        if entry["verdict"] == HELD:
-            continue
-        lines += ["", f"### `{entry['name']}`: {entry['verdict']}", "", f"{entry['explanation']}.", "",
-                  f"**What differed:** {entry['detail']}"]
-        if entry["diff"]:
-            lines += ["", "<details><summary>mutant diff</summary>", "", "```diff",
-                      entry["diff"].rstrip(), "```", "", "</details>"]
-    return "\n".join(lines) + "\n"
+        if entry["verdict"] != HELD:
+            lines += _failure(entry, fold=False)
+    text = "\n".join(lines) + "\n"
+    return text if _size(text) <= limit else _folded_markdown(doc, limit)
+
+
+def _folded_markdown(doc: Document, limit: int) -> str:
+    from killmap.annotations import failed_in_order
+    failed = failed_in_order(doc)
+    held = [m for m in doc["mutations"] if m["verdict"] == HELD]
+    counts = Counter(m["verdict"] for m in failed)
+    head = [f"## killmap: {len(held)}/{len(doc['mutations'])} contracts held", "",
+            f"**{len(failed)} failed:** " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
+            "",
+            "_A large catalog: failed contracts first, worst first, details folded. The full report is "
+            "`killmap.html` (the kill matrix) and `killmap.json` in the reports artifact._", ""]
+    tail_room = 600  # for the closing count and pointer
+    budget = limit - tail_room
+    out = "\n".join(head) + "\n"
+
+    def fits(piece: str, within: int = budget) -> bool:
+        return _size(out) + _size(piece) <= within
+
+    # The rows take at most two thirds, so the worst failures keep room for their details.
+    table = "| mutation | verdict | red / expected | time |\n|---|---|---|---|\n"
+    rows_shown = 0
+    if failed and fits(table):
+        out += table
+        for entry in failed:
+            row = _row(entry) + "\n"
+            if not fits(row, budget * 2 // 3):
+                break
+            out += row
+            rows_shown += 1
+    details_shown = 0
+    for entry in failed[:rows_shown]:
+        piece = "\n".join(_failure(entry, fold=True, diff_limit=3000)) + "\n"
+        if not fits(piece):
+            break
+        out += piece
+        details_shown += 1
+    warned = "\n".join(_warnings(doc)) + "\n" if _warnings(doc) else ""
+    warnings_listed = bool(warned) and fits(warned)
+    if warnings_listed:
+        out += warned
+    held_block = ("\n<details><summary>" + f"{len(held)} held</summary>\n\n" +
+                  ", ".join(f"`{m['name']}`" for m in held) + "\n\n</details>\n") if held else ""
+    held_listed = bool(held_block) and fits(held_block)
+    if held_listed:
+        out += held_block
+    missing = []
+    if rows_shown < len(failed):
+        missing.append(f"{len(failed) - rows_shown} more failed contract(s)")
+    if details_shown < rows_shown:
+        missing.append(f"the details of {rows_shown - details_shown} shown above")
+    if warned and not warnings_listed:
+        missing.append(f"the warnings of {sum(bool(m.get('warnings')) for m in doc['mutations'])} mutation(s)")
+    if held and not held_listed:
+        missing.append(f"the names of the {len(held)} held")
+    if missing:
+        out += (f"\n**Not shown here** (GitHub's {limit:,}-character limit): {'; '.join(missing)}. "
+                "Every contract, with its red tests and diff, is in `killmap.html` and `killmap.json` "
+                "in the reports artifact.\n")
+    return out
 
 
 def to_html(doc: Document) -> str:
-    """One self-contained page: the table, and for each mutation what happened."""
-    esc = html.escape
-    rows = "".join(
-        f"<tr class='{esc(m['verdict'])}'><td><a href='#{esc(m['name'])}'>{esc(m['name'])}</a></td>"
-        f"<td>{esc(m['verdict'])}</td><td>{_red_vs_expected(m)}</td><td>{m['duration_seconds']:.2f}s</td></tr>"
-        for m in doc["mutations"])
-    sections = []
-    for m in doc["mutations"]:
-        reds = "".join(f"<li><code>{esc(r['id'])}</code> {esc(r['cause'])} {esc(r['exception'] or '')} "
-                       f"at {esc(r['raised_at'] or '?')}</li>" for r in m["red"])
-        sections.append(
-            f"<section id='{esc(m['name'])}'><h2>{esc(m['name'])}: <span class='{esc(m['verdict'])}'>"
-            f"{esc(m['verdict'])}</span></h2><p>{esc(m['explanation'])}.</p>"
-            f"<p><b>Detail:</b> {esc(m['detail'])}</p>"
-            f"<p><b>Expected red:</b> {esc(', '.join(m['expected']) or 'nothing (invariant)')}</p>"
-            + "".join(f"<p class='warning'>warning: {esc(w)}</p>" for w in m.get("warnings", ()))
-            + f"<ul>{reds}</ul><pre>{esc(m['diff'])}</pre></section>")
-    return ("<!doctype html><meta charset='utf-8'><title>killmap report</title><style>"
-            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:.3em .6em}.held{color:#070}"
-            "tr:not(.held) td:nth-child(2),span:not(.held){color:#b00}pre{background:#f6f6f6;padding:1em}"
-            f"</style><h1>killmap: {_held(doc)}/{len(doc['mutations'])} contracts held</h1>"
-            "<table><tr><th>mutation</th><th>verdict</th><th>red / expected</th><th>time</th></tr>"
-            f"{rows}</table>{''.join(sections)}")
+    """One self-contained page with the kill matrix (html_report.py)."""
+    from killmap.html_report import to_html as render
+    return render(doc)
 
 
 # Stryker's mutation-testing-report-schema has no contract verdicts; each maps to the status
@@ -235,7 +304,8 @@ def to_stryker(doc: Document) -> Document:
             source = path.read_text(encoding="utf-8") if path.is_file() else ""
             files[m["file"]] = {"language": "python", "source": source, "mutants": []}
         source_lines = files[m["file"]]["source"].split("\n") or [""]
-        first = max(min(m["lines"] or [1]), 1)
+        # Clamped to the source at hand: a report merged where its root does not exist has none.
+        first = min(max(min(m["lines"] or [1]), 1), len(source_lines))
         last = min(max(m["lines"] or [1]), len(source_lines))
         status = _STRYKER_STATUS[m["verdict"]]
         if m["invariant"] and m["verdict"] in ("held", "unevidenced"):

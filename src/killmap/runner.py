@@ -10,6 +10,7 @@ red from a flake (see plugin.Recorder.pytest_runtestloop).
 from __future__ import annotations
 
 import hashlib
+import json
 import signal
 import tempfile
 import time
@@ -23,7 +24,7 @@ from killmap.sandbox import Scratch
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
 # seen (no maxfail), order is the file's (no random order), nothing is cached between runs.
 GATE_FLAGS = ("-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:random_order",
-              "-p", "no:xdist", "--maxfail=0", "-q", "--tb=short", "-o", "console_output_style=classic")
+              "-p", "no:xdist", "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,17 @@ class Scenario:
     coverage_after_collection: bool = False
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
+    confirm_allowed: tuple[str, ...] | None = None   # kills + may_kill: reds inside the contract
     ignore: tuple[str, ...] = ()        # relative test files left out of collection
     collect_only: bool = False          # collect and prove the origin, run nothing
     confine: bool = True                # Landlock: writes only beneath sandbox, temp and /dev
+    # Run in a fork of a session that collected these targets once (session.py), with the
+    # mutant's code swapped in; the worker falls back to a fresh session when it must.
+    session_tests: tuple[str, ...] | None = None
+    swap: bool = False
+    # More pytest arguments, after the gate's flags (red-first's reverted tree passes
+    # --continue-on-collection-errors: a test module may not import without the fix).
+    extra_args: tuple[str, ...] = ()
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -54,7 +63,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
         "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}",
-                 *(["--collect-only"] if scenario.collect_only else [])],
+                 *(["--collect-only"] if scenario.collect_only else []), *scenario.extra_args],
         "timeout": scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),
@@ -65,6 +74,21 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     }
     if scenario.confine:
         request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
+    unmutated = not scenario.writes and not scenario.coverage_files
+    if scenario.session_tests is not None and not scenario.collect_only and (
+            (scenario.swap and scenario.mutated_file) or unmutated):
+        # One collected session per worker and key: the same targets, paths and filters. An
+        # unmutated run (an untraced baseline) is a fork of it running every collected item.
+        key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.ignore, scenario.confine])
+        request["session"] = {
+            "key": key, "tests": list(scenario.tests), "log": str(folder / "session.log"),
+            "all": unmutated and tuple(scenario.tests) == tuple(scenario.session_tests),
+            "args": [*scenario.session_tests, *GATE_FLAGS, f"--rootdir={sandbox}",
+                     f"--basetemp={scratch.temp_dir()}"],
+            "timeout": 900.0, "restart": worker.session_stale,
+            "swap": {"module": scenario.expect_module, "file": str(sandbox / scenario.mutated_file),
+                     "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else ""}
+            if scenario.swap and scenario.mutated_file else None}
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),
@@ -80,7 +104,11 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     if scenario.confirm_kills is not None:
         request["snapshot"] = {"events": str(folder / "confirm-events.jsonl"),
                                "log": str(folder / "confirm-pytest.log"),
-                               "kill_ids": list(scenario.confirm_kills)}
+                               "kill_ids": list(scenario.confirm_kills),
+                               "allowed_ids": (list(scenario.confirm_allowed)
+                                               if scenario.confirm_allowed is not None else None)}
+    if "session" in request:
+        worker.session_stale = False
     if worker.containment is not None:
         worker.containment.started(request["id"], time.time_ns())
     try:
@@ -115,6 +143,8 @@ def _sandbox_writes(worker: Worker, unmutated: bool) -> tuple[str, ...]:
     if worker.guard is None:
         return ()
     changed = worker.guard.check_and_restore().paths
+    if changed:
+        worker.session_stale = True
     if worker.containment is None:
         return changed
     if unmutated:
@@ -210,7 +240,9 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         for c in confirmations:
             confirmed.update(c.tests)
         confirmation = replace(confirmations[0], tests=confirmed, wall=sum(c.wall for c in confirmations))
+    fresh = [o for o in segments if o.path != "swap"]
     return RunOutcome(
+        path=fresh[0].path if fresh else "swap", fallback=fresh[0].fallback if fresh else "",
         status=last.status, wall=sum(o.wall for o in segments), collected=tuple(collected), tests=tests,
         collect_errors=tuple(e for o in segments for e in o.collect_errors),
         in_progress=last.in_progress if last.status != "done" else None,

@@ -18,7 +18,7 @@ from killmap.cache import dependencies
 from killmap.catalog import Mutation, matches
 from killmap.engine import Engine
 from killmap.judge import Evidence, Verdict
-from killmap.mutants import Mutant
+from killmap.mutant import Mutant
 from killmap.pool import Worker
 from killmap.project import module_name
 from killmap.reach import Region, region_of
@@ -28,21 +28,40 @@ MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 10.0
 
 
-def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
-    region = region_of(mutant.original, mutant.changed_lines)
-    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
+def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str | None, Region]:
+    """The tests that executed the mutant's changed statements in the baseline.
+
+    Every collected test when the change runs at import or while tests are collected, or
+    when no coverage was recorded for the file; the second value then says why (None
+    when the tests were read from coverage).
+    """
+    return tests_reaching(mutant.original, mutant.changed_lines, baseline.coverage.get(mutant.file),
+                          baseline.collected)
+
+
+def tests_reaching(source: str, changed_lines: tuple[int, ...], file_coverage: dict[str, list[int]] | None,
+                   collected: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, Region]:
+    """`reaching_tests` for any changed lines of any file (red-first: a fix's lines at HEAD)."""
+    region = region_of(source, changed_lines)
     if region.import_time:
-        return baseline.collected, "all tests: the change runs at import", region
-    file_coverage = baseline.coverage.get(mutant.file)
+        return collected, "all tests: the change runs at import", region
     if file_coverage is None:
-        return baseline.collected, "all tests: no coverage was recorded for the target file", region
+        return collected, "all tests: no coverage was recorded for the target file", region
     if region.lines.intersection(file_coverage.get("", ())):
         # A function that runs while tests are collected (say, to build parameters) changes
         # what exists to run: treat it like import-time code.
-        return baseline.collected, "all tests: the change runs while tests are collected", \
+        return collected, "all tests: the change runs while tests are collected", \
             Region(region.lines, True)
     reaching = set(region.reached_by(file_coverage))
-    chosen = tuple(t for t in baseline.collected if t in reaching or t in contract)
+    return tuple(t for t in collected if t in reaching), None, region
+
+
+def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
+    reaching, everything, region = reaching_tests(mutant, baseline)
+    if everything is not None:
+        return reaching, everything, region
+    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
+    chosen = tuple(t for t in baseline.collected if t in set(reaching) or t in contract)
     return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
 
 
@@ -53,7 +72,7 @@ def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) 
 
 
 def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool,
-               focus: tuple[str, ...] | None = None):
+               focus: tuple[str, ...] | None = None, swap: bool = True):
     """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
     Returns the verdict and the dependencies its cache entry is keyed on. `focus`: run
     only the selected tests these entries match."""
@@ -71,34 +90,40 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
                           **base)
         return verdict, deps
     module = module_name(mutant.file, mutation.settings.paths)
+    # The swap (swap.py) is sound only for changes that run neither at import nor while
+    # tests are collected: select_tests marks both as import-time.
+    swappable = swap and not original_region.import_time
     scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
                         confine=mutation.settings.confine,
                         sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
-                        coverage_files=(mutant.file,), mutated_file=mutant.file, expect_module=module,
-                        # Tracing costs; a change that does not run at import is only reached
-                        # by tests, so tracing starts once collection is done.
-                        coverage_after_collection=not original_region.import_time)
+                        mutated_file=mutant.file, expect_module=module,
+                        session_tests=baseline.targets, ignore=baseline.ignored, swap=swappable)
     if confirm:
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
-        scenario = replace(scenario, confirm_kills=kills)
+        allowed = tuple(t for t in selected if any(matches(e, t) for e in mutation.contract_tests()))
+        scenario = replace(scenario, confirm_kills=kills, confirm_allowed=allowed)
     run = engine.run(worker, scenario, complete=True)
-    mutant_region = region_of(mutant.mutated or "", mutant.mutant_changed_lines)
-    file_coverage = (run.coverage or {}).get(mutant.file)
     confirm = run.confirmation if run.status == "done" and run.finished else None
     if confirm is not None:
         run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
-    reached_by = set(mutant_region.reached_by(file_coverage))
-    if run.untraced:
-        # A session that died lost its coverage. Up to the first changed statement the
-        # mutant runs what the original runs, so a test reaches the change in the mutant
-        # exactly when it reaches the changed statements in the baseline.
-        reached_by |= set(original_region.reached_by(baseline.coverage.get(mutant.file))) & run.untraced
+    # Reach from the baseline, not the mutant: up to the first execution of a changed
+    # statement, the mutant and the original execute the same instructions, so a test
+    # reaches the change in the mutant exactly when it runs the changed statements in the
+    # original (docs/DESIGN.md). Mutant runs are therefore not traced at all.
+    file_coverage = baseline.coverage.get(mutant.file)
     evidence = Evidence(run=run, confirm=confirm,
-                        reached_by=tuple(sorted(reached_by)),
-                        region_executed=mutant_region.executed_at_all(file_coverage),
-                        import_time=mutant_region.import_time or original_region.import_time,
+                        reached_by=original_region.reached_by(file_coverage),
+                        region_executed=original_region.executed_at_all(file_coverage),
+                        import_time=original_region.import_time,
                         timeout=timeout, selected_baseline_seconds=unmutated)
-    return judge.judge_run(mutation, evidence, base), deps
+    verdict = judge.judge_run(mutation, evidence, base)
+    why = run.fallback or ("" if run.path == "swap" else
+                           "the change runs at import or while tests are collected" if original_region.import_time
+                           else "the swap is off (--no-swap)")
+    extras = {**verdict.extras, "path": run.path, "path_reason": why}
+    if run.proof and run.proof.get("swap"):
+        extras["swap"] = run.proof["swap"]   # how many function objects now run the mutant's code
+    return replace(verdict, extras=extras), deps
 
 
 def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import signal
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,11 @@ import coverage
 import pytest
 
 from killmap.confine import confine_writes
-from killmap.plugin import Recorder, origin_proof
+from killmap.plugin import Recorder, report_final
+from killmap.session import FALLBACK, SessionServer
 
 _current_child: list[int] = []
+_gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
 
 
 def _warm_pytest() -> None:
@@ -55,6 +58,7 @@ def main() -> int:
 
 
 def _main() -> int:
+    _gate[0] = os.getppid()
     signal.signal(signal.SIGTERM, _terminate)
     _become_subreaper()
     _warm_pytest()
@@ -82,7 +86,7 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    _kill_descendants()
+    _kill_descendants()   # the session servers too
     os._exit(143)
 
 
@@ -139,7 +143,7 @@ def _children_by_scan(pid: int) -> list[int]:
     return found
 
 
-def _kill_descendants() -> None:
+def _kill_descendants(keep: tuple[int, ...] = ()) -> None:
     """Kill and reap every process left over from a run.
 
     Between runs the worker has no children of its own, so every child it has is the
@@ -149,7 +153,7 @@ def _kill_descendants() -> None:
     me = os.getpid()
     for _ in range(1000):
         _reap()
-        kids = _children(me)
+        kids = [pid for pid in _children(me) if pid not in keep]
         if not kids:
             return
         for pid in kids:
@@ -174,6 +178,10 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
     sandbox = Path(request["sandbox"])
     prefix = request.get("pycache_prefix")
     originals: dict[Path, bytes] = {}
+    if request.get("session"):
+        # The session collects the unmutated sandbox: start it before the mutant is written.
+        _session_server(request)
+        request["session"]["restart"] = False
     for rel, text in request.get("writes", {}).items():
         path = sandbox / rel
         # The catalog already refuses targets outside the project; this is the last line.
@@ -182,6 +190,12 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
         originals[path] = path.read_bytes()
         _write(path, text.encode("utf-8"), prefix)
     try:
+        if request.get("session"):
+            response, reason = _run_in_session(request)
+            if response is not None:
+                return response
+            response = _run_child(request)
+            return {**response, "path": "fallback", "fallback": reason}
         return _run_child(request)
     finally:
         for path, data in originals.items():
@@ -244,34 +258,186 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         os.killpg(pid, signal.SIGKILL)  # what is left in the run's own process group
     except OSError:
         pass
-    _kill_descendants()
+    _kill_descendants(keep=_server_pids())
     wall = time.perf_counter() - started
     return {"id": request["id"], "status": "timeout" if timed_out else "done",
             "child_exit": os.waitstatus_to_exitcode(status), "wall": wall}
 
 
+# --- the collected session (session.py): one per worker, forked per run ------------------
+
+@dataclass
+class _Server:
+    key: str
+    pid: int
+    requests: Any      # file, worker -> server
+    responses: int     # raw fd, server -> worker: read with select, so no hidden buffer
+    pending: bytes = b""
+
+    def close(self) -> None:
+        try:
+            self.requests.close()
+        except OSError:
+            pass
+        try:
+            os.close(self.responses)
+        except OSError:
+            pass
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+_servers: list[_Server] = []       # at most one: the session of the last key asked for
+_unavailable: set[str] = set()     # keys whose session could not collect: never retried
+
+
+def _server_pids() -> tuple[int, ...]:
+    return tuple(server.pid for server in _servers)
+
+
+def _session_server(request: dict[str, Any]) -> _Server | None:
+    spec = request["session"]
+    key = spec["key"]
+    if spec.get("restart"):
+        while _servers:
+            _servers.pop().close()
+    if _servers and _servers[0].key == key:
+        return _servers[0]
+    while _servers:
+        _servers.pop().close()
+    if key in _unavailable:
+        return None
+    requests_read, requests_write = os.pipe()      # worker -> server
+    responses_read, responses_write = os.pipe()    # server -> worker
+    pid = os.fork()
+    if pid == 0:  # the server: collect once, then serve forks (never returns)
+        os.close(requests_write)
+        os.close(responses_read)
+        code = 70
+        try:
+            _enter_sandbox(request, spec["log"])
+            plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
+                                   request.get("ignore"))
+            pytest.main(list(spec["args"]), plugins=[plugin])
+            code = 0
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(requests_read)
+    os.close(responses_write)
+    server = _Server(key, pid, os.fdopen(requests_write, "w", encoding="utf-8"), responses_read)
+    ready = _read_line(server, time.perf_counter() + spec["timeout"])
+    if not (ready and ready.get("ready")):
+        server.close()
+        _unavailable.add(key)
+        return None
+    _servers.append(server)
+    return server
+
+
+def _read_line(server: _Server, deadline: float) -> dict[str, Any] | None:
+    """One protocol line from the server, or None at EOF or past the deadline."""
+    import select
+    while b"\n" not in server.pending:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return None
+        readable, _, _ = select.select([server.responses], [], [], min(left, 0.5))
+        if readable:
+            chunk = os.read(server.responses, 65536)
+            if not chunk:
+                return None
+            server.pending += chunk
+        elif os.getppid() != _gate[0]:  # the gate is gone
+            _terminate(signal.SIGTERM, None)
+    line, server.pending = server.pending.split(b"\n", 1)
+    return json.loads(line)
+
+
+def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """Run in a fork of the collected session; (None, why) when it must run afresh."""
+    server = _session_server(request)
+    if server is None:
+        return None, "the collected session is not available (collection failed in it)"
+    started = time.perf_counter()
+    run = {key: request.get(key) for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot")}
+    run["swap"] = request["session"].get("swap")
+    run["tests"] = request["session"]["tests"]
+    run["all"] = request["session"].get("all", False)
+    try:
+        server.requests.write(json.dumps(run) + "\n")
+        server.requests.flush()
+    except OSError:
+        _servers.remove(server)
+        server.close()
+        return None, "the collected session ended"
+    forked = _read_line(server, started + 60)
+    if not forked or "pid" not in forked:
+        _servers.remove(server)
+        server.close()
+        return None, "the collected session ended"
+    pid = forked["pid"]
+    _current_child.append(pid)
+    done = _read_line(server, started + request["timeout"])
+    timed_out = done is None
+    if timed_out:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        done = _read_line(server, time.perf_counter() + 30)
+    _current_child.remove(pid)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    _kill_descendants(keep=_server_pids())
+    if done is None:  # the server itself is gone: nothing it said can be trusted
+        if server in _servers:
+            _servers.remove(server)
+        server.close()
+        return None, "the collected session ended"
+    if done["exit"] == FALLBACK and not timed_out:
+        why = Path(request["events"]).with_suffix(".fallback")
+        return None, why.read_text(encoding="utf-8") if why.exists() else "the swap was refused"
+    return {"id": request["id"], "status": "timeout" if timed_out else "done", "child_exit": done["exit"],
+            "wall": time.perf_counter() - started, "path": "swap"}, ""
+
+
+def _enter_sandbox(request: dict[str, Any], log_path: str) -> None:
+    """In a forked child: its own process group, output to its log, the sandbox's imports."""
+    os.setsid()  # its own process group: a timeout kills everything it started
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdout = open(1, "w", closefd=False)
+    sys.stderr = open(2, "w", closefd=False)
+    if request.get("pycache_prefix"):
+        # Bytecode (and pytest's rewritten test modules) is cached outside the sandbox,
+        # per worker; _write deletes a file's caches each time it changes.
+        sys.pycache_prefix = request["pycache_prefix"]
+        sys.dont_write_bytecode = False
+    else:
+        sys.dont_write_bytecode = True
+    os.chdir(request["sandbox"])
+    if request.get("confine"):
+        confine_writes(request["confine"])
+    _isolate_imports(request["sys_path"], request.get("blocked_root"))
+
+
 def _child(request: dict[str, Any]) -> None:
     code = 70
     try:
-        os.setsid()  # its own process group: a timeout kills everything it started
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        sys.stdout = open(1, "w", closefd=False)
-        sys.stderr = open(2, "w", closefd=False)
-        if request.get("pycache_prefix"):
-            # Bytecode (and pytest's rewritten test modules) is cached outside the sandbox,
-            # per worker; _write deletes a file's caches each time it changes.
-            sys.pycache_prefix = request["pycache_prefix"]
-            sys.dont_write_bytecode = False
-        else:
-            sys.dont_write_bytecode = True
-        os.chdir(request["sandbox"])
-        if request.get("confine"):
-            confine_writes(request["confine"])
-        _isolate_imports(request["sys_path"], request.get("blocked_root"))
+        _enter_sandbox(request, request["log"])
         cov = None
         late = False
         if request.get("coverage"):
@@ -293,14 +459,8 @@ def _child(request: dict[str, Any]) -> None:
         if cov is not None:
             cov.stop()
             _write_coverage(cov, request["coverage"]["out"])
-        proof = None
-        expect = request.get("expect")
-        if expect:
-            proof = origin_proof(expect["module"], expect["file"], expect["sha256"],
-                                 request.get("blocked_root"))
-        recorder.emit(event="final", exit_code=int(exit_code), proof=proof,
-                      imported=_imported_files(request["sandbox"]))
-        recorder.close()
+        report_final(recorder, exit_code, request.get("expect"), request.get("blocked_root"),
+                     imported=_imported_files(request["sandbox"]))
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
         traceback.print_exc()

@@ -138,8 +138,8 @@ def test_a_verdict_from_a_run_that_wrote_to_its_sandbox_is_never_cached(tmp_path
     assert again.mutation("sandbox-writer")["cached"] is False
 
 
-def test_a_mutant_that_writes_into_the_working_tree_is_escaped_and_the_file_restored(tmp_path):
-    project = copy_fixture("hostile", tmp_path)
+def add_tree_writer(project) -> None:
+    """A mutation that appends to the project's own core.py, by its absolute path."""
     victim = project / "src" / "hpkg" / "core.py"
     catalog = project / "mutations" / "hostile.toml"
     catalog.write_text(catalog.read_text() + f'''
@@ -153,6 +153,11 @@ new = """with open({str(victim)!r}, "a") as escaped:
     return 2"""
 kills = ["tests/test_core.py::test_spawn"]
 ''')
+
+
+def test_a_mutant_that_writes_into_the_working_tree_is_escaped_and_the_file_restored(tmp_path):
+    project = copy_fixture("hostile", tmp_path)
+    add_tree_writer(project)
     before = tree_digest(project)
     run = run_gate(project, "run", "--no-cache", "--only", "tree-writer")
     entry = run.mutation("tree-writer")
@@ -179,18 +184,7 @@ def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens
     import shutil
     project, home = outside_tmp_project()
     try:
-        victim = project / "src" / "hpkg" / "core.py"
-        catalog = project / "mutations" / "hostile.toml"
-        catalog.write_text(catalog.read_text() + f'''
-[[mutation]]
-name = "tree-writer"
-target = "src/hpkg/core.py::spawn"
-op = "replace"
-old = "return 1"
-new = """open({str(victim)!r}, "a").write("# written by a mutant\\\\n")
-    return 2"""
-kills = ["tests/test_core.py::test_spawn"]
-''')
+        add_tree_writer(project)
         before = tree_digest(project)
         run = run_gate(project, "run", "--no-cache", "--only", "tree-writer",
                        env=gate_env(project, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}))

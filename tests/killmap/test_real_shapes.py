@@ -81,3 +81,11 @@ def test_warnings_reach_every_report_format(shapes_run):
     for name in ("killmap.md", "killmap.html", "killmap.junit.xml", "mutation-report.json"):
         text = (folder / name).read_text()
         assert needle in text or needle.replace("'", "&#x27;") in text, name
+
+
+def test_a_kills_test_on_code_no_test_runs_is_unevidenced_not_vacuous(shapes_run):
+    # The test stays green because it never runs the code: the finding is missing reach,
+    # not a weak assertion.
+    entry = shapes_run.mutation("legacy-route-constant")
+    assert entry["verdict"] == "unevidenced", entry["detail"]
+    assert entry["reached_by"] == []

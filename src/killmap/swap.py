@@ -1,0 +1,115 @@
+"""The swap: put a mutant's code into an already-imported module, when that is provably
+the same program as importing the mutant afresh.
+
+A forked copy of a collected session has imported the project once, unmutated. For a
+mutant whose changed statements all lie inside function bodies, importing it afresh would
+build the very same module, classes and function objects, except that the functions'
+code would be the mutant's. So the swap replaces the `__code__` of every function object
+of the file with the mutant's code object of the same place in the file. It is exact when:
+
+- (a) no changed statement ran before the first test (the gate checks this against the
+  baseline's collection-time coverage: a table built at import by a changed function
+  would hold the original's values);
+- (b) no module-level or class-level statement changed (the gate: the region is not
+  import-time);
+- (c) each swapped pair has the same free variables (a closure's cells are bound to the
+  function object, not its code);
+- (d) afterwards no function object of the file still holds an original code object.
+
+(c) and (d) are checked here; any doubt falls back to importing the mutant afresh.
+Every function of the file is swapped, not only the changed one, so line numbers and
+tracebacks match the mutant text on disk. Function objects are found through the garbage
+collector, so decorated, aliased, registered and bound functions are all found: a
+dispatch table or a functools.partial holds the function object, which now runs the
+mutant's code. This is PIT's design (bytecode redefined in a running JVM, static
+initialisers excluded); pytest-gremlins' in-process modes missed the import-time cases.
+"""
+
+from __future__ import annotations
+
+import gc
+import types
+from dataclasses import dataclass
+
+Place = tuple[str, ...]   # the path of names from the module down to a code object
+
+
+@dataclass(frozen=True)
+class SwapResult:
+    ok: bool
+    reason: str = ""              # why not, for the report's fallback reason
+    swapped: int = 0              # function objects whose code was replaced
+    places: tuple[str, ...] = ()  # where in the file, e.g. "Resolver.classify"
+
+
+def _places(module_code: types.CodeType) -> dict[Place, types.CodeType]:
+    """Every function's code object in a compiled module, by its place in the file.
+
+    Siblings with one name (a property's getter and setter, two lambdas) are told apart by
+    their order, which a mutation inside a function body does not change.
+    """
+    found: dict[Place, types.CodeType] = {}
+
+    def visit(code: types.CodeType, place: Place) -> None:
+        seen: dict[str, int] = {}
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                index = seen.get(const.co_name, 0)
+                seen[const.co_name] = index + 1
+                child = place + (f"{const.co_name}#{index}",)
+                found[child] = const
+                visit(const, child)
+
+    visit(module_code, ())
+    return found
+
+
+def _identity(code: types.CodeType) -> tuple:
+    return code.co_name, code.co_firstlineno, code.co_code
+
+
+def swap_in(path: str, original_text: str, mutant_text: str) -> SwapResult:
+    """Replace the code of every live function defined in `path` with the mutant's."""
+    try:
+        original = _places(compile(original_text, path, "exec", dont_inherit=True))
+        mutant = _places(compile(mutant_text, path, "exec", dont_inherit=True))
+    except SyntaxError as exc:
+        return SwapResult(False, f"does not compile: {exc.msg}")
+    where: dict[tuple, Place] = {}
+    for place, code in original.items():
+        if _identity(code) in where:
+            return SwapResult(False, f"two functions of the file are indistinguishable ({code.co_name})")
+        where[_identity(code)] = place
+    live = [obj for obj in gc.get_objects()
+            if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == path]
+    plan = []
+    for function in live:
+        place = where.get(_identity(function.__code__))
+        if place is None:
+            return SwapResult(False, f"{function.__qualname__} has no place in the file's text")
+        new = mutant.get(place)
+        if new is None:
+            return SwapResult(False, f"{function.__qualname__} has no counterpart in the mutant")
+        if new.co_freevars != function.__code__.co_freevars:  # (c)
+            return SwapResult(False, f"{function.__qualname__} closes over other variables in the mutant")
+        plan.append((function, new))
+    if not plan:
+        return SwapResult(False, "no function of the file is alive in the session")
+    for function, new in plan:
+        function.__code__ = new
+    mutant_codes = {id(code) for code in mutant.values()}
+    # (d): no function can appear while nothing runs, so the functions found are all there
+    # are; one scan of the heap is most of the swap's cost, so it is not repeated.
+    still = [f.__qualname__ for f in live if id(f.__code__) not in mutant_codes]
+    if still:
+        return SwapResult(False, f"{still[0]} still runs the original code after the swap")
+    changed = sorted({".".join(part.split("#")[0] for part in place) for place in _changed(original, mutant)})
+    return SwapResult(True, swapped=len(plan), places=tuple(changed))
+
+
+def _changed(original: dict[Place, types.CodeType], mutant: dict[Place, types.CodeType]) -> list[Place]:
+    """Places whose code differs in more than line numbers."""
+    def body(code: types.CodeType) -> tuple:
+        return code.co_code, tuple(c for c in code.co_consts if not isinstance(c, types.CodeType)), code.co_names
+    return [place for place, code in original.items()
+            if place not in mutant or body(mutant[place]) != body(code)]

@@ -1,0 +1,108 @@
+"""`killmap check`: every catalog problem that needs no mutant run, found in seconds, exit 2.
+
+Each test breaks one thing in a copy of the basic fixture and requires check to name it;
+the first proves check collects through pytest without running a single test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gatekit import copy_fixture, gate_env, run_gate
+
+CATALOG = "mutations/basic.toml"
+
+
+def _edit(project, rel, old, new):
+    path = project / rel
+    text = path.read_text()
+    assert old in text, (old, rel)
+    path.write_text(text.replace(old, new, 1))
+
+
+def _problems(run):
+    assert run.code == 2, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines and all(line.startswith("killmap check: ") for line in lines), run.stderr
+    return lines
+
+
+def test_a_sound_catalog_passes_and_no_test_runs(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    marker = tmp_path / "marker"
+    # test_green_once_then_red writes this file whenever it runs: collecting must not run it.
+    run = run_gate(project, "check", env=gate_env(project, {"FLAKE_MARKER": str(marker)}))
+    assert run.code == 0, run.stderr
+    assert run.stdout.strip() == ("killmap check: 1 catalog(s), 2 mutation(s), 3 test(s) collected: "
+                                  "every mutation applies, every test id resolves, no stale pin")
+    assert not marker.exists()
+
+
+def test_the_bundled_catalog_passes(tmp_path):
+    from pathlib import Path
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "killmap", "check"], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "16 mutation(s)" in done.stdout
+
+
+@pytest.mark.parametrize("field", ["kills", "may_kill"])
+def test_a_contract_id_that_matches_no_collected_test_is_named(tmp_path, field):
+    project = copy_fixture("basic", tmp_path)
+    if field == "kills":
+        _edit(project, CATALOG, "test_odd_is_refused\"]\n\n", "test_odd_is_refusd\"]\n\n")
+    else:
+        _edit(project, CATALOG, 'call = "is_even"\n', 'call = "is_even"\nmay_kill = ["tests/test_core.py::test_nope"]\n')
+    [line] = _problems(run_gate(project, "check"))
+    assert "mutations/basic.toml" in line and "'classify-call-deleted'" in line and f"'{field}'" in line
+    assert "matches no collected test" in line
+
+
+def test_an_operator_matching_no_site_is_an_error_not_a_verdict(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, 'call = "is_even"', 'call = "is_odd"')
+    [line] = _problems(run_gate(project, "check"))
+    assert "'classify-call-deleted'" in line and "not applied" in line and "matched 0 site(s)" in line
+
+
+def test_a_stale_pin_is_reported(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, 'op = "delete-call"', 'pin = "sha256:' + "0" * 64 + '"\nop = "delete-call"')
+    [line] = _problems(run_gate(project, "check"))
+    assert "'classify-call-deleted'" in line and "field 'pin'" in line and "stale pin" in line
+    assert "killmap pin classify-call-deleted" in line
+
+
+def test_a_mutant_that_would_be_broken_is_reported(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, 'op = "delete-call"\ncall = "is_even"',
+          'op = "replace"\nold = "is_even(n)"\nnew = "is_evn(n)"')
+    [line] = _problems(run_gate(project, "check"))
+    assert "'classify-call-deleted'" in line and "broken" in line and "undefined name 'is_evn'" in line
+
+
+def test_a_collection_error_is_reported(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_syntax.py").write_text("def test_x(:\n    pass\n")
+    lines = _problems(run_gate(project, "check"))
+    assert any("collection of tests failed in tests/test_syntax.py" in line for line in lines), lines
+
+
+def test_a_catalog_that_does_not_load_is_one_error(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, 'op = "delete-call"', 'op = "delete-cal"')
+    [line] = _problems(run_gate(project, "check"))
+    assert "'classify-call-deleted'" in line and "field 'op'" in line and "unknown operator" in line
+
+
+def test_every_problem_is_listed_not_just_the_first(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, 'call = "is_even"', 'call = "is_odd"')
+    _edit(project, CATALOG, 'require = "assertion"', 'require = "assertion"\nmay_kill = ["tests/test_core.py::nope"]')
+    lines = _problems(run_gate(project, "check"))
+    assert len(lines) == 2, lines
+    assert "'classify-call-deleted'" in lines[0] and "'odd-refusal-fix-reverted'" in lines[1]

@@ -1,0 +1,181 @@
+"""`killmap init` on projects that have never met killmap, and `killmap --version`.
+
+`fresh` is a flat-layout project whose pytest testpaths is `checks`; the basic fixture is a
+src layout. init must detect both, aim at the first public function of the largest module,
+write a catalog that `check` and `list` load, and never overwrite one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gatekit import copy_fixture, run_gate
+
+import killmap
+from killmap.catalog import OPERATORS
+from killmap.errors import GateError
+from killmap.init import detect, render
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def _fresh(tmp_path: Path) -> Path:
+    project = copy_fixture("fresh", tmp_path)
+    assert not (project / "mutations").exists()
+    return project
+
+
+def _uncomment_every_example(text: str) -> str:
+    out, live = [], False
+    for line in text.splitlines():
+        if line == "# [[mutation]]":
+            live = True
+        elif not line.startswith("# "):
+            live = False
+        out.append(line[2:] if live else line)
+    return "\n".join(out) + "\n"
+
+
+def test_init_detects_a_flat_project_and_its_testpaths_and_check_and_list_load_the_catalog(tmp_path):
+    project = _fresh(tmp_path)
+    done = run_gate(project, "init")
+    assert done.code == 0, done.stderr
+    catalog = project / "mutations" / "shipping.toml"
+    data = tomllib.loads(catalog.read_text())
+    assert data["gate"] == {"tests": ["checks"], "paths": ["."]}
+    [live] = data["mutation"]
+    # rates.py is the largest module; quote is its first public function; the first test naming it.
+    assert live["target"] == "shipping/rates.py::quote"
+    assert live["op"] == "constant-return" and live["kills"] == ["checks/test_rates.py::test_local_parcel"]
+    checked = run_gate(project, "check")
+    assert checked.code == 0, checked.stderr
+    assert "1 mutation(s), 8 test(s) collected" in checked.stdout
+    listed = run_gate(project, "list")
+    assert listed.code == 0 and "quote-returns-none" in listed.stdout
+    # and the gate runs it: a starter contract that is too narrow, which the verdict says.
+    ran = run_gate(project, "run", "--no-cache")
+    assert ran.code == 1, ran.stderr
+    assert ran.verdicts() == {"quote-returns-none": "overreach"}
+
+
+def test_every_commented_example_applies_once_uncommented(tmp_path):
+    project = _fresh(tmp_path)
+    assert run_gate(project, "init").code == 0
+    catalog = project / "mutations" / "shipping.toml"
+    text = catalog.read_text()
+    ops = [line.split("'")[1] for line in text.splitlines() if line.startswith(("op = ", "# op = "))]
+    assert sorted(ops) == sorted(OPERATORS)
+    assert "not as written here" not in text
+    # revert-patch needs a real fix: say the fix added the island refusal.
+    rates = project / "shipping" / "rates.py"
+    after = rates.read_text()
+    before = after.replace('    if express and zone == "island":\n'
+                           '        raise ValueError("express is not offered to islands")\n', "")
+    assert before != after
+    patch = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                         "a/shipping/rates.py", "b/shipping/rates.py"))
+    (project / "mutations" / "quote-fix.patch").write_text(patch)
+    catalog.write_text(_uncomment_every_example(text))
+    checked = run_gate(project, "check")
+    assert checked.code == 0, checked.stderr
+    assert "8 mutation(s)" in checked.stdout
+
+
+def test_a_second_init_refuses_to_overwrite(tmp_path):
+    project = _fresh(tmp_path)
+    assert run_gate(project, "init").code == 0
+    catalog = project / "mutations" / "shipping.toml"
+    catalog.write_text(catalog.read_text() + "# my edits\n")
+    again = run_gate(project, "init")
+    assert again.code == 2
+    assert again.stderr.strip() == ("killmap: mutations/shipping.toml: already exists; killmap init never "
+                                    "overwrites a catalog (edit it, or remove it and run init again)")
+    assert catalog.read_text().endswith("# my edits\n")
+
+
+def test_init_on_a_src_layout(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    (project / "mutations" / "basic.toml").unlink()
+    done = run_gate(project, "init")
+    assert done.code == 0, done.stderr
+    data = tomllib.loads((project / "mutations" / "basicpkg.toml").read_text())
+    assert data["gate"] == {"tests": ["tests"], "paths": ["src"]}
+    assert data["mutation"][0]["target"] == "src/basicpkg/core.py::is_even"
+    assert run_gate(project, "check").code == 0
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in {"pyproject.toml": '[project]\nname = "demo"\nversion = "0"\n', **files}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+@pytest.mark.parametrize("config, expected", [
+    ({"pytest.ini": "[pytest]\ntestpaths = unit integration\n"}, ["unit", "integration"]),
+    ({"setup.cfg": "[tool:pytest]\ntestpaths = unit\n"}, ["unit"]),
+    ({"tox.ini": "[pytest]\ntestpaths = integration\n"}, ["integration"]),
+    # pytest reads only the first config file it finds: pytest.ini without testpaths wins
+    ({"pytest.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\ntestpaths = unit\n"}, ["tests"]),
+    ({}, ["tests"]),
+], ids=["pytest.ini", "setup.cfg", "tox.ini", "first-file-wins", "no-config"])
+def test_test_paths_come_from_pytests_configuration(tmp_path, config, expected):
+    root = _project(tmp_path, {"demo.py": "def run():\n    return 1\n", "unit/test_a.py": "",
+                               "integration/test_b.py": "", "tests/test_c.py": "", **config})
+    plan = detect(root)
+    assert plan.tests == expected
+    assert plan.paths == ["."] and plan.module == "demo.py" and plan.function == "run"
+
+
+def test_the_package_named_by_the_project_wins_over_a_larger_one(tmp_path):
+    root = _project(tmp_path, {
+        "src/demo/__init__.py": "", "src/demo/core.py": "def _private():\n    pass\n\n\ndef api():\n    return 2\n",
+        "src/demo/a_small.py": "def tiny():\n    return 0\n",
+        "src/vendored/__init__.py": "", "src/vendored/big.py": "def big():\n    return 1\n" * 50})
+    plan = detect(root)
+    assert (plan.package, plan.paths, plan.module, plan.function) == ("demo", ["src"], "src/demo/core.py", "api")
+
+
+def test_an_example_that_would_leave_dead_code_is_said_so_and_another_operator_goes_live(tmp_path):
+    # Returning a constant leaves `json` unused (dead code, a warning in a run). And "closed"
+    # is inside another literal, so merge-strings must keep and drop the unambiguous ones.
+    root = _project(tmp_path, {"demo.py": """\
+        import json
+
+
+        def dump(x):
+            if x == "closed":
+                return "closed for the day"
+            return json.dumps(x) or "open"
+        """, "tests/test_demo.py": "from demo import dump\n\n\ndef test_dump():\n    assert dump(1) == '1'\n"})
+    plan = detect(root)
+    assert plan.kills == "tests/test_demo.py::test_dump"
+    text = render(root, plan)
+    data = tomllib.loads(text)
+    assert data["mutation"][0]["op"] == "negate"
+    assert "#   not as written here: the mutant would leave dead code (line 1: 'json' imported but " \
+           "unused)." in text
+    assert "# drop = 'closed for the day'\n# keep = 'open'\n" in text
+    # constant-return, delete-call (the only call is in the return) and stub-call leave json unused
+    assert text.count("the mutant would leave dead code") == 3
+    assert "the literal containing <drop> becomes the literal containing <keep>\n# [[mutation]]" in text
+
+
+def test_a_project_without_code_is_an_error(tmp_path):
+    with pytest.raises(GateError, match="no Python package or module"):
+        detect(_project(tmp_path, {"tests/test_a.py": ""}))
+
+
+def test_version():
+    done = subprocess.run([sys.executable, "-m", "killmap", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == f"killmap {killmap.__version__}"

@@ -1,0 +1,68 @@
+"""killmap prove TEST ...: which named defects does this test catch, and which does it miss?"""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewkit import fixture_repo, review, untouched
+
+LESS = "tests/test_fees.py::test_member_pays_less"
+RUNS = "tests/test_fees.py::test_fee_runs"
+LABEL = "tests/test_fees.py::test_label"
+EXACT = "tests/test_fees.py::test_exact_member_fee"
+
+
+@pytest.fixture(scope="module")
+def provable(tmp_path_factory):
+    project = fixture_repo("provable", tmp_path_factory.mktemp("prove"))
+    before = untouched(project)
+    run = review(project, "prove", LESS, RUNS, LABEL, "--mutation", "member-discount-dropped")
+    return project, before, run
+
+
+def test_prove_names_the_missed_defect(provable):
+    run = provable[2]
+    assert (f"{LESS} catches 1 of the 2 named defects in the code it runs; it misses `discount-wrong`."
+            in run.stdout), run.stdout + run.stderr
+    assert "| `member-discount-dropped` | `src/provepkg/fees.py::fee` | ✅ caught | assertion | " \
+           "tests/test_fees.py:6 |" in run.stdout
+    assert "| `discount-wrong` | `src/provepkg/fees.py::fee` | ❌ missed |" in run.stdout
+
+
+def test_a_test_that_catches_none_exits_1(provable):
+    run = provable[2]
+    assert f"{RUNS} catches none of the 2 named defects in the code it runs" in run.stdout
+    assert run.code == 1
+
+
+def test_only_defects_in_the_code_the_test_runs_count_and_a_named_one_is_run_anyway(provable):
+    run = provable[2]
+    label = run.stdout[run.stdout.index(f"{LABEL} catches"):]
+    assert label.startswith(f"{LABEL} catches the 1 named defect in the code it runs.")
+    assert "| `member-discount-dropped` | `src/provepkg/fees.py::fee` | ⚠️ not reached |" in label
+
+
+def test_invariants_are_not_defects(provable):
+    assert "member-test-spelled-out" not in provable[2].stdout
+
+
+def test_the_working_tree_and_index_are_byte_identical(provable):
+    project, before, _ = provable
+    assert untouched(project) == before
+
+
+def test_a_test_that_catches_every_defect_exits_0(provable):
+    run = review(provable[0], "prove", EXACT)
+    assert run.code == 0, run.stdout + run.stderr
+    assert f"{EXACT} catches all 2 of the 2 named defects in the code it runs." in run.stdout
+
+
+@pytest.mark.parametrize("args,field,words", [
+    ((LESS, "--mutation", "no-such-mutation"), "--mutation", "names no mutation"),
+    ((LESS, "--mutation", "member-test-spelled-out"), "--mutation", "is an invariant"),
+    (("tests/test_fees.py::test_nope",), "TEST", "matches no collected test"),
+], ids=["unknown-mutation", "invariant", "unknown-test"])
+def test_bad_input_is_one_line_and_exit_2(provable, args, field, words):
+    run = review(provable[0], "prove", *args)
+    assert run.code == 2, run.stdout + run.stderr
+    assert f"field {field!r}" in run.stderr and words in run.stderr

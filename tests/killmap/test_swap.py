@@ -1,0 +1,118 @@
+"""The swap: a mutant's code put into a fork of the collected session is the code that ran,
+and gives exactly the verdicts a fresh session importing the mutant gives.
+
+One gate run with the swap and one with --no-swap over tests/fixtures/projects/swapshape,
+whose mutations each land on a shape the swap must get right; plus unit tests of swap_in.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from gatekit import copy_fixture, run_gate
+from killmap.swap import swap_in
+
+
+@pytest.fixture(scope="module")
+def both_runs(tmp_path_factory):
+    swapped = run_gate(copy_fixture("swapshape", tmp_path_factory.mktemp("swap")), "run", "--no-cache")
+    fresh = run_gate(copy_fixture("swapshape", tmp_path_factory.mktemp("fresh")), "run", "--no-cache",
+                     "--no-swap")
+    return swapped, fresh
+
+
+def reds(entry) -> list[tuple[str, str]]:
+    return sorted((r["id"], r["cause"]) for r in entry["red"])
+
+
+def test_verdicts_and_red_sets_are_identical_with_and_without_the_swap(both_runs):
+    swapped, fresh = both_runs
+    assert swapped.code == fresh.code == 0, swapped.stderr + fresh.stderr
+    for a, b in zip(swapped.report["mutations"], fresh.report["mutations"]):
+        assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (b["name"], b["verdict"], reds(b),
+                                                                         b["reached_by"])
+    assert {m["path"] for m in fresh.report["mutations"]} == {"fresh"}
+
+
+def test_a_function_called_at_import_time_falls_back_to_a_fresh_session(both_runs):
+    entry = both_runs[0].mutation("table-changed")
+    assert entry["path"] == "fresh" and "import" in entry["path_reason"]
+    assert entry["verdict"] == "held"
+
+
+def test_a_closure_whose_free_variables_change_falls_back(both_runs):
+    entry = both_runs[0].mutation("adder-forgets-n")
+    assert entry["path"] == "fallback"
+    assert "closes over other variables" in entry["path_reason"]
+    assert entry["verdict"] == "held"
+
+
+@pytest.mark.parametrize("name, reached_only_through", [
+    ("decorated-off-by-one", "a decorator's wrapper"),
+    ("plain-times-four", "a functools.partial and a dispatch table"),
+    ("child-suffix-changed", "super() and a method bound at import"),
+])
+def test_a_mutant_reached_only_indirectly_is_swapped_and_is_the_code_that_ran(both_runs, name,
+                                                                              reached_only_through):
+    entry = both_runs[0].mutation(name)
+    assert entry["path"] == "swap", entry["path_reason"]
+    assert entry["swap"]["swapped"] > 0
+    assert entry["verdict"] == "held", f"{reached_only_through}: {entry['detail']}"
+    assert set(entry["expected"]) == {r["id"] for r in entry["red"]}
+
+
+def test_module_state_one_mutants_tests_change_is_pristine_for_the_next(both_runs):
+    # counter() appends to a module-level list; the invariant holds only if every fork
+    # starts from the collected session's empty list.
+    assert both_runs[0].mutation("counter-off-by-one")["path"] == "swap"
+    assert both_runs[0].mutation("counter-reordered")["verdict"] == "held"
+
+
+def test_reach_comes_from_the_baseline_and_names_exactly_the_reaching_tests(both_runs):
+    entry = both_runs[0].mutation("plain-times-four")
+    assert entry["reached_by"] == ["tests/test_core.py::test_dispatch", "tests/test_core.py::test_partial",
+                                   "tests/test_core.py::test_plain"]
+
+
+def _module(tmp_path, text: str):
+    path = tmp_path / "subject.py"
+    path.write_text(text)
+    module = types.ModuleType("subject")
+    exec(compile(text, str(path), "exec"), module.__dict__)
+    return str(path), module
+
+
+def test_swap_in_replaces_the_code_behind_every_alias(tmp_path):
+    text = "import functools\ndef f():\n    return 1\nP = functools.partial(f)\nT = {'f': f}\n"
+    path, module = _module(tmp_path, text)
+    result = swap_in(path, text, text.replace("return 1", "return 2"))
+    assert result.ok and result.places == ("f",)
+    assert (module.f(), module.P(), module.T["f"]()) == (2, 2, 2)
+
+
+def test_swap_in_refuses_a_mutant_that_removes_a_function(tmp_path):
+    text = "def f():\n    def g():\n        return 1\n    return g\nG = f()\n"
+    path, _ = _module(tmp_path, text)
+    result = swap_in(path, text, "def f():\n    return None\nG = f()\n")
+    assert not result.ok and "no counterpart" in result.reason
+
+
+def test_swap_in_refuses_when_no_function_of_the_file_is_alive(tmp_path):
+    text = "X = 1\n"
+    path = tmp_path / "empty.py"
+    path.write_text(text)
+    assert not swap_in(str(path), text, "X = 2\n").ok
+
+
+def test_every_verdict_of_the_verdicts_fixture_is_the_same_with_and_without_the_swap(tmp_path):
+    # One mutation per verdict and per broken cause: timeouts, flakes, broken imports and
+    # controls must all read the same whichever path their mutants took.
+    swapped = run_gate(copy_fixture("verdicts", tmp_path / "swap"), "run", "--no-cache")
+    fresh = run_gate(copy_fixture("verdicts", tmp_path / "fresh"), "run", "--no-cache", "--no-swap")
+    pairs = list(zip(swapped.report["mutations"], fresh.report["mutations"]))
+    assert any(a.get("path") == "swap" for a, _ in pairs)
+    for a, b in pairs:
+        assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (b["name"], b["verdict"], reds(b),
+                                                                         b["reached_by"])
