@@ -110,7 +110,10 @@ def prepare_env(work: Path, killmap_root: Path) -> Env:
     tag = "" if killmap_root == REPO else "-" + hashlib.sha256(str(killmap_root).encode()).hexdigest()[:8]
     env = Env(work=work, venv=work / f"venv{tag}", killmap_root=killmap_root)
     stamp = env.venv / "realworld-stamp.json"
-    wanted = {"killmap_root": str(killmap_root), "tools": list(TEST_TOOLS)}
+    # The checkout's pyproject.toml is in the stamp: a dependency added there since the venv
+    # was made must be installed before that killmap can run.
+    pyproject = hashlib.sha256((killmap_root / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = {"killmap_root": str(killmap_root), "tools": list(TEST_TOOLS), "pyproject": pyproject}
     if stamp.is_file() and json.loads(stamp.read_text()) == wanted and env.killmap.exists():
         return env
     work.mkdir(parents=True, exist_ok=True)
