@@ -98,7 +98,11 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
         if outcome.red:
             names = ", ".join(sorted(outcome.red))
             raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
-    durations = {t: max(o.tests[t].duration for o in outcomes if t in o.tests) for t in first.tests}
+    # Per-test durations from the untraced runs: coverage slows hot code, and these are what
+    # the same tests cost when a mutant runs them (mutant runs are not traced).
+    plain = outcomes[1:] or outcomes
+    durations = {t: max((o.tests[t].duration for o in plain if t in o.tests),
+                        default=first.tests[t].duration) for t in first.tests}
     # The slowest run sets the overhead behind every timeout: a mutant that falls back to a
     # fresh session pays collection, which the forked baseline did not.
     wall = max(o.wall for o in outcomes)
