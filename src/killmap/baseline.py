@@ -35,6 +35,7 @@ class Baseline:
     imported: tuple[str, ...] = ()       # project source files the tests imported
     ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
     targets: tuple[str, ...] = ()        # what pytest was given: the tests, and the deselected
+    mutated_files: tuple[str, ...] = ()  # the files the mutations change (traced, swapped into)
 
 
 def source_files(files: list[str], settings: GateSettings) -> list[str]:
@@ -66,7 +67,8 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
                           coverage_files=targets if i == 0 else (), ignore=tuple(ignored),
                           # The untraced runs are forks of the worker's collected session, which
                           # its mutants then reuse: one collection fewer per worker.
-                          session_tests=None if i == 0 else settings.tests + deselect)
+                          session_tests=None if i == 0 else settings.tests + deselect,
+                          swap_targets=targets)
                  for i in range(runs)]
     outcomes: list[RunOutcome] = engine.run_all(scenarios)
     first = outcomes[0]
@@ -110,7 +112,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     sources = set(source_files(files, settings))
     imported = tuple(sorted(f for f in first.imported if f in sources))
     return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall,
-                    imported, tuple(ignored), settings.tests + deselect)
+                    imported, tuple(ignored), settings.tests + deselect, targets)
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:

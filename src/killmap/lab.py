@@ -17,6 +17,7 @@ from killmap.baseline import Baseline, check_contract_ids, run_baseline
 from killmap.cache import VerdictCache, test_files_digest
 from killmap.catalog import GateSettings, Mutation
 from killmap.engine import Engine
+from killmap.headstart import HeadStart
 from killmap.judge import Verdict
 from killmap.mutant import Mutant
 from killmap.pins import check_pins
@@ -65,48 +66,78 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     # A focused run answers another question than the contract: its verdicts are not the gate's.
     cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
     sources = _Sources(root)
-    mutants = {**{m.name: _mutant(root, m, sources, cache) for m in mutations if not mutants or m.name not in mutants},
-               **(mutants or {})}
-    _check_control_sites(mutations, mutants)
-    progress("planned", len(mutations))
-
+    prebuilt = dict(mutants or {})
+    mutants = {}
     decided: dict[str, Verdict] = {}
     warnings: dict[str, tuple[str, ...]] = {}
-    for mutation in mutations:
-        early, warnings[mutation.name] = _static_verdict(root, mutation, mutants[mutation.name], cache)
-        if early is not None:
-            decided[mutation.name] = early
-
     keys: dict[str, str] = {}
     digests: dict[GateSettings, str] = {}
-    for mutation in mutations:
-        if mutation.name in decided:
-            continue
+
+    def key_of(mutation: Mutation, mutant: Mutant) -> str:
         if mutation.settings not in digests:
             digests[mutation.settings] = test_files_digest(root, files, mutation.settings.tests)
-        keys[mutation.name] = VerdictCache.static_key(mutation.fingerprint(), mutants[mutation.name].diff,
-                                                      digests[mutation.settings])
+        return VerdictCache.static_key(mutation.fingerprint(), mutant.diff, digests[mutation.settings])
+
+    def cached_already(mutation: Mutation, mutant: Mutant | None) -> bool:
+        return bool(cache and mutant and cache.lookup(mutation.name, key_of(mutation, mutant)) is not None)
+
+    def settle(mutation: Mutation, mutant: Mutant) -> None:
+        """The mutant's static verdict or cached one, if it has either."""
+        mutants[mutation.name] = mutant
+        early, warnings[mutation.name] = _static_verdict(root, mutation, mutant, cache)
+        if early is not None:
+            decided[mutation.name] = early
+            return
+        keys[mutation.name] = key_of(mutation, mutant)
         hit = cache.lookup(mutation.name, keys[mutation.name]) if cache else None
         if hit is not None:
             decided[mutation.name] = _verdict_from_json(hit)
+
+    # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
+    known = {m.name: prebuilt.get(m.name) or _remembered_mutant(root, m, cache) for m in mutations}
+    pending = [m for m in mutations if not cached_already(m, known[m.name])]
+    head = None
+    if pending:
+        # Something will run: begin the engine and its baseline while the mutants are built
+        # and checked (headstart.py says why the two are independent).
+        first = [m for m in pending if m.settings == pending[0].settings]
+        engine = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir)
+        head = HeadStart(root, files, first, engine, runs=options.baseline_runs,
+                         timeout=options.baseline_timeout, cache_dir=options.cache_dir)
+    try:
+        for mutation in mutations:
+            settle(mutation, known[mutation.name] or _mutant(root, mutation, sources, cache))
+        _check_control_sites(mutations, mutants)
+    except BaseException:
+        if head is not None:
+            head.cancel()
+        raise
+    mutants = {m.name: mutants[m.name] for m in mutations}
+    progress("planned", len(mutations))
+    for mutation in mutations:
+        if mutation.name in decided:
             progress("done", decided[mutation.name])
-    for name, verdict in decided.items():
-        if not verdict.cached:
-            progress("done", verdict)
 
     to_run = [m for m in mutations if m.name not in decided]
     baselines: list[Baseline] = []
-    if to_run:
-        jobs = max(1, min(options.jobs, len(to_run)))
-        sandboxes = max(jobs, min(options.baseline_runs, options.jobs))
-        with Engine(root, files, sandboxes, cache_dir=options.cache_dir) as engine:
+    if not to_run and head is not None:
+        head.cancel()   # everything turned out static or cached
+    elif to_run:
+        engine = head.engine if head is not None else Engine(
+            root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir)
+        with engine:
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:
                 groups.setdefault(mutation.settings, []).append(mutation)
             for settings, group in groups.items():
                 progress("baseline", settings)
-                baseline = run_baseline(root, files, settings, group, engine, runs=options.baseline_runs,
-                                        timeout=options.baseline_timeout, cache_dir=options.cache_dir)
+                if head is not None and head.covers(group):
+                    baseline = head.baseline()
+                else:
+                    if head is not None:
+                        head.wait()   # one user of the workers at a time; its baseline is not needed
+                    baseline = run_baseline(root, files, settings, group, engine, runs=options.baseline_runs,
+                                            timeout=options.baseline_timeout, cache_dir=options.cache_dir)
                 baselines.append(baseline)
                 check_contract_ids(group, baseline)
                 progress("baseline-done", baseline)
@@ -143,6 +174,11 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
 
 # --- before anything runs ----------------------------------------------------------------
 
+def _sandboxes(options: LabOptions, runnable: int) -> int:
+    jobs = max(1, min(options.jobs, runnable))
+    return max(jobs, min(options.baseline_runs, options.jobs))
+
+
 class _Sources:
     """The operators' parsed sources, parsed (and libcst imported) only when a mutant must
     be built: a fully cached run needs neither."""
@@ -158,22 +194,38 @@ class _Sources:
         return build_mutant(self.root, mutation, self._sources)
 
 
-def _mutant(root: Path, mutation: Mutation, sources: _Sources, cache: VerdictCache | None) -> Mutant:
-    """The mutant, from the cache when the same operator already ran on the same text."""
-    if cache is None:
-        return sources.build(mutation)
+def _mutant_key(root: Path, mutation: Mutation) -> tuple[str, str] | None:
+    """(the memo key, the target's text), or None when a file cannot be read (the builder
+    reports that itself)."""
     try:
         text = (root / mutation.target.path).read_text(encoding="utf-8")
         patch = mutation.param("patch")
         patch_text = (root / patch).read_text(encoding="utf-8") if patch else None
     except (OSError, UnicodeDecodeError):
-        return sources.build(mutation)  # it reports the problem itself
-    key = VerdictCache.mutant_key(mutation, text, patch_text)
+        return None
+    return VerdictCache.mutant_key(mutation, text, patch_text), text
+
+
+def _remembered_mutant(root: Path, mutation: Mutation, cache: VerdictCache | None) -> Mutant | None:
+    """The mutant, when the same operator already ran on the same text; else None."""
+    found = _mutant_key(root, mutation) if cache is not None else None
+    if found is None:
+        return None
+    key, text = found
     known = cache.mutant(key)
-    if known is not None:
-        return Mutant(mutation, mutation.target.path, text, known["mutated"], known["sites"], known["reason"],
-                      known["target_sha256"], tuple(known["changed_lines"]),
-                      tuple(known["mutant_changed_lines"]), known["target_pin"])
+    if known is None:
+        return None
+    return Mutant(mutation, mutation.target.path, text, known["mutated"], known["sites"], known["reason"],
+                  known["target_sha256"], tuple(known["changed_lines"]),
+                  tuple(known["mutant_changed_lines"]), known["target_pin"])
+
+
+def _mutant(root: Path, mutation: Mutation, sources: _Sources, cache: VerdictCache | None) -> Mutant:
+    """The mutant, built, and remembered in the cache for the next run."""
+    found = _mutant_key(root, mutation) if cache is not None else None
+    if found is None:
+        return sources.build(mutation)
+    key, _ = found
     mutant = sources.build(mutation)
     cache.store_mutant(key, {"mutated": mutant.mutated, "sites": mutant.sites, "reason": mutant.reason,
                              "target_sha256": mutant.target_sha256, "changed_lines": list(mutant.changed_lines),

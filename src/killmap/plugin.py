@@ -202,8 +202,8 @@ class Recorder:
             return {"assertion": False, "exc_type": "XPassStrict", "exc_module": "", "message": _short(str(report.longrepr)),
                     "raised_at": None, "in_mutated_file": False, "mutated_file_innermost": False}
         sandbox = os.getcwd() + os.sep
-        frames = [(str(entry.path), entry.lineno + 1) for entry in excinfo.traceback]
-        in_mutated = [f for f in frames if self.mutated_file and os.path.realpath(f[0]) == self.mutated_file]
+        frames = _frames(excinfo)
+        in_mutated = [f for f in frames if self.mutated_file and real_path(f[0]) == self.mutated_file]
         innermost = frames[-1] if frames else None
         # A reviewer acts on the project's own line (usually the test's assert or its
         # pytest.raises), not on _pytest/outcomes.py: name the deepest frame in the sandbox,
@@ -219,11 +219,48 @@ class Recorder:
             "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
             "in_mutated_file": bool(in_mutated),
             "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
-                                           and os.path.realpath(innermost[0]) == self.mutated_file),
+                                           and real_path(innermost[0]) == self.mutated_file),
         }
 
     def close(self) -> None:
         self.events.close()
+
+
+def _frames(excinfo) -> list[tuple[str, int]]:
+    """(file, line) of each frame of the failure, as pytest's own traceback would list them.
+
+    Read from the raw traceback: pytest's TracebackEntry.path stats every file, which
+    cost more than the test itself on a red run with a deep stack. A frame pytest would
+    hide (`__tracebackhide__`) is kept: the gate wants the place, not the presentation.
+    """
+    found = []
+    tb = excinfo.tb
+    while tb is not None:
+        found.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return found
+
+
+_real_paths: dict[str, str] = {}
+
+
+def real_path(path: str) -> str:
+    """os.path.realpath, remembered for the life of the process (and its forks).
+
+    Every red test and every origin proof resolves the same few hundred module paths;
+    resolving each again cost tens of milliseconds per mutant. The session server fills
+    this before it forks (`warm_real_paths`), from the unmutated sandbox, so each fork
+    starts with the answers. A path a mutant introduces is a new string: resolved afresh.
+    """
+    found = _real_paths.get(path)
+    if found is None:
+        found = _real_paths[path] = os.path.realpath(path)
+    return found
+
+
+def warm_real_paths() -> None:
+    for module in list(sys.modules.values()):
+        real_path(getattr(module, "__file__", None) or "")
 
 
 def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
@@ -296,7 +333,7 @@ def modules_from_working_tree(blocked_root: str) -> list[str]:
     sandbox = os.getcwd()
     found = []
     for name, mod in list(sys.modules.items()):
-        path = os.path.realpath(getattr(mod, "__file__", None) or "")
+        path = real_path(getattr(mod, "__file__", None) or "")
         # The gate's own modules (the worker runs as __main__) are the harness, not the subject.
         if path.startswith(harness) or not path.startswith(blocked):
             continue

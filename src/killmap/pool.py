@@ -27,9 +27,23 @@ class Worker:
     # The sandbox was repaired after a run: the collected session saw the damage (its
     # folder may even be gone), so the next run starts a new one.
     session_stale: bool = False
+    started: bool = False                     # its "ready" line has been read
+
+    def wait_ready(self) -> None:
+        """Wait for the worker's first line: it has imported pytest and can take requests.
+
+        Not waited for when the pool starts, so the gate goes on with its own work (mutants,
+        validity) while every worker imports pytest."""
+        if self.started:
+            return
+        ready = self.process.stdout.readline() if self.process.stdout else ""
+        if not ready:
+            raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
+        self.started = True
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin and self.process.stdout
+        self.wait_ready()
         try:
             self.process.stdin.write(json.dumps(payload) + "\n")
             self.process.stdin.flush()
@@ -70,10 +84,6 @@ class Pool:
                 start_new_session=True)
             self.workers.append(Worker(index, sandbox, process, guards[index] if guards else None,
                                        containment))
-        for worker in self.workers:
-            ready = worker.process.stdout.readline() if worker.process.stdout else ""
-            if not ready:
-                raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
 
     def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
             on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:

@@ -48,6 +48,7 @@ class Scenario:
     # mutant's code swapped in; the worker falls back to a fresh session when it must.
     session_tests: tuple[str, ...] | None = None
     swap: bool = False
+    swap_targets: tuple[str, ...] = ()  # relative; a new session compiles these once for its swaps
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
     extra_args: tuple[str, ...] = ()
@@ -86,6 +87,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
             "args": [*scenario.session_tests, *GATE_FLAGS, f"--rootdir={sandbox}",
                      f"--basetemp={scratch.temp_dir()}"],
             "timeout": 900.0, "restart": worker.session_stale,
+            "prepare": [str(sandbox / rel) for rel in scenario.swap_targets],
             "swap": {"module": scenario.expect_module, "file": str(sandbox / scenario.mutated_file),
                      "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else ""}
             if scenario.swap and scenario.mutated_file else None}

@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from killmap.plugin import Recorder, report_final
-from killmap.swap import swap_in
+from killmap.plugin import Recorder, report_final, warm_real_paths
+from killmap.swap import LiveFunctions, swap_in
 
 FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
 
@@ -38,11 +38,12 @@ class SessionServer:
     """A pytest plugin: after collection, serve runs instead of running the tests."""
 
     def __init__(self, requests_fd: int, responses_fd: int, blocked_root: str | None,
-                 ignore: list[str] | None = None):
+                 ignore: list[str] | None = None, prepare: list[str] | None = None):
         self.requests = os.fdopen(requests_fd, "r", encoding="utf-8")
         self.responses = os.fdopen(responses_fd, "w", encoding="utf-8")
         self.blocked_root = blocked_root
         self.ignore = {os.path.realpath(p) for p in ignore or ()}
+        self.prepare = list(prepare or ())   # files mutants will be swapped into: compiled once
 
     def pytest_ignore_collect(self, collection_path, config):
         # The same test files are left out as in every other run (see Recorder).
@@ -58,6 +59,13 @@ class SessionServer:
     def pytest_runtestloop(self, session):
         if session.testsfailed:
             return True  # a collection error: no "ready", so the worker never uses this server
+        warm_real_paths()  # every fork's origin proof resolves these module paths: once, here
+        functions = LiveFunctions()  # and every swap looks for the functions of its file
+        for path in self.prepare:
+            try:
+                functions.originals(path, Path(path).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                pass  # the fork meets the same problem and falls back
         self._say(ready=True, collected=len(session.items))
         by_id = {item.nodeid: item for item in session.items}
         for line in self.requests:
@@ -68,14 +76,15 @@ class SessionServer:
             if pid == 0:
                 self.requests.close()
                 self.responses.close()
-                _run_fork(session, by_id, request, self.blocked_root)  # never returns
+                _run_fork(session, by_id, request, self.blocked_root, functions)  # never returns
             self._say(pid=pid)
             _, status = os.waitpid(pid, 0)
             self._say(exit=os.waitstatus_to_exitcode(status))
         return True
 
 
-def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_root: str | None) -> None:
+def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_root: str | None,
+              functions: LiveFunctions) -> None:
     code = 70
     try:
         os.setsid()  # its own process group: a timeout kills everything it started
@@ -95,7 +104,7 @@ def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_r
             import time
             began = time.perf_counter()
             result = swap_in(swap["file"], Path(swap["original"]).read_text(encoding="utf-8"),
-                             Path(swap["file"]).read_text(encoding="utf-8"))
+                             Path(swap["file"]).read_text(encoding="utf-8"), functions)
             swap_seconds = time.perf_counter() - began
             if not result.ok:
                 _fallback(request, result.reason)

@@ -68,10 +68,41 @@ def _identity(code: types.CodeType) -> tuple:
     return code.co_name, code.co_firstlineno, code.co_code
 
 
-def swap_in(path: str, original_text: str, mutant_text: str) -> SwapResult:
-    """Replace the code of every live function defined in `path` with the mutant's."""
+class LiveFunctions:
+    """Every function object alive in this process, by the file its code came from.
+
+    Built by one scan of the heap in the session server, after collection and before any
+    fork: a fork then finds the functions of the mutated file without scanning again (the
+    scan touches every object, so in a fork it also copies every page of the heap). It is
+    exact in the fork because nothing of the project runs between the scan and the swap:
+    the server only reads requests and forks, and the fork swaps before any test starts.
+    The originals' code objects are compiled here too, once per file, when first asked.
+    """
+
+    def __init__(self) -> None:
+        self.by_file: dict[str, list[types.FunctionType]] = {}
+        for obj in gc.get_objects():
+            if isinstance(obj, types.FunctionType):
+                self.by_file.setdefault(obj.__code__.co_filename, []).append(obj)
+        self._originals: dict[tuple[str, str], dict[Place, types.CodeType]] = {}
+
+    def originals(self, path: str, text: str) -> dict[Place, types.CodeType]:
+        """The places of the file's unmutated text (SyntaxError if it does not compile)."""
+        key = (path, text)
+        if key not in self._originals:
+            self._originals[key] = _places(compile(text, path, "exec", dont_inherit=True))
+        return self._originals[key]
+
+
+def swap_in(path: str, original_text: str, mutant_text: str,
+            functions: LiveFunctions | None = None) -> SwapResult:
+    """Replace the code of every live function defined in `path` with the mutant's.
+
+    `functions`: the live functions as the session server found them; without it the heap
+    is scanned now."""
+    functions = functions or LiveFunctions()
     try:
-        original = _places(compile(original_text, path, "exec", dont_inherit=True))
+        original = functions.originals(path, original_text)
         mutant = _places(compile(mutant_text, path, "exec", dont_inherit=True))
     except SyntaxError as exc:
         return SwapResult(False, f"does not compile: {exc.msg}")
@@ -80,8 +111,7 @@ def swap_in(path: str, original_text: str, mutant_text: str) -> SwapResult:
         if _identity(code) in where:
             return SwapResult(False, f"two functions of the file are indistinguishable ({code.co_name})")
         where[_identity(code)] = place
-    live = [obj for obj in gc.get_objects()
-            if isinstance(obj, types.FunctionType) and obj.__code__.co_filename == path]
+    live = functions.by_file.get(path, [])
     plan = []
     for function in live:
         place = where.get(_identity(function.__code__))

@@ -97,7 +97,8 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
                         confine=mutation.settings.confine,
                         sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
                         mutated_file=mutant.file, expect_module=module,
-                        session_tests=baseline.targets, ignore=baseline.ignored, swap=swappable)
+                        session_tests=baseline.targets, ignore=baseline.ignored, swap=swappable,
+                        swap_targets=baseline.mutated_files or (mutant.file,))
     if confirm:
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
         allowed = tuple(t for t in selected if any(matches(e, t) for e in mutation.contract_tests()))

@@ -323,7 +323,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         try:
             _enter_sandbox(request, spec["log"])
             plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
-                                   request.get("ignore"))
+                                   request.get("ignore"), spec.get("prepare"))
             pytest.main(list(spec["args"]), plugins=[plugin])
             code = 0
         except BaseException:  # noqa: BLE001
