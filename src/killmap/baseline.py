@@ -2,9 +2,9 @@
 measured against.
 
 It must be green and stable (run twice: a test whose outcome differs is flaky, exit 2),
-and its first run records per-test line coverage of the mutation targets: the reach
-evidence that selects each mutant's tests. Test files whose imports cannot reach a target
-are left out of it and of every mutant run.
+and its runs record per-test line coverage of the mutation targets (each run its share of
+the tests, so every test once): the reach evidence that selects each mutant's tests. Test
+files whose imports cannot reach a target are left out of it and of every mutant run.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def source_files(files: list[str], settings: GateSettings) -> list[str]:
 
 def run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
                  engine: Engine, *, runs: int, timeout: float, cache_dir: Path | None) -> Baseline:
-    """The unmutated suite, `runs` times in parallel (the first traced): what every
+    """The unmutated suite, `runs` times in parallel (each tracing its share): what every
     verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
     # Test files whose imports never reach a mutated file can run none of its code: they
@@ -62,13 +62,13 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     targets = tuple(sorted({m.target.path for m in group}))
+    # Every run is a fork of its worker's collected session (which the mutants then reuse),
+    # and traces its own share of the tests: each test is traced once, in one run, and the
+    # runs cost the same, where one traced run of everything would cost several untraced.
     scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
-                          timeout=timeout, sys_path=settings.paths,
-                          coverage_files=targets if i == 0 else (), ignore=tuple(ignored),
-                          # The untraced runs are forks of the worker's collected session, which
-                          # its mutants then reuse: one collection fewer per worker.
-                          session_tests=None if i == 0 else settings.tests + deselect,
-                          swap_targets=targets)
+                          timeout=timeout, sys_path=settings.paths, coverage_files=targets,
+                          trace_share=(i, runs), ignore=tuple(ignored),
+                          session_tests=settings.tests + deselect, swap_targets=targets)
                  for i in range(runs)]
     outcomes: list[RunOutcome] = engine.run_all(scenarios)
     first = outcomes[0]
@@ -100,19 +100,37 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
         if outcome.red:
             names = ", ".join(sorted(outcome.red))
             raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
-    # Per-test durations from the untraced runs: coverage slows hot code, and these are what
-    # the same tests cost when a mutant runs them (mutant runs are not traced).
-    plain = outcomes[1:] or outcomes
-    durations = {t: max((o.tests[t].duration for o in plain if t in o.tests),
+    # Per-test durations from the runs that did not trace the test: coverage slows hot
+    # code, and these are what the same tests cost when a mutant runs them (untraced).
+    shares = [_traced_share(o.collected, i, runs) for i, o in enumerate(outcomes)]
+    durations = {t: max((o.tests[t].duration for o, share in zip(outcomes, shares)
+                         if t in o.tests and t not in share),
                         default=first.tests[t].duration) for t in first.tests}
     # The slowest run sets the overhead behind every timeout: a mutant that falls back to a
     # fresh session pays collection, which the forked baseline did not.
     wall = max(o.wall for o in outcomes)
     overhead = max(wall - sum(durations.values()), 0.2)
     sources = set(source_files(files, settings))
-    imported = tuple(sorted(f for f in first.imported if f in sources))
-    return Baseline(settings, first.collected, durations, overhead, first.coverage or {}, runs, wall,
+    imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
+    coverage = _union([o.coverage or {} for o in outcomes])
+    return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
                     imported, tuple(ignored), settings.tests + deselect, targets)
+
+
+def _traced_share(collected: tuple[str, ...], k: int, n: int) -> set[str]:
+    """The tests run k of n traced: the same split as plugin.Recorder.set_collected."""
+    ids = list(collected)
+    return set(ids[len(ids) * k // n: len(ids) * (k + 1) // n])
+
+
+def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[str, list[int]]]:
+    """The runs' coverage as one: each test is in one run's share; collection is in all."""
+    merged: dict[str, dict[str, set[int]]] = {}
+    for coverage in coverages:
+        for path, contexts in coverage.items():
+            for context, lines in contexts.items():
+                merged.setdefault(path, {}).setdefault(context, set()).update(lines)
+    return {path: {c: sorted(lines) for c, lines in contexts.items()} for path, contexts in merged.items()}
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:

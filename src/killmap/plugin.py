@@ -26,8 +26,7 @@ class Recorder:
     """Collects per-test evidence and writes it to `events_path` as JSON lines."""
 
     def __init__(self, events_path: str, *, mutated_file: str | None = None,
-                 coverage: Any = None,
-                 start_coverage_after_collection: bool = False,
+                 coverage: Any = None, tracing: bool = False, trace_share: tuple[int, int] | None = None,
                  snapshot: dict[str, Any] | None = None, ignore: list[str] | None = None):
         self.events = open(events_path, "a", encoding="utf-8")
         # A set, not --ignore: pytest checks each path against its --ignore list one by one.
@@ -41,7 +40,12 @@ class Recorder:
         self._started = time.perf_counter()
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
-        self.start_coverage_after_collection = start_coverage_after_collection
+        self.tracing = tracing            # whether `coverage` is started now
+        # (k, n): trace only the k-th of n equal runs of the collected tests. Each baseline
+        # run traces its own share, so every test is traced once and tracing's cost (hot
+        # loops run several times slower) is split between the jobs instead of paid by one.
+        self.trace_share = trace_share
+        self._traced: set[str] | None = None
         self.phases: dict[str, dict[str, Any]] = {}
         self._phase: dict[str, str] = {}     # the phase each test is in, for an interruption
 
@@ -62,10 +66,23 @@ class Recorder:
             self.emit(event="collect_error", id=report.nodeid, message=_short(text))
 
     def pytest_collection_finish(self, session):
-        self.collected = [item.nodeid for item in session.items]
-        self.emit(event="collected", ids=self.collected)
-        if self.coverage is not None and self.start_coverage_after_collection:
-            self.coverage.start()
+        self.set_collected([item.nodeid for item in session.items])
+
+    def set_collected(self, ids: list[str]) -> None:
+        self.collected = ids
+        self.emit(event="collected", ids=ids)
+        if self.trace_share is not None:
+            k, n = self.trace_share
+            self._traced = set(ids[len(ids) * k // n: len(ids) * (k + 1) // n])
+
+    def _trace(self, on: bool) -> None:
+        if on != self.tracing:
+            (self.coverage.start if on else self.coverage.stop)()
+            self.tracing = on
+
+    def stop_tracing(self) -> None:
+        if self.coverage is not None:
+            self._trace(False)
 
     # -- the confirmation snapshot --------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -106,16 +123,14 @@ class Recorder:
         log = os.open(self.snapshot["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        if self.coverage is not None:
-            self.coverage.stop()  # reach was measured in the run; the re-run only confirms
-            self.coverage = None
+        self.stop_tracing()  # reach was measured in the run; the re-run only confirms
+        self.coverage = None
         self.events.close()
         self.events = open(self.snapshot["events"], "a", encoding="utf-8")
         self.confirming = True
         self.phases = {}
         session.items[:] = [item for item in session.items if item.nodeid in wanted]
-        self.collected = [item.nodeid for item in session.items]
-        self.emit(event="collected", ids=self.collected)
+        self.set_collected([item.nodeid for item in session.items])
 
     def finish_snapshot(self) -> None:
         """In the run: tell the waiting copy what to re-run, and wait for it."""
@@ -146,11 +161,14 @@ class Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.emit(event="start", id=item.nodeid)
+        traced = self.coverage is not None and (self._traced is None or item.nodeid in self._traced)
         if self.coverage is not None:
+            self._trace(traced)
+        if traced:
             self.coverage.switch_context(item.nodeid)
         self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
         outcome = yield
-        if self.coverage is not None:
+        if traced:
             self.coverage.switch_context("")
         record = self.phases.pop(item.nodeid)
         stopped = outcome.excinfo

@@ -37,7 +37,8 @@ class Scenario:
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
     mutated_file: str | None = None
     expect_module: str | None = None
-    coverage_after_collection: bool = False
+    # (k, n): trace only the k-th of n equal runs of the collected tests (baseline.py).
+    trace_share: tuple[int, int] | None = None
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
     confirm_allowed: tuple[str, ...] | None = None   # kills + may_kill: reds inside the contract
@@ -75,11 +76,12 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     }
     if scenario.confine:
         request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
-    unmutated = not scenario.writes and not scenario.coverage_files
+    unmutated = not scenario.writes
     if scenario.session_tests is not None and not scenario.collect_only and (
             (scenario.swap and scenario.mutated_file) or unmutated):
         # One collected session per worker and key: the same targets, paths and filters. An
-        # unmutated run (an untraced baseline) is a fork of it running every collected item.
+        # unmutated run (a baseline) is a fork of it running every collected item; a traced
+        # one needs a session that traced its own collection (worker.py).
         key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.ignore, scenario.confine])
         request["session"] = {
             "key": key, "tests": list(scenario.tests), "log": str(folder / "session.log"),
@@ -94,7 +96,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),
-                               "after_collection": scenario.coverage_after_collection}
+                               "share": list(scenario.trace_share) if scenario.trace_share else None}
     if scenario.expect_module and scenario.mutated_file:
         text = dict(scenario.writes).get(scenario.mutated_file)
         data = text.encode("utf-8") if text is not None else (sandbox / scenario.mutated_file).read_bytes()

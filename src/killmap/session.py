@@ -30,6 +30,7 @@ import pytest
 
 from killmap.plugin import Recorder, report_final, warm_real_paths
 from killmap.swap import LiveFunctions, swap_in
+from killmap.tracing import imported_files, write_coverage
 
 FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
 
@@ -38,12 +39,14 @@ class SessionServer:
     """A pytest plugin: after collection, serve runs instead of running the tests."""
 
     def __init__(self, requests_fd: int, responses_fd: int, blocked_root: str | None,
-                 ignore: list[str] | None = None, prepare: list[str] | None = None):
+                 ignore: list[str] | None = None, prepare: list[str] | None = None, coverage: Any = None):
         self.requests = os.fdopen(requests_fd, "r", encoding="utf-8")
         self.responses = os.fdopen(responses_fd, "w", encoding="utf-8")
         self.blocked_root = blocked_root
         self.ignore = {os.path.realpath(p) for p in ignore or ()}
         self.prepare = list(prepare or ())   # files mutants will be swapped into: compiled once
+        self.coverage = coverage             # started before collection, when a traced run needs it
+        self.functions: LiveFunctions | None = None
 
     def pytest_ignore_collect(self, collection_path, config):
         # The same test files are left out as in every other run (see Recorder).
@@ -57,10 +60,12 @@ class SessionServer:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
+        if self.coverage is not None:
+            self.coverage.stop()   # paused: only a traced run's fork resumes it
         if session.testsfailed:
             return True  # a collection error: no "ready", so the worker never uses this server
         warm_real_paths()  # every fork's origin proof resolves these module paths: once, here
-        functions = LiveFunctions()  # and every swap looks for the functions of its file
+        functions = self.functions = LiveFunctions()  # and every swap looks for the functions of its file
         for path in self.prepare:
             try:
                 functions.originals(path, Path(path).read_text(encoding="utf-8"))
@@ -76,15 +81,14 @@ class SessionServer:
             if pid == 0:
                 self.requests.close()
                 self.responses.close()
-                _run_fork(session, by_id, request, self.blocked_root, functions)  # never returns
+                _run_fork(self, session, by_id, request)  # never returns
             self._say(pid=pid)
             _, status = os.waitpid(pid, 0)
             self._say(exit=os.waitstatus_to_exitcode(status))
         return True
 
 
-def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_root: str | None,
-              functions: LiveFunctions) -> None:
+def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: dict[str, Any]) -> None:
     code = 70
     try:
         os.setsid()  # its own process group: a timeout kills everything it started
@@ -104,19 +108,21 @@ def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_r
             import time
             began = time.perf_counter()
             result = swap_in(swap["file"], Path(swap["original"]).read_text(encoding="utf-8"),
-                             Path(swap["file"]).read_text(encoding="utf-8"), functions)
+                             Path(swap["file"]).read_text(encoding="utf-8"), server.functions)
             swap_seconds = time.perf_counter() - began
             if not result.ok:
                 _fallback(request, result.reason)
             proof_swap = {"swapped": result.swapped, "changed": list(result.places),
                           "seconds": round(swap_seconds, 4)}
             linecache.checkcache()  # tracebacks read the mutant's text from disk
+        traced = request.get("coverage")
+        share = traced.get("share") if traced else None
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            snapshot=request.get("snapshot"))
+                            coverage=server.coverage if traced else None,
+                            trace_share=tuple(share) if share else None, snapshot=request.get("snapshot"))
         session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
         session.items[:] = items
-        recorder.collected = [item.nodeid for item in items]
-        recorder.emit(event="collected", ids=recorder.collected)
+        recorder.set_collected([item.nodeid for item in items])
         if recorder.snapshot and items:
             recorder.take_snapshot(session)  # in the copy, items are now the re-runs
         exit_code = _run_items(session)
@@ -126,7 +132,13 @@ def _run_fork(session, by_id: dict[str, Any], request: dict[str, Any], blocked_r
             code = 0
             return
         recorder.finish_snapshot()
-        report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=[], swap=proof_swap)
+        imported = []
+        if traced:
+            recorder.stop_tracing()
+            write_coverage(server.coverage, traced["out"])
+            imported = imported_files(request["sandbox"])
+        report_final(recorder, exit_code, request.get("expect"), server.blocked_root, imported=imported,
+                     swap=proof_swap)
         code = 0
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
         import traceback

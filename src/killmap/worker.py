@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import coverage
 import pytest
 
 from killmap.confine import confine_writes
 from killmap.plugin import Recorder, report_final
 from killmap.session import FALLBACK, SessionServer
+from killmap.tracing import imported_files, per_test_coverage, write_coverage
 
 _current_child: list[int] = []
 _gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
@@ -273,6 +273,7 @@ class _Server:
     requests: Any      # file, worker -> server
     responses: int     # raw fd, server -> worker: read with select, so no hidden buffer
     pending: bytes = b""
+    traced: list[str] | None = None   # the files whose lines it recorded while collecting
 
     def close(self) -> None:
         try:
@@ -313,6 +314,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         _servers.pop().close()
     if key in _unavailable:
         return None
+    traced = (request.get("coverage") or {}).get("include")
     requests_read, requests_write = os.pipe()      # worker -> server
     responses_read, responses_write = os.pipe()    # server -> worker
     pid = os.fork()
@@ -322,8 +324,14 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         code = 70
         try:
             _enter_sandbox(request, spec["log"])
+            cov = None
+            if traced:
+                # Collection traced (what runs at import is reach evidence), then paused:
+                # a traced baseline run resumes it, mutant runs never do.
+                cov = per_test_coverage(traced)
+                cov.start()
             plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
-                                   request.get("ignore"), spec.get("prepare"))
+                                   request.get("ignore"), spec.get("prepare"), cov)
             pytest.main(list(spec["args"]), plugins=[plugin])
             code = 0
         except BaseException:  # noqa: BLE001
@@ -332,7 +340,8 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
             os._exit(code)
     os.close(requests_read)
     os.close(responses_write)
-    server = _Server(key, pid, os.fdopen(requests_write, "w", encoding="utf-8"), responses_read)
+    server = _Server(key, pid, os.fdopen(requests_write, "w", encoding="utf-8"), responses_read,
+                     traced=traced)
     ready = _read_line(server, time.perf_counter() + spec["timeout"])
     if not (ready and ready.get("ready")):
         server.close()
@@ -366,8 +375,12 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     server = _session_server(request)
     if server is None:
         return None, "the collected session is not available (collection failed in it)"
+    wanted = request.get("coverage")
+    if wanted and wanted["include"] != server.traced:
+        return None, "the collected session did not trace its collection of these files"
     started = time.perf_counter()
-    run = {key: request.get(key) for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot")}
+    run = {key: request.get(key) for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot",
+                                             "coverage", "sandbox")}
     run["swap"] = request["session"].get("swap")
     run["tests"] = request["session"]["tests"]
     run["all"] = request["session"].get("all", False)
@@ -439,16 +452,12 @@ def _child(request: dict[str, Any]) -> None:
     try:
         _enter_sandbox(request, request["log"])
         cov = None
-        late = False
         if request.get("coverage"):
-            cov = _per_test_coverage(request["coverage"]["include"])
-            late = bool(request["coverage"].get("after_collection"))
-            if not late:
-                cov.start()
+            cov = per_test_coverage(request["coverage"]["include"])
+            cov.start()   # before collection: what runs at import is evidence too
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=cov,
-                            start_coverage_after_collection=late, snapshot=request.get("snapshot"),
-                            ignore=request.get("ignore"))
+                            coverage=cov, tracing=cov is not None, trace_share=_share(request),
+                            snapshot=request.get("snapshot"), ignore=request.get("ignore"))
         exit_code = pytest.main(list(request["args"]), plugins=[recorder])
         if recorder.confirming:  # the forked confirmation copy: report and stop here
             recorder.emit(event="final", exit_code=int(exit_code), proof=None, wall=recorder.elapsed())
@@ -457,10 +466,10 @@ def _child(request: dict[str, Any]) -> None:
             return
         recorder.finish_snapshot()
         if cov is not None:
-            cov.stop()
-            _write_coverage(cov, request["coverage"]["out"])
+            recorder.stop_tracing()
+            write_coverage(cov, request["coverage"]["out"])
         report_final(recorder, exit_code, request.get("expect"), request.get("blocked_root"),
-                     imported=_imported_files(request["sandbox"]))
+                     imported=imported_files(request["sandbox"]))
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
         traceback.print_exc()
@@ -468,6 +477,11 @@ def _child(request: dict[str, Any]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _share(request: dict[str, Any]) -> tuple[int, int] | None:
+    share = (request.get("coverage") or {}).get("share")
+    return tuple(share) if share else None
 
 
 def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
@@ -487,45 +501,6 @@ def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
                         if not type(f).__module__.startswith("__editable__")
                         and not getattr(f, "__module__", "").startswith("__editable__")]
     sys.path_importer_cache.clear()
-
-
-def _per_test_coverage(include: list[str]) -> coverage.Coverage:
-    """Coverage that can attribute lines to each test.
-
-    coverage's sys.monitoring core (the default on Python 3.14+, or COVERAGE_CORE=sysmon)
-    records a line once per process, not once per context: a second test running the same
-    line would not be credited, and selection would miss a test that can overreach. The
-    C tracer records per context, so the gate insists on it.
-    """
-    cov = coverage.Coverage(data_file=None, include=include, config_file=False, branch=False)
-    try:
-        cov.set_option("run:core", "ctrace")
-    except coverage.CoverageException:  # a coverage too old to have cores: it has no sysmon either
-        pass
-    return cov
-
-
-def _imported_files(sandbox: str) -> list[str]:
-    """The sandbox's Python files that this session imported (the cache's dependencies)."""
-    prefix = os.path.realpath(sandbox) + os.sep
-    found = set()
-    for module in list(sys.modules.values()):
-        path = os.path.realpath(getattr(module, "__file__", None) or "")
-        if path.startswith(prefix) and path.endswith(".py"):
-            found.add(path[len(prefix):])
-    return sorted(found)
-
-
-def _write_coverage(cov: coverage.Coverage, out: str) -> None:
-    data = cov.get_data()
-    result: dict[str, dict[str, list[int]]] = {}
-    for filename in data.measured_files():
-        by_context: dict[str, list[int]] = {}
-        for line, contexts in data.contexts_by_lineno(filename).items():
-            for context in contexts:
-                by_context.setdefault(context, []).append(line)
-        result[os.path.realpath(filename)] = {c: sorted(lines) for c, lines in by_context.items()}
-    Path(out).write_text(json.dumps(result), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,56 @@
+"""Per-test line coverage of the mutation targets, and what a session imported.
+
+The baseline's evidence: which tests run which lines of the files the mutations change
+(reach and selection, reach.py), which lines ran while the tests were collected (an
+import-time change), and which project files the session imported (the cache's
+dependencies). Used in a fresh child (worker.py) and in a fork of the collected session
+(session.py), so it lives in neither.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import coverage
+
+
+def per_test_coverage(include: list[str]) -> coverage.Coverage:
+    """Coverage that can attribute lines to each test.
+
+    coverage's sys.monitoring core (the default on Python 3.14+, or COVERAGE_CORE=sysmon)
+    records a line once per process, not once per context: a second test running the same
+    line would not be credited, and selection would miss a test that can overreach. The
+    C tracer records per context, so the gate insists on it.
+    """
+    cov = coverage.Coverage(data_file=None, include=include, config_file=False, branch=False)
+    try:
+        cov.set_option("run:core", "ctrace")
+    except coverage.CoverageException:  # a coverage too old to have cores: it has no sysmon either
+        pass
+    return cov
+
+
+def imported_files(sandbox: str) -> list[str]:
+    """The sandbox's Python files that this session imported (the cache's dependencies)."""
+    prefix = os.path.realpath(sandbox) + os.sep
+    found = set()
+    for module in list(sys.modules.values()):
+        path = os.path.realpath(getattr(module, "__file__", None) or "")
+        if path.startswith(prefix) and path.endswith(".py"):
+            found.add(path[len(prefix):])
+    return sorted(found)
+
+
+def write_coverage(cov: coverage.Coverage, out: str) -> None:
+    data = cov.get_data()
+    result: dict[str, dict[str, list[int]]] = {}
+    for filename in data.measured_files():
+        by_context: dict[str, list[int]] = {}
+        for line, contexts in data.contexts_by_lineno(filename).items():
+            for context in contexts:
+                by_context.setdefault(context, []).append(line)
+        result[os.path.realpath(filename)] = {c: sorted(lines) for c, lines in by_context.items()}
+    Path(out).write_text(json.dumps(result), encoding="utf-8")

@@ -1,0 +1,36 @@
+"""Each baseline run traces its own share of the tests; together they miss no test's reach.
+
+Tracing slows hot code several times over, so the baseline's runs split it: run k of n
+traces the k-th n-th of the collected tests (and all of them trace collection). Selection
+is only as sound as that union: a test whose lines were lost would never be run under a
+mutant it can turn red. So the reach recorded must be the same whatever the number of runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from gatekit import copy_fixture
+
+from killmap.lab import run_lab
+from killmap.plan import LabOptions
+
+UNRELATED = {f"tests/test_unrelated.py::test_unrelated_{i}" for i in range(1, 21)}
+SHARED = {"tests/test_shared.py::test_shared_direct", "tests/test_shared.py::test_shared_through_a_caller"}
+
+
+def who_runs(coverage: dict[str, list[int]], line: int) -> set[str]:
+    return {context for context, lines in coverage.items() if context and line in lines}
+
+
+@pytest.mark.parametrize("runs", [1, 2, 3])
+def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(tmp_path, monkeypatch, runs):
+    project = copy_fixture("selection", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    result = run_lab(project, LabOptions(jobs=2, baseline_runs=runs, use_cache=False))
+    coverage = result.baselines[0].coverage["src/selpkg/calc.py"]
+    # The unrelated tests span every share: test_unrelated_1 is in the first, _20 in the last.
+    assert who_runs(coverage, 9) == UNRELATED
+    assert who_runs(coverage, 5) == SHARED
+    # What ran while the tests were collected (OFFSET = 1, the def lines) is in no test's name.
+    assert {1, 4, 8, 12} <= set(coverage[""])
+    assert set(result.baselines[0].durations) == UNRELATED | SHARED | {"tests/test_lines.py::test_anchor_has_not_moved"}
