@@ -16,6 +16,7 @@ tracebacks or source; the gate accepts that blind spot and documents it.)
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -37,12 +38,25 @@ class Region:
         return any(self.lines.intersection(lines) for lines in (coverage_of_file or {}).values())
 
 
-def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
+@functools.lru_cache(maxsize=16)
+def _parsed(source: str) -> ast.Module | None:
+    """One parse per text: a sweep asks about hundreds of mutants of the same file."""
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except SyntaxError:
+        return None
+
+
+@functools.lru_cache(maxsize=16)
+def _statements_of(source: str) -> tuple[tuple[ast.stmt, bool], ...] | None:
+    tree = _parsed(source)
+    return None if tree is None else tuple(_statements(tree))
+
+
+def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
+    statements = _statements_of(source)
+    if statements is None:
         return Region(frozenset(changed_lines), True)
-    statements = _statements(tree)
     lines: set[int] = set()
     import_time = False
     for line in changed_lines:
@@ -77,7 +91,7 @@ def _statements(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
     return found
 
 
-def _innermost(statements: list[tuple[ast.stmt, bool]], line: int) -> tuple[ast.stmt, bool] | None:
+def _innermost(statements: tuple[tuple[ast.stmt, bool], ...], line: int) -> tuple[ast.stmt, bool] | None:
     best: tuple[ast.stmt, bool] | None = None
     for statement, in_function in statements:
         end = statement.end_lineno or statement.lineno
@@ -122,9 +136,8 @@ def _own_lines(statement: ast.stmt) -> set[int]:
 def enclosing_functions(source: str, changed_lines: tuple[int, ...]) -> frozenset[int]:
     """The def lines of the innermost function or method holding each changed line in
     its body; a line at module or class level holds none."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _parsed(source)
+    if tree is None:
         return frozenset()
     functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     found: set[int] = set()

@@ -34,7 +34,6 @@ from killmap import judge
 from killmap.catalog import OPERATORS, GateSettings, entry_mutation, load_catalog
 from killmap.errors import GateError
 from killmap.lab import LabOptions, run_mutations
-from killmap.mutants import build_mutant
 from killmap.pins import pins_for
 
 # Every operator field a command line can give (the pins are written by --save, not given).
@@ -106,6 +105,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print) -> int:
         raise GateError("--save needs a catalog: name one with --catalog (a new file is created)",
                         field="--catalog")
     mutation, entry, catalog = prepare(root, options)
+    from killmap.mutants import build_mutant  # libcst: only when a mutant is built
     mutant = build_mutant(root, mutation)
     say(f"try: {mutation.op} on {mutation.target}")
     if mutant.applied:
