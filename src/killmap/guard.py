@@ -70,6 +70,8 @@ class TreeGuard:
             stat = (folder / rel).stat()
             digest = hashes[rel] if hashes and rel in hashes else _digest(pristine / rel)
             self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, digest)
+        # Plain strings for the loop after every run: pathlib's joins cost more than the stats.
+        self._prefix = str(folder) + os.sep
         self._lock = threading.Lock()   # the working tree's guard is shared by every worker
         self.last_seen_ns: dict[str, int] = {}   # when a changed file was last written
 
@@ -81,16 +83,16 @@ class TreeGuard:
 
     def _check_and_restore(self, keep_in: Path | None) -> Changes:
         modified, removed = [], []
+        prefix = self._prefix
         for rel, known in self.states.items():
-            path = self.folder / rel
             try:
-                stat = path.stat()
+                stat = os.stat(prefix + rel)
             except FileNotFoundError:
                 removed.append(rel)
                 continue
-            if (stat.st_size, stat.st_mtime_ns) == (known.size, known.mtime_ns):
+            if stat.st_size == known.size and stat.st_mtime_ns == known.mtime_ns:
                 continue
-            if stat.st_size == known.size and _digest(path) == known.sha256:
+            if stat.st_size == known.size and _digest(Path(prefix + rel)) == known.sha256:
                 # Rewritten with the same bytes (the worker restores a mutated file so).
                 self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, known.sha256)
                 continue
@@ -115,10 +117,12 @@ class TreeGuard:
 
     def _new_files(self) -> list[str]:
         found = []
-        for current, dirs, names in os.walk(self.folder):
+        root = str(self.folder)
+        for current, dirs, names in os.walk(root):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
+            base = current[len(root) + 1:].replace(os.sep, "/")
             for name in names:
-                rel = (Path(current) / name).relative_to(self.folder).as_posix()
+                rel = f"{base}/{name}" if base else name
                 if rel not in self.states and not name.endswith(".killmap-tmp"):
                     found.append(rel)
         return sorted(found)

@@ -43,8 +43,56 @@ class Sources:
             except cst.ParserSyntaxError as exc:
                 raise mutation.fail(f"target file does not parse: {exc.message} (line {exc.raw_line})",
                                     "target") from None
-            self._parsed[rel] = (original, MetadataWrapper(module, unsafe_skip_copy=True))
+            self._parsed[rel] = (original, _Wrapper(module, unsafe_skip_copy=True))
         return self._parsed[rel]
+
+
+class _Wrapper(MetadataWrapper):
+    """A MetadataWrapper that also remembers parents per top-level statement (`_parents`)."""
+
+    __slots__ = ("parents_by_top",)
+
+    def __init__(self, module: cst.Module, unsafe_skip_copy: bool = False):
+        super().__init__(module, unsafe_skip_copy=unsafe_skip_copy)
+        self.parents_by_top: dict[int, dict[cst.CSTNode, cst.CSTNode]] = {}
+
+
+class _ParentCollector(cst.CSTVisitor):
+    def __init__(self, top: cst.CSTNode, module: cst.Module):
+        super().__init__()
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {top: module}
+        self.stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.stack:
+            self.parents[node] = self.stack[-1]
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+
+def _parents(wrapper: MetadataWrapper, mutation: Mutation) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Each node's parent, for the top-level statement holding the target symbol.
+
+    libcst's ParentNodeProvider walks the whole module; an operator only ever looks up
+    from a node inside its target, and no higher than the module, so the target's own
+    top-level statement (its parent: the module) is all it needs. A whole-file target,
+    or a wrapper without the memo, gets the whole module's.
+    """
+    symbol = mutation.target.symbol
+    if not symbol or not isinstance(wrapper, _Wrapper):
+        return wrapper.resolve(ParentNodeProvider)
+    tops = [n for n in wrapper.module.body if _defines(n, symbol.split(".")[0])]
+    if len(tops) != 1:
+        return wrapper.resolve(ParentNodeProvider)
+    top = tops[0]
+    if id(top) not in wrapper.parents_by_top:
+        collector = _ParentCollector(top, wrapper.module)
+        top.visit(collector)
+        wrapper.parents_by_top[id(top)] = collector.parents
+    return wrapper.parents_by_top[id(top)]
 
 
 def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None) -> Mutant:
@@ -181,7 +229,7 @@ def _fill_empty_block(node):
     return node
 
 
-def _transform(wrapper: MetadataWrapper, replacements) -> str:
+def _transform(wrapper: MetadataWrapper, replacements, parents=None) -> str:
     """The module's text with the replacements made.
 
     Only the top-level statements that hold a replaced node are transformed; each is
@@ -191,7 +239,7 @@ def _transform(wrapper: MetadataWrapper, replacements) -> str:
     module = wrapper.module
     if not replacements:
         return module.code
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = parents if parents is not None else wrapper.resolve(ParentNodeProvider)
     nodes = {id(node): node for node in parents}
     tops: dict[int, cst.CSTNode] = {}
     for key in replacements:
@@ -245,7 +293,7 @@ def _line_offsets(text: str) -> list[int]:
 
 def _op_delete_call(root, wrapper, scope, mutation, original):
     name = mutation.param("call")
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = _parents(wrapper, mutation)
     calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
     replacements: dict[int, object] = {}
     for call in calls:
@@ -253,7 +301,7 @@ def _op_delete_call(root, wrapper, scope, mutation, original):
         if statement is None:
             raise _NotApplicable(f"the call {name!r} is not inside a statement that can be deleted")
         replacements[id(statement)] = _removal_for(statement, parents)
-    return _transform(wrapper, replacements), len(calls)
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), len(calls)
 
 
 def _statement_holding(node, parents):
@@ -297,7 +345,7 @@ def _op_stub_call(root, wrapper, scope, mutation, original):
     # tuple on parsed nodes, so it is tested for emptiness, never compared with [].)
     if not value.lpar and not isinstance(value, _ATOMS):
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return _transform(wrapper, {id(c): value for c in calls}), len(calls)
+    return _transform(wrapper, {id(c): value for c in calls}, _parents(wrapper, mutation)), len(calls)
 
 
 # Expressions that bind at least as tightly as a call: safe in any operand position.
@@ -317,7 +365,8 @@ def _op_constant_return(root, wrapper, scope, mutation, original):
         if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
             keep.append(body[0])
     new_body = cst.IndentedBlock(body=keep + [cst.SimpleStatementLine([cst.Return(value=value)])])
-    return _transform(wrapper, {id(scope): scope.with_changes(body=new_body)}), 1
+    replacements = {id(scope): scope.with_changes(body=new_body)}
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), 1
 
 
 def _string_value(node) -> str | None:
@@ -332,7 +381,7 @@ def _string_value(node) -> str | None:
 
 def _op_merge_strings(root, wrapper, scope, mutation, original):
     drop, keep = mutation.param("drop"), mutation.param("keep")
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = _parents(wrapper, mutation)
     literals = [n for n in _within(wrapper, scope)
                 if isinstance(n, (cst.SimpleString, cst.ConcatenatedString))
                 and not isinstance(parents.get(n), cst.ConcatenatedString)]
@@ -342,7 +391,8 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
         raise _NotApplicable(f"'keep' text matched {len(keepers)} string literal(s), expected exactly 1")
     keeper = keepers[0]
     dropped = [n for n, text in valued if drop in text and n is not keeper]
-    return _transform(wrapper, {id(n): keeper.deep_clone() for n in dropped}), len(dropped)
+    replacements = {id(n): keeper.deep_clone() for n in dropped}
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), len(dropped)
 
 
 def _op_drop_operand(root, wrapper, scope, mutation, original):
@@ -360,13 +410,13 @@ def _op_drop_operand(root, wrapper, scope, mutation, original):
                 if node.lpar and not kept.lpar:
                     kept = kept.with_changes(lpar=node.lpar, rpar=node.rpar)
                 replacements[id(node)] = kept
-    return _transform(wrapper, replacements), sites
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), sites
 
 
 def _op_negate(root, wrapper, scope, mutation, original):
     wanted = mutation.param("condition")
     code = wrapper.module.code_for_node
-    parents = wrapper.resolve(ParentNodeProvider)
+    parents = _parents(wrapper, mutation)
     contexts = wrapper.resolve(ExpressionContextProvider)
     replacements = {}
     for node in _within(wrapper, scope):
@@ -391,7 +441,7 @@ def _op_negate(root, wrapper, scope, mutation, original):
                 if _binds_tighter_than_not(parents.get(node)):
                     inverted = inverted.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             replacements[id(node)] = inverted
-    return _transform(wrapper, replacements), len(replacements)
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), len(replacements)
 
 
 def _binds_tighter_than_not(parent) -> bool:
