@@ -1,7 +1,7 @@
 """The real-world corpus: killmap's verdicts on code nobody here wrote, against ground truth.
 
     python3 benchmarks/realworld.py [--only packaging|click] [--keep] [--killmap-root DIR]
-                                    [--skip NAME ...] [--jobs N] [--work DIR]
+                                    [--skip NAME ...] [--jobs N] [--work DIR] [--no-swap]
 
 For each corpus (packaging, click) this downloads the sdist at a pinned version with pip,
 extracts it, copies in our catalog (benchmarks/realworld/<corpus>/catalog.toml) as
@@ -251,7 +251,8 @@ class Run:
     error: str                      # stderr tail when there is no report
 
 
-def run_killmap(env: Env, corpus: Corpus, root: Path, report_dir: Path, skip: set[str], jobs: int | None) -> Run:
+def run_killmap(env: Env, corpus: Corpus, root: Path, report_dir: Path, skip: set[str], jobs: int | None,
+                extra: tuple[str, ...] = ()) -> Run:
     catalog = root / "mutations" / f"{corpus.name}.toml"
     catalog.parent.mkdir(exist_ok=True)
     catalog.write_text(catalog_without(corpus.catalog.read_text(encoding="utf-8"), skip), encoding="utf-8")
@@ -260,6 +261,7 @@ def run_killmap(env: Env, corpus: Corpus, root: Path, report_dir: Path, skip: se
     command = [str(env.killmap), "run", "--no-cache", "--report-dir", str(report_dir)]
     if jobs:
         command += ["--jobs", str(jobs)]
+    command += list(extra)
     process_env = clean_env()
     process_env["XDG_CACHE_HOME"] = str(env.work / "cache")   # never the user's ~/.cache
     print(f"running killmap on {corpus.folder} ({env.killmap_root}) ...", flush=True)
@@ -374,6 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", action="append", default=[], metavar="NAME",
                         help="leave this mutation out of the catalog given to killmap; it counts as a mismatch")
     parser.add_argument("--jobs", type=int, default=None, help="passed to killmap run --jobs")
+    parser.add_argument("--no-swap", action="store_true",
+                        help="passed to killmap run: every mutant in a fresh session (the swap's check)")
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="work folder (default: %(default)s)")
     args = parser.parse_args(argv)
 
@@ -388,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         truths = load_truth(corpus)
         root = extract(env, corpus, projects)
         report_dir = env.work / "reports" / (corpus.name + env.venv.name[len("venv"):])
-        run = run_killmap(env, corpus, root, report_dir, set(args.skip), args.jobs)
+        run = run_killmap(env, corpus, root, report_dir, set(args.skip), args.jobs,
+                          ("--no-swap",) if args.no_swap else ())
         rows = compare(corpus, truths, run, set(args.skip))
         changed = tree_untouched(root, f"mutations/{corpus.name}.toml")
         print_table(corpus, rows)
