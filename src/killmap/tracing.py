@@ -33,6 +33,36 @@ def per_test_coverage(include: list[str]) -> coverage.Coverage:
     return cov
 
 
+def untraced_assertion_rewriting(cov: coverage.Coverage) -> None:
+    """Pause `cov` while pytest rewrites a test module's asserts.
+
+    Coverage must run during collection (a target function run at import is reach
+    evidence), but while it runs, the C tracer is called for every Python call, and
+    pytest's assertion rewriting is an AST walk of every test module: traced, collection
+    took up to twice as long. Rewriting runs none of the project's code (it parses and
+    compiles; the module executes afterwards, traced), so pausing around it loses no
+    line. pytest's `_rewrite_test` is private: if it is not there, nothing is patched and
+    collection is only slower. This process only (the worker's child that collects).
+    """
+    try:
+        from _pytest.assertion import rewrite
+        original = rewrite._rewrite_test
+    except (ImportError, AttributeError):
+        return
+
+    def rewrite_untraced(*args, **kwargs):
+        tracing = getattr(cov, "_started", False)
+        if tracing:
+            cov.stop()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if tracing:
+                cov.start()
+
+    rewrite._rewrite_test = rewrite_untraced
+
+
 def imported_files(sandbox: str) -> list[str]:
     """The sandbox's Python files that this session imported (the cache's dependencies)."""
     prefix = os.path.realpath(sandbox) + os.sep

@@ -29,7 +29,7 @@ import pytest
 from killmap.confine import confine_writes
 from killmap.plugin import Recorder, report_final
 from killmap.session import FALLBACK, SessionServer
-from killmap.tracing import imported_files, per_test_coverage, write_coverage
+from killmap.tracing import imported_files, per_test_coverage, untraced_assertion_rewriting, write_coverage
 
 _current_child: list[int] = []
 _gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
@@ -329,6 +329,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
                 # Collection traced (what runs at import is reach evidence), then paused:
                 # a traced baseline run resumes it, mutant runs never do.
                 cov = per_test_coverage(traced)
+                untraced_assertion_rewriting(cov)
                 cov.start()
             plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
                                    request.get("ignore"), spec.get("prepare"), cov)
@@ -454,6 +455,7 @@ def _child(request: dict[str, Any]) -> None:
         cov = None
         if request.get("coverage"):
             cov = per_test_coverage(request["coverage"]["include"])
+            untraced_assertion_rewriting(cov)
             cov.start()   # before collection: what runs at import is evidence too
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=cov, tracing=cov is not None, trace_share=_share(request),
