@@ -1,3 +1,3 @@
-from killmap.cli import main
+from killmap.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -15,6 +15,7 @@ from pathlib import Path
 from killmap.errors import GateError
 
 EXIT_HELD, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130
 _ASCII_NUMBER = re.compile(r"[0-9]{1,9}")
 
 
@@ -76,8 +77,45 @@ def main(argv: list[str] | None = None) -> int:
         print(f"killmap: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("killmap: interrupted; the working tree was not touched", file=sys.stderr)
-        return 130
+        return _interrupted()
+    except RuntimeError as exc:
+        # ^C while a class is being created (libcst's, imported while the workers start)
+        # reaches us on Python 3.11 wrapped: "Error calling __set_name__", caused by it.
+        if _caused_by_interrupt(exc):
+            return _interrupted()
+        raise
+
+
+def _interrupted() -> int:
+    print("killmap: interrupted; the working tree was not touched", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 20:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
+
+
+def entry() -> None:
+    """The console script and `python -m killmap`: main()'s code is the process's.
+
+    CPython 3.11 marks a KeyboardInterrupt raised inside code run by exec() of a string
+    (every dataclass's generated methods) as unhandled, even when it was handled, and
+    then ends the process by SIGINT instead of the exit code (-2, not 130). An interrupted
+    gate has already stopped its workers and removed its sandboxes, so it leaves at once,
+    with its own code.
+    """
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -97,20 +97,25 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     known = {m.name: prebuilt.get(m.name) or _remembered_mutant(root, m, cache) for m in mutations}
     pending = [m for m in mutations if not cached_already(m, known[m.name])]
     head = None
-    if pending:
-        # Something will run: begin the engine and its baseline while the mutants are built
-        # and checked (headstart.py says why the two are independent).
-        first = [m for m in pending if m.settings == pending[0].settings]
-        engine = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir)
-        head = HeadStart(root, files, first, engine, runs=options.baseline_runs,
-                         timeout=options.baseline_timeout, cache_dir=options.cache_dir)
+    early: Engine | None = None
     try:
+        if pending:
+            # Something will run: begin the engine and its baseline while the mutants are
+            # built and checked (headstart.py says why the two are independent).
+            first = [m for m in pending if m.settings == pending[0].settings]
+            early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir)
+            head = HeadStart(root, files, first, early, runs=options.baseline_runs,
+                             timeout=options.baseline_timeout, cache_dir=options.cache_dir)
         for mutation in mutations:
             settle(mutation, known[mutation.name] or _mutant(root, mutation, sources, cache))
         _check_control_sites(mutations, mutants)
     except BaseException:
+        # Also when ^C lands between the engine's start and the head start's: no worker
+        # may outlive the gate.
         if head is not None:
             head.cancel()
+        elif early is not None:
+            early.close()
         raise
     mutants = {m.name: mutants[m.name] for m in mutations}
     progress("planned", len(mutations))

@@ -154,3 +154,31 @@ def test_interrupting_the_gate_while_workers_start_is_a_clean_interrupted_exit(b
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert not (tmp_path / "reports").exists()
+
+
+INTERRUPT_INSIDE_EXEC = """\
+import sys
+import killmap.cli as cli
+
+def dispatch(args):
+    # Where ^C often lands while the workers start: inside exec()'d code (a dataclass's
+    # generated methods, libcst's import), which CPython 3.11 then calls unhandled.
+    exec("raise KeyboardInterrupt")
+
+def dispatch_wrapped(args):
+    try:
+        exec("raise KeyboardInterrupt")
+    except KeyboardInterrupt as interrupt:  # what 3.11's __set_name__ does with it
+        raise RuntimeError("Error calling __set_name__") from interrupt
+
+cli._dispatch = dispatch if sys.argv.pop(1) == "plain" else dispatch_wrapped
+cli.entry()
+"""
+
+
+@pytest.mark.parametrize("shape", ["plain", "wrapped"])
+def test_an_interrupt_raised_inside_exec_code_still_exits_130(tmp_path, shape):
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_INSIDE_EXEC, shape, "list"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert done.stderr.strip() == "killmap: interrupted; the working tree was not touched"
