@@ -273,14 +273,17 @@ def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int = JO
     sum over mutations of the plain-run durations of the tests killmap selected, / jobs.
 
     The report gives only the count of selected tests; the set is rebuilt as the tests
-    the mutant run reached plus the contract's tests, or all tests when the selection
-    says so, and checked against the count. `exact` says whether every mutation matched.
+    the mutant run reached plus the contract's tests, all tests when the selection says
+    so, or none when there is no selection (judged without a run), and checked against the
+    count. `exact` says whether every mutation matched.
     """
     durations, plain_wall = measured
     total, exact, mismatches = 0.0, True, []
     for m in run["mutations"]:
         if m["selection"].startswith("all tests"):
             chosen = set(durations)
+        elif not m["selection"] and not m["selected_tests"]:
+            chosen = set()  # judged without running a test (a mutant that never imports)
         else:
             entries = m["expected"] + m["may_kill"]
             chosen = set(m["reached_by"]) | {t for t in durations if any(_matches(e, t) for e in entries)}
