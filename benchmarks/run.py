@@ -165,7 +165,8 @@ KILLMAP_PATH: list[str] = []   # set in main(): the frozen source, first on PYTH
 
 
 def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = (), only: list[str] = (),
-                no_cache: bool = True, extra: list[str] = ()) -> dict:
+                no_cache: bool = True, extra: list[str] = (), python: Path | None = None) -> dict:
+    """One `killmap run` through the driver; python: the interpreter (default this one)."""
     report_dir = work / "reports" / label
     marks_file = work / f"marks-{label}.json"
     argv = ["run", *map(str, catalogs), "--jobs", str(JOBS), "--report-dir", str(report_dir)]
@@ -177,7 +178,7 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
         env["PYTHONPATH"] = os.pathsep.join(KILLMAP_PATH)
     load = _loadavg()
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", KILLMAP_DRIVER, *argv], cwd=root, env=env,
+    proc = subprocess.run([str(python or sys.executable), "-c", KILLMAP_DRIVER, *argv], cwd=root, env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - started
     result = {"tool": "killmap", "label": label, "wall": wall, "exit": proc.returncode, "load1": load}
@@ -189,6 +190,7 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
     summary = report["summary"]
     result.update(
         total=summary["total"], held=summary["held"], jobs=report["jobs"],
+        verdicts={k: n for k, n in summary.items() if k != "total" and n}, report_file=str(report_dir / "killmap.json"),
         lab_wall=report["wall_seconds"],
         cached=sum(m["cached"] for m in report["mutations"]),
         baselines=report["baselines"],
@@ -218,10 +220,17 @@ def _phases(marks: dict) -> dict:
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
 
 
-def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = ()) -> dict:
+def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = (), pytest_python: Path | None = None,
+                timeout: float | None = None) -> dict:
+    """One `mutgate run`; pytest_python: the interpreter mutgate runs pytest with (its own
+    --python; default the one mutgate runs in); timeout: mutgate's --timeout per pytest run."""
     args = [sys.executable, "-m", "mutgate", "run", str(decl)]
     meta = _declaration_meta(decl)
     args += [f"--pytest-arg={a}" for a in meta["pytest_args"]]
+    if pytest_python:
+        args += ["--python", str(pytest_python)]
+    if timeout:
+        args += ["--timeout", str(timeout)]
     if only:
         args += ["--only", *only]
     load = _loadavg()
@@ -231,8 +240,10 @@ def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = ()) -> 
     names = set(only or meta["names"])
     ok = sum(1 for line in proc.stdout.splitlines()
              if len(line.split()) > 1 and line.split()[0] in names and line.split()[1] == "OK")
+    lines = proc.stdout.strip().splitlines()
     result = {"tool": "mutgate", "label": label, "wall": wall, "exit": proc.returncode, "load1": load,
-              "total": len(only) if only else meta["count"], "ok": ok}
+              "total": len(only) if only else meta["count"], "ok": ok,
+              "summary": lines[-1] if lines else ""}   # mutgate's last line: "12 OK, 3 DECORATION"
     if proc.returncode not in (0, 1):
         result["error"] = (proc.stdout + proc.stderr)[-2000:]
     return result
@@ -246,13 +257,13 @@ def _declaration_meta(decl: Path) -> dict:
 
 
 def measure_durations(root: Path, work: Path, tests: list[str], paths: list[str],
-                      pytest_args: list[str] = ()) -> tuple[dict[str, float], float]:
+                      pytest_args: list[str] = (), python: Path | None = None) -> tuple[dict[str, float], float]:
     """Per-test durations of one plain pytest run, and that run's wall time."""
     out = work / f"durations-{root.name}.json"
     env = _env(work / "cache")
     env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in paths)
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", DURATIONS_DRIVER, str(out), *tests, "-q",
+    proc = subprocess.run([str(python or sys.executable), "-c", DURATIONS_DRIVER, str(out), *tests, "-q",
                            "-p", "no:cacheprovider", "-p", "no:randomly", *pytest_args],
                           cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -326,19 +337,24 @@ def prepare_bundled(work: Path) -> dict:
     if not catalog.is_file():
         return {"skipped": f"{catalog.relative_to(REPO)} does not exist yet"}
     root = snapshot_repo(work / "bundled")
-    decl = work / "mutgate_draftroute.py"
+    return translated_subject(root, root / "mutations" / "draftroute.toml", work / "mutgate_draftroute.py")
+
+
+def translated_subject(root: Path, catalog: Path, decl: Path) -> dict:
+    """A catalog on a project, and mutgate's declaration of the same mutants written to decl:
+    {"root", "decl", "catalog", "tests", "paths", "pytest_args", "mutations"}, or {"skipped"}."""
     sys.path.insert(0, str(HERE))
     try:
         import translate
-        translate.write_declaration(root, [root / "mutations" / "draftroute.toml"], decl)
+        translate.write_declaration(root, [catalog], decl)
     except Exception as exc:  # noqa: BLE001 - any load failure means: skip, say why
-        return {"skipped": f"mutations/draftroute.toml does not load: {type(exc).__name__}: {exc}"}
+        return {"skipped": f"{catalog.relative_to(root)} does not load: {type(exc).__name__}: {exc}"}
     finally:
         sys.path.pop(0)
     meta = _declaration_meta(decl)
     namespace: dict = {}
     exec(compile(decl.read_text(encoding="utf-8"), str(decl), "exec"), namespace)
-    return {"root": root, "decl": decl, "catalog": root / "mutations" / "draftroute.toml",
+    return {"root": root, "decl": decl, "catalog": catalog,
             "tests": list(namespace["TESTS"]), "paths": list(namespace["PATHS"]),
             "pytest_args": meta["pytest_args"], "mutations": meta["count"]}
 
