@@ -1,6 +1,6 @@
 """killmap benchmarks: against mutgate 0.1.1, against the floor, and scaling.
 
-    python3 benchmarks/run.py [--quick] [--repeat R] [--out reports/bench]
+    python3 benchmarks/run.py [--quick] [--repeat R] [--out reports/bench] [--skip-realworld]
 
 Creates benchmarks/.venv (gitignored) on first use with `pip install -e .[bench]`
 (killmap, mutgate==0.1.1, matplotlib) and re-runs itself there; the project's own .venv
@@ -30,6 +30,24 @@ every row alike, and the median is reported; the others run once, in the first r
      1  killmap on S1000 with K = 10 and 25 mutations (`--only`), and with --no-confirm.
      R  The cached re-run of S1000: one populating run (without --no-cache), then
         `killmap run` again, each repeat.
+  d. R  The real-world corpora packaging 24.2 and click 8.1.8 (benchmarks/realworld_bench.py
+        prepares them with benchmarks/realworld.py's own functions): killmap as in a., its
+        verdict counts and how many match the corpus's observed ground truth; the floor as
+        in b.; killmap / floor, target <=1.5x (a mutant killmap saw time out costs it the
+        catalog's timeout, the floor only its tests' plain durations).
+     1  mutgate on the same mutants, translated as in a., with `--timeout` = the largest
+        timeout the catalog states (each catalog holds an endless-loop mutant).
+     Their test dependencies (pytest 8.3.4, pretend, the project installed from its sdist)
+     are in the venv realworld.py builds, benchmarks/realworld/.work/venv: the environment
+     the ground truth was observed in, where realworld.py checks every verdict. So killmap
+     (the same driver, the frozen source) and the plain pytest run use that venv's python,
+     and mutgate, run from benchmarks/.venv, runs its pytest with it (its own --python);
+     nothing is installed into either venv for this. Installing the corpora's pins into
+     benchmarks/.venv instead would put packaging 24.2 and pytest 8.3.4 under matplotlib
+     and under every other row. A corpus that cannot be prepared (no network) is a row
+     saying why; --skip-realworld leaves them out.
+     For every subject, mutgate / floor is printed too: the best mutgate/killmap ratio the
+     floor allows.
 
 killmap runs through a thin driver that calls `killmap.cli.main` unchanged and timestamps
 the lab's progress events, splitting each run into startup (interpreter + imports),
@@ -41,7 +59,9 @@ engineers may edit src/killmap meanwhile. Walls are measured around each whole c
 extrapolated (strictly sequential: a baseline run plus one full-suite run per mutation),
 marked "estimated"; K = 10 only; no --no-confirm row; the S1000 killmap row runs with an
 empty verdict cache instead of --no-cache (the same work) and populates the cache for the
-re-run.
+re-run; the corpora run once, and mutgate on a corpus predicted to take over a minute
+(plain run x mutations + timeouts) runs 3 mutations and is extrapolated the same way, plus
+one --timeout per mutant killmap saw time out, marked "est.".
 """
 
 from __future__ import annotations
@@ -61,6 +81,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+
+sys.path.insert(0, str(HERE))  # the sibling scripts are modules too; stdlib-only at import
+import realworld_bench  # noqa: E402 - the corpora: preparation, estimates and table rows
+sys.path.pop(0)
 VENV = HERE / ".venv"
 VENV_PYTHON = VENV / "bin" / "python"
 JOBS = 2
@@ -165,7 +189,8 @@ KILLMAP_PATH: list[str] = []   # set in main(): the frozen source, first on PYTH
 
 
 def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = (), only: list[str] = (),
-                no_cache: bool = True, extra: list[str] = ()) -> dict:
+                no_cache: bool = True, extra: list[str] = (), python: Path | None = None) -> dict:
+    """One `killmap run` through the driver; python: the interpreter (default this one)."""
     report_dir = work / "reports" / label
     marks_file = work / f"marks-{label}.json"
     argv = ["run", *map(str, catalogs), "--jobs", str(JOBS), "--report-dir", str(report_dir)]
@@ -177,7 +202,7 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
         env["PYTHONPATH"] = os.pathsep.join(KILLMAP_PATH)
     load = _loadavg()
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", KILLMAP_DRIVER, *argv], cwd=root, env=env,
+    proc = subprocess.run([str(python or sys.executable), "-c", KILLMAP_DRIVER, *argv], cwd=root, env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - started
     result = {"tool": "killmap", "label": label, "wall": wall, "exit": proc.returncode, "load1": load}
@@ -189,6 +214,7 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
     summary = report["summary"]
     result.update(
         total=summary["total"], held=summary["held"], jobs=report["jobs"],
+        verdicts={k: n for k, n in summary.items() if k != "total" and n}, report_file=str(report_dir / "killmap.json"),
         lab_wall=report["wall_seconds"],
         cached=sum(m["cached"] for m in report["mutations"]),
         baselines=report["baselines"],
@@ -218,10 +244,17 @@ def _phases(marks: dict) -> dict:
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
 
 
-def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = ()) -> dict:
+def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = (), pytest_python: Path | None = None,
+                timeout: float | None = None) -> dict:
+    """One `mutgate run`; pytest_python: the interpreter mutgate runs pytest with (its own
+    --python; default the one mutgate runs in); timeout: mutgate's --timeout per pytest run."""
     args = [sys.executable, "-m", "mutgate", "run", str(decl)]
     meta = _declaration_meta(decl)
     args += [f"--pytest-arg={a}" for a in meta["pytest_args"]]
+    if pytest_python:
+        args += ["--python", str(pytest_python)]
+    if timeout:
+        args += ["--timeout", str(timeout)]
     if only:
         args += ["--only", *only]
     load = _loadavg()
@@ -231,8 +264,10 @@ def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = ()) -> 
     names = set(only or meta["names"])
     ok = sum(1 for line in proc.stdout.splitlines()
              if len(line.split()) > 1 and line.split()[0] in names and line.split()[1] == "OK")
+    lines = proc.stdout.strip().splitlines()
     result = {"tool": "mutgate", "label": label, "wall": wall, "exit": proc.returncode, "load1": load,
-              "total": len(only) if only else meta["count"], "ok": ok}
+              "total": len(only) if only else meta["count"], "ok": ok,
+              "summary": lines[-1] if lines else ""}   # mutgate's last line: "12 OK, 3 DECORATION"
     if proc.returncode not in (0, 1):
         result["error"] = (proc.stdout + proc.stderr)[-2000:]
     return result
@@ -246,13 +281,13 @@ def _declaration_meta(decl: Path) -> dict:
 
 
 def measure_durations(root: Path, work: Path, tests: list[str], paths: list[str],
-                      pytest_args: list[str] = ()) -> tuple[dict[str, float], float]:
+                      pytest_args: list[str] = (), python: Path | None = None) -> tuple[dict[str, float], float]:
     """Per-test durations of one plain pytest run, and that run's wall time."""
     out = work / f"durations-{root.name}.json"
     env = _env(work / "cache")
     env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in paths)
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", DURATIONS_DRIVER, str(out), *tests, "-q",
+    proc = subprocess.run([str(python or sys.executable), "-c", DURATIONS_DRIVER, str(out), *tests, "-q",
                            "-p", "no:cacheprovider", "-p", "no:randomly", *pytest_args],
                           cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -273,14 +308,17 @@ def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int = JO
     sum over mutations of the plain-run durations of the tests killmap selected, / jobs.
 
     The report gives only the count of selected tests; the set is rebuilt as the tests
-    the mutant run reached plus the contract's tests, or all tests when the selection
-    says so, and checked against the count. `exact` says whether every mutation matched.
+    the mutant run reached plus the contract's tests, all tests when the selection says
+    so, or none when there is no selection (judged without a run), and checked against the
+    count. `exact` says whether every mutation matched.
     """
     durations, plain_wall = measured
     total, exact, mismatches = 0.0, True, []
     for m in run["mutations"]:
         if m["selection"].startswith("all tests"):
             chosen = set(durations)
+        elif not m["selection"] and not m["selected_tests"]:
+            chosen = set()  # judged without running a test (a mutant that never imports)
         else:
             entries = m["expected"] + m["may_kill"]
             chosen = set(m["reached_by"]) | {t for t in durations if any(_matches(e, t) for e in entries)}
@@ -323,19 +361,24 @@ def prepare_bundled(work: Path) -> dict:
     if not catalog.is_file():
         return {"skipped": f"{catalog.relative_to(REPO)} does not exist yet"}
     root = snapshot_repo(work / "bundled")
-    decl = work / "mutgate_draftroute.py"
+    return translated_subject(root, root / "mutations" / "draftroute.toml", work / "mutgate_draftroute.py")
+
+
+def translated_subject(root: Path, catalog: Path, decl: Path) -> dict:
+    """A catalog on a project, and mutgate's declaration of the same mutants written to decl:
+    {"root", "decl", "catalog", "tests", "paths", "pytest_args", "mutations"}, or {"skipped"}."""
     sys.path.insert(0, str(HERE))
     try:
         import translate
-        translate.write_declaration(root, [root / "mutations" / "draftroute.toml"], decl)
+        translate.write_declaration(root, [catalog], decl)
     except Exception as exc:  # noqa: BLE001 - any load failure means: skip, say why
-        return {"skipped": f"mutations/draftroute.toml does not load: {type(exc).__name__}: {exc}"}
+        return {"skipped": f"{catalog.relative_to(root)} does not load: {type(exc).__name__}: {exc}"}
     finally:
         sys.path.pop(0)
     meta = _declaration_meta(decl)
     namespace: dict = {}
     exec(compile(decl.read_text(encoding="utf-8"), str(decl), "exec"), namespace)
-    return {"root": root, "decl": decl, "catalog": root / "mutations" / "draftroute.toml",
+    return {"root": root, "decl": decl, "catalog": catalog,
             "tests": list(namespace["TESTS"]), "paths": list(namespace["PATHS"]),
             "pytest_args": meta["pytest_args"], "mutations": meta["count"]}
 
@@ -357,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mutgate-repeat", type=int, default=1,
                     help="full mutgate runs on S1000 (about 2.5 min each here; default 1)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary subjects")
+    ap.add_argument("--skip-realworld", action="store_true",
+                    help="leave out the real-world corpora (they download their sdists on first use)")
     args = ap.parse_args(argv)
     ensure_venv()
     repeat = args.repeat or (1 if args.quick else 3)
@@ -376,6 +421,13 @@ def main(argv: list[str] | None = None) -> int:
         bundled = prepare_bundled(work)
         if "skipped" in bundled:
             say(f"bundled catalog SKIPPED: {bundled['skipped']}")
+        corpora = [] if args.skip_realworld else realworld_bench.prepare(work)
+        for subject in corpora:
+            if "skipped" not in subject:
+                subject.update(translated_subject(subject["root"], subject["catalog"],
+                                                  work / f"mutgate_{subject['corpus'].name}.py"))
+            if "skipped" in subject:
+                say(f"{subject['key']} SKIPPED: {subject['skipped']}")
         k_values = [10] if args.quick else [10, 25]
         mg_only = names[:5] if args.quick else []
         mg_repeat = 1 if args.quick else min(args.mutgate_repeat, repeat)
@@ -398,6 +450,32 @@ def main(argv: list[str] | None = None) -> int:
             return result
 
         floors: dict[str, list[dict]] = {}
+
+        def measure_corpus(subject: dict, r: int) -> None:
+            """killmap, then the floor's plain run, then mutgate (whose --quick plan needs
+            the plain run's wall and killmap's timed-out mutants), all with the corpus venv's
+            interpreter (see the docstring)."""
+            key, name, python = subject["key"], subject["corpus"].name, subject["python"]
+            gate = record(f"{key}/killmap", run_killmap(subject["root"], work, f"{name}-{r}",
+                                                        catalogs=[subject["catalog"]], python=python))
+            plain = None
+            try:
+                plain = measure_durations(subject["root"], work, subject["tests"], subject["paths"],
+                                          subject["pytest_args"], python=python)
+            except RuntimeError as exc:
+                subject.setdefault("problems", []).append(f"the plain pytest run failed: {exc}"[-300:])
+                say(f"  {key}: the plain pytest run failed")
+            if plain and "mutations" in gate:
+                floors.setdefault(key, []).append(floor_of(gate, plain))
+            if r < mg_repeat:
+                plan = realworld_bench.mutgate_plan(_declaration_meta(subject["decl"])["names"], gate,
+                                                    plain[1] if plain else 0.0, subject["mutgate_timeout"],
+                                                    args.quick)
+                result = run_mutgate(subject["decl"], work, name, only=plan["only"], pytest_python=python,
+                                     timeout=subject["mutgate_timeout"])
+                result["plan"] = plan
+                record(f"{key}/mutgate", result)
+
         for r in range(repeat):
             say(f"repeat {r + 1}/{repeat}")
             first = r == 0
@@ -431,8 +509,11 @@ def main(argv: list[str] | None = None) -> int:
                 dbu = measure_durations(bundled["root"], work, bundled["tests"], bundled["paths"],
                                         bundled["pytest_args"])
                 floors.setdefault("bundled", []).append(floor_of(runs["bundled/killmap"][-1], dbu))
+            for subject in corpora:
+                if "skipped" not in subject:
+                    measure_corpus(subject, r)
 
-        results = summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values)
+        results = summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora)
         results["mutgate_s1000_runs"] = mg_repeat
         results["killmap_source_sha256"] = {"measured (frozen at start)": source_before,
                                             "working tree at end": _killmap_source()}
@@ -450,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values) -> dict:
+def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora) -> dict:
     def walls(key):
         return [r["wall"] for r in runs.get(key, []) if "error" not in r]
 
@@ -488,6 +569,12 @@ def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_v
     if med.get("s1000/killmap") and mg_s1000:
         ratios["s1000"] = round(mg_s1000 / med["s1000/killmap"], 2)
     res["ratio_mutgate_over_killmap"] = ratios
+    res["realworld"] = realworld_bench.summarize(corpora, runs, med)
+    # mutgate's wall (or its estimate) per subject: over the floor, the best mutgate/killmap
+    # ratio a gate could reach there
+    mutgate_seconds = {"bundled": med.get("bundled/mutgate"), "s1000": mg_s1000,
+                       **{realworld_bench.key_of(s["corpus"]): res["realworld"][s["corpus"].name].get("mutgate_seconds")
+                          for s in corpora}}
     fl = {}
     for key, rows in floors.items():
         f = median([row["seconds"] for row in rows])
@@ -496,6 +583,7 @@ def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_v
                    "plain_run_seconds": median([row["plain_run_seconds"] for row in rows]),
                    "selected_over_jobs_seconds": median([row["selected_over_jobs_seconds"] for row in rows]),
                    "gate_over_floor": round(gate / f, 1) if gate and f else None,
+                   "mutgate_over_floor": round(mutgate_seconds[key] / f, 1) if mutgate_seconds.get(key) and f else None,
                    "selection_rebuilt_exactly": all(row["exact"] for row in rows),
                    "mismatches": rows[-1]["mismatches"][:10]}
     res["floor"] = fl
@@ -514,10 +602,13 @@ def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_v
     res["cached_rerun_seconds"] = med.get("s1000/killmap cached rerun")
     res["cached_rerun_all_cached"] = all(r.get("cached") == r.get("total")
                                          for r in runs.get("s1000/killmap cached rerun", []))
+    # the corpora are not all held by design (vacuous, broken, timeout...): their rows say
+    # how many verdicts match the ground truth instead
+    synthetic = lambda key: not key.startswith(("bundled", "realworld/"))  # noqa: E731
     verdicts_ok = all(r.get("held") == r.get("total") for key, rs in runs.items() for r in rs
-                      if r["tool"] == "killmap" and not key.startswith("bundled")) and \
+                      if r["tool"] == "killmap" and synthetic(key)) and \
         all(r.get("ok") == r.get("total") for key, rs in runs.items() for r in rs
-            if r["tool"] == "mutgate" and not key.startswith("bundled"))
+            if r["tool"] == "mutgate" and synthetic(key))
     res["synthetic_verdicts_all_held"] = verdicts_ok
     return res
 
@@ -538,7 +629,8 @@ def _fit(points: list[tuple[int, float]]) -> dict | None:
 
 TARGETS = """\
 targets: >=5x faster than mutgate on the bundled catalog; >=10x on S1000; wall <=1.5x the
-floor on S1000; <+15% when non-reaching tests grow tenfold; cached re-run <1 s"""
+floor on S1000 and on each real-world corpus; <+15% when non-reaching tests grow tenfold;
+cached re-run <1 s"""
 
 
 def print_table(res: dict) -> None:
@@ -569,6 +661,7 @@ def print_table(res: dict) -> None:
                      f"{s(b.get('floor_seconds'))} = {s(b.get('plain_run_seconds'))} + "
                      f"{s(b.get('selected_over_jobs_seconds'))}", ""))
         rows.append(("bundled: killmap / floor", s(b.get("gate_over_floor"), "x"), "(no target)"))
+        rows.append(("bundled: mutgate / floor (best ratio allowed)", s(b.get("mutgate_over_floor"), "x"), ""))
     est = " (est.)" if res.get("mutgate_s1000_estimated_from") else ""
     rows.append(("S1000: killmap wall", s(med.get("s1000/killmap")), ""))
     rows.append((f"S1000: mutgate wall{est}", s(res.get("mutgate_s1000_seconds")), ""))
@@ -580,6 +673,7 @@ def print_table(res: dict) -> None:
                  f"{s(f.get('selected_over_jobs_seconds'))}", ""))
     g = f.get("gate_over_floor")
     rows.append(("S1000: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}"))
+    rows.append(("S1000: mutgate / floor (best ratio allowed)", s(f.get("mutgate_over_floor"), "x"), ""))
     if med.get("s1000/killmap --no-confirm") is not None:
         rows.append(("S1000: killmap --no-confirm (1 run)", s(med.get("s1000/killmap --no-confirm")),
                      "(diagnostic)"))
@@ -596,6 +690,7 @@ def print_table(res: dict) -> None:
                          f"intercept {fit['intercept_seconds']:.2f}s, r2 {fit['r2']}"))
     c = res["cached_rerun_seconds"]
     rows.append(("S1000: cached re-run", s(c), f"<1s {verdict(c is not None and c < 1)}"))
+    rows += realworld_bench.table_rows(res, s, verdict)
     for name, value, target in rows:
         print(f"{name:46} {value:>12}  {target}")
     print("phases (median s: startup / setup / baseline / mutants / tail):")
