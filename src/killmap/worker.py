@@ -28,6 +28,7 @@ import pytest
 
 from killmap.confine import confine_writes
 from killmap.plugin import Recorder, report_final
+from killmap.reaper import become_subreaper, kill_descendants
 from killmap.session import FALLBACK, SessionServer
 from killmap.tracing import imported_files, per_test_coverage, untraced_assertion_rewriting, write_coverage
 
@@ -60,7 +61,7 @@ def main() -> int:
 def _main() -> int:
     _gate[0] = os.getppid()
     signal.signal(signal.SIGTERM, _terminate)
-    _become_subreaper()
+    become_subreaper()
     _warm_pytest()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
@@ -86,92 +87,8 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    _kill_descendants()   # the session servers too
+    kill_descendants()   # the session servers too
     os._exit(143)
-
-
-# --- containment: no process a run started outlives it -------------------------------------
-
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _become_subreaper() -> None:
-    """On Linux, orphans of a run come back to the worker instead of init.
-
-    A mutant can start a daemon that detaches every way there is (a new session, a double
-    fork, setsid): as a child subreaper the worker still inherits it when its parent dies,
-    and kills it after the run. Elsewhere (macOS) only the run's process group is killed;
-    the README's known limits say what can remain.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _children(pid: int) -> list[int]:
-    """Direct children of `pid`, from /proc (Linux); [] where there is no /proc."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as listing:
-                found += [int(p) for p in listing.read().split()]
-        except OSError:
-            return _children_by_scan(pid)
-    return found
-
-
-def _children_by_scan(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
-
-
-def _kill_descendants(keep: tuple[int, ...] = ()) -> None:
-    """Kill and reap every process left over from a run.
-
-    Between runs the worker has no children of its own, so every child it has is the
-    run's leftover or an orphan handed back by the subreaper. Killing one orphans its own
-    children, which come back in turn: repeat until none is left.
-    """
-    me = os.getpid()
-    for _ in range(1000):
-        _reap()
-        kids = [pid for pid in _children(me) if pid not in keep]
-        if not kids:
-            return
-        for pid in kids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.001)
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def serve(request: dict[str, Any]) -> dict[str, Any]:
@@ -258,7 +175,7 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         os.killpg(pid, signal.SIGKILL)  # what is left in the run's own process group
     except OSError:
         pass
-    _kill_descendants(keep=_server_pids())
+    kill_descendants(keep=_server_pids())
     wall = time.perf_counter() - started
     return {"id": request["id"], "status": "timeout" if timed_out else "done",
             "child_exit": os.waitstatus_to_exitcode(status), "wall": wall}
@@ -412,7 +329,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
-    _kill_descendants(keep=_server_pids())
+    kill_descendants(keep=_server_pids())
     if done is None:  # the server itself is gone: nothing it said can be trusted
         if server in _servers:
             _servers.remove(server)

@@ -1,0 +1,95 @@
+"""Containment of processes: no process a run started outlives it.
+
+A worker is a child subreaper (Linux), so every orphan of a run comes back to it, and after
+each run it kills whatever is left. Used by worker.py only; kept apart because it is the one
+part of the worker that knows about /proc and prctl.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """On Linux, orphans of a run come back to the worker instead of init.
+
+    A mutant can start a daemon that detaches every way there is (a new session, a double
+    fork, setsid): as a child subreaper the worker still inherits it when its parent dies,
+    and kills it after the run. Elsewhere (macOS) only the run's process group is killed;
+    the README's known limits say what can remain.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid`, from /proc (Linux); [] where there is no /proc."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as listing:
+                found += [int(p) for p in listing.read().split()]
+        except OSError:
+            return _children_by_scan(pid)
+    return found
+
+
+def _children_by_scan(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def kill_descendants(keep: tuple[int, ...] = ()) -> None:
+    """Kill and reap every process left over from a run.
+
+    Between runs the worker has no children of its own, so every child it has is the
+    run's leftover or an orphan handed back by the subreaper. Killing one orphans its own
+    children, which come back in turn: repeat until none is left.
+    """
+    me = os.getpid()
+    for _ in range(1000):
+        _reap()
+        kids = [pid for pid in _children(me) if pid not in keep]
+        if not kids:
+            return
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.001)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
