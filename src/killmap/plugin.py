@@ -298,6 +298,36 @@ def _short(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def trace_share_of(request: dict[str, Any]) -> tuple[int, int] | None:
+    """The (k, n) share of the tests a run's request asks it to trace, if any."""
+    share = (request.get("coverage") or {}).get("share")
+    return (share[0], share[1]) if share else None
+
+
+def conclude_run(recorder: Recorder, exit_code: int, request: dict[str, Any], blocked_root: str | None, *,
+                 imports_of: str | None, swap: dict[str, Any] | None = None) -> None:
+    """The end of every run, in a fresh session or a fork of the collected one.
+
+    The confirmation copy reports its re-runs and stops; the run itself lets the copy go,
+    saves its coverage when it traced, and writes its final line with the origin proof.
+    `imports_of`: the sandbox whose imported files the cache needs, when they are wanted.
+    """
+    if recorder.confirming:
+        recorder.emit(event="final", exit_code=int(exit_code), proof=None, wall=recorder.elapsed())
+        recorder.close()
+        return
+    recorder.finish_snapshot()
+    if recorder.coverage is not None:
+        from killmap.tracing import write_coverage
+        recorder.stop_tracing()
+        write_coverage(recorder.coverage, request["coverage"]["out"])
+    imported = []
+    if imports_of:
+        from killmap.tracing import imported_files
+        imported = imported_files(imports_of)
+    report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=imported, swap=swap)
+
+
 def report_final(recorder: Recorder, exit_code: int, expect: dict[str, Any] | None,
                  blocked_root: str | None, *, imported: list[str], swap: dict[str, Any] | None = None) -> None:
     """A run's last line: its exit code and the proof that the mutant was the code that ran."""

@@ -28,9 +28,8 @@ from typing import Any
 
 import pytest
 
-from killmap.plugin import Recorder, report_final, warm_real_paths
+from killmap.plugin import Recorder, conclude_run, trace_share_of, warm_real_paths
 from killmap.swap import LiveFunctions, swap_in
-from killmap.tracing import imported_files, write_coverage
 
 FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
 
@@ -116,29 +115,19 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
                           "seconds": round(swap_seconds, 4)}
             linecache.checkcache()  # tracebacks read the mutant's text from disk
         traced = request.get("coverage")
-        share = traced.get("share") if traced else None
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=server.coverage if traced else None,
-                            trace_share=tuple(share) if share else None, snapshot=request.get("snapshot"))
+                            trace_share=trace_share_of(request), snapshot=request.get("snapshot"))
         session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
         session.items[:] = items
         recorder.set_collected([item.nodeid for item in items])
         if recorder.snapshot and items:
             recorder.take_snapshot(session)  # in the copy, items are now the re-runs
         exit_code = _run_items(session)
-        if recorder.confirming:
-            recorder.emit(event="final", exit_code=exit_code, proof=None, wall=recorder.elapsed())
-            recorder.close()
-            code = 0
-            return
-        recorder.finish_snapshot()
-        imported = []
-        if traced:
-            recorder.stop_tracing()
-            write_coverage(server.coverage, traced["out"])
-            imported = imported_files(request["sandbox"])
-        report_final(recorder, exit_code, request.get("expect"), server.blocked_root, imported=imported,
-                     swap=proof_swap)
+        # Only a traced run (a baseline) reports the session's imports: a mutant's run would
+        # find the same files the session collected, and the scan is not free.
+        conclude_run(recorder, exit_code, request, server.blocked_root,
+                     imports_of=request["sandbox"] if traced else None, swap=proof_swap)
         code = 0
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
         import traceback

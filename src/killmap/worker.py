@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 
 from killmap.confine import confine_writes
-from killmap.plugin import Recorder, report_final
+from killmap.plugin import Recorder, conclude_run, trace_share_of
 from killmap.reaper import become_subreaper, kill_descendants
 from killmap.session import FALLBACK, SessionServer
-from killmap.tracing import imported_files, per_test_coverage, untraced_assertion_rewriting, write_coverage
+from killmap.tracing import per_test_coverage, untraced_assertion_rewriting
 
 _current_child: list[int] = []
 _gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
@@ -375,20 +375,10 @@ def _child(request: dict[str, Any]) -> None:
             untraced_assertion_rewriting(cov)
             cov.start()   # before collection: what runs at import is evidence too
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=cov, tracing=cov is not None, trace_share=_share(request),
+                            coverage=cov, tracing=cov is not None, trace_share=trace_share_of(request),
                             snapshot=request.get("snapshot"), ignore=request.get("ignore"))
         exit_code = pytest.main(list(request["args"]), plugins=[recorder])
-        if recorder.confirming:  # the forked confirmation copy: report and stop here
-            recorder.emit(event="final", exit_code=int(exit_code), proof=None, wall=recorder.elapsed())
-            recorder.close()
-            code = 0
-            return
-        recorder.finish_snapshot()
-        if cov is not None:
-            recorder.stop_tracing()
-            write_coverage(cov, request["coverage"]["out"])
-        report_final(recorder, exit_code, request.get("expect"), request.get("blocked_root"),
-                     imported=imported_files(request["sandbox"]))
+        conclude_run(recorder, int(exit_code), request, request.get("blocked_root"), imports_of=request["sandbox"])
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
         traceback.print_exc()
@@ -396,11 +386,6 @@ def _child(request: dict[str, Any]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-def _share(request: dict[str, Any]) -> tuple[int, int] | None:
-    share = (request.get("coverage") or {}).get("share")
-    return tuple(share) if share else None
 
 
 def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
