@@ -86,7 +86,6 @@ sys.path.insert(0, str(HERE))  # the sibling scripts are modules too; stdlib-onl
 import realworld_bench  # noqa: E402 - the corpora: preparation, estimates and table rows
 sys.path.pop(0)
 VENV = HERE / ".venv"
-VENV_PYTHON = VENV / "bin" / "python"
 JOBS = 2
 
 # Calls killmap's CLI unchanged; records when the lab's phases start and end.
@@ -139,17 +138,11 @@ sys.exit(int(code))
 
 def ensure_venv() -> None:
     """Re-exec inside benchmarks/.venv, creating and filling it first when needed."""
-    if Path(sys.prefix).resolve() == VENV.resolve():
-        return
-    if not VENV_PYTHON.exists():
-        print(f"creating {VENV.relative_to(REPO)} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    probe = subprocess.run([str(VENV_PYTHON), "-c", "import killmap, mutgate, matplotlib; "
-                            "assert mutgate.__version__ == '0.1.1'"], capture_output=True)
-    if probe.returncode != 0:
-        print("installing killmap (editable), mutgate==0.1.1 and matplotlib into it ...", flush=True)
-        subprocess.run([str(VENV_PYTHON), "-m", "pip", "install", "-q", "-e", f"{REPO}[bench]"], check=True)
-    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), str(Path(__file__).resolve()), *sys.argv[1:]])
+    sys.path.insert(0, str(HERE))
+    from venvs import run_inside
+    run_inside(VENV, Path(__file__), what="killmap (editable), mutgate==0.1.1 and matplotlib",
+               probe="import killmap, mutgate, matplotlib; assert mutgate.__version__ == '0.1.1'",
+               install=["-e", f"{REPO}[bench]"])
 
 
 # --- running the tools ------------------------------------------------------------------

@@ -53,17 +53,11 @@ MUTMUT_TO_KILLMAP = {"killed": "killed", "segfault": "killed", "survived": "surv
 
 
 def ensure_venv() -> None:
-    if Path(sys.prefix).resolve() == VENV.resolve():
-        return
-    if not PYTHON.exists():
-        print(f"creating {VENV.relative_to(REPO)} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    probe = subprocess.run([str(PYTHON), "-c", "import killmap, importlib.metadata as m; "
-                            "assert m.version('mutmut') == '3.8.1'"], capture_output=True)
-    if probe.returncode != 0:
-        print(f"installing killmap[sweep] (editable) and {MUTMUT} ...", flush=True)
-        subprocess.run([str(PYTHON), "-m", "pip", "install", "-q", "-e", f"{REPO}[sweep]", MUTMUT], check=True)
-    os.execv(str(PYTHON), [str(PYTHON), str(Path(__file__).resolve()), *sys.argv[1:]])
+    sys.path.insert(0, str(HERE))
+    from venvs import run_inside
+    run_inside(VENV, Path(__file__), what=f"killmap[sweep] (editable) and {MUTMUT}",
+               probe="import killmap, importlib.metadata as m; assert m.version('mutmut') == '3.8.1'",
+               install=["-e", f"{REPO}[sweep]", MUTMUT])
 
 
 def _env() -> dict[str, str]:

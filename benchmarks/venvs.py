@@ -1,0 +1,31 @@
+"""The benchmarks' own venvs: each script re-executes itself inside one, made on first use.
+
+A benchmark must never install into the project's .venv or the user's Python: it creates
+its venv (gitignored, under benchmarks/), fills it when a probe import fails, then replaces
+the current process with itself running there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_inside(venv: Path, script: Path, *, probe: str, install: list[str], what: str) -> None:
+    """Return when already inside `venv`; else create and fill it as needed and re-exec there.
+
+    `probe`: Python code that fails unless the venv holds what the script needs;
+    `install`: pip arguments that make it so; `what`: said while installing.
+    """
+    if Path(sys.prefix).resolve() == venv.resolve():
+        return
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"creating {venv.name} ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    if subprocess.run([str(python), "-c", probe], capture_output=True).returncode != 0:
+        print(f"installing {what} into it ...", flush=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *install], check=True)
+    os.execv(str(python), [str(python), str(script.resolve()), *sys.argv[1:]])
