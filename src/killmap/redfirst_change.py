@@ -227,14 +227,21 @@ def test_changes(change: Change, test_ids: tuple[str, ...]) -> dict[str, str]:
     return result
 
 
+def _tree(text: str | None) -> ast.Module | None:
+    """The module's syntax tree; None for a file that is absent or does not parse."""
+    if text is None:
+        return None
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
+
+
 def _functions(text: str | None) -> dict[str, str]:
     """Qualified name -> the syntax of every function and method (decorators included)."""
     found: dict[str, str] = {}
-    if text is None:
-        return found
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _tree(text)
+    if tree is None:
         return found
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
@@ -294,11 +301,8 @@ def defined_names(text: str | None) -> set[str]:
     """Top-level names a module binds, and `Class.name` for what its classes bind
     (methods, class attributes, and `self.name = ...` in methods)."""
     found: set[str] = set()
-    if text is None:
-        return found
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _tree(text)
+    if tree is None:
         return found
 
     def bind(body: list[ast.stmt], prefix: str) -> None:
