@@ -73,3 +73,31 @@ def test_a_run_whose_verdicts_are_all_cached_starts_no_worker(tmp_path, monkeypa
     # And the counting is real: a run that must run something does start the engine.
     lab.run_lab(project, LabOptions(jobs=2, use_cache=False))
     assert started == [project]
+
+
+BROKEN_ONLY = '''[gate]
+tests = ["tests/test_core.py"]
+paths = ["src"]
+
+[[mutation]]
+name = "classify-returns-an-undefined-name"
+target = "src/basicpkg/core.py::classify"
+op = "replace"
+old = 'return "even"'
+new = "return undefined_name"
+kills = ["tests/test_core.py::test_even_is_accepted"]
+'''
+
+
+def test_a_head_started_baseline_is_used_only_for_its_own_settings(tmp_path, monkeypatch):
+    # The head start runs the baseline of the first catalog's settings. Here every mutation
+    # of that catalog turns out broken (no run), so its baseline must not stand in for the
+    # other catalog's, whose tests and selection differ: that one gets its own.
+    project = copy_fixture("basic", tmp_path)
+    (project / "mutations" / "a-broken.toml").write_text(BROKEN_ONLY)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    result = lab.run_lab(project, LabOptions(jobs=2, use_cache=False))
+    verdicts = {v.name: v.verdict for v in result.verdicts}
+    assert verdicts["classify-returns-an-undefined-name"] == "broken"
+    assert verdicts["classify-call-deleted"] == "held"
+    assert [b.settings.tests for b in result.baselines] == [("tests",)]
