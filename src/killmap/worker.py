@@ -378,7 +378,8 @@ def _child(request: dict[str, Any]) -> None:
                             coverage=cov, tracing=cov is not None, trace_share=trace_share_of(request),
                             snapshot=request.get("snapshot"), ignore=request.get("ignore"))
         exit_code = pytest.main(list(request["args"]), plugins=[recorder])
-        conclude_run(recorder, int(exit_code), request, request.get("blocked_root"), imports_of=request["sandbox"])
+        conclude_run(recorder, int(exit_code), request, request.get("blocked_root"),
+                     imports_of=request["sandbox"])
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
         traceback.print_exc()
