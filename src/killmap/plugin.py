@@ -143,7 +143,8 @@ class Recorder:
         else:
             # Only what decides the verdict: every kills test (red or not), and one red
             # outside the contract, which alone keeps an overreach or a visible invariant.
-            outside = [t for t in self.collected if t in self.red and t not in set(allowed)]
+            allowed_set = set(allowed)
+            outside = [t for t in self.collected if t in self.red and t not in allowed_set]
             wanted = [t for t in self.collected if t in kills or t in outside[:1]]
         data = json.dumps(wanted).encode()
         try:

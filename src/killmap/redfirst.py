@@ -172,7 +172,7 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
                             "what they wrote is kept under killmap's cache folder, displaced/)")
         run.wall += outcome.wall
         run.tests.update(outcome.tests)
-        run.collected += tuple(t for t in outcome.collected if t not in run.collected)
+        run.collected = tuple(dict.fromkeys(run.collected + tuple(outcome.collected)))
         run.collect_errors += [e for e in outcome.collect_errors if e not in run.collect_errors]
         for rel, contexts in (outcome.coverage or {}).items():
             run.coverage.setdefault(rel, {}).update(contexts)

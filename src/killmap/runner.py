@@ -221,12 +221,12 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
     if len(segments) == 1 and not crashed:
         return segments[0]
     tests: dict[str, TestResult] = {}
-    collected: list[str] = []
+    collected: dict[str, None] = {}   # ordered, and a set: tens of thousands of ids
     coverage: dict[str, dict[str, list[int]]] = {}
     untraced: set[str] = set()
     for outcome in segments:
         tests.update(outcome.tests)
-        collected += [t for t in outcome.collected if t not in collected]
+        collected.update(dict.fromkeys(outcome.collected))
         if outcome.coverage is None:
             untraced |= set(outcome.tests) | ({outcome.in_progress} if outcome.in_progress else set())
         for rel, contexts in (outcome.coverage or {}).items():
