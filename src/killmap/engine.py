@@ -34,6 +34,10 @@ class Engine:
         self.scratch = Scratch()
         self.pool: Pool | None = None
         try:
+            # The workers import pytest (about 0.3 s each) while the sandboxes are copied
+            # (many small system calls): neither needs the other before the first request.
+            count = len(trees) if trees is not None else max(1, sandboxes)
+            self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path)
             pristine = self.scratch.pristine_copy(root, files)
             hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             if trees is None:
@@ -47,7 +51,7 @@ class Engine:
                     guards.append(TreeGuard(folders[-1], sorted(tree), own, watch_new_files=True))
             containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
                                       displaced_folder(cache_dir))
-            self.pool = Pool(folders, guards, containment)
+            self.pool.attach(guards, containment)
         except BaseException:
             self.close()
             raise

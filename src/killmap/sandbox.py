@@ -43,7 +43,11 @@ class Scratch:
     def new_sandbox(self, root: Path, files: list[str], index: int, source: Path | None = None) -> Path:
         """A sandbox copied from the pristine copy of `root`, or from `source` (a tree_copy)."""
         origin = source if source is not None else self.pristine_copy(root, files)
-        return _copy(origin, files, self.path / f"sandbox-{index}")
+        return _copy(origin, files, self.sandbox_path(index))
+
+    def sandbox_path(self, index: int) -> Path:
+        """Where sandbox `index` is (or will be) copied: its worker starts before the copy."""
+        return self.path / f"sandbox-{index}"
 
     def run_dir(self, label: str) -> Path:
         folder = self.path / "runs" / f"{next(self._numbers):05d}-{label}"

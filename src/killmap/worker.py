@@ -34,6 +34,10 @@ from killmap.tracing import per_test_coverage, untraced_assertion_rewriting
 
 _current_child: list[int] = []
 _gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
+# The folder the worker started in, as `python -m` put it first on sys.path (None when
+# PYTHONSAFEPATH left it out). A run puts its sandbox there instead, so its tests see the
+# sys.path that `python -m pytest` run in the sandbox would give them.
+_start_entry: list[str | None] = [None]
 
 
 def _warm_pytest() -> None:
@@ -60,6 +64,7 @@ def main() -> int:
 
 def _main() -> int:
     _gate[0] = os.getppid()
+    _start_entry[0] = sys.path[0] if sys.path and sys.path[0] == os.getcwd() else None
     signal.signal(signal.SIGTERM, _terminate)
     become_subreaper()
     _warm_pytest()
@@ -360,6 +365,9 @@ def _enter_sandbox(request: dict[str, Any], log_path: str) -> None:
     else:
         sys.dont_write_bytecode = True
     os.chdir(request["sandbox"])
+    if _start_entry[0] is not None:
+        sandbox = os.getcwd()   # resolved, as python -m would have put it
+        sys.path[:] = [sandbox if entry == _start_entry[0] else entry for entry in sys.path]
     if request.get("confine"):
         confine_writes(request["confine"])
     _isolate_imports(request["sys_path"], request.get("blocked_root"))
