@@ -179,6 +179,14 @@ def table_rows(res: dict, s, verdict) -> list[tuple[str, str, str]]:
         g = f.get("gate_over_floor")
         rows.append((f"{name}: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}"))
         rows.append((f"{name}: mutgate / floor (best ratio allowed)", s(f.get("mutgate_over_floor"), "x"), ""))
+        if f.get("timed_out_seconds"):
+            # The floor counts a looping mutant at its tests' plain durations; no gate that
+            # honours the catalog's timeout can call it before the limit.
+            b = f.get("gate_over_bound")
+            rows.append((f"{name}: bound = plain run + max(sum / jobs, dearest), a timeout at its limit",
+                         s(f.get("bound_seconds")), f"of which timed out: {s(f.get('timed_out_seconds'))}"))
+            rows.append((f"{name}: killmap / bound", s(b, "x"), f"(the floor's target, honouring timeouts) "
+                                                                  f"<=1.5x {verdict(b and b <= 1.5)}"))
         for problem in c["problems"]:
             rows.append((f"{name}: problem", "", problem[:160]))
     return rows

@@ -34,7 +34,10 @@ every row alike, and the median is reported; the others run once, in the first r
         prepares them with benchmarks/realworld.py's own functions): killmap as in a., its
         verdict counts and how many match the corpus's observed ground truth; the floor as
         in b.; killmap / floor, target <=1.5x (a mutant killmap saw time out costs it the
-        catalog's timeout, the floor only its tests' plain durations).
+        catalog's timeout, the floor only its tests' plain durations). So beside it, the
+        bound no gate honouring the catalog can beat: a timed-out mutant at its limit,
+        and the mutations' part at least the dearest one (it runs on one job), plain run +
+        max(sum / jobs, dearest); killmap / bound against the same 1.5x.
      1  mutgate on the same mutants, translated as in a., with `--timeout` = the largest
         timeout the catalog states (each catalog holds an endless-loop mutant).
      Their test dependencies (pytest 8.3.4, pretend, the project installed from its sdist)
@@ -304,9 +307,15 @@ def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int = JO
     the mutant run reached plus the contract's tests, all tests when the selection says
     so, or none when there is no selection (judged without a run), and checked against the
     count. `exact` says whether every mutation matched.
+
+    Also a bound no gate can beat while it honours the catalog: each mutation costs its
+    selected tests' plain durations, except one that timed out, which costs its limit
+    (every gate waits it out); one mutation runs on one job, so the mutations' part is at
+    least the dearest mutation alone: plain run + max(sum / jobs, dearest).
     """
     durations, plain_wall = measured
     total, exact, mismatches = 0.0, True, []
+    costs: list[float] = []
     for m in run["mutations"]:
         if m["selection"].startswith("all tests"):
             chosen = set(durations)
@@ -318,10 +327,14 @@ def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int = JO
         if len(chosen) != m["selected_tests"]:
             exact = False
             mismatches.append((m["name"], len(chosen), m["selected_tests"]))
-        total += sum(durations.get(t, 0.0) for t in chosen)
+        plain = sum(durations.get(t, 0.0) for t in chosen)
+        total += plain
+        costs.append(m["timeout_seconds"] if m["verdict"] == "timeout" and m.get("timeout_seconds") else plain)
+    scheduled = max(sum(costs) / jobs, max(costs, default=0.0))
     return {"seconds": plain_wall + total / jobs, "plain_run_seconds": plain_wall,
             "selected_over_jobs_seconds": total / jobs, "sum_seconds": total, "jobs": jobs, "exact": exact,
-            "mismatches": mismatches}
+            "mismatches": mismatches, "bound_seconds": plain_wall + scheduled,
+            "timed_out_seconds": sum(c for c, m in zip(costs, run["mutations"]) if m["verdict"] == "timeout")}
 
 
 # --- subjects -----------------------------------------------------------------------------
@@ -576,9 +589,14 @@ def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_v
                    "plain_run_seconds": median([row["plain_run_seconds"] for row in rows]),
                    "selected_over_jobs_seconds": median([row["selected_over_jobs_seconds"] for row in rows]),
                    "gate_over_floor": round(gate / f, 1) if gate and f else None,
+                   "bound_seconds": median([row["bound_seconds"] for row in rows]),
+                   "timed_out_seconds": median([row["timed_out_seconds"] for row in rows]),
                    "mutgate_over_floor": round(mutgate_seconds[key] / f, 1) if mutgate_seconds.get(key) and f else None,
                    "selection_rebuilt_exactly": all(row["exact"] for row in rows),
                    "mismatches": rows[-1]["mismatches"][:10]}
+    for row in fl.values():
+        row["gate_over_bound"] = round(row["gate_seconds"] / row["bound_seconds"], 2) \
+            if row["gate_seconds"] and row["bound_seconds"] else None
     res["floor"] = fl
     base, grown = med.get("s1000/killmap"), med.get("s10000/killmap")
     res["non_reaching_x10"] = {"s1000": base, "s10000": grown,
