@@ -94,23 +94,22 @@ def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
 
 def _collect(root: Path, settings_list: list[GateSettings]
              ) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError]]]:
-    """pytest's collection for each [gate] setting, in one warm worker's sandbox."""
-    from killmap.pool import Pool
-    from killmap.project import project_files
-    from killmap.runner import Scenario, run_scenario
-    from killmap.sandbox import Scratch
+    """pytest's collection for each [gate] setting, in one warm worker's sandbox.
 
-    scratch = Scratch()
-    pool = None
+    Through the engine, like every command: the sandbox and the working tree are guarded
+    after the collection as after any run (a conftest may write)."""
+    from killmap.engine import Engine
+    from killmap.project import project_files
+    from killmap.runner import Scenario
+
     found: dict[GateSettings, tuple[tuple[str, ...], list[GateError]]] = {}
-    try:
-        pool = Pool([scratch.new_sandbox(root, project_files(root), 0)])
-        worker = pool.workers[0]
+    with Engine(root, project_files(root), 1) as engine:
+        worker = engine.workers[0]
         for index, settings in enumerate(settings_list):
             deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
             scenario = Scenario(label=f"collect-{index + 1}", tests=settings.tests + deselect,
                                 timeout=COLLECT_TIMEOUT, sys_path=settings.paths, collect_only=True)
-            outcome = run_scenario(worker, scratch, root, scenario)
+            outcome = engine.run(worker, scenario)
             where = f"collection of {', '.join(settings.tests)}"
             errors: list[GateError] = []
             if outcome.status == "timeout":
@@ -124,10 +123,6 @@ def _collect(root: Path, settings_list: list[GateSettings]
             if not errors and not outcome.collected:
                 errors.append(GateError(f"{where}: no tests collected"))
             found[settings] = (outcome.collected, errors)
-    finally:
-        if pool is not None:
-            pool.close()
-        scratch.remove()
     return found
 
 
