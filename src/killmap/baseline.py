@@ -100,12 +100,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
         if outcome.red:
             names = ", ".join(sorted(outcome.red))
             raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
-    # Per-test durations from the runs that did not trace the test: coverage slows hot
-    # code, and these are what the same tests cost when a mutant runs them (untraced).
-    shares = [_traced_share(o.collected, i, runs) for i, o in enumerate(outcomes)]
-    durations = {t: max((o.tests[t].duration for o, share in zip(outcomes, shares)
-                         if t in o.tests and t not in share),
-                        default=first.tests[t].duration) for t in first.tests}
+    durations = untraced_durations(outcomes)
     # The slowest run sets the overhead behind every timeout: a mutant that falls back to a
     # fresh session pays collection, which the forked baseline did not.
     wall = max(o.wall for o in outcomes)
@@ -115,6 +110,21 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     coverage = _union([o.coverage or {} for o in outcomes])
     return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
                     imported, tuple(ignored), settings.tests + deselect, targets)
+
+
+def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
+    """Each test's duration from the runs that did not trace it (the slowest of them).
+
+    Coverage slows hot code several times over, and a mutant runs its tests untraced: a
+    traced duration would inflate every timeout built on it. With one run there is no
+    untraced one, and its own duration is all there is.
+    """
+    runs = len(outcomes)
+    shares = [_traced_share(o.collected, i, runs) for i, o in enumerate(outcomes)]
+    first = outcomes[0]
+    return {t: max((o.tests[t].duration for o, share in zip(outcomes, shares)
+                    if t in o.tests and t not in share),
+                   default=first.tests[t].duration) for t in first.tests}
 
 
 def _traced_share(collected: tuple[str, ...], k: int, n: int) -> set[str]:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import pytest
 from gatekit import copy_fixture
 
+from killmap.baseline import untraced_durations
 from killmap.lab import run_lab
+from killmap.outcome import RunOutcome, TestResult
 from killmap.plan import LabOptions
 
 UNRELATED = {f"tests/test_unrelated.py::test_unrelated_{i}" for i in range(1, 21)}
@@ -34,3 +36,23 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(t
     # What ran while the tests were collected (OFFSET = 1, the def lines) is in no test's name.
     assert {1, 4, 8, 12} <= set(coverage[""])
     assert set(result.baselines[0].durations) == UNRELATED | SHARED | {"tests/test_lines.py::test_anchor_has_not_moved"}
+
+
+def _run(durations: dict[str, float]) -> RunOutcome:
+    ids = tuple(durations)
+    return RunOutcome("done", 1.0, collected=ids,
+                      tests={t: TestResult(t, "passed", d) for t, d in durations.items()})
+
+
+def test_a_tests_duration_comes_from_the_run_that_did_not_trace_it():
+    # Run 1 traces the first half (a, b), run 2 the second (c, d): tracing made each test
+    # ten times slower in the run that traced it. Timeouts are built on these durations,
+    # and a mutant runs untraced, so the traced times must not be the ones kept.
+    traced_first = _run({"a": 1.0, "b": 1.0, "c": 0.1, "d": 0.1})
+    traced_second = _run({"a": 0.1, "b": 0.1, "c": 1.0, "d": 1.0})
+    assert untraced_durations([traced_first, traced_second]) == {"a": 0.1, "b": 0.1, "c": 0.1, "d": 0.1}
+
+
+def test_with_one_baseline_run_its_own_durations_are_kept():
+    only = _run({"a": 0.5, "b": 0.7})
+    assert untraced_durations([only]) == {"a": 0.5, "b": 0.7}
