@@ -24,7 +24,7 @@ from killmap.pins import check_pins
 from killmap.plan import LabOptions, load
 from killmap.project import check_targets_copied, project_files
 from killmap.reach import enclosing_functions, region_of
-from killmap.trial import run_mutant
+from killmap.trial import expected_seconds, run_mutant
 from killmap.validity import Validity, check_mutant
 
 
@@ -146,7 +146,11 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                 baselines.append(baseline)
                 check_contract_ids(group, baseline)
                 progress("baseline-done", baseline)
-                jobs_for_group = [(m, mutants[m.name], baseline) for m in group]
+                # Dearest first (the classic rule for sharing jobs among workers): a long
+                # run started last would leave the other workers idle while it finishes.
+                # Results come back per job, and verdicts are listed in catalog order.
+                jobs_for_group = sorted(((m, mutants[m.name], baseline) for m in group),
+                                        key=lambda job: -expected_seconds(*job))
 
                 def on_done(job, result):
                     progress("done", result[0])

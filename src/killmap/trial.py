@@ -66,6 +66,12 @@ def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tupl
     return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
 
 
+def expected_seconds(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> float:
+    """What the mutant's run should cost: its selected tests' durations in the baseline."""
+    selected, _, _ = select_tests(mutation, mutant, baseline)
+    return sum(baseline.durations.get(t, 0.0) for t in selected)
+
+
 def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> tuple[float, float]:
     unmutated = baseline.overhead + sum(baseline.durations.get(t, 0.0) for t in selected)
     explicit = mutation.timeout or mutation.settings.timeout
