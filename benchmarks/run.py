@@ -70,12 +70,9 @@ one --timeout per mutant killmap saw time out, marked "est.".
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import os
-import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,6 +84,7 @@ REPO = HERE.parent
 
 sys.path.insert(0, str(HERE))  # the sibling scripts are modules too; stdlib-only at import
 import realworld_bench  # noqa: E402 - the corpora: preparation, estimates and table rows
+from bench_results import floor_of, plot, plot_paths, print_table, summarize  # noqa: E402
 sys.path.pop(0)
 VENV = HERE / ".venv"
 JOBS = 2
@@ -292,51 +290,6 @@ def measure_durations(root: Path, work: Path, tests: list[str], paths: list[str]
     return json.loads(out.read_text(encoding="utf-8")), wall
 
 
-# --- the floor ---------------------------------------------------------------------------
-
-def _matches(entry: str, node_id: str) -> bool:
-    from killmap.catalog import matches
-    return matches(entry, node_id)
-
-
-def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int = JOBS) -> dict:
-    """The floor: one plain pytest run of the gate's tests (what CI pays anyway), plus the
-    sum over mutations of the plain-run durations of the tests killmap selected, / jobs.
-
-    The report gives only the count of selected tests; the set is rebuilt as the tests
-    the mutant run reached plus the contract's tests, all tests when the selection says
-    so, or none when there is no selection (judged without a run), and checked against the
-    count. `exact` says whether every mutation matched.
-
-    Also a bound no gate can beat while it honours the catalog: each mutation costs its
-    selected tests' plain durations, except one that timed out, which costs its limit
-    (every gate waits it out); one mutation runs on one job, so the mutations' part is at
-    least the dearest mutation alone: plain run + max(sum / jobs, dearest).
-    """
-    durations, plain_wall = measured
-    total, exact, mismatches = 0.0, True, []
-    costs: list[float] = []
-    for m in run["mutations"]:
-        if m["selection"].startswith("all tests"):
-            chosen = set(durations)
-        elif not m["selection"] and not m["selected_tests"]:
-            chosen = set()  # judged without running a test (a mutant that never imports)
-        else:
-            entries = m["expected"] + m["may_kill"]
-            chosen = set(m["reached_by"]) | {t for t in durations if any(_matches(e, t) for e in entries)}
-        if len(chosen) != m["selected_tests"]:
-            exact = False
-            mismatches.append((m["name"], len(chosen), m["selected_tests"]))
-        plain = sum(durations.get(t, 0.0) for t in chosen)
-        total += plain
-        costs.append(m["timeout_seconds"] if m["verdict"] == "timeout" and m.get("timeout_seconds") else plain)
-    scheduled = max(sum(costs) / jobs, max(costs, default=0.0))
-    return {"seconds": plain_wall + total / jobs, "plain_run_seconds": plain_wall,
-            "selected_over_jobs_seconds": total / jobs, "sum_seconds": total, "jobs": jobs, "exact": exact,
-            "mismatches": mismatches, "bound_seconds": plain_wall + scheduled,
-            "timed_out_seconds": sum(c for c, m in zip(costs, run["mutations"]) if m["verdict"] == "timeout")}
-
-
 # --- subjects -----------------------------------------------------------------------------
 
 def make_synth(dest: Path, non_reaching: int, work_iterations: int) -> dict:
@@ -390,11 +343,6 @@ def translated_subject(root: Path, catalog: Path, decl: Path) -> dict:
 
 
 # --- the plan -----------------------------------------------------------------------------
-
-def median(values: list[float]) -> float | None:
-    values = [v for v in values if v is not None]
-    return round(statistics.median(values), 3) if values else None
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="killmap benchmarks (see the module docstring)")
@@ -472,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
                 subject.setdefault("problems", []).append(f"the plain pytest run failed: {exc}"[-300:])
                 say(f"  {key}: the plain pytest run failed")
             if plain and "mutations" in gate:
-                floors.setdefault(key, []).append(floor_of(gate, plain))
+                floors.setdefault(key, []).append(floor_of(gate, plain, JOBS))
             if r < mg_repeat:
                 plan = realworld_bench.mutgate_plan(_declaration_meta(subject["decl"])["names"], gate,
                                                     plain[1] if plain else 0.0, subject["mutgate_timeout"],
@@ -510,16 +458,17 @@ def main(argv: list[str] | None = None) -> int:
             # the floor, once per repeat, from a plain pytest run
             d1k = measure_durations(s1k, work, ["tests"], ["src"])
             if "mutations" in runs["s1000/killmap"][-1]:
-                floors.setdefault("s1000", []).append(floor_of(runs["s1000/killmap"][-1], d1k))
+                floors.setdefault("s1000", []).append(floor_of(runs["s1000/killmap"][-1], d1k, JOBS))
             if "skipped" not in bundled and "mutations" in runs["bundled/killmap"][-1]:
                 dbu = measure_durations(bundled["root"], work, bundled["tests"], bundled["paths"],
                                         bundled["pytest_args"])
-                floors.setdefault("bundled", []).append(floor_of(runs["bundled/killmap"][-1], dbu))
+                floors.setdefault("bundled", []).append(floor_of(runs["bundled/killmap"][-1], dbu, JOBS))
             for subject in corpora:
                 if "skipped" not in subject:
                     measure_corpus(subject, r)
 
-        results = summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora)
+        results = summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora,
+                            JOBS)
         results["mutgate_s1000_runs"] = mg_repeat
         results["killmap_source_sha256"] = {"measured (frozen at start)": source_before,
                                             "working tree at end": _killmap_source()}
@@ -535,296 +484,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-
-
-def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora) -> dict:
-    def walls(key):
-        return [r["wall"] for r in runs.get(key, []) if "error" not in r]
-
-    def phases(key):
-        keys = ("startup", "setup", "baseline", "mutants", "tail")
-        rows = [r.get("phases", {}) for r in runs.get(key, []) if r.get("phases")]
-        return {k: median([p.get(k) for p in rows]) for k in keys} if rows else {}
-
-    med = {key: median(walls(key)) for key in runs}
-    res: dict = {
-        "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform()},
-        "repeat": repeat, "quick": args.quick, "jobs_killmap": JOBS, "jobs_mutgate": 1,
-        "synthetic": {"work_iterations": args.work, "s1000_tests": info1k["tests"],
-                      "s1000_non_reaching": info1k["non_reaching_tests"],
-                      "s10000_tests": info10k["tests"], "s10000_non_reaching": info10k["non_reaching_tests"],
-                      "mutations": len(info1k["mutations"])},
-        "bundled": ({"skipped": bundled["skipped"]} if "skipped" in bundled
-                    else {"mutations": bundled["mutations"], "tests": bundled["tests"]}),
-        "median_wall_seconds": med,
-        "phases_median_seconds": {key: phases(key) for key in runs if key.endswith("killmap") or "killmap" in key},
-        "runs": {key: [{k: v for k, v in r.items() if k != "mutations"} for r in rs]
-                 for key, rs in runs.items()},
-    }
-    mg_s1000 = med.get("s1000/mutgate")
-    if mg_only and mg_s1000 is not None:
-        # sequential: baseline + one full-suite run per mutation
-        mg_s1000 = round(mg_s1000 * (len(info1k["mutations"]) + 1) / (len(mg_only) + 1), 3)
-        res["mutgate_s1000_estimated_from"] = len(mg_only)
-    res["mutgate_s1000_seconds"] = mg_s1000
-    ratios = {}
-    if med.get("bundled/killmap") and med.get("bundled/mutgate"):
-        ratios["bundled"] = round(med["bundled/mutgate"] / med["bundled/killmap"], 2)
-    if med.get("s1000/killmap") and mg_s1000:
-        ratios["s1000"] = round(mg_s1000 / med["s1000/killmap"], 2)
-    res["ratio_mutgate_over_killmap"] = ratios
-    res["realworld"] = realworld_bench.summarize(corpora, runs, med)
-    # mutgate's wall (or its estimate) per subject: over the floor, the best mutgate/killmap
-    # ratio a gate could reach there
-    mutgate_seconds = {"bundled": med.get("bundled/mutgate"), "s1000": mg_s1000,
-                       **{realworld_bench.key_of(s["corpus"]): res["realworld"][s["corpus"].name].get("mutgate_seconds")
-                          for s in corpora}}
-    fl = {}
-    for key, rows in floors.items():
-        f = median([row["seconds"] for row in rows])
-        gate = med.get(f"{key}/killmap")
-        fl[key] = {"floor_seconds": f, "gate_seconds": gate,
-                   "plain_run_seconds": median([row["plain_run_seconds"] for row in rows]),
-                   "selected_over_jobs_seconds": median([row["selected_over_jobs_seconds"] for row in rows]),
-                   "gate_over_floor": round(gate / f, 1) if gate and f else None,
-                   "bound_seconds": median([row["bound_seconds"] for row in rows]),
-                   "timed_out_seconds": median([row["timed_out_seconds"] for row in rows]),
-                   "mutgate_over_floor": round(mutgate_seconds[key] / f, 1) if mutgate_seconds.get(key) and f else None,
-                   "selection_rebuilt_exactly": all(row["exact"] for row in rows),
-                   "mismatches": rows[-1]["mismatches"][:10]}
-    for row in fl.values():
-        row["gate_over_bound"] = round(row["gate_seconds"] / row["bound_seconds"], 2) \
-            if row["gate_seconds"] and row["bound_seconds"] else None
-    res["floor"] = fl
-    base, grown = med.get("s1000/killmap"), med.get("s10000/killmap")
-    res["non_reaching_x10"] = {"s1000": base, "s10000": grown,
-                               "growth_percent": round(100 * (grown / base - 1), 1) if base and grown else None}
-    ks = [(k, med.get(f"s1000/killmap K={k}")) for k in k_values] + [(len(info1k["mutations"]), base)]
-    ks = [(k, v) for k, v in ks if v is not None]
-    kp = [(k, (res["phases_median_seconds"].get(f"s1000/killmap K={k}") or {}).get("mutants"))
-          for k in k_values] + [(len(info1k["mutations"]), (res["phases_median_seconds"].get("s1000/killmap") or {}).get("mutants"))]
-    kp = [(k, v) for k, v in kp if v is not None]
-    res["k_scaling"] = {"points": ks, "fit": _fit(ks), "mutant_phase_points": kp,
-                        "mutant_phase_fit": _fit(kp)}
-    loads = [r["load1"] for rs in runs.values() for r in rs]
-    res["load1_median"], res["load1_max"] = median(loads), max(loads)
-    res["cached_rerun_seconds"] = med.get("s1000/killmap cached rerun")
-    res["cached_rerun_all_cached"] = all(r.get("cached") == r.get("total")
-                                         for r in runs.get("s1000/killmap cached rerun", []))
-    # the corpora are not all held by design (vacuous, broken, timeout...): their rows say
-    # how many verdicts match the ground truth instead
-    synthetic = lambda key: not key.startswith(("bundled", "realworld/"))  # noqa: E731
-    verdicts_ok = all(r.get("held") == r.get("total") for key, rs in runs.items() for r in rs
-                      if r["tool"] == "killmap" and synthetic(key)) and \
-        all(r.get("ok") == r.get("total") for key, rs in runs.items() for r in rs
-            if r["tool"] == "mutgate" and synthetic(key))
-    res["synthetic_verdicts_all_held"] = verdicts_ok
-    return res
-
-
-def _fit(points: list[tuple[int, float]]) -> dict | None:
-    if len(points) < 2:
-        return None
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
-    icpt = my - slope * mx
-    ss_tot = sum((y - my) ** 2 for y in ys)
-    ss_res = sum((y - (icpt + slope * x)) ** 2 for x, y in points)
-    return {"intercept_seconds": round(icpt, 3), "seconds_per_mutation": round(slope, 4),
-            "r2": round(1 - ss_res / ss_tot, 4) if ss_tot else None}
-
-
-TARGETS = """\
-targets: >=5x faster than mutgate on the bundled catalog; >=10x on S1000; wall <=1.5x the
-floor on S1000 and on each real-world corpus; <+15% when non-reaching tests grow tenfold;
-cached re-run <1 s"""
-
-
-def print_table(res: dict) -> None:
-    med = res["median_wall_seconds"]
-    ratio = res["ratio_mutgate_over_killmap"]
-    fl = res["floor"]
-
-    def s(v, unit="s"):
-        return "n/a" if v is None else f"{v:.2f}{unit}"
-
-    def verdict(ok):
-        return "MET" if ok else "NOT MET"
-
-    print()
-    print(f"killmap benchmarks, {res['date']}, median of {res['repeat']}, killmap --jobs {res['jobs_killmap']}")
-    print(TARGETS)
-    print(f"{'measurement':46} {'value':>12}  target")
-    rows = []
-    if "skipped" in res["bundled"]:
-        rows.append(("bundled catalog", "skipped", res["bundled"]["skipped"]))
-    else:
-        rows.append(("bundled: killmap wall", s(med.get("bundled/killmap")), ""))
-        rows.append(("bundled: mutgate wall", s(med.get("bundled/mutgate")), ""))
-        r = ratio.get("bundled")
-        rows.append(("bundled: mutgate / killmap", s(r, "x"), f">=5x {verdict(r and r >= 5)}"))
-        b = fl.get("bundled", {})
-        rows.append(("bundled: floor = plain run + selected / jobs",
-                     f"{s(b.get('floor_seconds'))} = {s(b.get('plain_run_seconds'))} + "
-                     f"{s(b.get('selected_over_jobs_seconds'))}", ""))
-        rows.append(("bundled: killmap / floor", s(b.get("gate_over_floor"), "x"), "(no target)"))
-        rows.append(("bundled: mutgate / floor (best ratio allowed)", s(b.get("mutgate_over_floor"), "x"), ""))
-    est = " (est.)" if res.get("mutgate_s1000_estimated_from") else ""
-    rows.append(("S1000: killmap wall", s(med.get("s1000/killmap")), ""))
-    rows.append((f"S1000: mutgate wall{est}", s(res.get("mutgate_s1000_seconds")), ""))
-    r = ratio.get("s1000")
-    rows.append(("S1000: mutgate / killmap", s(r, "x"), f">=10x {verdict(r and r >= 10)}"))
-    f = fl.get("s1000", {})
-    rows.append(("S1000: floor = plain run + selected / jobs",
-                 f"{s(f.get('floor_seconds'))} = {s(f.get('plain_run_seconds'))} + "
-                 f"{s(f.get('selected_over_jobs_seconds'))}", ""))
-    g = f.get("gate_over_floor")
-    rows.append(("S1000: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}"))
-    rows.append(("S1000: mutgate / floor (best ratio allowed)", s(f.get("mutgate_over_floor"), "x"), ""))
-    if med.get("s1000/killmap --no-confirm") is not None:
-        rows.append(("S1000: killmap --no-confirm (1 run)", s(med.get("s1000/killmap --no-confirm")),
-                     "(diagnostic)"))
-    nr = res["non_reaching_x10"]
-    rows.append(("S10000 (non-reaching x10): killmap", s(nr["s10000"]), ""))
-    gp = nr["growth_percent"]
-    rows.append(("  growth vs S1000", "n/a" if gp is None else f"{gp:+.1f}%",
-                 f"<+15% {verdict(gp is not None and gp < 15)}"))
-    for label, key in (("K scaling, wall: s per mutation", "fit"),
-                       ("K scaling, mutant phase: s per mutation", "mutant_phase_fit")):
-        fit = res["k_scaling"][key]
-        if fit:
-            rows.append((label, s(fit["seconds_per_mutation"]),
-                         f"intercept {fit['intercept_seconds']:.2f}s, r2 {fit['r2']}"))
-    c = res["cached_rerun_seconds"]
-    rows.append(("S1000: cached re-run", s(c), f"<1s {verdict(c is not None and c < 1)}"))
-    rows += realworld_bench.table_rows(res, s, verdict)
-    for name, value, target in rows:
-        print(f"{name:46} {value:>12}  {target}")
-    print("phases (median s: startup / setup / baseline / mutants / tail):")
-    for key, p in res["phases_median_seconds"].items():
-        if p:
-            print(f"  {key:34} " + " / ".join(s(p.get(k)) for k in ("startup", "setup", "baseline", "mutants", "tail")))
-    if not res["cached_rerun_all_cached"]:
-        print("WARNING: a cached re-run was not served entirely from the cache")
-    src = res.get("killmap_source_sha256", {})
-    if len(set(src.values())) > 1:
-        print("note: src/killmap changed during the run; the source frozen at the start was measured")
-    print(f"machine load (1-min average before each measurement): median {res['load1_median']}, "
-          f"max {res['load1_max']} on {res['machine']['cpus']} CPUs")
-    if not res["synthetic_verdicts_all_held"]:
-        print("WARNING: a synthetic run did not come out all held / all OK: its timing compares unequal work")
-
-
-PATH_COLOURS = {"swap": "#2e7d32", "fallback": "#ef6c00", "fresh": "#1565c0", "cached": "#9e9e9e",
-                "none": "#d0d0d0"}
-
-
-def plot_paths(runs: dict, path: Path) -> None:
-    """Wall time per mutation, coloured by the path it took: swapped into a fork of the
-    collected session, fallen back to a fresh session, fresh by rule (import-time), cached."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    subjects = [key for key in ("bundled/killmap", "s1000/killmap", "s10000/killmap",
-                                "s1000/killmap cached rerun") if runs.get(key) and runs[key][-1].get("mutations")]
-    subjects += sorted(k for k in runs if k.startswith("realworld/") and runs[k][-1].get("mutations"))
-    if not subjects:
-        return
-    fig, axes = plt.subplots(len(subjects), 1, figsize=(12, 2.4 * len(subjects)), squeeze=False)
-    for ax, key in zip(axes[:, 0], subjects):
-        mutations = runs[key][-1]["mutations"]
-        ax.bar(range(len(mutations)), [m["wall"] for m in mutations],
-               color=[PATH_COLOURS.get(m["path"], "#000") for m in mutations])
-        counts = {p: sum(m["path"] == p for m in mutations) for p in PATH_COLOURS}
-        ax.set_title(f"{key}: " + ", ".join(f"{n} {p}" for p, n in counts.items() if n), fontsize=9)
-        ax.set_ylabel("s per mutation", fontsize=8)
-        ax.set_xticks([])
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in PATH_COLOURS.values()]
-    fig.legend(handles, list(PATH_COLOURS), loc="upper right", fontsize=8, ncol=len(PATH_COLOURS))
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot(res: dict, path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    med = res["median_wall_seconds"]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    # (1) tools side by side
-    ax = axes[0]
-    labels, km, mg, fl = [], [], [], []
-    if "skipped" not in res["bundled"]:
-        labels.append(f"bundled\n({res['bundled']['mutations']} mutations)")
-        km.append(med.get("bundled/killmap") or 0)
-        mg.append(med.get("bundled/mutgate") or 0)
-        fl.append(res["floor"].get("bundled", {}).get("floor_seconds") or 0)
-    labels.append("S1000\n(50 mutations, 1,000 tests)")
-    km.append(med.get("s1000/killmap") or 0)
-    mg.append(res.get("mutgate_s1000_seconds") or 0)
-    fl.append(res["floor"].get("s1000", {}).get("floor_seconds") or 0)
-    x = range(len(labels))
-    est = " (S1000 estimated)" if res.get("mutgate_s1000_estimated_from") else ""
-    ax.bar([i - 0.27 for i in x], mg, 0.27, label=f"mutgate 0.1.1, sequential{est}")
-    ax.bar(list(x), km, 0.27, label=f"killmap --jobs {res['jobs_killmap']}")
-    ax.bar([i + 0.27 for i in x], fl, 0.27, label="floor")
-    ax.set_xticks(list(x), labels)
-    for i, (a, b, c) in enumerate(zip(mg, km, fl)):
-        for dx, v in ((-0.27, a), (0, b), (0.27, c)):
-            if v:
-                ax.text(i + dx, v, f"{v:.1f}" if v >= 1 else f"{v:.2f}", ha="center", va="bottom", fontsize=8)
-    ax.set_yscale("log")
-    ax.set_ylim(top=max(mg + km + fl + [1.0]) * 12)  # headroom for the legend
-    ax.set_ylabel("wall seconds (median, log scale)")
-    ax.set_title("gate wall time vs mutgate and the floor")
-    ax.legend(fontsize=8, loc="upper left")
-    # (2) non-reaching x10, by phase
-    ax = axes[1]
-    keys = ["s1000/killmap", "s10000/killmap"]
-    names = [f"{res['synthetic']['s1000_non_reaching']} non-reaching\n({res['synthetic']['s1000_tests']} tests)",
-             f"{res['synthetic']['s10000_non_reaching']} non-reaching\n({res['synthetic']['s10000_tests']} tests)"]
-    bottom = [0.0, 0.0]
-    for phase in ("startup", "setup", "baseline", "mutants", "tail"):
-        vals = [res["phases_median_seconds"].get(k, {}).get(phase) or 0 for k in keys]
-        ax.bar(names, vals, bottom=bottom, label=phase)
-        bottom = [b + v for b, v in zip(bottom, vals)]
-    ax.set_ylabel("seconds (median per phase)")
-    gp = res["non_reaching_x10"]["growth_percent"]
-    ax.set_title(f"non-reaching tests x10: {gp:+.0f}% wall" if gp is not None else "non-reaching tests x10")
-    ax.legend(fontsize=8)
-    # (3) K scaling
-    ax = axes[2]
-    pts = res["k_scaling"]["points"]
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label="killmap wall")
-    mp = res["k_scaling"]["mutant_phase_points"]
-    if mp:
-        ax.plot([p[0] for p in mp], [p[1] for p in mp], "s-", label="of which: mutant phase")
-    fit = res["k_scaling"]["fit"]
-    if fit:
-        xs = [0, max(p[0] for p in pts)]
-        ax.plot(xs, [fit["intercept_seconds"] + fit["seconds_per_mutation"] * v for v in xs], "--",
-                label=f"fit: {fit['intercept_seconds']:.1f}s + {fit['seconds_per_mutation']:.2f}s x K")
-    if res.get("cached_rerun_seconds") is not None:
-        ax.axhline(res["cached_rerun_seconds"], color="gray", ls=":",
-                   label=f"cached re-run, K=50: {res['cached_rerun_seconds']:.2f}s")
-    ax.set_xlabel("mutations K (S1000)")
-    ax.set_ylabel("wall seconds (median)")
-    ax.set_title("mutations K")
-    ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    fig.suptitle(f"killmap benchmarks, {res['date'][:10]}, {res['machine']['cpus']} CPUs, "
-                 f"median of {res['repeat']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 if __name__ == "__main__":
