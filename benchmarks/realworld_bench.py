@@ -153,8 +153,9 @@ def summarize(subjects: list[dict], runs: dict, med: dict) -> dict:
     return out
 
 
-def table_rows(res: dict, s, verdict) -> list[tuple[str, str, str]]:
-    """The corpus rows of run.py's table; s and verdict are its formatters."""
+def table_rows(res: dict, floor_rows) -> list[tuple[str, str, str]]:
+    """The corpus rows of the table; floor_rows is bench_results' (each corpus has a target)."""
+    from bench_results import s
     rows = []
     for name, c in res.get("realworld", {}).items():
         if "skipped" in c:
@@ -171,22 +172,7 @@ def table_rows(res: dict, s, verdict) -> list[tuple[str, str, str]]:
                         else (c["mutgate_summary"] or "") + (" (on the subset)" if est else ""))
         rows.append((f"{name}: mutgate wall{est}", s(c["mutgate_seconds"]), mutgate_note))
         rows.append((f"{name}: mutgate / killmap", s(c["ratio_mutgate_over_killmap"], "x"), "(no target)"))
-        f = res["floor"].get(f"realworld/{name}", {})
-        rows.append((f"{name}: floor = plain run + selected / jobs",
-                     f"{s(f.get('floor_seconds'))} = {s(f.get('plain_run_seconds'))} + "
-                     f"{s(f.get('selected_over_jobs_seconds'))}",
-                     "" if f.get("selection_rebuilt_exactly", True) else "selection not rebuilt exactly"))
-        g = f.get("gate_over_floor")
-        rows.append((f"{name}: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}"))
-        rows.append((f"{name}: mutgate / floor (best ratio allowed)", s(f.get("mutgate_over_floor"), "x"), ""))
-        if f.get("timed_out_seconds"):
-            # The floor counts a looping mutant at its tests' plain durations; no gate that
-            # honours the catalog's timeout can call it before the limit.
-            b = f.get("gate_over_bound")
-            rows.append((f"{name}: bound = plain run + max(sum / jobs, dearest), a timeout at its limit",
-                         s(f.get("bound_seconds")), f"of which timed out: {s(f.get('timed_out_seconds'))}"))
-            rows.append((f"{name}: killmap / bound", s(b, "x"), f"(the floor's target, honouring timeouts) "
-                                                                  f"<=1.5x {verdict(b and b <= 1.5)}"))
+        rows += floor_rows(name, res["floor"].get(f"realworld/{name}", {}), targeted=True)
         for problem in c["problems"]:
             rows.append((f"{name}: problem", "", problem[:160]))
     return rows
