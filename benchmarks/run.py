@@ -217,7 +217,8 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
                     "selection": m["selection"], "duration": m["duration_seconds"],
                     "expected": m["expected"], "may_kill": m["may_kill"], "reached_by": m["reached_by"],
                     "cached": m["cached"], "path": "cached" if m["cached"] else m.get("path", "none"),
-                    "wall": m["duration_seconds"]} for m in report["mutations"]])
+                    "wall": m["duration_seconds"], "timeout_seconds": m["timeout_seconds"]}
+                   for m in report["mutations"]])
     return result
 
 
