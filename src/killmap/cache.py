@@ -154,6 +154,7 @@ class VerdictCache:
             self.entries: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.entries = {}
+        self._checked: dict[str, tuple[dict[str, Any], bool]] = {}   # name -> (entry, deps hold)
 
     @staticmethod
     def static_key(fingerprint: dict[str, Any], diff: str, tests_digest: str) -> str:
@@ -164,9 +165,12 @@ class VerdictCache:
         entry = self.entries.get(name)
         if not entry or entry.get("static_key") != static_key:
             return None
-        if not dependencies_still_hold(self.root, entry.get("deps", {})):
-            return None
-        return entry["verdict"]
+        # The gate asks twice per mutation (does anything run? then, its verdict), and each
+        # answer re-reads every file the verdict depends on: once per entry is enough.
+        checked = self._checked.get(name)
+        if checked is None or checked[0] is not entry:
+            checked = self._checked[name] = (entry, dependencies_still_hold(self.root, entry.get("deps", {})))
+        return entry["verdict"] if checked[1] else None
 
     def store(self, name: str, static_key: str, deps: dict[str, Any], verdict: dict[str, Any]) -> None:
         self.entries[name] = {"static_key": static_key, "deps": deps, "verdict": verdict}

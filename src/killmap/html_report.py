@@ -48,10 +48,10 @@ def matrix(doc: dict[str, Any]) -> tuple[list[str], dict[tuple[str, str], dict[s
     return sorted(columns), cells
 
 
-def _cell(m: dict[str, Any], test: str, cell: dict[str, Any] | None) -> str:
+def _cell(m: dict[str, Any], test: str, cell: dict[str, Any] | None, selected: frozenset[str]) -> str:
     esc = html.escape
     if cell is None:
-        state = "green" if test in (m.get("selected") or ()) else "idle"
+        state = "green" if test in selected else "idle"
         return f"<td class='cell {state}' title='{esc(test)}: {'green' if state == 'green' else 'not run'}'></td>"
     classes = ["cell"]
     if cell["cause"]:
@@ -202,7 +202,8 @@ def to_html(doc: dict[str, Any]) -> str:
             + "</tr></thead>")
     bodies = []
     for index, m in enumerate(mutations):
-        row = "".join(_cell(m, test, cells.get((m["name"], test))) for test in columns)
+        selected = frozenset(m.get("selected") or ())   # a row asks once per column
+        row = "".join(_cell(m, test, cells.get((m["name"], test)), selected) for test in columns)
         bodies.append(
             f"<tbody id='{esc(m['name'])}' class='mutation' data-name='{esc(m['name'])}' "
             f"data-verdict='{esc(m['verdict'])}' data-index='{index}'>"

@@ -6,6 +6,7 @@ Kept apart from the operators so that reading a cached mutant costs no libcst im
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 from dataclasses import dataclass, field
 
@@ -32,7 +33,7 @@ class Mutant:
     def applied(self) -> bool:
         return self.mutated is not None
 
-    @property
+    @functools.cached_property   # the cache key, the reports and the memo each ask for it
     def diff(self) -> str:
         if self.mutated is None:
             return ""
