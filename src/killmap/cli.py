@@ -233,14 +233,14 @@ def _list(root: Path, args: argparse.Namespace) -> int:
 
 
 def _show(root: Path, args: argparse.Namespace) -> int:
+    from killmap.lab import mutant_to_show
     from killmap.plan import load
-    from killmap.mutants import build_mutant
     _, mutations = load(root, _catalog_options(args))
     wanted = args.names[0]
     found = [m for m in mutations if m.name == wanted]
     if not found:
         raise GateError(f"no mutation named {wanted!r}", field="NAME")
-    mutant = build_mutant(root, found[0])
+    mutant = mutant_to_show(root, found[0])
     if not mutant.applied:
         print(f"not applied: {mutant.reason}")
         return EXIT_FAILED

@@ -229,6 +229,12 @@ def _remembered_mutant(root: Path, mutation: Mutation, cache: VerdictCache | Non
                   tuple(known["mutant_changed_lines"]), known["target_pin"])
 
 
+def mutant_to_show(root: Path, mutation: Mutation, cache_dir: Path | None = None) -> Mutant:
+    """The mutant, for a command that only shows it: the one a gate run remembered for this
+    very text (no libcst import, no parse), or built now. The cache is only read."""
+    return _remembered_mutant(root, mutation, VerdictCache(root, cache_dir)) or _Sources(root).build(mutation)
+
+
 def _mutant(root: Path, mutation: Mutation, sources: _Sources, cache: VerdictCache | None) -> Mutant:
     """The mutant, built, and remembered in the cache for the next run."""
     found = _mutant_key(root, mutation) if cache is not None else None
