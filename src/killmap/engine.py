@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from killmap.cache import displaced_folder
+from killmap.errors import GateError
 from killmap.guard import Containment, TreeGuard, pristine_hashes
 from killmap.outcome import RunOutcome
 from killmap.pool import Pool, Worker
+from killmap.reaper import MEMORY_ENV, memory_limit_for
 from killmap.runner import Scenario, run_scenario, run_to_completion
 from killmap.sandbox import Scratch
 
@@ -38,6 +40,12 @@ class Engine:
             # (many small system calls): neither needs the other before the first request.
             count = len(trees) if trees is not None else max(1, sandboxes)
             self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path)
+            try:
+                limit = memory_limit_for(count)
+            except ValueError as exc:
+                raise GateError(str(exc), field=MEMORY_ENV) from None
+            for worker in self.pool.workers:
+                worker.memory_limit = limit
             pristine = self.scratch.pristine_copy(root, files)
             hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             if trees is None:

@@ -28,6 +28,7 @@ class Worker:
     # folder may even be gone), so the next run starts a new one.
     session_stale: bool = False
     started: bool = False                     # its "ready" line has been read
+    memory_limit: int | None = None           # bytes each run's process may allocate (reaper.py)
 
     def wait_ready(self) -> None:
         """Wait for the worker's first line: it has imported pytest and can take requests.

@@ -93,3 +93,43 @@ def _reap() -> None:
             return
         if pid == 0:
             return
+
+
+# --- memory ----------------------------------------------------------------------------------
+
+MEMORY_ENV = "KILLMAP_MEMORY_MB"
+
+
+def memory_limit_for(jobs: int) -> int | None:
+    """Bytes a run's process may allocate: $KILLMAP_MEMORY_MB (0: no limit), or by default
+    an equal share of the machine's memory per job, one share kept for everything else.
+
+    A mutant that allocates without end would otherwise take the machine down with it: the
+    kernel's OOM killer chooses its victim, and it may be the gate, a worker or the user's
+    editor. Under the limit the allocation fails inside the test (MemoryError), so the run
+    goes on and the mutant gets a verdict. Raises ValueError for a malformed setting."""
+    raw = os.environ.get(MEMORY_ENV, "").strip()
+    if raw:
+        if not raw.isdigit():
+            raise ValueError(f"{MEMORY_ENV}={raw!r}: expected a whole number of megabytes (0: no limit)")
+        return int(raw) * 1024 * 1024 or None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return max(2 * 1024 ** 3, total // (max(1, jobs) + 1))
+
+
+def limit_memory(limit: int | None) -> None:
+    """In a run's process: cap its data (heap and private mappings, RLIMIT_DATA) at `limit`,
+    never above a limit it already has. Best effort: macOS does not enforce it."""
+    if not limit:
+        return
+    import resource
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        if soft == resource.RLIM_INFINITY or soft > cap:
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    except (ValueError, OSError, AttributeError):
+        pass

@@ -73,6 +73,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "blocked_root": str(root),
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
+        "memory_limit": worker.memory_limit,
     }
     if scenario.confine:
         request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]

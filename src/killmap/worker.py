@@ -28,7 +28,7 @@ import pytest
 
 from killmap.confine import confine_writes
 from killmap.plugin import Recorder, conclude_run, trace_share_of
-from killmap.reaper import become_subreaper, kill_descendants
+from killmap.reaper import become_subreaper, kill_descendants, limit_memory
 from killmap.session import FALLBACK, SessionServer
 from killmap.tracing import per_test_coverage, untraced_assertion_rewriting
 
@@ -371,6 +371,8 @@ def _enter_sandbox(request: dict[str, Any], log_path: str) -> None:
     if request.get("confine"):
         confine_writes(request["confine"])
     _isolate_imports(request["sys_path"], request.get("blocked_root"))
+    # The collected session's server and a fresh child alike; a fork of the server inherits it.
+    limit_memory(request.get("memory_limit"))
 
 
 def _child(request: dict[str, Any]) -> None:

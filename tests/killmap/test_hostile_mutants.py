@@ -195,3 +195,42 @@ def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens
         assert tree_digest(project) == before
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+_HOARD = {
+    "pyproject.toml": '[project]\nname = "hoardpkg"\nversion = "0"\n',
+    "src/hoardpkg/__init__.py": "",
+    "src/hoardpkg/core.py": "def grow(n):\n    return n\n",
+    "tests/test_core.py": "from hoardpkg.core import grow\n\n\ndef test_grow():\n    assert grow(3) == 3\n",
+    # 2 GB of zeroed buffers: far past the test's 512 MB limit, yet bounded, so that a broken
+    # limit costs this test its verdict, not the machine its memory (calloc'd pages that are
+    # never written stay unbacked).
+    "mutations/hoard.toml": '[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "grow-hoards"\n'
+                            'target = "src/hoardpkg/core.py::grow"\nop = "replace"\nold = "return n"\n'
+                            'new = """hoard = [bytearray(32 * 1024 * 1024) for _ in range(64)]\n    return n"""\n'
+                            'kills = ["tests/test_core.py::test_grow"]\n',
+}
+
+
+def _hoarding_project(root):
+    for rel, text in _HOARD.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-swap",)])
+def test_a_mutant_that_allocates_without_end_fails_inside_its_test_and_gets_a_verdict(tmp_path, flags):
+    project = _hoarding_project(tmp_path / "hoard")
+    run = run_gate(project, "run", "--no-cache", *flags, env=gate_env(project, {"KILLMAP_MEMORY_MB": "512"}))
+    entry = run.mutation("grow-hoards")
+    assert entry["verdict"] == "held", run.stdout
+    assert [r["exception"] for r in entry["red"]] == ["MemoryError"]
+
+
+def test_a_malformed_memory_limit_is_one_line_and_exit_2(tmp_path):
+    project = _hoarding_project(tmp_path / "hoard")
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"KILLMAP_MEMORY_MB": "lots"}))
+    assert run.code == 2 and run.report is None
+    assert "KILLMAP_MEMORY_MB" in run.stderr and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
