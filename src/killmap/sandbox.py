@@ -2,15 +2,26 @@
 
 The user's working tree is only ever read. Each sandbox lives under one temporary folder
 that is removed when the gate ends, however it ends; a killed gate leaves at most a
-stray temp folder, never a changed source file.
+stray temp folder, never a changed source file, and the next gate removes that folder.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
+
+# Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
+# this file, made on this host (a container sharing /tmp has its own pids), whose gate is
+# gone, is ever removed by another gate.
+OWNER_FILE = "killmap-owner"
+
+
+def _owner() -> str:
+    return f"{os.getpid()}@{socket.gethostname()}"
 
 
 class Scratch:
@@ -18,6 +29,8 @@ class Scratch:
 
     def __init__(self) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="killmap-"))
+        (self.path / OWNER_FILE).write_text(_owner(), encoding="utf-8")
+        remove_abandoned(self.path.parent, keep=self.path)
         # Numbers for run folders and basetemps, asked for by every pool thread at once:
         # next() on a count is one atomic step, where `+= 1` and a later read were not.
         self._numbers = itertools.count(1)
@@ -64,6 +77,28 @@ class Scratch:
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def remove_abandoned(folder: Path, keep: Path) -> None:
+    """Scratch folders of gates that were killed outright (SIGKILL, a CI job cancelled),
+    which could not remove their own. A folder without the owner file, or whose owner is
+    alive (or might be: a pid in use by another user), is left alone."""
+    try:
+        candidates = [p for p in folder.iterdir() if p.name.startswith("killmap-") and p != keep]
+    except OSError:
+        return
+    host = socket.gethostname()
+    for candidate in candidates:
+        try:
+            pid_text, _, made_on = (candidate / OWNER_FILE).read_text(encoding="utf-8").partition("@")
+            pid = int(pid_text)
+            if made_on != host or pid <= 0:
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(candidate, ignore_errors=True)   # its gate is gone
+        except (OSError, ValueError):
+            continue   # not a scratch folder, not ours to read, or its gate may be running
 
 
 def _copy(source_root: Path, files: list[str], dest_root: Path) -> Path:

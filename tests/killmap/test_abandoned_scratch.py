@@ -1,0 +1,50 @@
+"""A gate killed outright leaves its scratch folder behind; the next gate removes it, and
+nothing else.
+
+SIGKILL (a cancelled CI job, an OOM kill) gives the gate no chance to clean up: its
+sandboxes stay in the temporary folder, and on a self-hosted runner they pile up. Each
+scratch folder names its owner ("pid@host"), and a new gate removes only folders whose owner
+is gone, made on this host. A folder without that file is never touched, nor is one whose
+gate is alive.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+from killmap.sandbox import OWNER_FILE, Scratch
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _scratch_like(parent, name, owner=None):
+    folder = parent / name
+    (folder / "sandbox-0").mkdir(parents=True)
+    (folder / "sandbox-0" / "core.py").write_text("x = 1\n", encoding="utf-8")
+    if owner is not None:
+        (folder / OWNER_FILE).write_text(owner, encoding="utf-8")
+    return folder
+
+
+def test_a_new_scratch_removes_folders_of_gates_that_are_gone_and_nothing_else(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    host = socket.gethostname()
+    abandoned = _scratch_like(tmp_path, "killmap-abandoned", f"{_dead_pid()}@{host}")
+    running = _scratch_like(tmp_path, "killmap-running", f"{os.getpid()}@{host}")
+    elsewhere = _scratch_like(tmp_path, "killmap-elsewhere", f"{_dead_pid()}@another-host")
+    unowned = _scratch_like(tmp_path, "killmap-unowned")
+    scratch = Scratch()
+    try:
+        assert not abandoned.exists()
+        assert running.exists() and elsewhere.exists() and unowned.exists()
+        assert (scratch.path / OWNER_FILE).read_text(encoding="utf-8") == f"{os.getpid()}@{host}"
+    finally:
+        scratch.remove()
