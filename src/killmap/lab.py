@@ -24,7 +24,7 @@ from killmap.pins import check_pins
 from killmap.plan import LabOptions, load
 from killmap.project import check_targets_copied, project_files
 from killmap.reach import enclosing_functions, region_of
-from killmap.trial import expected_seconds, run_mutant
+from killmap.trial import expected_seconds, run_mutant, select_tests
 from killmap.validity import Validity, check_mutant
 
 
@@ -149,8 +149,9 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                 # Dearest first (the classic rule for sharing jobs among workers): a long
                 # run started last would leave the other workers idle while it finishes.
                 # Results come back per job, and verdicts are listed in catalog order.
+                selections = {m.name: select_tests(m, mutants[m.name], baseline) for m in group}
                 jobs_for_group = sorted(((m, mutants[m.name], baseline) for m in group),
-                                        key=lambda job: -expected_seconds(*job))
+                                        key=lambda job: -expected_seconds(selections[job[0].name][0], baseline))
 
                 def on_done(job, result):
                     progress("done", result[0])
@@ -159,7 +160,8 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                                      lambda worker, job: run_mutant(root, engine, worker, job,
                                                                     confirm=options.confirm,
                                                                     focus=options.focus,
-                                                                    swap=options.swap),
+                                                                    swap=options.swap,
+                                                                    selection=selections[job[0].name]),
                                      on_done)
                 for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
                     decided[mutation.name] = verdict

@@ -66,9 +66,8 @@ def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tupl
     return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
 
 
-def expected_seconds(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> float:
-    """What the mutant's run should cost: its selected tests' durations in the baseline."""
-    selected, _, _ = select_tests(mutation, mutant, baseline)
+def expected_seconds(selected: tuple[str, ...], baseline: Baseline) -> float:
+    """What a mutant's run should cost: its selected tests' durations in the baseline."""
     return sum(baseline.durations.get(t, 0.0) for t in selected)
 
 
@@ -79,12 +78,14 @@ def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) 
 
 
 def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool,
-               focus: tuple[str, ...] | None = None, swap: bool = True):
+               focus: tuple[str, ...] | None = None, swap: bool = True,
+               selection: tuple[tuple[str, ...], str, Region] | None = None):
     """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
     Returns the verdict and the dependencies its cache entry is keyed on. `focus`: run
-    only the selected tests these entries match."""
+    only the selected tests these entries match; `selection`, select_tests' answer when the
+    caller already has it."""
     mutation, mutant, baseline = job
-    selected, selection, original_region = select_tests(mutation, mutant, baseline)
+    selected, selection, original_region = selection or select_tests(mutation, mutant, baseline)
     if focus is not None:
         selected = tuple(t for t in selected if any(matches(entry, t) for entry in focus))
         selection += f"; focused on {', '.join(focus)}"
