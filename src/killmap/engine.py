@@ -33,23 +33,23 @@ class Engine:
     def __init__(self, root: Path, files: list[str], sandboxes: int, *, cache_dir: Path | None = None,
                  trees: list[dict[str, bytes]] | None = None):
         self.root = root
+        count = len(trees) if trees is not None else max(1, sandboxes)
+        try:
+            limit = memory_limit_for(count)
+        except ValueError as exc:   # a malformed setting: said before any worker starts
+            raise GateError(str(exc), field=MEMORY_ENV) from None
         self.scratch = Scratch()
         self.pool: Pool | None = None
         try:
             # The workers import pytest (about 0.3 s each) while the sandboxes are copied
             # (many small system calls): neither needs the other before the first request.
-            count = len(trees) if trees is not None else max(1, sandboxes)
             self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path)
-            try:
-                limit = memory_limit_for(count)
-            except ValueError as exc:
-                raise GateError(str(exc), field=MEMORY_ENV) from None
             for worker in self.pool.workers:
                 worker.memory_limit = limit
             pristine = self.scratch.pristine_copy(root, files)
             hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             if trees is None:
-                folders = [self.scratch.new_sandbox(root, files, i) for i in range(max(1, sandboxes))]
+                folders = [self.scratch.new_sandbox(root, files, i) for i in range(count)]
                 guards = [TreeGuard(f, files, pristine, watch_new_files=True, hashes=hashes) for f in folders]
             else:
                 folders, guards = [], []

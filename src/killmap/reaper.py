@@ -1,8 +1,9 @@
-"""Containment of processes: no process a run started outlives it.
+"""Containment of processes: no process a run started outlives it, or takes the machine's memory.
 
 A worker is a child subreaper (Linux), so every orphan of a run comes back to it, and after
-each run it kills whatever is left. Used by worker.py only; kept apart because it is the one
-part of the worker that knows about /proc and prctl.
+each run it kills whatever is left. Every run's processes carry a memory limit, sized by the
+engine (`memory_limit_for`) and applied by the worker (`limit_memory`). Kept apart because
+it is the one part of the gate that knows about /proc, prctl and rlimits.
 """
 
 from __future__ import annotations

@@ -234,3 +234,14 @@ def test_a_malformed_memory_limit_is_one_line_and_exit_2(tmp_path):
     assert run.code == 2 and run.report is None
     assert "KILLMAP_MEMORY_MB" in run.stderr and "Traceback" not in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_without_a_setting_each_run_may_use_an_equal_share_of_the_machines_memory(monkeypatch):
+    # The default must be a limit (a runaway mutant is contained without any setting), and
+    # one that leaves room: a share per job plus one kept back, never under 2 GB.
+    from killmap.reaper import memory_limit_for
+    monkeypatch.delenv("KILLMAP_MEMORY_MB", raising=False)
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert memory_limit_for(2) == max(2 * 1024 ** 3, total // 3)
+    monkeypatch.setenv("KILLMAP_MEMORY_MB", "0")
+    assert memory_limit_for(2) is None
