@@ -45,6 +45,14 @@ def copy_fixture(name: str, dest: Path) -> Path:
     return target
 
 
+def write_project(root: Path, files: dict[str, str]) -> Path:
+    """A small project written from {relative path: text}, for a test's own shape."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
 def gate_env(project: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["XDG_CACHE_HOME"] = str(project.parent / "xdg-cache")

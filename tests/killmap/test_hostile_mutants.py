@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from gatekit import copy_fixture, gate_env, run_gate, tree_digest
+from gatekit import copy_fixture, gate_env, run_gate, tree_digest, write_project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="process containment is proven with /proc")
@@ -212,16 +212,9 @@ _HOARD = {
 }
 
 
-def _hoarding_project(root):
-    for rel, text in _HOARD.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return root
-
-
 @pytest.mark.parametrize("flags", [(), ("--no-swap",)])
 def test_a_mutant_that_allocates_without_end_fails_inside_its_test_and_gets_a_verdict(tmp_path, flags):
-    project = _hoarding_project(tmp_path / "hoard")
+    project = write_project(tmp_path / "hoard", _HOARD)
     run = run_gate(project, "run", "--no-cache", *flags, env=gate_env(project, {"KILLMAP_MEMORY_MB": "512"}))
     entry = run.mutation("grow-hoards")
     assert entry["verdict"] == "held", run.stdout
@@ -229,7 +222,7 @@ def test_a_mutant_that_allocates_without_end_fails_inside_its_test_and_gets_a_ve
 
 
 def test_a_malformed_memory_limit_is_one_line_and_exit_2(tmp_path):
-    project = _hoarding_project(tmp_path / "hoard")
+    project = write_project(tmp_path / "hoard", _HOARD)
     run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"KILLMAP_MEMORY_MB": "lots"}))
     assert run.code == 2 and run.report is None
     assert "KILLMAP_MEMORY_MB" in run.stderr and "Traceback" not in run.stderr

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from gatekit import copy_fixture, gate_env, run_gate, tree_digest
+from gatekit import copy_fixture, gate_env, run_gate, tree_digest, write_project
 
 
 def _installed_copy(tmp_path, project):
@@ -144,27 +144,22 @@ def test_the_worker_refuses_to_write_outside_its_sandbox(tmp_path):
     assert not (tmp_path / "escaped.py").exists()
 
 
-def _root_module_project(root):
-    """Tests that import a module at the project's root, outside `paths`: what plain
-    `python -m pytest` allows, since it puts the folder it runs in first on sys.path."""
-    files = {
-        "pyproject.toml": '[project]\nname = "rootmod"\nversion = "0"\n',
-        "helpers.py": "def double(n):\n    return n * 2\n",
-        "tests/test_helpers.py": "import helpers\n\n\ndef test_double():\n    assert helpers.double(3) == 6\n",
-        "mutations/root.toml": '[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "double-triples"\n'
-                               'target = "helpers.py::double"\nop = "replace"\nold = "n * 2"\nnew = "n * 3"\n'
-                               'kills = ["tests/test_helpers.py::test_double"]\n',
-    }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return root
+ROOT_MODULE_PROJECT = {
+    # Tests that import a module at the project's root, outside `paths`: what plain
+    # `python -m pytest` allows, since it puts the folder it runs in first on sys.path.
+    "pyproject.toml": '[project]\nname = "rootmod"\nversion = "0"\n',
+    "helpers.py": "def double(n):\n    return n * 2\n",
+    "tests/test_helpers.py": "import helpers\n\n\ndef test_double():\n    assert helpers.double(3) == 6\n",
+    "mutations/root.toml": '[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "double-triples"\n'
+                           'target = "helpers.py::double"\nop = "replace"\nold = "n * 2"\nnew = "n * 3"\n'
+                           'kills = ["tests/test_helpers.py::test_double"]\n',
+}
 
 
 def test_a_module_at_the_project_root_is_importable_from_the_sandbox_as_under_python_m_pytest(tmp_path):
     # The workers start before their sandboxes are copied, outside them: each run must put
     # its sandbox where `python -m` put the start folder, or `import helpers` fails.
-    project = _root_module_project(tmp_path / "rootmod")
+    project = write_project(tmp_path / "rootmod", ROOT_MODULE_PROJECT)
     for flags in ((), ("--no-swap",)):
         run = run_gate(project, "run", "--no-cache", *flags)
         assert run.code == 0, run.stdout + run.stderr

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gatekit import write_project
+
 from killmap.lab import run_lab
 from killmap.plan import LabOptions
 
@@ -28,10 +30,7 @@ FILES = {
 
 
 def test_the_mutant_whose_tests_took_longest_runs_first_and_verdicts_keep_catalog_order(tmp_path, monkeypatch):
-    root = tmp_path / "lpt"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root = write_project(tmp_path / "lpt", FILES)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     finished: list[str] = []
 
