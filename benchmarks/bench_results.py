@@ -240,7 +240,7 @@ def print_table(res: dict) -> None:
                          f"intercept {fit['intercept_seconds']:.2f}s, r2 {fit['r2']}"))
     c = res["cached_rerun_seconds"]
     rows.append(("S1000: cached re-run", s(c), f"<0.5s {verdict(c is not None and c < 0.5)}"))
-    rows += realworld_bench.table_rows(res, floor_rows)
+    rows += realworld_bench.table_rows(res)
     for name, value, target in rows:
         print(f"{name:46} {value:>12}  {target}")
     print("phases (median s: startup / setup / baseline / mutants / tail):")
