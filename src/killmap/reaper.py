@@ -112,7 +112,7 @@ def memory_limit_for(jobs: int) -> int | None:
     raw = os.environ.get(MEMORY_ENV, "").strip()
     if raw:
         if not raw.isdigit():
-            raise ValueError(f"{MEMORY_ENV}={raw!r}: expected a whole number of megabytes (0: no limit)")
+            raise ValueError(f"{raw!r} is not a whole number of megabytes (0: no limit)")
         return int(raw) * 1024 * 1024 or None
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
