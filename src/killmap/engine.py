@@ -41,25 +41,28 @@ class Engine:
         self.scratch = Scratch()
         self.pool: Pool | None = None
         try:
-            # The workers import pytest (about 0.3 s each) while the sandboxes are copied
+            # The workers import pytest (about 0.3 s each) while the pristine copy is made
             # (many small system calls): neither needs the other before the first request.
             self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path)
             for worker in self.pool.workers:
                 worker.memory_limit = limit
             pristine = self.scratch.pristine_copy(root, files)
             hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
-            if trees is None:
-                folders = [self.scratch.new_sandbox(root, files, i) for i in range(count)]
-                guards = [TreeGuard(f, files, pristine, watch_new_files=True, hashes=hashes) for f in folders]
-            else:
-                folders, guards = [], []
-                for index, tree in enumerate(trees):
-                    own = self.scratch.tree_copy(tree, f"tree-{index}")
-                    folders.append(self.scratch.new_sandbox(root, sorted(tree), index, source=own))
-                    guards.append(TreeGuard(folders[-1], sorted(tree), own, watch_new_files=True))
             containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
                                       displaced_folder(cache_dir))
-            self.pool.attach(guards, containment)
+            # Each worker copies its own sandbox, in parallel with the others and with the
+            # gate's own work (building mutants): copying is thousands of small system calls.
+            if trees is None:
+                manifest = self.scratch.manifest(files, "files")
+                for worker in self.pool.workers:
+                    worker.begin_copy(pristine, files, manifest, hashes)
+            else:
+                for worker, tree in zip(self.pool.workers, trees):
+                    own = self.scratch.tree_copy(tree, f"tree-{worker.index}")
+                    listed = sorted(tree)
+                    worker.begin_copy(own, listed, self.scratch.manifest(listed, f"files-{worker.index}"))
+            for worker in self.pool.workers:
+                worker.containment = containment
         except BaseException:
             self.close()
             raise

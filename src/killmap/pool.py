@@ -29,6 +29,8 @@ class Worker:
     session_stale: bool = False
     started: bool = False                     # its "ready" line has been read
     memory_limit: int | None = None           # bytes each run's process may allocate (reaper.py)
+    # The sandbox's copy, asked for and not yet answered: (source, files, hashes) for its guard.
+    copying: tuple[Path, list[str], dict[str, str] | None] | None = None
 
     def wait_ready(self) -> None:
         """Wait for the worker's first line: it has imported pytest and can take requests.
@@ -42,20 +44,54 @@ class Worker:
             raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
         self.started = True
 
+    def begin_copy(self, source: Path, files: list[str], manifest: Path,
+                   hashes: dict[str, str] | None = None) -> None:
+        """Ask the worker to copy `files` (listed in `manifest`) from `source` into its sandbox.
+
+        Not waited for: the answer is read before the first run (wait_sandbox), so the copy
+        goes on in the worker while the gate does its own work. `hashes`: of `source`'s
+        files, already computed, for the sandbox's guard."""
+        assert self.process.stdin
+        self.copying = (source, files, hashes)
+        try:
+            self.process.stdin.write(json.dumps({"id": "copy", "copy": {
+                "source": str(source), "manifest": str(manifest), "sandbox": str(self.sandbox)}}) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            pass   # the worker is gone: wait_ready says so
+
+    def wait_sandbox(self) -> None:
+        """Wait until the sandbox is copied, then guard it as copied."""
+        self.wait_ready()
+        if self.copying is None:
+            return
+        source, files, hashes = self.copying
+        self.copying = None
+        answer = self._read_response()
+        if answer.get("status") != "copied":
+            raise GateError(f"worker {self.index} could not copy its sandbox {self.sandbox}: "
+                            f"{answer.get('error', answer)}")
+        self.guard = TreeGuard(self.sandbox, files, source, watch_new_files=True, hashes=hashes)
+
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin and self.process.stdout
-        self.wait_ready()
+        self.wait_sandbox()
         try:
             self.process.stdin.write(json.dumps(payload) + "\n")
             self.process.stdin.flush()
         except BrokenPipeError:
-            line = ""  # the worker is gone: said below, as for a worker that died mid-run
-        else:
-            line = self.process.stdout.readline()
+            raise self._died() from None   # gone, as a worker that died mid-run
+        return self._read_response()
+
+    def _read_response(self) -> dict[str, Any]:
+        assert self.process.stdout
+        line = self.process.stdout.readline()
         if not line:
-            raise GateError(f"worker {self.index} died (exit {self.process.poll()}); "
-                            f"its sandbox was {self.sandbox}")
+            raise self._died()
         return json.loads(line)
+
+    def _died(self) -> GateError:
+        return GateError(f"worker {self.index} died (exit {self.process.poll()}); its sandbox was {self.sandbox}")
 
 
 class Pool:
@@ -87,12 +123,6 @@ class Pool:
                 start_new_session=True)
             self.workers.append(Worker(index, sandbox, process, guards[index] if guards else None,
                                        containment))
-
-    def attach(self, guards: list[TreeGuard], containment: Containment) -> None:
-        """The guards of sandboxes copied after the workers started."""
-        for worker, guard in zip(self.workers, guards):
-            worker.guard = guard
-            worker.containment = containment
 
     def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
             on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:

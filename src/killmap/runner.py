@@ -58,6 +58,7 @@ class Scenario:
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
     folder = scratch.run_dir(scenario.label)
     sandbox = worker.sandbox
+    worker.wait_sandbox()   # copied by the worker itself, perhaps still under way
     request = {
         "id": scenario.label,
         "sandbox": str(sandbox),

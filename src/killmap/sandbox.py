@@ -8,6 +8,7 @@ stray temp folder, never a changed source file, and the next gate removes that f
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import socket
@@ -40,7 +41,7 @@ class Scratch:
         """The project as the gate found it: every sandbox is copied from here, and every
         file a run wrote where it must not is restored from here, byte for byte."""
         if self.pristine is None:
-            self.pristine = _copy(root, files, self.path / "pristine")
+            self.pristine = copy_files(root, files, self.path / "pristine")
         return self.pristine
 
     def tree_copy(self, contents: dict[str, bytes], name: str) -> Path:
@@ -53,10 +54,11 @@ class Scratch:
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    def new_sandbox(self, root: Path, files: list[str], index: int, source: Path | None = None) -> Path:
-        """A sandbox copied from the pristine copy of `root`, or from `source` (a tree_copy)."""
-        origin = source if source is not None else self.pristine_copy(root, files)
-        return _copy(origin, files, self.sandbox_path(index))
+    def manifest(self, files: list[str], name: str) -> Path:
+        """`files` written down for a worker that copies them (a list too long for a pipe)."""
+        path = self.path / f"{name}.json"
+        path.write_text(json.dumps(files), encoding="utf-8")
+        return path
 
     def sandbox_path(self, index: int) -> Path:
         """Where sandbox `index` is (or will be) copied: its worker starts before the copy."""
@@ -101,11 +103,17 @@ def remove_abandoned(folder: Path, keep: Path) -> None:
             continue   # not a scratch folder, not ours to read, or its gate may be running
 
 
-def _copy(source_root: Path, files: list[str], dest_root: Path) -> Path:
+def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
+    """`files` (relative paths) from one tree into another: the pristine copy, and each
+    sandbox, which its worker copies from the pristine one (pool.Worker.begin_copy)."""
+    source, dest = str(source_root) + os.sep, str(dest_root) + os.sep
+    made: set[str] = set()
     for rel in files:
-        dest = dest_root / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        folder = rel.rpartition("/")[0]
+        if folder not in made:   # one mkdir per folder, not one per file
+            os.makedirs(dest + folder, exist_ok=True)
+            made.add(folder)
         # copyfile, never a link: a mutant written here must not reach the user's tree.
-        shutil.copyfile(source_root / rel, dest)
+        shutil.copyfile(source + rel, dest + rel)
     dest_root.mkdir(parents=True, exist_ok=True)
     return dest_root

@@ -29,6 +29,7 @@ import pytest
 from killmap.confine import confine_writes
 from killmap.plugin import Recorder, conclude_run, trace_share_of
 from killmap.reaper import become_subreaper, kill_descendants, limit_memory
+from killmap.sandbox import copy_files
 from killmap.session import FALLBACK, SessionServer
 from killmap.tracing import per_test_coverage, untraced_assertion_rewriting
 
@@ -97,6 +98,11 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
 
 
 def serve(request: dict[str, Any]) -> dict[str, Any]:
+    if "copy" in request:   # the sandbox, from the gate's pristine copy (pool.Worker.begin_copy)
+        order = request["copy"]
+        files = json.loads(Path(order["manifest"]).read_text(encoding="utf-8"))
+        copy_files(Path(order["source"]), files, Path(order["sandbox"]))
+        return {"id": request["id"], "status": "copied"}
     sandbox = Path(request["sandbox"])
     prefix = request.get("pycache_prefix")
     originals: dict[Path, bytes] = {}

@@ -1,0 +1,48 @@
+"""Each worker copies its own sandbox from the gate's pristine copy (pool.Worker.begin_copy)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gatekit import write_project
+from killmap.engine import Engine
+from killmap.errors import GateError
+from killmap.pool import Pool
+from killmap.project import project_files
+
+PROJECT = {
+    "pyproject.toml": '[project]\nname = "copied"\nversion = "0"\n',
+    "src/copied/__init__.py": "",
+    "src/copied/core.py": "def one():\n    return 1\n",
+    "tests/test_core.py": "from copied.core import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    "tests/data/table.csv": "a,b\n1,2\n",
+}
+
+
+def test_every_worker_copies_its_sandbox_byte_for_byte_and_guards_it_as_copied(tmp_path):
+    project = write_project(tmp_path / "project", PROJECT)
+    files = project_files(project)
+    with Engine(project, files, 2) as engine:
+        for worker in engine.workers:
+            worker.wait_sandbox()
+            assert worker.guard is not None and worker.guard.folder == worker.sandbox
+            assert {rel: (worker.sandbox / rel).read_bytes() for rel in files} == \
+                   {rel: (project / rel).read_bytes() for rel in files}
+            (worker.sandbox / "src/copied/core.py").write_text("def one():\n    return 2\n")
+            assert worker.guard.check_and_restore().modified == ("src/copied/core.py",)
+            assert (worker.sandbox / "src/copied/core.py").read_bytes() == (project / "src/copied/core.py").read_bytes()
+
+
+def test_a_sandbox_that_cannot_be_copied_is_an_error_naming_its_worker(tmp_path):
+    source = write_project(tmp_path / "source", {"present.py": "x = 1\n"})
+    manifest = tmp_path / "files.json"
+    manifest.write_text('["present.py", "gone.py"]')
+    pool = Pool([tmp_path / "sandbox-0"], start_dir=tmp_path)
+    try:
+        worker = pool.workers[0]
+        worker.begin_copy(source, ["present.py", "gone.py"], manifest)
+        with pytest.raises(GateError, match="worker 0 could not copy its sandbox .*gone.py"):
+            worker.wait_sandbox()
+        assert worker.guard is None
+    finally:
+        pool.close()
