@@ -10,6 +10,7 @@ file count as reaching everything, so the filter only ever errs towards running 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 _DYNAMIC_CALLS = {"import_module", "__import__", "importorskip", "load_module", "exec_module",
@@ -25,38 +26,45 @@ class ImportGraph:
                 for name in _module_names(rel, paths):
                     self.modules.setdefault(name, rel)
         self._edges: dict[str, set[str] | None] = {}  # file -> imported files (None: anything)
+        self._packages: dict[str, str] | None = None   # file -> its first dotted name
 
     def _imports_of(self, rel: str) -> set[str] | None:
         if rel in self._edges:
             return self._edges[rel]
         try:
-            tree = ast.parse((self.root / rel).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, UnicodeDecodeError):
+            text = (self.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
             self._edges[rel] = None
             return None
-        package = _package_of(rel, self.modules)
+        statements = scanned_imports(text)
+        if statements is None:
+            statements = parsed_imports(text)
+        self._edges[rel] = None if statements is None else self._files_imported(rel, statements)
+        return self._edges[rel]
+
+    def _files_imported(self, rel: str, statements: list[ast.Import | ast.ImportFrom]) -> set[str]:
+        package = self._package_of(rel)
         found: set[str] = set()
-        dynamic = False
-        for node in ast.walk(tree):
+        for node in statements:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     found |= self._prefixes(alias.name)
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve_relative(node.module, node.level, package)
-                if base is None:
-                    continue
-                found |= self._prefixes(base)
-                for alias in node.names:
-                    found |= self._prefixes(f"{base}.{alias.name}" if base else alias.name)
-            elif isinstance(node, ast.Call):
-                name = node.func.attr if isinstance(node.func, ast.Attribute) else \
-                    node.func.id if isinstance(node.func, ast.Name) else ""
-                dynamic |= name in _DYNAMIC_CALLS
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                dynamic |= any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets)
-        self._edges[rel] = None if dynamic else found
-        return self._edges[rel]
+                continue
+            base = _resolve_relative(node.module, node.level, package)
+            if base is None:
+                continue
+            found |= self._prefixes(base)
+            for alias in node.names:
+                found |= self._prefixes(f"{base}.{alias.name}" if base else alias.name)
+        return found
+
+    def _package_of(self, rel: str) -> str:
+        if self._packages is None:
+            self._packages = {}
+            for name, path in self.modules.items():
+                self._packages.setdefault(path, name)
+        name = self._packages.get(rel, "")
+        return name if rel.endswith("__init__.py") else name.rpartition(".")[0]
 
     def _prefixes(self, dotted: str) -> set[str]:
         """Importing a.b.c runs a, a.b and a.b.c: every package on the way."""
@@ -94,11 +102,63 @@ def _module_names(rel: str, paths: tuple[str, ...]) -> list[str]:
     return names
 
 
-def _package_of(rel: str, modules: dict[str, str]) -> str:
-    for name, path in modules.items():
-        if path == rel:
-            return name if rel.endswith("__init__.py") else name.rpartition(".")[0]
-    return ""
+def parsed_imports(text: str) -> list[ast.Import | ast.ImportFrom] | None:
+    """Every import statement of a module, from its syntax tree; None when it may import
+    by name at run time (or does not parse), so it must count as reaching anything."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    found: list[ast.Import | ast.ImportFrom] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                node.func.id if isinstance(node.func, ast.Name) else ""
+            if name in _DYNAMIC_CALLS:
+                return None
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+                return None
+    return found
+
+
+# Every import statement holds the keyword on some line. A line that is one import statement
+# and nothing else: `import a.b as c, d` or `from ..a import (b as c, d)`, perhaps with a comment.
+_IMPORT_WORD = re.compile(r"\bimport\b")
+_LONE_IMPORT = re.compile(r"[ \t]*(?:import[ \t]+[\w., \t]+|from[ \t]+[\w.]+[ \t]+import[ \t]+"
+                          r"(?:\*|[\w, \t]+|\([\w, \t]*\)))[ \t]*(?:#.*)?")
+_RUN_TIME_IMPORT = re.compile("|".join(sorted(_DYNAMIC_CALLS | {"pytest_plugins"})))
+
+
+def scanned_imports(text: str) -> list[ast.Import | ast.ImportFrom] | None:
+    """The same statements as parsed_imports, found without parsing the whole module (a
+    parse is most of the filter's time, once per test file); None when the scan cannot vouch
+    for every one of them, and the caller parses.
+
+    Sound because each `import` keyword is found as a word: the scan answers only when every
+    line holding the word is a lone import statement (not continued from the line before,
+    not one of several on a line), and when no run-time import name appears anywhere. A lone
+    import inside a string is taken for a real one: an extra edge, which errs towards running.
+    """
+    if _RUN_TIME_IMPORT.search(text):
+        return None
+    lines: dict[int, str] = {}
+    for match in _IMPORT_WORD.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if start in lines:
+            continue
+        end = text.find("\n", match.end())
+        line = text[start:] if end < 0 else text[start:end]
+        if text.endswith("\\\n", 0, start) or not _LONE_IMPORT.fullmatch(line):
+            return None
+        lines[start] = line.strip()
+    try:
+        return ast.parse("\n".join(lines.values())).body  # type: ignore[return-value]
+    except SyntaxError:
+        return None
 
 
 def _resolve_relative(module: str | None, level: int, package: str) -> str | None:
