@@ -691,3 +691,28 @@ def test_constant_return_on_a_one_line_function_gives_an_indented_body(km_projec
     km_project.module("def view(x): return x\n")
     mutant = build(km_project, f"{MOD}::view", "constant-return", value="None")
     assert_applied(mutant, "def view(x):\n    return None\n")
+
+
+def _whole_file_diff(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The changed lines as a diff of the whole files gives them (what mutants.py did)."""
+    a, b = original.splitlines(), mutated.splitlines()
+    old, new = set(), set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            old.update(range(i1 + 1, i2 + 1) if i2 > i1 else [min(i1 + 1, len(a))])
+            new.update(range(j1 + 1, j2 + 1) if j2 > j1 else [max(min(j1 + 1, len(b)), 1)])
+    return tuple(sorted(old)), tuple(sorted(new))
+
+
+@pytest.mark.parametrize("original, mutated", [
+    ("a\nx\nx\nb\n", "a\nx\nb\n"),                    # one of two equal lines deleted
+    ("a\nb\n", "b\n"),                                 # the first line deleted
+    ("a\nb\n", "a\n"),                                 # the last line deleted
+    ("a\nb\n", "a\nb\nc\n"),                           # a line added at the end
+    ("a\nb\nc\nd\ne\n", "a\nB\nc\nD\ne\n"),            # two sites, an equal line between
+    ("x\nx\nx\n", "x\nx\n"),                           # nothing but equal lines
+    ("one\n", "two\n"),
+])
+def test_changed_lines_are_those_a_whole_file_diff_finds(original, mutated):
+    from killmap.mutants import _changed_lines
+    assert _changed_lines(original, mutated) == _whole_file_diff(original, mutated)
