@@ -92,6 +92,18 @@ def test_a_collection_error_is_reported(tmp_path):
     assert any("collection of tests failed in tests/test_syntax.py" in line for line in lines), lines
 
 
+def test_a_collection_that_writes_into_the_working_tree_is_reported_and_the_file_restored(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    victim = project / "README.md"
+    victim.write_text("the user's own file\n")
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\nwith open(os.environ['CHECK_VICTIM'], 'a') as f:\n    f.write('written at collection\\n')\n")
+    run = run_gate(project, "check", env=gate_env(project, {"CHECK_VICTIM": str(victim)}))
+    lines = _problems(run)
+    assert any("collection of tests wrote to the working tree: README.md (restored" in line for line in lines), lines
+    assert victim.read_text() == "the user's own file\n"
+
+
 def test_a_catalog_that_does_not_load_is_one_error(tmp_path):
     project = copy_fixture("basic", tmp_path)
     _edit(project, CATALOG, 'op = "delete-call"', 'op = "delete-cal"')
