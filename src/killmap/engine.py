@@ -22,6 +22,15 @@ from killmap.runner import Scenario, run_scenario, run_to_completion
 from killmap.sandbox import Scratch
 
 
+def memory_limit(jobs: int) -> int | None:
+    """What each run's processes may allocate (reaper.memory_limit_for); a malformed
+    setting is a GateError, checked by the gate even when every verdict is cached."""
+    try:
+        return memory_limit_for(jobs)
+    except ValueError as exc:
+        raise GateError(str(exc), field=MEMORY_ENV) from None
+
+
 class Engine:
     """Sandboxes and warm workers for one command's runs. Use as a context manager.
 
@@ -34,10 +43,7 @@ class Engine:
                  trees: list[dict[str, bytes]] | None = None):
         self.root = root
         count = len(trees) if trees is not None else max(1, sandboxes)
-        try:
-            limit = memory_limit_for(count)
-        except ValueError as exc:   # a malformed setting: said before any worker starts
-            raise GateError(str(exc), field=MEMORY_ENV) from None
+        limit = memory_limit(count)   # a malformed setting is said before any worker starts
         self.scratch = Scratch()
         self.pool: Pool | None = None
         try:

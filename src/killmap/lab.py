@@ -16,7 +16,7 @@ from killmap import judge
 from killmap.baseline import Baseline, check_contract_ids, run_baseline
 from killmap.cache import VerdictCache, test_files_digest
 from killmap.catalog import GateSettings, Mutation
-from killmap.engine import Engine
+from killmap.engine import Engine, memory_limit
 from killmap.headstart import HeadStart
 from killmap.judge import Verdict
 from killmap.mutant import Mutant
@@ -61,6 +61,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     """
     import time
     started = time.perf_counter()
+    memory_limit(1)   # a malformed setting is bad input, whether or not anything runs
     files = project_files(root)
     check_targets_copied(mutations, files)
     # A focused run answers another question than the contract: its verdicts are not the gate's.

@@ -229,6 +229,15 @@ def test_a_malformed_memory_limit_is_one_line_and_exit_2(tmp_path):
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr
 
 
+def test_a_malformed_memory_limit_is_exit_2_even_when_every_verdict_is_cached(tmp_path):
+    project = write_project(tmp_path / "hoard", _HOARD)
+    first = run_gate(project, "run", env=gate_env(project, {"KILLMAP_MEMORY_MB": "512"}))
+    assert first.code == 0, first.stdout
+    again = run_gate(project, "run", env=gate_env(project, {"KILLMAP_MEMORY_MB": "lots"}))
+    assert again.code == 2 and "KILLMAP_MEMORY_MB" in again.stderr, again.stdout + again.stderr
+    assert "Traceback" not in again.stderr
+
+
 def test_without_a_setting_each_run_may_use_an_equal_share_of_the_machines_memory(monkeypatch):
     # The default must be a limit (a runaway mutant is contained without any setting), and
     # one that leaves room: a share per job plus one kept back, never under 2 GB.
