@@ -9,6 +9,7 @@ files whose imports cannot reach a target are left out of it and of every mutant
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from killmap.cache import displaced_folder
 from killmap.catalog import GateSettings, Mutation, matches
 from killmap.engine import Engine
 from killmap.errors import GateError
-from killmap.imports import unreachable_test_files
+from killmap.imports import first_syntax_error, unreachable_test_files
 from killmap.outcome import RunOutcome
 from killmap.runner import Scenario
 
@@ -56,8 +57,9 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     # Test files whose imports never reach a mutated file can run none of its code: they
     # need no baseline and no mutant run (imports.py says why this errs towards running).
     keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
-    ignored = unreachable_test_files(root, files, settings.tests, settings.paths,
-                                     {m.target.path for m in group}, keep)
+    unreachable = unreachable_test_files(root, files, settings.tests, settings.paths,
+                                         {m.target.path for m in group}, keep)
+    ignored = unreachable.files
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
@@ -70,9 +72,16 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
                           trace_share=(i, runs), ignore=tuple(ignored),
                           session_tests=settings.tests + deselect, swap_targets=targets)
                  for i in range(runs)]
-    outcomes: list[RunOutcome] = engine.run_all(scenarios)
-    first = outcomes[0]
     where = f"baseline of {', '.join(settings.tests)}"
+    # An ignored file the import filter only scanned may not parse, which pytest would have
+    # said collecting it: checked while the baseline runs, not before it.
+    with ThreadPoolExecutor(1) as background:
+        parsing = background.submit(first_syntax_error, root, unreachable.unparsed)
+        outcomes: list[RunOutcome] = engine.run_all(scenarios)
+    broken = parsing.result()
+    if broken is not None:
+        raise GateError(f"{where}: collection failed in {broken[0]}: {broken[1]}")
+    first = outcomes[0]
     for outcome in outcomes:
         if outcome.escaped:
             raise GateError(f"{where}: the unmutated tests wrote to the working tree: "

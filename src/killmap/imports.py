@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 _DYNAMIC_CALLS = {"import_module", "__import__", "importorskip", "load_module", "exec_module",
@@ -27,6 +28,7 @@ class ImportGraph:
                     self.modules.setdefault(name, rel)
         self._edges: dict[str, set[str] | None] = {}  # file -> imported files (None: anything)
         self._packages: dict[str, str] | None = None   # file -> its first dotted name
+        self.scanned: set[str] = set()   # files read by the line scan, never parsed
 
     def _imports_of(self, rel: str) -> set[str] | None:
         if rel in self._edges:
@@ -39,6 +41,8 @@ class ImportGraph:
         statements = scanned_imports(text)
         if statements is None:
             statements = parsed_imports(text)
+        else:
+            self.scanned.add(rel)
         self._edges[rel] = None if statements is None else self._files_imported(rel, statements)
         return self._edges[rel]
 
@@ -171,8 +175,17 @@ def _resolve_relative(module: str | None, level: int, package: str) -> str | Non
     return ".".join([*base, module] if module else base)
 
 
+@dataclass(frozen=True)
+class Unreachable:
+    """Test files no target can be reached from, for pytest's --ignore."""
+    files: tuple[str, ...]
+    # Those of them read by the line scan alone: not known to parse. pytest would have
+    # reported a syntax error collecting one, so the baseline checks them (in parallel).
+    unparsed: tuple[str, ...] = ()
+
+
 def unreachable_test_files(root: Path, files: list[str], tests: tuple[str, ...],
-                           paths: tuple[str, ...], targets: set[str], keep: set[str]) -> list[str]:
+                           paths: tuple[str, ...], targets: set[str], keep: set[str]) -> Unreachable:
     """Python files under the pytest targets that provably cannot run a target's code.
 
     The caller passes them to pytest as --ignore, so pytest's own collection rules still
@@ -187,7 +200,7 @@ def unreachable_test_files(root: Path, files: list[str], tests: tuple[str, ...],
                   and f.rsplit("/", 1)[-1] != "conftest.py"
                   and not any(f == k or (not k.endswith(".py") and under(f, k)) for k in keep)]
     if not candidates:
-        return []
+        return Unreachable(())
     graph = ImportGraph(root, files, paths)
     conftests = [f for f in files if f.rsplit("/", 1)[-1] == "conftest.py"]
 
@@ -200,4 +213,17 @@ def unreachable_test_files(root: Path, files: list[str], tests: tuple[str, ...],
                 found.append(conftest)
         return found
 
-    return [f for f in candidates if not graph.reaches([f, *conftests_above(f)], targets)]
+    ignored = tuple(f for f in candidates if not graph.reaches([f, *conftests_above(f)], targets))
+    return Unreachable(ignored, tuple(f for f in ignored if f in graph.scanned))
+
+
+def first_syntax_error(root: Path, files: tuple[str, ...]) -> tuple[str, str] | None:
+    """The first of `files` that does not parse, with pytest's kind of message."""
+    for rel in files:
+        try:
+            ast.parse((root / rel).read_text(encoding="utf-8"), filename=rel)
+        except SyntaxError as exc:
+            return rel, f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        except (OSError, UnicodeDecodeError):
+            continue   # unreadable files are never ignored: they reach anything
+    return None

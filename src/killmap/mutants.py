@@ -19,7 +19,7 @@ from libcst.metadata import (ExpressionContext, ExpressionContextProvider, Metad
 
 from killmap.catalog import Mutation
 from killmap.mutant import Mutant, sha256_text  # noqa: F401 - re-exported: the record of a mutant
-from killmap.patching import PatchError, parse_patch, reverse_apply, split_lines
+from killmap.patching import PatchError, equal_ends, parse_patch, reverse_apply, split_lines
 from killmap.syntax import syntax_pin
 
 
@@ -141,12 +141,7 @@ def _changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[
     # A mutant differs from its original in one small stretch: the lines before and after
     # it are equal on both sides, so only the stretch is diffed. On a 3,000-line file the
     # whole-file diff was most of a mutant's build.
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
+    head, tail = equal_ends(a, b)
     middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
     old: set[int] = set()
     new: set[int] = set()

@@ -47,6 +47,17 @@ def split_lines(text: str) -> list[str]:
     return out
 
 
+def equal_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines two versions share at the start, and then at the end (never overlapping)."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def _strip_prefix(path: str) -> str:
     path = path.split("\t")[0].strip()
     if path.startswith(("a/", "b/")):

@@ -27,7 +27,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 from killmap.catalog import NAME_PATTERN, Catalog, GateSettings, Mutation, _mutation, load_catalog
 from killmap.errors import GateError
 from killmap.mutants import build_mutant
-from killmap.patching import split_lines
+from killmap.patching import equal_ends, split_lines
 from killmap.sweep import OPS, SweepMutant, SweepTarget, enumerate_mutants, load_optional_catalogs
 from killmap.sweep_report import read_document
 
@@ -152,12 +152,7 @@ def _replacements(original: str, mutated: str):
     """`replace` pairs for the change: the changed lines, then with more context around them,
     so that one of them occurs exactly once in the target."""
     a, b = split_lines(original), split_lines(mutated)
-    prefix = 0
-    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
-        suffix += 1
+    prefix, suffix = equal_ends(a, b)
     for context in range(0, 6):
         start = max(prefix - context, 0)
         old, new = "".join(a[start:len(a) - suffix + context]), "".join(b[start:len(b) - suffix + context])
