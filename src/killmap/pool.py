@@ -97,21 +97,20 @@ class Worker:
 class Pool:
     """Start workers, hand each job to the next free one, stop them all on exit."""
 
-    def __init__(self, sandboxes: list[Path], guards: list[TreeGuard] | None = None,
-                 containment: Containment | None = None, *, start_dir: Path | None = None):
+    def __init__(self, sandboxes: list[Path], *, start_dir: Path | None = None):
         """`start_dir`: where the worker processes start, when the sandboxes are not copied
-        yet (each run enters its sandbox itself; see worker._enter_sandbox)."""
+        yet (each run enters its sandbox itself; see worker._enter_sandbox). Each worker's
+        guards are set when its sandbox is copied (Worker.begin_copy, Worker.containment)."""
         self.workers: list[Worker] = []
         try:
-            self._start(sandboxes, guards, containment, start_dir)
+            self._start(sandboxes, start_dir)
         except BaseException:
             # Interrupted (^C) or failed while the workers start: the caller never gets a
             # pool to close, so the workers started so far are stopped here.
             self.close()
             raise
 
-    def _start(self, sandboxes: list[Path], guards: list[TreeGuard] | None,
-               containment: Containment | None, start_dir: Path | None) -> None:
+    def _start(self, sandboxes: list[Path], start_dir: Path | None) -> None:
         env = dict(os.environ)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
@@ -121,8 +120,7 @@ class Pool:
                 [sys.executable, "-m", "killmap.worker"], cwd=start_dir or sandbox, env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
                 start_new_session=True)
-            self.workers.append(Worker(index, sandbox, process, guards[index] if guards else None,
-                                       containment))
+            self.workers.append(Worker(index, sandbox, process))
 
     def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
             on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
