@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from killmap.cache import displaced_folder
+from killmap.guard import escaped_note
 from killmap.catalog import GateSettings, Mutation, matches
 from killmap.engine import Engine
 from killmap.errors import GateError
@@ -50,7 +50,7 @@ def source_files(files: list[str], settings: GateSettings) -> list[str]:
 
 
 def run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
-                 engine: Engine, *, runs: int, timeout: float, cache_dir: Path | None) -> Baseline:
+                 engine: Engine, *, runs: int, timeout: float) -> Baseline:
     """The unmutated suite, `runs` times in parallel (each tracing its share): what every
     verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
@@ -84,9 +84,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     first = outcomes[0]
     for outcome in outcomes:
         if outcome.escaped:
-            raise GateError(f"{where}: the unmutated tests wrote to the working tree: "
-                            f"{', '.join(outcome.escaped)} (restored; what they wrote is kept under "
-                            f"{displaced_folder(cache_dir)})")
+            raise GateError(f"{where}: the unmutated tests {escaped_note(outcome.escaped, engine.displaced)}")
         if outcome.status == "timeout":
             raise GateError(f"{where}: the unmutated tests did not finish in {timeout:.0f}s"
                             + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))

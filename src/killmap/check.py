@@ -98,8 +98,8 @@ def _collect(root: Path, settings_list: list[GateSettings]
 
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
-    from killmap.cache import displaced_folder
     from killmap.engine import Engine
+    from killmap.guard import escaped_note
     from killmap.project import project_files
     from killmap.runner import Scenario
 
@@ -116,8 +116,7 @@ def _collect(root: Path, settings_list: list[GateSettings]
             if outcome.escaped:
                 # Restored already; said, because a collection that writes into the user's
                 # tree would do it again under every mutant of `killmap run`.
-                errors.append(GateError(f"{where} wrote to the working tree: {', '.join(outcome.escaped)} "
-                                        f"(restored; what it wrote is kept under {displaced_folder(None)})"))
+                errors.append(GateError(f"{where} {escaped_note(outcome.escaped, engine.displaced)}"))
             if outcome.status == "timeout":
                 errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
             for node, message in outcome.collect_errors:

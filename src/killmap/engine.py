@@ -44,6 +44,9 @@ class Engine:
         self.root = root
         count = len(trees) if trees is not None else max(1, sandboxes)
         limit = memory_limit(count)   # a malformed setting is said before any worker starts
+        # Where what a run wrote over the user's files is kept: named once (it is stamped with
+        # the time), so every message names the folder that really holds it.
+        self.displaced = displaced_folder(cache_dir)
         self.scratch = Scratch()
         self.pool: Pool | None = None
         try:
@@ -55,7 +58,7 @@ class Engine:
             pristine = self.scratch.pristine_copy(root, files)
             hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
-                                      displaced_folder(cache_dir))
+                                      self.displaced)
             # Each worker copies its own sandbox, in parallel with the others and with the
             # gate's own work (building mutants): copying is thousands of small system calls.
             if trees is None:

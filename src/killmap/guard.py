@@ -153,6 +153,13 @@ def _remove_empty_dirs(root: Path, parents: set[str]) -> None:
             folder = folder.parent
 
 
+def escaped_note(paths: tuple[str, ...], displaced: Path) -> str:
+    """What a run wrote into the user's working tree, said one way by every command: the
+    files, and the folder that really holds what was written (Containment.displaced)."""
+    return (f"wrote to the working tree: {', '.join(paths)} (restored byte for byte; what was written "
+            f"is kept under {displaced})")
+
+
 class Containment:
     """The working tree's guard, shared by every worker, and who is to blame for a write.
 

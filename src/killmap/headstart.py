@@ -36,13 +36,13 @@ class HeadStart:
     """
 
     def __init__(self, root: Path, files: list[str], group: list[Mutation], engine: Engine, *,
-                 runs: int, timeout: float, cache_dir: Path | None):
+                 runs: int, timeout: float):
         self.settings: GateSettings = group[0].settings
         self.names = frozenset(m.name for m in group)
         self.engine = engine
         self._baseline: Baseline | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(root, files, group, runs, timeout, cache_dir),
+        self._thread = threading.Thread(target=self._run, args=(root, files, group, runs, timeout),
                                         name="killmap-headstart", daemon=True)
         # The baseline's bookkeeping is mostly system calls (pipes, stats of the sandbox
         # and the working tree), each of which gives up the GIL; while the gate's thread
@@ -53,10 +53,10 @@ class HeadStart:
         sys.setswitchinterval(min(self._interval, 0.0002))
         self._thread.start()
 
-    def _run(self, root, files, group, runs, timeout, cache_dir) -> None:
+    def _run(self, root, files, group, runs, timeout) -> None:
         try:
             self._baseline = run_baseline(root, files, self.settings, group, self.engine, runs=runs,
-                                          timeout=timeout, cache_dir=cache_dir)
+                                          timeout=timeout)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the gate's thread by baseline()
             self._error = exc
         finally:

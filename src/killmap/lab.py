@@ -106,7 +106,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             first = [m for m in pending if m.settings == pending[0].settings]
             early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir)
             head = HeadStart(root, files, first, early, runs=options.baseline_runs,
-                             timeout=options.baseline_timeout, cache_dir=options.cache_dir)
+                             timeout=options.baseline_timeout)
         for mutation in mutations:
             settle(mutation, known[mutation.name] or _mutant(root, mutation, sources, cache))
         _check_control_sites(mutations, mutants)
@@ -143,7 +143,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                     if head is not None:
                         head.wait()   # one user of the workers at a time; its baseline is not needed
                     baseline = run_baseline(root, files, settings, group, engine, runs=options.baseline_runs,
-                                            timeout=options.baseline_timeout, cache_dir=options.cache_dir)
+                                            timeout=options.baseline_timeout)
                 baselines.append(baseline)
                 check_contract_ids(group, baseline)
                 progress("baseline-done", baseline)

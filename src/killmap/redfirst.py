@@ -34,6 +34,7 @@ from killmap.absence import read_records
 from killmap.catalog import GateSettings, load_catalogs, matches
 from killmap.engine import Engine
 from killmap.errors import GateError
+from killmap.guard import escaped_note
 from killmap.mutants import _changed_lines
 from killmap.outcome import ASSERTION, RunOutcome, TestResult
 from killmap.project import project_files
@@ -168,8 +169,7 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
         outcome: RunOutcome = engine.run(worker, replace(attempt, label=f"{scenario.label}-{segment}"),
                                          complete=True)
         if outcome.escaped:
-            raise GateError(f"the tests wrote to the working tree: {', '.join(outcome.escaped)} (restored; "
-                            "what they wrote is kept under killmap's cache folder, displaced/)")
+            raise GateError(f"the tests {escaped_note(outcome.escaped, engine.displaced)}")
         run.wall += outcome.wall
         run.tests.update(outcome.tests)
         run.collected = tuple(dict.fromkeys(run.collected + tuple(outcome.collected)))

@@ -6,6 +6,8 @@ the first proves check collects through pytest without running a single test.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gatekit import copy_fixture, gate_env, run_gate
@@ -100,8 +102,12 @@ def test_a_collection_that_writes_into_the_working_tree_is_reported_and_the_file
         "import os\n\nwith open(os.environ['CHECK_VICTIM'], 'a') as f:\n    f.write('written at collection\\n')\n")
     run = run_gate(project, "check", env=gate_env(project, {"CHECK_VICTIM": str(victim)}))
     lines = _problems(run)
-    assert any("collection of tests wrote to the working tree: README.md (restored" in line for line in lines), lines
+    said = [line for line in lines if "collection of tests wrote to the working tree: README.md (restored" in line]
+    assert said, lines
     assert victim.read_text() == "the user's own file\n"
+    # The folder the line names is the one that holds what was written.
+    kept_under = Path(said[0].rsplit("kept under ", 1)[1].rstrip(")"))
+    assert [k.read_text() for k in kept_under.glob("*/README.md")] == ["the user's own file\nwritten at collection\n"]
 
 
 def test_a_catalog_that_does_not_load_is_one_error(tmp_path):
