@@ -72,7 +72,7 @@ def expected_seconds(selected: tuple[str, ...], baseline: Baseline) -> float:
 
 
 def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> tuple[float, float]:
-    unmutated = baseline.overhead + sum(baseline.durations.get(t, 0.0) for t in selected)
+    unmutated = baseline.overhead + expected_seconds(selected, baseline)
     explicit = mutation.timeout or mutation.settings.timeout
     return (explicit if explicit else max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated)), unmutated
 
