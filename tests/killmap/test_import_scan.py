@@ -41,6 +41,7 @@ def test_lone_imports_are_read_without_a_parse_and_match_it():
     "import importlib\nimportlib.import_module('pkg.target')\n",   # imports by name at run time
     "pytest_plugins = ['pkg.target']\n",
     "target = __import__('pkg.target')\n",
+    'DOC = """\nimport the rest by hand\n"""\n',         # prose that looks like an import
 ])
 def test_anything_the_scan_cannot_vouch_for_is_left_to_the_parse(text):
     assert scanned_imports(text) is None
@@ -69,3 +70,25 @@ def test_on_every_python_file_here_the_scan_finds_at_least_what_the_parse_finds(
         assert parsed is not None, f"{path}: the parse would import by name, the scan did not say so"
         assert _statements(scanned) >= _statements(parsed), path
     assert answered > 50   # the scan is not a parse that always gives up
+
+
+RELATIVE = {
+    "src/pkg/__init__.py": "",
+    "src/pkg/target.py": "def f():\n    return 1\n",
+    "tests/__init__.py": "",
+    "tests/helpers/__init__.py": "",
+    "tests/helpers/calls.py": "from pkg.target import f\n",
+    "tests/helpers/test_near.py": "from .calls import f\n\n\ndef test_f():\n    assert f() == 1\n",
+    "tests/helpers/test_alone.py": "from . import __name__ as here\n\n\ndef test_here():\n    assert here\n",
+    "tests/test_far.py": "from .helpers import calls\n\n\ndef test_f():\n    assert calls.f() == 1\n",
+}
+
+
+def test_relative_imports_read_by_the_scan_are_followed_to_the_target(tmp_path):
+    from gatekit import write_project
+    from killmap.imports import unreachable_test_files
+    root = write_project(tmp_path / "rel", RELATIVE)
+    found = unreachable_test_files(root, sorted(RELATIVE), ("tests",), ("src",), {"src/pkg/target.py"}, set())
+    tests = {f for f in found.files if f.rsplit("/", 1)[-1].startswith("test_")}
+    assert tests == {"tests/helpers/test_alone.py"}   # test_near and test_far reach the target
+    assert "tests/helpers/test_alone.py" in found.unparsed   # the scan read it: parsed later
