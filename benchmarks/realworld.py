@@ -378,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None, help="passed to killmap run --jobs")
     parser.add_argument("--no-swap", action="store_true",
                         help="passed to killmap run: every mutant in a fresh session (the swap's check)")
+    parser.add_argument("--reach-tracer", choices=("auto", "coverage"), default=None,
+                        help="passed to killmap run (on Python 3.12+, coverage forces the C tracer)")
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="work folder (default: %(default)s)")
     args = parser.parse_args(argv)
 
@@ -393,7 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         root = extract(env, corpus, projects)
         report_dir = env.work / "reports" / (corpus.name + env.venv.name[len("venv"):])
         run = run_killmap(env, corpus, root, report_dir, set(args.skip), args.jobs,
-                          ("--no-swap",) if args.no_swap else ())
+                          (("--no-swap",) if args.no_swap else ())
+                          + (("--reach-tracer", args.reach_tracer) if args.reach_tracer else ()))
         rows = compare(corpus, truths, run, set(args.skip))
         changed = tree_untouched(root, f"mutations/{corpus.name}.toml")
         print_table(corpus, rows)

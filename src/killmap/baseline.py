@@ -37,6 +37,7 @@ class Baseline:
     ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
     targets: tuple[str, ...] = ()        # what pytest was given: the tests, and the deselected
     mutated_files: tuple[str, ...] = ()  # the files the mutations change (traced, swapped into)
+    tracer: str = ""                     # what recorded the tests' lines: coverage, sys.monitoring
 
 
 def source_files(files: list[str], settings: GateSettings) -> list[str]:
@@ -70,7 +71,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
                           timeout=timeout, sys_path=settings.paths, coverage_files=targets,
                           trace_share=(i, runs), ignore=tuple(ignored),
-                          session_tests=settings.tests + deselect, swap_targets=targets)
+                          session_tests=settings.tests + deselect, swap_targets=targets, tracer=engine.tracer)
                  for i in range(runs)]
     where = f"baseline of {', '.join(settings.tests)}"
     # An ignored file the import filter only scanned may not parse, which pytest would have
@@ -115,8 +116,9 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     sources = set(source_files(files, settings))
     imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
     coverage = _union([o.coverage or {} for o in outcomes])
+    tracer = " + ".join(sorted({o.tracer for o in outcomes if o.tracer}))
     return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
-                    imported, tuple(ignored), settings.tests + deselect, targets)
+                    imported, tuple(ignored), settings.tests + deselect, targets, tracer)
 
 
 def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:

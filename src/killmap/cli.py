@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-swap", action="store_true",
                      help="run every mutant in a fresh pytest session instead of swapping its code "
                           "into a fork of the collected one")
+    run.add_argument("--reach-tracer", choices=("auto", "coverage"), default="auto",
+                     help="what records which lines each baseline test runs: auto is sys.monitoring "
+                          "on Python 3.12+ (tests at full speed), else coverage's C tracer")
     run.add_argument("--shard", default=None, metavar="K/N",
                      help="run only shard K of N (1-based); join the reports with 'killmap merge'")
     merge = sub.add_parser("merge", help="join shard reports into one, and render every format")
@@ -158,7 +161,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
     options = LabOptions(catalogs=tuple(args.catalogs), only=tuple(args.only), jobs=args.jobs,
                          use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
                          confirm=not args.no_confirm, shard=_shard(args.shard),
-                         swap=not args.no_swap)
+                         swap=not args.no_swap, tracer=args.reach_tracer)
     console = make_console()
     if args.changed is not None:
         from killmap.changed import changed_mutations

@@ -36,12 +36,13 @@ class Engine:
 
     `trees`: one file set per sandbox ({relative path: bytes}), for commands that run
     another version of the project (red-first's fix-reverted tree); by default every
-    sandbox is a copy of the working tree's `files`.
+    sandbox is a copy of the working tree's `files`. `tracer`: "auto" or "coverage".
     """
 
     def __init__(self, root: Path, files: list[str], sandboxes: int, *, cache_dir: Path | None = None,
-                 trees: list[dict[str, bytes]] | None = None):
+                 trees: list[dict[str, bytes]] | None = None, tracer: str = "auto"):
         self.root = root
+        self.tracer = tracer   # what records a baseline's per-test lines (runner.Scenario.tracer)
         count = len(trees) if trees is not None else max(1, sandboxes)
         limit = memory_limit(count)   # a malformed setting is said before any worker starts
         # Where what a run wrote over the user's files is kept: named once (it is stamped with

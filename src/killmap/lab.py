@@ -104,7 +104,8 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             # Something will run: begin the engine and its baseline while the mutants are
             # built and checked (headstart.py says why the two are independent).
             first = [m for m in pending if m.settings == pending[0].settings]
-            early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir)
+            early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir,
+                           tracer=options.tracer)
             head = HeadStart(root, files, first, early, runs=options.baseline_runs,
                              timeout=options.baseline_timeout)
         for mutation in mutations:
@@ -130,7 +131,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
         head.cancel()   # everything turned out static or cached
     elif to_run:
         engine = head.engine if head is not None else Engine(
-            root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir)
+            root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir, tracer=options.tracer)
         with engine:
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:

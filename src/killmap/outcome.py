@@ -98,6 +98,7 @@ class RunOutcome:
     sandbox_writes: tuple[str, ...] = ()         # sandbox files it wrote that tests do not (repaired)
     path: str = "fresh"                          # swap (a fork of the collected session), fallback, fresh
     fallback: str = ""                           # why a swap fell back to a fresh session
+    tracer: str = ""                             # what recorded its coverage, when traced
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -159,4 +160,5 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
         imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
         finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"),
-        path=response.get("path", "fresh"), fallback=response.get("fallback", ""))
+        path=response.get("path", "fresh"), fallback=response.get("fallback", ""),
+        tracer=final.get("tracer", ""))

@@ -30,6 +30,7 @@ class LabOptions:
     # this test catch?" asks about one test, not about the contract.
     focus: tuple[str, ...] | None = None
     swap: bool = True                          # run swappable mutants in a fork of the collected session
+    tracer: str = "auto"                       # the baseline's line recorder: auto (sys.monitoring on 3.12+) or coverage
 
 
 def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]]:

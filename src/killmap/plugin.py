@@ -318,26 +318,31 @@ def conclude_run(recorder: Recorder, exit_code: int, request: dict[str, Any], bl
         recorder.close()
         return
     recorder.finish_snapshot()
+    tracer = None
     if recorder.coverage is not None:
-        from killmap.tracing import write_coverage
+        from killmap.tracing import tracer_name, write_coverage
         recorder.stop_tracing()
         write_coverage(recorder.coverage, request["coverage"]["out"])
+        tracer = tracer_name(recorder.coverage)
     imported = []
     if imports_of:
         from killmap.tracing import imported_files
         imported = imported_files(imports_of)
-    report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=imported, swap=swap)
+    report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=imported, swap=swap,
+                 tracer=tracer)
 
 
 def report_final(recorder: Recorder, exit_code: int, expect: dict[str, Any] | None,
-                 blocked_root: str | None, *, imported: list[str], swap: dict[str, Any] | None = None) -> None:
+                 blocked_root: str | None, *, imported: list[str], swap: dict[str, Any] | None = None,
+                 tracer: str | None = None) -> None:
     """A run's last line: its exit code and the proof that the mutant was the code that ran."""
     proof = None
     if expect:
         proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root)
         if swap is not None:
             proof["swap"] = swap   # which function objects were given the mutant's code
-    recorder.emit(event="final", exit_code=int(exit_code), proof=proof, imported=imported)
+    more = {"tracer": tracer} if tracer else {}   # what recorded the reach: coverage or sys.monitoring
+    recorder.emit(event="final", exit_code=int(exit_code), proof=proof, imported=imported, **more)
     recorder.close()
 
 

@@ -69,7 +69,7 @@ def to_json(result: LabResult, root: Path) -> Document:
     return _document(mutations, root=str(root), jobs=result.jobs, wall=result.wall,
                      baselines=[{"tests": list(b.settings.tests), "collected": len(b.collected),
                                  "runs": b.runs, "wall_seconds": round(b.wall, 4),
-                                 "ignored": list(b.ignored)}
+                                 "ignored": list(b.ignored), "reach_recorded_by": b.tracer}
                                 for b in result.baselines])
 
 

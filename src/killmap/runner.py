@@ -39,6 +39,9 @@ class Scenario:
     expect_module: str | None = None
     # (k, n): trace only the k-th of n equal runs of the collected tests (baseline.py).
     trace_share: tuple[int, int] | None = None
+    # What records the per-test lines in a fork of the collected session: "auto" is
+    # sys.monitoring on Python 3.12+ (monitor.py), "coverage" is coverage's C tracer.
+    tracer: str = "auto"
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
     confirm_allowed: tuple[str, ...] | None = None   # kills + may_kill: reds inside the contract
@@ -98,7 +101,8 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),
-                               "share": list(scenario.trace_share) if scenario.trace_share else None}
+                               "share": list(scenario.trace_share) if scenario.trace_share else None,
+                               "tracer": scenario.tracer}
     if scenario.expect_module and scenario.mutated_file:
         text = dict(scenario.writes).get(scenario.mutated_file)
         data = text.encode("utf-8") if text is not None else (sandbox / scenario.mutated_file).read_bytes()
@@ -259,5 +263,6 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         imported=finished[-1].imported if finished else (), final_wall=sum(o.final_wall for o in segments),
         confirmation=confirmation, child_exit=last.child_exit, segments=len(segments),
         untraced=frozenset(untraced),
+        tracer=" + ".join(sorted({o.tracer for o in segments if o.tracer})),
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})))

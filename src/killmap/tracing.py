@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import coverage
 
@@ -74,7 +75,8 @@ def imported_files(sandbox: str) -> list[str]:
     return sorted(found)
 
 
-def write_coverage(cov: coverage.Coverage, out: str) -> None:
+def coverage_contexts(cov: coverage.Coverage) -> dict[str, dict[str, list[int]]]:
+    """{real path: {context: sorted lines}} of what `cov` measured."""
     data = cov.get_data()
     result: dict[str, dict[str, list[int]]] = {}
     for filename in data.measured_files():
@@ -83,4 +85,16 @@ def write_coverage(cov: coverage.Coverage, out: str) -> None:
             for context in contexts:
                 by_context.setdefault(context, []).append(line)
         result[os.path.realpath(filename)] = {c: sorted(lines) for c, lines in by_context.items()}
-    Path(out).write_text(json.dumps(result), encoding="utf-8")
+    return result
+
+
+def write_coverage(tracer: Any, out: str) -> None:
+    """What a traced run recorded, by coverage or by a LineMonitor (monitor.py)."""
+    from killmap.monitor import LineMonitor
+    found = tracer.contexts() if isinstance(tracer, LineMonitor) else coverage_contexts(tracer)
+    Path(out).write_text(json.dumps(found), encoding="utf-8")
+
+
+def tracer_name(tracer: Any) -> str:
+    from killmap.monitor import LineMonitor
+    return "sys.monitoring" if isinstance(tracer, LineMonitor) else "coverage"

@@ -1,0 +1,253 @@
+"""The baseline's line monitor (sys.monitoring, Python 3.12+) records what coverage records.
+
+Selection is only sound if every test that runs a changed line is credited with it. So the
+monitor is held to coverage's C tracer, the recorder it replaces: both run at once over the
+same calls, one context per "test", and must agree on every line of every context. The
+module under test is written to touch what a line tracer can get wrong (except headers,
+elif tests, lambdas, generators resumed later, closures, comprehensions, decorators,
+coroutines, a module imported or reloaded after the monitor started).
+
+Python 3.11 has no sys.monitoring: there these skip, and `.ci/run` runs them under 3.12
+with KILLMAP_REQUIRE_MONITORING=1, which makes them fail instead of skip.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import textwrap
+
+import pytest
+
+from gatekit import copy_fixture
+
+if sys.version_info < (3, 12) and os.environ.get("KILLMAP_REQUIRE_MONITORING") != "1":
+    pytest.skip("sys.monitoring is Python 3.12+ (.ci/run runs these under 3.12)", allow_module_level=True)
+
+TARGET = textwrap.dedent('''
+    import asyncio
+    import functools
+
+
+    def classify(n):
+        if n < 0:
+            return "negative"
+        elif n == 0:
+            return "zero"
+        elif (n % 2
+              == 0):
+            return "even"
+        return "odd"
+
+
+    def guarded(value):
+        try:
+            return int(value)
+        except (TypeError,
+                ValueError) as exc:
+            return str(exc)[:3]
+        finally:
+            pass
+
+
+    def counter(limit):
+        total = 0
+        while total < limit:
+            total += 1
+            yield total
+        else:
+            yield -1
+
+
+    def closure(base):
+        def add(x):
+            return base + x
+        square = lambda y: (
+            y * y)
+        return add(square(base))
+
+
+    def comprehension(items):
+        return [i * 2 for i in items if i % 3], {k: v for k, v in zip(items, items)}
+
+
+    def logged(func):
+        @functools.wraps(func)
+        def wrapper(*args):
+            return func(*args)
+        return wrapper
+
+
+    @logged
+    def decorated(x):
+        return x + 1
+
+
+    class Shape:
+        def __init__(self, sides):
+            self.sides = sides
+
+        @property
+        def name(self):
+            return {3: "triangle", 4: "square"}.get(self.sides, "other")
+
+
+    async def awaited(x):
+        await asyncio.sleep(0)
+        return x * 3
+
+
+    def orphan():
+        yield 1
+        yield "resumed after its function is gone"
+
+
+    def matcher(command):
+        match command.split():
+            case ["go", direction]:
+                return direction
+            case _:
+                return None
+''')
+
+LATE = textwrap.dedent('''
+    def late(x):
+        if x:
+            return "late"
+        return "never"
+''')
+
+
+def _monitor_beside_coverage(tmp_path, name):
+    """A target module imported now, a LineMonitor armed on it, and coverage's C tracer."""
+    from killmap.monitor import line_monitor
+    from killmap.swap import LiveFunctions
+    from killmap.tracing import per_test_coverage
+
+    target = tmp_path / f"{name}.py"
+    target.write_text(TARGET)
+    late = tmp_path / f"{name}_late.py"
+    late.write_text(LATE)
+    sys.path.insert(0, str(tmp_path))
+    module = importlib.import_module(name)
+    paused = module.counter(3)
+    next(paused)                        # suspended before the monitor starts
+    orphan = module.orphan()
+    next(orphan)
+    del module.orphan                   # gone from the module: only the generator's frame holds it
+    paused = (paused, orphan)
+    monitor = line_monitor([str(target), str(late)], LiveFunctions().codes())
+    assert monitor is not None
+    cov = per_test_coverage([str(target), str(late)])
+    return module, paused, monitor, cov
+
+
+def _run_tests(module, paused, monitor, cov, tests):
+    cov.start()
+    monitor.start()
+    try:
+        for context, body in tests:
+            cov.switch_context(context)
+            monitor.switch_context(context)
+            body()
+            cov.switch_context("")
+            monitor.switch_context("")
+    finally:
+        monitor.stop()
+        cov.stop()
+        monitor.close()
+
+
+def _per_test(found):
+    return {(path, context): tuple(lines) for path, by_context in found.items()
+            for context, lines in by_context.items() if context}
+
+
+def test_the_monitor_credits_every_test_with_the_lines_coverage_credits_it_with(tmp_path):
+    from killmap.tracing import coverage_contexts
+    module, paused, monitor, cov = _monitor_beside_coverage(tmp_path, "km_target_a")
+    import asyncio
+    tests = [
+        ("negative", lambda: module.classify(-1)),
+        ("branches", lambda: [module.classify(n) for n in (0, 2, 3)]),
+        ("again", lambda: module.classify(3)),       # the same lines as before: credited again
+        ("guarded", lambda: (module.guarded("7"), module.guarded(None), module.guarded("x"))),
+        ("resumed", lambda: list(paused[0])),         # a generator suspended before the start
+        ("orphan", lambda: list(paused[1])),          # and one whose function is gone
+        ("fresh-generator", lambda: list(module.counter(2))),
+        ("closure", lambda: module.closure(2)),
+        ("comprehension", lambda: module.comprehension([1, 2, 3, 4])),
+        ("decorated", lambda: module.decorated(1)),
+        ("property", lambda: module.Shape(4).name),
+        ("coroutine", lambda: asyncio.run(module.awaited(2))),
+        ("match", lambda: (module.matcher("go north"), module.matcher("stop"))),
+        ("imported-late", lambda: importlib.import_module("km_target_a_late").late(1)),
+        ("reloaded", lambda: importlib.reload(module).classify(-5)),
+        ("nothing", lambda: None),
+    ]
+    _run_tests(module, paused, monitor, cov, tests)
+    expected, found = _per_test(coverage_contexts(cov)), _per_test(monitor.contexts())
+    assert found == expected
+    # Not vacuous: each kind of code above was seen, and twice where two tests ran it.
+    target = os.path.realpath(tmp_path / "km_target_a.py")
+    late = os.path.realpath(tmp_path / "km_target_a_late.py")
+    assert (late, "imported-late") in found
+    assert found[(target, "again")] and set(found[(target, "again")]) <= set(found[(target, "branches")])
+    for context in ("resumed", "orphan", "closure", "comprehension", "decorated", "property", "coroutine", "match",
+                    "guarded", "reloaded"):
+        assert (target, context) in found, context
+    assert not any(context == "nothing" for _, context in found)
+
+
+def test_lines_run_while_the_monitor_is_stopped_are_not_credited_and_are_rearmed_after(tmp_path):
+    module, paused, monitor, cov = _monitor_beside_coverage(tmp_path, "km_target_b")
+    monitor.start()
+    monitor.switch_context("before")
+    monitor.stop()
+    module.classify(-1)                 # untraced: another run's share
+    monitor.start()
+    monitor.switch_context("after")
+    module.classify(-1)
+    monitor.switch_context("")
+    monitor.stop()
+    monitor.close()
+    found = monitor.contexts()[os.path.realpath(tmp_path / "km_target_b.py")]
+    assert "before" not in found
+    first = TARGET.splitlines().index("def classify(n):") + 1
+    assert found["after"] == [first + 1, first + 2]
+
+
+def test_tool_ids_the_tests_hold_are_left_to_them(tmp_path):
+    from killmap.monitor import free_tool_id, line_monitor
+    taken = []
+    try:
+        for tool in range(6):
+            if sys.monitoring.get_tool(tool) is None:
+                sys.monitoring.use_tool_id(tool, "a test's own tool")
+                taken.append(tool)
+            if tool == 3:
+                assert free_tool_id() not in (None, 3)
+        # With every id held the baseline falls back to coverage, which the fork then uses.
+        assert free_tool_id() is None and line_monitor([str(tmp_path / "x.py")], {}) is None
+    finally:
+        for tool in taken:
+            sys.monitoring.free_tool_id(tool)
+
+
+@pytest.mark.parametrize("fixture", ["basic", "realshape", "selection", "swapshape", "verdicts"])
+def test_the_gate_selects_the_same_tests_and_gives_the_same_verdicts_under_either_tracer(tmp_path, fixture,
+                                                                                         monkeypatch):
+    import killmap.lab as lab
+    from killmap.plan import LabOptions
+    project = copy_fixture(fixture, tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    results = {tracer: lab.run_lab(project, LabOptions(jobs=2, use_cache=False, tracer=tracer))
+               for tracer in ("auto", "coverage")}
+    auto, traced = results["auto"], results["coverage"]
+    assert [b.tracer for b in auto.baselines] == ["sys.monitoring"] * len(auto.baselines)
+    assert [b.tracer for b in traced.baselines] == ["coverage"] * len(traced.baselines)
+    assert [b.coverage for b in auto.baselines] == [b.coverage for b in traced.baselines]
+    assert any(contexts for b in auto.baselines for contexts in b.coverage.values())
+    shown = lambda result: [(v.name, v.verdict, v.selected, tuple(r.id for r in v.red)) for v in result.verdicts]
+    assert shown(auto) == shown(traced)
