@@ -29,7 +29,7 @@ class Baseline:
     settings: GateSettings
     collected: tuple[str, ...]
     durations: dict[str, float]
-    overhead: float                      # session wall time not spent in tests
+    overhead: float                      # what a run pays once besides its tests (session_costs)
     coverage: dict[str, dict[str, list[int]]]
     runs: int
     wall: float
@@ -38,6 +38,7 @@ class Baseline:
     targets: tuple[str, ...] = ()        # what pytest was given: the tests, and the deselected
     mutated_files: tuple[str, ...] = ()  # the files the mutations change (traced, swapped into)
     tracer: str = ""                     # what recorded the tests' lines: coverage, sys.monitoring
+    per_test: float = 0.0                # what a run pays per test besides its duration
 
 
 def source_files(files: list[str], settings: GateSettings) -> list[str]:
@@ -109,16 +110,36 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
             names = ", ".join(sorted(outcome.red))
             raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
     durations = untraced_durations(outcomes)
-    # The slowest run sets the overhead behind every timeout: a mutant that falls back to a
-    # fresh session pays collection, which the forked baseline did not.
     wall = max(o.wall for o in outcomes)
-    overhead = max(wall - sum(durations.values()), 0.2)
+    overhead, per_test = session_costs(outcomes, durations)
     sources = set(source_files(files, settings))
     imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
     coverage = _union([o.coverage or {} for o in outcomes])
     tracer = " + ".join(sorted({o.tracer for o in outcomes if o.tracer}))
     return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
-                    imported, tuple(ignored), settings.tests + deselect, targets, tracer)
+                    imported, tuple(ignored), settings.tests + deselect, targets, tracer, per_test)
+
+
+def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:
+    """What a run pays besides its tests' own durations: (once per run, per test).
+
+    A fork of the collected session pays little once, but a mutant that falls back to a
+    fresh session pays collection first: the session's collection time is the once part.
+    What is left of a run's wall is pytest's own cost per test (hooks, reports, fixture
+    bookkeeping). On a suite of thousands of tiny tests that is most of the wall, and
+    charging all of it to a mutant that runs three of them made its limit minutes long
+    (packaging: 178 s for one selected test; 28 s now). A run in a fresh session cannot tell its
+    collection from the rest: all of that is charged once, as before.
+    """
+    once, per_test = 0.2, 0.0
+    for outcome in outcomes:
+        spent = max(outcome.wall - sum(durations.get(t, 0.0) for t in outcome.tests), 0.0)
+        if outcome.session_seconds > 0 and outcome.tests:
+            once = max(once, outcome.session_seconds)
+            per_test = max(per_test, spent / len(outcome.tests))
+        else:
+            once = max(once, spent)
+    return once, per_test
 
 
 def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:

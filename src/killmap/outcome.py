@@ -99,6 +99,7 @@ class RunOutcome:
     path: str = "fresh"                          # swap (a fork of the collected session), fallback, fresh
     fallback: str = ""                           # why a swap fell back to a fresh session
     tracer: str = ""                             # what recorded its coverage, when traced
+    session_seconds: float = 0.0                 # a fork's: what its collected session took to collect
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -161,4 +162,4 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
         finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"),
         path=response.get("path", "fresh"), fallback=response.get("fallback", ""),
-        tracer=final.get("tracer", ""))
+        tracer=final.get("tracer", ""), session_seconds=response.get("session_seconds", 0.0))

@@ -264,5 +264,6 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         confirmation=confirmation, child_exit=last.child_exit, segments=len(segments),
         untraced=frozenset(untraced),
         tracer=" + ".join(sorted({o.tracer for o in segments if o.tracer})),
+        session_seconds=max(o.session_seconds for o in segments),
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})))

@@ -72,7 +72,10 @@ def expected_seconds(selected: tuple[str, ...], baseline: Baseline) -> float:
 
 
 def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> tuple[float, float]:
-    unmutated = baseline.overhead + expected_seconds(selected, baseline)
+    """(the limit, what the same tests took unmutated): a session's start (collection, for
+    a mutant that falls back to a fresh one), pytest's cost per selected test, and the
+    selected tests' own durations."""
+    unmutated = baseline.overhead + baseline.per_test * len(selected) + expected_seconds(selected, baseline)
     explicit = mutation.timeout or mutation.settings.timeout
     return (explicit if explicit else max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated)), unmutated
 

@@ -202,6 +202,7 @@ class _Server:
     responses: int     # raw fd, server -> worker: read with select, so no hidden buffer
     pending: bytes = b""
     traced: list[str] | None = None   # the files whose lines it recorded while collecting
+    collect_seconds: float = 0.0      # from its fork to its collection's end: what a fresh session pays
 
     def close(self) -> None:
         try:
@@ -245,6 +246,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
     traced = (request.get("coverage") or {}).get("include")
     requests_read, requests_write = os.pipe()      # worker -> server
     responses_read, responses_write = os.pipe()    # server -> worker
+    began = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the server: collect once, then serve forks (never returns)
         os.close(requests_write)
@@ -271,7 +273,8 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
     os.close(responses_write)
     server = _Server(key, pid, os.fdopen(requests_write, "w", encoding="utf-8"), responses_read,
                      traced=traced)
-    ready = _read_line(server, time.perf_counter() + spec["timeout"])
+    ready = _read_line(server, began + spec["timeout"])
+    server.collect_seconds = time.perf_counter() - began
     if not (ready and ready.get("ready")):
         server.close()
         _unavailable.add(key)
@@ -350,7 +353,8 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         why = Path(request["events"]).with_suffix(".fallback")
         return None, why.read_text(encoding="utf-8") if why.exists() else "the swap was refused"
     return {"id": request["id"], "status": "timeout" if timed_out else "done", "child_exit": done["exit"],
-            "wall": time.perf_counter() - started, "path": "swap"}, ""
+            "wall": time.perf_counter() - started, "path": "swap",
+            "session_seconds": round(server.collect_seconds, 4)}, ""
 
 
 def _enter_sandbox(request: dict[str, Any], log_path: str) -> None:

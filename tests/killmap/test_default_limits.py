@@ -1,0 +1,74 @@
+"""A mutant's default time limit is charged for its own tests, not for the whole suite's.
+
+The limit is 10x what the selected tests took unmutated. On a real suite of thousands of
+tiny tests (packaging: 8,369), most of a baseline run's wall is pytest's own cost per test;
+charging all of it to a mutant that runs three tests gave it 178 s, and a hang there cost
+three minutes (and a sweep's four-times retry twelve more).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from gatekit import copy_fixture
+
+import killmap.lab as lab
+from killmap.baseline import session_costs
+from killmap.outcome import RunOutcome, TestResult
+from killmap.plan import LabOptions
+from killmap.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, _timeout
+
+
+def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutcome:
+    tests = {f"t::{i}": TestResult(id=f"t::{i}", outcome="passed", duration=each) for i in range(count)}
+    return RunOutcome(status="done", wall=wall, collected=tuple(tests), tests=tests, finished=True,
+                      path="swap", session_seconds=collect)
+
+
+def _baseline(run: RunOutcome):
+    durations = run.durations
+    once, per_test = session_costs([run], durations)
+    return SimpleNamespace(overhead=once, per_test=per_test, durations=durations), once, per_test
+
+
+def test_a_mutant_of_three_tests_is_not_charged_the_whole_suites_cost_per_test():
+    run = _forked_run(10_000, wall=15.0, each=0.0001, collect=2.5)
+    baseline, once, per_test = _baseline(run)
+    assert once == 2.5                                    # a fresh session's collection
+    assert abs(per_test - (15.0 - 1.0) / 10_000) < 1e-9   # the rest of the wall, per test
+    mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
+    limit, unmutated = _timeout(mutation, baseline, ("t::1", "t::2", "t::3"))
+    assert abs(unmutated - (2.5 + 3 * per_test + 3 * 0.0001)) < 1e-9
+    assert limit == max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated) < 26
+    # The whole suite is still charged the whole suite.
+    limit_all, unmutated_all = _timeout(mutation, baseline, tuple(run.tests))
+    assert abs(unmutated_all - (2.5 + 14.0 + 1.0)) < 1e-6
+
+
+def test_a_catalog_timeout_is_the_limit_whatever_the_baseline_cost():
+    baseline, _, _ = _baseline(_forked_run(100, wall=1.0, each=0.001, collect=0.5))
+    mutation = SimpleNamespace(timeout=7.0, settings=SimpleNamespace(timeout=None))
+    assert _timeout(mutation, baseline, ("t::1",))[0] == 7.0
+
+
+def test_a_run_in_a_fresh_session_is_charged_its_whole_overhead_once():
+    # Without a collected session the run cannot tell its collection from pytest's cost per
+    # test: all of it is charged to every mutant, as a fresh session would pay it.
+    run = _forked_run(1_000, wall=4.0, each=0.001, collect=0.0)
+    once, per_test = session_costs([run], run.durations)
+    assert abs(once - 3.0) < 1e-9 and per_test == 0.0
+
+
+def test_the_gates_baseline_measures_its_sessions_collection(tmp_path, monkeypatch):
+    project = copy_fixture("basic", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    result = lab.run_lab(project, LabOptions(jobs=1, use_cache=False))
+    baseline = result.baselines[0]
+    # The collected session reported how long it took to collect (a fresh interpreter
+    # importing pytest and the project: far above the 0.2 s floor), and a cost per test.
+    assert baseline.overhead > 0.2 and baseline.per_test > 0
+    for verdict in result.verdicts:
+        selected = len(verdict.selected)
+        unmutated = verdict.extras["selected_baseline_seconds"]
+        assert abs(unmutated - (baseline.overhead + baseline.per_test * selected
+                                + sum(baseline.durations[t] for t in verdict.selected))) < 1e-3
