@@ -108,12 +108,16 @@ def prepare_env(work: Path, killmap_root: Path) -> Env:
     """
     killmap_root = killmap_root.resolve()
     tag = "" if killmap_root == REPO else "-" + hashlib.sha256(str(killmap_root).encode()).hexdigest()[:8]
-    env = Env(work=work, venv=work / f"venv{tag}", killmap_root=killmap_root)
+    sys.path.insert(0, str(HERE))
+    from venvs import for_this_python
+    env = Env(work=work, venv=for_this_python(work / f"venv{tag}"), killmap_root=killmap_root)
     stamp = env.venv / "realworld-stamp.json"
     # The checkout's pyproject.toml is in the stamp: a dependency added there since the venv
     # was made must be installed before that killmap can run.
     pyproject = hashlib.sha256((killmap_root / "pyproject.toml").read_bytes()).hexdigest()
-    wanted = {"killmap_root": str(killmap_root), "tools": list(TEST_TOOLS), "pyproject": pyproject}
+    # And the Python: a venv of another interpreter must be rebuilt, never silently reused.
+    wanted = {"killmap_root": str(killmap_root), "tools": list(TEST_TOOLS), "pyproject": pyproject,
+              "python": ".".join(map(str, sys.version_info[:2]))}
     if stamp.is_file() and json.loads(stamp.read_text()) == wanted and env.killmap.exists():
         return env
     work.mkdir(parents=True, exist_ok=True)

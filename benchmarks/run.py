@@ -140,8 +140,8 @@ sys.exit(int(code))
 def ensure_venv() -> None:
     """Re-exec inside benchmarks/.venv, creating and filling it first when needed."""
     sys.path.insert(0, str(HERE))
-    from venvs import run_inside
-    run_inside(VENV, Path(__file__), what="killmap (editable), mutgate==0.1.1 and matplotlib",
+    from venvs import for_this_python, run_inside
+    run_inside(for_this_python(VENV), Path(__file__), what="killmap (editable), mutgate==0.1.1 and matplotlib",
                probe="import killmap, mutgate, matplotlib; assert mutgate.__version__ == '0.1.1'",
                install=["-e", f"{REPO}[bench]"])
 

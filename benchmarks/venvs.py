@@ -13,6 +13,21 @@ import sys
 from pathlib import Path
 
 
+def for_this_python(venv: Path) -> Path:
+    """`venv`, or `venv-X.Y` beside it when `venv` was made by another Python (X.Y is this
+    one's): the benchmarks run under 3.12 too, and must neither reuse nor replace the venv
+    of another interpreter."""
+    version = ".".join(map(str, sys.version_info[:2]))
+    config = venv / "pyvenv.cfg"
+    if not config.is_file():
+        return venv
+    for line in config.read_text(encoding="utf-8").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in ("version", "version_info") and ".".join(value.strip().split(".")[:2]) == version:
+            return venv
+    return venv.with_name(f"{venv.name}-{version}")
+
+
 def run_inside(venv: Path, script: Path, *, probe: str, install: list[str], what: str) -> None:
     """Return when already inside `venv`; else create and fill it as needed and re-exec there.
 

@@ -7,21 +7,17 @@ on the target files' code objects alone; everything else runs at full speed.
 
 What it records must be what the C tracer records, or selection would miss a test:
 
-- every code object of a target file that exists when the run starts is armed: those of
-  the live functions and suspended generators (one heap scan, done by the session server
-  before it forks: swap.LiveFunctions) and the code nested in them (lambdas, inner
-  functions, comprehensions);
-- a code object that appears later (a module imported or reloaded during a test, a
-  function built from a copied code object, `exec`) is armed on its first start: PY_START
-  is on for every code object, and returns DISABLE for any that is not a target's, so it
-  costs one callback per code object and test;
+- it starts with the collected session, before any target module is imported, and PY_START
+  is on for every code object: the first start of a target's module code (its import)
+  arms LINE events on it and on all the code nested in it (functions, methods, lambdas,
+  comprehensions); any other code object returns DISABLE, so it costs one callback per code
+  object and test. Code that appears later (a module imported or reloaded during a test, a
+  function built from a copied code object, `exec`) is armed the same way;
 - each line reports once and is DISABLEd; switching the context (each test) re-arms every
   disabled event (`restart_events`), so a second test running the same line is credited.
 
-Lines that run while tests are collected stay with coverage (the session server traces
-its collection): they are merged in as the "" context, as before.
-`benchmarks/monitoring_experiment.py` measured the idea on packaging and click: the same
-line sets for every test as the C tracer, at about the untraced run's cost.
+What runs while tests are collected is the "" context, as with coverage.
+`benchmarks/tracer_agreement.py` compares it with the C tracer on the real-world corpora.
 """
 
 from __future__ import annotations
@@ -55,20 +51,19 @@ class LineMonitor:
     """The lines of `include` (file paths) that ran, by context, as coverage would record them.
 
     Duck-types the part of coverage.Coverage the Recorder uses: start, stop and
-    switch_context. `collection`: the coverage that traced collection, whose lines
-    are the "" context. `known`: code objects alive now, by their co_filename.
+    switch_context. Started before the targets are imported: code that already exists
+    when it starts is armed only when it next starts, never when it resumes.
     """
 
-    def __init__(self, include: Iterable[str], known: dict[str, list[types.CodeType]],
-                 collection: Any = None, tool: int | None = None):
+    def __init__(self, include: Iterable[str], tool: int):
         self.targets = {os.path.realpath(p) for p in include}
-        self.collection = collection
         self.tool = tool
         self.context = ""
         self.lines: dict[str, dict[str, set[int]]] = {}   # co_filename -> context -> lines
         self._is_target: dict[str, bool] = {}
-        self._armed: set[int] = set()
-        self._known = known
+        # Held, not only their ids: a module reloaded twice frees the first reload's code, and
+        # a new code object at a freed one's address would pass for armed.
+        self._armed: dict[int, types.CodeType] = {}
         self._registered = False
         self._started = False
 
@@ -82,7 +77,7 @@ class LineMonitor:
         events = sys.monitoring.events
         for each in _nested(code):
             if id(each) not in self._armed:
-                self._armed.add(id(each))
+                self._armed[id(each)] = each
                 sys.monitoring.set_local_events(self.tool, each, events.LINE)
 
     def _register(self) -> None:
@@ -102,11 +97,6 @@ class LineMonitor:
 
         monitoring.register_callback(self.tool, monitoring.events.LINE, on_line)
         monitoring.register_callback(self.tool, monitoring.events.PY_START, on_start)
-        # Kept alive here: code objects are compared by id, and a freed one's id can be reused.
-        self._keep = [code for filename, codes in self._known.items() if self._target(filename)
-                      for code in codes]
-        for code in self._keep:
-            self._arm(code)
         monitoring.set_events(self.tool, monitoring.events.PY_START)
         self._registered = True
 
@@ -130,14 +120,8 @@ class LineMonitor:
             self._registered = False
 
     def contexts(self) -> dict[str, dict[str, list[int]]]:
-        """{real path: {context: sorted lines}}: collection's lines (coverage) and the tests'."""
-        from killmap.tracing import coverage_contexts
+        """{real path: {context: sorted lines}}, as tracing.coverage_contexts gives coverage's."""
         merged: dict[str, dict[str, set[int]]] = {}
-        if self.collection is not None:
-            for path, by_context in coverage_contexts(self.collection).items():
-                mine = merged.setdefault(path, {})
-                for context, found in by_context.items():
-                    mine.setdefault(context, set()).update(found)
         for filename, by_context in self.lines.items():
             mine = merged.setdefault(os.path.realpath(filename), {})
             for context, found in by_context.items():
@@ -145,12 +129,11 @@ class LineMonitor:
         return {path: {c: sorted(found) for c, found in by_context.items()} for path, by_context in merged.items()}
 
 
-def line_monitor(include: Iterable[str], known: dict[str, list[types.CodeType]],
-                 collection: Any = None) -> LineMonitor | None:
+def line_monitor(include: Iterable[str]) -> LineMonitor | None:
     """A LineMonitor, or None where sys.monitoring is missing or every tool id is taken."""
     if not AVAILABLE:
         return None
     tool = free_tool_id()
     if tool is None:
         return None
-    return LineMonitor(include, known, collection, tool)
+    return LineMonitor(include, tool)

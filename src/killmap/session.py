@@ -116,7 +116,7 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             linecache.checkcache()  # tracebacks read the mutant's text from disk
         traced = request.get("coverage")
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=_tracer(server, traced) if traced else None,
+                            coverage=server.coverage if traced else None,
                             trace_share=trace_share_of(request), snapshot=request.get("snapshot"))
         session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
         session.items[:] = items
@@ -136,18 +136,6 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-def _tracer(server: SessionServer, wanted: dict[str, Any]) -> Any:
-    """What records a traced run's per-test lines: a LineMonitor on Python 3.12+ (the
-    tests run at full speed), else the coverage that traced collection, resumed. Either
-    way collection's lines are coverage's."""
-    if wanted.get("tracer", "auto") != "coverage" and server.functions is not None:
-        from killmap.monitor import line_monitor
-        monitor = line_monitor(wanted["include"], server.functions.codes(), collection=server.coverage)
-        if monitor is not None:
-            return monitor
-    return server.coverage
 
 
 def _fallback(request: dict[str, Any], reason: str) -> None:

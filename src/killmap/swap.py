@@ -86,11 +86,6 @@ class LiveFunctions:
                 self.by_file.setdefault(obj.__code__.co_filename, []).append(obj)
         self._originals: dict[tuple[str, str], dict[Place, types.CodeType]] = {}
 
-    def codes(self) -> dict[str, list[types.CodeType]]:
-        """The code objects of the live functions, by co_filename. A suspended generator's
-        code is among them: its frame keeps its function alive (Python 3.11+)."""
-        return {name: [f.__code__ for f in functions] for name, functions in self.by_file.items()}
-
     def originals(self, path: str, text: str) -> dict[Place, types.CodeType]:
         """The places of the file's unmutated text (SyntaxError if it does not compile)."""
         key = (path, text)

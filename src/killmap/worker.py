@@ -202,6 +202,7 @@ class _Server:
     responses: int     # raw fd, server -> worker: read with select, so no hidden buffer
     pending: bytes = b""
     traced: list[str] | None = None   # the files whose lines it recorded while collecting
+    tracer: str | None = None         # what it asked to record them: auto or coverage
     collect_seconds: float = 0.0      # from its fork to its collection's end: what a fresh session pays
 
     def close(self) -> None:
@@ -256,11 +257,9 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
             _enter_sandbox(request, spec["log"])
             cov = None
             if traced:
-                # Collection traced (what runs at import is reach evidence), then paused:
+                # Collection recorded (what runs at import is reach evidence), then paused:
                 # a traced baseline run resumes it, mutant runs never do.
-                cov = per_test_coverage(traced)
-                untraced_assertion_rewriting(cov)
-                cov.start()
+                cov = _collection_recorder(traced, request["coverage"].get("tracer", "auto"))
             plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
                                    request.get("ignore"), spec.get("prepare"), cov)
             pytest.main(list(spec["args"]), plugins=[plugin])
@@ -272,7 +271,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
     os.close(requests_read)
     os.close(responses_write)
     server = _Server(key, pid, os.fdopen(requests_write, "w", encoding="utf-8"), responses_read,
-                     traced=traced)
+                     traced=traced, tracer=(request.get("coverage") or {}).get("tracer"))
     ready = _read_line(server, began + spec["timeout"])
     server.collect_seconds = time.perf_counter() - began
     if not (ready and ready.get("ready")):
@@ -281,6 +280,22 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         return None
     _servers.append(server)
     return server
+
+
+def _collection_recorder(include: list[str], tracer: str) -> Any:
+    """What records a collected session's lines, started: the line monitor on Python 3.12+
+    (monitor.py; collection then runs untraced too), else coverage's C tracer, paused while
+    pytest rewrites asserts."""
+    if tracer != "coverage":
+        from killmap.monitor import line_monitor
+        monitor = line_monitor(include)   # every target module is yet to be imported
+        if monitor is not None:
+            monitor.start()
+            return monitor
+    cov = per_test_coverage(include)
+    untraced_assertion_rewriting(cov)
+    cov.start()
+    return cov
 
 
 def _read_line(server: _Server, deadline: float) -> dict[str, Any] | None:
@@ -308,7 +323,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     if server is None:
         return None, "the collected session is not available (collection failed in it)"
     wanted = request.get("coverage")
-    if wanted and wanted["include"] != server.traced:
+    if wanted and (wanted["include"] != server.traced or wanted.get("tracer") != server.tracer):
         return None, "the collected session did not trace its collection of these files"
     started = time.perf_counter()
     run = {key: request.get(key) for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot",

@@ -120,32 +120,31 @@ LATE = textwrap.dedent('''
 
 
 def _monitor_beside_coverage(tmp_path, name):
-    """A target module imported now, a LineMonitor armed on it, and coverage's C tracer."""
+    """A LineMonitor and coverage's C tracer, both started, then the target imported: the
+    order of a collected session, whose collection is the "" context."""
     from killmap.monitor import line_monitor
-    from killmap.swap import LiveFunctions
     from killmap.tracing import per_test_coverage
 
     target = tmp_path / f"{name}.py"
     target.write_text(TARGET)
     late = tmp_path / f"{name}_late.py"
     late.write_text(LATE)
+    monitor = line_monitor([str(target), str(late)])
+    assert monitor is not None
+    cov = per_test_coverage([str(target), str(late)])
+    cov.start()
+    monitor.start()
     sys.path.insert(0, str(tmp_path))
     module = importlib.import_module(name)
     paused = module.counter(3)
-    next(paused)                        # suspended before the monitor starts
+    next(paused)                        # suspended while tests are collected
     orphan = module.orphan()
     next(orphan)
     del module.orphan                   # gone from the module: only the generator's frame holds it
-    paused = (paused, orphan)
-    monitor = line_monitor([str(target), str(late)], LiveFunctions().codes())
-    assert monitor is not None
-    cov = per_test_coverage([str(target), str(late)])
-    return module, paused, monitor, cov
+    return module, (paused, orphan), monitor, cov
 
 
 def _run_tests(module, paused, monitor, cov, tests):
-    cov.start()
-    monitor.start()
     try:
         for context, body in tests:
             cov.switch_context(context)
@@ -159,9 +158,9 @@ def _run_tests(module, paused, monitor, cov, tests):
         monitor.close()
 
 
-def _per_test(found):
+def _lines(found):
     return {(path, context): tuple(lines) for path, by_context in found.items()
-            for context, lines in by_context.items() if context}
+            for context, lines in by_context.items()}
 
 
 def test_the_monitor_credits_every_test_with_the_lines_coverage_credits_it_with(tmp_path):
@@ -187,12 +186,12 @@ def test_the_monitor_credits_every_test_with_the_lines_coverage_credits_it_with(
         ("nothing", lambda: None),
     ]
     _run_tests(module, paused, monitor, cov, tests)
-    expected, found = _per_test(coverage_contexts(cov)), _per_test(monitor.contexts())
-    assert found == expected
+    expected, found = _lines(coverage_contexts(cov)), _lines(monitor.contexts())
+    assert found == expected            # collection's lines ("") included
     # Not vacuous: each kind of code above was seen, and twice where two tests ran it.
     target = os.path.realpath(tmp_path / "km_target_a.py")
     late = os.path.realpath(tmp_path / "km_target_a_late.py")
-    assert (late, "imported-late") in found
+    assert (target, "") in found and (late, "imported-late") in found
     assert found[(target, "again")] and set(found[(target, "again")]) <= set(found[(target, "branches")])
     for context in ("resumed", "orphan", "closure", "comprehension", "decorated", "property", "coroutine", "match",
                     "guarded", "reloaded"):
@@ -201,8 +200,8 @@ def test_the_monitor_credits_every_test_with_the_lines_coverage_credits_it_with(
 
 
 def test_lines_run_while_the_monitor_is_stopped_are_not_credited_and_are_rearmed_after(tmp_path):
-    module, paused, monitor, cov = _monitor_beside_coverage(tmp_path, "km_target_b")
-    monitor.start()
+    module, _, monitor, cov = _monitor_beside_coverage(tmp_path, "km_target_b")
+    cov.stop()
     monitor.switch_context("before")
     monitor.stop()
     module.classify(-1)                 # untraced: another run's share
@@ -229,7 +228,7 @@ def test_tool_ids_the_tests_hold_are_left_to_them(tmp_path):
             if tool == 3:
                 assert free_tool_id() not in (None, 3)
         # With every id held the baseline falls back to coverage, which the fork then uses.
-        assert free_tool_id() is None and line_monitor([str(tmp_path / "x.py")], {}) is None
+        assert free_tool_id() is None and line_monitor([str(tmp_path / "x.py")]) is None
     finally:
         for tool in taken:
             sys.monitoring.free_tool_id(tool)
