@@ -64,9 +64,9 @@ def test_the_gates_baseline_measures_its_sessions_collection(tmp_path, monkeypat
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     result = lab.run_lab(project, LabOptions(jobs=1, use_cache=False))
     baseline = result.baselines[0]
-    # The collected session reported how long it took to collect (a fresh interpreter
-    # importing pytest and the project: far above the 0.2 s floor), and a cost per test.
-    assert baseline.overhead > 0.2 and baseline.per_test > 0
+    # The collected session reported how long it took to collect: without that the run
+    # could not be split into a once part and a per-test part, and per_test would be 0.
+    assert baseline.overhead >= 0.2 and baseline.per_test > 0
     for verdict in result.verdicts:
         selected = len(verdict.selected)
         unmutated = verdict.extras["selected_baseline_seconds"]

@@ -20,7 +20,7 @@ import textwrap
 
 import pytest
 
-from gatekit import copy_fixture
+from gatekit import copy_fixture, gate_env, run_gate
 
 if sys.version_info < (3, 12) and os.environ.get("KILLMAP_REQUIRE_MONITORING") != "1":
     pytest.skip("sys.monitoring is Python 3.12+ (.ci/run runs these under 3.12)", allow_module_level=True)
@@ -250,3 +250,14 @@ def test_the_gate_selects_the_same_tests_and_gives_the_same_verdicts_under_eithe
     assert any(contexts for b in auto.baselines for contexts in b.coverage.values())
     shown = lambda result: [(v.name, v.verdict, v.selected, tuple(r.id for r in v.red)) for v in result.verdicts]
     assert shown(auto) == shown(traced)
+
+
+def test_the_report_says_what_recorded_the_baseline_and_the_command_line_can_force_coverage(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    env = gate_env(project)
+    recorded = {}
+    for args in ((), ("--reach-tracer", "coverage")):
+        run = run_gate(project, "run", "--no-cache", *args, env=env)
+        assert run.code == 0, run.stderr
+        recorded[args] = [b["reach_recorded_by"] for b in run.report["baselines"]]
+    assert recorded == {(): ["sys.monitoring"], ("--reach-tracer", "coverage"): ["coverage"]}
