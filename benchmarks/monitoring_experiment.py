@@ -1,4 +1,4 @@
-"""An experiment for the next tracer: per-test line sets from sys.monitoring (Python 3.12+).
+"""The experiment behind the line monitor (src/killmap/monitor.py): per-test lines from sys.monitoring.
 
 The baseline's reach evidence is coverage's C tracer with one context per test. On Python
 3.11 any trace function puts the whole interpreter on its slow path, so a traced test runs
@@ -16,8 +16,9 @@ tests are collected stays with coverage in any design.
 The monitoring plugin arms, after collection, every code object of the target files that a
 live function (or a suspended generator) holds, and the code objects nested in them; each
 event returns DISABLE, and restart_events() re-arms them at every test. A target module
-first imported, or reloaded, during a test would be missed: a real tracer must see that
-(PY_START events) or fall back to coverage.
+first imported, or reloaded, during a test would be missed here; the gate's monitor arms
+code on PY_START instead, from before collection (and benchmarks/tracer_agreement.py holds
+it to the C tracer on the real-world corpora).
 """
 
 from __future__ import annotations
