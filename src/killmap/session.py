@@ -115,6 +115,9 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
                           "seconds": round(swap_seconds, 4)}
             linecache.checkcache()  # tracebacks read the mutant's text from disk
         traced = request.get("coverage")
+        # Untraced, a fork inherits the session's recorder stopped: on 3.12+ the line
+        # monitor's events then fire once per line and record nothing, as in a baseline
+        # run's untraced share, so a mutant's tests run as the baseline's did.
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=server.coverage if traced else None,
                             trace_share=trace_share_of(request), snapshot=request.get("snapshot"))
