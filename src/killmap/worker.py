@@ -283,9 +283,9 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
 
 
 def _collection_recorder(include: list[str], tracer: str) -> Any:
-    """What records a collected session's lines, started: the line monitor on Python 3.12+
-    (monitor.py; collection then runs untraced too), else coverage's C tracer, paused while
-    pytest rewrites asserts."""
+    """What records a session's lines (collected or fresh), started before it collects: the
+    line monitor on Python 3.12+ (monitor.py; collection then runs untraced too), else
+    coverage's C tracer, paused while pytest rewrites asserts."""
     if tracer != "coverage":
         from killmap.monitor import line_monitor
         monitor = line_monitor(include)   # every target module is yet to be imported
@@ -406,9 +406,8 @@ def _child(request: dict[str, Any]) -> None:
         _enter_sandbox(request, request["log"])
         cov = None
         if request.get("coverage"):
-            cov = per_test_coverage(request["coverage"]["include"])
-            untraced_assertion_rewriting(cov)
-            cov.start()   # before collection: what runs at import is evidence too
+            # Before collection: what runs at import is evidence too.
+            cov = _collection_recorder(request["coverage"]["include"], request["coverage"].get("tracer", "auto"))
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=cov, tracing=cov is not None, trace_share=trace_share_of(request),
                             snapshot=request.get("snapshot"), ignore=request.get("ignore"))

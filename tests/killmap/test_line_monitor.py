@@ -261,3 +261,23 @@ def test_the_report_says_what_recorded_the_baseline_and_the_command_line_can_for
         assert run.code == 0, run.stderr
         recorded[args] = [b["reach_recorded_by"] for b in run.report["baselines"]]
     assert recorded == {(): ["sys.monitoring"], ("--reach-tracer", "coverage"): ["coverage"]}
+
+
+def test_a_fresh_session_records_the_same_lines_with_the_monitor_as_with_coverage(tmp_path):
+    # Red-first's traced run, and a baseline whose collected session is unavailable, run in
+    # a fresh pytest session: the monitor records there too, from before collection.
+    from killmap.engine import Engine
+    from killmap.project import project_files
+    from killmap.runner import Scenario
+    project = copy_fixture("basic", tmp_path)
+    files = project_files(project)
+    outcomes = {}
+    for tracer in ("auto", "coverage"):
+        with Engine(project, files, 1, tracer=tracer) as engine:
+            scenario = Scenario(label=f"fresh-{tracer}", tests=("tests",), timeout=120, sys_path=("src",),
+                                coverage_files=("src/basicpkg/core.py",), tracer=tracer)
+            outcomes[tracer] = engine.run(engine.workers[0], scenario)
+    auto, traced = outcomes["auto"], outcomes["coverage"]
+    assert (auto.path, auto.tracer, traced.tracer) == ("fresh", "sys.monitoring", "coverage")
+    assert auto.coverage == traced.coverage
+    assert any(context for contexts in auto.coverage.values() for context in contexts)
