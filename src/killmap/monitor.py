@@ -7,12 +7,13 @@ on the target files' code objects alone; everything else runs at full speed.
 
 What it records must be what the C tracer records, or selection would miss a test:
 
-- it starts with the collected session, before any target module is imported, and PY_START
-  is on for every code object: the first start of a target's module code (its import)
-  arms LINE events on it and on all the code nested in it (functions, methods, lambdas,
-  comprehensions); any other code object returns DISABLE, so it costs one callback per code
-  object and test. Code that appears later (a module imported or reloaded during a test, a
-  function built from a copied code object, `exec`) is armed the same way;
+- it starts with the session, before any target module is imported, and PY_START is on
+  for every code object: the first start of a target file's code object (its module's
+  import, a function's first call, a generator's first step) arms LINE events on it
+  before its first line runs; any other code object returns DISABLE, so PY_START costs one
+  callback per code object and test. Code that appears later (a module imported or
+  reloaded during a test, a function built from a copied code object, `exec`) is armed
+  the same way;
 - each line reports once and is DISABLEd; switching the context (each test) re-arms every
   disabled event (`restart_events`), so a second test running the same line is credited.
 
@@ -31,13 +32,6 @@ AVAILABLE = sys.version_info >= (3, 12)
 NAME = "killmap-reach"
 
 
-def _nested(code: types.CodeType) -> Iterable[types.CodeType]:
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _nested(const)
-
-
 def free_tool_id() -> int | None:
     """A sys.monitoring tool id nobody holds; the named ones last, since a debugger,
     coverage or a profiler inside the tests would ask for theirs."""
@@ -51,8 +45,8 @@ class LineMonitor:
     """The lines of `include` (file paths) that ran, by context, as coverage would record them.
 
     Duck-types the part of coverage.Coverage the Recorder uses: start, stop and
-    switch_context. Started before the targets are imported: code that already exists
-    when it starts is armed only when it next starts, never when it resumes.
+    switch_context. Started before the targets are imported: code that already ran when it
+    starts is armed only when it next starts, never when a suspended frame resumes.
     """
 
     def __init__(self, include: Iterable[str], tool: int):
@@ -74,11 +68,8 @@ class LineMonitor:
         return found
 
     def _arm(self, code: types.CodeType) -> None:
-        events = sys.monitoring.events
-        for each in _nested(code):
-            if id(each) not in self._armed:
-                self._armed[id(each)] = each
-                sys.monitoring.set_local_events(self.tool, each, events.LINE)
+        self._armed[id(code)] = code
+        sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.LINE)
 
     def _register(self) -> None:
         monitoring = sys.monitoring

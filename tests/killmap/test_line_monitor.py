@@ -281,3 +281,23 @@ def test_a_fresh_session_records_the_same_lines_with_the_monitor_as_with_coverag
     assert (auto.path, auto.tracer, traced.tracer) == ("fresh", "sys.monitoring", "coverage")
     assert auto.coverage == traced.coverage
     assert any(context for contexts in auto.coverage.values() for context in contexts)
+
+
+def test_a_session_the_monitor_collected_is_not_handed_a_run_that_asks_for_coverage(tmp_path):
+    # One engine asks for one recorder; should two ever meet on a worker, the lines of a
+    # collection recorded by the other must not be mixed in: the run falls back to a fresh session.
+    from killmap.engine import Engine
+    from killmap.project import project_files
+    from killmap.runner import Scenario
+    project = copy_fixture("basic", tmp_path)
+    with Engine(project, project_files(project), 1) as engine:
+        worker = engine.workers[0]
+        runs = {}
+        for tracer in ("auto", "coverage"):
+            scenario = Scenario(label=f"session-{tracer}", tests=("tests",), timeout=120, sys_path=("src",),
+                                coverage_files=("src/basicpkg/core.py",), tracer=tracer, session_tests=("tests",))
+            runs[tracer] = engine.run(worker, scenario)
+    assert (runs["auto"].path, runs["auto"].tracer) == ("swap", "sys.monitoring")
+    assert (runs["coverage"].path, runs["coverage"].tracer) == ("fallback", "coverage")
+    assert "did not trace its collection" in runs["coverage"].fallback
+    assert runs["auto"].coverage == runs["coverage"].coverage
