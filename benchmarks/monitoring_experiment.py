@@ -1,24 +1,18 @@
-"""The experiment behind the line monitor (src/killmap/monitor.py): per-test lines from sys.monitoring.
+"""Timing of the baseline's two line recorders on any suite: plain, C tracer, sys.monitoring.
 
-The baseline's reach evidence is coverage's C tracer with one context per test. On Python
-3.11 any trace function puts the whole interpreter on its slow path, so a traced test runs
-2-5x slower even where it runs nothing of a target file. Python 3.12's sys.monitoring can
-instead arm LINE events on the target files' code objects only. This script measures both
-on a real suite, side by side, and checks that they record the same lines for every test:
+The baseline's reach evidence is each test's lines of the target files. On Python 3.11 it
+is recorded by coverage's C tracer, which puts the whole interpreter on its slow path; on
+3.12+ by killmap's line monitor (src/killmap/monitor.py), LINE events armed on the target
+files' code objects only. This script times both on any suite, beside a plain run, and
+checks that they record the same lines for every test and for collection:
 
     python3.12 benchmarks/monitoring_experiment.py PROJECT --target src/pkg/mod.py [...] -- [pytest args]
 
 It runs pytest three times in PROJECT (plain, C tracer, sys.monitoring) with this file as a
-plugin, and prints each wall time and how many tests' line sets differ. The interpreter
-needs pytest and coverage. Only the lines run during tests are compared: what runs while
-tests are collected stays with coverage in any design.
-
-The monitoring plugin arms, after collection, every code object of the target files that a
-live function (or a suspended generator) holds, and the code objects nested in them; each
-event returns DISABLE, and restart_events() re-arms them at every test. A target module
-first imported, or reloaded, during a test would be missed here; the gate's monitor arms
-code on PY_START instead, from before collection (and benchmarks/tracer_agreement.py holds
-it to the C tracer on the real-world corpora).
+plugin that starts killmap's own recorders before collection, as the gate does, and prints
+each wall time and how many contexts' line sets differ. The interpreter needs pytest and
+killmap. It started as the experiment that led to the monitor; benchmarks/tracer_agreement.py
+is the check on the real-world corpora through the gate's own baseline.
 """
 
 from __future__ import annotations
@@ -30,101 +24,58 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 import pytest
 
 MODE_ENV, TARGETS_ENV, OUT_ENV = "KM_EXP_MODE", "KM_EXP_TARGETS", "KM_EXP_OUT"
-TOOL_ID = 3   # sys.monitoring's free ids are 0-5; coverage takes its own when it uses one
 
 # --- the pytest plugin (loaded with -p monitoring_experiment) -------------------------------
+# Both recorders are killmap's own (tracing.per_test_coverage, monitor.LineMonitor), started
+# before collection as the gate starts them, so what is timed is what the gate runs.
 
-_state: dict = {"context": "", "lines": {}, "coverage": None}
-
-
-def _targets() -> set[str]:
-    return {os.path.realpath(p) for p in os.environ.get(TARGETS_ENV, "").split(os.pathsep) if p}
+_state: dict = {"recorder": None}
 
 
-def _nested(code: types.CodeType):
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _nested(const)
+def _targets() -> list[str]:
+    return [p for p in os.environ.get(TARGETS_ENV, "").split(os.pathsep) if p]
 
 
 def pytest_configure(config):
-    if os.environ.get(MODE_ENV) == "ctrace":
-        import coverage
-        cov = coverage.Coverage(data_file=None, include=sorted(_targets()), config_file=False, branch=False)
-        cov.set_option("run:core", "ctrace")
-        cov.start()
-        _state["coverage"] = cov
-
-
-def pytest_collection_finish(session):
-    if os.environ.get(MODE_ENV) != "monitor":
+    mode = os.environ.get(MODE_ENV)
+    if mode == "ctrace":
+        from killmap.tracing import per_test_coverage
+        recorder = per_test_coverage(_targets())
+    elif mode == "monitor":
+        from killmap.monitor import line_monitor
+        recorder = line_monitor(_targets())
+    else:
         return
-    import gc
-    monitoring = sys.monitoring
-    targets, lines = _targets(), _state["lines"]
-    monitoring.use_tool_id(TOOL_ID, "killmap-experiment")
-
-    def on_line(code, line):
-        lines.setdefault(_state["context"], set()).add((code.co_filename, line))
-        return monitoring.DISABLE
-
-    monitoring.register_callback(TOOL_ID, monitoring.events.LINE, on_line)
-    armed: set[int] = set()
-    for obj in gc.get_objects():
-        code = getattr(obj, "__code__", None) if isinstance(obj, types.FunctionType) else \
-            getattr(obj, "gi_code", None) if isinstance(obj, types.GeneratorType) else None
-        if code is None or os.path.realpath(code.co_filename) not in targets:
-            continue
-        for each in _nested(code):
-            if id(each) not in armed:
-                armed.add(id(each))
-                monitoring.set_local_events(TOOL_ID, each, monitoring.events.LINE)
+    recorder.start()
+    _state["recorder"] = recorder
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    mode = os.environ.get(MODE_ENV)
-    if mode == "ctrace":
-        _state["coverage"].switch_context(item.nodeid)
-    elif mode == "monitor":
-        _state["context"] = item.nodeid
-        sys.monitoring.restart_events()
+    if _state["recorder"] is not None:
+        _state["recorder"].switch_context(item.nodeid)
 
 
 def pytest_runtest_logfinish(nodeid, location):
-    mode = os.environ.get(MODE_ENV)
-    if mode == "ctrace":
-        _state["coverage"].switch_context("")
-    elif mode == "monitor":
-        _state["context"] = ""
+    if _state["recorder"] is not None:
+        _state["recorder"].switch_context("")
 
 
 def pytest_unconfigure(config):
-    out, mode = os.environ.get(OUT_ENV), os.environ.get(MODE_ENV)
-    found: dict[str, set] = {}
-    if mode == "ctrace":
-        cov = _state["coverage"]
-        cov.stop()
-        data = cov.get_data()
-        for filename in data.measured_files():
-            real = os.path.realpath(filename)
-            for line, contexts in data.contexts_by_lineno(filename).items():
-                for context in contexts:
-                    found.setdefault(context, set()).add((real, line))
-    elif mode == "monitor":
-        real = {f for seen in _state["lines"].values() for f, _ in seen}
-        real = {f: os.path.realpath(f) for f in real}   # once per file: they are system calls
-        for context, seen in _state["lines"].items():
-            found[context] = {(real[f], line) for f, line in seen}
-    if out:
-        Path(out).write_text(json.dumps({k: sorted(v) for k, v in found.items() if k}), encoding="utf-8")
+    out, recorder = os.environ.get(OUT_ENV), _state["recorder"]
+    if recorder is None or not out:
+        return
+    recorder.stop()
+    from killmap.monitor import LineMonitor
+    from killmap.tracing import coverage_contexts
+    found = recorder.contexts() if isinstance(recorder, LineMonitor) else coverage_contexts(recorder)
+    Path(out).write_text(json.dumps({f"{path}::{context}": lines for path, by_context in found.items()
+                                     for context, lines in by_context.items()}), encoding="utf-8")
 
 
 # --- the driver -------------------------------------------------------------------------------
@@ -161,14 +112,18 @@ def main(argv: list[str] | None = None) -> int:
                 walls[mode].append(_run(project, mode, targets, pytest_args, Path(scratch) / f"{mode}.json"))
         traced = json.loads((Path(scratch) / "ctrace.json").read_text(encoding="utf-8"))
         monitored = json.loads((Path(scratch) / "monitor.json").read_text(encoding="utf-8"))
-    differ = sorted(t for t in set(traced) | set(monitored)
-                    if {tuple(x) for x in traced.get(t, [])} != {tuple(x) for x in monitored.get(t, [])})
+    differ = sorted(k for k in set(traced) | set(monitored) if traced.get(k) != monitored.get(k))
     for mode, values in walls.items():
         print(f"{mode:8} " + " ".join(f"{v:.2f}s" for v in values))
-    print(f"tests with lines in a target: {len(traced)} (C tracer), {len(monitored)} (sys.monitoring); "
-          f"tests whose line sets differ: {len(differ)}")
+    print(f"contexts with lines in a target: {len(traced)} (C tracer), {len(monitored)} (sys.monitoring); "
+          f"contexts whose line sets differ: {len(differ)}")
     for test in differ[:5]:
         print("  differs:", test)
+    if not traced:
+        # Agreement on nothing proves nothing: the targets were never imported from PROJECT
+        # (an installed copy shadowing it?).
+        print("no line of a target ran: check --target and where the tests import it from")
+        return 1
     return 1 if differ else 0
 
 
