@@ -18,7 +18,7 @@ from killmap.catalog import GateSettings, Mutation, matches
 from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.imports import first_syntax_error, unreachable_test_files
-from killmap.outcome import RunOutcome
+from killmap.outcome import RunOutcome, tracers_of
 from killmap.runner import Scenario
 
 
@@ -115,7 +115,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     sources = set(source_files(files, settings))
     imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
     coverage = _union([o.coverage or {} for o in outcomes])
-    tracer = " + ".join(sorted({o.tracer for o in outcomes if o.tracer}))
+    tracer = tracers_of(outcomes)
     return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
                     imported, tuple(ignored), settings.tests + deselect, targets, tracer, per_test)
 

@@ -110,6 +110,12 @@ class RunOutcome:
         return {k: v.duration for k, v in self.tests.items()}
 
 
+def tracers_of(outcomes: "list[RunOutcome]") -> str:
+    """What recorded the coverage of these runs, as one name ("coverage + sys.monitoring" if
+    both did); "" when none was traced."""
+    return " + ".join(sorted({o.tracer for o in outcomes if o.tracer}))
+
+
 def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
                  coverage_path: Path | None = None) -> RunOutcome:
     tests: dict[str, TestResult] = {}

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from killmap.outcome import RunOutcome, TestResult, read_outcome
+from killmap.outcome import RunOutcome, TestResult, read_outcome, tracers_of
 from killmap.pool import Worker
 from killmap.sandbox import Scratch
 
@@ -263,7 +263,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         imported=finished[-1].imported if finished else (), final_wall=sum(o.final_wall for o in segments),
         confirmation=confirmation, child_exit=last.child_exit, segments=len(segments),
         untraced=frozenset(untraced),
-        tracer=" + ".join(sorted({o.tracer for o in segments if o.tracer})),
+        tracer=tracers_of(segments),
         session_seconds=max(o.session_seconds for o in segments),
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})))
