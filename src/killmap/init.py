@@ -227,14 +227,32 @@ def _guess_kills(root: Path, tests: list[str], name: str) -> tuple[str, str]:
 
 
 def _tests_in(rel: str, tree: ast.Module):
+    cases = _unittest_cases(tree)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             yield f"{rel}::{node.name}", node
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+        elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or node.name in cases):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
                     yield f"{rel}::{node.name}::{item.name}", item
 
+
+def _unittest_cases(tree: ast.Module) -> set[str]:
+    """The file's classes that derive from a `TestCase`, directly or through another class of
+    the same file: pytest collects those whatever their name (more-itertools' `ChunkedTests`),
+    so a guess that only looked at `Test*` classes missed every test of a unittest suite."""
+    bases = {node.name: {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                         for b in node.bases}
+             for node in tree.body if isinstance(node, ast.ClassDef)}
+    cases: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, parents in bases.items():
+            if name not in cases and ("TestCase" in parents or parents & cases):
+                cases.add(name)
+                grew = True
+    return cases
 
 # --- the examples ------------------------------------------------------------------------
 

@@ -171,6 +171,34 @@ def test_an_example_that_would_leave_dead_code_is_said_so_and_another_operator_g
     assert "the literal containing <drop> becomes the literal containing <keep>\n# [[mutation]]" in text
 
 
+def test_the_kills_guess_reads_a_unittest_suite_whose_classes_are_not_named_test(tmp_path):
+    # pytest collects any TestCase subclass whatever its name; more-itertools' suite is all
+    # `ChunkedTests(TestCase)`, and a guess that read only `Test*` classes fell back to
+    # whatever test came first. The first class here never calls the function.
+    root = _project(tmp_path, {"demo.py": "def chunked(xs):\n    return [xs]\n",
+                               "tests/test_demo.py": """\
+        import unittest
+        from unittest import TestCase
+        import demo
+
+
+        class TestOther(TestCase):
+            def test_other(self):
+                assert True
+
+
+        class Base(unittest.TestCase):
+            pass
+
+
+        class ChunkedTests(Base):
+            def test_even(self):
+                self.assertEqual(demo.chunked([1]), [[1]])
+        """})
+    plan = detect(root)
+    assert plan.kills == "tests/test_demo.py::ChunkedTests::test_even"
+
+
 def test_a_project_without_code_is_an_error(tmp_path):
     with pytest.raises(GateError, match="no Python package or module"):
         detect(_project(tmp_path, {"tests/test_a.py": ""}))
