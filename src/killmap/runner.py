@@ -23,8 +23,10 @@ from killmap.sandbox import Scratch
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
 # seen (no maxfail), order is the file's (no random order), nothing is cached between runs.
-GATE_FLAGS = ("-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:random_order",
-              "-p", "no:xdist", "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
+# xdist, pytest-cov and pytest-randomly stay loaded, switched off by neutral.py: blocking
+# them would make pytest refuse an addopts that names their options.
+GATE_FLAGS = ("-p", "no:cacheprovider", "-p", "no:random_order",
+              "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from killmap.confine import confine_writes
+from killmap.neutral import PluginNeutraliser
 from killmap.plugin import Recorder, conclude_run, trace_share_of
 from killmap.reaper import become_subreaper, kill_descendants, limit_memory
 from killmap.sandbox import copy_files
@@ -262,7 +263,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
                 cov = _collection_recorder(traced, request["coverage"].get("tracer", "auto"))
             plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
                                    request.get("ignore"), spec.get("prepare"), cov)
-            pytest.main(list(spec["args"]), plugins=[plugin])
+            pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
             code = 0
         except BaseException:  # noqa: BLE001
             traceback.print_exc()
@@ -411,7 +412,7 @@ def _child(request: dict[str, Any]) -> None:
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=cov, tracing=cov is not None, trace_share=trace_share_of(request),
                             snapshot=request.get("snapshot"), ignore=request.get("ignore"))
-        exit_code = pytest.main(list(request["args"]), plugins=[recorder])
+        exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser()])
         conclude_run(recorder, int(exit_code), request, request.get("blocked_root"),
                      imports_of=request["sandbox"])
         code = 0
