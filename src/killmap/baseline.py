@@ -18,7 +18,7 @@ from killmap.catalog import GateSettings, Mutation, matches
 from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.imports import first_syntax_error, unreachable_test_files
-from killmap.outcome import RunOutcome, tracers_of
+from killmap.outcome import RunOutcome, refused_arguments, tracers_of
 from killmap.runner import Scenario
 
 
@@ -96,6 +96,8 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
                             f"{message.splitlines()[-1] if message else ''}")
         if not outcome.finished:
             raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
+        if refused_arguments(outcome):
+            raise GateError(f"{where}: pytest refused the project's configuration: {refused_arguments(outcome)}")
         if not outcome.collected:
             raise GateError(f"{where}: no tests collected")
     # Flakes first: a test red in one run and green in another is a flake, not a red baseline.

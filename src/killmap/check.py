@@ -19,6 +19,7 @@ from pathlib import Path
 
 from killmap.catalog import GateSettings, Mutation, matches
 from killmap.errors import GateError
+from killmap.outcome import refused_arguments
 
 EXIT_OK, EXIT_ERROR = 0, 2
 COLLECT_TIMEOUT = 300.0
@@ -125,6 +126,9 @@ def _collect(root: Path, settings_list: list[GateSettings]
             if not errors and not outcome.finished:
                 errors.append(GateError(f"{where}: pytest ended without a report; "
                                         f"log tail: {outcome.log_tail[-300:]}"))
+            if not errors and refused_arguments(outcome):
+                errors.append(GateError(f"{where}: pytest refused the project's configuration: "
+                                        f"{refused_arguments(outcome)}"))
             if not errors and not outcome.collected:
                 errors.append(GateError(f"{where}: no tests collected"))
             found[settings] = (outcome.collected, errors)

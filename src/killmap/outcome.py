@@ -110,6 +110,16 @@ class RunOutcome:
         return {k: v.duration for k, v in self.tests.items()}
 
 
+def refused_arguments(outcome: "RunOutcome") -> str | None:
+    """pytest's own words when it refused its command line or configuration (exit code 4,
+    USAGE_ERROR): an addopts naming a plugin that is not installed, say. It collects nothing
+    then, and "no tests collected" would send the user looking in the wrong place."""
+    if outcome.exit_code != 4:
+        return None
+    said = [line.strip() for line in outcome.log_tail.splitlines() if "error:" in line.lower()]
+    return said[-1] if said else "pytest refused its arguments (usage error)"
+
+
 def tracers_of(outcomes: "list[RunOutcome]") -> str:
     """What recorded the coverage of these runs, as one name ("coverage + sys.monitoring" if
     both did); "" when none was traced."""
