@@ -32,7 +32,7 @@ def project_files(root: Path) -> list[str]:
         files = [f for f in listed.decode("utf-8", "surrogateescape").split("\0") if f]
         found = sorted(f for f in files if (root / f).is_file() and "__pycache__" not in f)
         if found:
-            return found
+            return _outside_venvs(found)
         # Nothing listed: a project inside a folder its enclosing checkout ignores. It is
         # not that checkout's to describe; walk it like a project without git.
     except (OSError, subprocess.SubprocessError):
@@ -45,6 +45,16 @@ def project_files(root: Path) -> list[str]:
                 continue
             found.append((Path(folder) / name).relative_to(root).as_posix())
     return sorted(found)
+
+
+def _outside_venvs(files: list[str]) -> list[str]:
+    """Leave out every virtual environment (a folder holding `pyvenv.cfg`) that git does not
+    ignore: on Python < 3.13 `python3 -m venv .venv` writes no .gitignore, and each sandbox
+    would copy thousands of installed files the gate imports from the venv itself."""
+    venvs = tuple(f[: -len("pyvenv.cfg")] for f in files if f == "pyvenv.cfg" or f.endswith("/pyvenv.cfg"))
+    if "" in venvs:     # the project root is itself a venv: nothing to leave out
+        return files
+    return [f for f in files if not f.startswith(venvs)] if venvs else files
 
 
 def module_name(rel_file: str, paths: tuple[str, ...]) -> str | None:

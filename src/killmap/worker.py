@@ -431,16 +431,30 @@ def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
     entry (.pth) or as a meta-path finder; both would let the original shadow the mutant.
     """
     blocked = os.path.realpath(blocked_root) + os.sep if blocked_root else None
+    # The interpreter's own installation stays, even inside the working tree: the README's
+    # `python3 -m venv .venv` puts every test dependency there, and removing it lost each one
+    # not yet imported (hypothesis, six: "No module named ..." in every test file).
+    installed = tuple({os.path.realpath(p) + os.sep for p in _installation_paths()})
 
     def allowed(entry: str) -> bool:
-        real = os.path.realpath(entry or ".")
-        return not (blocked and (real + os.sep).startswith(blocked))
+        real = os.path.realpath(entry or ".") + os.sep
+        return not (blocked and real.startswith(blocked)) or real.startswith(installed)
 
     sys.path[:] = list(prepend) + [p for p in sys.path if p not in prepend and allowed(p)]
     sys.meta_path[:] = [f for f in sys.meta_path
                         if not type(f).__module__.startswith("__editable__")
                         and not getattr(f, "__module__", "").startswith("__editable__")]
     sys.path_importer_cache.clear()
+
+
+def _installation_paths() -> list[str]:
+    """Where this interpreter keeps the standard library and installed distributions (a venv's
+    site-packages), never a whole prefix: a project may live under /usr/local too."""
+    import site
+    import sysconfig
+    paths = [sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    paths += site.getsitepackages() if hasattr(site, "getsitepackages") else []
+    return [p for p in paths if p]
 
 
 if __name__ == "__main__":
