@@ -97,7 +97,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
         if not outcome.finished:
             raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
         if refused_arguments(outcome):
-            raise GateError(f"{where}: pytest refused the project's configuration: {refused_arguments(outcome)}")
+            raise GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}")
         if not outcome.collected:
             raise GateError(f"{where}: no tests collected")
     # Flakes first: a test red in one run and green in another is a flake, not a red baseline.

@@ -127,7 +127,7 @@ def _collect(root: Path, settings_list: list[GateSettings]
                 errors.append(GateError(f"{where}: pytest ended without a report; "
                                         f"log tail: {outcome.log_tail[-300:]}"))
             if not errors and refused_arguments(outcome):
-                errors.append(GateError(f"{where}: pytest refused the project's configuration: "
+                errors.append(GateError(f"{where}: pytest stopped before collecting: "
                                         f"{refused_arguments(outcome)}"))
             if not errors and not outcome.collected:
                 errors.append(GateError(f"{where}: no tests collected"))

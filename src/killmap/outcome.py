@@ -111,9 +111,9 @@ class RunOutcome:
 
 
 def refused_arguments(outcome: "RunOutcome") -> str | None:
-    """pytest's own words when it refused its command line or configuration (exit code 4,
-    USAGE_ERROR): an addopts naming a plugin that is not installed, say. It collects nothing
-    then, and "no tests collected" would send the user looking in the wrong place."""
+    """pytest's own words when it stopped before collecting (exit code 4, USAGE_ERROR): an
+    addopts naming a plugin that is not installed, a conftest.py that does not import. It
+    collects nothing then, and "no tests collected" would send the user looking elsewhere."""
     if outcome.exit_code != 4:
         return None
     said = [line.strip() for line in outcome.log_tail.splitlines() if "error:" in line.lower()]

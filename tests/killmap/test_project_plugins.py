@@ -124,6 +124,15 @@ def test_an_addopts_pytest_refuses_is_named_not_reported_as_no_tests(tmp_path):
     for command in ("run", "check"):
         done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
         assert done.code == 2, done.stdout + done.stderr
-        assert "pytest refused the project's configuration" in done.stderr
+        assert "pytest stopped before collecting" in done.stderr
         assert "unrecognized arguments: --option-of-a-plugin-not-installed" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_conftest_that_does_not_import_is_named_with_its_error(tmp_path):
+    project = _project(tmp_path, "-q", DOUBLE)
+    (project / "tests" / "conftest.py").write_text("import a_dependency_nobody_installed\n")
+    done = run_gate(project, "run", "--no-cache")
+    assert done.code == 2, done.stdout + done.stderr
+    assert "pytest stopped before collecting" in done.stderr
+    assert "No module named 'a_dependency_nobody_installed'" in done.stderr
