@@ -29,6 +29,12 @@ GATE_FLAGS = ("-p", "no:cacheprovider", "-p", "no:random_order",
               "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
 
+# Folders a test tool fills as tests run, under names that change with what failed:
+# Hypothesis saves each failing example under a hash of the test and the example, so a
+# mutant that breaks a property test always writes a file no unmutated run wrote.
+TOOL_CACHES = frozenset({".hypothesis", ".pytest_cache"})
+
+
 @dataclass(frozen=True)
 class Scenario:
     label: str
@@ -150,11 +156,13 @@ def _sandbox_writes(worker: Worker, unmutated: bool) -> tuple[str, ...]:
 
     Tests may legitimately write into their working folder; the unmutated runs show which
     files those are. Anything else a mutant wrote would change what later runs on this
-    worker see, so it is undone either way, and reported.
+    worker see, so it is undone either way, and reported. A test tool's own cache (TOOL_CACHES)
+    is undone too, but is nobody's finding.
     """
     if worker.guard is None:
         return ()
-    changed = worker.guard.check_and_restore().paths
+    changed = tuple(p for p in worker.guard.check_and_restore().paths
+                    if p.split("/", 1)[0] not in TOOL_CACHES)
     if changed:
         worker.session_stale = True
     if worker.containment is None:

@@ -247,3 +247,35 @@ def test_without_a_setting_each_run_may_use_an_equal_share_of_the_machines_memor
     assert memory_limit_for(2) == max(2 * 1024 ** 3, total // 3)
     monkeypatch.setenv("KILLMAP_MEMORY_MB", "0")
     assert memory_limit_for(2) is None
+
+
+def test_a_test_tools_cache_written_by_a_failing_mutant_is_undone_silently_and_the_verdict_cached(tmp_path):
+    # Hypothesis saves each failing example under .hypothesis/examples/<hash>/<hash>: a mutant
+    # that breaks a property test always writes a file no unmutated run wrote. That is the
+    # tool's cache, not a finding: no warning, and the verdict may be cached. It is still
+    # undone, so the next mutant's `test_no_saved_examples` (in no contract) stays green.
+    project = write_project(tmp_path / "proj", {
+        "pyproject.toml": '[project]\nname = "prop"\nversion = "0"\n',
+        "prop.py": "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n",
+        "tests/conftest.py": (
+            "import hashlib, os\nimport pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+            "def pytest_runtest_makereport(item, call):\n    report = (yield).get_result()\n"
+            "    if report.failed:\n        key = hashlib.sha256(item.nodeid.encode()).hexdigest()[:16]\n"
+            "        os.makedirs(f'.hypothesis/examples/{key}', exist_ok=True)\n"
+            "        open(f'.hypothesis/examples/{key}/{os.getpid()}', 'w').write('example')\n"),
+        "tests/test_prop.py": (
+            "import os\nfrom prop import double, triple\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
+            "def test_triple():\n    assert triple(2) == 6\n\n\n"
+            "def test_no_saved_examples():\n    assert not os.path.exists('.hypothesis/examples')\n"),
+        "mutations/prop.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+            '[[mutation]]\nname = "double-is-zero"\ntarget = "prop.py::double"\nop = "constant-return"\n'
+            'value = "0"\nkills = ["tests/test_prop.py::test_double"]\n\n'
+            '[[mutation]]\nname = "triple-is-zero"\ntarget = "prop.py::triple"\nop = "constant-return"\n'
+            'value = "0"\nkills = ["tests/test_prop.py::test_triple"]\n'})
+    first = run_gate(project, "run", "--jobs", "1")
+    assert first.code == 0, first.stdout + first.stderr
+    for name in ("double-is-zero", "triple-is-zero"):
+        assert first.mutation(name)["verdict"] == "held"
+        assert not [w for w in first.mutation(name)["warnings"] if ".hypothesis" in w]
+    again = run_gate(project, "run", "--jobs", "1")
+    assert [again.mutation(n)["cached"] for n in ("double-is-zero", "triple-is-zero")] == [True, True]
