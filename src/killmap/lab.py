@@ -8,6 +8,7 @@ re-run -> verdict (judge) -> reports. See docs/DESIGN.md.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -121,9 +122,10 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
         raise
     mutants = {m.name: mutants[m.name] for m in mutations}
     progress("planned", len(mutations))
+    announce = _Announcer(mutations, progress)
     for mutation in mutations:
         if mutation.name in decided:
-            progress("done", decided[mutation.name])
+            announce.done(decided[mutation.name])
 
     to_run = [m for m in mutations if m.name not in decided]
     baselines: list[Baseline] = []
@@ -156,7 +158,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                                         key=lambda job: -expected_seconds(selections[job[0].name][0], baseline))
 
                 def on_done(job, result):
-                    progress("done", result[0])
+                    announce.done(result[0])
 
                 results = engine.map(jobs_for_group,
                                      lambda worker, job: run_mutant(root, engine, worker, job,
@@ -177,12 +179,48 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
         if mutation.invariant and mutation.name in decided:
             decided[mutation.name] = judge.judge_control(mutation, decided[mutation.name],
                                                          decided.get(mutation.control or ""))
+    announce.rest()
     if cache is not None:
         cache.save()
     verdicts = [_with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
     # Sandboxes actually used: none when every verdict came from the cache or was static.
     return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
                      min(options.jobs, len(to_run)))
+
+
+class _Announcer:
+    """Each verdict as it lands, for the live progress line; an invariant's only once its
+    control has landed too. Its own run says "held" when nothing went red, and the verdict
+    is `unevidenced` if the control then fails: a CI log must not read "held" for it."""
+
+    def __init__(self, mutations: list[Mutation], progress):
+        self._progress = progress
+        self._mutations = {m.name: m for m in mutations}
+        self._landed: dict[str, Verdict] = {}
+        self._waiting: dict[str, Verdict] = {}
+        self._lock = threading.Lock()
+
+    def done(self, verdict: Verdict) -> None:
+        with self._lock:
+            self._landed[verdict.name] = verdict
+            self._waiting[verdict.name] = verdict
+            for name in list(self._waiting):
+                mutation = self._mutations[name]
+                control = mutation.control if mutation.invariant else None
+                if control is None or control in self._landed:
+                    self._say(name)
+
+    def rest(self) -> None:
+        """The invariants whose control never landed (not run: left out by --only, say)."""
+        with self._lock:
+            for name in list(self._waiting):
+                self._say(name)
+
+    def _say(self, name: str) -> None:
+        mutation, verdict = self._mutations[name], self._waiting.pop(name)
+        if mutation.invariant:
+            verdict = judge.judge_control(mutation, verdict, self._landed.get(mutation.control or ""))
+        self._progress("done", verdict)
 
 
 # --- before anything runs ----------------------------------------------------------------

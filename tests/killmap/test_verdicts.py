@@ -85,6 +85,9 @@ def test_an_invariant_whose_control_did_not_hold_is_unevidenced(verdicts_run):
     entry = verdicts_run.mutation("greet-concat-empty")
     assert entry["verdict"] == "unevidenced"
     assert "greet-space-dropped" in entry["detail"]
+    # The live line too, not only the table: its own run alone read "held".
+    live = [line.split() for line in verdicts_run.stdout.splitlines() if line.endswith(" greet-concat-empty")]
+    assert live == [["unevidenced", "greet-concat-empty"]], verdicts_run.stdout
 
 
 def test_an_endless_loop_is_a_timeout_not_a_kill(verdicts_run):
