@@ -20,6 +20,7 @@ from libcst.metadata import (ExpressionContext, ExpressionContextProvider, Metad
 from killmap.catalog import Mutation
 from killmap.mutant import Mutant, sha256_text  # noqa: F401 - re-exported: the record of a mutant
 from killmap.patching import PatchError, equal_ends, parse_patch, reverse_apply, split_lines
+from killmap.symbols import SymbolError, definitions, resolve_symbol
 from killmap.syntax import syntax_pin
 
 
@@ -88,7 +89,7 @@ def _parents(wrapper: MetadataWrapper, mutation: Mutation) -> dict[cst.CSTNode, 
     symbol = mutation.target.symbol
     if not symbol or not isinstance(wrapper, _Wrapper):
         return wrapper.resolve(ParentNodeProvider)
-    tops = [n for n in wrapper.module.body if _defines(n, symbol.split(".")[0])]
+    tops = [n for n in wrapper.module.body if definitions([n], symbol.split(".")[0])]
     if len(tops) != 1:
         return wrapper.resolve(ParentNodeProvider)
     top = tops[0]
@@ -160,34 +161,10 @@ def _resolve_symbol(module: cst.Module, mutation: Mutation) -> cst.CSTNode | Non
     symbol = mutation.target.symbol
     if not symbol:
         return None
-    body: list[cst.CSTNode] = list(module.body)
-    node: cst.CSTNode | None = None
-    for depth, part in enumerate(symbol.split(".")):
-        found = [n for n in body if _defines(n, part)]
-        if not found:
-            raise mutation.fail(f"no symbol {symbol!r} in {mutation.target.path} "
-                                f"({'.'.join(symbol.split('.')[:depth + 1])!r} not found)", "target")
-        if len(found) > 1:
-            raise mutation.fail(f"{part!r} is defined {len(found)} times in {mutation.target.path}; "
-                                "the target is ambiguous", "target")
-        node = found[0]
-        inner = getattr(node, "body", None)
-        body = list(getattr(inner, "body", ())) if isinstance(node, (cst.ClassDef, cst.FunctionDef)) else []
-    return node
-
-
-def _defines(node: cst.CSTNode, name: str) -> bool:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return node.name.value == name
-    if isinstance(node, cst.SimpleStatementLine):
-        for small in node.body:
-            if isinstance(small, cst.Assign):
-                if any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
-                    return True
-            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                if small.target.value == name:
-                    return True
-    return False
+    try:
+        return resolve_symbol(module, symbol, mutation.target.path)
+    except SymbolError as error:
+        raise mutation.fail(str(error), "target") from None
 
 
 # --- helpers shared by operators ---------------------------------------------------------

@@ -36,6 +36,7 @@ from killmap.mutants import Mutant, Sources, build_mutant
 from killmap.patching import split_lines
 from killmap.project import project_files
 from killmap.splice import SplicedFile
+from killmap.symbols import SymbolError, resolve_symbol
 
 OPS = ("mutmut", "killmap")
 STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")
@@ -237,32 +238,14 @@ def _target_ranges(module: cst.Module, positions, targets: list[SweepTarget]) ->
         return None
     ranges = []
     for target in targets:
-        body: list[cst.CSTNode] = list(module.body)
-        node = None
-        for part in target.symbol.split("."):
-            matches = [n for n in body if _defines(n, part)]
-            if len(matches) != 1:
-                raise GateError(f"no single symbol {target.symbol!r} in {target.path} "
-                                f"({part!r} is defined {len(matches)} times)", field="TARGET")
-            node = matches[0]
-            inner = getattr(node, "body", None)
-            body = list(getattr(inner, "body", ())) if isinstance(node, (cst.ClassDef, cst.FunctionDef)) else []
+        try:
+            node = resolve_symbol(module, target.symbol, target.path)
+        except SymbolError as error:
+            raise GateError(str(error), field="TARGET") from None
         start = positions[node.decorators[0]].start.line if getattr(node, "decorators", None) \
             else positions[node].start.line
         ranges.append((start, positions[node].end.line))
     return ranges
-
-
-def _defines(node: cst.CSTNode, name: str) -> bool:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return node.name.value == name
-    if isinstance(node, cst.SimpleStatementLine):
-        for small in node.body:
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                [small.target] if isinstance(small, cst.AnnAssign) else []
-            if any(isinstance(t, cst.Name) and t.value == name for t in targets):
-                return True
-    return False
 
 
 def _never_returning(root: Path, path: str, code: str, settings: GateSettings) -> frozenset[str]:

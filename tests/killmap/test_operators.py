@@ -716,3 +716,71 @@ def _whole_file_diff(original: str, mutated: str) -> tuple[tuple[int, ...], tupl
 def test_changed_lines_are_those_a_whole_file_diff_finds(original, mutated):
     from killmap.mutants import _changed_lines
     assert _changed_lines(original, mutated) == _whole_file_diff(original, mutated)
+
+
+def test_a_function_defined_under_a_module_level_if_or_try_is_a_target(km_project):
+    # dateutil defines `enfold` under `if hasattr(datetime, "fold"):`.
+    km_project.module("""\
+        import sys
+
+        if sys.version_info >= (3,):
+            def enfold(dt):
+                return dt
+        try:
+            from json import loads
+        except ImportError:
+            pass
+        else:
+            def parse(text):
+                return loads(text)
+        """)
+    mutant = build(km_project, f"{MOD}::enfold", "constant-return", value="None")
+    assert "def enfold(dt):\n        return None\n" in mutant.mutated
+    mutant = build(km_project, f"{MOD}::parse", "stub-call", call="loads", value="{}")
+    assert "return {}" in mutant.mutated and "from json import loads" in mutant.mutated
+
+
+PROPERTY = """\
+    class Delta:
+        @property
+        def weeks(self):
+            return self.days // 7
+
+        @weeks.setter
+        def weeks(self, value):
+            self.days = value * 7
+    """
+
+
+def test_a_property_is_its_getter_and_its_setter_is_named_as_such(km_project):
+    km_project.module(PROPERTY)
+    getter = build(km_project, f"{MOD}::Delta.weeks", "constant-return", value="0")
+    assert "def weeks(self):\n        return 0\n" in getter.mutated
+    assert "self.days = value * 7" in getter.mutated
+    setter = build(km_project, f"{MOD}::Delta.weeks.setter", "replace", old="value * 7", new="value")
+    assert "self.days = value\n" in setter.mutated and "return self.days // 7" in setter.mutated
+
+
+def test_overload_stubs_leave_the_name_to_the_implementation(km_project):
+    km_project.module("""\
+        from typing import overload
+
+
+        @overload
+        def scale(x: int) -> int: ...
+        @overload
+        def scale(x: float) -> float: ...
+        def scale(x):
+            return x * 2
+        """)
+    mutant = build(km_project, f"{MOD}::scale", "replace", old="x * 2", new="x * 3")
+    assert mutant.applied and "return x * 3" in mutant.mutated
+
+
+def test_two_alternative_definitions_stay_ambiguous_and_the_error_says_what_to_do(km_project):
+    km_project.module("import os\n\nif os.name == 'nt':\n    def sep():\n        return '\\\\'\n"
+                      "else:\n    def sep():\n        return '/'\n")
+    with pytest.raises(GateError) as caught:
+        build(km_project, f"{MOD}::sep", "constant-return", value="''")
+    assert caught.value.field == "target"
+    assert "defined 2 times" in str(caught.value) and "narrow with op 'replace'" in str(caught.value)

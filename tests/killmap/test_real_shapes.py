@@ -89,3 +89,38 @@ def test_a_kills_test_on_code_no_test_runs_is_unevidenced_not_vacuous(shapes_run
     entry = shapes_run.mutation("legacy-route-constant")
     assert entry["verdict"] == "unevidenced", entry["detail"]
     assert entry["reached_by"] == []
+
+
+def test_a_conditionally_defined_function_and_a_property_setter_are_held_swapped_and_fresh(tmp_path):
+    # dateutil's shapes: `enfold` defined under a module-level `if`, `relativedelta.weeks`
+    # a property with a setter. Each is a target, its mutant is the code that ran, and the
+    # swap (the function's code replaced in the collected session) agrees with a fresh import.
+    from gatekit import write_project
+    project = write_project(tmp_path / "proj", {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": (
+            "import sys\n\nif sys.version_info >= (3,):\n    def enfold(dt, fold=1):\n        return (dt, fold)\n\n\n"
+            "class Delta:\n    def __init__(self, days):\n        self.days = days\n\n    @property\n"
+            "    def weeks(self):\n        return self.days // 7\n\n    @weeks.setter\n"
+            "    def weeks(self, value):\n        self.days = value * 7\n"),
+        "tests/test_pkg.py": (
+            "from pkg import Delta, enfold\n\n\ndef test_enfold():\n    assert enfold('d') == ('d', 1)\n\n\n"
+            "def test_weeks_read():\n    assert Delta(14).weeks == 2\n\n\n"
+            "def test_weeks_write():\n    d = Delta(0)\n    d.weeks = 3\n    assert d.days == 21\n"),
+        "mutations/pkg.toml": (
+            '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+            '[[mutation]]\nname = "enfold-drops-fold"\ntarget = "pkg/__init__.py::enfold"\nop = "constant-return"\n'
+            'value = "(dt, 0)"\nkills = ["tests/test_pkg.py::test_enfold"]\n\n'
+            '[[mutation]]\nname = "weeks-reads-zero"\ntarget = "pkg/__init__.py::Delta.weeks"\nop = "constant-return"\n'
+            'value = "0"\nkills = ["tests/test_pkg.py::test_weeks_read"]\n\n'
+            '[[mutation]]\nname = "weeks-setter-forgets-seven"\ntarget = "pkg/__init__.py::Delta.weeks.setter"\n'
+            'op = "replace"\nold = "value * 7"\nnew = "value"\nkills = ["tests/test_pkg.py::test_weeks_write"]\n')})
+    for flags in ((), ("--no-swap",)):
+        run = run_gate(project, "run", "--no-cache", *flags)
+        assert run.code == 0, run.stdout + run.stderr
+        for name, test in (("enfold-drops-fold", "test_enfold"), ("weeks-reads-zero", "test_weeks_read"),
+                           ("weeks-setter-forgets-seven", "test_weeks_write")):
+            entry = run.mutation(name)
+            assert entry["verdict"] == "held", entry["detail"]
+            assert [r["id"] for r in entry["red"]] == [f"tests/test_pkg.py::{test}"]
+            assert entry["path"] == ("fresh" if flags else "swap"), entry

@@ -1,0 +1,122 @@
+"""Where a target's symbol is defined: `path::Class.method` to the one libcst node it names.
+
+One resolver for every command that reads a target (the operators, `--changed`, the sweep),
+so that a symbol means the same thing everywhere. Real code defines things where a naive
+top-level scan does not look, and each of these was met in a project nobody here wrote:
+- inside a module-level `if`, `try` or `with` (dateutil's `enfold`, under
+  `if hasattr(datetime, "fold"):`): a definition there is still the module's;
+- a property and its setter share one name (dateutil's `relativedelta.weeks`): the name is the
+  property (its getter), and `weeks.setter` / `weeks.deleter` name the accessors;
+- `typing.overload` stubs share the name of the one implementation that runs: the name is the
+  implementation.
+Two real alternatives (an `if`/`else` defining one function twice) stay ambiguous: the error
+says so, and how to aim at one of them anyway.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+ACCESSORS = ("setter", "deleter", "getter")
+
+
+class SymbolError(Exception):
+    """The symbol names no definition, or more than one."""
+
+
+def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
+    parts = symbol.split(".")
+    body: list[cst.CSTNode] = list(module.body)
+    node: cst.CSTNode | None = None
+    depth = 0
+    while depth < len(parts):
+        part = parts[depth]
+        accessor = parts[depth + 1] if depth + 1 < len(parts) and parts[depth + 1] in ACCESSORS else None
+        found = _one_of(definitions(body, part), part, accessor)
+        where = ".".join(parts[:depth + 1])
+        if not found:
+            raise SymbolError(f"no symbol {symbol!r} in {path} ({where!r} not found)")
+        if len(found) > 1:
+            raise SymbolError(f"{part!r} is defined {len(found)} times in {path}; the target is ambiguous "
+                              "(aim at the scope that holds them all and narrow with op 'replace')")
+        node = found[0]
+        depth += 2 if accessor and _accessor_of(node, part) == accessor else 1
+        inner = getattr(node, "body", None)
+        body = list(getattr(inner, "body", ())) if isinstance(node, (cst.ClassDef, cst.FunctionDef)) else []
+    assert node is not None
+    return node
+
+
+def definitions(body: list[cst.CSTNode], name: str) -> list[cst.CSTNode]:
+    """Every statement of this scope that defines `name`, looking through the compound
+    statements that do not open a scope of their own (if/elif/else, try, with)."""
+    found: list[cst.CSTNode] = []
+    for statement in body:
+        if _defines(statement, name):
+            found.append(statement)
+        for block in _blocks(statement):
+            found.extend(definitions(list(block.body), name))
+    return found
+
+
+def _blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    if isinstance(statement, cst.If):
+        blocks = [statement.body]
+        orelse = statement.orelse
+        while orelse is not None:
+            blocks.append(orelse.body)
+            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+        return blocks
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        return [statement.body, *(h.body for h in statement.handlers),
+                *([statement.orelse.body] if statement.orelse else []),
+                *([statement.finalbody.body] if statement.finalbody else [])]
+    if isinstance(statement, cst.With):
+        return [statement.body]
+    return []
+
+
+def _one_of(found: list[cst.CSTNode], name: str, accessor: str | None) -> list[cst.CSTNode]:
+    """Narrow same-named definitions to the one the name means (see the module's docstring)."""
+    if len(found) < 2:
+        return found
+    implementations = [n for n in found if not _decorated_by(n, "overload")]
+    if implementations:
+        found = implementations
+    if accessor is not None:
+        chosen = [n for n in found if _accessor_of(n, name) == accessor]
+        if chosen:
+            return chosen
+    plain = [n for n in found if _accessor_of(n, name) is None]
+    return plain if len(found) > len(plain) else found
+
+
+def _accessor_of(node: cst.CSTNode, name: str) -> str | None:
+    """"setter" for a `@name.setter` function, and so on; None otherwise."""
+    for decorator in getattr(node, "decorators", ()):
+        target = decorator.decorator
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value == name and target.attr.value in ACCESSORS:
+            return target.attr.value
+    return None
+
+
+def _decorated_by(node: cst.CSTNode, name: str) -> bool:
+    for decorator in getattr(node, "decorators", ()):
+        target = decorator.decorator
+        if isinstance(target, cst.Name) and target.value == name \
+                or isinstance(target, cst.Attribute) and target.attr.value == name:
+            return True
+    return False
+
+
+def _defines(node: cst.CSTNode, name: str) -> bool:
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return node.name.value == name
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                [small.target] if isinstance(small, cst.AnnAssign) else []
+            if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                return True
+    return False
