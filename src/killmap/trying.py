@@ -95,9 +95,14 @@ def prepare(root: Path, options: TryOptions):
     try:
         mutation = entry_mutation(root, catalog or root / "mutations" / "try.toml", settings, entry, adhoc=True)
     except GateError as exc:
-        raise GateError(exc.message, field=_OPTION_OF.get(exc.field or "", f"--{exc.field}" if exc.field
-                                                           else None)) from None
+        raise _as_option_error(exc) from None
     return mutation, entry, catalog
+
+
+def _as_option_error(exc: GateError) -> GateError:
+    """A catalog-shaped error, said of the command line: the ad-hoc mutation is in no catalog
+    file, and "mutations/x.toml: mutation 'try'" would send the user to one."""
+    return GateError(exc.message, field=_OPTION_OF.get(exc.field or "", f"--{exc.field}" if exc.field else None))
 
 
 def run_try(root: Path, options: TryOptions, say: Say = print) -> int:
@@ -106,7 +111,10 @@ def run_try(root: Path, options: TryOptions, say: Say = print) -> int:
                         field="--catalog")
     mutation, entry, catalog = prepare(root, options)
     from killmap.mutants import build_mutant  # libcst: only when a mutant is built
-    mutant = build_mutant(root, mutation)
+    try:
+        mutant = build_mutant(root, mutation)
+    except GateError as exc:
+        raise _as_option_error(exc) from None
     say(f"try: {mutation.op} on {mutation.target}")
     if mutant.applied:
         say(mutant.diff.rstrip("\n"))

@@ -100,3 +100,12 @@ def test_a_mutant_whose_reds_cannot_be_read_says_why_and_exits_1(basic):
     run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "no_such_call")
     assert run.code == 1
     assert "not applied: op 'delete-call' matched 0 site(s)" in run.stdout
+
+
+def test_a_symbol_the_file_lacks_is_said_of_the_command_line_not_of_a_catalog(basic):
+    # The ad-hoc mutation is in no catalog: "mutations/basic.toml: mutation 'try'" sent the
+    # user to a file and an entry that do not exist.
+    run = review(basic, "try", "src/basicpkg/core.py::no_such_function", "--op", "constant-return", "--value", "1")
+    assert run.code == 2, run.stdout + run.stderr
+    assert "field 'TARGET'" in run.stderr and "'no_such_function' not found" in run.stderr
+    assert "mutation 'try'" not in run.stderr and ".toml" not in run.stderr
