@@ -369,8 +369,10 @@ def _string_value(node) -> str | None:
 def _op_merge_strings(root, wrapper, scope, mutation, original):
     drop, keep = mutation.param("drop"), mutation.param("keep")
     parents = _parents(wrapper, mutation)
+    # f-strings too: most error messages in modern code are f-strings (attrs' validators'
+    # "must be <= {bound}"). One is matched by its source text, placeholders and all.
     literals = [n for n in _within(wrapper, scope)
-                if isinstance(n, (cst.SimpleString, cst.ConcatenatedString))
+                if isinstance(n, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
                 and not isinstance(parents.get(n), cst.ConcatenatedString)]
     valued = [(n, _string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
     keepers = [n for n, text in valued if keep in text]

@@ -469,6 +469,26 @@ def test_merge_strings_with_nothing_to_drop_is_not_applied_and_names_the_count(k
     assert_not_applied(mutant, "matched 0 site(s)")
 
 
+def test_merge_strings_merges_two_f_string_messages(km_project):
+    # attrs' validators: both refusals are f-strings, which the operator used to skip.
+    km_project.module("""\
+        def check(value, bound):
+            if value > bound:
+                raise ValueError(f"'value' must be <= {bound}: {value}")
+            if value < -bound:
+                raise ValueError(f"'value' must be >= {-bound}: {value}")
+        """)
+    mutant = build(km_project, f"{MOD}::check", "merge-strings", drop="must be <= ", keep="must be >= ")
+    assert_applied(mutant, """\
+        def check(value, bound):
+            if value > bound:
+                raise ValueError(f"'value' must be >= {-bound}: {value}")
+            if value < -bound:
+                raise ValueError(f"'value' must be >= {-bound}: {value}")
+        """)
+    assert mutant.sites == 1
+
+
 # --- drop-operand --------------------------------------------------------------------------
 
 CHAIN = """\
