@@ -84,10 +84,22 @@ def detect(root: Path, package: str | None = None) -> Plan:
         raise GateError(f"no Python package or module found under {base.relative_to(root).as_posix() or '.'}"
                         ": killmap init needs code to aim at", file="pyproject.toml")
     else:
-        named = _project_name(root)
-        chosen = named if named in candidates else max(candidates, key=lambda n: (_size(candidates[n]), n))
+        chosen = None
     tests, tests_reason = _test_paths(root)
-    module, function, source, node = _target(root, candidates[chosen])
+    # The package the project is named after first, then the largest: but one with nothing
+    # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
+    named = _project_name(root)
+    order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
+    for chosen in order:
+        aimed = _target(root, candidates[chosen])
+        if aimed is not None:
+            break
+    else:
+        others = sorted(set(candidates) - set(order))
+        raise GateError(f"no public function or method in {'package' if len(order) == 1 else 'any package'} "
+                        f"{', '.join(map(repr, order))} to aim a mutation at"
+                        + (f" (the others: {', '.join(others)})" if others else ""), field="--package")
+    module, function, source, node = aimed
     kills, kills_reason = _guess_kills(root, tests, function.split(".")[-1])
     return Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason,
                 source, node)
@@ -174,9 +186,10 @@ def _test_paths(root: Path) -> tuple[list[str], str]:
     return ["."], "no testpaths and no tests/ folder: the whole project"
 
 
-def _target(root: Path, files: list[Path]) -> tuple[str, str, str, ast.AST]:
+def _target(root: Path, files: list[Path]) -> tuple[str, str, str, ast.AST] | None:
     """The first public function of the largest module (then the next largest, and so on);
-    a public method of a public class when no module has a public function."""
+    a public method of a public class when no module has a public function; None when the
+    package has neither."""
     ranked = sorted(files, key=lambda p: (-p.stat().st_size, p.as_posix()))
     parsed = []
     for path in ranked:
@@ -195,7 +208,7 @@ def _target(root: Path, files: list[Path]) -> tuple[str, str, str, ast.AST]:
                 for node in cls.body:
                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
                         return path.relative_to(root).as_posix(), f"{cls.name}.{node.name}", source, node
-    raise GateError("no public function or method in the package to aim a mutation at", field="--package")
+    return None
 
 
 def _guess_kills(root: Path, tests: list[str], name: str) -> tuple[str, str]:

@@ -199,6 +199,21 @@ def test_the_kills_guess_reads_a_unittest_suite_whose_classes_are_not_named_test
     assert plan.kills == "tests/test_demo.py::ChunkedTests::test_even"
 
 
+def test_a_package_with_nothing_to_aim_at_gives_way_to_the_next(tmp_path):
+    # attrs: the project is named after `attrs`, a shim that only re-exports `attr`.
+    root = _project(tmp_path, {
+        "pyproject.toml": '[project]\nname = "attrs"\nversion = "0"\n',
+        "src/attrs/__init__.py": "from attr import define, field\n\n__all__ = ['define', 'field']\n",
+        "src/attr/__init__.py": "",
+        "src/attr/_make.py": "def define(cls):\n    return cls\n"})
+    plan = detect(root)
+    assert (plan.package, plan.module, plan.function) == ("attr", "src/attr/_make.py", "define")
+    with pytest.raises(GateError) as caught:
+        detect(root, "attrs")
+    assert "no public function or method in package 'attrs'" in str(caught.value)
+    assert "(the others: attr)" in str(caught.value) and caught.value.field == "--package"
+
+
 def test_a_project_without_code_is_an_error(tmp_path):
     with pytest.raises(GateError, match="no Python package or module"):
         detect(_project(tmp_path, {"tests/test_a.py": ""}))
