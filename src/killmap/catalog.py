@@ -162,7 +162,10 @@ def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
 def load_catalog(root: Path, path: Path) -> Catalog:
     rel = _relative(root, path)
     if not path.is_file():
-        raise GateError("catalog file not found", file=rel)
+        # `--only a b` reads b as a catalog: say how to name a second mutation.
+        hint = "" if path.suffix == ".toml" or "/" in str(rel) else \
+            f" (if {path.name!r} is a mutation, repeat the flag: --only A --only B)"
+        raise GateError("catalog file not found" + hint, file=rel)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

@@ -53,6 +53,14 @@ def test_an_unknown_only_name_is_an_error(tmp_path):
     assert "no-such-mutation" in line
 
 
+def test_two_names_after_one_only_say_how_to_name_the_second(tmp_path):
+    # `--only a b` reads b as a catalog file: the error says to repeat the flag.
+    project = copy_fixture("basic", tmp_path)
+    line = _one_line_error(run_gate(project, "run", "--only", "classify-call-deleted", "odd-refusal-fix-reverted"))
+    assert "odd-refusal-fix-reverted: catalog file not found" in line
+    assert "repeat the flag: --only A --only B" in line
+
+
 def test_an_unknown_operator_names_file_mutation_and_field(tmp_path):
     project = copy_fixture("basic", tmp_path)
     catalog = project / "mutations" / "basic.toml"
