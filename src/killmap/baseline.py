@@ -9,8 +9,9 @@ files whose imports cannot reach a target are left out of it and of every mutant
 
 from __future__ import annotations
 
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from killmap.guard import escaped_note
@@ -39,6 +40,15 @@ class Baseline:
     mutated_files: tuple[str, ...] = ()  # the files the mutations change (traced, swapped into)
     tracer: str = ""                     # what recorded the tests' lines: coverage, sys.monitoring
     per_test: float = 0.0                # what a run pays per test besides its duration
+    not_passed: dict[str, int] = field(default_factory=dict)  # "skipped"/"xfailed": how many
+
+
+def baseline_summary(baseline: Baseline) -> str:
+    """ "98 tests green", or "2031 tests green, 47 skipped, 17 xfailed": a skipped test is not
+    green, and no mutant can turn it red."""
+    others = sum(baseline.not_passed.values())
+    said = f"{len(baseline.collected) - others} tests green"
+    return ", ".join([said, *(f"{n} {kind}" for kind, n in baseline.not_passed.items())])
 
 
 def source_files(files: list[str], settings: GateSettings) -> list[str]:
@@ -118,8 +128,10 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
     coverage = _union([o.coverage or {} for o in outcomes])
     tracer = tracers_of(outcomes)
+    not_passed = Counter(r.outcome for r in first.tests.values() if r.outcome != "passed")
     return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
-                    imported, tuple(ignored), settings.tests + deselect, targets, tracer, per_test)
+                    imported, tuple(ignored), settings.tests + deselect, targets, tracer, per_test,
+                    dict(sorted(not_passed.items())))
 
 
 def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:

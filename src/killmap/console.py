@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from killmap.baseline import baseline_summary
 from killmap.judge import EXPLANATIONS, Verdict
 from killmap.lab import LabResult
 from killmap.report import contract_cell
@@ -42,8 +43,7 @@ class LiveProgress:
         elif kind == "baseline":
             self.progress.console.print(f"baseline: running {', '.join(data.tests)} unmutated")
         elif kind == "baseline-done":
-            self.progress.console.print(f"baseline: {len(data.collected)} tests green in {data.runs} run(s), "
-                                        f"{data.wall:.2f}s")
+            self.progress.console.print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s")
         elif kind == "done" and self.task is not None:
             self.progress.advance(self.task)
             verdict: Verdict = data

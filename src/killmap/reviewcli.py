@@ -98,11 +98,12 @@ def _try(root: Path, args: argparse.Namespace) -> int:
 
 
 def _prove(root: Path, args: argparse.Namespace) -> int:
+    from killmap.baseline import baseline_summary
     from killmap.prove import ProveOptions, render, run_prove
 
     def progress(kind, data) -> None:
         if kind == "baseline-done":
-            print(f"baseline: {len(data.collected)} tests green in {data.runs} run(s), {data.wall:.2f}s",
+            print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s",
                   flush=True)
 
     proofs = run_prove(root, ProveOptions(tests=tuple(args.tests), mutations=tuple(args.mutation),

@@ -31,6 +31,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from killmap import judge
+from killmap.baseline import baseline_summary
 from killmap.catalog import OPERATORS, GateSettings, entry_mutation, load_catalog
 from killmap.errors import GateError
 from killmap.lab import LabOptions, run_mutations
@@ -121,7 +122,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print) -> int:
 
     def progress(kind: str, data: Any) -> None:
         if kind == "baseline-done":
-            say(f"baseline: {len(data.collected)} tests green in {data.runs} run(s), {data.wall:.2f}s")
+            say(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s")
 
     result = run_mutations(root, [mutation], LabOptions(jobs=options.jobs, use_cache=False), progress,
                            {mutation.name: mutant})

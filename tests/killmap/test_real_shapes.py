@@ -124,3 +124,21 @@ def test_a_conditionally_defined_function_and_a_property_setter_are_held_swapped
             assert entry["verdict"] == "held", entry["detail"]
             assert [r["id"] for r in entry["red"]] == [f"tests/test_pkg.py::{test}"]
             assert entry["path"] == ("fresh" if flags else "swap"), entry
+
+
+def test_the_baseline_line_counts_skipped_and_xfailed_tests_apart_from_the_green(tmp_path):
+    from gatekit import write_project
+    project = write_project(tmp_path / "proj", {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": "def one():\n    return 1\n",
+        "tests/test_pkg.py": (
+            "import pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+            "def test_two():\n    assert one() + 1 == 2\n\n\n"
+            "@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n\n\n"
+            "@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"),
+        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-is-two"\n'
+                               'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "2"\n'
+                               'kills = ["tests/test_pkg.py::test_one", "tests/test_pkg.py::test_two"]\n')})
+    run = run_gate(project, "run", "--no-cache")
+    assert run.code == 0, run.stdout + run.stderr
+    assert "baseline: 2 tests green, 1 skipped, 1 xfailed in 2 run(s)" in run.stdout
