@@ -120,7 +120,11 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     for outcome in outcomes:
         if outcome.red:
             names = ", ".join(sorted(outcome.red))
-            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}")
+            denied = settings.confine and any(r.exc_type == "PermissionError" for r in outcome.red.values())
+            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}"
+                            + ("; a PermissionError there may be the confinement: tests may write only in "
+                               "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
+                               if denied else ""))
     durations = untraced_durations(outcomes)
     wall = max(o.wall for o in outcomes)
     overhead, per_test = session_costs(outcomes, durations)

@@ -10,9 +10,11 @@ looking for the marker, not by guessing at process names.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -279,3 +281,30 @@ def test_a_test_tools_cache_written_by_a_failing_mutant_is_undone_silently_and_t
         assert not [w for w in first.mutation(name)["warnings"] if ".hypothesis" in w]
     again = run_gate(project, "run", "--jobs", "1")
     assert [again.mutation(n)["cached"] for n in ("double-is-zero", "triple-is-zero")] == [True, True]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or __import__("killmap.confine").confine.abi_version() < 1,
+                    reason="Landlock is not available on this kernel")
+def test_a_baseline_red_from_a_denied_write_points_at_the_confinement(tmp_path):
+    # A suite that writes outside the sandbox and temp (a cache under the home folder, say)
+    # passes under plain pytest and is red in the gate: the error must say why, and the way out.
+    import tempfile
+    outside = Path(tempfile.mkdtemp(prefix="killmap-outside-", dir="/var/tmp"))
+    try:
+        project = write_project(tmp_path / "proj", {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": "def one():\n    return 1\n",
+            "tests/test_pkg.py": (f"from pkg import one\n\n\ndef test_caches_outside():\n"
+                                  f"    open({str(outside / 'cache.txt')!r}, 'w').write('x')\n    assert one() == 1\n"),
+            "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-is-two"\n'
+                                   'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "2"\n'
+                                   'kills = ["tests/test_pkg.py::test_caches_outside"]\n')})
+        run = run_gate(project, "run", "--no-cache")
+        assert run.code == 2, run.stdout + run.stderr
+        assert "test_caches_outside" in run.stderr and "[gate] confine = false lifts it" in run.stderr
+        catalog = project / "mutations" / "pkg.toml"
+        catalog.write_text(catalog.read_text().replace("[gate]\n", "[gate]\nconfine = false\n"))
+        lifted = run_gate(project, "run", "--no-cache")
+        assert lifted.code == 0, lifted.stdout + lifted.stderr
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
