@@ -241,7 +241,7 @@ def test_promotion_refuses_a_catalog_whose_gate_runs_other_tests(swept, tmp_path
 @pytest.mark.parametrize(("target", "says"), [
     ("../outside.py", "outside the project"),
     ("pyproject.toml", "not a Python file"),
-    (f"{MODULE}::nowhere", "no single symbol"),
+    (f"{MODULE}::nowhere", "no symbol 'nowhere'"),
 ])
 def test_a_bad_target_is_one_line_and_exit_2(tmp_path, target, says):
     project = fresh_fixture(tmp_path)
