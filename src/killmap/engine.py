@@ -19,7 +19,19 @@ from killmap.outcome import RunOutcome
 from killmap.pool import Pool, Worker
 from killmap.reaper import MEMORY_ENV, memory_limit_for
 from killmap.runner import Scenario, run_scenario, run_to_completion
-from killmap.sandbox import Scratch
+from killmap.sandbox import Scratch, scratch_parent
+
+
+def _bytes_of(root: Path, files: list[str], trees: list[dict[str, bytes]] | None) -> int:
+    if trees is not None:
+        return max((sum(len(data) for data in tree.values()) for tree in trees), default=0)
+    total = 0
+    for rel in files:
+        try:
+            total += (root / rel).stat().st_size
+        except OSError:
+            pass
+    return total
 
 
 def memory_limit(jobs: int) -> int | None:
@@ -48,7 +60,8 @@ class Engine:
         # Where what a run wrote over the user's files is kept: named once (it is stamped with
         # the time), so every message names the folder that really holds it.
         self.displaced = displaced_folder(cache_dir)
-        self.scratch = Scratch()
+        # Every sandbox, the pristine copy, and room for what the runs write beside them.
+        self.scratch = Scratch(scratch_parent(_bytes_of(root, files, trees), count + 2))
         self.pool: Pool | None = None
         try:
             # The workers import pytest (about 0.3 s each) while the pristine copy is made

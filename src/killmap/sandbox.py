@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
@@ -25,11 +26,43 @@ def _owner() -> str:
     return f"{os.getpid()}@{socket.gethostname()}"
 
 
+# A RAM disk for the scratch folder when the user chose no TMPDIR: a gate run creates and
+# removes thousands of small files (sandboxes, run folders, every test's tmp_path), and a
+# disk-backed /tmp (Ubuntu's, CI runners') pays for each in the kernel. On this project's
+# machine the bundled gate took 30% less wall time in /dev/shm, in three paired runs.
+RAM_DISK = "/dev/shm"
+RAM_DISK_SPARE = 256 << 20      # left free beyond the copies' own bytes
+
+
+def scratch_parent(project_bytes: int, copies: int) -> str | None:
+    """The folder to make the scratch folder in; None for tempfile's choice ($TMPDIR, /tmp).
+
+    The RAM disk only where it is one (tmpfs), may hold executables (a project's built
+    extension modules are loaded from the sandbox: `noexec` would fail their import), is
+    writable, and has room for every copy with RAM_DISK_SPARE to spare (a container's
+    /dev/shm is often 64 MB)."""
+    if os.environ.get("TMPDIR") or not sys.platform.startswith("linux"):
+        return None
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as mounts:
+            entries = [line.split() for line in mounts]
+        fields = [e for e in entries if len(e) >= 4 and e[1] == RAM_DISK][-1:]
+        if not fields or fields[0][2] != "tmpfs" or "noexec" in fields[0][3].split(","):
+            return None
+        if not os.access(RAM_DISK, os.W_OK | os.X_OK):
+            return None
+        stats = os.statvfs(RAM_DISK)
+    except (OSError, IndexError):
+        return None
+    free = stats.f_bavail * stats.f_frsize
+    return RAM_DISK if free >= project_bytes * copies + RAM_DISK_SPARE else None
+
+
 class Scratch:
     """One temporary folder holding every sandbox and run artifact of one gate run."""
 
-    def __init__(self) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="killmap-"))
+    def __init__(self, parent: str | None = None) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="killmap-", dir=parent))
         (self.path / OWNER_FILE).write_text(_owner(), encoding="utf-8")
         remove_abandoned(self.path.parent, keep=self.path)
         # Numbers for run folders and basetemps, asked for by every pool thread at once:
