@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from killmap.monitor import LineMonitor
 from killmap.plugin import Recorder, conclude_run, trace_share_of, warm_real_paths
 from killmap.swap import LiveFunctions, swap_in
 
@@ -115,9 +116,11 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
                           "seconds": round(swap_seconds, 4)}
             linecache.checkcache()  # tracebacks read the mutant's text from disk
         traced = request.get("coverage")
-        # Untraced, a fork inherits the session's recorder stopped: on 3.12+ the line
-        # monitor's events then fire once per line and record nothing, as in a baseline
-        # run's untraced share, so a mutant's tests run as the baseline's did.
+        if not traced and isinstance(server.coverage, LineMonitor):
+            # An untraced fork gives the line monitor's tool id back (3.12+): the mutant's
+            # tests may want every sys.monitoring id (Hypothesis explains a failing example
+            # with one), as under plain pytest. coverage's C tracer is already off.
+            server.coverage.close()
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=server.coverage if traced else None,
                             trace_share=trace_share_of(request), snapshot=request.get("snapshot"))
