@@ -195,3 +195,27 @@ def test_an_original_that_does_not_parse_does_not_hide_the_mutants_findings():
     validity = check("def f(:\n", "def f():\n    return missing\n")
     assert not validity.ok
     assert validity.cause == "pyflakes"
+
+
+def test_one_more_use_of_a_name_the_original_gets_from_a_star_import_is_not_broken():
+    # pyparsing's core.py uses `line` from `from .exceptions import *`; a mutant that merged
+    # two messages used it once more and was read as broken.
+    original = """\
+        from .exceptions import *
+
+
+        def where(s, loc):
+            return line(loc, s)
+
+
+        def trace(s, loc):
+            return "entering " + str(loc)
+        """
+    validity = check(original, original.replace('"entering " + str(loc)', 'line(loc, s)'))
+    assert validity.ok, validity.problem
+
+
+def test_a_name_the_original_never_used_is_still_broken_even_beside_a_star_import():
+    original = "from .exceptions import *\n\n\ndef where(s, loc):\n    return line(loc, s)\n"
+    validity = check(original, original.replace("line(loc, s)", "column(loc, s)"))
+    assert not validity.ok and "'column' may be undefined" in validity.problem
