@@ -376,6 +376,10 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
                 and not isinstance(parents.get(n), cst.ConcatenatedString)]
     valued = [(n, _string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
     keepers = [n for n, text in valued if keep in text]
+    if len(keepers) > 1:
+        # One message may sit inside another ("quote_char cannot be empty" inside
+        # "end_quote_char cannot be empty"): the literal that is exactly `keep` is meant.
+        keepers = [n for n, text in valued if text == keep] or keepers
     if len(keepers) != 1:
         raise _NotApplicable(f"'keep' text matched {len(keepers)} string literal(s), expected exactly 1")
     keeper = keepers[0]

@@ -489,6 +489,27 @@ def test_merge_strings_merges_two_f_string_messages(km_project):
     assert mutant.sites == 1
 
 
+def test_merge_strings_keeps_the_literal_that_is_exactly_keep_when_it_sits_inside_another(km_project):
+    # pyparsing: "quote_char cannot be the empty string" is inside "end_quote_char cannot be
+    # the empty string"; no text could name the shorter one alone.
+    km_project.module("""\
+        def check(quote_char, end_quote_char):
+            if not quote_char:
+                raise ValueError("quote_char cannot be the empty string")
+            if not end_quote_char:
+                raise ValueError("end_quote_char cannot be the empty string")
+        """)
+    mutant = build(km_project, f"{MOD}::check", "merge-strings", drop="end_quote_char cannot",
+                   keep="quote_char cannot be the empty string")
+    assert_applied(mutant, """\
+        def check(quote_char, end_quote_char):
+            if not quote_char:
+                raise ValueError("quote_char cannot be the empty string")
+            if not end_quote_char:
+                raise ValueError("quote_char cannot be the empty string")
+        """)
+
+
 # --- drop-operand --------------------------------------------------------------------------
 
 CHAIN = """\
