@@ -142,3 +142,28 @@ def test_the_baseline_line_counts_skipped_and_xfailed_tests_apart_from_the_green
     run = run_gate(project, "run", "--no-cache")
     assert run.code == 0, run.stdout + run.stderr
     assert "baseline: 2 tests green, 1 skipped, 1 xfailed in 2 run(s)" in run.stdout
+
+
+def test_a_test_whose_subtests_fail_is_red_once_with_the_first_failing_subtests_cause(tmp_path):
+    # more-itertools and pyparsing check most things inside unittest's subTest: pytest 9
+    # reports SUBFAILED lines (and may still call the parent PASSED). The gate reads the
+    # parent red, by the first subtest that failed.
+    from gatekit import write_project
+    project = write_project(tmp_path / "proj", {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+        "tests/test_pkg.py": (
+            "import unittest\nfrom pkg import double\n\n\nclass DoubleTests(unittest.TestCase):\n"
+            "    def test_many(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
+            "                self.assertEqual(double(i), i * 2)\n\n\n"
+            "def test_zero():\n    assert double(0) == 0\n"),
+        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "double-is-zero"\n'
+                               'target = "pkg/__init__.py::double"\nop = "constant-return"\nvalue = "0"\n'
+                               'require = "assertion"\nkills = ["tests/test_pkg.py::DoubleTests::test_many"]\n')})
+    run = run_gate(project, "run", "--no-cache")
+    assert run.code == 0, run.stdout + run.stderr
+    entry = run.mutation("double-is-zero")
+    assert entry["verdict"] == "held", entry["detail"]
+    [red] = entry["red"]
+    assert red["id"] == "tests/test_pkg.py::DoubleTests::test_many" and red["cause"] == "assertion"
+    assert "0 != 2" in red["message"]
