@@ -378,13 +378,16 @@ def _verify(root: Path, plan: Plan, op: str, name: str, fields: dict[str, object
             if not validity.ok:
                 return f"the mutant would be broken ({validity.problem})", fields
             if validity.warnings:
-                return f"the mutant would leave dead code ({'; '.join(validity.warnings)})", fields
+                return f"{LEAVES_DEAD_CODE} ({'; '.join(validity.warnings)})", fields
             return "", fields
         if attempt == 0 and mutant.sites > 1 and op in ("delete-call", "stub-call", "replace", "negate"):
             fields = {**fields, "count": mutant.sites}
             continue
         return mutant.reason, fields
     return "no single site", fields
+
+
+LEAVES_DEAD_CODE = "the mutant would leave dead code"
 
 
 def render(root: Path, plan: Plan) -> str:
@@ -396,8 +399,8 @@ def render(root: Path, plan: Plan) -> str:
             continue
         why, fields = _verify(root, plan, op, name, fields, target)
         verified.append((op, name, fields, why, target))
-    plan.examples = [(op, name, fields, not why) for op, name, fields, why, _ in verified
-                     if op != "revert-patch"]
+    plan.examples = [(op, name, fields, not why or why.startswith(LEAVES_DEAD_CODE))
+                     for op, name, fields, why, _ in verified if op != "revert-patch"]
     live = next((v for op in PREFERRED_LIVE for v in verified if v[0] == op and not v[3]), None)
     if live is None:
         raise GateError(f"no operator applies cleanly to {target}; pick another package with --package, "
@@ -434,6 +437,9 @@ def render(root: Path, plan: Plan) -> str:
         if op == "revert-patch":
             out.append(f"#   save the fix first: git diff <before-the-fix> -- {plan.module} > mutations/{fields['patch']}")
             out.append("#   (the target must be exactly the patch's postimage; `killmap pin` pins the patch too)")
+        elif why.startswith(LEAVES_DEAD_CODE):
+            # It runs (dead code is a warning, not broken): only the live one is kept clean.
+            out.append(f"#   applies, with a warning in a run: {why}.")
         elif why:
             out.append(f"#   not as written here: {why}.")
             out.append("#   The fields only show the shape; aim it at code where it applies.")

@@ -163,11 +163,13 @@ def test_an_example_that_would_leave_dead_code_is_said_so_and_another_operator_g
     text = render(root, plan)
     data = tomllib.loads(text)
     assert data["mutation"][0]["op"] == "negate"
-    assert "#   not as written here: the mutant would leave dead code (line 1: 'json' imported but " \
+    assert "#   applies, with a warning in a run: the mutant would leave dead code (line 1: 'json' imported but " \
            "unused)." in text
     assert "# drop = 'closed for the day'\n# keep = 'open'\n" in text
     # constant-return, delete-call (the only call is in the return) and stub-call leave json unused
     assert text.count("the mutant would leave dead code") == 3
+    # It applies (dead code is a warning in a run, README), so it is not told to aim elsewhere.
+    assert "unused).\n#   The fields only show the shape" not in text
     assert "the literal containing <drop> becomes the literal containing <keep>\n# [[mutation]]" in text
 
 
