@@ -1,54 +1,24 @@
 """`killmap init`: a starter catalog, mutations/<package>.toml, written from the project.
 
-It detects the layout (`src/` or flat: `[gate] paths`) and pytest's test paths
-(`testpaths` in pytest.ini, pyproject.toml, tox.ini or setup.cfg, in pytest's order; else
-`tests/` or `test/`: `[gate] tests`), picks the package (the one the project is named
-after, else the largest) and aims at a real function: the first public function of the
-package's largest module. It writes one live mutation, so the catalog loads and `killmap
-check` passes, and one commented example per operator on the same function. Every example
-is built here with the gate's own operators before it is written, so uncommenting one
-gives a mutant that applies; an operator with no site in that function gets a template
-saying so. It never overwrites a catalog (exit 2).
+What the project looks like (layout, test paths, the package, the function to aim at, a
+guess at the test that guards it) is init_detect.py's. Here: one live mutation, so the
+catalog loads and `killmap check` passes, and one commented example per operator on the same
+function. Every example is built here with the gate's own operators before it is written,
+so uncommenting one gives a mutant that applies; an operator with no site in that function
+gets a template saying so. It never overwrites a catalog (exit 2).
 """
 
 from __future__ import annotations
 
 import ast
-import configparser
 import json
 import re
-import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from killmap import __version__
 from killmap.errors import GateError
-
-NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks",
-                "scripts", "tools", "build", "dist", "mutations", "reports", "site-packages"}
-NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "manage.py"}
-
-
-@dataclass
-class Plan:
-    package: str
-    paths: list[str]
-    paths_reason: str
-    tests: list[str]
-    tests_reason: str
-    module: str                          # relative path of the module aimed at
-    function: str                        # qualified name inside it
-    kills: str                           # the live example's test id (a guess, said so)
-    kills_reason: str
-    source: str = ""
-    node: ast.AST | None = None
-    examples: list[tuple[str, str, dict[str, object], bool]] = field(default_factory=list)
+from killmap.init_detect import Plan, detect
 
 
 def main(root: Path, package: str | None = None) -> int:
@@ -69,203 +39,6 @@ def main(root: Path, package: str | None = None) -> int:
     print("next: killmap check, then killmap run")
     return 0
 
-
-# --- detection ---------------------------------------------------------------------------
-
-def detect(root: Path, package: str | None = None) -> Plan:
-    base, paths, paths_reason = _layout(root)
-    candidates = _packages(base)
-    if package is not None:
-        if package not in candidates:
-            raise GateError(f"no package or module {package!r} under {base.relative_to(root).as_posix() or '.'}",
-                            field="--package")
-        chosen = package
-    elif not candidates:
-        raise GateError(f"no Python package or module found under {base.relative_to(root).as_posix() or '.'}"
-                        ": killmap init needs code to aim at", file="pyproject.toml")
-    else:
-        chosen = None
-    tests, tests_reason = _test_paths(root)
-    # The package the project is named after first, then the largest: but one with nothing
-    # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
-    named = _project_name(root)
-    order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
-    for chosen in order:
-        aimed = _target(root, candidates[chosen])
-        if aimed is not None:
-            break
-    else:
-        others = sorted(set(candidates) - set(order))
-        raise GateError(f"no public function or method in {'package' if len(order) == 1 else 'any package'} "
-                        f"{', '.join(map(repr, order))} to aim a mutation at"
-                        + (f" (the others: {', '.join(others)})" if others else ""), field="--package")
-    module, function, source, node = aimed
-    kills, kills_reason = _guess_kills(root, tests, function.split(".")[-1])
-    return Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason,
-                source, node)
-
-
-def _layout(root: Path) -> tuple[Path, list[str], str]:
-    src = root / "src"
-    if src.is_dir() and _packages(src):
-        return src, ["src"], "src layout"
-    return root, ["."], "flat layout: packages at the project root"
-
-
-def _packages(base: Path) -> dict[str, list[Path]]:
-    """Importable packages (with their .py files) and single modules directly under base."""
-    found: dict[str, list[Path]] = {}
-    for entry in sorted(base.iterdir()):
-        name = entry.name
-        if entry.is_dir() and (entry / "__init__.py").is_file() and name.isidentifier() \
-                and name not in NOT_PACKAGES:
-            found[name] = sorted(p for p in entry.rglob("*.py") if _is_source(p, entry))
-        elif entry.is_file() and name.endswith(".py") and name[:-3].isidentifier() \
-                and name not in NOT_MODULES and not name.startswith("test_"):
-            found[name[:-3]] = [entry]
-    return found
-
-
-def _is_source(path: Path, package: Path) -> bool:
-    parts = path.relative_to(package).parts
-    return not (any(p in NOT_PACKAGES or p.startswith(".") for p in parts[:-1])
-                or parts[-1].startswith("test_") or parts[-1].endswith("_test.py")
-                or parts[-1] == "conftest.py")
-
-
-def _size(files: list[Path]) -> int:
-    return sum(p.stat().st_size for p in files)
-
-
-def _project_name(root: Path) -> str | None:
-    try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    name = data.get("project", {}).get("name")
-    return re.sub(r"[-.]+", "_", name).lower() if isinstance(name, str) else None
-
-
-def _test_paths(root: Path) -> tuple[list[str], str]:
-    """pytest's own order of configuration files; the first that configures pytest decides."""
-    def ini(file: str, section: str) -> list[str] | None:
-        path = root / file
-        if not path.is_file():
-            return None
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(path, encoding="utf-8")
-        except configparser.Error:
-            return None
-        if not parser.has_section(section):
-            return None
-        return parser.get(section, "testpaths", fallback="").split()
-
-    sources: list[tuple[str, list[str] | None]] = [("pytest.ini [pytest]", ini("pytest.ini", "pytest"))]
-    try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-        options = data.get("tool", {}).get("pytest", {}).get("ini_options")
-    except (OSError, tomllib.TOMLDecodeError):
-        options = None
-    if isinstance(options, dict):
-        value = options.get("testpaths", [])
-        sources.append(("pyproject.toml [tool.pytest.ini_options]",
-                        value.split() if isinstance(value, str) else [str(v) for v in value]))
-    sources += [("tox.ini [pytest]", ini("tox.ini", "pytest")),
-                ("setup.cfg [tool:pytest]", ini("setup.cfg", "tool:pytest"))]
-    for where, paths in sources:
-        if paths is None:
-            continue
-        existing = [p.rstrip("/") for p in paths if (root / p).exists()]
-        if existing:
-            return existing, f"testpaths in {where}"
-        break  # pytest reads only the first configuration file it finds
-    for folder in ("tests", "test"):
-        if (root / folder).is_dir():
-            return [folder], f"the {folder}/ folder"
-    return ["."], "no testpaths and no tests/ folder: the whole project"
-
-
-def _target(root: Path, files: list[Path]) -> tuple[str, str, str, ast.AST] | None:
-    """The first public function of the largest module (then the next largest, and so on);
-    a public method of a public class when no module has a public function; None when the
-    package has neither."""
-    ranked = sorted(files, key=lambda p: (-p.stat().st_size, p.as_posix()))
-    parsed = []
-    for path in ranked:
-        try:
-            source = path.read_text(encoding="utf-8")
-            parsed.append((path, source, ast.parse(source)))
-        except (OSError, UnicodeDecodeError, SyntaxError):
-            continue
-    for path, source, tree in parsed:
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
-                return path.relative_to(root).as_posix(), node.name, source, node
-    for path, source, tree in parsed:
-        for cls in tree.body:
-            if isinstance(cls, ast.ClassDef) and not cls.name.startswith("_"):
-                for node in cls.body:
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
-                        return path.relative_to(root).as_posix(), f"{cls.name}.{node.name}", source, node
-    return None
-
-
-def _guess_kills(root: Path, tests: list[str], name: str) -> tuple[str, str]:
-    """The first test that names the function; else the first test at all. A guess either way:
-    the first `killmap run` says what really turns red."""
-    first = None
-    for folder in tests:
-        base = root / folder
-        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
-        for path in files:
-            if not (path.name.startswith("test_") or path.name.endswith("_test.py")):
-                continue
-            if any(part.startswith(".") or part in ("node_modules", "site-packages")
-                   for part in path.relative_to(root).parts):
-                continue
-            try:
-                tree = ast.parse(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, SyntaxError):
-                continue
-            rel = path.relative_to(root).as_posix()
-            for test_id, node in _tests_in(rel, tree):
-                first = first or test_id
-                if any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
-                       for n in ast.walk(node)):
-                    return test_id, f"the first test that names {name}"
-    if first:
-        return first, f"no test names {name}; the first test found"
-    return f"{tests[0].rstrip('/')}/test_{name}.py::test_{name}", "no test found: write this one"
-
-
-def _tests_in(rel: str, tree: ast.Module):
-    cases = _unittest_cases(tree)
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            yield f"{rel}::{node.name}", node
-        elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or node.name in cases):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                    yield f"{rel}::{node.name}::{item.name}", item
-
-
-def _unittest_cases(tree: ast.Module) -> set[str]:
-    """The file's classes that derive from a `TestCase`, directly or through another class of
-    the same file: pytest collects those whatever their name (more-itertools' `ChunkedTests`),
-    so a guess that only looked at `Test*` classes missed every test of a unittest suite."""
-    bases = {node.name: {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
-                         for b in node.bases}
-             for node in tree.body if isinstance(node, ast.ClassDef)}
-    cases: set[str] = set()
-    grew = True
-    while grew:
-        grew = False
-        for name, parents in bases.items():
-            if name not in cases and ("TestCase" in parents or parents & cases):
-                cases.add(name)
-                grew = True
-    return cases
 
 # --- the examples ------------------------------------------------------------------------
 

@@ -99,7 +99,7 @@ class Pool:
 
     def __init__(self, sandboxes: list[Path], *, start_dir: Path | None = None):
         """`start_dir`: where the worker processes start, when the sandboxes are not copied
-        yet (each run enters its sandbox itself; see worker._enter_sandbox). Each worker's
+        yet (each run enters its sandbox itself; see sandbox_entry.enter_sandbox). Each worker's
         guards are set when its sandbox is copied (Worker.begin_copy, Worker.containment)."""
         self.workers: list[Worker] = []
         try:

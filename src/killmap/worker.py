@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from killmap.confine import confine_writes
 from killmap.neutral import PluginNeutraliser
 from killmap.plugin import Recorder, conclude_run, trace_share_of
-from killmap.reaper import become_subreaper, kill_descendants, limit_memory
+from killmap.reaper import become_subreaper, kill_descendants
 from killmap.sandbox import copy_files
+from killmap.sandbox_entry import enter_sandbox
 from killmap.session import FALLBACK, SessionServer
 from killmap.tracing import per_test_coverage, untraced_assertion_rewriting
 
@@ -255,7 +255,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         os.close(responses_read)
         code = 70
         try:
-            _enter_sandbox(request, spec["log"])
+            enter_sandbox(request, spec["log"], _start_entry[0])
             cov = None
             if traced:
                 # Collection recorded (what runs at import is reach evidence), then paused:
@@ -373,38 +373,10 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
             "session_seconds": round(server.collect_seconds, 4)}, ""
 
 
-def _enter_sandbox(request: dict[str, Any], log_path: str) -> None:
-    """In a forked child: its own process group, output to its log, the sandbox's imports."""
-    os.setsid()  # its own process group: a timeout kills everything it started
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    sys.stdout = open(1, "w", closefd=False)
-    sys.stderr = open(2, "w", closefd=False)
-    if request.get("pycache_prefix"):
-        # Bytecode (and pytest's rewritten test modules) is cached outside the sandbox,
-        # per worker; _write deletes a file's caches each time it changes.
-        sys.pycache_prefix = request["pycache_prefix"]
-        sys.dont_write_bytecode = False
-    else:
-        sys.dont_write_bytecode = True
-    os.chdir(request["sandbox"])
-    if _start_entry[0] is not None:
-        sandbox = os.getcwd()   # resolved, as python -m would have put it
-        sys.path[:] = [sandbox if entry == _start_entry[0] else entry for entry in sys.path]
-    if request.get("confine"):
-        confine_writes(request["confine"])
-    _isolate_imports(request["sys_path"], request.get("blocked_root"))
-    # The collected session's server and a fresh child alike; a fork of the server inherits it.
-    limit_memory(request.get("memory_limit"))
-
-
 def _child(request: dict[str, Any]) -> None:
     code = 70
     try:
-        _enter_sandbox(request, request["log"])
+        enter_sandbox(request, request["log"], _start_entry[0])
         cov = None
         if request.get("coverage"):
             # Before collection: what runs at import is evidence too.
@@ -422,39 +394,6 @@ def _child(request: dict[str, Any]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-def _isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
-    """Sandbox first on sys.path; the user's working tree nowhere on it.
-
-    An editable install of the project points back at the working tree, either as a path
-    entry (.pth) or as a meta-path finder; both would let the original shadow the mutant.
-    """
-    blocked = os.path.realpath(blocked_root) + os.sep if blocked_root else None
-    # The interpreter's own installation stays, even inside the working tree: the README's
-    # `python3 -m venv .venv` puts every test dependency there, and removing it lost each one
-    # not yet imported (hypothesis, six: "No module named ..." in every test file).
-    installed = tuple({os.path.realpath(p) + os.sep for p in _installation_paths()})
-
-    def allowed(entry: str) -> bool:
-        real = os.path.realpath(entry or ".") + os.sep
-        return not (blocked and real.startswith(blocked)) or real.startswith(installed)
-
-    sys.path[:] = list(prepend) + [p for p in sys.path if p not in prepend and allowed(p)]
-    sys.meta_path[:] = [f for f in sys.meta_path
-                        if not type(f).__module__.startswith("__editable__")
-                        and not getattr(f, "__module__", "").startswith("__editable__")]
-    sys.path_importer_cache.clear()
-
-
-def _installation_paths() -> list[str]:
-    """Where this interpreter keeps the standard library and installed distributions (a venv's
-    site-packages), never a whole prefix: a project may live under /usr/local too."""
-    import site
-    import sysconfig
-    paths = [sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
-    paths += site.getsitepackages() if hasattr(site, "getsitepackages") else []
-    return [p for p in paths if p]
 
 
 if __name__ == "__main__":
