@@ -53,6 +53,21 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def one_mutation_project(root: Path, source: str, tests: str, *, value: str = "0",
+                         kills: tuple[str, ...] = ("tests/test_pkg.py::test_one",), extra: str = "") -> Path:
+    """A flat project `pkg` (its `__init__.py` is `source`), one test file `tests/test_pkg.py`
+    and one catalog entry `one-mutated`: `pkg/__init__.py::one` returns `value`, and `kills`
+    are its contract (`extra`: more TOML lines for the entry)."""
+    return write_project(root, {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": source,
+        "tests/test_pkg.py": tests,
+        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-mutated"\n'
+                               f'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "{value}"\n'
+                               f"kills = {json.dumps(list(kills))}\n{extra}"),
+    })
+
+
 def gate_env(project: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["XDG_CACHE_HOME"] = str(project.parent / "xdg-cache")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gatekit import copy_fixture, gate_env, run_gate, tree_digest, write_project
+from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate, tree_digest, write_project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="process containment is proven with /proc")
@@ -291,14 +291,10 @@ def test_a_baseline_red_from_a_denied_write_points_at_the_confinement(tmp_path):
     import tempfile
     outside = Path(tempfile.mkdtemp(prefix="killmap-outside-", dir="/var/tmp"))
     try:
-        project = write_project(tmp_path / "proj", {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": "def one():\n    return 1\n",
-            "tests/test_pkg.py": (f"from pkg import one\n\n\ndef test_caches_outside():\n"
-                                  f"    open({str(outside / 'cache.txt')!r}, 'w').write('x')\n    assert one() == 1\n"),
-            "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-is-two"\n'
-                                   'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "2"\n'
-                                   'kills = ["tests/test_pkg.py::test_caches_outside"]\n')})
+        project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", (
+            f"from pkg import one\n\n\ndef test_caches_outside():\n"
+            f"    open({str(outside / 'cache.txt')!r}, 'w').write('x')\n    assert one() == 1\n"),
+            value="2", kills=("tests/test_pkg.py::test_caches_outside",))
         run = run_gate(project, "run", "--no-cache")
         assert run.code == 2, run.stdout + run.stderr
         assert "test_caches_outside" in run.stderr and "[gate] confine = false lifts it" in run.stderr

@@ -315,21 +315,16 @@ def test_the_monitor_leaves_hypothesis_its_tool_id_when_another_is_free():
 def test_a_mutants_tests_find_every_tool_id_free_as_under_plain_pytest(tmp_path):
     # A test tool that wants a sys.monitoring id when a test fails (as Hypothesis does) must
     # find it free in a mutant's run: the untraced fork gives the monitor's id back.
-    from gatekit import write_project
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": "def double(x):\n    return x * 2\n",
-        "tests/test_pkg.py": (
-            "import sys\nfrom pkg import double\n\n\ndef test_double():\n    if double(2) != 4:\n"
-            "        held = [t for t in range(6) if sys.monitoring.get_tool(t) is not None]\n"
-            "        if held:\n            raise RuntimeError(f'tool ids held: {held}')\n"
-            "    assert double(2) == 4\n"),
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "double-is-zero"\n'
-                               'target = "pkg/__init__.py::double"\nop = "constant-return"\nvalue = "0"\n'
-                               'require = "assertion"\nkills = ["tests/test_pkg.py::test_double"]\n')})
+    from gatekit import one_mutation_project
+    project = one_mutation_project(tmp_path / "proj", "def one(x):\n    return x * 2\n", (
+        "import sys\nfrom pkg import one\n\n\ndef test_double():\n    if one(2) != 4:\n"
+        "        held = [t for t in range(6) if sys.monitoring.get_tool(t) is not None]\n"
+        "        if held:\n            raise RuntimeError(f'tool ids held: {held}')\n"
+        "    assert one(2) == 4\n"),
+        kills=("tests/test_pkg.py::test_double",), extra='require = "assertion"\n')
     run = run_gate(project, "run", "--no-cache")
     assert run.code == 0, run.stdout + run.stderr
-    entry = run.mutation("double-is-zero")
+    entry = run.mutation("one-mutated")
     assert entry["verdict"] == "held", entry["detail"]
     assert entry["path"] == "swap"
     assert entry["red"][0]["cause"] == "assertion"

@@ -127,18 +127,13 @@ def test_a_conditionally_defined_function_and_a_property_setter_are_held_swapped
 
 
 def test_the_baseline_line_counts_skipped_and_xfailed_tests_apart_from_the_green(tmp_path):
-    from gatekit import write_project
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": "def one():\n    return 1\n",
-        "tests/test_pkg.py": (
-            "import pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
-            "def test_two():\n    assert one() + 1 == 2\n\n\n"
-            "@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n\n\n"
-            "@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"),
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-is-two"\n'
-                               'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "2"\n'
-                               'kills = ["tests/test_pkg.py::test_one", "tests/test_pkg.py::test_two"]\n')})
+    from gatekit import one_mutation_project
+    project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", (
+        "import pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+        "def test_two():\n    assert one() + 1 == 2\n\n\n"
+        "@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n\n\n"
+        "@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"),
+        value="2", kills=("tests/test_pkg.py::test_one", "tests/test_pkg.py::test_two"))
     run = run_gate(project, "run", "--no-cache")
     assert run.code == 0, run.stdout + run.stderr
     assert "baseline: 2 tests green, 1 skipped, 1 xfailed in 2 run(s)" in run.stdout
@@ -148,21 +143,16 @@ def test_a_test_whose_subtests_fail_is_red_once_with_the_first_failing_subtests_
     # more-itertools and pyparsing check most things inside unittest's subTest: pytest 9
     # reports SUBFAILED lines (and may still call the parent PASSED). The gate reads the
     # parent red, by the first subtest that failed.
-    from gatekit import write_project
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": "def double(x):\n    return x * 2\n",
-        "tests/test_pkg.py": (
-            "import unittest\nfrom pkg import double\n\n\nclass DoubleTests(unittest.TestCase):\n"
-            "    def test_many(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
-            "                self.assertEqual(double(i), i * 2)\n\n\n"
-            "def test_zero():\n    assert double(0) == 0\n"),
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "double-is-zero"\n'
-                               'target = "pkg/__init__.py::double"\nop = "constant-return"\nvalue = "0"\n'
-                               'require = "assertion"\nkills = ["tests/test_pkg.py::DoubleTests::test_many"]\n')})
+    from gatekit import one_mutation_project
+    project = one_mutation_project(tmp_path / "proj", "def one(x):\n    return x * 2\n", (
+        "import unittest\nfrom pkg import one\n\n\nclass DoubleTests(unittest.TestCase):\n"
+        "    def test_many(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
+        "                self.assertEqual(one(i), i * 2)\n\n\n"
+        "def test_zero():\n    assert one(0) == 0\n"),
+        kills=("tests/test_pkg.py::DoubleTests::test_many",), extra='require = "assertion"\n')
     run = run_gate(project, "run", "--no-cache")
     assert run.code == 0, run.stdout + run.stderr
-    entry = run.mutation("double-is-zero")
+    entry = run.mutation("one-mutated")
     assert entry["verdict"] == "held", entry["detail"]
     [red] = entry["red"]
     assert red["id"] == "tests/test_pkg.py::DoubleTests::test_many" and red["cause"] == "assertion"

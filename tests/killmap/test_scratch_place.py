@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from gatekit import gate_env, run_gate, write_project
+from gatekit import gate_env, one_mutation_project, run_gate
 from killmap import sandbox
 from killmap.sandbox import RAM_DISK, scratch_parent
 
@@ -54,15 +54,10 @@ def test_a_ram_disk_without_room_for_every_copy_is_passed_over(monkeypatch):
 
 @needs_ram_disk
 def test_a_gate_run_gives_its_tests_a_tmp_path_on_the_ram_disk(tmp_path):
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": "def one():\n    return 1\n",
-        "tests/test_pkg.py": ("from pkg import one\n\n\ndef test_one(tmp_path):\n"
-                              "    assert str(tmp_path).startswith('/dev/shm/killmap-'), tmp_path\n"
-                              "    assert one() == 1\n"),
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-is-two"\n'
-                               'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "2"\n'
-                               'kills = ["tests/test_pkg.py::test_one"]\n')})
+    project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", (
+        "from pkg import one\n\n\ndef test_one(tmp_path):\n"
+        "    assert str(tmp_path).startswith('/dev/shm/killmap-'), tmp_path\n"
+        "    assert one() == 1\n"), value="2")
     env = gate_env(project)
     env.pop("TMPDIR", None)
     run = run_gate(project, "run", "--no-cache", env=env)
