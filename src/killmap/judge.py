@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from killmap.catalog import Mutation, matches
-from killmap.outcome import ASSERTION, BROKEN, RunOutcome
+from killmap.outcome import ASSERTION, BROKEN, RunOutcome, refused_arguments
 
 HELD = "held"               # every kills test went red by a real failure; nothing else did
 VACUOUS = "vacuous"         # a kills test stayed green: it does not guard against this defect
@@ -153,6 +153,17 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
         return verdict(BROKEN_VERDICT, "modules were imported from the working tree instead of the sandbox: "
                        + ", ".join(proof["modules_from_working_tree"]), red=red_tests,
                        extras={"broken_cause": "origin"})
+    # A session that ended normally may still have run fewer tests than were selected: a
+    # fresh one is given the baseline's node ids, and a mutant that changes a parametrize id
+    # (marshmallow's `[exclude]` became `[include0]`) makes pytest refuse them all and run
+    # nothing. Every missing test would otherwise read as green.
+    not_run = [t for t in base.get("selected", ()) if t not in run.tests]
+    if not_run:
+        why = refused_arguments(run)
+        return verdict(INCONCLUSIVE, f"{len(not_run)} selected test(s) did not run in the mutant (first: "
+                       f"{not_run[0]})" + (f": pytest said {why!r}" if why else "")
+                       + "; a mutant that changes test ids (a parametrize value taken from the mutated "
+                         "code) cannot be judged by them", red=red_tests)
     broken = [r for r in red_tests if r.cause == BROKEN]
     if broken:
         first = broken[0]

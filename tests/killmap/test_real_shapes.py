@@ -157,3 +157,23 @@ def test_a_test_whose_subtests_fail_is_red_once_with_the_first_failing_subtests_
     [red] = entry["red"]
     assert red["id"] == "tests/test_pkg.py::DoubleTests::test_many" and red["cause"] == "assertion"
     assert "0 != 2" in red["message"]
+
+
+def test_a_mutant_that_renames_a_parametrized_test_is_inconclusive_not_green(tmp_path):
+    # marshmallow parametrizes over its own constants: the mutant changed a test's id, the
+    # fresh session was given the baseline's ids, pytest refused them all and ran nothing,
+    # and every selected test read as green: `vacuous`, against 4 reds under plain pytest.
+    from gatekit import write_project
+    project = write_project(tmp_path / "proj", {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": 'MODES = ("exclude", "include")\n\n\ndef known(mode):\n    return mode in ("exclude", "include")\n',
+        "tests/test_pkg.py": ("import pytest\nimport pkg\n\n\n@pytest.mark.parametrize('mode', pkg.MODES)\n"
+                              "def test_known(mode):\n    assert pkg.known(mode)\n"),
+        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "exclude-renamed"\n'
+                               'target = "pkg/__init__.py::MODES"\nop = "replace"\nold = \'"exclude"\'\nnew = \'"raise"\'\n'
+                               'kills = ["tests/test_pkg.py::test_known"]\n')})
+    run = run_gate(project, "run", "--no-cache")
+    entry = run.mutation("exclude-renamed")
+    assert entry["verdict"] == "inconclusive", entry["detail"]
+    assert "did not run in the mutant (first: tests/test_pkg.py::test_known[exclude])" in entry["detail"]
+    assert run.code == 1
