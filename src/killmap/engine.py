@@ -17,6 +17,7 @@ from killmap.errors import GateError
 from killmap.guard import Containment, TreeGuard, pristine_hashes
 from killmap.outcome import RunOutcome
 from killmap.pool import Pool, Worker
+from killmap.project import ignored_package_files
 from killmap.reaper import MEMORY_ENV, memory_limit_for
 from killmap.runner import Scenario, run_scenario, run_to_completion
 from killmap.sandbox import Scratch, scratch_parent
@@ -55,6 +56,8 @@ class Engine:
                  trees: list[dict[str, bytes]] | None = None, tracer: str = "auto"):
         self.root = root
         self.tracer = tracer   # what records a baseline's per-test lines (runner.Scenario.tracer)
+        if trees is None:      # what the packages need to run, though git ignores it (_version.py)
+            files = files + ignored_package_files(root, files)
         count = len(trees) if trees is not None else max(1, sandboxes)
         limit = memory_limit(count)   # a malformed setting is said before any worker starts
         # Where what a run wrote over the user's files is kept: named once (it is stamped with

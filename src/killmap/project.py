@@ -47,6 +47,35 @@ def project_files(root: Path) -> list[str]:
     return sorted(found)
 
 
+def ignored_package_files(root: Path, files: list[str]) -> list[str]:
+    """Files git ignores inside the project's packages (a folder whose `__init__.py` is among
+    `files`): what a build writes there for the code to run. hatch-vcs and setuptools-scm
+    write `_version.py`, gettext's `.mo` catalogs and built extension modules sit beside the
+    code. Without them the sandbox imports what no test run of the project ever sees
+    (humanize: "No module named 'humanize._version'"). Copied to run, never targets."""
+    packages = {f[: -len("__init__.py")] for f in files if f.endswith("/__init__.py")}
+    if not packages:
+        return []
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+             "--", *sorted(packages)], cwd=root, capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    found: list[str] = []
+    for entry in listed.decode("utf-8", "surrogateescape").split("\0"):
+        if not entry or "__pycache__" in entry or ".egg-info" in entry:
+            continue
+        path = root / entry
+        inner = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) \
+            if entry.endswith("/") and path.is_dir() else []
+        for item in inner[:1000]:   # a package's generated files, not a build tree
+            rel = item.relative_to(root).as_posix()
+            if "__pycache__" not in rel and not rel.endswith((".pyc", ".pyo")) and not item.is_symlink():
+                found.append(rel)
+    return sorted(set(found) - set(files))
+
+
 def _outside_venvs(files: list[str]) -> list[str]:
     """Leave out every virtual environment (a folder holding `pyvenv.cfg`) that git does not
     ignore: on Python < 3.13 `python3 -m venv .venv` writes no .gitignore, and each sandbox

@@ -109,3 +109,26 @@ def test_a_symlink_to_a_file_inside_the_project_is_still_a_target(km_project):
     km_project.write("mutations/catalog.toml", catalog("src/pkg/mod.py"))
     mutation = load_catalog(km_project.root, km_project.root / "mutations" / "catalog.toml").mutations[0]
     assert mutation.target.path == "src/pkg/mod.py"
+
+
+def test_files_git_ignores_inside_a_package_are_copied_to_run_but_are_not_targets(km_project):
+    # humanize: hatch-vcs writes src/humanize/_version.py and gettext's .mo catalogs sit in
+    # the package, both git-ignored. Without them every test file failed to import (and the
+    # i18n tests skipped, so their mutants read vacuous).
+    km_project.write("src/pkg/__init__.py", "from pkg._version import VERSION\n")
+    km_project.write("src/pkg/_version.py", "VERSION = '1.0'\n")
+    km_project.write("src/pkg/locale/de/messages.mo", "übersetzt\n")
+    km_project.write("src/pkg/mod.py", SOURCE)
+    km_project.write("tests/test_mod.py", TESTS.format(module="mod") + (
+        "\n\ndef test_catalog_is_there():\n    import pathlib, pkg\n"
+        "    assert (pathlib.Path(pkg.__file__).parent / 'locale/de/messages.mo').is_file()\n"))
+    km_project.write(".gitignore", "src/pkg/_version.py\n*.mo\n")
+    km_project.write("mutations/catalog.toml", catalog("src/pkg/mod.py"))
+    git(km_project, "init", "-q")
+    git(km_project, "add", "-A")
+    run = run_gate(km_project.root, "run", "--no-cache", "--jobs", "1")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.verdicts() == {"check-flipped": "held"}
+    km_project.write("mutations/catalog.toml", catalog("src/pkg/_version.py").replace("::check", "::VERSION")
+                     .replace('old = "x > 0"\nnew = "x >= 0"', "old = \"'1.0'\"\nnew = \"'2.0'\""))
+    assert "git-ignored" in one_line_error(run_gate(km_project.root, "run", "--no-cache"))
