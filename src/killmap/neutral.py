@@ -45,8 +45,6 @@ class PluginNeutraliser:
         option = config.option
         if hasattr(option, "numprocesses"):
             option.numprocesses, option.distload, option.dist, option.tx = 0, False, "no", []
-        if hasattr(option, "looponfail"):
-            option.looponfail = False
         if hasattr(option, "randomly_reorganize"):
             option.randomly_reorganize = False
             # Its reseeding stays: each test then draws from `random` as it does under the
