@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from killmap.guard import escaped_note
-from killmap.catalog import GateSettings, Mutation, matches
+from killmap.catalog import GateSettings, Mutation
+from killmap.testids import TestIndex
 from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.imports import first_syntax_error, unreachable_test_files
@@ -41,6 +43,11 @@ class Baseline:
     tracer: str = ""                     # what recorded the tests' lines: coverage, sys.monitoring
     per_test: float = 0.0                # what a run pays per test besides its duration
     not_passed: dict[str, int] = field(default_factory=dict)  # "skipped"/"xfailed": how many
+
+    @cached_property
+    def index(self) -> TestIndex:
+        """The collected ids, for asking which of them a contract entry names."""
+        return TestIndex(self.collected)
 
 
 def baseline_summary(baseline: Baseline) -> str:
@@ -202,6 +209,6 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:
-                if not any(matches(entry, test) for test in baseline.collected):
+                if not baseline.index.names_any(entry):
                     raise mutation.fail(f"{entry!r} matches no collected test (under "
                                         f"{', '.join(mutation.settings.tests)})", key)

@@ -21,6 +21,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from killmap.errors import GateError
+from killmap.testids import matches
 
 # Operator name -> (required fields, optional fields). The fields are strings except count.
 OPERATORS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -482,17 +483,3 @@ def _refuse_contradictions(kills: tuple[str, ...], may_kill: tuple[str, ...], fa
             raise fail(f"{entry!r} is in both kills and may_kill" + (
                 "" if same else f" (kills {required!r} covers it)") +
                 ": a test cannot be both required and allowed to go red", "may_kill")
-
-
-def matches(entry: str, node_id: str) -> bool:
-    """A contract entry names a node id or a prefix ending at a '::' or '[' boundary.
-
-    Never a loose substring: 'test_a' must not match 'test_ab'.
-    """
-    entry = entry.rstrip("/")
-    if node_id == entry:
-        return True
-    if not node_id.startswith(entry):
-        return False
-    rest = node_id[len(entry):]
-    return rest.startswith("::") or rest.startswith("[") or (entry.endswith(".py") is False and rest.startswith("/"))

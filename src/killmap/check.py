@@ -17,7 +17,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from killmap.catalog import GateSettings, Mutation, matches
+from killmap.catalog import GateSettings, Mutation
+from killmap.testids import TestIndex
 from killmap.errors import GateError
 from killmap.outcome import refused_arguments
 
@@ -84,10 +85,11 @@ def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
         result.problems.extend(errors)
         if errors:
             continue  # ids from a failed collection would only add noise
+        index = TestIndex(ids)
         for mutation in group:
             for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
                 for entry in entries:
-                    if not any(matches(entry, test) for test in ids):
+                    if not index.names_any(entry):
                         result.problems.append(mutation.fail(
                             f"{entry!r} matches no collected test (under {', '.join(settings.tests)})", key))
     return result

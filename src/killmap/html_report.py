@@ -14,7 +14,7 @@ import html
 import json
 from typing import Any
 
-from killmap.catalog import matches
+from killmap.testids import matches
 
 CAUSES = ("assertion", "crash", "broken", "error")
 # The order "sort by verdict" uses, worst first; the same as the annotations' (annotations.py).

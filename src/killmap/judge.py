@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from killmap.catalog import Mutation, matches
+from killmap.catalog import Mutation
+from killmap.testids import matches
 from killmap.outcome import ASSERTION, BROKEN, RunOutcome, refused_arguments
 
 HELD = "held"               # every kills test went red by a real failure; nothing else did

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from killmap import judge
-from killmap.catalog import matches
+from killmap.testids import matches
 from killmap.errors import GateError
 from killmap.lab import LabOptions, load, run_mutations
 from killmap.trial import reaching_tests

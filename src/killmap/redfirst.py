@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Callable
 
 from killmap.absence import read_records
-from killmap.catalog import GateSettings, load_catalogs, matches
+from killmap.catalog import GateSettings, load_catalogs
+from killmap.testids import matches
 from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.guard import escaped_note

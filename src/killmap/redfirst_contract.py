@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from killmap.catalog import matches
+from killmap.testids import matches
 
 F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
 SKIPPED, FLAKY = "skipped", "flaky"

@@ -15,7 +15,8 @@ from typing import Any
 from killmap import judge
 from killmap.baseline import Baseline
 from killmap.cache import dependencies
-from killmap.catalog import Mutation, matches
+from killmap.catalog import Mutation
+from killmap.testids import matches
 from killmap.engine import Engine
 from killmap.judge import Evidence, Verdict
 from killmap.mutant import Mutant
@@ -60,7 +61,7 @@ def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tupl
     reaching, everything, region = reaching_tests(mutant, baseline)
     if everything is not None:
         return reaching, everything, region
-    contract = {t for t in baseline.collected if any(matches(e, t) for e in mutation.contract_tests())}
+    contract = baseline.index.named_by_any(mutation.contract_tests())
     wanted = contract.union(reaching)  # once: thousands of collected tests are checked against it
     chosen = tuple(t for t in baseline.collected if t in wanted)
     return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from killmap.catalog import load_catalog, load_catalogs, matches
+from killmap.catalog import load_catalog, load_catalogs
+from killmap.testids import matches
 from killmap.errors import GateError
 
 CATALOG = "mutations/catalog.toml"

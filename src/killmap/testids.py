@@ -1,0 +1,54 @@
+"""Test ids and the contract entries that name them.
+
+An entry names a node id, or a prefix of node ids that ends at a boundary (`::`, `[`, or a
+folder's `/`). Every verdict asks which collected tests an entry names; on a suite of
+thousands of tests, asking each id in turn for each entry of each mutation was most of
+the time between the baseline and the first mutant run. `TestIndex` answers from the
+sorted ids instead: the ids an entry can name all start with it, so they sit together.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Iterable
+
+
+def matches(entry: str, node_id: str) -> bool:
+    """A contract entry names a node id or a prefix ending at a '::' or '[' boundary.
+
+    Never a loose substring: 'test_a' must not match 'test_ab'.
+    """
+    entry = entry.rstrip("/")
+    if node_id == entry:
+        return True
+    if not node_id.startswith(entry):
+        return False
+    rest = node_id[len(entry):]
+    return rest.startswith("::") or rest.startswith("[") or (entry.endswith(".py") is False and rest.startswith("/"))
+
+
+class TestIndex:
+    """The collected ids, sorted once, for `matches` over all of them at once."""
+
+    __test__ = False  # a name pytest would otherwise try to collect
+
+    def __init__(self, ids: Iterable[str]):
+        self._sorted = sorted(set(ids))
+
+    def named_by(self, entry: str) -> list[str]:
+        """Every id `entry` names, in sorted order."""
+        prefix = entry.rstrip("/")
+        found = []
+        for index in range(bisect_left(self._sorted, prefix), len(self._sorted)):
+            node_id = self._sorted[index]
+            if not node_id.startswith(prefix):
+                break
+            if matches(entry, node_id):
+                found.append(node_id)
+        return found
+
+    def names_any(self, entry: str) -> bool:
+        return bool(self.named_by(entry))
+
+    def named_by_any(self, entries: Iterable[str]) -> set[str]:
+        return {node_id for entry in entries for node_id in self.named_by(entry)}

@@ -1,0 +1,38 @@
+"""The sorted index answers exactly what asking `matches` of every collected id answers."""
+
+import pytest
+
+from killmap.testids import TestIndex, matches
+
+IDS = [
+    "tests/test_a.py::test_a",
+    "tests/test_a.py::test_ab",
+    "tests/test_a.py::test_a[1]",
+    "tests/test_a.py::TestBox::test_open[small]",
+    "tests/test_a.py::TestBox::test_open[large]",
+    "tests/test_a.py::TestBoxes::test_x",
+    "tests/test_ab.py::test_x",
+    "tests/unit/test_u.py::test_u",
+    "tests/unit_slow/test_x.py::test_y",
+    "tests/unit/deeper/test_d.py::test_d",
+    "tests/test_a.py-extra::test_z",   # sorts inside the "tests/test_a.py" run, names nothing
+    "other/test_o.py::test_o",
+]
+
+ENTRIES = ["tests", "tests/", "tests/unit", "tests/unit/", "tests/test_a.py", "tests/test_a.py::test_a",
+           "tests/test_a.py::TestBox", "tests/test_a.py::TestBox::test_open", "tests/test_a",
+           "tests/test_a.py::TestB", "other", "nothing/here.py", "tests/test_a.py::test_a[1]"]
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_the_index_names_the_same_ids_as_matching_each_one(entry):
+    expected = sorted(t for t in IDS if matches(entry, t))
+    assert TestIndex(IDS).named_by(entry) == expected
+    assert TestIndex(IDS).names_any(entry) == bool(expected)
+
+
+def test_the_index_unions_what_several_entries_name():
+    index = TestIndex(IDS)
+    assert index.named_by_any(["tests/unit", "other"]) == {
+        "tests/unit/test_u.py::test_u", "tests/unit/deeper/test_d.py::test_d", "other/test_o.py::test_o"}
+    assert index.named_by_any([]) == set()
