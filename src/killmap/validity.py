@@ -54,8 +54,8 @@ class Validity:
     warnings: tuple[str, ...] = ()   # dead code the mutant left behind; it still runs
 
 
-def _findings(source: str, filename: str) -> list[tuple[str, tuple, str]]:
-    tree = ast.parse(source, filename=filename)
+def _findings(source: str | ast.Module, filename: str) -> list[tuple[str, tuple, str]]:
+    tree = ast.parse(source, filename=filename) if isinstance(source, str) else source
     flakes = checker.Checker(tree, filename=filename)
     # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
     return [(type(m).__name__, _line_free_args(m), f"line {m.lineno}: {m.message % m.message_args}")
@@ -87,11 +87,14 @@ def _original_findings(original: str, filename: str) -> Counter:
 def check_mutant(original: str, mutated: str, filename: str, werror: bool = False) -> Validity:
     """`werror`: dead-code findings are broken too, for projects whose CI lints."""
     try:
-        compile(mutated, filename, "exec", dont_inherit=True)
+        # Parsed once: the tree is compiled (the compiler's own checks: a 'return' outside
+        # a function, a misplaced 'nonlocal') and then given to pyflakes.
+        tree = ast.parse(mutated, filename=filename)
+        compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return Validity(False, f"the mutant does not parse: {exc.msg} (line {exc.lineno})", "syntax")
     before = _original_findings(original, filename)
-    after = _findings(mutated, filename)
+    after = _findings(tree, filename)
     added = Counter(f[:2] for f in after) - before
     for kind, args in list(added):
         if kind in NAME_FINDINGS and before[(kind, args)]:
