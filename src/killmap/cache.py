@@ -145,6 +145,11 @@ def displaced_folder(folder: Path | None) -> Path:
     return _cache_base(folder) / "displaced" / time.strftime("%Y%m%d-%H%M%S")
 
 
+def rewrites_folder(folder: Path | None) -> Path:
+    """Where pytest's rewritten test modules are kept between gates (rewrites.py)."""
+    return _cache_base(folder) / "rewrites"
+
+
 class VerdictCache:
     def __init__(self, root: Path, folder: Path | None = None):
         base = _cache_base(folder)

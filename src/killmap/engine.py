@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from killmap.cache import displaced_folder
+from killmap.cache import displaced_folder, rewrites_folder
 from killmap.errors import GateError
 from killmap.guard import Containment, TreeGuard, pristine_hashes
 from killmap.outcome import RunOutcome
 from killmap.pool import Pool, Worker
 from killmap.project import ignored_package_files
 from killmap.reaper import MEMORY_ENV, memory_limit_for
+from killmap.rewrites import keep_new
 from killmap.runner import Scenario, run_scenario, run_to_completion
 from killmap.sandbox import Scratch, scratch_parent
 
@@ -65,6 +66,7 @@ class Engine:
         self.displaced = displaced_folder(cache_dir)
         # Every sandbox, the pristine copy, and room for what the runs write beside them.
         self.scratch = Scratch(scratch_parent(_bytes_of(root, files, trees), count + 2))
+        self.scratch.kept_rewrites = rewrites_folder(cache_dir)
         self.pool: Pool | None = None
         try:
             # The workers import pytest (about 0.3 s each) while the pristine copy is made
@@ -116,6 +118,8 @@ class Engine:
         if self.pool is not None:
             self.pool.close()
             self.pool = None
+        if self.scratch.kept_rewrites is not None:
+            keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
         self.scratch.remove()
 
     def __enter__(self) -> "Engine":

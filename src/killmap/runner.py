@@ -86,6 +86,9 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
         "memory_limit": worker.memory_limit,
+        # pytest's rewritten test modules, shared by every session (rewrites.py).
+        "rewrites": {"write": str(scratch.rewrites),
+                     "read": [str(scratch.kept_rewrites)] if scratch.kept_rewrites else []},
     }
     if scenario.confine:
         request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]

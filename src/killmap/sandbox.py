@@ -69,6 +69,10 @@ class Scratch:
         # next() on a count is one atomic step, where `+= 1` and a later read were not.
         self._numbers = itertools.count(1)
         self.pristine: Path | None = None
+        # pytest's rewritten test modules (rewrites.py): written here by this gate's
+        # sessions, read from here and from `kept_rewrites`, which outlives the gate.
+        self.rewrites = self.path / "rewrites"
+        self.kept_rewrites: Path | None = None
 
     def pristine_copy(self, root: Path, files: list[str]) -> Path:
         """The project as the gate found it: every sandbox is copied from here, and every

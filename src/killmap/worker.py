@@ -28,6 +28,7 @@ import pytest
 
 from killmap.neutral import PluginNeutraliser
 from killmap.plugin import Recorder, conclude_run, trace_share_of
+from killmap import rewrites
 from killmap.reaper import become_subreaper, kill_descendants
 from killmap.sandbox import copy_files
 from killmap.sandbox_entry import enter_sandbox
@@ -256,6 +257,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         code = 70
         try:
             enter_sandbox(request, spec["log"], _start_entry[0])
+            _share_rewrites(request)
             cov = None
             if traced:
                 # Collection recorded (what runs at import is reach evidence), then paused:
@@ -281,6 +283,12 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         return None
     _servers.append(server)
     return server
+
+
+def _share_rewrites(request: dict[str, Any]) -> None:
+    shared = request.get("rewrites")
+    if shared:
+        rewrites.install(shared["write"], shared["read"])
 
 
 def _collection_recorder(include: list[str], tracer: str) -> Any:
@@ -377,6 +385,7 @@ def _child(request: dict[str, Any]) -> None:
     code = 70
     try:
         enter_sandbox(request, request["log"], _start_entry[0])
+        _share_rewrites(request)
         cov = None
         if request.get("coverage"):
             # Before collection: what runs at import is evidence too.
