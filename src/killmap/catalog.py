@@ -34,6 +34,10 @@ OPERATORS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "negate": (frozenset({"condition"}), frozenset()),
     "revert-patch": (frozenset({"patch"}), frozenset({"patch_pin", "preimage_pin"})),
 }
+# Every operator field a command line can give (`killmap try`; the pins are written by
+# --save, not given). Here, not in trying.py: the parser needs it, and a `killmap run`
+# need not import the reviewer's commands to build its parser.
+OP_FIELDS = tuple(sorted({f for req, opt in OPERATORS.values() for f in req | opt} - {"patch_pin", "preimage_pin"}))
 # Operator fields holding Python source text: they must parse as an expression.
 EXPRESSION_FIELDS = ("value", "condition", "operand")
 COMMON_FIELDS = frozenset({

@@ -36,7 +36,7 @@ def add_commands(sub) -> None:
     trying = sub.add_parser("try", help="run one ad-hoc mutation and show what turns red")
     trying.add_argument("target", metavar="TARGET", help="path/to/file.py or path/to/file.py::Qualified.name")
     trying.add_argument("--op", required=True, help="the operator (see 'The catalog' in the README)")
-    from killmap.trying import OP_FIELDS
+    from killmap.catalog import OP_FIELDS
     for name in OP_FIELDS:
         trying.add_argument(f"--{name}", default=None, metavar="TEXT", help=f"the operator's {name!r} field")
     trying.add_argument("--count", type=int, default=None, help="sites the operator must match (default 1)")
@@ -89,7 +89,8 @@ def _red_first(root: Path, args: argparse.Namespace) -> int:
 
 
 def _try(root: Path, args: argparse.Namespace) -> int:
-    from killmap.trying import OP_FIELDS, TryOptions, run_try
+    from killmap.catalog import OP_FIELDS
+    from killmap.trying import TryOptions, run_try
     fields = {name: getattr(args, name) for name in OP_FIELDS if getattr(args, name) is not None}
     options = TryOptions(target=args.target, op=args.op, fields=fields, count=args.count,
                          timeout=args.timeout, werror=args.werror, note=args.note, save=args.save,

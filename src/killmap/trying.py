@@ -32,13 +32,10 @@ else:  # pragma: no cover
 
 from killmap import judge
 from killmap.baseline import baseline_summary
-from killmap.catalog import OPERATORS, GateSettings, entry_mutation, load_catalog
+from killmap.catalog import GateSettings, entry_mutation, load_catalog
 from killmap.errors import GateError
 from killmap.lab import LabOptions, run_mutations
 from killmap.pins import pins_for
-
-# Every operator field a command line can give (the pins are written by --save, not given).
-OP_FIELDS = tuple(sorted({f for req, opt in OPERATORS.values() for f in req | opt} - {"patch_pin", "preimage_pin"}))
 UNREADABLE = {judge.BROKEN_VERDICT: "broken", judge.NOT_APPLIED: "not applied", judge.TIMEOUT: "timeout",
               judge.FLAKY: "flaky", judge.INCONCLUSIVE: "inconclusive", judge.ESCAPED: "escaped",
               judge.STALE: "stale"}
