@@ -24,7 +24,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from killmap.catalog import NAME_PATTERN, Catalog, GateSettings, Mutation, _mutation, load_catalog
+from killmap.catalog import Catalog, GateSettings, Mutation, load_catalog
+from killmap.catalog_entries import _mutation
+from killmap.contract import NAME_PATTERN
 from killmap.errors import GateError
 from killmap.mutants import build_mutant
 from killmap.patching import equal_ends, split_lines

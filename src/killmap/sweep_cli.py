@@ -75,7 +75,7 @@ def _with_tests(targets, tests: tuple[str, ...]):
     """--tests: the same rule as [gate] tests, paths or node ids inside the project."""
     from dataclasses import replace
 
-    from killmap.catalog import _outside_project
+    from killmap.catalog_entries import _outside_project
     for entry in tests:
         problem = _outside_project(entry)
         if problem:

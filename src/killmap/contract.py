@@ -1,0 +1,135 @@
+"""The catalog's vocabulary and its frozen data: the operators and their fields, the [gate]
+settings, and the `Mutation` every validated [[mutation]] entry becomes.
+
+Every other module reads a catalog through these types; catalog.py reads the files and
+catalog_entries.py validates each table into them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from killmap.errors import GateError
+
+# Operator name -> (required fields, optional fields). The fields are strings except count.
+OPERATORS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "replace": (frozenset({"old", "new"}), frozenset()),
+    "delete-call": (frozenset({"call"}), frozenset()),
+    "stub-call": (frozenset({"call", "value"}), frozenset()),
+    "constant-return": (frozenset({"value"}), frozenset()),
+    "merge-strings": (frozenset({"drop", "keep"}), frozenset()),
+    "drop-operand": (frozenset({"operand"}), frozenset()),
+    "negate": (frozenset({"condition"}), frozenset()),
+    "revert-patch": (frozenset({"patch"}), frozenset({"patch_pin", "preimage_pin"})),
+}
+# Every operator field a command line can give (`killmap try`; the pins are written by
+# --save, not given). Here, not in trying.py: the parser needs it, and a `killmap run`
+# need not import the reviewer's commands to build its parser.
+OP_FIELDS = tuple(sorted({f for req, opt in OPERATORS.values() for f in req | opt} - {"patch_pin", "preimage_pin"}))
+# Operator fields holding Python source text: they must parse as an expression.
+EXPRESSION_FIELDS = ("value", "condition", "operand")
+COMMON_FIELDS = frozenset({
+    "name", "target", "op", "kills", "may_kill", "invariant", "control", "require",
+    "pin", "note", "count", "timeout", "werror",
+})
+GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine"})
+# Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
+MAY_BE_EMPTY = frozenset({("replace", "new")})
+REQUIREMENTS = ("assertion",)
+# The largest timeout accepted, per mutation or in [gate]: one day. Any longer is a typo
+# or a way to make a looping mutant hang the gate (README, "The catalog").
+MAX_TIMEOUT = 86400.0
+TIMEOUT_RULE = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f} (one day)"
+NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")            # bytes: patch_pin, preimage_pin
+TARGET_PIN_PATTERN = re.compile(r"^(?:ast1:)?sha256:[0-9a-f]{64}$")  # pin: syntax, or old bytes
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The [gate] table: what runs under each mutation and where imports resolve."""
+
+    tests: tuple[str, ...] = ("tests",)
+    paths: tuple[str, ...] = ("src", ".")
+    timeout: float | None = None
+    exclude: tuple[str, ...] = ()
+    # Dead code a mutant leaves behind is broken too. Not part of equality: the baseline
+    # does not depend on it, so catalogs differing only here share one.
+    werror: bool = field(default=False, compare=False)
+    # Linux Landlock: test processes may write only beneath the sandbox, the temp folder
+    # and /dev (confine.py). Off for suites that must write elsewhere.
+    confine: bool = True
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file, optionally narrowed to a qualified symbol inside it."""
+
+    path: str
+    symbol: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}::{self.symbol}" if self.symbol else self.path
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One named, deliberate defect and the contract it must meet."""
+
+    name: str
+    target: Target
+    op: str
+    params: tuple[tuple[str, Any], ...]
+    kills: tuple[str, ...]
+    may_kill: tuple[str, ...] = ()
+    invariant: bool = False
+    control: str | None = None
+    require: str | None = None
+    pin: str | None = None
+    note: str = ""
+    count: int = 1
+    timeout: float | None = None
+    werror: bool | None = None  # None: as [gate] says
+    catalog: str = ""          # the catalog file, relative to the project root
+    settings: GateSettings = field(default_factory=GateSettings)
+    # No contract at all: a sweep's anonymous mutant (sweep.py), never a catalog entry. The
+    # judge reports what went red and whether the change was reached, instead of checking
+    # kills: "its red set is the kill set". The catalog loader never sets it.
+    uncontracted: bool = False
+
+    def param(self, key: str, default: Any = None) -> Any:
+        return dict(self.params).get(key, default)
+
+    def fail(self, message: str, field_name: str | None = None) -> GateError:
+        return GateError(message, file=self.catalog, mutation=self.name, field=field_name)
+
+    @property
+    def lint_is_error(self) -> bool:
+        return self.settings.werror if self.werror is None else self.werror
+
+    def contract_tests(self) -> tuple[str, ...]:
+        return self.kills + self.may_kill
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Everything in the catalog entry that could change the verdict, as plain data."""
+        return {
+            "name": self.name, "target": str(self.target), "op": self.op,
+            "params": [list(p) for p in self.params], "kills": list(self.kills),
+            "may_kill": list(self.may_kill), "invariant": self.invariant,
+            "control": self.control, "require": self.require, "pin": self.pin,
+            "count": self.count, "timeout": self.timeout, "werror": self.lint_is_error,
+            "settings": {"tests": list(self.settings.tests), "paths": list(self.settings.paths),
+                         "timeout": self.settings.timeout, "confine": self.settings.confine,
+                         "exclude": list(self.settings.exclude)},
+            # Only when set, so every catalog entry keeps the fingerprint (and cache key) it had.
+            **({"uncontracted": True} if self.uncontracted else {}),
+        }
+
+
+@dataclass(frozen=True)
+class Catalog:
+    path: str                  # relative to the project root
+    settings: GateSettings
+    mutations: tuple[Mutation, ...]
