@@ -25,7 +25,8 @@ import bisect
 import libcst as cst
 from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
-from killmap.mutants import _changed_lines, _fill_empty_block
+from killmap.cst_tree import _fill_empty_block
+from killmap.mutants import _changed_lines
 from killmap.patching import split_lines
 
 

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from killmap.mutants import _ATOMS, _string_value
+from killmap.cst_tree import _ATOMS, _string_value
 
 # Calls whose value is a bool, whatever their arguments.
 _BOOL_CALLS = frozenset({"bool", "isinstance", "issubclass", "callable", "hasattr", "any", "all"})

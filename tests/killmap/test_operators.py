@@ -80,7 +80,7 @@ def test_replace_with_no_match_is_not_applied_and_names_the_count(km_project):
 def test_replace_matching_two_sites_with_count_one_is_not_applied(km_project):
     km_project.module(SIBLINGS)
     mutant = build(km_project, MOD, "replace", old="> 0", new="> 1")
-    assert_not_applied(mutant, "matched 2 site(s)", "expected 1")
+    assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 2, 6)")
     assert mutant.sites == 2
 
 
@@ -200,7 +200,7 @@ def test_delete_call_with_no_matching_call_is_not_applied_and_names_the_count(km
 def test_delete_call_of_two_calls_with_count_one_is_not_applied(km_project):
     km_project.module("def save(record):\n    validate(record)\n    store(record)\n    validate(record)\n")
     mutant = build(km_project, f"{MOD}::save", "delete-call", call="validate")
-    assert_not_applied(mutant, "matched 2 site(s)", "expected 1")
+    assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 2, 4)")
 
 
 def test_delete_call_of_two_calls_with_count_two_removes_both(km_project):
@@ -369,7 +369,7 @@ def test_stub_call_parenthesizes_a_value_that_binds_looser_than_the_call(km_proj
 def test_stub_call_with_two_calls_and_count_one_is_not_applied(km_project):
     km_project.module("def total(x):\n    return price(x) + price(x)\n")
     mutant = build(km_project, f"{MOD}::total", "stub-call", call="price", value="0")
-    assert_not_applied(mutant, "matched 2 site(s)")
+    assert_not_applied(mutant, "matched 2 site(s)", "(line 2)")
     applied = build(km_project, f"{MOD}::total", "stub-call", call="price", value="0", count=2)
     assert_applied(applied, "def total(x):\n    return 0 + 0\n")
 
@@ -825,3 +825,22 @@ def test_two_alternative_definitions_stay_ambiguous_and_the_error_says_what_to_d
         build(km_project, f"{MOD}::sep", "constant-return", value="''")
     assert caught.value.field == "target"
     assert "defined 2 times" in str(caught.value) and "narrow with op 'replace'" in str(caught.value)
+
+
+def test_an_operator_matching_too_many_sites_names_their_lines_in_the_file(km_project):
+    # A method below other code: the lines are the file's, not the target's own.
+    km_project.module(dedent("""\
+        def helper():
+            return 1
+
+
+        class Gate:
+            def open(self, ready, late):
+                if ready:
+                    return 1
+                return 2 if ready and late else 3
+        """))
+    mutant = build(km_project, f"{MOD}::Gate.open", "negate", condition="ready")
+    assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 7, 9)")
+    merged = build(km_project, f"{MOD}::Gate.open", "drop-operand", operand="late", count=2)
+    assert_not_applied(merged, "matched 1 site(s)", "expected 2 (line 9)")
