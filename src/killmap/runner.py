@@ -39,7 +39,7 @@ TOOL_CACHES = frozenset({".hypothesis", ".pytest_cache"})
 class Scenario:
     label: str
     tests: tuple[str, ...]              # pytest targets or node ids
-    timeout: float
+    timeout: float                      # the limit in a fresh session
     sys_path: tuple[str, ...]           # relative to the sandbox
     writes: tuple[tuple[str, str], ...] = ()
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
@@ -60,6 +60,7 @@ class Scenario:
     # mutant's code swapped in; the worker falls back to a fresh session when it must.
     session_tests: tuple[str, ...] | None = None
     swap: bool = False
+    swap_timeout: float | None = None   # the limit in a fork of the collected session, if not `timeout`
     swap_targets: tuple[str, ...] = ()  # relative; a new session compiles these once for its swaps
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
@@ -79,6 +80,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}",
                  *(["--collect-only"] if scenario.collect_only else []), *scenario.extra_args],
         "timeout": scenario.timeout,
+        "swap_timeout": scenario.swap_timeout if scenario.swap_timeout is not None else scenario.timeout,
         "events": str(folder / "events.jsonl"),
         "log": str(folder / "pytest.log"),
         "sys_path": [str((sandbox / p).resolve()) for p in scenario.sys_path],

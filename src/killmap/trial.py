@@ -8,7 +8,7 @@ verdict.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from killmap.runner import Scenario
 
 MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 10.0
+FORK_START = 0.2   # what a fork of the collected session pays before its first test, at most
 
 
 def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str | None, Region]:
@@ -72,13 +73,35 @@ def expected_seconds(selected: tuple[str, ...], baseline: Baseline) -> float:
     return sum(baseline.durations.get(t, 0.0) for t in selected)
 
 
-def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> tuple[float, float]:
-    """(the limit, what the same tests took unmutated): a session's start (collection, for
-    a mutant that falls back to a fresh one), pytest's cost per selected test, and the
-    selected tests' own durations."""
-    unmutated = baseline.overhead + baseline.per_test * len(selected) + expected_seconds(selected, baseline)
+@dataclass(frozen=True)
+class Limits:
+    """A mutant's time limits, one per path, and what the same tests took unmutated on it.
+
+    A fresh session pays its start (collection) before the first test; a fork of the
+    collected session does not. Charging collection to the swap path too made a looping
+    mutant of python-dateutil (10 s to collect) run 100 s before it was called a timeout.
+    """
+
+    fresh: float
+    swap: float
+    fresh_unmutated: float
+    swap_unmutated: float
+
+    def on(self, path: str) -> tuple[float, float]:
+        """(the limit, the unmutated seconds) of the path a run took."""
+        return (self.swap, self.swap_unmutated) if path == "swap" else (self.fresh, self.fresh_unmutated)
+
+
+def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> Limits:
+    """A session's start (collection, for a fresh one; FORK_START for a fork of the collected
+    one), pytest's cost per selected test, and the selected tests' own durations, times
+    TIMEOUT_FACTOR; a catalog timeout is the limit on either path."""
+    tests = baseline.per_test * len(selected) + expected_seconds(selected, baseline)
+    fresh, swap = baseline.overhead + tests, FORK_START + tests
     explicit = mutation.timeout or mutation.settings.timeout
-    return (explicit if explicit else max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated)), unmutated
+    if explicit:
+        return Limits(explicit, explicit, fresh, swap)
+    return Limits(max(MIN_TIMEOUT, TIMEOUT_FACTOR * fresh), max(MIN_TIMEOUT, TIMEOUT_FACTOR * swap), fresh, swap)
 
 
 def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool,
@@ -93,7 +116,7 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     if focus is not None:
         selected = tuple(t for t in selected if any(matches(entry, t) for entry in focus))
         selection += f"; focused on {', '.join(focus)}"
-    timeout, unmutated = _timeout(mutation, baseline, selected)
+    limits = _timeout(mutation, baseline, selected)
     base = {"selected": selected, "selection": selection}
     deps = _deps(root, baseline, selected)
     if not selected:
@@ -105,7 +128,8 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     # The swap (swap.py) is sound only for changes that run neither at import nor while
     # tests are collected: select_tests marks both as import-time.
     swappable = swap and not original_region.import_time
-    scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=timeout,
+    scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=limits.fresh,
+                        swap_timeout=limits.swap,
                         confine=mutation.settings.confine,
                         sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
                         mutated_file=mutant.file, expect_module=module,
@@ -124,6 +148,7 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     # reaches the change in the mutant exactly when it runs the changed statements in the
     # original (docs/DESIGN.md). Mutant runs are therefore not traced at all.
     file_coverage = baseline.coverage.get(mutant.file)
+    timeout, unmutated = limits.on(run.path)
     evidence = Evidence(run=run, confirm=confirm,
                         reached_by=original_region.reached_by(file_coverage),
                         region_executed=original_region.executed_at_all(file_coverage),

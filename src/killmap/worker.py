@@ -354,7 +354,9 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         return None, "the collected session ended"
     pid = forked["pid"]
     _current_child.append(pid)
-    done = _read_line(server, started + request["timeout"])
+    # A fork does not collect: its limit is not charged for the collection a fresh session
+    # pays (trial.Limits); a fallback below gets the fresh limit from its own start.
+    done = _read_line(server, started + request.get("swap_timeout", request["timeout"]))
     timed_out = done is None
     if timed_out:
         try:

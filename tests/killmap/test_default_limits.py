@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from gatekit import copy_fixture
+from gatekit import copy_fixture, run_gate, write_project
 
 import killmap.lab as lab
 from killmap.baseline import session_costs
 from killmap.outcome import RunOutcome, TestResult
 from killmap.plan import LabOptions
-from killmap.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, _timeout
+from killmap.trial import FORK_START, MIN_TIMEOUT, TIMEOUT_FACTOR, _timeout
 
 
 def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutcome:
@@ -37,18 +37,20 @@ def test_a_mutant_of_three_tests_is_not_charged_the_whole_suites_cost_per_test()
     assert once == 2.5                                    # a fresh session's collection
     assert abs(per_test - (15.0 - 1.0) / 10_000) < 1e-9   # the rest of the wall, per test
     mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
-    limit, unmutated = _timeout(mutation, baseline, ("t::1", "t::2", "t::3"))
+    limits = _timeout(mutation, baseline, ("t::1", "t::2", "t::3"))
+    limit, unmutated = limits.fresh, limits.fresh_unmutated
     assert abs(unmutated - (2.5 + 3 * per_test + 3 * 0.0001)) < 1e-9
     assert limit == max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated) < 26
     # The whole suite is still charged the whole suite.
-    limit_all, unmutated_all = _timeout(mutation, baseline, tuple(run.tests))
+    unmutated_all = _timeout(mutation, baseline, tuple(run.tests)).fresh_unmutated
     assert abs(unmutated_all - (2.5 + 14.0 + 1.0)) < 1e-6
 
 
 def test_a_catalog_timeout_is_the_limit_whatever_the_baseline_cost():
     baseline, _, _ = _baseline(_forked_run(100, wall=1.0, each=0.001, collect=0.5))
     mutation = SimpleNamespace(timeout=7.0, settings=SimpleNamespace(timeout=None))
-    assert _timeout(mutation, baseline, ("t::1",))[0] == 7.0
+    limits = _timeout(mutation, baseline, ("t::1",))
+    assert limits.fresh == limits.swap == 7.0
 
 
 def test_a_run_in_a_fresh_session_is_charged_its_whole_overhead_once():
@@ -70,5 +72,45 @@ def test_the_gates_baseline_measures_its_sessions_collection(tmp_path, monkeypat
     for verdict in result.verdicts:
         selected = len(verdict.selected)
         unmutated = verdict.extras["selected_baseline_seconds"]
-        assert abs(unmutated - (baseline.overhead + baseline.per_test * selected
+        # What the path it took pays once: a fresh session collects, a fork does not.
+        once = FORK_START if verdict.extras.get("path") == "swap" else baseline.overhead
+        assert abs(unmutated - (once + baseline.per_test * selected
                                 + sum(baseline.durations[t] for t in verdict.selected))) < 1e-3
+
+
+def test_a_fork_of_the_collected_session_is_not_charged_the_collection():
+    # python-dateutil collects in about 10 s: a looping mutant on the swap path ran 100 s
+    # before it was called a timeout, though no fork ever collects.
+    run = _forked_run(100, wall=1.0, each=0.001, collect=10.0)
+    baseline, once, per_test = _baseline(run)
+    mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
+    limits = _timeout(mutation, baseline, ("t::1", "t::2"))
+    tests = 2 * per_test + 2 * 0.001
+    assert abs(limits.fresh_unmutated - (10.0 + tests)) < 1e-9
+    assert abs(limits.swap_unmutated - (FORK_START + tests)) < 1e-9
+    assert limits.fresh == TIMEOUT_FACTOR * limits.fresh_unmutated > 100
+    assert limits.swap == MIN_TIMEOUT
+    assert limits.on("swap") == (limits.swap, limits.swap_unmutated)
+    assert limits.on("fallback") == limits.on("fresh") == (limits.fresh, limits.fresh_unmutated)
+
+
+SLOW_COLLECTION = {
+    "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+    "pkg/__init__.py": "def one():\n    return 1\n",
+    # Collection takes longer than the minimum limit, so the fresh limit is above it.
+    "tests/conftest.py": "import time\ntime.sleep(1.5)\n",
+    "tests/test_pkg.py": "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-loops"\n'
+                           'target = "pkg/__init__.py::one"\nop = "replace"\nold = "return 1"\n'
+                           'new = "while True:\\n        pass"\nkills = ["tests/test_pkg.py::test_one"]\n'),
+}
+
+
+def test_a_looping_mutant_on_the_swap_path_times_out_at_the_forks_limit(tmp_path):
+    project = write_project(tmp_path / "slow", SLOW_COLLECTION)
+    done = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("one-loops")
+    assert entry["verdict"] == "timeout", done.stderr
+    assert entry["path"] == "swap"
+    assert entry["timeout_seconds"] == MIN_TIMEOUT   # the fresh limit would be 10 x 1.5 s and more
+    assert entry["duration_seconds"] < 2 * MIN_TIMEOUT   # held to it, not to the fresh limit
