@@ -35,7 +35,7 @@ class CheckResult:
 
 
 def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
-    from killmap.lab import LabOptions, _check_control_sites, load
+    from killmap.lab import LabOptions, control_site_problems, load
     from killmap.mutants import Sources, build_mutant
     from killmap.pins import check_pins
     from killmap.validity import check_mutant
@@ -66,10 +66,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
         validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
         if not validity.ok:
             result.problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", "op"))
-    try:
-        _check_control_sites(mutations, mutants)
-    except GateError as exc:
-        result.problems.append(exc)
+    result.problems.extend(control_site_problems(mutations, mutants))
 
     groups: dict[GateSettings, list[Mutation]] = {}
     for mutation in mutations:

@@ -17,6 +17,7 @@ from killmap import judge
 from killmap.baseline import Baseline, check_contract_ids, run_baseline
 from killmap.cache import VerdictCache, test_files_digest
 from killmap.catalog import GateSettings, Mutation
+from killmap.errors import GateError
 from killmap.engine import Engine, memory_limit
 from killmap.headstart import HeadStart
 from killmap.judge import Verdict
@@ -334,10 +335,18 @@ def _with_warnings(verdict: Verdict, warnings: tuple[str, ...]) -> Verdict:
 
 
 def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) -> None:
-    """A control must fire at the invariant's site: in the same file, changing a statement
-    of the same innermost function or method (an accumulator's start value two lines above
-    the accumulation is the same site), or, at module or class level, overlapping its
-    statements."""
+    """A gate stops at the first control at another site (one line, exit 2)."""
+    problems = control_site_problems(mutations, mutants)
+    if problems:
+        raise problems[0]
+
+
+def control_site_problems(mutations: list[Mutation], mutants: dict[str, Mutant]) -> list[GateError]:
+    """Every invariant whose control does not fire at its site. A control must change, in
+    the same file, a statement of the same innermost function or method (an accumulator's
+    start value two lines above the accumulation is the same site), or, at module or class
+    level, overlap its statements. `killmap check` reports them all."""
+    problems = []
     for mutation in mutations:
         if not mutation.invariant or mutation.control not in mutants:
             continue
@@ -349,10 +358,11 @@ def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) 
         same_function = bool(enclosing_functions(mine.original, mine.changed_lines)
                              & enclosing_functions(theirs.original, theirs.changed_lines))
         if mine.file != theirs.file or not (same_function or mine_region.lines & theirs_region.lines):
-            raise mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
+            problems.append(mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
                                 f"{sorted(theirs_region.lines)}, neither in the same function as this "
                                 f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "
-                                "them", "control")
+                                "them", "control"))
+    return problems
 
 
 # --- cache round trip ----------------------------------------------------------------------

@@ -124,3 +124,16 @@ def test_every_problem_is_listed_not_just_the_first(tmp_path):
     lines = _problems(run_gate(project, "check"))
     assert len(lines) == 2, lines
     assert "'classify-call-deleted'" in lines[0] and "'odd-refusal-fix-reverted'" in lines[1]
+
+
+def test_every_control_at_another_site_is_named_not_only_the_first(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / CATALOG
+    catalog.write_text(catalog.read_text() + "".join(
+        f'\n[[mutation]]\nname = "{name}"\ntarget = "src/basicpkg/core.py::is_even"\nop = "replace"\n'
+        f'old = "{old}"\nnew = "{new}"\ninvariant = true\ncontrol = "classify-call-deleted"\n'
+        for name, old, new in (("even-check-equivalent", "n % 2 == 0", "not n % 2"),
+                               ("even-check-parenthesized", "n % 2", "(n % 2)"))))
+    lines = _problems(run_gate(project, "check"))
+    for name in ("'even-check-equivalent'", "'even-check-parenthesized'"):
+        assert any(name in line and "'control'" in line and "overlap" in line for line in lines), lines
