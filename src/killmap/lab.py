@@ -25,7 +25,7 @@ from killmap.mutant import Mutant
 from killmap.pins import check_pins
 from killmap.plan import LabOptions, load
 from killmap.project import check_targets_copied, project_files
-from killmap.reach import enclosing_functions, region_of
+from killmap.reach import enclosing_functions, headed_classes, region_of
 from killmap.trial import expected_seconds, run_mutant, select_tests
 from killmap.validity import Validity, check_mutant
 
@@ -344,8 +344,10 @@ def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) 
 def control_site_problems(mutations: list[Mutation], mutants: dict[str, Mutant]) -> list[GateError]:
     """Every invariant whose control does not fire at its site. A control must change, in
     the same file, a statement of the same innermost function or method (an accumulator's
-    start value two lines above the accumulation is the same site), or, at module or class
-    level, overlap its statements. `killmap check` reports them all."""
+    start value two lines above the accumulation is the same site); or, for an invariant in
+    a class's header (a decorator such as `@dataclass(...)`, a base), anything inside that
+    class; or, at module or class level, overlap its statements. `killmap check` reports
+    them all."""
     problems = []
     for mutation in mutations:
         if not mutation.invariant or mutation.control not in mutants:
@@ -357,7 +359,9 @@ def control_site_problems(mutations: list[Mutation], mutants: dict[str, Mutant])
         theirs_region = region_of(theirs.original, theirs.changed_lines)
         same_function = bool(enclosing_functions(mine.original, mine.changed_lines)
                              & enclosing_functions(theirs.original, theirs.changed_lines))
-        if mine.file != theirs.file or not (same_function or mine_region.lines & theirs_region.lines):
+        same_class = any(first <= line <= last for first, last in headed_classes(mine.original, mine.changed_lines)
+                         for line in theirs.changed_lines)
+        if mine.file != theirs.file or not (same_function or same_class or mine_region.lines & theirs_region.lines):
             problems.append(mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
                                 f"{sorted(theirs_region.lines)}, neither in the same function as this "
                                 f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "

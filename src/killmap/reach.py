@@ -133,6 +133,23 @@ def _own_lines(statement: ast.stmt) -> set[int]:
     return set(range(start, max(end, statement.lineno) + 1))
 
 
+def headed_classes(source: str, changed_lines: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """(first line, last line) of each class whose header (its decorators, bases and
+    keywords) holds a changed line: a change there acts on every method of the class, as
+    a change to a def's signature acts on its body."""
+    tree = _parsed(source)
+    if tree is None:
+        return ()
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef) or not node.body:
+            continue
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        if any(first <= line < node.body[0].lineno for line in changed_lines):
+            spans.append((first, node.end_lineno or node.lineno))
+    return tuple(spans)
+
+
 def enclosing_functions(source: str, changed_lines: tuple[int, ...]) -> frozenset[int]:
     """The def lines of the innermost function or method holding each changed line in
     its body; a line at module or class level holds none."""
