@@ -34,6 +34,15 @@ RAM_DISK = "/dev/shm"
 RAM_DISK_SPARE = 256 << 20      # left free beyond the copies' own bytes
 
 
+def mount_of(folder: str) -> tuple[str, frozenset[str]] | None:
+    """(file system type, mount options) of the mount at `folder` (the last one listed, the
+    one in force), or None when nothing is mounted there. Linux only."""
+    with open("/proc/self/mounts", encoding="utf-8") as mounts:
+        entries = [line.split() for line in mounts]
+    found = [e for e in entries if len(e) >= 4 and e[1] == folder][-1:]
+    return (found[0][2], frozenset(found[0][3].split(","))) if found else None
+
+
 def scratch_parent(project_bytes: int, copies: int) -> str | None:
     """The folder to make the scratch folder in; None for tempfile's choice ($TMPDIR, /tmp).
 
@@ -44,10 +53,8 @@ def scratch_parent(project_bytes: int, copies: int) -> str | None:
     if os.environ.get("TMPDIR") or not sys.platform.startswith("linux"):
         return None
     try:
-        with open("/proc/self/mounts", encoding="utf-8") as mounts:
-            entries = [line.split() for line in mounts]
-        fields = [e for e in entries if len(e) >= 4 and e[1] == RAM_DISK][-1:]
-        if not fields or fields[0][2] != "tmpfs" or "noexec" in fields[0][3].split(","):
+        mount = mount_of(RAM_DISK)
+        if mount is None or mount[0] != "tmpfs" or "noexec" in mount[1]:
             return None
         if not os.access(RAM_DISK, os.W_OK | os.X_OK):
             return None

@@ -62,3 +62,22 @@ def test_a_gate_run_gives_its_tests_a_tmp_path_on_the_ram_disk(tmp_path):
     env.pop("TMPDIR", None)
     run = run_gate(project, "run", "--no-cache", env=env)
     assert run.code == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("mount", [
+    ("tmpfs", frozenset({"rw", "nosuid", "nodev", "noexec"})),   # built extensions could not load
+    ("ext4", frozenset({"rw"})),                                  # a disk: no gain, maybe no room
+    None,                                                         # nothing mounted there
+])
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the RAM disk rule is Linux's")
+def test_a_ram_disk_that_is_not_an_executable_tmpfs_is_passed_over(monkeypatch, mount):
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(sandbox, "mount_of", lambda folder: mount)
+    assert scratch_parent(1 << 20, 4) is None
+
+
+@needs_ram_disk
+def test_the_mount_table_says_what_is_mounted_at_the_ram_disk():
+    kind, options = sandbox.mount_of(RAM_DISK)
+    assert kind == "tmpfs" and "noexec" not in options
+    assert sandbox.mount_of("/no/such/mount/point") is None

@@ -132,3 +132,24 @@ def test_files_git_ignores_inside_a_package_are_copied_to_run_but_are_not_target
     km_project.write("mutations/catalog.toml", catalog("src/pkg/_version.py").replace("::check", "::VERSION")
                      .replace('old = "x > 0"\nnew = "x >= 0"', "old = \"'1.0'\"\nnew = \"'2.0'\""))
     assert "git-ignored" in one_line_error(run_gate(km_project.root, "run", "--no-cache"))
+
+
+def test_what_a_package_ignores_is_copied_up_to_a_limit_and_never_bytecode_or_a_link(km_project, tmp_path):
+    from killmap.project import ignored_package_files, project_files
+    km_project.write("src/pkg/mod.py", SOURCE)
+    km_project.write("src/pkg/_version.py", "VERSION = '1.0'\n")
+    for index in range(1005):   # a build tree left in the package: its first 1000 files only
+        km_project.write(f"src/pkg/generated/f{index:04d}.txt", "x\n")
+    km_project.write("src/pkg/__pycache__/mod.cpython-311.pyc", "stale\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
+    outside.write_text("SECRET = 1\n")
+    (km_project.root / "src" / "pkg" / "linked.py").symlink_to(outside)
+    km_project.write(".gitignore", "src/pkg/_version.py\nsrc/pkg/generated/\n__pycache__/\nsrc/pkg/linked.py\n")
+    git(km_project, "init", "-q")
+    git(km_project, "add", "-A")
+    files = project_files(km_project.root)
+    found = ignored_package_files(km_project.root, files)
+    assert "src/pkg/_version.py" in found
+    assert len([f for f in found if f.startswith("src/pkg/generated/")]) == 1000
+    assert not any("__pycache__" in f or f.endswith(".pyc") for f in found)
+    assert "src/pkg/linked.py" not in found

@@ -65,3 +65,14 @@ def test_a_venv_git_does_not_ignore_is_not_copied_into_the_sandbox(tmp_path):
     assert not [f for f in files if f.startswith(".venv/")]
     ran = _gate(project, "run", "--no-cache")
     assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+def test_only_the_venvs_inside_the_project_are_left_out_and_a_project_that_is_one_keeps_its_files():
+    from killmap.project import _outside_venvs
+    files = ["pkg/__init__.py", ".venv/pyvenv.cfg", ".venv/lib/site.py", "tools/env/pyvenv.cfg",
+             "tools/env/bin/tool", "tools/run.py", "docs/not-a-pyvenv.cfg"]
+    assert _outside_venvs(files) == ["pkg/__init__.py", "tools/run.py", "docs/not-a-pyvenv.cfg"]
+    # A project whose root is itself a venv (pyvenv.cfg at the top): leaving out "every
+    # file under it" would leave out the whole project.
+    rooted = ["pyvenv.cfg", "pkg/__init__.py", "lib/python3.11/site-packages/dep.py"]
+    assert _outside_venvs(rooted) == rooted
