@@ -1,11 +1,11 @@
 """pytest's rewritten test modules, kept by their content and shared by every session.
 
 pytest rewrites the asserts of every test module it imports (an AST walk, then a compile)
-and keeps the result in a `__pycache__` beside the module. The gate's sessions can keep
-none of it: their sandboxes are fresh copies, and bytecode written there would be the
-user's tree's business. So every session rewrote every test module again: on the
-bundled suite a third of a session's collection, on S1000's hundred test files half a
-second per session, paid by each worker's collected session and by every fresh one.
+and keeps the result beside the module, or under `sys.pycache_prefix`. A gate's worker
+keeps its bytecode in a private prefix that dies with the gate, under its own sandbox's
+paths: so each worker's collected session rewrote every test module again, in every gate
+run (on the bundled suite a third of a session's collection, on S1000's hundred test
+files half a second per session).
 
 The rewritten code depends only on the module's bytes, the interpreter, pytest's version,
 one ini option and the optimisation level, never on where the file is: pytest's own cache

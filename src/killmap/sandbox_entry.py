@@ -2,8 +2,9 @@
 
 Its own process group (a timeout kills all it started), its output to its log, bytecode
 cached outside the sandbox, the sandbox as its folder and first on `sys.path` with the user's
-working tree nowhere on it, its writes confined (confine.py) and its memory limited
-(reaper.py). The collected session's server and a fresh child both enter this way; a fork of
+working tree nowhere on it, its writes confined (confine.py), its memory limited
+(reaper.py), and pytest's rewritten test modules shared with every other session
+(rewrites.py); then, for a traced run, the recorder of its lines started before it collects. The collected session's server and a fresh child both enter this way; a fork of
 the server inherits it.
 """
 
@@ -13,8 +14,10 @@ import os
 import sys
 from typing import Any
 
+from killmap import rewrites
 from killmap.confine import confine_writes
 from killmap.reaper import limit_memory
+from killmap.tracing import per_test_coverage, untraced_assertion_rewriting
 
 
 def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | None) -> None:
@@ -46,6 +49,9 @@ def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | Non
     isolate_imports(request["sys_path"], request.get("blocked_root"))
     # The collected session's server and a fresh child alike; a fork of the server inherits it.
     limit_memory(request.get("memory_limit"))
+    shared = request.get("rewrites")
+    if shared:   # before pytest imports its first test module
+        rewrites.install(shared["write"], shared["read"])
 
 
 def isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
@@ -79,3 +85,19 @@ def _installation_paths() -> list[str]:
     paths = [sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
     paths += site.getsitepackages() if hasattr(site, "getsitepackages") else []
     return [p for p in paths if p]
+
+
+def collection_recorder(include: list[str], tracer: str) -> Any:
+    """What records a session's lines (collected or fresh), started before it collects: the
+    line monitor on Python 3.12+ (monitor.py; collection then runs untraced too), else
+    coverage's C tracer, paused while pytest rewrites asserts."""
+    if tracer != "coverage":
+        from killmap.monitor import line_monitor
+        monitor = line_monitor(include)   # every target module is yet to be imported
+        if monitor is not None:
+            monitor.start()
+            return monitor
+    cov = per_test_coverage(include)
+    untraced_assertion_rewriting(cov)
+    cov.start()
+    return cov

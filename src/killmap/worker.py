@@ -28,12 +28,10 @@ import pytest
 
 from killmap.neutral import PluginNeutraliser
 from killmap.plugin import Recorder, conclude_run, trace_share_of
-from killmap import rewrites
 from killmap.reaper import become_subreaper, kill_descendants
 from killmap.sandbox import copy_files
-from killmap.sandbox_entry import enter_sandbox
+from killmap.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.session import FALLBACK, SessionServer
-from killmap.tracing import per_test_coverage, untraced_assertion_rewriting
 
 _current_child: list[int] = []
 _gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
@@ -257,12 +255,11 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         code = 70
         try:
             enter_sandbox(request, spec["log"], _start_entry[0])
-            _share_rewrites(request)
             cov = None
             if traced:
                 # Collection recorded (what runs at import is reach evidence), then paused:
                 # a traced baseline run resumes it, mutant runs never do.
-                cov = _collection_recorder(traced, request["coverage"].get("tracer", "auto"))
+                cov = collection_recorder(traced, request["coverage"].get("tracer", "auto"))
             plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
                                    request.get("ignore"), spec.get("prepare"), cov)
             pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
@@ -283,28 +280,6 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         return None
     _servers.append(server)
     return server
-
-
-def _share_rewrites(request: dict[str, Any]) -> None:
-    shared = request.get("rewrites")
-    if shared:
-        rewrites.install(shared["write"], shared["read"])
-
-
-def _collection_recorder(include: list[str], tracer: str) -> Any:
-    """What records a session's lines (collected or fresh), started before it collects: the
-    line monitor on Python 3.12+ (monitor.py; collection then runs untraced too), else
-    coverage's C tracer, paused while pytest rewrites asserts."""
-    if tracer != "coverage":
-        from killmap.monitor import line_monitor
-        monitor = line_monitor(include)   # every target module is yet to be imported
-        if monitor is not None:
-            monitor.start()
-            return monitor
-    cov = per_test_coverage(include)
-    untraced_assertion_rewriting(cov)
-    cov.start()
-    return cov
 
 
 def _read_line(server: _Server, deadline: float) -> dict[str, Any] | None:
@@ -387,11 +362,10 @@ def _child(request: dict[str, Any]) -> None:
     code = 70
     try:
         enter_sandbox(request, request["log"], _start_entry[0])
-        _share_rewrites(request)
         cov = None
         if request.get("coverage"):
             # Before collection: what runs at import is evidence too.
-            cov = _collection_recorder(request["coverage"]["include"], request["coverage"].get("tracer", "auto"))
+            cov = collection_recorder(request["coverage"]["include"], request["coverage"].get("tracer", "auto"))
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=cov, tracing=cov is not None, trace_share=trace_share_of(request),
                             snapshot=request.get("snapshot"), ignore=request.get("ignore"))
