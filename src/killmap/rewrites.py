@@ -32,7 +32,7 @@ import tempfile
 import types
 from pathlib import Path
 
-KEPT_ENTRIES = 4000   # a persistent folder beyond this loses its oldest entries
+KEPT_ENTRIES = 2000   # a persistent folder beyond this loses its oldest entries (tens of projects)
 
 
 def install(write_to: str, read_from: list[str]) -> None:
