@@ -22,6 +22,7 @@ from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.imports import first_syntax_error, unreachable_test_files
 from killmap.outcome import RunOutcome, refused_arguments, tracers_of
+from killmap.project import module_name
 from killmap.runner import Scenario
 
 
@@ -92,6 +93,8 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
                           session_tests=settings.tests + deselect, swap_targets=targets, tracer=engine.tracer)
                  for i in range(runs)]
     where = f"baseline of {', '.join(settings.tests)}"
+    engine.workers[0].wait_ready()
+    check_runner_imports(group, settings, engine.workers[0].preloaded)
     # An ignored file the import filter only scanned may not parse, which pytest would have
     # said collecting it: checked while the baseline runs, not before it.
     with ThreadPoolExecutor(1) as background:
@@ -203,6 +206,22 @@ def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[s
             for context, lines in contexts.items():
                 merged.setdefault(path, {}).setdefault(context, set()).update(lines)
     return {path: {c: sorted(lines) for c, lines in contexts.items()} for path, contexts in merged.items()}
+
+
+def check_runner_imports(group: list[Mutation], settings: GateSettings, preloaded: frozenset[str]) -> None:
+    """A target that pytest itself imported before any test (pluggy, which pytest runs on; a
+    plugin's own package) is already in every session's sys.modules, from wherever pytest
+    found it: no test can import the sandbox's copy, so every mutant of it would be judged
+    broken by the origin proof, one doomed run at a time. Said once, up front, instead."""
+    for mutation in group:
+        module = module_name(mutation.target.path, settings.paths)
+        parts = module.split(".") if module else []
+        taken = next((".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in preloaded),
+                     None)
+        if taken is not None:
+            raise mutation.fail(f"{module} cannot be mutated here: pytest itself imported {taken} before any "
+                                "test runs (pytest or one of its plugins uses it), so every test sees that copy, "
+                                "never the sandbox's mutant", "target")
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:

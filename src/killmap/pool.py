@@ -28,6 +28,7 @@ class Worker:
     # folder may even be gone), so the next run starts a new one.
     session_stale: bool = False
     started: bool = False                     # its "ready" line has been read
+    preloaded: frozenset[str] = frozenset()   # modules the worker had imported by then (pytest's)
     memory_limit: int | None = None           # bytes each run's process may allocate (reaper.py)
     # The sandbox's copy, asked for and not yet answered: (source, files, hashes) for its guard.
     copying: tuple[Path, list[str], dict[str, str] | None] | None = None
@@ -42,6 +43,7 @@ class Worker:
         ready = self.process.stdout.readline() if self.process.stdout else ""
         if not ready:
             raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
+        self.preloaded = frozenset(json.loads(ready).get("preloaded", ()))
         self.started = True
 
     def begin_copy(self, source: Path, files: list[str], manifest: Path,

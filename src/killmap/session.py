@@ -137,7 +137,14 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
         code = 0
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
         import traceback
-        traceback.print_exc()
+        # Into the run's own log, by name: pytest's capture gives fd 2 back to the session's
+        # log between tests, so a traceback printed to stderr landed there, and the gate's
+        # message quoted an empty log tail (pluggy's baseline).
+        try:
+            with open(request["log"], "a", encoding="utf-8") as log:
+                traceback.print_exc(file=log)
+        except OSError:
+            traceback.print_exc()
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -71,7 +71,9 @@ def _main() -> int:
     _warm_pytest()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
-    out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    # What pytest (and the gate) imported before any run: a project module among them can
+    # never be imported from a sandbox (baseline.check_runner_imports).
+    out.write(json.dumps({"ready": True, "pid": os.getpid(), "preloaded": sorted(sys.modules)}) + "\n")
     out.flush()
     for line in sys.stdin:
         if not line.strip():
