@@ -10,9 +10,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from killmap.baseline import baseline_summary
-from killmap.judge import EXPLANATIONS, Verdict
+from killmap.judge import Verdict, explanation
 from killmap.lab import LabResult
 from killmap.report import contract_cell
+from killmap.testids import named_count
 
 STYLE = {"held": "green", "vacuous": "red", "overreach": "yellow", "visible": "red",
          "not-applied": "magenta", "broken": "magenta", "timeout": "yellow", "flaky": "yellow",
@@ -69,7 +70,8 @@ def render(console: Console, result: LabResult) -> None:
     for v in result.verdicts:
         style = STYLE.get(v.verdict, "white")
         mutant = result.mutants.get(v.name)
-        cell = contract_cell(ran=bool(v.selected or v.red), red=len(v.red), expected=len(v.expected),
+        cell = contract_cell(ran=bool(v.selected or v.red), red=len(v.red),
+                             expected=named_count(v.expected, v.selected),
                              invariant=bool(mutant and mutant.mutation.invariant),
                              reached_by=len(v.reached_by), held=v.held)
         table.add_row(escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell),
@@ -80,7 +82,8 @@ def render(console: Console, result: LabResult) -> None:
             continue
         style = STYLE.get(v.verdict, "white")
         console.print(f"[{style}]{v.verdict}[/] [bold]{escape(v.name)}[/]: {escape(v.detail)}")
-        console.print(f"  [dim]{EXPLANATIONS[v.verdict]}[/]")
+        mutant = result.mutants.get(v.name)
+        console.print(f"  [dim]{explanation(v.verdict, bool(mutant and mutant.mutation.invariant))}[/]")
         for red in v.red:
             where = f" at {escape(red.raised_at)}" if red.raised_at else ""
             console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")

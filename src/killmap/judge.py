@@ -45,6 +45,15 @@ EXPLANATIONS = {
     ESCAPED: "the mutant wrote into the working tree outside its sandbox; killmap restored the file byte for byte",
 }
 
+# An invariant's `held` is the opposite observation: nothing went red, where it was reached.
+INVARIANT_HELD = ("nothing went red although tests executed the change, and its control at the same "
+                  "site held: the change is invisible to this suite")
+
+
+def explanation(verdict: str, invariant: bool) -> str:
+    """The one-line meaning of a verdict, for the mutation it was given to."""
+    return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
+
 
 @dataclass(frozen=True)
 class RedTest:
@@ -208,9 +217,12 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
                                     and any(matches(e, t) for e in mutation.kills)))
     if missing or green_kill_tests:
         names = ", ".join(green_kill_tests or missing)
-        return verdict(VACUOUS, f"stayed green: {names}" + (
-            f"; also red outside the contract: {', '.join(unexpected)}" if unexpected else ""),
-            red=red_tests, missing=tuple(green_kill_tests or missing), unexpected=unexpected)
+        # The contract failed, but the defect may well be caught: by tests kills does not
+        # name. Said first, or it read as "nothing notices" at the end of a long line.
+        caught = (f"; the defect is caught, but by {len(unexpected)} test(s) outside the contract: "
+                  f"{_some(unexpected)}" if unexpected else "")
+        return verdict(VACUOUS, f"stayed green: {names}{caught}",
+                       red=red_tests, missing=tuple(green_kill_tests or missing), unexpected=unexpected)
     if unexpected:
         return verdict(OVERREACH, "red outside kills and may_kill: " + ", ".join(unexpected),
                        red=red_tests, unexpected=unexpected)
@@ -226,6 +238,10 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
     causes = sorted({r.cause for r in kill_reds})
     return verdict(HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)})",
                    red=red_tests)
+
+
+def _some(ids: tuple[str, ...], shown: int = 5) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 def _uncontracted(verdict, red_tests: tuple[RedTest, ...], evidence: Evidence) -> Verdict:

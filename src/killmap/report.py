@@ -18,8 +18,9 @@ from typing import Any
 import killmap
 from killmap import pytest_version
 from killmap.errors import GateError
-from killmap.judge import EXPLANATIONS, HELD, VERDICTS
+from killmap.judge import HELD, VERDICTS, explanation
 from killmap.lab import LabResult
+from killmap.testids import named_count
 
 SCHEMA = "killmap-report/1"
 Document = dict[str, Any]
@@ -40,7 +41,7 @@ def to_json(result: LabResult, root: Path) -> Document:
             "replacement": _replacement(mutant),
             "note": mutation.note,
             "verdict": verdict.verdict,
-            "explanation": EXPLANATIONS[verdict.verdict],
+            "explanation": explanation(verdict.verdict, mutation.invariant),
             "detail": verdict.detail,
             "expected": list(verdict.expected),
             "may_kill": list(mutation.may_kill),
@@ -109,7 +110,8 @@ def _held(doc: Document) -> int:
 
 def _red_vs_expected(entry: dict[str, Any]) -> str:
     return contract_cell(ran=bool(entry["selected_tests"] or entry["red"]), red=len(entry["red"]),
-                         expected=len(entry["expected"]), invariant=entry["invariant"],
+                         expected=named_count(entry["expected"], entry.get("selected", ())),
+                         invariant=entry["invariant"],
                          reached_by=len(entry["reached_by"]), held=entry["verdict"] == HELD)
 
 

@@ -52,3 +52,15 @@ class TestIndex:
 
     def named_by_any(self, entries: Iterable[str]) -> set[str]:
         return {node_id for entry in entries for node_id in self.named_by(entry)}
+
+
+def named_count(entries: Iterable[str], ids: Iterable[str]) -> int:
+    """How many tests the entries name among `ids`, an entry naming none of them counting as
+    one: the "expected" of a red / expected cell, in tests, as the red side counts (a prefix
+    of four parametrizations is four tests, not one)."""
+    entries = list(entries)
+    if not entries:
+        return 0
+    index = TestIndex(ids)
+    named = index.named_by_any(entries)
+    return len(named) + sum(1 for entry in entries if not index.names_any(entry))

@@ -88,6 +88,12 @@ def test_the_markdown_report_shows_invariants_as_measured(invariant_run):
     assert "| 1 / 1 |" in row(text, "`bound-includes-zero`")
 
 
+def test_a_held_invariant_is_explained_as_an_invariant_and_a_held_kill_as_a_kill(invariant_run):
+    from killmap.judge import EXPLANATIONS, INVARIANT_HELD
+    assert invariant_run.mutation("bound-mirrored")["explanation"] == INVARIANT_HELD
+    assert invariant_run.mutation("bound-includes-zero")["explanation"] == EXPLANATIONS["held"]
+
+
 def test_the_html_report_shows_invariants_as_measured(invariant_run):
     page = (invariant_run.report_dir / "killmap.html").read_text()
     assert ">invariant: 0 red, reached by 2</td>" in page
@@ -105,3 +111,11 @@ def test_the_html_report_shows_invariants_as_measured(invariant_run):
 ])
 def test_the_cell_says_what_was_measured(kwargs, shown):
     assert contract_cell(**kwargs) == shown
+
+
+def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does():
+    from killmap.report import _red_vs_expected
+    selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_q"]
+    entry = {"selected_tests": 4, "selected": selected, "red": [{"id": t} for t in selected],
+             "expected": ["t.py::test_p"], "invariant": False, "reached_by": selected, "verdict": "overreach"}
+    assert _red_vs_expected(entry) == "4 / 3"   # it read "4 / 1": tests over entries

@@ -72,3 +72,20 @@ def test_the_origin_proof_compares_the_bytes_on_disk_with_the_mutant(tmp_path, m
     assert origin_proof("proofmod_km", str(module), right, None)["text_matches"] is True
     assert origin_proof("proofmod_km", str(module), wrong, None)["text_matches"] is False
     assert origin_proof("proofmod_km", str(tmp_path / "elsewhere.py"), right, None)["file_matches"] is False
+
+
+def test_a_green_kill_with_reds_elsewhere_is_vacuous_and_says_the_defect_is_caught_by_others(km_project):
+    # tomlkit: a kills prefix stayed green while 57 other tests went red; the detail ended in
+    # "also red outside the contract", and the verdict read as though nothing noticed.
+    others = tuple(f"tests/test_other.py::test_{i}" for i in range(7))
+    tests = {KILL: TestResult(id=KILL, outcome="passed")}
+    tests.update({t: TestResult(id=t, outcome="failed", phase="call", exc_type="AssertionError", assertion=True)
+                  for t in others})
+    run = RunOutcome(status="done", wall=0.1, collected=(KILL, *others), tests=tests, finished=True, exit_code=1,
+                     proof={"module": "pkg.mod", "file_matches": True, "text_matches": True})
+    verdict = judge_run(_mutation(km_project), _evidence(run), {})
+    assert verdict.verdict == "vacuous"
+    assert verdict.detail.startswith(f"stayed green: {KILL}; the defect is caught, but by 7 test(s) outside "
+                                     "the contract: tests/test_other.py::test_0")
+    assert verdict.detail.endswith("and 2 more")
+    assert verdict.unexpected == tuple(sorted(others))

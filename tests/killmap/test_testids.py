@@ -36,3 +36,12 @@ def test_the_index_unions_what_several_entries_name():
     assert index.named_by_any(["tests/unit", "other"]) == {
         "tests/unit/test_u.py::test_u", "tests/unit/deeper/test_d.py::test_d", "other/test_o.py::test_o"}
     assert index.named_by_any([]) == set()
+
+
+def test_an_expected_count_is_in_tests_as_the_red_count_is():
+    from killmap.testids import named_count
+    selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_p[4]", "t.py::test_q"]
+    assert named_count(["t.py::test_p"], selected) == 4          # a prefix of four parametrizations
+    assert named_count(["t.py::test_p", "t.py::test_gone"], selected) == 5   # one naming nothing counts one
+    assert named_count(["t.py"], selected) == 5
+    assert named_count([], selected) == 0
