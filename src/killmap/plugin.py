@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from killmap.failures import _short, describe_failure, real_path
+
 import pytest
 
 
@@ -217,86 +219,10 @@ class Recorder:
             record.update(self._describe(call.excinfo, report))
 
     def _describe(self, excinfo, report) -> dict[str, Any]:
-        if excinfo is None:  # e.g. a strict xpass: pytest fails it without an exception
-            return {"assertion": False, "exc_type": "XPassStrict", "exc_module": "", "message": _short(str(report.longrepr)),
-                    "raised_at": None, "in_mutated_file": False, "mutated_file_innermost": False}
-        sandbox = os.getcwd() + os.sep
-        frames = _frames(excinfo)
-        in_mutated = [f for f in frames if self.mutated_file and real_path(f[0]) == self.mutated_file]
-        innermost = frames[-1] if frames else None
-        # A reviewer acts on the project's own line (usually the test's assert or its
-        # pytest.raises), not on _pytest/outcomes.py: name the deepest frame in the sandbox,
-        # and keep the innermost frame anywhere beside it.
-        in_project = [f for f in frames if f[0].startswith(sandbox)]
-        shown = in_project[-1] if in_project else innermost
-        return {
-            "assertion": issubclass(excinfo.type, (AssertionError, pytest.fail.Exception)),
-            "exc_type": excinfo.type.__name__,
-            "exc_module": excinfo.type.__module__,
-            "message": _short(_exception_text(excinfo).replace(sandbox, "")),
-            "raised_at": list(_relative(shown, sandbox)) if shown else None,
-            "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
-            "in_mutated_file": bool(in_mutated),
-            "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
-                                           and real_path(innermost[0]) == self.mutated_file),
-        }
+        return describe_failure(excinfo, report, self.mutated_file)
 
     def close(self) -> None:
         self.events.close()
-
-
-def _frames(excinfo) -> list[tuple[str, int]]:
-    """(file, line) of each frame of the failure, as pytest's own traceback would list them.
-
-    Read from the raw traceback: pytest's TracebackEntry.path stats every file, which
-    cost more than the test itself on a red run with a deep stack. A frame pytest would
-    hide (`__tracebackhide__`) is kept: the gate wants the place, not the presentation.
-    """
-    found = []
-    tb = excinfo.tb
-    while tb is not None:
-        found.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
-        tb = tb.tb_next
-    return found
-
-
-_real_paths: dict[str, str] = {}
-
-
-def real_path(path: str) -> str:
-    """os.path.realpath, remembered for the life of the process (and its forks).
-
-    Every red test and every origin proof resolves the same few hundred module paths;
-    resolving each again cost tens of milliseconds per mutant. The session server fills
-    this before it forks (`warm_real_paths`), from the unmutated sandbox, so each fork
-    starts with the answers. A path a mutant introduces is a new string: resolved afresh.
-    """
-    found = _real_paths.get(path)
-    if found is None:
-        found = _real_paths[path] = os.path.realpath(path)
-    return found
-
-
-def warm_real_paths() -> None:
-    for module in list(sys.modules.values()):
-        real_path(getattr(module, "__file__", None) or "")
-
-
-def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
-    path, line = frame
-    return (path[len(sandbox):] if path.startswith(sandbox) else path), line
-
-
-def _exception_text(excinfo) -> str:
-    try:
-        return f"{excinfo.type.__name__}: {excinfo.value}"
-    except Exception:  # noqa: BLE001 - a looping or failing __str__ must not stop the report
-        return excinfo.type.__name__
-
-
-def _short(text: str, limit: int = 600) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def trace_share_of(request: dict[str, Any]) -> tuple[int, int] | None:

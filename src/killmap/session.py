@@ -29,7 +29,8 @@ from typing import Any
 import pytest
 
 from killmap.monitor import LineMonitor
-from killmap.plugin import Recorder, conclude_run, trace_share_of, warm_real_paths
+from killmap.failures import warm_real_paths
+from killmap.plugin import Recorder, conclude_run, trace_share_of
 from killmap.swap import LiveFunctions, swap_in
 
 FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"

@@ -1,0 +1,121 @@
+"""A red test's failure, as the gate records it: the exception, where it was raised, and whether
+the mutated file is in its traceback. Read from pytest's own exception info (runs use
+`--tb=no`), never from a rendered traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pytest
+
+
+def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any]:
+    """What a red test's failure says: its exception, where it was raised (the deepest frame in
+    the sandbox, and the innermost anywhere), and whether the mutated file is among its frames."""
+    if excinfo is None:  # e.g. a strict xpass: pytest fails it without an exception
+        return {"assertion": False, "exc_type": "XPassStrict", "exc_module": "", "message": _short(str(report.longrepr)),
+                "raised_at": None, "in_mutated_file": False, "mutated_file_innermost": False}
+    sandbox = os.getcwd() + os.sep
+    doctest = _doctest_failure(excinfo.value)
+    if doctest is not None and doctest[0] == "output":
+        # A doctest's example printed something else than it says: an assertion about
+        # behaviour, written in the docs, raised at the example's line (semver's .rst files).
+        _, filename, line, text = doctest
+        return {"assertion": True, "exc_type": "DocTestFailure", "exc_module": "doctest",
+                "message": _short(text.replace(sandbox, "")),
+                "raised_at": list(_relative((filename, line), sandbox)) if filename else None,
+                "raised_innermost": None, "in_mutated_file": False, "mutated_file_innermost": False}
+    exc_type, value, tb = (doctest[1] if doctest is not None else (excinfo.type, excinfo.value, excinfo.tb))
+    frames = _frames(tb)
+    in_mutated = [f for f in frames if mutated_file and real_path(f[0]) == mutated_file]
+    innermost = frames[-1] if frames else None
+    # A reviewer acts on the project's own line (usually the test's assert or its
+    # pytest.raises), not on _pytest/outcomes.py: name the deepest frame in the sandbox,
+    # and keep the innermost frame anywhere beside it.
+    in_project = [f for f in frames if f[0].startswith(sandbox)]
+    shown = in_project[-1] if in_project else innermost
+    return {
+        "assertion": issubclass(exc_type, (AssertionError, pytest.fail.Exception)),
+        "exc_type": exc_type.__name__,
+        "exc_module": exc_type.__module__,
+        "message": _short(_exception_text(exc_type, value).replace(sandbox, "")),
+        "raised_at": list(_relative(shown, sandbox)) if shown else None,
+        "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
+        "in_mutated_file": bool(in_mutated),
+        "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
+                                       and real_path(innermost[0]) == mutated_file),
+    }
+
+
+def _doctest_failure(error: BaseException):
+    """A doctest's failure, unwrapped: ("output", file, line, what differed) for an example
+    whose output differs, ("raised", (type, value, traceback)) for one that raised, or None.
+    pytest raises doctest's own DocTestFailure and UnexpectedException, or its
+    MultipleDoctestFailures holding them (`--doctest-continue-on-failure`): the first counts."""
+    import doctest
+    if type(error).__name__ == "MultipleDoctestFailures" and getattr(error, "failures", None):
+        error = error.failures[0]
+    if isinstance(error, doctest.DocTestFailure):
+        test, example = error.test, error.example
+        line = test.lineno + example.lineno + 1 if test.lineno is not None else None
+        text = f"DocTestFailure: expected {example.want.strip()!r}, got {error.got.strip()!r}"
+        return "output", test.filename, line, text
+    if isinstance(error, doctest.UnexpectedException):
+        return "raised", error.exc_info
+    return None
+
+
+def _frames(tb) -> list[tuple[str, int]]:
+    """(file, line) of each frame of the failure, as pytest's own traceback would list them.
+
+    Read from the raw traceback: pytest's TracebackEntry.path stats every file, which
+    cost more than the test itself on a red run with a deep stack. A frame pytest would
+    hide (`__tracebackhide__`) is kept: the gate wants the place, not the presentation.
+    """
+    found = []
+    while tb is not None:
+        found.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return found
+
+
+_real_paths: dict[str, str] = {}
+
+
+def real_path(path: str) -> str:
+    """os.path.realpath, remembered for the life of the process (and its forks).
+
+    Every red test and every origin proof resolves the same few hundred module paths;
+    resolving each again cost tens of milliseconds per mutant. The session server fills
+    this before it forks (`warm_real_paths`), from the unmutated sandbox, so each fork
+    starts with the answers. A path a mutant introduces is a new string: resolved afresh.
+    """
+    found = _real_paths.get(path)
+    if found is None:
+        found = _real_paths[path] = os.path.realpath(path)
+    return found
+
+
+def warm_real_paths() -> None:
+    for module in list(sys.modules.values()):
+        real_path(getattr(module, "__file__", None) or "")
+
+
+def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
+    path, line = frame
+    return (path[len(sandbox):] if path.startswith(sandbox) else path), line
+
+
+def _exception_text(exc_type, value) -> str:
+    try:
+        return f"{exc_type.__name__}: {value}"
+    except Exception:  # noqa: BLE001 - a looping or failing __str__ must not stop the report
+        return exc_type.__name__
+
+
+def _short(text: str, limit: int = 600) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
