@@ -133,6 +133,11 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
         raise _NotApplicable(f"'keep' text matched {len(keepers)} string literal(s), expected exactly 1")
     keeper = keepers[0]
     dropped = [n for n, text in valued if drop in text and n is not keeper]
+    if not dropped and drop in next(text for n, text in valued if n is keeper):
+        # tomlkit's ("not allowed in " f"{t}, use X instead"): one literal, implicitly joined.
+        raise _NotApplicable("'drop' and 'keep' are in the same string literal (one message, or parts "
+                             "joined implicitly): merge-strings puts the literal holding 'keep' where "
+                             "another literal holds 'drop'; for a change inside one literal use replace")
     replacements = {id(n): keeper.deep_clone() for n in dropped}
     return _transform(wrapper, replacements, _parents(wrapper, mutation)), dropped
 

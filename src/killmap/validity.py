@@ -16,6 +16,7 @@ Import-time failures are caught later, in the run, where the module is really im
 from __future__ import annotations
 
 import functools
+import sys
 from collections import Counter
 from dataclasses import dataclass
 
@@ -92,7 +93,13 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
         tree = ast.parse(mutated, filename=filename)
         compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        return Validity(False, f"the mutant does not parse: {exc.msg} (line {exc.lineno})", "syntax")
+        hint = ""
+        if (exc.msg or "").startswith("f-string") and sys.version_info < (3, 12):
+            # pluggy's f"{func.__name__}{inspect.signature(func)}" stubbed with '"()"': a value
+            # that is valid on its own, spliced inside braces of an f-string of the same quotes.
+            hint = ("; before Python 3.12 an f-string's braces may not hold its own quote character: "
+                    "write the value with the other quotes")
+        return Validity(False, f"the mutant does not parse: {exc.msg} (line {exc.lineno}){hint}", "syntax")
     before = _original_findings(original, filename)
     after = _findings(tree, filename)
     added = Counter(f[:2] for f in after) - before

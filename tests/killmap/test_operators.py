@@ -844,3 +844,11 @@ def test_an_operator_matching_too_many_sites_names_their_lines_in_the_file(km_pr
     assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 7, 9)")
     merged = build(km_project, f"{MOD}::Gate.open", "drop-operand", operand="late", count=2)
     assert_not_applied(merged, "matched 1 site(s)", "expected 2 (line 9)")
+
+
+def test_merge_strings_with_drop_and_keep_in_one_joined_literal_says_so(km_project):
+    km_project.module('def msg(t):\n    return ("not allowed in "\n            f"{t}, use X instead")\n')
+    mutant = build(km_project, f"{MOD}::msg", "merge-strings", drop="use X", keep="not allowed in ")
+    assert_not_applied(mutant, "'drop' and 'keep' are in the same string literal", "use replace")
+    same = build(km_project, f"{MOD}::msg", "merge-strings", drop="use X", keep="use X")
+    assert_not_applied(same, "same string literal")

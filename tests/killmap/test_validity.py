@@ -3,7 +3,10 @@ run; dead code it leaves behind is a warning, broken only under werror."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
+
+import pytest
 
 from killmap.validity import check_mutant
 
@@ -219,3 +222,12 @@ def test_a_name_the_original_never_used_is_still_broken_even_beside_a_star_impor
     original = "from .exceptions import *\n\n\ndef where(s, loc):\n    return line(loc, s)\n"
     validity = check(original, original.replace("line(loc, s)", "column(loc, s)"))
     assert not validity.ok and "'column' may be undefined" in validity.problem
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12 lets an f-string's braces hold its own quotes")
+def test_a_value_whose_quotes_clash_with_the_f_string_around_it_says_which_quotes_to_use():
+    original = 'def f(x):\n    return f"{x}{sig(x)}"\n'
+    mutated = 'def f(x):\n    return f"{x}{"()"}"\n'
+    validity = check_mutant(original, mutated, "mod.py")
+    assert not validity.ok and validity.cause == "syntax"
+    assert "write the value with the other quotes" in validity.problem
