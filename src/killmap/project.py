@@ -13,13 +13,19 @@ _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".n
               ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".killmap-cache"}
 
 
+# What marks a Python project's root, as pytest reads its configuration from it. toolz 1.0.0
+# has setup.py and setup.cfg, and no pyproject.toml: it was refused.
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini")
+
+
 def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` that holds pyproject.toml."""
+    """The nearest folder at or above `start` that holds one of ROOT_MARKERS."""
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / "pyproject.toml").is_file():
+        if any((folder / marker).is_file() for marker in ROOT_MARKERS):
             return folder
-    raise GateError(f"no pyproject.toml at or above {start}: run killmap inside a project")
+    raise GateError(f"no {', '.join(ROOT_MARKERS[:-1])} or {ROOT_MARKERS[-1]} at or above {start}: "
+                    "run killmap inside a project")
 
 
 def project_files(root: Path) -> list[str]:
