@@ -100,6 +100,18 @@ class Evidence:
     import_time: bool
     timeout: float
     selected_baseline_seconds: float     # what the same tests took unmutated, this run
+    # Of the kills tests red without reaching the change in the baseline, those that do reach
+    # it run by themselves, unmutated (trial.py traces them only then): None when not run.
+    reached_alone: frozenset[str] | None = None
+
+    def through_state(self, test_id: str) -> bool:
+        """Red without reaching the change in the baseline, where an earlier test had run it
+        for this one, yet reaching it when run by itself: the mutant reached it through state
+        that test left (wcwidth's lru_cache held the mutant's result, and a later test never
+        called the mutated function). Not a test red for line numbers, or for a test the
+        selection left out: run by itself, such a test still never runs the change."""
+        return (not self.import_time and test_id not in self.reached_by
+                and self.reached_alone is not None and test_id in self.reached_alone)
 
 
 def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> Verdict:
@@ -228,15 +240,20 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
                        red=red_tests, unexpected=unexpected)
     unreached = [r.id for r in kill_reds if r.reached is False]
     if unreached:
-        return verdict(UNEVIDENCED, "went red without executing the mutated code (red for another "
-                       "reason): " + ", ".join(unreached), red=red_tests)
+        why = (", not even when run by itself (red for another reason: line numbers, a test the selection "
+               "leaves out)" if evidence.reached_alone is not None else " (red for another reason)")
+        return verdict(UNEVIDENCED, f"went red without executing the mutated code{why}: " + ", ".join(unreached),
+                       red=red_tests)
     if mutation.require == ASSERTION:
         wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in kill_reds if r.cause != ASSERTION]
         if wrong:
             return verdict(WRONG_CAUSE, "went red without an assertion failing: " + "; ".join(wrong),
                            red=red_tests)
     causes = sorted({r.cause for r in kill_reds})
-    return verdict(HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)})",
+    carried = [r.id for r in kill_reds if evidence.through_state(r.id)]
+    carried_note = (f"; {len(carried)} of them through state an earlier test left (run by themselves they "
+                    "execute the mutated code; in the run an earlier test had, for them)" if carried else "")
+    return verdict(HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)}){carried_note}",
                    red=red_tests)
 
 
@@ -273,7 +290,7 @@ def _red(run: RunOutcome, evidence: Evidence):
             id=result.id, cause=result.cause or "", phase=result.phase, exception=result.exc_type,
             message=result.message,
             raised_at=_where(result.raised_at), raised_innermost=_where(result.raised_innermost),
-            reached=True if evidence.import_time else (result.id in reached))
+            reached=True if evidence.import_time else (result.id in reached or evidence.through_state(result.id)))
 
 
 def _where(frame: tuple[str, int] | None) -> str | None:

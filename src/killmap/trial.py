@@ -149,11 +149,13 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     # original (docs/DESIGN.md). Mutant runs are therefore not traced at all.
     file_coverage = baseline.coverage.get(mutant.file)
     timeout, unmutated = limits.on(run.path)
-    evidence = Evidence(run=run, confirm=confirm,
-                        reached_by=original_region.reached_by(file_coverage),
+    reached_by = original_region.reached_by(file_coverage)
+    evidence = Evidence(run=run, confirm=confirm, reached_by=reached_by,
                         region_executed=original_region.executed_at_all(file_coverage),
                         import_time=original_region.import_time,
-                        timeout=timeout, selected_baseline_seconds=unmutated)
+                        timeout=timeout, selected_baseline_seconds=unmutated,
+                        reached_alone=_reached_alone(engine, worker, scenario, run, mutation, baseline,
+                                                     original_region, reached_by, limits.swap))
     verdict = judge.judge_run(mutation, evidence, base)
     why = run.fallback or ("" if run.path == "swap" else
                            "the change runs at import or while tests are collected" if original_region.import_time
@@ -162,6 +164,32 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     if run.proof and run.proof.get("swap"):
         extras["swap"] = run.proof["swap"]   # how many function objects now run the mutant's code
     return replace(verdict, extras=extras), deps
+
+
+def _reached_alone(engine: Engine, worker: Worker, scenario: Scenario, run, mutation: Mutation,
+                   baseline: Baseline, region: Region, reached_by: tuple[str, ...],
+                   limit: float) -> frozenset[str] | None:
+    """When a kills test went red without running the changed code in the baseline: which of
+    those tests do run it when run by themselves, unmutated and traced. Not run otherwise
+    (None): it costs a run."""
+    if region.import_time or run.status != "done" or not run.finished:
+        return None
+    reached = set(reached_by)
+    unreached = [t for t in run.red if t not in reached and any(matches(e, t) for e in mutation.kills)]
+    if not unreached or len(unreached) > 5:   # a few runs at most; beyond that, judged as before
+        return None
+    found: set[str] = set()
+    for test in unreached:   # each by itself: a test before it could run the change for it
+        alone = engine.run(worker, replace(
+            scenario, label=f"alone-{mutation.name}", tests=(test,), writes=(), mutated_file=None,
+            expect_module=None, swap=False, swap_timeout=None, timeout=limit, confirm_kills=None,
+            confirm_allowed=None, coverage_files=baseline.mutated_files or (scenario.mutated_file,),
+            trace_share=None, tracer=engine.tracer))
+        if alone.status != "done" or not alone.finished or alone.coverage is None:
+            return None
+        if test in region.reached_by(alone.coverage.get(mutation.target.path)):
+            found.add(test)
+    return frozenset(found)
 
 
 def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:

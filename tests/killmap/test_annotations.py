@@ -24,8 +24,9 @@ OVERREACH = ("::error file=selection/src/selpkg/calc.py,line=5,title=killmap ove
              "%0Aa test outside kills and may_kill went red: it is coupled to this code, or the contract "
              "is too narrow.")
 UNEVIDENCED = ("::error file=selection/src/selpkg/calc.py,line=9,title=killmap unevidenced%3A "
-               "unrelated-gains-a-line::unevidenced: went red without executing the mutated code (red for "
-               "another reason): tests/test_lines.py::test_anchor_has_not_moved%0Anothing proves this "
+               "unrelated-gains-a-line::unevidenced: went red without executing the mutated code, not even "
+               "when run by itself (red for another reason: line numbers, a test the selection leaves out): "
+               "tests/test_lines.py::test_anchor_has_not_moved%0Anothing proves this "
                "verdict: no test reached the mutated code, or its control did not hold.")
 
 
