@@ -66,8 +66,10 @@ def version() -> str:
     try:
         found = metadata.version("mutmut")
     except metadata.PackageNotFoundError:
-        raise GateError(f"killmap sweep needs {SUPPORTED_TEXT}, which is not installed: {INSTALL_HINT}",
-                        field="mutmut") from None
+        # With --ops killmap too: the sweep reads every file through mutmut, so that its mutants
+        # and mutmut's are of the same definitions, with the same pragmas honoured.
+        raise GateError(f"killmap sweep needs {SUPPORTED_TEXT}, even with --ops killmap (every file is "
+                        f"read through it), and it is not installed: {INSTALL_HINT}") from None
     parts = tuple(int(p) for p in found.split(".")[:2] if p.isdigit())
     if parts != SUPPORTED:
         raise GateError(f"killmap sweep supports {SUPPORTED_TEXT}, found mutmut {found}: its mutation API "

@@ -113,8 +113,10 @@ def test_a_missing_mutmut_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
 
     _project(tmp_path, "def f(x):\n    return x + 1\n")
     monkeypatch.setattr(mutmut_adapter.metadata, "version", missing)
-    code, err = _sweep_cli(tmp_path, monkeypatch, capsys)
+    code, err = _sweep_cli(tmp_path, monkeypatch, capsys, "--ops", "killmap")
     assert code == 2 and "killmap[sweep]" in err and len(err.strip().splitlines()) == 1
+    # Asked for killmap's operators only, the user is told why mutmut is still needed.
+    assert "even with --ops killmap" in err and "field 'mutmut'" not in err
 
 
 def test_a_moved_mutmut_api_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
