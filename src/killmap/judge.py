@@ -6,12 +6,13 @@ proven to be applied, valid, the very code that ran, reached, and stable on a re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from killmap.catalog import Mutation
 from killmap.testids import matches
-from killmap.outcome import ASSERTION, BROKEN, RunOutcome, refused_arguments
+from killmap.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, refused_arguments
 
 HELD = "held"               # every kills test went red by a real failure; nothing else did
 VACUOUS = "vacuous"         # a kills test stayed green: it does not guard against this defect
@@ -103,6 +104,10 @@ class Evidence:
     # Of the kills tests red without reaching the change in the baseline, those that do reach
     # it run by themselves, unmutated (trial.py traces them only then): None when not run.
     reached_alone: frozenset[str] | None = None
+    # Names the mutant binds differently from the original (reach.rebound_names): None when
+    # unknown. A NameError or UnboundLocalError for any other name is the original's own
+    # code, reached: a crash, not a mutant that cannot run.
+    rebound: frozenset[str] | None = None
 
     def through_state(self, test_id: str) -> bool:
         """Red without reaching the change in the baseline, where an earlier test had run it
@@ -286,11 +291,26 @@ def _uncontracted(verdict, red_tests: tuple[RedTest, ...], evidence: Evidence) -
 def _red(run: RunOutcome, evidence: Evidence):
     reached = set(evidence.reached_by)
     for result in run.red.values():
+        cause = result.cause or ""
+        if cause == BROKEN and _name_the_mutant_left_alone(result, evidence.rebound):
+            # humanfriendly's CaseInsensitiveDict.update: a negated branch reached the
+            # original's own `type(value)` on a path that never binds `value`.
+            cause = CRASH
         yield RedTest(
-            id=result.id, cause=result.cause or "", phase=result.phase, exception=result.exc_type,
+            id=result.id, cause=cause, phase=result.phase, exception=result.exc_type,
             message=result.message,
             raised_at=_where(result.raised_at), raised_innermost=_where(result.raised_innermost),
             reached=True if evidence.import_time else (result.id in reached or evidence.through_state(result.id)))
+
+
+_NAME_IN_MESSAGE = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)'")
+
+
+def _name_the_mutant_left_alone(result, rebound: frozenset[str] | None) -> bool:
+    if rebound is None or result.exc_type not in ("NameError", "UnboundLocalError"):
+        return False
+    named = _NAME_IN_MESSAGE.search(result.message or "")
+    return named is not None and named.group(1) not in rebound
 
 
 def _where(frame: tuple[str, int] | None) -> str | None:

@@ -163,3 +163,33 @@ def enclosing_functions(source: str, changed_lines: tuple[int, ...]) -> frozense
         if holding:
             found.add(max(holding, key=lambda f: f.lineno).lineno)
     return frozenset(found)
+
+
+def rebound_names(original: str, mutated: str, original_lines: tuple[int, ...],
+                  mutated_lines: tuple[int, ...]) -> frozenset[str] | None:
+    """Names bound on a line the mutation changed, on either side (assigned, deleted, moved
+    under a condition, a parameter, an import, a def): a NameError or UnboundLocalError for
+    one of them may be the mutant's own doing. Any other name is bound exactly where the
+    original binds it. None when either text does not parse."""
+    names: set[str] = set()
+    for text, lines in ((original, set(original_lines)), (mutated, set(mutated_lines))):
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        for node in ast.walk(tree):
+            if getattr(node, "lineno", None) not in lines:
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+    return frozenset(names)

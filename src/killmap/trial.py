@@ -22,7 +22,7 @@ from killmap.judge import Evidence, Verdict
 from killmap.mutant import Mutant
 from killmap.pool import Worker
 from killmap.project import module_name
-from killmap.reach import Region, region_of
+from killmap.reach import Region, rebound_names, region_of
 from killmap.runner import Scenario
 
 MIN_TIMEOUT = 5.0
@@ -155,7 +155,9 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
                         import_time=original_region.import_time,
                         timeout=timeout, selected_baseline_seconds=unmutated,
                         reached_alone=_reached_alone(engine, worker, scenario, run, mutation, baseline,
-                                                     original_region, reached_by, limits.swap))
+                                                     original_region, reached_by, limits.swap),
+                        rebound=rebound_names(mutant.original, mutant.mutated or "", mutant.changed_lines,
+                                              mutant.mutant_changed_lines))
     verdict = judge.judge_run(mutation, evidence, base)
     why = run.fallback or ("" if run.path == "swap" else
                            "the change runs at import or while tests are collected" if original_region.import_time

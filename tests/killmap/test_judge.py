@@ -89,3 +89,39 @@ def test_a_green_kill_with_reds_elsewhere_is_vacuous_and_says_the_defect_is_caug
                                      "the contract: tests/test_other.py::test_0")
     assert verdict.detail.endswith("and 2 more")
     assert verdict.unexpected == tuple(sorted(others))
+
+
+def _unbound_run():
+    red = TestResult(id=KILL, outcome="failed", phase="call", exc_type="UnboundLocalError",
+                     message="UnboundLocalError: cannot access local variable 'value' where it is not "
+                             "associated with a value", in_mutated_file=True, mutated_file_innermost=True)
+    return RunOutcome(status="done", wall=0.1, collected=(KILL,), tests={KILL: red}, finished=True, exit_code=1,
+                      proof={"module": "pkg.mod", "file_matches": True, "text_matches": True})
+
+
+def test_an_unbound_name_the_mutant_did_not_touch_is_a_crash_it_reached_not_a_broken_mutant(km_project):
+    # humanfriendly: a negated branch reached the original's own `type(value)` on a path
+    # that never binds `value`; plain pytest shows the same UnboundLocalError.
+    from dataclasses import replace
+    evidence = replace(_evidence(_unbound_run()), rebound=frozenset())
+    verdict = judge_run(_mutation(km_project), evidence, {})
+    assert verdict.verdict == "held" and verdict.red[0].cause == "crash"
+
+
+def test_an_unbound_name_the_mutant_rebinds_is_still_broken(km_project):
+    from dataclasses import replace
+    for rebound in (frozenset({"value"}), None):   # None: the bindings could not be compared
+        verdict = judge_run(_mutation(km_project), replace(_evidence(_unbound_run()), rebound=rebound), {})
+        assert verdict.verdict == "broken"
+
+
+def test_the_names_a_mutant_may_have_unbound_are_those_bound_on_its_changed_lines():
+    from killmap.reach import rebound_names
+    original = "def f(other):\n    if other:\n        value = 1\n    return value\n"
+    negated = original.replace("if other:", "if not other:")
+    assert rebound_names(original, negated, (2,), (2,)) == frozenset()   # the guard, not the binding
+    deleted = original.replace("        value = 1\n", "        pass\n")
+    assert rebound_names(original, deleted, (3,), (3,)) == {"value"}
+    moved = "def f(other):\n    if other:\n        if other > 1:\n            value = 1\n    return value\n"
+    assert rebound_names(original, moved, (3,), (3, 4)) == {"value"}   # moved under a condition
+    assert rebound_names(original, "def f(:\n", (1,), (1,)) is None
