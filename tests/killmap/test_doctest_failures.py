@@ -57,3 +57,16 @@ def test_a_doctest_whose_example_raises_is_the_exception_it_raised(tmp_path):
     [red] = entry["red"]
     assert red["cause"] == "crash" and red["exception"] == "TypeError"
     assert red["raised_at"] == "pkg/__init__.py:7"   # the mutant's line, not pytest's doctest.py
+
+
+def test_with_continue_on_failure_the_first_failing_example_is_the_cause(tmp_path):
+    # --doctest-continue-on-failure wraps the failures in pytest's MultipleDoctestFailures.
+    project = dict(PROJECT)
+    project["pyproject.toml"] = project["pyproject.toml"].replace(
+        '--doctest-glob=*.rst"', '--doctest-glob=*.rst --doctest-continue-on-failure"')
+    project["docs/usage.rst"] = PROJECT["docs/usage.rst"] + ">>> half(8)\n4\n"
+    done = run_gate(write_project(tmp_path / "docs", project), "run", "--no-cache", "--jobs", "1",
+                    "--only", "half-is-a-third")
+    [red] = done.mutation("half-is-a-third")["red"]
+    assert red["cause"] == "assertion" and red["exception"] == "DocTestFailure"
+    assert red["raised_at"] == "docs/usage.rst:5"

@@ -852,3 +852,16 @@ def test_merge_strings_with_drop_and_keep_in_one_joined_literal_says_so(km_proje
     assert_not_applied(mutant, "'drop' and 'keep' are in the same string literal", "use replace")
     same = build(km_project, f"{MOD}::msg", "merge-strings", drop="use X", keep="use X")
     assert_not_applied(same, "same string literal")
+
+
+def test_replace_whose_statement_text_appears_twice_in_the_file_still_finds_its_own_region(km_project):
+    # The target's top-level statement is found by its text, blank lines above it included;
+    # where that text is in the file twice (here inside a string), positions come from the
+    # whole module instead.
+    source = "def f(x):\n    return x > 0\n"
+    text = 'DOC = """\n\n\n' + source + '"""\n\n\n' + source + "\n\ndef g(x):\n    return x > 0\n"
+    km_project.module(text)
+    mutant = build(km_project, f"{MOD}::f", "replace", old="> 0", new=">= 0")
+    assert mutant.sites == 1
+    head, tail = text.rsplit(source, 1)
+    assert mutant.mutated == head + source.replace("> 0", ">= 0") + tail

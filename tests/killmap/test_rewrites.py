@@ -110,3 +110,13 @@ def test_the_gate_keeps_its_sessions_rewrites_outside_the_project_for_the_next_g
     # Nothing rewritten anew: a rewrite kept again would have been written again.
     assert sorted((p.name, p.stat().st_mtime_ns) for p in kept.glob("*.rewritten")) == entries
     assert tree_digest(project) == before   # nothing written into the project
+
+
+def test_a_rewrite_is_kept_under_everything_that_shapes_it():
+    # The entry's name is the only thing that keeps a stale rewrite from being found: each
+    # input must change it.
+    base = rewrites._entry_name(b"assert x\n", "9.2.0", False)
+    assert rewrites._entry_name(b"assert x\n", "9.2.0", False) == base
+    assert rewrites._entry_name(b"assert y\n", "9.2.0", False) != base       # the module's bytes
+    assert rewrites._entry_name(b"assert x\n", "9.3.0", False) != base       # pytest's version
+    assert rewrites._entry_name(b"assert x\n", "9.2.0", True) != base        # enable_assertion_pass_hook
