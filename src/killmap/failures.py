@@ -50,12 +50,23 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
     }
 
 
+def unrendered_failure(excinfo, style=None) -> str:
+    """What a gate run's report holds for a red test instead of pytest's rendered traceback:
+    the exception's one line. Set as each item's `repr_failure` (and `_repr_failure_py`, for
+    setup and teardown) by the Recorder; pytest prints it only in the run's own log."""
+    return _exception_text(excinfo.type, excinfo.value)
+
+
 def _doctest_failure(error: BaseException):
     """A doctest's failure, unwrapped: ("output", file, line, what differed) for an example
     whose output differs, ("raised", (type, value, traceback)) for one that raised, or None.
     pytest raises doctest's own DocTestFailure and UnexpectedException, or its
     MultipleDoctestFailures holding them (`--doctest-continue-on-failure`): the first counts."""
-    import doctest
+    doctest = sys.modules.get("doctest")
+    if doctest is None:
+        # No doctest ran in this process, so this is not one; importing the module to ask
+        # cost each fork its import (it is not among what the collected session imported).
+        return None
     if type(error).__name__ == "MultipleDoctestFailures" and getattr(error, "failures", None):
         error = error.failures[0]
     if isinstance(error, doctest.DocTestFailure):
