@@ -91,8 +91,10 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
         if early is not None:
             decided[mutation.name] = early
             return
+        if cache is None:
+            return   # the key hashes every test file and the gate's own source: only a cache needs it
         keys[mutation.name] = key_of(mutation, mutant)
-        hit = cache.lookup(mutation.name, keys[mutation.name]) if cache else None
+        hit = cache.lookup(mutation.name, keys[mutation.name])
         if hit is not None:
             decided[mutation.name] = _verdict_from_json(hit)
 
