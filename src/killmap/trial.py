@@ -156,8 +156,7 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
                         timeout=timeout, selected_baseline_seconds=unmutated,
                         reached_alone=_reached_alone(engine, worker, scenario, run, mutation, baseline,
                                                      original_region, reached_by, limits.swap),
-                        rebound=rebound_names(mutant.original, mutant.mutated or "", mutant.changed_lines,
-                                              mutant.mutant_changed_lines))
+                        rebound=_rebound_if_named(mutant, run, confirm))
     verdict = judge.judge_run(mutation, evidence, base)
     why = run.fallback or ("" if run.path == "swap" else
                            "the change runs at import or while tests are collected" if original_region.import_time
@@ -166,6 +165,19 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     if run.proof and run.proof.get("swap"):
         extras["swap"] = run.proof["swap"]   # how many function objects now run the mutant's code
     return replace(verdict, extras=extras), deps
+
+
+def _rebound_if_named(mutant: Mutant, *runs) -> frozenset[str] | None:
+    """The names the mutant binds differently (reach.rebound_names), when the judge will ask:
+    only a red NameError or UnboundLocalError is read against them. Otherwise None, as for
+    texts that do not parse: both module texts are parsed and walked, which cost more than
+    the rest of a mutant's bookkeeping."""
+    named = any(result.exc_type in ("NameError", "UnboundLocalError")
+                for run in runs if run is not None for result in run.red.values())
+    if not named:
+        return None
+    return rebound_names(mutant.original, mutant.mutated or "", mutant.changed_lines,
+                         mutant.mutant_changed_lines)
 
 
 def _reached_alone(engine: Engine, worker: Worker, scenario: Scenario, run, mutation: Mutation,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gatekit import copy_fixture, run_gate, tree_digest
+from gatekit import copy_fixture, run_gate, tree_digest, write_project
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +120,26 @@ def test_a_name_error_raised_from_the_mutated_file_is_broken_not_a_kill(verdicts
     assert entry["verdict"] == "broken"
     assert entry["red"][0]["cause"] == "broken"
     assert entry["red"][0]["exception"] == "UnboundLocalError"
+
+
+def test_a_name_error_for_a_name_the_mutant_left_alone_is_a_crash_it_reached(tmp_path):
+    # humanfriendly's shape: the mutant takes a path on which the original's own code never
+    # binds `text`. Plain pytest shows the same UnboundLocalError: it is a kill, not a mutant
+    # that cannot run.
+    project = write_project(tmp_path / "latent", {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": ("def shout(value, loud):\n    if loud:\n        text = str(value).upper()\n"
+                            "    return text\n\n\ndef greet(name):\n    return shout(name, True)\n"),
+        "tests/test_pkg.py": "from pkg import greet\n\n\ndef test_greet():\n    assert greet('a') == 'A'\n",
+        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "quiet"\n'
+                               'target = "pkg/__init__.py::greet"\nop = "replace"\nold = "True"\nnew = "False"\n'
+                               'kills = ["tests/test_pkg.py::test_greet"]\n'),
+    })
+    done = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("quiet")
+    assert entry["verdict"] == "held", (entry["detail"], done.stderr)
+    [red] = entry["red"]
+    assert (red["exception"], red["cause"]) == ("UnboundLocalError", "crash")
 
 
 def test_a_mutant_that_breaks_collection_is_broken(verdicts_run):
