@@ -18,6 +18,8 @@ from typing import Any
 
 import coverage
 
+from killmap.failures import real_path
+
 
 def per_test_coverage(include: list[str]) -> coverage.Coverage:
     """Coverage that can attribute lines to each test.
@@ -70,7 +72,7 @@ def imported_files(sandbox: str) -> list[str]:
     prefix = os.path.realpath(sandbox) + os.sep
     found = set()
     for module in list(sys.modules.values()):
-        path = os.path.realpath(getattr(module, "__file__", None) or "")
+        path = real_path(getattr(module, "__file__", None) or "")
         if path.startswith(prefix) and path.endswith(".py"):
             found.add(path[len(prefix):])
     return sorted(found)

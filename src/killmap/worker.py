@@ -372,8 +372,9 @@ def _child(request: dict[str, Any]) -> None:
                             coverage=cov, tracing=cov is not None, trace_share=trace_share_of(request),
                             snapshot=request.get("snapshot"), ignore=request.get("ignore"))
         exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser()])
+        # As in a fork (session.py): only a traced run (a baseline) reports its imports.
         conclude_run(recorder, int(exit_code), request, request.get("blocked_root"),
-                     imports_of=request["sandbox"])
+                     imports_of=request["sandbox"] if request.get("coverage") else None)
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
         traceback.print_exc()
