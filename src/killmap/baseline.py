@@ -2,8 +2,9 @@
 measured against.
 
 It must be green and stable (run twice: a test whose outcome differs is flaky, exit 2),
-and its runs record per-test line coverage of the mutation targets (each run its share of
-the tests, so every test once): the reach evidence that selects each mutant's tests. Test
+and its runs record per-test line coverage of the mutation targets (each run the tests it
+reaches before the others, so every test once): the reach evidence that selects each
+mutant's tests. Test
 files whose imports cannot reach a target are left out of it and of every mutant run.
 """
 
@@ -71,7 +72,7 @@ def source_files(files: list[str], settings: GateSettings) -> list[str]:
 
 def run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
                  engine: Engine, *, runs: int, timeout: float) -> Baseline:
-    """The unmutated suite, `runs` times in parallel (each tracing its share): what every
+    """The unmutated suite, `runs` times in parallel (each tracing what it claims): what every
     verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
     # Test files whose imports never reach a mutated file can run none of its code: they
@@ -85,11 +86,13 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     targets = tuple(sorted({m.target.path for m in group}))
     # Every run is a fork of its worker's collected session (which the mutants then reuse),
-    # and traces its own share of the tests: each test is traced once, in one run, and the
-    # runs cost the same, where one traced run of everything would cost several untraced.
+    # and traces the tests it claims first (plugin.Recorder.claims): each test is traced
+    # once, in one run, and the runs share tracing's cost as they go, where one traced run
+    # of everything would cost several untraced ones.
+    claims = engine.scratch.run_dir("trace-claims")
     scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
                           timeout=timeout, sys_path=settings.paths, coverage_files=targets,
-                          trace_share=(i, runs), ignore=tuple(ignored),
+                          trace_claims=str(claims) if runs > 1 else None, ignore=tuple(ignored),
                           session_tests=settings.tests + deselect, swap_targets=targets, tracer=engine.tracer)
                  for i in range(runs)]
     where = f"baseline of {', '.join(settings.tests)}"
@@ -184,22 +187,13 @@ def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
     traced duration would inflate every timeout built on it. With one run there is no
     untraced one, and its own duration is all there is.
     """
-    runs = len(outcomes)
-    shares = [_traced_share(o.collected, i, runs) for i, o in enumerate(outcomes)]
     first = outcomes[0]
-    return {t: max((o.tests[t].duration for o, share in zip(outcomes, shares)
-                    if t in o.tests and t not in share),
+    return {t: max((o.tests[t].duration for o in outcomes if t in o.tests and not o.tests[t].traced),
                    default=first.tests[t].duration) for t in first.tests}
 
 
-def _traced_share(collected: tuple[str, ...], k: int, n: int) -> set[str]:
-    """The tests run k of n traced: the same split as plugin.Recorder.set_collected."""
-    ids = list(collected)
-    return set(ids[len(ids) * k // n: len(ids) * (k + 1) // n])
-
-
 def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[str, list[int]]]:
-    """The runs' coverage as one: each test is in one run's share; collection is in all."""
+    """The runs' coverage as one: each test was traced by one run; collection by all."""
     merged: dict[str, dict[str, set[int]]] = {}
     for coverage in coverages:
         for path, contexts in coverage.items():

@@ -42,6 +42,7 @@ class TestResult:
     mutated_file_innermost: bool = False
     assertion: bool = False          # AssertionError or pytest's own failure (fail, raises)
     interrupted: bool = False        # the test stopped the session, or the process died in it
+    traced: bool = False             # its lines were recorded in this run (a baseline's), slowing it
 
     @property
     def red(self) -> bool:
@@ -160,7 +161,7 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
                     in_mutated_file=event.get("in_mutated_file", False),
                     mutated_file_innermost=event.get("mutated_file_innermost", False),
                     assertion=event.get("assertion", False),
-                    interrupted=event.get("interrupted", False))
+                    interrupted=event.get("interrupted", False), traced=event.get("traced", False))
                 if started == event["id"]:
                     started = None
             elif kind == "final":

@@ -28,7 +28,7 @@ class Recorder:
     """Collects per-test evidence and writes it to `events_path` as JSON lines."""
 
     def __init__(self, events_path: str, *, mutated_file: str | None = None,
-                 coverage: Any = None, tracing: bool = False, trace_share: tuple[int, int] | None = None,
+                 coverage: Any = None, tracing: bool = False, trace_claims: str | None = None,
                  snapshot: dict[str, Any] | None = None, ignore: list[str] | None = None):
         self.events = open(events_path, "a", encoding="utf-8")
         # A set, not --ignore: pytest checks each path against its --ignore list one by one.
@@ -43,11 +43,13 @@ class Recorder:
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
         self.tracing = tracing            # whether `coverage` is started now
-        # (k, n): trace only the k-th of n equal runs of the collected tests. Each baseline
-        # run traces its own share, so every test is traced once and tracing's cost (hot
-        # loops run several times slower) is split between the jobs instead of paid by one.
-        self.trace_share = trace_share
-        self._traced: set[str] | None = None
+        # The folder where the runs of one baseline claim the tests they trace (None: trace
+        # every test). Each test is traced by the first run to reach it, so every test is
+        # traced once and tracing's cost (hot loops run several times slower) is shared
+        # between the runs as they go: a run that started late, or is slowed by what it
+        # traces, finds more tests already claimed, and the runs end together. A fixed
+        # split (run k of n the k-th n-th) left the earlier run's worker idle at the end.
+        self.trace_claims = trace_claims
         self.phases: dict[str, dict[str, Any]] = {}
         self._phase: dict[str, str] = {}     # the phase each test is in, for an interruption
 
@@ -73,9 +75,20 @@ class Recorder:
     def set_collected(self, ids: list[str]) -> None:
         self.collected = ids
         self.emit(event="collected", ids=ids)
-        if self.trace_share is not None:
-            k, n = self.trace_share
-            self._traced = set(ids[len(ids) * k // n: len(ids) * (k + 1) // n])
+
+    def claims(self, test_id: str) -> bool:
+        """Whether this run traces `test_id`: every test without claims; with them, a test
+        no other run claimed first. A claim is a file named by the test, made exclusively."""
+        if self.trace_claims is None:
+            return True
+        name = hashlib.sha256(test_id.encode("utf-8")).hexdigest()
+        try:
+            os.close(os.open(os.path.join(self.trace_claims, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            return False
+        except OSError:
+            return True   # no claim could be made: tracing a test twice costs time, never evidence
+        return True
 
     def _trace(self, on: bool) -> None:
         if on != self.tracing:
@@ -179,12 +192,14 @@ class Recorder:
         # traceback (a stat of every frame's file, each frame's __tracebackhide__ asked) and
         # compares every frame's locals for a RecursionError, for a report nobody prints.
         item.repr_failure = item._repr_failure_py = unrendered_failure
-        traced = self.coverage is not None and (self._traced is None or item.nodeid in self._traced)
+        traced = self.coverage is not None and self.claims(item.nodeid)
         if self.coverage is not None:
             self._trace(traced)
         if traced:
             self.coverage.switch_context(item.nodeid)
         self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
+        if traced:
+            self.phases[item.nodeid]["traced"] = True   # its duration is not the untraced one
         outcome = yield
         if traced:
             self.coverage.switch_context("")
@@ -240,10 +255,9 @@ class Recorder:
         self.events.close()
 
 
-def trace_share_of(request: dict[str, Any]) -> tuple[int, int] | None:
-    """The (k, n) share of the tests a run's request asks it to trace, if any."""
-    share = (request.get("coverage") or {}).get("share")
-    return (share[0], share[1]) if share else None
+def trace_claims_of(request: dict[str, Any]) -> str | None:
+    """The folder where a run's request asks it to claim the tests it traces, if any."""
+    return (request.get("coverage") or {}).get("claims")
 
 
 def conclude_run(recorder: Recorder, exit_code: int, request: dict[str, Any], blocked_root: str | None, *,

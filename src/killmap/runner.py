@@ -45,8 +45,9 @@ class Scenario:
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
     mutated_file: str | None = None
     expect_module: str | None = None
-    # (k, n): trace only the k-th of n equal runs of the collected tests (baseline.py).
-    trace_share: tuple[int, int] | None = None
+    # A folder the runs of one baseline share: each traces only the tests it claims first
+    # there (plugin.Recorder.claims); None traces every test.
+    trace_claims: str | None = None
     # What records the per-test lines in a fork of the collected session: "auto" is
     # sys.monitoring on Python 3.12+ (monitor.py), "coverage" is coverage's C tracer.
     tracer: str = "auto"
@@ -114,7 +115,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     if scenario.coverage_files:
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),
-                               "share": list(scenario.trace_share) if scenario.trace_share else None,
+                               "claims": scenario.trace_claims,
                                "tracer": scenario.tracer}
     if scenario.expect_module and scenario.mutated_file:
         text = dict(scenario.writes).get(scenario.mutated_file)

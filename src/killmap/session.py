@@ -30,7 +30,7 @@ import pytest
 
 from killmap.monitor import LineMonitor
 from killmap.failures import warm_real_paths
-from killmap.plugin import Recorder, conclude_run, trace_share_of
+from killmap.plugin import Recorder, conclude_run, trace_claims_of
 from killmap.swap import LiveFunctions, swap_in
 
 FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
@@ -124,7 +124,7 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             server.coverage.close()
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
                             coverage=server.coverage if traced else None,
-                            trace_share=trace_share_of(request), snapshot=request.get("snapshot"))
+                            trace_claims=trace_claims_of(request), snapshot=request.get("snapshot"))
         session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
         session.items[:] = items
         recorder.set_collected([item.nodeid for item in items])

@@ -198,7 +198,7 @@ def _reached_alone(engine: Engine, worker: Worker, scenario: Scenario, run, muta
             scenario, label=f"alone-{mutation.name}", tests=(test,), writes=(), mutated_file=None,
             expect_module=None, swap=False, swap_timeout=None, timeout=limit, confirm_kills=None,
             confirm_allowed=None, coverage_files=baseline.mutated_files or (scenario.mutated_file,),
-            trace_share=None, tracer=engine.tracer))
+            trace_claims=None, tracer=engine.tracer))
         if alone.status != "done" or not alone.finished or alone.coverage is None:
             return None
         if test in region.reached_by(alone.coverage.get(mutation.target.path)):

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from killmap.neutral import PluginNeutraliser
-from killmap.plugin import Recorder, conclude_run, trace_share_of
+from killmap.plugin import Recorder, conclude_run, trace_claims_of
 from killmap.reaper import become_subreaper, kill_descendants
 from killmap.sandbox import copy_files
 from killmap.sandbox_entry import collection_recorder, enter_sandbox
@@ -369,7 +369,7 @@ def _child(request: dict[str, Any]) -> None:
             # Before collection: what runs at import is evidence too.
             cov = collection_recorder(request["coverage"]["include"], request["coverage"].get("tracer", "auto"))
         recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=cov, tracing=cov is not None, trace_share=trace_share_of(request),
+                            coverage=cov, tracing=cov is not None, trace_claims=trace_claims_of(request),
                             snapshot=request.get("snapshot"), ignore=request.get("ignore"))
         exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser()])
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.

@@ -1,9 +1,10 @@
-"""Each baseline run traces its own share of the tests; together they miss no test's reach.
+"""Each baseline run traces the tests it claims first; together they miss no test's reach.
 
-Tracing slows hot code several times over, so the baseline's runs split it: run k of n
-traces the k-th n-th of the collected tests (and all of them trace collection). Selection
-is only as sound as that union: a test whose lines were lost would never be run under a
-mutant it can turn red. So the reach recorded must be the same whatever the number of runs.
+Tracing slows hot code several times over, so the baseline's runs share it: each test is
+traced by the first run to reach it (and all of them trace collection), so a run that
+started late finds more tests claimed and the runs end together. Selection is only as sound
+as the union: a test whose lines were lost would never be run under a mutant it can turn
+red. So the reach recorded must be the same whatever the number of runs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from killmap.baseline import untraced_durations
 from killmap.lab import run_lab
 from killmap.outcome import RunOutcome, TestResult
 from killmap.plan import LabOptions
+from killmap.plugin import Recorder
 
 UNRELATED = {f"tests/test_unrelated.py::test_unrelated_{i}" for i in range(1, 21)}
 SHARED = {"tests/test_shared.py::test_shared_direct", "tests/test_shared.py::test_shared_through_a_caller"}
@@ -30,7 +32,7 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(t
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     result = run_lab(project, LabOptions(jobs=2, baseline_runs=runs, use_cache=False))
     coverage = result.baselines[0].coverage["src/selpkg/calc.py"]
-    # The unrelated tests span every share: test_unrelated_1 is in the first, _20 in the last.
+    # Twenty tests run the same line: whichever run traced each one, all twenty are there.
     assert who_runs(coverage, 9) == UNRELATED
     assert who_runs(coverage, 5) == SHARED
     # What ran while the tests were collected (OFFSET = 1, the def lines) is in no test's name.
@@ -38,21 +40,34 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(t
     assert set(result.baselines[0].durations) == UNRELATED | SHARED | {"tests/test_lines.py::test_anchor_has_not_moved"}
 
 
-def _run(durations: dict[str, float]) -> RunOutcome:
+def _run(durations: dict[str, float], traced: set[str] = frozenset()) -> RunOutcome:
     ids = tuple(durations)
     return RunOutcome("done", 1.0, collected=ids,
-                      tests={t: TestResult(t, "passed", d) for t, d in durations.items()})
+                      tests={t: TestResult(t, "passed", d, traced=t in traced) for t, d in durations.items()})
 
 
 def test_a_tests_duration_comes_from_the_run_that_did_not_trace_it():
-    # Run 1 traces the first half (a, b), run 2 the second (c, d): tracing made each test
-    # ten times slower in the run that traced it. Timeouts are built on these durations,
-    # and a mutant runs untraced, so the traced times must not be the ones kept.
-    traced_first = _run({"a": 1.0, "b": 1.0, "c": 0.1, "d": 0.1})
-    traced_second = _run({"a": 0.1, "b": 0.1, "c": 1.0, "d": 1.0})
-    assert untraced_durations([traced_first, traced_second]) == {"a": 0.1, "b": 0.1, "c": 0.1, "d": 0.1}
+    # Run 1 traced a and c, run 2 traced b and d: tracing made each test ten times slower in
+    # the run that traced it. Timeouts are built on these durations, and a mutant runs
+    # untraced, so the traced times must not be the ones kept.
+    first = _run({"a": 1.0, "b": 0.1, "c": 1.0, "d": 0.1}, traced={"a", "c"})
+    second = _run({"a": 0.1, "b": 1.0, "c": 0.1, "d": 1.0}, traced={"b", "d"})
+    assert untraced_durations([first, second]) == {"a": 0.1, "b": 0.1, "c": 0.1, "d": 0.1}
 
 
 def test_with_one_baseline_run_its_own_durations_are_kept():
-    only = _run({"a": 0.5, "b": 0.7})
+    only = _run({"a": 0.5, "b": 0.7}, traced={"a", "b"})
     assert untraced_durations([only]) == {"a": 0.5, "b": 0.7}
+
+
+def test_a_test_is_traced_by_the_first_run_to_claim_it_and_by_no_other(tmp_path):
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    ahead = Recorder(str(tmp_path / "ahead.jsonl"), trace_claims=str(claims))
+    behind = Recorder(str(tmp_path / "behind.jsonl"), trace_claims=str(claims))
+    assert ahead.claims("tests/test_a.py::test_one")
+    assert not behind.claims("tests/test_a.py::test_one")
+    assert behind.claims("tests/test_a.py::test_two")     # reached first by the other run
+    assert not ahead.claims("tests/test_a.py::test_two")
+    # Without claims (one baseline run, a traced re-run) every test is traced.
+    assert Recorder(str(tmp_path / "alone.jsonl")).claims("tests/test_a.py::test_one")
