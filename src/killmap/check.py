@@ -35,7 +35,8 @@ class CheckResult:
 
 
 def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
-    from killmap.lab import LabOptions, control_site_problems, load
+    from killmap.lab import LabOptions, load
+    from killmap.prepare import control_site_problems
     from killmap.mutants import Sources, build_mutant
     from killmap.pins import check_pins
     from killmap.validity import check_mutant

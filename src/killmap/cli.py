@@ -236,7 +236,7 @@ def _list(root: Path, args: argparse.Namespace) -> int:
 
 
 def _show(root: Path, args: argparse.Namespace) -> int:
-    from killmap.lab import mutant_to_show
+    from killmap.prepare import mutant_to_show
     from killmap.plan import load
     _, mutations = load(root, _catalog_options(args))
     wanted = args.names[0]

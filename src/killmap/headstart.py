@@ -18,7 +18,6 @@ baseline's; the head start is cancelled (its workers killed) without waiting for
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
@@ -44,13 +43,6 @@ class HeadStart:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(root, files, group, runs, timeout),
                                         name="killmap-headstart", daemon=True)
-        # The baseline's bookkeeping is mostly system calls (pipes, stats of the sandbox
-        # and the working tree), each of which gives up the GIL; while the gate's thread
-        # builds mutants (pure Python), taking it back waits for the switch interval, 5 ms
-        # by default. A short interval keeps the handover prompt; it costs nothing while
-        # nobody waits.
-        self._interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._interval, 0.0002))
         self._thread.start()
 
     def _run(self, root, files, group, runs, timeout) -> None:
@@ -59,8 +51,6 @@ class HeadStart:
                                           timeout=timeout)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the gate's thread by baseline()
             self._error = exc
-        finally:
-            sys.setswitchinterval(self._interval)
 
     def covers(self, group: list[Mutation]) -> bool:
         """Whether this baseline is evidence enough for `group`: same settings, no new target."""

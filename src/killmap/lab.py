@@ -8,8 +8,10 @@ re-run -> verdict (judge) -> reports. See docs/DESIGN.md.
 
 from __future__ import annotations
 
+import sys
 import threading
-from dataclasses import asdict, dataclass, field, replace
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,17 +19,17 @@ from killmap import judge
 from killmap.baseline import Baseline, check_contract_ids, run_baseline
 from killmap.cache import VerdictCache, test_files_digest
 from killmap.catalog import GateSettings, Mutation
+from killmap.dispatch import Dispatch
 from killmap.errors import GateError
 from killmap.engine import Engine, memory_limit
 from killmap.headstart import HeadStart
 from killmap.judge import Verdict
 from killmap.mutant import Mutant
-from killmap.pins import check_pins
 from killmap.plan import LabOptions, load
+from killmap.prepare import (MutantBuilder, build_and_remember, check_control_sites, remembered_mutant,
+                             static_verdict, with_warnings)
 from killmap.project import check_targets_copied, project_files
-from killmap.reach import enclosing_functions, headed_classes, region_of
 from killmap.trial import expected_seconds, run_mutant, select_tests
-from killmap.validity import Validity, check_mutant
 
 
 @dataclass
@@ -68,7 +70,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     check_targets_copied(mutations, files)
     # A focused run answers another question than the contract: its verdicts are not the gate's.
     cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
-    sources = _Sources(root)
+    sources = MutantBuilder(root)
     prebuilt = dict(mutants or {})
     mutants = {}
     decided: dict[str, Verdict] = {}
@@ -87,7 +89,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     def settle(mutation: Mutation, mutant: Mutant) -> None:
         """The mutant's static verdict or cached one, if it has either."""
         mutants[mutation.name] = mutant
-        early, warnings[mutation.name] = _static_verdict(root, mutation, mutant, cache)
+        early, warnings[mutation.name] = static_verdict(root, mutation, mutant, cache)
         if early is not None:
             decided[mutation.name] = early
             return
@@ -99,33 +101,51 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             decided[mutation.name] = _verdict_from_json(hit)
 
     # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
-    known = {m.name: prebuilt.get(m.name) or _remembered_mutant(root, m, cache) for m in mutations}
+    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, cache) for m in mutations}
     pending = [m for m in mutations if not cached_already(m, known[m.name])]
+    progress("planned", len(mutations))
+    announce = _Announcer(mutations, progress)
+
+    def trial(engine: Engine):
+        return lambda worker, job, selection: run_mutant(root, engine, worker, job, confirm=options.confirm,
+                                                         focus=options.focus, swap=options.swap,
+                                                         selection=selection)
+
     head = None
     early: Engine | None = None
+    dispatch: Dispatch | None = None
     try:
         if pending:
             # Something will run: begin the engine and its baseline while the mutants are
-            # built and checked (headstart.py says why the two are independent).
+            # built and checked (headstart.py says why the two are independent), and run
+            # each mutant from the moment both it and the baseline are there (dispatch.py).
             first = [m for m in pending if m.settings == pending[0].settings]
             early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir,
                            tracer=options.tracer)
             head = HeadStart(root, files, first, early, runs=options.baseline_runs,
                              timeout=options.baseline_timeout)
-        for mutation in mutations:
-            settle(mutation, known[mutation.name] or _mutant(root, mutation, sources, cache))
-        _check_control_sites(mutations, mutants)
+            dispatch = Dispatch(head, trial(early), progress, lambda mutation, result: announce.done(result[0]))
+        with _prompt_handover():
+            for mutation in mutations:
+                settle(mutation, known[mutation.name] or build_and_remember(root, mutation, sources, cache))
+                if dispatch is not None and mutation.name not in decided and mutation.name in head.names:
+                    dispatch.offer(mutation, mutants[mutation.name])
+            check_control_sites(mutations, mutants)
     except BaseException:
         # Also when ^C lands between the engine's start and the head start's: no worker
-        # may outlive the gate.
+        # may outlive the gate. The mutants already dispatched die with their workers.
+        if dispatch is not None:
+            dispatch.cancel()
         if head is not None:
             head.cancel()
         elif early is not None:
             early.close()
+        if dispatch is not None:
+            dispatch.join()
         raise
+    if dispatch is not None:
+        dispatch.close()
     mutants = {m.name: mutants[m.name] for m in mutations}
-    progress("planned", len(mutations))
-    announce = _Announcer(mutations, progress)
     for mutation in mutations:
         if mutation.name in decided:
             announce.done(decided[mutation.name])
@@ -133,7 +153,9 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     to_run = [m for m in mutations if m.name not in decided]
     baselines: list[Baseline] = []
     if not to_run and head is not None:
+        dispatch.cancel()
         head.cancel()   # everything turned out static or cached
+        dispatch.join()
     elif to_run:
         engine = head.engine if head is not None else Engine(
             root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir, tracer=options.tracer)
@@ -141,36 +163,24 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:
                 groups.setdefault(mutation.settings, []).append(mutation)
-            for settings, group in groups.items():
-                progress("baseline", settings)
+            # The dispatched group first: one user of the workers at a time.
+            ordered = sorted(groups.values(), key=lambda group: not (head is not None and head.covers(group)))
+            if head is not None and not head.covers(ordered[0]):
+                dispatch.join()   # nothing of its settings is left to run; its baseline is not needed
+            for group in ordered:
                 if head is not None and head.covers(group):
-                    baseline = head.baseline()
+                    try:
+                        results = dispatch.results()
+                    except GateError:
+                        if dispatch.baseline is not None:
+                            check_contract_ids(group, dispatch.baseline)   # the first bad id in catalog order
+                        raise
+                    baselines.append(dispatch.baseline)
+                    outcomes = [(m, results[m.name]) for m in group]
                 else:
-                    if head is not None:
-                        head.wait()   # one user of the workers at a time; its baseline is not needed
-                    baseline = run_baseline(root, files, settings, group, engine, runs=options.baseline_runs,
-                                            timeout=options.baseline_timeout)
-                baselines.append(baseline)
-                check_contract_ids(group, baseline)
-                progress("baseline-done", baseline)
-                # Dearest first (the classic rule for sharing jobs among workers): a long
-                # run started last would leave the other workers idle while it finishes.
-                # Results come back per job, and verdicts are listed in catalog order.
-                selections = {m.name: select_tests(m, mutants[m.name], baseline) for m in group}
-                jobs_for_group = sorted(((m, mutants[m.name], baseline) for m in group),
-                                        key=lambda job: -expected_seconds(selections[job[0].name][0], baseline))
-
-                def on_done(job, result):
-                    announce.done(result[0])
-
-                results = engine.map(jobs_for_group,
-                                     lambda worker, job: run_mutant(root, engine, worker, job,
-                                                                    confirm=options.confirm,
-                                                                    focus=options.focus,
-                                                                    swap=options.swap,
-                                                                    selection=selections[job[0].name]),
-                                     on_done)
-                for (mutation, mutant, _), (verdict, deps) in zip(jobs_for_group, results):
+                    outcomes = _run_group(root, files, group, mutants, engine, options, progress, announce,
+                                          trial(engine), baselines)
+                for mutation, (verdict, deps) in outcomes:
                     decided[mutation.name] = verdict
                     # A run that wrote where it must not proved something about a tree that
                     # was not pristine: never reuse its verdict.
@@ -185,10 +195,46 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     announce.rest()
     if cache is not None:
         cache.save()
-    verdicts = [_with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
+    verdicts = [with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
     # Sandboxes actually used: none when every verdict came from the cache or was static.
     return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
                      min(options.jobs, len(to_run)))
+
+
+@contextmanager
+def _prompt_handover():
+    """While the gate's thread builds mutants (pure Python), the head start's and the
+    dispatch's threads do the baseline's bookkeeping and hand mutants to workers: mostly
+    system calls (pipes, stats of the sandbox and the working tree), each of which gives up
+    the GIL, and taking it back waits for the switch interval, 5 ms by default, while a
+    worker waits for its next run. A short interval keeps the handover prompt; it costs
+    nothing while nobody waits."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 0.0002))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _run_group(root: Path, files: list[str], group: list[Mutation], mutants: dict[str, Mutant], engine: Engine,
+               options: LabOptions, progress: Progress, announce: "_Announcer", trial, baselines: list[Baseline]):
+    """A settings group the head start did not cover: its own baseline, then its mutants."""
+    progress("baseline", group[0].settings)
+    baseline = run_baseline(root, files, group[0].settings, group, engine, runs=options.baseline_runs,
+                            timeout=options.baseline_timeout)
+    baselines.append(baseline)
+    check_contract_ids(group, baseline)
+    progress("baseline-done", baseline)
+    # Dearest first (the classic rule for sharing jobs among workers): a long run started
+    # last would leave the other workers idle while it finishes. Results come back per
+    # job, and verdicts are listed in catalog order.
+    selections = {m.name: select_tests(m, mutants[m.name], baseline) for m in group}
+    jobs = sorted(((m, mutants[m.name], baseline) for m in group),
+                  key=lambda job: -expected_seconds(selections[job[0].name][0], baseline))
+    results = engine.map(jobs, lambda worker, job: trial(worker, job, selections[job[0].name]),
+                         lambda job, result: announce.done(result[0]))
+    return [(job[0], result) for job, result in zip(jobs, results)]
 
 
 class _Announcer:
@@ -231,144 +277,6 @@ class _Announcer:
 def _sandboxes(options: LabOptions, runnable: int) -> int:
     jobs = max(1, min(options.jobs, runnable))
     return max(jobs, min(options.baseline_runs, options.jobs))
-
-
-class _Sources:
-    """The operators' parsed sources, parsed (and libcst imported) only when a mutant must
-    be built: a fully cached run needs neither."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self._sources = None
-
-    def build(self, mutation: Mutation) -> Mutant:
-        from killmap.mutants import Sources, build_mutant
-        if self._sources is None:
-            self._sources = Sources(self.root)
-        return build_mutant(self.root, mutation, self._sources)
-
-
-def _mutant_key(root: Path, mutation: Mutation) -> tuple[str, str] | None:
-    """(the memo key, the target's text), or None when a file cannot be read (the builder
-    reports that itself)."""
-    try:
-        text = (root / mutation.target.path).read_text(encoding="utf-8")
-        patch = mutation.param("patch")
-        patch_text = (root / patch).read_text(encoding="utf-8") if patch else None
-    except (OSError, UnicodeDecodeError):
-        return None
-    return VerdictCache.mutant_key(mutation, text, patch_text), text
-
-
-def _remembered_mutant(root: Path, mutation: Mutation, cache: VerdictCache | None) -> Mutant | None:
-    """The mutant, when the same operator already ran on the same text; else None."""
-    found = _mutant_key(root, mutation) if cache is not None else None
-    if found is None:
-        return None
-    key, text = found
-    known = cache.mutant(key)
-    if known is None:
-        return None
-    return Mutant(mutation, mutation.target.path, text, known["mutated"], known["sites"], known["reason"],
-                  known["target_sha256"], tuple(known["changed_lines"]),
-                  tuple(known["mutant_changed_lines"]), known["target_pin"])
-
-
-def mutant_to_show(root: Path, mutation: Mutation, cache_dir: Path | None = None) -> Mutant:
-    """The mutant, for a command that only shows it: the one a gate run remembered for this
-    very text (no libcst import, no parse), or built now. The cache is only read."""
-    return _remembered_mutant(root, mutation, VerdictCache(root, cache_dir)) or _Sources(root).build(mutation)
-
-
-def _mutant(root: Path, mutation: Mutation, sources: _Sources, cache: VerdictCache | None) -> Mutant:
-    """The mutant, built, and remembered in the cache for the next run."""
-    found = _mutant_key(root, mutation) if cache is not None else None
-    if found is None:
-        return sources.build(mutation)
-    key, _ = found
-    mutant = sources.build(mutation)
-    cache.store_mutant(key, {"mutated": mutant.mutated, "sites": mutant.sites, "reason": mutant.reason,
-                             "target_sha256": mutant.target_sha256, "changed_lines": list(mutant.changed_lines),
-                             "mutant_changed_lines": list(mutant.mutant_changed_lines),
-                             "target_pin": mutant.target_pin})
-    return mutant
-
-
-def _validity(mutant: Mutant, werror: bool, cache: VerdictCache | None) -> Validity:
-    """pyflakes over the mutant, remembered with the mutant: it is a pure function of the two
-    texts, and the slowest step of a fully cached run."""
-    if cache is None:
-        return check_mutant(mutant.original, mutant.mutated or "", mutant.file, werror)
-    key = VerdictCache.validity_key(mutant.original, mutant.mutated or "", mutant.file, werror)
-    known = cache.mutant(key)
-    if known is not None:
-        return Validity(known["ok"], known["problem"], known["cause"], tuple(known["warnings"]))
-    validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, werror)
-    cache.store_mutant(key, {"ok": validity.ok, "problem": validity.problem, "cause": validity.cause,
-                             "warnings": list(validity.warnings)})
-    return validity
-
-
-def _static_verdict(root: Path, mutation: Mutation, mutant: Mutant,
-                    cache: VerdictCache | None = None) -> tuple[Verdict | None, tuple[str, ...]]:
-    """The verdict known before anything runs, if any, and the mutant's dead-code warnings."""
-    def verdict(kind: str, detail: str, **extras: Any) -> Verdict:
-        return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
-                       extras=extras)
-
-    stale = check_pins(root, mutation, mutant)
-    if stale:
-        return verdict(judge.STALE, stale), ()
-    if not mutant.applied:
-        return verdict(judge.NOT_APPLIED, mutant.reason, sites=mutant.sites), ()
-    validity = _validity(mutant, mutation.lint_is_error, cache)
-    if not validity.ok:
-        return verdict(judge.BROKEN_VERDICT, validity.problem, broken_cause=validity.cause), validity.warnings
-    return None, validity.warnings
-
-
-def _with_warnings(verdict: Verdict, warnings: tuple[str, ...]) -> Verdict:
-    # Recomputed on every run (cheap, static), so a cached verdict shows them too.
-    written = list(verdict.extras.get("sandbox_writes", ()))
-    wrote = [f"the mutant wrote to {rel} in its sandbox (repaired before the next run)" for rel in written[:5]]
-    if len(written) > 5:
-        wrote.append(f"... and to {len(written) - 5} more file(s) of its sandbox (repaired)")
-    return replace(verdict, extras={**verdict.extras, "warnings": list(warnings) + wrote})
-
-
-def _check_control_sites(mutations: list[Mutation], mutants: dict[str, Mutant]) -> None:
-    """A gate stops at the first control at another site (one line, exit 2)."""
-    problems = control_site_problems(mutations, mutants)
-    if problems:
-        raise problems[0]
-
-
-def control_site_problems(mutations: list[Mutation], mutants: dict[str, Mutant]) -> list[GateError]:
-    """Every invariant whose control does not fire at its site. A control must change, in
-    the same file, a statement of the same innermost function or method (an accumulator's
-    start value two lines above the accumulation is the same site); or, for an invariant in
-    a class's header (a decorator such as `@dataclass(...)`, a base), anything inside that
-    class; or, at module or class level, overlap its statements. `killmap check` reports
-    them all."""
-    problems = []
-    for mutation in mutations:
-        if not mutation.invariant or mutation.control not in mutants:
-            continue
-        mine, theirs = mutants[mutation.name], mutants[mutation.control]
-        if not (mine.applied and theirs.applied):
-            continue  # reported as not-applied; the site cannot be judged
-        mine_region = region_of(mine.original, mine.changed_lines)
-        theirs_region = region_of(theirs.original, theirs.changed_lines)
-        same_function = bool(enclosing_functions(mine.original, mine.changed_lines)
-                             & enclosing_functions(theirs.original, theirs.changed_lines))
-        same_class = any(first <= line <= last for first, last in headed_classes(mine.original, mine.changed_lines)
-                         for line in theirs.changed_lines)
-        if mine.file != theirs.file or not (same_function or same_class or mine_region.lines & theirs_region.lines):
-            problems.append(mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
-                                f"{sorted(theirs_region.lines)}, neither in the same function as this "
-                                f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "
-                                "them", "control"))
-    return problems
 
 
 # --- cache round trip ----------------------------------------------------------------------

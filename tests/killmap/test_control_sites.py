@@ -3,7 +3,7 @@ tests can see a change at the invariant's own site."""
 
 from __future__ import annotations
 
-from killmap.lab import control_site_problems
+from killmap.prepare import control_site_problems
 from killmap.mutants import build_mutant
 
 MODULE = '''\

@@ -8,7 +8,7 @@ import sys
 from gatekit import copy_fixture, gate_env, run_gate
 
 from killmap.cache import VerdictCache
-from killmap.lab import _mutant, _Sources
+from killmap.prepare import MutantBuilder, build_and_remember
 
 
 def test_a_remembered_mutant_is_rebuilt_when_its_target_text_changes(km_project, tmp_path):
@@ -18,11 +18,11 @@ def test_a_remembered_mutant_is_rebuilt_when_its_target_text_changes(km_project,
     [mutation] = catalog.mutations
     root = km_project.root
     cache = VerdictCache(root, tmp_path / "cache")
-    first = _mutant(root, mutation, _Sources(root), cache)
-    again = _mutant(root, mutation, _Sources(root), cache)
+    first = build_and_remember(root, mutation, MutantBuilder(root), cache)
+    again = build_and_remember(root, mutation, MutantBuilder(root), cache)
     assert again.mutated == first.mutated and "< 0" in again.mutated
     km_project.module("def check(x):\n    return validate(x) > 1\n")
-    changed = _mutant(root, mutation, _Sources(root), cache)
+    changed = build_and_remember(root, mutation, MutantBuilder(root), cache)
     assert "< 1" in changed.mutated and changed.original.endswith("> 1\n")
 
 

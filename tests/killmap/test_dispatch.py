@@ -1,0 +1,39 @@
+"""A mutant runs from the moment it and the baseline are both there, not once every mutant is
+built: a worker whose baseline run is done would otherwise wait for the gate to build and
+check the last mutant (dispatch.py). What runs, and how it is judged, must not change.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from gatekit import copy_fixture
+
+import killmap.lab as lab
+from killmap.plan import LabOptions
+
+
+def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, monkeypatch):
+    project = copy_fixture("basic", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    first_run_began = threading.Event()
+    seen_while_building: list[bool] = []
+    run_mutant, build = lab.run_mutant, lab.build_and_remember
+
+    def running(*args, **kwargs):
+        first_run_began.set()
+        return run_mutant(*args, **kwargs)
+
+    def building(root, mutation, sources, cache):
+        if mutation.name == "odd-refusal-fix-reverted":   # the catalog's last mutation
+            # Held until a mutant has begun to run: the gate waiting for every mutant to be
+            # built before it runs any would never get there.
+            seen_while_building.append(first_run_began.wait(timeout=60))
+        return build(root, mutation, sources, cache)
+
+    monkeypatch.setattr(lab, "run_mutant", running)
+    monkeypatch.setattr(lab, "build_and_remember", building)
+    result = lab.run_lab(project, LabOptions(jobs=2, use_cache=False))
+    assert seen_while_building == [True]
+    assert {v.name: v.verdict for v in result.verdicts} == {"classify-call-deleted": "held",
+                                                            "odd-refusal-fix-reverted": "held"}
