@@ -89,7 +89,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     # and traces the tests it claims first (plugin.Recorder.claims): each test is traced
     # once, in one run, and the runs share tracing's cost as they go, where one traced run
     # of everything would cost several untraced ones.
-    claims = engine.scratch.run_dir("trace-claims")
+    claims = engine.scratch.run_dir("trace-claims") / "claims"
     scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
                           timeout=timeout, sys_path=settings.paths, coverage_files=targets,
                           trace_claims=str(claims) if runs > 1 else None, ignore=tuple(ignored),

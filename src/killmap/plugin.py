@@ -11,6 +11,7 @@ project under test.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -43,13 +44,15 @@ class Recorder:
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
         self.tracing = tracing            # whether `coverage` is started now
-        # The folder where the runs of one baseline claim the tests they trace (None: trace
+        # The file where the runs of one baseline claim the tests they trace (None: trace
         # every test). Each test is traced by the first run to reach it, so every test is
         # traced once and tracing's cost (hot loops run several times slower) is shared
         # between the runs as they go: a run that started late, or is slowed by what it
         # traces, finds more tests already claimed, and the runs end together. A fixed
         # split (run k of n the k-th n-th) left the earlier run's worker idle at the end.
         self.trace_claims = trace_claims
+        self._claims_fd: int | None = None
+        self._claim_at: dict[str, int] = {}
         self.phases: dict[str, dict[str, Any]] = {}
         self._phase: dict[str, str] = {}     # the phase each test is in, for an interruption
 
@@ -75,20 +78,33 @@ class Recorder:
     def set_collected(self, ids: list[str]) -> None:
         self.collected = ids
         self.emit(event="collected", ids=ids)
+        if self.trace_claims is not None:
+            # A claim is one byte of the shared file, at the test's place in the sorted ids:
+            # the same place in every run, whatever order each collected in (runs that
+            # collected different ids are refused by the baseline anyway).
+            self._claim_at = {test_id: index for index, test_id in enumerate(sorted(set(ids)))}
 
     def claims(self, test_id: str) -> bool:
         """Whether this run traces `test_id`: every test without claims; with them, a test
-        no other run claimed first. A claim is a file named by the test, made exclusively."""
+        no other run claimed first. Claims are bytes of one file, set under an exclusive
+        lock: four system calls a test, on any file system (a file per test cost 75 us to
+        create in a disk-backed /tmp, 0.6 s for packaging's 8,369 tests)."""
         if self.trace_claims is None:
             return True
-        name = hashlib.sha256(test_id.encode("utf-8")).hexdigest()
+        index = self._claim_at.get(test_id)
         try:
-            os.close(os.open(os.path.join(self.trace_claims, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        except FileExistsError:
-            return False
+            if self._claims_fd is None:
+                self._claims_fd = os.open(self.trace_claims, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self._claims_fd, fcntl.LOCK_EX)
+            try:
+                taken = index is not None and os.pread(self._claims_fd, 1, index) == b"\1"
+                if index is not None and not taken:
+                    os.pwrite(self._claims_fd, b"\1", index)
+            finally:
+                fcntl.flock(self._claims_fd, fcntl.LOCK_UN)
         except OSError:
             return True   # no claim could be made: tracing a test twice costs time, never evidence
-        return True
+        return not taken
 
     def _trace(self, on: bool) -> None:
         if on != self.tracing:
@@ -256,7 +272,7 @@ class Recorder:
 
 
 def trace_claims_of(request: dict[str, Any]) -> str | None:
-    """The folder where a run's request asks it to claim the tests it traces, if any."""
+    """The file where a run's request asks it to claim the tests it traces, if any."""
     return (request.get("coverage") or {}).get("claims")
 
 

@@ -45,7 +45,7 @@ class Scenario:
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
     mutated_file: str | None = None
     expect_module: str | None = None
-    # A folder the runs of one baseline share: each traces only the tests it claims first
+    # A file the runs of one baseline share: each traces only the tests it claims first
     # there (plugin.Recorder.claims); None traces every test.
     trace_claims: str | None = None
     # What records the per-test lines in a fork of the collected session: "auto" is

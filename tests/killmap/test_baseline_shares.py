@@ -61,13 +61,18 @@ def test_with_one_baseline_run_its_own_durations_are_kept():
 
 
 def test_a_test_is_traced_by_the_first_run_to_claim_it_and_by_no_other(tmp_path):
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    ahead = Recorder(str(tmp_path / "ahead.jsonl"), trace_claims=str(claims))
-    behind = Recorder(str(tmp_path / "behind.jsonl"), trace_claims=str(claims))
-    assert ahead.claims("tests/test_a.py::test_one")
-    assert not behind.claims("tests/test_a.py::test_one")
-    assert behind.claims("tests/test_a.py::test_two")     # reached first by the other run
-    assert not ahead.claims("tests/test_a.py::test_two")
+    claims = str(tmp_path / "claims")
+    ids = ["tests/test_a.py::test_one", "tests/test_a.py::test_two", "tests/test_b.py::test_three"]
+    ahead = Recorder(str(tmp_path / "ahead.jsonl"), trace_claims=claims)
+    behind = Recorder(str(tmp_path / "behind.jsonl"), trace_claims=claims)
+    ahead.set_collected(ids)
+    behind.set_collected(list(reversed(ids)))   # collected in another order: the same claims
+    assert ahead.claims(ids[0])
+    assert not behind.claims(ids[0])
+    assert behind.claims(ids[2])     # reached first by the other run
+    assert not ahead.claims(ids[2])
+    assert ahead.claims(ids[1]) and not behind.claims(ids[1])
     # Without claims (one baseline run, a traced re-run) every test is traced.
-    assert Recorder(str(tmp_path / "alone.jsonl")).claims("tests/test_a.py::test_one")
+    alone = Recorder(str(tmp_path / "alone.jsonl"))
+    alone.set_collected(ids)
+    assert alone.claims(ids[0])
