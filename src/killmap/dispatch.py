@@ -90,12 +90,12 @@ class Dispatch:
         try:
             self._progress("baseline", self.head.settings)
             baseline = self.head.baseline()
+            with self._lock:
+                self.baseline = baseline
+            self._progress("baseline-done", baseline)
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)
             return
-        with self._lock:
-            self.baseline = baseline
-        self._progress("baseline-done", baseline)
         threads = [threading.Thread(target=self._drain, args=(worker,), daemon=True)
                    for worker in self.head.engine.workers]
         for thread in threads:
@@ -140,9 +140,9 @@ class Dispatch:
             mutation, mutant, selection = job
             try:
                 result = self._run(worker, (mutation, mutant, self.baseline), selection)
+                with self._lock:
+                    self._results[mutation.name] = result
+                self._on_done(mutation, result)
             except BaseException as exc:  # noqa: BLE001 - re-raised by results()
                 self._fail(exc)
                 return
-            with self._lock:
-                self._results[mutation.name] = result
-            self._on_done(mutation, result)

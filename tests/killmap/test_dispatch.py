@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from gatekit import copy_fixture
 
 import killmap.lab as lab
@@ -37,3 +39,17 @@ def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, mon
     assert seen_while_building == [True]
     assert {v.name: v.verdict for v in result.verdicts} == {"classify-call-deleted": "held",
                                                             "odd-refusal-fix-reverted": "held"}
+
+
+def test_a_failure_in_the_dispatch_reaches_the_gate_as_itself(tmp_path, monkeypatch):
+    # Whatever fails on the dispatch's threads (here the progress display, as the baseline
+    # lands) is the gate's error, not a verdict missing from the results.
+    project = copy_fixture("basic", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+    def progress(kind, data):
+        if kind == "baseline-done":
+            raise RuntimeError("the display broke")
+
+    with pytest.raises(RuntimeError, match="the display broke"):
+        lab.run_lab(project, LabOptions(jobs=2, use_cache=False), progress)
