@@ -229,7 +229,8 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
 
 
 def _phases(marks: dict) -> dict:
-    """Seconds: process start -> lab, setup (catalog, mutants, sandboxes, workers), baseline,
+    """Seconds: process start -> lab, setup (catalog, sandboxes, workers started), baseline
+    (its runs, while the gate builds and checks the mutants: lab.py starts both at once),
     mutants (first baseline-done to last verdict), tail (pool stop, cache, reports, exit)."""
     if "lab:start" not in marks:
         return {}
