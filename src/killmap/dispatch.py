@@ -7,15 +7,15 @@ done sat idle until the last mutant was built, though most of them were ready lo
 needs only its own text and the baseline: the dispatch hands each one to the next free
 worker from the moment both are there, while the gate builds the rest.
 
-Order among the mutants ready at a time is the gate's order (lab.py): dearest first, by
-what their selected tests took in the baseline. What this changes is only when a run
+Order among the mutants ready at a time: dearest first, by what their selected tests took in
+the baseline. What this changes is only when a run
 starts, never what it runs or how it is judged. The verdicts come back to the gate, which
 stores, announces and orders them as it does for any run.
 
 A catalog error found while building is still the error reported: the gate cancels the
 dispatch (its runs are discarded with their workers) and raises its own. A contract id the
-baseline does not know stops the dispatch too, and the gate reports the first such id in
-catalog order, as check_contract_ids always has.
+baseline does not know stops the dispatch too: mutations are checked in the order they are
+offered, which is the catalog's, so the first such id is the one named, as before.
 """
 
 from __future__ import annotations
@@ -24,31 +24,37 @@ import threading
 from typing import Any, Callable
 
 from killmap.baseline import Baseline, check_contract_ids
-from killmap.catalog import Mutation
-from killmap.headstart import HeadStart
+from killmap.catalog import GateSettings, Mutation
 from killmap.mutant import Mutant
+from killmap.pool import Worker
 from killmap.trial import expected_seconds, select_tests
 
 Progress = Callable[[str, Any], None]
 
 
 class Dispatch:
-    """Runs the head start's mutants on its engine's workers as they are offered.
+    """Runs one settings group's mutants on the workers as they are offered, once its
+    baseline is in. Every group goes through one: the head start's while the gate still
+    builds (`baseline` joins the head start), any other after it (`baseline` runs it).
 
     `run(worker, (mutation, mutant, baseline), selection)` is the trial; `on_done(mutation,
     result)` hears of each result as it lands. Offer every mutant that must run, then
     `close()`; `results()` waits for the last and returns them by mutation name.
     """
 
-    def __init__(self, head: HeadStart, run: Callable[..., Any], progress: Progress,
-                 on_done: Callable[[Mutation, Any], None]):
-        self.head = head
+    def __init__(self, settings: GateSettings, baseline: Callable[[], Baseline], workers: list[Worker],
+                 run: Callable[..., Any], progress: Progress, on_done: Callable[[Mutation, Any], None]):
+        self.settings = settings
+        self._baseline_source = baseline
+        self._workers = workers
         self._run = run
         self._progress = progress
         self._on_done = on_done
         self._lock = threading.Condition()
         self._offered: list[tuple[Mutation, Mutant]] = []
-        self._selections: dict[str, tuple] = {}
+        # Per mutation: its selection and what its tests took in the baseline, worked out once
+        # (a sweep offers hundreds, and every take compares every one still waiting).
+        self._selections: dict[str, tuple[tuple, float]] = {}
         self._closed = False
         self._cancelled = False
         self._error: BaseException | None = None
@@ -69,7 +75,7 @@ class Dispatch:
             self._lock.notify_all()
 
     def cancel(self) -> None:
-        """Start nothing more; the caller stops the workers (HeadStart.cancel)."""
+        """Start nothing more; the caller stops the workers (the engine's close)."""
         with self._lock:
             self._cancelled = True
             self._lock.notify_all()
@@ -88,8 +94,8 @@ class Dispatch:
 
     def _serve(self) -> None:
         try:
-            self._progress("baseline", self.head.settings)
-            baseline = self.head.baseline()
+            self._progress("baseline", self.settings)
+            baseline = self._baseline_source()
             with self._lock:
                 self.baseline = baseline
             self._progress("baseline-done", baseline)
@@ -97,7 +103,7 @@ class Dispatch:
             self._fail(exc)
             return
         threads = [threading.Thread(target=self._drain, args=(worker,), daemon=True)
-                   for worker in self.head.engine.workers]
+                   for worker in self._workers]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -117,16 +123,17 @@ class Dispatch:
                 self._lock.wait()
             if self._cancelled or self._error is not None or not self._offered:
                 return None
-            for mutation, mutant in self._offered:
+            for mutation, mutant in self._offered:   # in catalog order: the first bad id is named
                 if mutation.name not in self._selections:
-                    # An unknown id would make the selection meaningless: stop, and let the
-                    # gate say which (the first in catalog order, as it always has).
+                    # An unknown contract id is a catalog error (exit 2): nothing more starts.
                     check_contract_ids([mutation], self.baseline)
-                    self._selections[mutation.name] = select_tests(mutation, mutant, self.baseline)
-            dearest = max(self._offered, key=lambda job: expected_seconds(
-                self._selections[job[0].name][0], self.baseline))
+                    selection = select_tests(mutation, mutant, self.baseline)
+                    self._selections[mutation.name] = (selection, expected_seconds(selection[0], self.baseline))
+            # Dearest first (the classic rule for sharing jobs among workers): a long run
+            # started last would leave the other workers idle while it finishes.
+            dearest = max(self._offered, key=lambda job: self._selections[job[0].name][1])
             self._offered.remove(dearest)
-            return dearest[0], dearest[1], self._selections[dearest[0].name]
+            return dearest[0], dearest[1], self._selections[dearest[0].name][0]
 
     def _drain(self, worker) -> None:
         while True:

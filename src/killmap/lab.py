@@ -13,14 +13,13 @@ import threading
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from killmap import judge
-from killmap.baseline import Baseline, check_contract_ids, run_baseline
+from killmap.baseline import Baseline, run_baseline
 from killmap.cache import VerdictCache, test_files_digest
 from killmap.catalog import GateSettings, Mutation
-from killmap.dispatch import Dispatch
-from killmap.errors import GateError
+from killmap.dispatch import Dispatch, Progress
 from killmap.engine import Engine, memory_limit
 from killmap.headstart import HeadStart
 from killmap.judge import Verdict
@@ -29,7 +28,7 @@ from killmap.plan import LabOptions, load
 from killmap.prepare import (MutantBuilder, build_and_remember, check_control_sites, remembered_mutant,
                              static_verdict, with_warnings)
 from killmap.project import check_targets_copied, project_files
-from killmap.trial import expected_seconds, run_mutant, select_tests
+from killmap.trial import run_mutant
 
 
 @dataclass
@@ -45,7 +44,6 @@ class LabResult:
         return all(v.held for v in self.verdicts)
 
 
-Progress = Callable[[str, Any], None]
 
 
 def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None) -> LabResult:
@@ -106,6 +104,9 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     progress("planned", len(mutations))
     announce = _Announcer(mutations, progress)
 
+    def announced(mutation: Mutation, result) -> None:
+        announce.done(result[0])
+
     def trial(engine: Engine):
         return lambda worker, job, selection: run_mutant(root, engine, worker, job, confirm=options.confirm,
                                                          focus=options.focus, swap=options.swap,
@@ -124,7 +125,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                            tracer=options.tracer)
             head = HeadStart(root, files, first, early, runs=options.baseline_runs,
                              timeout=options.baseline_timeout)
-            dispatch = Dispatch(head, trial(early), progress, lambda mutation, result: announce.done(result[0]))
+            dispatch = Dispatch(head.settings, head.baseline, early.workers, trial(early), progress, announced)
         with _prompt_handover():
             for mutation in mutations:
                 settle(mutation, known[mutation.name] or build_and_remember(root, mutation, sources, cache))
@@ -168,19 +169,17 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             if head is not None and not head.covers(ordered[0]):
                 dispatch.join()   # nothing of its settings is left to run; its baseline is not needed
             for group in ordered:
-                if head is not None and head.covers(group):
-                    try:
-                        results = dispatch.results()
-                    except GateError:
-                        if dispatch.baseline is not None:
-                            check_contract_ids(group, dispatch.baseline)   # the first bad id in catalog order
-                        raise
-                    baselines.append(dispatch.baseline)
-                    outcomes = [(m, results[m.name]) for m in group]
-                else:
-                    outcomes = _run_group(root, files, group, mutants, engine, options, progress, announce,
-                                          trial(engine), baselines)
-                for mutation, (verdict, deps) in outcomes:
+                if head is None or not head.covers(group):
+                    # A group the head start did not cover: its own baseline, then its mutants.
+                    dispatch = Dispatch(group[0].settings, lambda group=group: run_baseline(
+                        root, files, group[0].settings, group, engine, runs=options.baseline_runs,
+                        timeout=options.baseline_timeout), engine.workers, trial(engine), progress, announced)
+                    for mutation in group:
+                        dispatch.offer(mutation, mutants[mutation.name])
+                results = dispatch.results()
+                baselines.append(dispatch.baseline)
+                for mutation in group:
+                    verdict, deps = results[mutation.name]
                     decided[mutation.name] = verdict
                     # A run that wrote where it must not proved something about a tree that
                     # was not pristine: never reuse its verdict.
@@ -215,26 +214,6 @@ def _prompt_handover():
         yield
     finally:
         sys.setswitchinterval(interval)
-
-
-def _run_group(root: Path, files: list[str], group: list[Mutation], mutants: dict[str, Mutant], engine: Engine,
-               options: LabOptions, progress: Progress, announce: "_Announcer", trial, baselines: list[Baseline]):
-    """A settings group the head start did not cover: its own baseline, then its mutants."""
-    progress("baseline", group[0].settings)
-    baseline = run_baseline(root, files, group[0].settings, group, engine, runs=options.baseline_runs,
-                            timeout=options.baseline_timeout)
-    baselines.append(baseline)
-    check_contract_ids(group, baseline)
-    progress("baseline-done", baseline)
-    # Dearest first (the classic rule for sharing jobs among workers): a long run started
-    # last would leave the other workers idle while it finishes. Results come back per
-    # job, and verdicts are listed in catalog order.
-    selections = {m.name: select_tests(m, mutants[m.name], baseline) for m in group}
-    jobs = sorted(((m, mutants[m.name], baseline) for m in group),
-                  key=lambda job: -expected_seconds(selections[job[0].name][0], baseline))
-    results = engine.map(jobs, lambda worker, job: trial(worker, job, selections[job[0].name]),
-                         lambda job, result: announce.done(result[0]))
-    return [(job[0], result) for job, result in zip(jobs, results)]
 
 
 class _Announcer:

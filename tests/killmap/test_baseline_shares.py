@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from gatekit import copy_fixture
 
+import killmap.baseline as baseline_module
 from killmap.baseline import untraced_durations
 from killmap.lab import run_lab
 from killmap.outcome import RunOutcome, TestResult
@@ -30,7 +31,19 @@ def who_runs(coverage: dict[str, list[int]], line: int) -> set[str]:
 def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(tmp_path, monkeypatch, runs):
     project = copy_fixture("selection", tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    seen: list[list[RunOutcome]] = []
+
+    def durations(outcomes):
+        seen.append(outcomes)
+        return untraced_durations(outcomes)
+
+    monkeypatch.setattr(baseline_module, "untraced_durations", durations)
     result = run_lab(project, LabOptions(jobs=2, baseline_runs=runs, use_cache=False))
+    # Each test was traced in exactly one run, and its record says which (a duration taken
+    # from the run that traced it would inflate every timeout built on it).
+    [outcomes] = seen
+    for test in outcomes[0].tests:
+        assert sum(o.tests[test].traced for o in outcomes) == 1, test
     coverage = result.baselines[0].coverage["src/selpkg/calc.py"]
     # Twenty tests run the same line: whichever run traced each one, all twenty are there.
     assert who_runs(coverage, 9) == UNRELATED

@@ -53,3 +53,19 @@ def test_a_failure_in_the_dispatch_reaches_the_gate_as_itself(tmp_path, monkeypa
 
     with pytest.raises(RuntimeError, match="the display broke"):
         lab.run_lab(project, LabOptions(jobs=2, use_cache=False), progress)
+
+
+def test_a_second_settings_group_gets_its_own_baseline_and_its_verdicts(tmp_path, monkeypatch):
+    # Two catalogs whose [gate] differ: the head start covers the first, and the second runs
+    # after it, on its own baseline, through the same dispatch.
+    project = copy_fixture("basic", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (project / "mutations" / "slow.toml").write_text(
+        '[gate]\npaths = ["src"]\ntimeout = 30\n\n[[mutation]]\nname = "classify-call-deleted-again"\n'
+        'target = "src/basicpkg/core.py::classify"\nop = "delete-call"\ncall = "is_even"\n'
+        'kills = ["tests/test_core.py::test_odd_is_refused"]\n')
+    result = lab.run_lab(project, LabOptions(jobs=2, use_cache=False))
+    assert {v.name: v.verdict for v in result.verdicts} == {
+        "classify-call-deleted": "held", "odd-refusal-fix-reverted": "held", "classify-call-deleted-again": "held"}
+    assert len(result.baselines) == 2
+    assert {b.settings.timeout for b in result.baselines} == {None, 30}
