@@ -94,10 +94,12 @@ class Dispatch:
 
     def _serve(self) -> None:
         try:
-            self._progress("baseline", self.settings)
             baseline = self._baseline_source()
             with self._lock:
                 self.baseline = baseline
+            # Said once it is in, as the gate always said it: a catalog error found while
+            # the mutants are built is then the only thing a user sees.
+            self._progress("baseline", self.settings)
             self._progress("baseline-done", baseline)
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)

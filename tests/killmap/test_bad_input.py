@@ -132,3 +132,18 @@ def test_a_malformed_shard_is_an_error(tmp_path):
     project = copy_fixture("basic", tmp_path)
     line = _one_line_error(run_gate(project, "run", "--shard", "3/2"))
     assert "--shard" in line
+
+
+def test_a_catalog_error_found_while_building_is_all_the_output(tmp_path):
+    # The baseline runs meanwhile (headstart.py), but says nothing before it is in: the error
+    # line is not preceded by progress about a run the error cancelled.
+    project = copy_fixture("basic", tmp_path)
+    tests = project / "tests" / "test_core.py"
+    # A baseline that cannot be in before the error is found (it is stopped, not waited for).
+    tests.write_text(tests.read_text() + "\n\ndef test_takes_its_time():\n    import time\n    time.sleep(30)\n")
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("core.py::classify", "core.py::no_such_function"))
+    run = run_gate(project, "run", "--no-cache")
+    line = _one_line_error(run)
+    assert "'classify-call-deleted'" in line and "'target'" in line
+    assert run.stdout.strip() == "", run.stdout
