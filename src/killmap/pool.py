@@ -15,13 +15,14 @@ from typing import Any, Callable
 
 from killmap.errors import GateError
 from killmap.guard import Containment, TreeGuard
+from killmap.siblings import SiblingProcess, open_pipes
 
 
 @dataclass
 class Worker:
     index: int
     sandbox: Path
-    process: subprocess.Popen
+    process: subprocess.Popen | SiblingProcess   # the first worker is started, the others forked from it
     guard: TreeGuard | None = None            # the sandbox, checked and repaired after each run
     containment: Containment | None = None    # the working tree, shared by every worker
     # The sandbox was repaired after a run: the collected session saw the damage (its
@@ -43,7 +44,10 @@ class Worker:
         ready = self.process.stdout.readline() if self.process.stdout else ""
         if not ready:
             raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
-        self.preloaded = frozenset(json.loads(ready).get("preloaded", ()))
+        said = json.loads(ready)
+        self.preloaded = frozenset(said.get("preloaded", ()))
+        if isinstance(self.process, SiblingProcess):
+            self.process.pid = said["pid"]
         self.started = True
 
     def begin_copy(self, source: Path, files: list[str], manifest: Path,
@@ -117,11 +121,17 @@ class Pool:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
         env.pop("COVERAGE_CORE", None)   # per-test contexts need the C tracer; see worker
-        for index, sandbox in enumerate(sandboxes):
-            process = subprocess.Popen(
-                [sys.executable, "-m", "killmap.worker"], cwd=start_dir or sandbox, env=env,
+        # One process imports pytest; it forks the other workers once it has (siblings.py).
+        arguments, inherited, siblings = open_pipes(len(sandboxes) - 1)
+        try:
+            first = subprocess.Popen(
+                [sys.executable, "-m", "killmap.worker", *arguments], cwd=start_dir or sandboxes[0], env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-                start_new_session=True)
+                start_new_session=True, pass_fds=inherited)
+        finally:
+            for fd in inherited:   # theirs now: an end of file must mean the worker is gone
+                os.close(fd)
+        for index, (sandbox, process) in enumerate(zip(sandboxes, [first, *siblings])):
             self.workers.append(Worker(index, sandbox, process))
 
     def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
@@ -160,13 +170,15 @@ class Pool:
         return results
 
     def close(self) -> None:
+        # A sibling whose ready line was never read has no known pid: the first worker,
+        # its parent, kills it as it ends (worker._terminate).
         for worker in self.workers:
             try:
                 if worker.process.stdin:
                     worker.process.stdin.close()
             except OSError:
                 pass
-            if worker.process.poll() is None:
+            if worker.process.poll() is None and worker.process.pid is not None:
                 try:
                     os.killpg(worker.process.pid, signal.SIGTERM)
                 except OSError:
@@ -175,4 +187,7 @@ class Pool:
             try:
                 worker.process.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                os.killpg(worker.process.pid, signal.SIGKILL)
+                try:
+                    os.killpg(worker.process.pid, signal.SIGKILL)
+                except OSError:
+                    pass

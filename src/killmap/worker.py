@@ -32,9 +32,11 @@ from killmap.reaper import become_subreaper, kill_descendants
 from killmap.sandbox import copy_files
 from killmap.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.session import FALLBACK, SessionServer
+from killmap.siblings import fork_siblings, pipes_from
 
 _current_child: list[int] = []
 _gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
+_siblings: list[int] = []        # in the first worker: the workers it forked (siblings.py)
 # The folder the worker started in, as `python -m` put it first on sys.path (None when
 # PYTHONSAFEPATH left it out). A run puts its sandbox there instead, so its tests see the
 # sys.path that `python -m pytest` run in the sandbox would give them.
@@ -67,8 +69,14 @@ def _main() -> int:
     _gate[0] = os.getppid()
     _start_entry[0] = sys.path[0] if sys.path and sys.path[0] == os.getcwd() else None
     signal.signal(signal.SIGTERM, _terminate)
-    become_subreaper()
     _warm_pytest()
+    # The other workers are forks of this one, warm from here on (siblings.py). A sibling's
+    # parent is this worker: it stands for the gate, whose death every worker watches for.
+    first = os.getpid()
+    _siblings[:], sibling = fork_siblings(pipes_from(sys.argv))
+    if sibling:
+        _gate[0] = first
+    become_subreaper()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
     # What pytest (and the gate) imported before any run: a project module among them can
@@ -95,7 +103,7 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    kill_descendants()   # the session servers too
+    kill_descendants()   # the session servers too, and the siblings
     os._exit(143)
 
 
@@ -188,7 +196,7 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         os.killpg(pid, signal.SIGKILL)  # what is left in the run's own process group
     except OSError:
         pass
-    kill_descendants(keep=_server_pids())
+    kill_descendants(keep=_server_pids() + tuple(_siblings))
     wall = time.perf_counter() - started
     return {"id": request["id"], "status": "timeout" if timed_out else "done",
             "child_exit": os.waitstatus_to_exitcode(status), "wall": wall}
@@ -346,7 +354,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
-    kill_descendants(keep=_server_pids())
+    kill_descendants(keep=_server_pids() + tuple(_siblings))
     if done is None:  # the server itself is gone: nothing it said can be trusted
         if server in _servers:
             _servers.remove(server)

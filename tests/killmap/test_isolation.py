@@ -104,14 +104,51 @@ def test_interrupting_the_gate_mid_mutant_leaves_the_tree_identical_and_cleans_u
         _kill_group(gate)
 
 
-def test_killing_the_gate_outright_leaves_the_tree_identical(tmp_path):
+def test_killing_the_gate_outright_leaves_the_tree_identical_and_no_worker_behind(tmp_path):
     project, before, scratch, gate = _start_slow_gate(tmp_path)
     try:
+        # Its workers, the first one's forked siblings among them, and their sessions and runs.
+        processes = _descendants(gate.pid)
         os.kill(gate.pid, signal.SIGKILL)
         gate.wait(timeout=30)
         assert tree_digest(project) == before
+        if sys.platform.startswith("linux"):
+            assert len(processes) >= 4, processes   # two workers, a session server, a run at least
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and [pid for pid in processes if _alive(pid)]:
+                time.sleep(0.05)
+            assert not [pid for pid in processes if _alive(pid)], "a worker outlived the gate killed outright"
     finally:
         _kill_group(gate)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc; [] elsewhere)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as listing:
+                    kids = [int(p) for p in listing.read().split()]
+            except OSError:
+                kids = []
+            found += kids
+            todo += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running, or at least not yet a reaped or unreaped corpse."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _kill_group(process):
