@@ -352,19 +352,37 @@ def modules_from_working_tree(blocked_root: str) -> list[str]:
     A module counts when its file lies in the working tree and the same relative path was
     copied into the sandbox (the cwd): that is a shadowing copy. The gate's own package is
     exempt, since it is the harness, not the subject.
+
+    Each module object is looked at once per process and remembered (`_looked_at`): the
+    collected session looks at everything collection imported before it forks, so a fork
+    looks only at what its own tests imported. A module object keeps its file for life; a
+    module replaced under the same name is another object, and is looked at afresh. A
+    project with its venv inside it had every installed module's path tested, in every run.
     """
     blocked = os.path.realpath(blocked_root) + os.sep
     harness = os.path.dirname(os.path.realpath(__file__)) + os.sep
     sandbox = os.getcwd()
+    looked_at = _looked_at.setdefault((blocked, sandbox), {})
     found = []
     for name, mod in list(sys.modules.items()):
-        path = real_path(getattr(mod, "__file__", None) or "")
-        # The gate's own modules (the worker runs as __main__) are the harness, not the subject.
-        if path.startswith(harness) or not path.startswith(blocked):
-            continue
-        if os.path.exists(os.path.join(sandbox, path[len(blocked):])):
+        known = looked_at.get(name)
+        if known is None or known[0] is not mod:
+            known = looked_at[name] = (mod, _shadowed(mod, blocked, harness, sandbox))
+        if known[1]:
             found.append(name)
     return sorted(found)
+
+
+# (working tree, sandbox) -> module name -> (the module object, whether it is a shadowing copy)
+_looked_at: dict[tuple[str, str], dict[str, tuple[Any, bool]]] = {}
+
+
+def _shadowed(module: Any, blocked: str, harness: str, sandbox: str) -> bool:
+    path = real_path(getattr(module, "__file__", None) or "")
+    # The gate's own modules (the worker runs as __main__) are the harness, not the subject.
+    if path.startswith(harness) or not path.startswith(blocked):
+        return False
+    return os.path.exists(os.path.join(sandbox, path[len(blocked):]))
 
 
 def now() -> float:

@@ -30,7 +30,7 @@ import pytest
 
 from killmap.monitor import LineMonitor
 from killmap.failures import warm_real_paths
-from killmap.plugin import Recorder, conclude_run, trace_claims_of
+from killmap.plugin import Recorder, conclude_run, modules_from_working_tree, trace_claims_of
 from killmap.swap import LiveFunctions, swap_in
 
 FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
@@ -66,6 +66,8 @@ class SessionServer:
         if session.testsfailed:
             return True  # a collection error: no "ready", so the worker never uses this server
         warm_real_paths()  # every fork's origin proof resolves these module paths: once, here
+        if self.blocked_root:
+            modules_from_working_tree(self.blocked_root)   # and looks at these modules: once, here
         functions = self.functions = LiveFunctions()  # and every swap looks for the functions of its file
         for path in self.prepare:
             try:
