@@ -37,9 +37,9 @@ class SiblingProcess:
         self.stdin = stdin
         self.stdout = stdout
         self.pid: int | None = None   # from its ready line (pool.Worker.wait_ready)
-        self.returncode: int | None = None   # never known: its parent is the first worker
 
     def poll(self) -> int | None:
+        """Its exit status, as Popen.poll: never known here, since the first worker reaps it."""
         return None
 
     def alive(self) -> bool:
