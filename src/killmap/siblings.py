@@ -24,6 +24,7 @@ ready line, and cannot wait for it as for a child: `SiblingProcess` polls.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from typing import IO
 
@@ -58,7 +59,6 @@ class SiblingProcess:
         deadline = time.monotonic() + timeout
         while self.alive():
             if time.monotonic() >= deadline:
-                import subprocess
                 raise subprocess.TimeoutExpired(f"killmap worker {self.pid}", timeout)
             time.sleep(0.005)
 
