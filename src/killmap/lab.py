@@ -134,15 +134,8 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             check_control_sites(mutations, mutants)
     except BaseException:
         # Also when ^C lands between the engine's start and the head start's: no worker
-        # may outlive the gate. The mutants already dispatched die with their workers.
-        if dispatch is not None:
-            dispatch.cancel()
-        if head is not None:
-            head.cancel()
-        elif early is not None:
-            early.close()
-        if dispatch is not None:
-            dispatch.join()
+        # may outlive the gate.
+        _stop_early(early, head, dispatch)
         raise
     if dispatch is not None:
         dispatch.close()
@@ -154,9 +147,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     to_run = [m for m in mutations if m.name not in decided]
     baselines: list[Baseline] = []
     if not to_run and head is not None:
-        dispatch.cancel()
-        head.cancel()   # everything turned out static or cached
-        dispatch.join()
+        _stop_early(early, head, dispatch)   # everything turned out static or cached
     elif to_run:
         engine = head.engine if head is not None else Engine(
             root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir, tracer=options.tracer)
@@ -198,6 +189,20 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     # Sandboxes actually used: none when every verdict came from the cache or was static.
     return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
                      min(options.jobs, len(to_run)))
+
+
+def _stop_early(early: Engine | None, head: HeadStart | None, dispatch: Dispatch | None) -> None:
+    """Stop what began before the mutants were built: nothing more is dispatched, the
+    head start's workers are killed (the mutants already dispatched die with them), and the
+    dispatch's threads are let end."""
+    if dispatch is not None:
+        dispatch.cancel()
+    if head is not None:
+        head.cancel()
+    elif early is not None:
+        early.close()
+    if dispatch is not None:
+        dispatch.join()
 
 
 @contextmanager

@@ -89,3 +89,23 @@ def test_a_test_is_traced_by_the_first_run_to_claim_it_and_by_no_other(tmp_path)
     alone = Recorder(str(tmp_path / "alone.jsonl"))
     alone.set_collected(ids)
     assert alone.claims(ids[0])
+
+
+def test_a_test_that_cannot_be_claimed_is_traced_all_the_same(tmp_path):
+    # Tracing a test twice costs time; tracing it in no run loses its reach, and the gate
+    # would then select no test for a mutant it reaches. A claims file that cannot be
+    # opened, or a test the run did not collect, is traced by whoever meets it.
+    ids = ["tests/test_a.py::test_one", "tests/test_a.py::test_two"]
+    nowhere = str(tmp_path / "missing-folder" / "claims")
+    first = Recorder(str(tmp_path / "first.jsonl"), trace_claims=nowhere)
+    second = Recorder(str(tmp_path / "second.jsonl"), trace_claims=nowhere)
+    for recorder in (first, second):
+        recorder.set_collected(ids)
+    assert all(first.claims(t) and second.claims(t) for t in ids)
+    claims = str(tmp_path / "claims")
+    third = Recorder(str(tmp_path / "third.jsonl"), trace_claims=claims)
+    third.set_collected(ids)
+    assert third.claims("tests/test_b.py::test_not_collected")
+    assert third.claims("tests/test_b.py::test_not_collected")
+    for recorder in (first, second, third):
+        recorder.close()

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from gatekit import copy_fixture
+from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate
 
 import killmap.lab as lab
 from killmap.plan import LabOptions
@@ -69,3 +69,17 @@ def test_a_second_settings_group_gets_its_own_baseline_and_its_verdicts(tmp_path
         "classify-call-deleted": "held", "odd-refusal-fix-reverted": "held", "classify-call-deleted-again": "held"}
     assert len(result.baselines) == 2
     assert {b.settings.timeout for b in result.baselines} == {None, 30}
+
+
+def test_a_head_start_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_up(tmp_path):
+    # The head start begins before the mutants are built; when every one of them then gets a
+    # verdict without a run (here: broken, a name nothing defines), its workers are stopped
+    # and its scratch folder removed, not left to the gate's exit.
+    project = one_mutation_project(tmp_path / "project", "def one():\n    return 1\n",
+                                   "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
+                                   value="undefined_name")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"TMPDIR": str(scratch)}))
+    assert run.verdicts() == {"one-mutated": "broken"}, run.stdout + run.stderr
+    assert not list(scratch.glob("killmap-*")), "the head start's scratch folder was left behind"
