@@ -55,14 +55,26 @@ def _children_by_scan(pid: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid:
+        fields = _stat_fields(int(entry))
+        if fields and int(fields[1]) == pid:
             found.append(int(entry))
     return found
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name (state, parent, ...); [] when
+    there is no such file (the process is gone, or there is no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def is_zombie(pid: int) -> bool:
+    """Ended, and not yet reaped by its parent (Linux; elsewhere there is no telling: False)."""
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] == "Z"
 
 
 def kill_descendants(keep: tuple[int, ...] = ()) -> None:

@@ -28,6 +28,8 @@ import subprocess
 import time
 from typing import IO
 
+from killmap.reaper import is_zombie
+
 ARGUMENT = "--siblings"
 
 
@@ -52,7 +54,7 @@ class SiblingProcess:
             return False
         except OSError:
             return True
-        return not _is_zombie(self.pid)
+        return not is_zombie(self.pid)
 
     def wait(self, timeout: float) -> None:
         """Until it has ended (its parent, the first worker, reaps it), at most `timeout` s."""
@@ -61,15 +63,6 @@ class SiblingProcess:
             if time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(f"killmap worker {self.pid}", timeout)
             time.sleep(0.005)
-
-
-def _is_zombie(pid: int) -> bool:
-    """Ended, not yet reaped by its parent (Linux: /proc says so; elsewhere: assume not)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def open_pipes(count: int) -> tuple[list[str], tuple[int, ...], list[SiblingProcess]]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 
 import pytest
 
-from gatekit import copy_fixture
+from gatekit import copy_fixture, write_project
 from killmap.engine import Engine
+from killmap.errors import GateError
 from killmap.pool import Pool
 from killmap.project import project_files
 from killmap.runner import Scenario
@@ -86,3 +89,87 @@ def test_a_run_on_the_first_worker_leaves_its_forked_sibling_serving(tmp_path):
         assert [o.status for o in outcomes] == ["done"] * 4
         assert all(o.tests and all(t.outcome == "passed" for t in o.tests.values()) for o in outcomes)
         assert second.process.alive()
+
+
+# A test that outlasts the half second at which a worker waiting on its collected session
+# looks whether the one it serves is still there (worker._read_line).
+SLOW = {
+    "pyproject.toml": '[project]\nname = "slow"\nversion = "0"\n',
+    "src/slow/__init__.py": "",
+    "src/slow/core.py": "def one():\n    return 1\n",
+    "tests/test_core.py": ("import os, time\nfrom slow.core import one\n\n\ndef test_one():\n"
+                           "    open(os.environ['SLOW_STARTED'], 'a').close()\n"
+                           "    time.sleep(float(os.environ.get('SLOW_SECONDS', '1.5')))\n"
+                           "    assert one() == 1\n"),
+}
+
+
+def _session_run(label: str) -> Scenario:
+    return Scenario(label=label, tests=("tests",), timeout=120, sys_path=("src",), session_tests=("tests",))
+
+
+def test_a_forked_worker_takes_the_first_worker_not_the_gate_for_the_one_it_serves(tmp_path, monkeypatch):
+    # A sibling's parent is the first worker. Watching for the gate's pid instead, it would
+    # find its parent "changed" at its first long wait and stop itself mid-run.
+    project = write_project(tmp_path / "project", SLOW)
+    monkeypatch.setenv("SLOW_STARTED", str(tmp_path / "started"))
+    with Engine(project, project_files(project), 2) as engine:
+        outcome = engine.run(engine.workers[1], _session_run("slow-on-sibling"))
+        assert outcome.status == "done" and outcome.path == "swap"
+        assert [t.outcome for t in outcome.tests.values()] == ["passed"]
+        assert engine.workers[1].process.alive()
+
+
+@linux_only
+def test_a_forked_worker_whose_first_worker_dies_stops_itself_and_its_run(tmp_path, monkeypatch):
+    # As a started worker whose gate is killed outright: nobody is left to stop it.
+    project = write_project(tmp_path / "project", SLOW)
+    started = tmp_path / "started"
+    monkeypatch.setenv("SLOW_STARTED", str(started))
+    monkeypatch.setenv("SLOW_SECONDS", "60")
+    with Engine(project, project_files(project), 2) as engine:
+        first, second = engine.workers
+        first.wait_ready()
+        second.wait_sandbox()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                engine.run(second, _session_run("endless-on-sibling"))
+            except BaseException as exc:  # noqa: BLE001 - inspected below
+                failure.append(exc)
+
+        runner = threading.Thread(target=run, daemon=True)
+        runner.start()
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the sibling's run never started"
+        os.killpg(first.process.pid, signal.SIGKILL)
+        runner.join(30)
+        assert not runner.is_alive(), "the sibling went on with its run after its first worker died"
+        assert failure and isinstance(failure[0], GateError)
+        assert _gone(second.process.pid)
+
+
+@linux_only
+def test_a_forked_worker_that_ended_unreaped_counts_as_gone(tmp_path):
+    # The gate cannot wait for a sibling (its parent is the first worker): an ended one that
+    # the first worker has not reaped yet must not keep the gate's close waiting.
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        handle = SiblingProcess(open(os.devnull, "w"), open(os.devnull))
+        handle.pid = pid
+        deadline = time.monotonic() + 10
+        while handle.alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not handle.alive()
+        handle.wait(timeout=1)
+        os.kill(pid, 0)   # still there, as a zombie: only the zombie check said it was gone
+    finally:
+        os.waitpid(pid, 0)
+    me = SiblingProcess(open(os.devnull, "w"), open(os.devnull))
+    me.pid = os.getpid()
+    assert me.alive()
