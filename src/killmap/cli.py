@@ -7,6 +7,7 @@ this file only parses arguments and dispatches.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -118,6 +119,11 @@ def entry() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+    # The interpreter's last collections walk every object the run left (libcst trees, the
+    # baseline's coverage, the report): about 0.1 s, a twentieth of a small gate, spent
+    # freeing memory the process is about to give back. Frozen, they are skipped; objects
+    # still die by reference count, and atexit and open files are handled as before.
+    gc.freeze()
     raise SystemExit(code)
 
 
