@@ -93,7 +93,8 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
                           timeout=timeout, sys_path=settings.paths, coverage_files=targets,
                           trace_claims=str(claims) if runs > 1 else None, ignore=tuple(ignored),
-                          session_tests=settings.tests + deselect, swap_targets=targets, tracer=engine.tracer)
+                          session_tests=settings.tests + deselect, swap_targets=targets, tracer=engine.tracer,
+                          trace_collection=i == 0)
                  for i in range(runs)]
     where = f"baseline of {', '.join(settings.tests)}"
     engine.workers[0].wait_ready()
@@ -193,7 +194,8 @@ def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
 
 
 def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[str, list[int]]]:
-    """The runs' coverage as one: each test was traced by one run; collection by all."""
+    """The runs' coverage as one: each test was traced by one run; collection by the first
+    (by all where the line monitor records it)."""
     merged: dict[str, dict[str, set[int]]] = {}
     for coverage in coverages:
         for path, contexts in coverage.items():

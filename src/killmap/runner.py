@@ -51,6 +51,10 @@ class Scenario:
     # What records the per-test lines in a fork of the collected session: "auto" is
     # sys.monitoring on Python 3.12+ (monitor.py), "coverage" is coverage's C tracer.
     tracer: str = "auto"
+    # Whether this run records what ran while its session collected. Collection is the same
+    # program in every session of one baseline, so one run records it for all; under
+    # coverage's C tracer (3.11) recording it doubled the other sessions' collection.
+    trace_collection: bool = True
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
     confirm_allowed: tuple[str, ...] | None = None   # kills + may_kill: reds inside the contract
@@ -116,7 +120,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
                                "out": str(folder / "coverage.json"),
                                "claims": scenario.trace_claims,
-                               "tracer": scenario.tracer}
+                               "tracer": scenario.tracer, "collection": scenario.trace_collection}
     if scenario.expect_module and scenario.mutated_file:
         text = dict(scenario.writes).get(scenario.mutated_file)
         data = text.encode("utf-8") if text is not None else (sandbox / scenario.mutated_file).read_bytes()

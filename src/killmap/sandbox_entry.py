@@ -87,10 +87,15 @@ def _installation_paths() -> list[str]:
     return [p for p in paths if p]
 
 
-def collection_recorder(include: list[str], tracer: str) -> Any:
+def collection_recorder(include: list[str], tracer: str, collection: bool = True) -> Any:
     """What records a session's lines (collected or fresh), started before it collects: the
     line monitor on Python 3.12+ (monitor.py; collection then runs untraced too), else
-    coverage's C tracer, paused while pytest rewrites asserts."""
+    coverage's C tracer, paused while pytest rewrites asserts.
+
+    `collection=False`: another session of the same baseline records the collection, and
+    the C tracer would only slow this one's (the whole interpreter runs on its slow path
+    while any trace function is set). It is set up, then paused until a test it claims;
+    the monitor costs collection little and records it anyway."""
     if tracer != "coverage":
         from killmap.monitor import line_monitor
         monitor = line_monitor(include)   # every target module is yet to be imported
@@ -100,4 +105,6 @@ def collection_recorder(include: list[str], tracer: str) -> Any:
     cov = per_test_coverage(include)
     untraced_assertion_rewriting(cov)
     cov.start()
+    if not collection:
+        cov.stop()   # started once, so that resuming it in a fork is what it always was
     return cov

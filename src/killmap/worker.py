@@ -211,8 +211,9 @@ class _Server:
     requests: Any      # file, worker -> server
     responses: int     # raw fd, server -> worker: read with select, so no hidden buffer
     pending: bytes = b""
-    traced: list[str] | None = None   # the files whose lines it recorded while collecting
+    traced: list[str] | None = None   # the files whose lines its forks can record
     tracer: str | None = None         # what it asked to record them: auto or coverage
+    traced_collection: bool = False   # whether it recorded them while collecting too
     collect_seconds: float = 0.0      # from its fork to its collection's end: what a fresh session pays
 
     def close(self) -> None:
@@ -269,7 +270,8 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
             if traced:
                 # Collection recorded (what runs at import is reach evidence), then paused:
                 # a traced baseline run resumes it, mutant runs never do.
-                cov = collection_recorder(traced, request["coverage"].get("tracer", "auto"))
+                cov = collection_recorder(traced, request["coverage"].get("tracer", "auto"),
+                                          collection=request["coverage"].get("collection", True))
             plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
                                    request.get("ignore"), spec.get("prepare"), cov)
             pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
@@ -281,7 +283,8 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
     os.close(requests_read)
     os.close(responses_write)
     server = _Server(key, pid, os.fdopen(requests_write, "w", encoding="utf-8"), responses_read,
-                     traced=traced, tracer=(request.get("coverage") or {}).get("tracer"))
+                     traced=traced, tracer=(request.get("coverage") or {}).get("tracer"),
+                     traced_collection=bool(traced) and (request.get("coverage") or {}).get("collection", True))
     ready = _read_line(server, began + spec["timeout"])
     server.collect_seconds = time.perf_counter() - began
     if not (ready and ready.get("ready")):
@@ -317,7 +320,8 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     if server is None:
         return None, "the collected session is not available (collection failed in it)"
     wanted = request.get("coverage")
-    if wanted and (wanted["include"] != server.traced or wanted.get("tracer") != server.tracer):
+    if wanted and (wanted["include"] != server.traced or wanted.get("tracer") != server.tracer
+                   or (wanted.get("collection", True) and not server.traced_collection)):
         return None, "the collected session did not trace its collection of these files"
     started = time.perf_counter()
     run = {key: request.get(key) for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot",

@@ -1,8 +1,9 @@
 """Each baseline run traces the tests it claims first; together they miss no test's reach.
 
 Tracing slows hot code several times over, so the baseline's runs share it: each test is
-traced by the first run to reach it (and all of them trace collection), so a run that
-started late finds more tests claimed and the runs end together. Selection is only as sound
+traced by the first run to reach it, so a run that started late finds more tests claimed
+and the runs end together. Collection is the same program in every run: under coverage's
+C tracer only the first run records it, where tracing it doubled every session's collection. Selection is only as sound
 as the union: a test whose lines were lost would never be run under a mutant it can turn
 red. So the reach recorded must be the same whatever the number of runs.
 """
@@ -50,6 +51,11 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(t
     assert who_runs(coverage, 5) == SHARED
     # What ran while the tests were collected (OFFSET = 1, the def lines) is in no test's name.
     assert {1, 4, 8, 12} <= set(coverage[""])
+    collections = [o for o in outcomes if any("" in contexts for contexts in (o.coverage or {}).values())]
+    if result.baselines[0].tracer == "coverage":
+        assert collections == outcomes[:1]   # the others collected untraced
+    else:
+        assert collections == outcomes       # the line monitor records it in every run, cheaply
     assert set(result.baselines[0].durations) == UNRELATED | SHARED | {"tests/test_lines.py::test_anchor_has_not_moved"}
 
 
