@@ -51,11 +51,13 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(t
     assert who_runs(coverage, 5) == SHARED
     # What ran while the tests were collected (OFFSET = 1, the def lines) is in no test's name.
     assert {1, 4, 8, 12} <= set(coverage[""])
-    collections = [o for o in outcomes if any("" in contexts for contexts in (o.coverage or {}).values())]
+    recorded = [any("" in contexts for contexts in (o.coverage or {}).values()) for o in outcomes]
     if result.baselines[0].tracer == "coverage":
-        assert collections == outcomes[:1]   # the others collected untraced
+        # The first run's session traced its collection; the other worker's did not (a third
+        # run forked from the first session inherits what that one recorded).
+        assert recorded[0] and (runs == 1 or not all(recorded))
     else:
-        assert collections == outcomes       # the line monitor records it in every run, cheaply
+        assert all(recorded)   # the line monitor records it in every run, cheaply
     assert set(result.baselines[0].durations) == UNRELATED | SHARED | {"tests/test_lines.py::test_anchor_has_not_moved"}
 
 
