@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from killmap.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
 from killmap.failures import _short, describe_failure, real_path, unrendered_failure
 
 import pytest
@@ -38,8 +39,8 @@ class Recorder:
         self.confirming = False           # True in the forked confirmation process
         self.red: set[str] = set()
         self.collected: list[str] = []
-        self._snapshot_pipe: int | None = None
-        self._snapshot_pid: int | None = None
+        self._copy: CopyLink | None = None      # in the run: its confirmation copy, once forked
+        self._report_to: int | None = None      # in the copy: where it says it has reported
         self._started = time.perf_counter()
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
@@ -134,8 +135,7 @@ class Recorder:
             # nothing after this loop can change them. pytest's own ending would still print
             # its summary and, at unconfigure, collect the whole heap several times over for
             # unraisable exceptions (about 40 ms on draftroute's suite, every fresh mutant).
-            self.emit(event="final", exit_code=1 if session.testsfailed else 0, proof=None, wall=self.elapsed())
-            self.close()
+            self.finish_confirmation(1 if session.testsfailed else 0)
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
@@ -143,23 +143,15 @@ class Recorder:
     def take_snapshot(self, session) -> None:
         """Fork the waiting copy; in the copy this returns with `confirming` set and the
         session's items narrowed to the tests to re-run."""
-        readable, writable = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(writable)
-            self._become_confirmation(session, readable)
-        else:
-            os.close(readable)
-            self._snapshot_pipe, self._snapshot_pid = writable, pid
+        self._copy, (tell_read, done_write) = fork_copy()
+        if self._copy is None:
+            self._become_confirmation(session, tell_read, done_write)
 
-    def _become_confirmation(self, session, readable: int) -> None:
-        chunks = []
-        while chunk := os.read(readable, 65536):
-            chunks.append(chunk)
-        os.close(readable)
-        wanted = set(json.loads(b"".join(chunks) or b"[]"))
+    def _become_confirmation(self, session, tell_read: int, done_write: int) -> None:
+        wanted = read_reruns(tell_read)
         if not wanted:
             os._exit(0)
+        self._report_to = done_write
         self._started = time.perf_counter()
         log = os.open(self.snapshot["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
@@ -174,8 +166,8 @@ class Recorder:
         self.set_collected([item.nodeid for item in session.items])
 
     def finish_snapshot(self) -> None:
-        """In the run: tell the waiting copy what to re-run, and wait for it."""
-        if self._snapshot_pid is None or self._snapshot_pipe is None:
+        """In the run: tell the waiting copy what to re-run, and wait for its report."""
+        if self._copy is None:
             return
         kills = set(self.snapshot.get("kill_ids", ())) if self.snapshot else set()
         allowed = self.snapshot.get("allowed_ids") if self.snapshot else None
@@ -187,14 +179,15 @@ class Recorder:
             allowed_set = set(allowed)
             outside = [t for t in self.collected if t in self.red and t not in allowed_set]
             wanted = [t for t in self.collected if t in kills or t in outside[:1]]
-        data = json.dumps(wanted).encode()
-        try:
-            while data:
-                data = data[os.write(self._snapshot_pipe, data):]
-        finally:
-            os.close(self._snapshot_pipe)
-        os.waitpid(self._snapshot_pid, 0)
-        self._snapshot_pid = None
+        copy, self._copy = self._copy, None
+        send_reruns(copy, wanted)
+
+    def finish_confirmation(self, exit_code: int) -> None:
+        """In the copy: the last line of its re-runs, then the word that lets the run go on."""
+        self.emit(event="final", exit_code=exit_code, proof=None, wall=self.elapsed())
+        self.close()
+        if self._report_to is not None:
+            report_done(self._report_to)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self._started
@@ -285,8 +278,7 @@ def conclude_run(recorder: Recorder, exit_code: int, request: dict[str, Any], bl
     `imports_of`: the sandbox whose imported files the cache needs, when they are wanted.
     """
     if recorder.confirming:
-        recorder.emit(event="final", exit_code=int(exit_code), proof=None, wall=recorder.elapsed())
-        recorder.close()
+        recorder.finish_confirmation(int(exit_code))
         return
     recorder.finish_snapshot()
     tracer = None
