@@ -29,6 +29,14 @@ def _fork(body) -> tuple[int, int]:
     return pid, done_read
 
 
+def assert_reaped(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return
+    raise AssertionError("the copy was left unreaped")
+
+
 def test_the_run_goes_on_once_the_copy_has_reported_while_the_copy_still_lives():
     hold_read, hold_write = os.pipe()
 
@@ -50,11 +58,7 @@ def test_the_run_goes_on_once_the_copy_has_reported_while_the_copy_still_lives()
 def test_a_copy_that_ends_without_reporting_is_waited_for_and_reaped():
     pid, done = _fork(lambda _done: os._exit(3))
     await_report(pid, done)
-    try:
-        os.waitpid(pid, os.WNOHANG)
-        raise AssertionError("the copy was left unreaped")
-    except ChildProcessError:
-        pass
+    assert_reaped(pid)
 
 
 def test_a_copy_whose_pipe_outlives_it_does_not_hold_the_run():
@@ -74,11 +78,7 @@ def test_a_copy_whose_pipe_outlives_it_does_not_hold_the_run():
     try:
         await_report(pid, done)
         assert not select.select([gone_read], [], [], 0)[0]   # the holder still lives: not waited for
-        try:
-            os.waitpid(pid, os.WNOHANG)
-            raise AssertionError("the copy was left unreaped")
-        except ChildProcessError:
-            pass
+        assert_reaped(pid)
     finally:
         os.close(hold_write)   # the holder ends
         os.close(gone_read)
@@ -87,8 +87,4 @@ def test_a_copy_whose_pipe_outlives_it_does_not_hold_the_run():
 def test_a_copy_with_nothing_to_rerun_ends_at_once_and_is_reaped():
     pid, done = _fork(lambda _done: os.kill(os.getpid(), signal.SIGKILL))
     await_report(pid, done)
-    try:
-        os.waitpid(pid, os.WNOHANG)
-        raise AssertionError("the copy was left unreaped")
-    except ChildProcessError:
-        pass
+    assert_reaped(pid)
