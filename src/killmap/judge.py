@@ -168,6 +168,12 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
         node, message = run.collect_errors[0]
         return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {_error_line(message)}",
                        red=red_tests, extras={"broken_cause": "collection"})
+    if run.conftest_error:
+        # The baseline loaded this conftest: under the mutant it no longer imports, so no
+        # test can run at all. pytest stops with a usage error, not a collection report.
+        where, message = run.conftest_error
+        return verdict(BROKEN_VERDICT, f"{where or 'a conftest'} does not import under the mutant: "
+                       f"{_error_line(message)}", red=red_tests, extras={"broken_cause": "import"})
     proof = run.proof or {}
     if proof.get("import_error"):
         return verdict(BROKEN_VERDICT, f"the mutated module {proof['module']} does not import: "

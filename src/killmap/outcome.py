@@ -83,6 +83,7 @@ class RunOutcome:
     collected: tuple[str, ...] = ()
     tests: dict[str, TestResult] = field(default_factory=dict)
     collect_errors: tuple[tuple[str, str], ...] = ()
+    conftest_error: tuple[str, str] | None = None   # (conftest, error) when one did not load
     in_progress: str | None = None
     exit_code: int | None = None
     proof: dict[str, Any] | None = None
@@ -132,6 +133,7 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
     tests: dict[str, TestResult] = {}
     collected: list[str] = []
     errors: list[tuple[str, str]] = []
+    conftest: tuple[str, str] | None = None
     started: str | None = None
     final: dict[str, Any] = {}
     if events_path.exists():
@@ -147,6 +149,8 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
                 collected.extend(event["ids"])
             elif kind == "collect_error":
                 errors.append((event["id"], event["message"]))
+            elif kind == "conftest_error":
+                conftest = (event["path"], event["message"])
             elif kind == "start":
                 started = event["id"]
             elif kind == "test":
@@ -174,7 +178,7 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
         coverage = json.loads(coverage_path.read_text(encoding="utf-8"))
     return RunOutcome(
         status=response.get("status", "error"), wall=response.get("wall", 0.0),
-        collected=tuple(collected), tests=tests, collect_errors=tuple(errors),
+        collected=tuple(collected), tests=tests, collect_errors=tuple(errors), conftest_error=conftest,
         in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
         imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
         finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"),

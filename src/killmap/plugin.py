@@ -62,6 +62,19 @@ class Recorder:
         self.events.flush()
 
     # -- collection ---------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_load_initial_conftests(self, early_config, parser, args):
+        """A conftest that pytest loads before it collects and that does not import: pytest
+        prints it and stops (exit 4) before any collection report, so it is said here. The
+        baseline loaded the same conftest: under a mutant, the mutant broke its import
+        (attrs' conftest imports attr, whose own import runs the mutated code)."""
+        outcome = yield
+        if outcome.excinfo is not None:
+            failure = outcome.excinfo[1]
+            cause = getattr(failure, "cause", failure)
+            where = str(getattr(failure, "path", "") or "").replace(os.getcwd() + os.sep, "")
+            self.emit(event="conftest_error", path=where, message=_short(f"{type(cause).__name__}: {cause}"))
+
     def pytest_ignore_collect(self, collection_path, config):
         if self.ignore and os.path.realpath(collection_path) in self.ignore:
             return True
