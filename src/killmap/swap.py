@@ -106,15 +106,20 @@ def swap_in(path: str, original_text: str, mutant_text: str,
         mutant = _places(compile(mutant_text, path, "exec", dont_inherit=True))
     except SyntaxError as exc:
         return SwapResult(False, f"does not compile: {exc.msg}")
-    where: dict[tuple, Place] = {}
+    # Two code objects alike in name, first line and bytecode (two `sum(x for x in xs)` on
+    # one line: more-itertools has them) cannot be told apart; that matters only if a live
+    # function holds one. A generator expression's code is reached through its enclosing
+    # function's constants, which the swap replaces whole.
+    where: dict[tuple, Place | None] = {}
     for place, code in original.items():
-        if _identity(code) in where:
-            return SwapResult(False, f"two functions of the file are indistinguishable ({code.co_name})")
-        where[_identity(code)] = place
+        where[_identity(code)] = None if _identity(code) in where else place
     live = functions.by_file.get(path, [])
     plan = []
     for function in live:
-        place = where.get(_identity(function.__code__))
+        identity = _identity(function.__code__)
+        if identity in where and where[identity] is None:
+            return SwapResult(False, f"two functions of the file are indistinguishable ({function.__code__.co_name})")
+        place = where.get(identity)
         if place is None:
             return SwapResult(False, f"{function.__qualname__} has no place in the file's text")
         new = mutant.get(place)

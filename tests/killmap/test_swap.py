@@ -92,6 +92,23 @@ def test_swap_in_replaces_the_code_behind_every_alias(tmp_path):
     assert (module.f(), module.P(), module.T["f"]()) == (2, 2, 2)
 
 
+def test_swap_in_swaps_a_file_whose_generator_expressions_are_alike(tmp_path):
+    # Two generator expressions on one line share name, line and bytecode; no live function
+    # holds either (each is reached through its enclosing function's code).
+    text = "def both(xs):\n    return sum(x for x in xs), sum(x for x in xs)\ndef f():\n    return 1\n"
+    path, module = _module(tmp_path, text)
+    result = swap_in(path, text, text.replace("return 1", "return 2"))
+    assert result.ok, result.reason
+    assert (module.f(), module.both([1, 2])) == (2, (3, 3))
+
+
+def test_swap_in_refuses_two_live_functions_it_cannot_tell_apart(tmp_path):
+    text = "A, B = (lambda: 1), (lambda: 1)\ndef f():\n    return 1\n"
+    path, _ = _module(tmp_path, text)
+    result = swap_in(path, text, text.replace("return 1", "return 2"))
+    assert not result.ok and "indistinguishable (<lambda>)" in result.reason
+
+
 def test_swap_in_refuses_a_mutant_that_removes_a_function(tmp_path):
     text = "def f():\n    def g():\n        return 1\n    return g\nG = f()\n"
     path, _ = _module(tmp_path, text)
