@@ -183,7 +183,7 @@ def render(root: Path, plan: Plan) -> str:
         "#",
         "# Each [[mutation]] is a named, deliberate defect and the exact tests it must turn red.",
         f"# The live one is aimed at {target}, the first public function of",
-        "# the largest module, and its kills is only a guess",
+        "# the largest module that nothing runs at import, and its kills is only a guess",
         f"# ({plan.kills_reason}).",
         "# `killmap check` validates the catalog in seconds; `killmap run` applies each mutation",
         "# in a sandbox copy and says what really went red: make the contract say what should,",

@@ -4,7 +4,8 @@ The layout (`src/` or flat: `[gate] paths`) and pytest's test paths (`testpaths`
 pytest.ini, pyproject.toml, tox.ini or setup.cfg, in pytest's order; else `tests/` or
 `test/`: `[gate] tests`); the package (the one the project is named after, else the
 largest, passing over one with nothing to aim at); the function to aim at (the first public
-function of the package's largest module); and a guess at the test that guards it.
+function of the package's largest module that neither the package nor its tests run while
+they are imported); and a guess at the test that guards it.
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ def detect(root: Path, package: str | None = None) -> Plan:
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
     order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
+    test_trees = _parsed_trees(_test_files(root, tests, conftests=True))
     for chosen in order:
-        aimed = _target(root, candidates[chosen])
+        aimed = _target(root, candidates[chosen], test_trees)
         if aimed is not None:
             break
     else:
@@ -158,10 +160,38 @@ def _test_paths(root: Path) -> tuple[list[str], str]:
     return ["."], "no testpaths and no tests/ folder: the whole project"
 
 
-def _target(root: Path, files: list[Path]) -> tuple[str, str, str, ast.AST] | None:
-    """The first public function of the largest module (then the next largest, and so on);
-    a public method of a public class when no module has a public function; None when the
-    package has neither."""
+def _test_files(root: Path, tests: list[str], *, conftests: bool = False) -> list[Path]:
+    """The test modules under the test paths (and their conftests, if asked), in order."""
+    found = []
+    for folder in tests:
+        base = root / folder
+        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
+        for path in files:
+            if not (path.name.startswith("test_") or path.name.endswith("_test.py")
+                    or conftests and path.name == "conftest.py"):
+                continue
+            if any(part.startswith(".") or part in ("node_modules", "site-packages")
+                   for part in path.relative_to(root).parts):
+                continue
+            found.append(path)
+    return found
+
+
+def _parsed_trees(files: list[Path]) -> list[ast.Module]:
+    trees = []
+    for path in files:
+        try:
+            trees.append(ast.parse(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, SyntaxError):
+            continue
+    return trees
+
+
+def _target(root: Path, files: list[Path], test_trees: list[ast.Module] = ()) -> tuple[str, str, str, ast.AST] | None:
+    """The first public function of the largest module (then the next largest, and so on)
+    that nothing runs at import; a public method of a public class when no module has such a
+    function; the same again, import or not, when nothing else is public; None when the
+    package has no public function or method at all."""
     ranked = sorted(files, key=lambda p: (-p.stat().st_size, p.as_posix()))
     parsed = []
     for path in ranked:
@@ -170,42 +200,77 @@ def _target(root: Path, files: list[Path]) -> tuple[str, str, str, ast.AST] | No
             parsed.append((path, source, ast.parse(source)))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue
-    for path, source, tree in parsed:
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
-                return path.relative_to(root).as_posix(), node.name, source, node
-    for path, source, tree in parsed:
-        for cls in tree.body:
-            if isinstance(cls, ast.ClassDef) and not cls.name.startswith("_"):
-                for node in cls.body:
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
-                        return path.relative_to(root).as_posix(), f"{cls.name}.{node.name}", source, node
+    # A function run while the package or a test module is imported (a decorator, a call in
+    # a class body or at module level: attrs' `attrib`, semver's `@deprecated`, jmespath's
+    # `@signature`, attrs' tests calling `fields(C)` at module level) makes a poor first
+    # mutation: its mutants run at import or collection, and most break it instead of
+    # saying what the tests catch. It is aimed at only when nothing else is public.
+    at_import = _run_at_import([tree for _, _, tree in parsed] + list(test_trees))
+    for avoid in (at_import, frozenset()):
+        for path, source, tree in parsed:
+            for node in tree.body:
+                if _public_function(node) and node.name not in avoid:
+                    return path.relative_to(root).as_posix(), node.name, source, node
+        for path, source, tree in parsed:
+            for cls in tree.body:
+                if isinstance(cls, ast.ClassDef) and not cls.name.startswith("_"):
+                    for node in cls.body:
+                        if _public_function(node) and node.name not in avoid:
+                            return path.relative_to(root).as_posix(), f"{cls.name}.{node.name}", source, node
     return None
+
+
+def _public_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_")
+
+
+def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
+    """Names the modules call or decorate with outside any function body: at import."""
+    names: set[str] = set()
+
+    def called(expression: ast.AST) -> None:
+        for node in ast.walk(expression):
+            target = node.func if isinstance(node, ast.Call) else None
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+            elif isinstance(target, ast.Attribute):
+                names.add(target.attr)
+
+    def block(statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for decorator in statement.decorator_list:
+                    called(ast.Call(func=decorator, args=[], keywords=[]))   # `@name` runs name
+                if isinstance(statement, ast.ClassDef):
+                    for base in statement.bases + [k.value for k in statement.keywords]:
+                        called(base)
+                    block(statement.body)
+                else:
+                    for default in statement.args.defaults + [d for d in statement.args.kw_defaults if d]:
+                        called(default)
+            else:
+                called(statement)
+
+    for tree in trees:
+        block(tree.body)
+    return frozenset(names)
 
 
 def _guess_kills(root: Path, tests: list[str], name: str) -> tuple[str, str]:
     """The first test that names the function; else the first test at all. A guess either way:
     the first `killmap run` says what really turns red."""
     first = None
-    for folder in tests:
-        base = root / folder
-        files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
-        for path in files:
-            if not (path.name.startswith("test_") or path.name.endswith("_test.py")):
-                continue
-            if any(part.startswith(".") or part in ("node_modules", "site-packages")
-                   for part in path.relative_to(root).parts):
-                continue
-            try:
-                tree = ast.parse(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, SyntaxError):
-                continue
-            rel = path.relative_to(root).as_posix()
-            for test_id, node in _tests_in(rel, tree):
-                first = first or test_id
-                if any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
-                       for n in ast.walk(node)):
-                    return test_id, f"the first test that names {name}"
+    for path in _test_files(root, tests):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, SyntaxError):
+            continue
+        rel = path.relative_to(root).as_posix()
+        for test_id, node in _tests_in(rel, tree):
+            first = first or test_id
+            if any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
+                   for n in ast.walk(node)):
+                return test_id, f"the first test that names {name}"
     if first:
         return first, f"no test names {name}; the first test found"
     return f"{tests[0].rstrip('/')}/test_{name}.py::test_{name}", "no test found: write this one"

@@ -1,7 +1,8 @@
 """`killmap init` on projects that have never met killmap, and `killmap --version`.
 
 `fresh` is a flat-layout project whose pytest testpaths is `checks`; the basic fixture is a
-src layout. init must detect both, aim at the first public function of the largest module,
+src layout. init must detect both, aim at the first public function of the largest module
+that nothing runs at import,
 write a catalog that `check` and `list` load, and never overwrite one.
 """
 
@@ -199,6 +200,51 @@ def test_the_kills_guess_reads_a_unittest_suite_whose_classes_are_not_named_test
         """})
     plan = detect(root)
     assert plan.kills == "tests/test_demo.py::ChunkedTests::test_even"
+
+
+def test_a_function_the_package_runs_at_import_is_passed_over_for_one_the_tests_run(tmp_path):
+    # semver's `@deprecated`, attrs' `attrib` called in class bodies: their mutants break the
+    # package's own import (or the tests' collection), so the first run would say "broken"
+    # and nothing about the tests.
+    root = _project(tmp_path, {
+        "src/demo/__init__.py": "",
+        "src/demo/core.py": """\
+            def deprecated(function):
+                return function
+
+
+            def field(default=None):
+                return default
+
+
+            @deprecated
+            def _old_api():
+                return 1
+
+
+            class Record:
+                size = field(3)
+
+
+            def measure(thing):
+                return len(thing)
+
+
+            def bump(version):
+                return version + 1
+            """,
+        # attrs' tests call `fields(C)` at module level: run while the tests are collected.
+        "tests/test_core.py": "from demo.core import bump, measure\n\nSIZE = measure('abc')\n\n\n"
+                              "def test_bump():\n    assert bump(SIZE) == 4\n"})
+    plan = detect(root)
+    assert (plan.module, plan.function) == ("src/demo/core.py", "bump")
+
+
+def test_a_package_that_only_runs_its_functions_at_import_still_gets_a_target(tmp_path):
+    root = _project(tmp_path, {
+        "src/demo/__init__.py": "",
+        "src/demo/core.py": "def register(function):\n    return function\n\n\n@register\ndef _hidden():\n    pass\n"})
+    assert detect(root).function == "register"
 
 
 def test_a_package_with_nothing_to_aim_at_gives_way_to_the_next(tmp_path):
