@@ -22,7 +22,7 @@ from killmap.testids import TestIndex
 from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.imports import first_syntax_error, unreachable_test_files
-from killmap.outcome import RunOutcome, refused_arguments, tracers_of
+from killmap.outcome import RunOutcome, error_line, refused_arguments, tracers_of
 from killmap.project import module_name
 from killmap.runner import Scenario
 
@@ -116,8 +116,7 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
                             + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
         if outcome.collect_errors:
             node, message = outcome.collect_errors[0]
-            raise GateError(f"{where}: collection failed in {node or 'the session'}: "
-                            f"{message.splitlines()[-1] if message else ''}")
+            raise GateError(f"{where}: collection failed in {node or 'the session'}: {error_line(message)}")
         if not outcome.finished:
             raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
         if refused_arguments(outcome):

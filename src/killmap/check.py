@@ -20,7 +20,7 @@ from pathlib import Path
 from killmap.catalog import GateSettings, Mutation
 from killmap.testids import TestIndex
 from killmap.errors import GateError
-from killmap.outcome import refused_arguments
+from killmap.outcome import error_line, refused_arguments
 
 EXIT_OK, EXIT_ERROR = 0, 2
 COLLECT_TIMEOUT = 300.0
@@ -121,8 +121,7 @@ def _collect(root: Path, settings_list: list[GateSettings]
             if outcome.status == "timeout":
                 errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
             for node, message in outcome.collect_errors:
-                last = message.strip().splitlines()[-1] if message.strip() else ""
-                errors.append(GateError(f"{where} failed in {node or 'the session'}: {last}"))
+                errors.append(GateError(f"{where} failed in {node or 'the session'}: {error_line(message)}"))
             if not errors and not outcome.finished:
                 errors.append(GateError(f"{where}: pytest ended without a report; "
                                         f"log tail: {outcome.log_tail[-300:]}"))

@@ -12,7 +12,7 @@ from typing import Any
 
 from killmap.catalog import Mutation
 from killmap.testids import matches
-from killmap.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, refused_arguments
+from killmap.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
 
 HELD = "held"               # every kills test went red by a real failure; nothing else did
 VACUOUS = "vacuous"         # a kills test stayed green: it does not guard against this defect
@@ -166,14 +166,14 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
                            f"{run.exit_code}); log tail: {run.log_tail[-400:]}", red=red_tests)
     if run.collect_errors:
         node, message = run.collect_errors[0]
-        return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {_error_line(message)}",
+        return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {error_line(message)}",
                        red=red_tests, extras={"broken_cause": "collection"})
     if run.conftest_error:
         # The baseline loaded this conftest: under the mutant it no longer imports, so no
         # test can run at all. pytest stops with a usage error, not a collection report.
         where, message = run.conftest_error
         return verdict(BROKEN_VERDICT, f"{where or 'a conftest'} does not import under the mutant: "
-                       f"{_error_line(message)}", red=red_tests, extras={"broken_cause": "import"})
+                       f"{error_line(message)}", red=red_tests, extras={"broken_cause": "import"})
     proof = run.proof or {}
     if proof.get("import_error"):
         return verdict(BROKEN_VERDICT, f"the mutated module {proof['module']} does not import: "
@@ -333,22 +333,6 @@ def _disagreements(first: RunOutcome, again: RunOutcome) -> list[str]:
     return sorted(flipped)
 
 
-def _error_line(text: str) -> str:
-    """The line naming the exception (pytest's "E   NameError: ..."), else the first line."""
-    import re
-    for line in reversed(text.splitlines()):
-        bare = line.strip()
-        bare = bare[1:].strip() if bare.startswith("E ") else bare
-        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", bare):
-            return bare[:300]
-    return _first_line(text)
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:300]
-    return ""
 
 
 def judge_control(mutation: Mutation, verdict: Verdict, control: Verdict | None) -> Verdict:

@@ -8,6 +8,7 @@ confirmation); its *outcome* holds one `TestResult` per test, and each red test 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,17 @@ def refused_arguments(outcome: "RunOutcome") -> str | None:
         return None
     said = [line.strip() for line in outcome.log_tail.splitlines() if "error:" in line.lower()]
     return said[-1] if said else "pytest refused its arguments (usage error)"
+
+
+def error_line(text: str) -> str:
+    """The line of pytest's text of a failure that names the exception ("E   NameError: ...",
+    a warning made an error by `filterwarnings = error` too), else its first line."""
+    for line in reversed(text.splitlines()):
+        bare = line.strip()
+        bare = bare[1:].strip() if bare.startswith("E ") else bare
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b", bare):
+            return bare[:300]
+    return next((line.strip()[:300] for line in text.splitlines() if line.strip()), "")
 
 
 def tracers_of(outcomes: "list[RunOutcome]") -> str:

@@ -128,6 +128,18 @@ def test_a_test_file_that_does_not_collect_stops_the_baseline(tmp_path):
     assert "collection failed" in line and "test_broken.py" in line
 
 
+def test_a_warning_made_an_error_while_collecting_is_named_not_its_last_line(tmp_path):
+    # python-dateutil 2.9 under pytest 9 with `filterwarnings = error`: the collection error's
+    # last line was "See https://docs.pytest.org/...", which named nothing.
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_warns.py").write_text(
+        "import warnings\n\nimport basicpkg.core  # noqa: F401\n\nwarnings.warn('this suite is old\\nSee the changelog', DeprecationWarning)\n\n\n"
+        "def test_x():\n    pass\n")
+    (project / "pytest.ini").write_text("[pytest]\nfilterwarnings =\n    error\n")
+    line = _one_line_error(run_gate(project, "run", "--no-cache"))
+    assert "test_warns.py" in line and "DeprecationWarning: this suite is old" in line, line
+
+
 def test_a_malformed_shard_is_an_error(tmp_path):
     project = copy_fixture("basic", tmp_path)
     line = _one_line_error(run_gate(project, "run", "--shard", "3/2"))
