@@ -10,6 +10,11 @@ red. So the reach recorded must be the same whatever the number of runs.
 
 from __future__ import annotations
 
+import os
+import select
+import subprocess
+import sys
+
 import pytest
 from gatekit import copy_fixture
 
@@ -117,3 +122,31 @@ def test_a_test_that_cannot_be_claimed_is_traced_all_the_same(tmp_path):
     assert third.claims("tests/test_b.py::test_not_collected")
     for recorder in (first, second, third):
         recorder.close()
+
+
+def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did_not(tmp_path):
+    # The baseline's first run records collection for all; any traced run that asks for it
+    # (a kills test traced alone, say) on a worker whose session collected untraced must run
+    # in a fresh session, which records its own: else the collection's lines would be lost.
+    import killmap.worker as worker
+    requests_read, requests_write = os.pipe()
+    responses_read, responses_write = os.pipe()
+    os.close(responses_write)   # a session asked anyway answers at once: it has ended
+    # Its own process group, so that a session given up for ended kills nothing else.
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    include = [str(tmp_path / "pkg" / "core.py")]
+    server = worker._Server("key", stand_in.pid, os.fdopen(requests_write, "w"), responses_read,
+                            traced=include, tracer="auto", traced_collection=False)
+    worker._servers.append(server)
+    request = {"session": {"key": "key", "tests": [], "restart": False},
+               "coverage": {"include": include, "tracer": "auto", "collection": True}}
+    try:
+        response, why = worker._run_in_session(request)
+        assert response is None and "did not trace its collection" in why
+        assert not select.select([requests_read], [], [], 0)[0]   # nothing was asked of the session
+    finally:
+        worker._servers.clear()
+        server.close()
+        os.close(requests_read)
+        stand_in.kill()
+        stand_in.wait()
