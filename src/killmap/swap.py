@@ -76,6 +76,8 @@ class LiveFunctions:
     scan touches every object, so in a fork it also copies every page of the heap). It is
     exact in the fork because nothing of the project runs between the scan and the swap:
     the server only reads requests and forks, and the fork swaps before any test starts.
+    The worker froze its own heap before the session began (warm.py): the scan lists only
+    what the session made, which holds every function of the project.
     The originals' code objects are compiled here too, once per file, when first asked.
     """
 

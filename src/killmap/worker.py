@@ -33,6 +33,7 @@ from killmap.sandbox import copy_files
 from killmap.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.session import FALLBACK, SessionServer
 from killmap.siblings import fork_siblings, pipes_from
+from killmap.warm import warm_worker
 
 _current_child: list[int] = []
 _gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
@@ -41,18 +42,6 @@ _siblings: list[int] = []        # in the first worker: the workers it forked (s
 # PYTHONSAFEPATH left it out). A run puts its sandbox there instead, so its tests see the
 # sys.path that `python -m pytest` run in the sandbox would give them.
 _start_entry: list[str | None] = [None]
-
-
-def _warm_pytest() -> None:
-    """Import pytest's built-in plugins once, so no forked child pays for them."""
-    import importlib
-
-    from _pytest.config import default_plugins
-    for name in default_plugins:
-        try:
-            importlib.import_module(f"_pytest.{name}")
-        except ImportError:  # a plugin this pytest version does not ship
-            pass
 
 
 def main() -> int:
@@ -69,7 +58,7 @@ def _main() -> int:
     _gate[0] = os.getppid()
     _start_entry[0] = sys.path[0] if sys.path and sys.path[0] == os.getcwd() else None
     signal.signal(signal.SIGTERM, _terminate)
-    _warm_pytest()
+    warm_worker()
     # The other workers are forks of this one, warm from here on (siblings.py). A sibling's
     # parent is this worker: it stands for the gate, whose death every worker watches for.
     first = os.getpid()

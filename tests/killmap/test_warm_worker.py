@@ -1,0 +1,32 @@
+"""What a worker does once before it forks (warm.py), in a fresh interpreter of its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_still_found(tmp_path):
+    module = tmp_path / "later.py"
+    module.write_text("def later():\n    return 1\n")
+    script = textwrap.dedent(f"""
+        import gc, sys
+        from killmap.failures import _real_paths
+        from killmap.swap import LiveFunctions
+        from killmap.warm import warm_worker
+        warm_worker()
+        assert "pdb" in sys.modules, "pdb is left for every session to import"
+        assert _real_paths, "the module paths are left for every fork to resolve"
+        assert gc.get_freeze_count() > 0, "the worker's heap is not frozen"
+        # What the scan sees: a function of the worker is not listed, one made after is.
+        sys.path.insert(0, {str(tmp_path)!r})
+        import later
+        functions = LiveFunctions()
+        assert [f.__name__ for f in functions.by_file[later.__file__]] == ["later"]
+        assert warm_worker.__code__.co_filename not in functions.by_file
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
