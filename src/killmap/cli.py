@@ -154,16 +154,23 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _run(root: Path, args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise GateError("--jobs must be at least 1", field="--jobs")
+    if args.baseline_runs < 1:
+        raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
+    from killmap.launch import Launch
+    # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
+    with Launch(args.jobs) as launch:   # no run has more sandboxes than jobs (lab._sandboxes)
+        return _run_launched(root, args, launch)
+
+
+def _run_launched(root: Path, args: argparse.Namespace, launch) -> int:
     from killmap.console import LiveProgress, make_console, render
     from killmap.lab import LabOptions, run_lab
     from killmap.report import check_report_dir, to_json, write_reports
 
     report_dir = _report_dir(root, args.report_dir)
     check_report_dir(report_dir)
-    if args.jobs < 1:
-        raise GateError("--jobs must be at least 1", field="--jobs")
-    if args.baseline_runs < 1:
-        raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     options = LabOptions(catalogs=tuple(args.catalogs), only=tuple(args.only), jobs=args.jobs,
                          use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
                          confirm=not args.no_confirm, shard=_shard(args.shard),
@@ -177,7 +184,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
             return EXIT_HELD
         options = LabOptions(**{**options.__dict__, "names": tuple(names)})
     with LiveProgress(console) as progress:
-        result = run_lab(root, options, progress)
+        result = run_lab(root, options, progress, launch)
     render(console, result)
     document = to_json(result, root)
     if options.shard:

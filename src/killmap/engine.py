@@ -15,6 +15,7 @@ from typing import Any, Callable
 from killmap.cache import displaced_folder, rewrites_folder
 from killmap.errors import GateError
 from killmap.guard import Containment, TreeGuard, pristine_hashes
+from killmap.launch import Launch
 from killmap.outcome import RunOutcome
 from killmap.pool import Pool, Worker
 from killmap.project import ignored_package_files
@@ -51,10 +52,12 @@ class Engine:
     `trees`: one file set per sandbox ({relative path: bytes}), for commands that run
     another version of the project (red-first's fix-reverted tree); by default every
     sandbox is a copy of the working tree's `files`. `tracer`: "auto" or "coverage".
+    `launch`: workers the command started at its first line, adopted when there are enough.
     """
 
     def __init__(self, root: Path, files: list[str], sandboxes: int, *, cache_dir: Path | None = None,
-                 trees: list[dict[str, bytes]] | None = None, tracer: str = "auto"):
+                 trees: list[dict[str, bytes]] | None = None, tracer: str = "auto",
+                 launch: Launch | None = None):
         self.root = root
         self.tracer = tracer   # what records a baseline's per-test lines (runner.Scenario.tracer)
         if trees is None:      # what the packages need to run, though git ignores it (_version.py)
@@ -71,7 +74,8 @@ class Engine:
         try:
             # The workers import pytest (about 0.3 s each) while the pristine copy is made
             # (many small system calls): neither needs the other before the first request.
-            self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path)
+            self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path,
+                             launch=launch)
             for worker in self.pool.workers:
                 worker.memory_limit = limit
             pristine = self.scratch.pristine_copy(root, files)

@@ -22,6 +22,7 @@ from killmap.catalog import GateSettings, Mutation
 from killmap.dispatch import Dispatch, Progress
 from killmap.engine import Engine, memory_limit
 from killmap.headstart import HeadStart
+from killmap.launch import Launch
 from killmap.judge import Verdict
 from killmap.mutant import Mutant
 from killmap.plan import LabOptions, load
@@ -46,20 +47,22 @@ class LabResult:
 
 
 
-def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None) -> LabResult:
+def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None,
+            launch: Launch | None = None) -> LabResult:
     """The gate: every selected mutation of the catalogs, to its verdict."""
     _, mutations = load(root, options)
-    return run_mutations(root, mutations, options, progress)
+    return run_mutations(root, mutations, options, progress, launch=launch)
 
 
 def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
                   progress: Progress = lambda kind, data: None,
-                  mutants: dict[str, Mutant] | None = None) -> LabResult:
+                  mutants: dict[str, Mutant] | None = None, launch: Launch | None = None) -> LabResult:
     """The engine's interface for every command: these mutations, to their verdicts.
 
     The mutations need not come from a catalog (try builds one from the command line,
     sweep from mutmut's operators); `mutants` gives prebuilt mutants by name, for
-    mutations no catalog operator can rebuild.
+    mutations no catalog operator can rebuild. `launch`: workers the command started at
+    its first line, for the engine to adopt (launch.py).
     """
     import time
     started = time.perf_counter()
@@ -122,7 +125,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             # each mutant from the moment both it and the baseline are there (dispatch.py).
             first = [m for m in pending if m.settings == pending[0].settings]
             early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir,
-                           tracer=options.tracer)
+                           tracer=options.tracer, launch=launch)
             head = HeadStart(root, files, first, early, runs=options.baseline_runs,
                              timeout=options.baseline_timeout)
             dispatch = Dispatch(head.settings, head.baseline, early.workers, trial(early), progress, announced)
@@ -150,7 +153,8 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
         _stop_early(early, head, dispatch)   # everything turned out static or cached
     elif to_run:
         engine = head.engine if head is not None else Engine(
-            root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir, tracer=options.tracer)
+            root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir, tracer=options.tracer,
+            launch=launch)
         with engine:
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:

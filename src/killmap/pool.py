@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import queue
-import signal
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +12,8 @@ from typing import Any, Callable
 
 from killmap.errors import GateError
 from killmap.guard import Containment, TreeGuard
-from killmap.siblings import SiblingProcess, open_pipes
+from killmap.launch import Launch, start_workers, stop_workers
+from killmap.siblings import SiblingProcess
 
 
 @dataclass
@@ -103,36 +101,15 @@ class Worker:
 class Pool:
     """Start workers, hand each job to the next free one, stop them all on exit."""
 
-    def __init__(self, sandboxes: list[Path], *, start_dir: Path | None = None):
+    def __init__(self, sandboxes: list[Path], *, start_dir: Path | None = None, launch: Launch | None = None):
         """`start_dir`: where the worker processes start, when the sandboxes are not copied
-        yet (each run enters its sandbox itself; see sandbox_entry.enter_sandbox). Each worker's
-        guards are set when its sandbox is copied (Worker.begin_copy, Worker.containment)."""
-        self.workers: list[Worker] = []
-        try:
-            self._start(sandboxes, start_dir)
-        except BaseException:
-            # Interrupted (^C) or failed while the workers start: the caller never gets a
-            # pool to close, so the workers started so far are stopped here.
-            self.close()
-            raise
-
-    def _start(self, sandboxes: list[Path], start_dir: Path | None) -> None:
-        env = dict(os.environ)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
-        env.pop("COVERAGE_CORE", None)   # per-test contexts need the C tracer; see worker
-        # One process imports pytest; it forks the other workers once it has (siblings.py).
-        arguments, inherited, siblings = open_pipes(len(sandboxes) - 1)
-        try:
-            first = subprocess.Popen(
-                [sys.executable, "-m", "killmap.worker", *arguments], cwd=start_dir or sandboxes[0], env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-                start_new_session=True, pass_fds=inherited)
-        finally:
-            for fd in inherited:   # theirs now: an end of file must mean the worker is gone
-                os.close(fd)
-        for index, (sandbox, process) in enumerate(zip(sandboxes, [first, *siblings])):
-            self.workers.append(Worker(index, sandbox, process))
+        yet (each run enters its sandbox itself; see sandbox_entry.enter_sandbox). `launch`:
+        workers started already, adopted when there are enough of them (launch.py). Each
+        worker's guards are set when its sandbox is copied (Worker.begin_copy, Worker.containment)."""
+        processes = launch.adopt(len(sandboxes)) if launch is not None else None
+        if processes is None:
+            processes = start_workers(len(sandboxes), start_dir or sandboxes[0])
+        self.workers = [Worker(index, sandbox, process) for index, (sandbox, process) in enumerate(zip(sandboxes, processes))]
 
     def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
             on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
@@ -170,24 +147,4 @@ class Pool:
         return results
 
     def close(self) -> None:
-        # A sibling whose ready line was never read has no known pid: the first worker,
-        # its parent, kills it as it ends (worker._terminate).
-        for worker in self.workers:
-            try:
-                if worker.process.stdin:
-                    worker.process.stdin.close()
-            except OSError:
-                pass
-            if worker.process.poll() is None and worker.process.pid is not None:
-                try:
-                    os.killpg(worker.process.pid, signal.SIGTERM)
-                except OSError:
-                    pass
-        for worker in self.workers:
-            try:
-                worker.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(worker.process.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        stop_workers([worker.process for worker in self.workers])

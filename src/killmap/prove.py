@@ -19,6 +19,7 @@ from killmap import judge
 from killmap.testids import matches
 from killmap.errors import GateError
 from killmap.lab import LabOptions, load, run_mutations
+from killmap.launch import Launch
 from killmap.trial import reaching_tests
 from killmap.trying import UNREADABLE
 
@@ -78,8 +79,8 @@ class Proof:
         return text
 
 
-def run_prove(root: Path, options: ProveOptions, progress: Callable[[str, Any], None] = lambda k, d: None) \
-        -> list[Proof]:
+def run_prove(root: Path, options: ProveOptions, progress: Callable[[str, Any], None] = lambda k, d: None,
+              launch: Launch | None = None) -> list[Proof]:
     _, mutations = load(root, LabOptions(catalogs=options.catalogs))
     by_name = {m.name: m for m in mutations}
     for name in options.mutations:
@@ -90,7 +91,8 @@ def run_prove(root: Path, options: ProveOptions, progress: Callable[[str, Any], 
                             "should catch it", field="--mutation")
     candidates = [m for m in mutations if not m.invariant]
     result = run_mutations(root, candidates, LabOptions(catalogs=options.catalogs, jobs=options.jobs,
-                                                        use_cache=False, focus=options.tests), progress)
+                                                        use_cache=False, focus=options.tests), progress,
+                           launch=launch)
     collected = {t for b in result.baselines for t in b.collected}
     for test in options.tests:
         if result.baselines and not any(matches(test, t) for t in collected):

@@ -64,9 +64,12 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
         raise GateError("--timeout must be above 0 and at most 86400 seconds", field="--timeout")
     if args.command == "red-first":
         return _red_first(root, args)
-    if args.command == "try":
-        return _try(root, args)
-    return _prove(root, args)
+    from killmap.launch import Launch
+    # Their workers start now, while the command reads and builds (launch.py says why).
+    with Launch(args.jobs) as launch:
+        if args.command == "try":
+            return _try(root, args, launch)
+        return _prove(root, args, launch)
 
 
 def _red_first(root: Path, args: argparse.Namespace) -> int:
@@ -88,17 +91,17 @@ def _red_first(root: Path, args: argparse.Namespace) -> int:
     return document["exit_code"]
 
 
-def _try(root: Path, args: argparse.Namespace) -> int:
+def _try(root: Path, args: argparse.Namespace, launch) -> int:
     from killmap.catalog import OP_FIELDS
     from killmap.trying import TryOptions, run_try
     fields = {name: getattr(args, name) for name in OP_FIELDS if getattr(args, name) is not None}
     options = TryOptions(target=args.target, op=args.op, fields=fields, count=args.count,
                          timeout=args.timeout, werror=args.werror, note=args.note, save=args.save,
                          catalog=args.catalog, jobs=args.jobs, cwd=Path.cwd())
-    return run_try(root, options, lambda line: print(line, flush=True))
+    return run_try(root, options, lambda line: print(line, flush=True), launch)
 
 
-def _prove(root: Path, args: argparse.Namespace) -> int:
+def _prove(root: Path, args: argparse.Namespace, launch) -> int:
     from killmap.baseline import baseline_summary
     from killmap.prove import ProveOptions, render, run_prove
 
@@ -108,7 +111,7 @@ def _prove(root: Path, args: argparse.Namespace) -> int:
                   flush=True)
 
     proofs = run_prove(root, ProveOptions(tests=tuple(args.tests), mutations=tuple(args.mutation),
-                                          catalogs=tuple(args.catalogs), jobs=args.jobs), progress)
+                                          catalogs=tuple(args.catalogs), jobs=args.jobs), progress, launch)
     print()
     print(render(proofs), end="")
     return 1 if any(p.caught_none for p in proofs) else 0

@@ -35,6 +35,7 @@ from killmap.baseline import baseline_summary
 from killmap.catalog import GateSettings, entry_mutation, load_catalog
 from killmap.errors import GateError
 from killmap.lab import LabOptions, run_mutations
+from killmap.launch import Launch
 from killmap.pins import pins_for
 UNREADABLE = {judge.BROKEN_VERDICT: "broken", judge.NOT_APPLIED: "not applied", judge.TIMEOUT: "timeout",
               judge.FLAKY: "flaky", judge.INCONCLUSIVE: "inconclusive", judge.ESCAPED: "escaped",
@@ -103,7 +104,9 @@ def _as_option_error(exc: GateError) -> GateError:
     return GateError(exc.message, field=_OPTION_OF.get(exc.field or "", f"--{exc.field}" if exc.field else None))
 
 
-def run_try(root: Path, options: TryOptions, say: Say = print) -> int:
+def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | None = None) -> int:
+    """`launch`: workers the command started at its first line (launch.py), which run the
+    mutant's tests while this builds it."""
     if options.save and catalog_missing(root, options):
         raise GateError("--save needs a catalog: name one with --catalog (a new file is created)",
                         field="--catalog")
@@ -122,7 +125,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print) -> int:
             say(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s")
 
     result = run_mutations(root, [mutation], LabOptions(jobs=options.jobs, use_cache=False), progress,
-                           {mutation.name: mutant})
+                           {mutation.name: mutant}, launch=launch)
     verdict = result.verdicts[0]
     if verdict.verdict in UNREADABLE:
         say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")

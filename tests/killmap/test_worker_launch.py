@@ -1,0 +1,125 @@
+"""Workers started at a command's first line, adopted by its engine (launch.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gatekit import copy_fixture
+from killmap import launch as launch_module
+from killmap import pool as pool_module
+from killmap.cli import main
+from killmap.engine import Engine
+from killmap.launch import Launch
+from killmap.pool import Worker
+from killmap.project import project_files
+from killmap.reaper import is_zombie
+from killmap.runner import Scenario
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _ended(pid: int, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if is_zombie(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _pids(processes, folder: Path) -> list[int]:
+    """Each worker's pid, from its ready line (a sibling's is known no other way)."""
+    workers = [Worker(index, folder / f"sandbox-{index}", process) for index, process in enumerate(processes)]
+    for worker in workers:
+        worker.wait_ready()
+    return [worker.process.pid for worker in workers]
+
+
+def test_an_engine_adopts_the_workers_its_command_launched_and_runs_on_them(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    with Launch(2) as launch:
+        launched = list(launch.processes)
+        with Engine(project, project_files(project), 2, launch=launch) as engine:
+            assert [worker.process for worker in engine.workers] == launched
+            scenario = Scenario(label="plain", tests=("tests",), timeout=120, sys_path=("src",))
+            outcome = engine.run(engine.workers[1], scenario)
+            assert outcome.status == "done"
+            assert outcome.tests and all(t.outcome == "passed" for t in outcome.tests.values())
+        assert launch.processes is None   # adopted: the engine stopped them, not the launch
+    assert launched[0].poll() is not None
+
+
+def test_a_launch_nobody_adopts_is_stopped_with_its_start_folder(tmp_path):
+    with Launch(2) as launch:
+        folder = launch.folder
+        pids = _pids(launch.processes, tmp_path)
+        if sys.platform.startswith("linux"):
+            # An empty folder of its own: nothing there can shadow pytest on the worker's path.
+            assert os.readlink(f"/proc/{pids[0]}/cwd") == str(folder)
+        assert folder.is_dir() and not any(folder.iterdir())
+    assert all(_ended(pid) for pid in pids), "a launched worker outlived its launch"
+    assert not folder.exists()
+
+
+@linux_only
+def test_an_engine_with_fewer_sandboxes_lets_the_spare_launched_workers_go(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    with Launch(3) as launch:
+        first = launch.processes[0]
+        with Engine(project, project_files(project), 1, launch=launch) as engine:
+            assert [worker.process for worker in engine.workers] == [first]
+            engine.workers[0].wait_sandbox()
+            # The spares are the first worker's children (siblings.py): each leaves at the
+            # end of file on its pipes, and none is left running beside the engine's worker.
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and _live_children(first.pid):
+                time.sleep(0.02)
+            assert _live_children(first.pid) == []
+
+
+def _live_children(pid: int) -> list[int]:
+    children = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as listing:
+            children += [int(child) for child in listing.read().split()]
+    return [child for child in children if not is_zombie(child)]
+
+
+COMMANDS = {
+    "run": ("basic", ["run", "--no-cache", "--jobs", "2"]),
+    "try": ("basic", ["try", "src/basicpkg/core.py::classify", "--op", "replace", "--old", 'return "even"',
+                      "--new", 'return "EVEN"', "--jobs", "2"]),
+    "prove": ("provable", ["prove", "tests/test_fees.py::test_exact_member_fee", "--jobs", "2"]),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_command_that_runs_mutants_starts_its_workers_once_and_hands_them_to_its_engine(
+        command, tmp_path, monkeypatch):
+    # Were the launch not handed down, the engine would start workers of its own: two
+    # starts, and the launched ones idle for the whole command.
+    fixture, arguments = COMMANDS[command]
+    project = copy_fixture(fixture, tmp_path)
+    starts = []
+    real = launch_module.start_workers
+
+    def counted(count, start_dir):
+        starts.append(count)
+        return real(count, start_dir)
+
+    monkeypatch.setattr(launch_module, "start_workers", counted)
+    monkeypatch.setattr(pool_module, "start_workers", counted)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(project)
+    extra = ["--report-dir", str(tmp_path / "reports")] if command == "run" else []
+    assert main(arguments + extra) in (0, 1)
+    assert starts == [2]
