@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import inspect
 
 from killmap.failures import warm_real_paths
 
@@ -19,7 +20,10 @@ def warm_worker() -> None:
     - pytest's built-in plugins, and the modules they import only once a session starts
       (the debugging plugin imports pdb as it is configured: 27 ms of each session);
     - the real path of every module loaded so far, which every origin proof resolves
-      (failures.real_path);
+      (failures.real_path), and the file of each, which `inspect` looks up for every
+      module the first time it is asked about a frame: coverage's collector records the
+      stack it was made in (coverage.debug.short_stack), which cost each session that
+      traces 39 ms before it could collect;
     - the heap, frozen: the garbage collector no longer walks what the worker built, in
       any fork of it, so a collection in a session costs what the session itself made;
       and `gc.get_objects` no longer lists it, so the session server's scan for the
@@ -34,4 +38,5 @@ def warm_worker() -> None:
         except ImportError:  # a plugin this pytest version does not ship
             pass
     warm_real_paths()
+    inspect.stack()
     gc.freeze()

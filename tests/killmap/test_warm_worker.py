@@ -19,6 +19,8 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
         assert "pdb" in sys.modules, "pdb is left for every session to import"
         assert _real_paths, "the module paths are left for every fork to resolve"
         assert gc.get_freeze_count() > 0, "the worker's heap is not frozen"
+        import inspect
+        assert inspect._filesbymodname.get("pytest"), "inspect has every module's file to find again"
         # What the scan sees: a function of the worker is not listed, one made after is.
         sys.path.insert(0, {str(tmp_path)!r})
         import later
