@@ -89,33 +89,52 @@ sys.path.pop(0)
 VENV = HERE / ".venv"
 JOBS = 2
 
-# Calls killmap's CLI unchanged; records when the lab's phases start and end.
+# Runs killmap's CLI as its console script does (cli.entry), and records when the lab's
+# phases start and end. The lab is wrapped as it is imported, not imported first: the CLI
+# starts its workers before it imports the lab (launch.py), and so must it here.
 KILLMAP_DRIVER = r"""
-import json, os, sys, time
+import importlib.abc, json, os, sys, time
 t0 = time.perf_counter()
-import killmap.lab as lab
-marks = {"imported": time.perf_counter() - t0, "killmap_file": lab.__file__}
-_run_lab = lab.run_lab
-def run_lab(root, options, progress=lambda kind, data: None):
-    def tap(kind, data):
-        now = time.perf_counter() - t0
-        marks.setdefault(kind + ":first", now)
-        marks[kind + ":last"] = now
-        progress(kind, data)
-    marks["lab:start"] = time.perf_counter() - t0
-    try:
-        return _run_lab(root, options, tap)
-    finally:
-        marks["lab:end"] = time.perf_counter() - t0
-lab.run_lab = run_lab
-from killmap.cli import main
+marks = {}
+
+def tapped(run_lab):
+    def run(root, options, progress=lambda kind, data: None, *rest, **named):
+        def tap(kind, data):
+            now = time.perf_counter() - t0
+            marks.setdefault(kind + ":first", now)
+            marks[kind + ":last"] = now
+            progress(kind, data)
+        marks["lab:start"] = time.perf_counter() - t0
+        try:
+            return run_lab(root, options, tap, *rest, **named)
+        finally:
+            marks["lab:end"] = time.perf_counter() - t0
+    return run
+
+class TapLab(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "killmap.lab":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        load = spec.loader.exec_module
+        def exec_module(module):
+            load(module)
+            module.run_lab = tapped(module.run_lab)
+            marks["killmap_file"] = module.__file__
+        spec.loader.exec_module = exec_module
+        return spec
+
+import importlib.util
+sys.meta_path.insert(0, TapLab())
+from killmap.cli import entry
+marks["imported"] = time.perf_counter() - t0
 try:
-    code = main(sys.argv[1:])
+    entry()
 finally:
     marks["end"] = time.perf_counter() - t0
     with open(os.environ["KILLMAP_BENCH_MARKS"], "w") as out:
         json.dump(marks, out)
-sys.exit(code)
 """
 
 # One plain pytest run; per test id the summed phase durations, like killmap's plugin.
