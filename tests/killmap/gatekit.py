@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,3 +95,19 @@ def tree_digest(folder: Path) -> dict[str, str]:
     """Every file's bytes, by relative path: proof a tree was not written."""
     return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def process_ended(pid: int, within: float = 10.0) -> bool:
+    """Whether the process is gone (or a zombie: it ended, and waits only to be reaped)
+    within `within` seconds."""
+    from killmap.reaper import is_zombie
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if is_zombie(pid):
+            return True
+        time.sleep(0.02)
+    return False

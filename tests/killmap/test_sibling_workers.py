@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from gatekit import copy_fixture, write_project
+from gatekit import copy_fixture, process_ended, write_project
 from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.pool import Pool
@@ -24,17 +24,6 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 def _parent_of(pid: int) -> int:
     with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
         return int(stat.read().rsplit(")", 1)[1].split()[1])
-
-
-def _gone(pid: int, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @linux_only
@@ -53,7 +42,7 @@ def test_only_the_first_worker_is_started_and_the_others_are_its_forks_in_their_
         assert len({first.pid, *(s.pid for s in siblings)}) == 3
     finally:
         pool.close()
-    assert all(_gone(sibling.pid) for sibling in siblings), "a forked worker outlived its pool"
+    assert all(process_ended(sibling.pid) for sibling in siblings), "a forked worker outlived its pool"
 
 
 def test_every_forked_worker_answers_on_its_own_pipes(tmp_path):
@@ -149,7 +138,7 @@ def test_a_forked_worker_whose_first_worker_dies_stops_itself_and_its_run(tmp_pa
         runner.join(30)
         assert not runner.is_alive(), "the sibling went on with its run after its first worker died"
         assert failure and isinstance(failure[0], GateError)
-        assert _gone(second.process.pid)
+        assert process_ended(second.process.pid)
 
 
 @linux_only

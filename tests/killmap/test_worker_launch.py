@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gatekit import copy_fixture
+from gatekit import copy_fixture, process_ended
 from killmap import launch as launch_module
 from killmap import pool as pool_module
 from killmap.cli import main
@@ -21,19 +21,6 @@ from killmap.reaper import is_zombie
 from killmap.runner import Scenario
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-
-
-def _ended(pid: int, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        if is_zombie(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _pids(processes, folder: Path) -> list[int]:
@@ -66,7 +53,7 @@ def test_a_launch_nobody_adopts_is_stopped_with_its_start_folder(tmp_path):
             # An empty folder of its own: nothing there can shadow pytest on the worker's path.
             assert os.readlink(f"/proc/{pids[0]}/cwd") == str(folder)
         assert folder.is_dir() and not any(folder.iterdir())
-    assert all(_ended(pid) for pid in pids), "a launched worker outlived its launch"
+    assert all(process_ended(pid) for pid in pids), "a launched worker outlived its launch"
     assert not folder.exists()
 
 
