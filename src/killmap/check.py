@@ -20,6 +20,7 @@ from pathlib import Path
 from killmap.catalog import GateSettings, Mutation
 from killmap.testids import TestIndex
 from killmap.errors import GateError
+from killmap.launch import Launch
 from killmap.outcome import error_line, refused_arguments
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -34,7 +35,9 @@ class CheckResult:
     problems: list[GateError] = field(default_factory=list)
 
 
-def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
+def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
+    """`launch`: the worker the command started at its first line (launch.py), which imports
+    pytest while this reads the catalogs and builds the mutants."""
     from killmap.lab import LabOptions, load
     from killmap.prepare import control_site_problems
     from killmap.mutants import Sources, build_mutant
@@ -73,7 +76,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
     for mutation in mutations:
         groups.setdefault(mutation.settings, []).append(mutation)
     try:
-        collected = _collect(root, list(groups))
+        collected = _collect(root, list(groups), launch)
     except GateError as exc:
         result.problems.append(exc)
         return result
@@ -93,7 +96,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = ()) -> CheckResult:
     return result
 
 
-def _collect(root: Path, settings_list: list[GateSettings]
+def _collect(root: Path, settings_list: list[GateSettings], launch: Launch | None = None
              ) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError]]]:
     """pytest's collection for each [gate] setting, in one warm worker's sandbox.
 
@@ -105,7 +108,7 @@ def _collect(root: Path, settings_list: list[GateSettings]
     from killmap.runner import Scenario
 
     found: dict[GateSettings, tuple[tuple[str, ...], list[GateError]]] = {}
-    with Engine(root, project_files(root), 1) as engine:
+    with Engine(root, project_files(root), 1, launch=launch) as engine:
         worker = engine.workers[0]
         for index, settings in enumerate(settings_list):
             deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
@@ -135,7 +138,8 @@ def _collect(root: Path, settings_list: list[GateSettings]
 
 
 def main(root: Path, catalogs: tuple[Path, ...]) -> int:
-    result = check(root, catalogs)
+    with Launch(1) as launch:
+        result = check(root, catalogs, launch)
     for problem in result.problems:
         print(f"killmap check: {problem}", file=sys.stderr)
     counts = (f"{result.catalogs} catalog(s), {result.mutations} mutation(s), "

@@ -82,6 +82,7 @@ def _live_children(pid: int) -> list[int]:
 
 
 COMMANDS = {
+    "check": ("basic", ["check"]),
     "run": ("basic", ["run", "--no-cache", "--jobs", "2"]),
     "try": ("basic", ["try", "src/basicpkg/core.py::classify", "--op", "replace", "--old", 'return "even"',
                       "--new", 'return "EVEN"', "--jobs", "2"]),
@@ -90,7 +91,7 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_a_command_that_runs_mutants_starts_its_workers_once_and_hands_them_to_its_engine(
+def test_a_command_that_runs_pytest_starts_its_workers_once_and_hands_them_to_its_engine(
         command, tmp_path, monkeypatch):
     # Were the launch not handed down, the engine would start workers of its own: two
     # starts, and the launched ones idle for the whole command.
@@ -109,4 +110,4 @@ def test_a_command_that_runs_mutants_starts_its_workers_once_and_hands_them_to_i
     monkeypatch.chdir(project)
     extra = ["--report-dir", str(tmp_path / "reports")] if command == "run" else []
     assert main(arguments + extra) in (0, 1)
-    assert starts == [2]
+    assert starts == [1 if command == "check" else 2]
