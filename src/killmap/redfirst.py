@@ -36,6 +36,7 @@ from killmap.testids import matches
 from killmap.engine import Engine
 from killmap.errors import GateError
 from killmap.guard import escaped_note
+from killmap.launch import Launch
 from killmap.mutants import _changed_lines
 from killmap.outcome import ASSERTION, RunOutcome, TestResult
 from killmap.project import project_files
@@ -90,7 +91,10 @@ def gate_settings(root: Path, catalogs: tuple[Path, ...], cwd: Path) -> GateSett
     return distinct.pop()
 
 
-def run_red_first(root: Path, options: RedFirstOptions, say: Say = lambda line: None) -> RedFirstResult:
+def run_red_first(root: Path, options: RedFirstOptions, say: Say = lambda line: None,
+                  launch: Launch | None = None) -> RedFirstResult:
+    """`launch`: the two workers the command started at its first line (launch.py), which
+    import pytest while this reads the change out of git."""
     started = time.perf_counter()
     settings = gate_settings(root, options.catalogs, options.cwd)
     change = compute_change(root, settings, options.base, worktree=options.worktree,
@@ -98,7 +102,8 @@ def run_red_first(root: Path, options: RedFirstOptions, say: Say = lambda line: 
     say(f"red-first: {change.base_label} ({change.base[:10]}) -> {_short(change.head)}; fix reverted in "
         f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}")
     traced = tuple(c.path for c in change.reverted if c.path.endswith(".py") and c.path in change.head_tree)
-    with Engine(root, project_files(root), 2, trees=[change.head_tree, change.reverted_tree]) as engine:
+    with Engine(root, project_files(root), 2, trees=[change.head_tree, change.reverted_tree],
+                launch=launch) as engine:
         head_worker, reverted_worker = engine.workers
         say(f"HEAD: running {', '.join(settings.tests)} with the fix")
         head = _run_tree(engine, head_worker, _scenario(engine, "head", settings.tests, settings,

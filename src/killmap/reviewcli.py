@@ -62,17 +62,18 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
         raise GateError("--jobs must be at least 1", field="--jobs")
     if getattr(args, "timeout", None) is not None and not 0 < args.timeout <= 86400:
         raise GateError("--timeout must be above 0 and at most 86400 seconds", field="--timeout")
-    if args.command == "red-first":
-        return _red_first(root, args)
     from killmap.launch import Launch
     # Their workers start now, while the command reads and builds (launch.py says why).
+    if args.command == "red-first":
+        with Launch(2) as launch:   # one sandbox for HEAD, one for the fix reverted
+            return _red_first(root, args, launch)
     with Launch(args.jobs) as launch:
         if args.command == "try":
             return _try(root, args, launch)
         return _prove(root, args, launch)
 
 
-def _red_first(root: Path, args: argparse.Namespace) -> int:
+def _red_first(root: Path, args: argparse.Namespace, launch) -> int:
     from killmap.redfirst import RedFirstOptions, run_red_first
     from killmap.redfirst_report import check_report_dir, to_document, to_markdown, write_reports
     folder = args.report_dir or root / "reports"
@@ -81,7 +82,7 @@ def _red_first(root: Path, args: argparse.Namespace) -> int:
     options = RedFirstOptions(base=args.base, worktree=args.worktree, revert=tuple(args.revert),
                               all_tests=args.all_tests, expect=tuple(args.expect),
                               catalogs=tuple(args.catalogs), timeout=args.timeout, cwd=Path.cwd())
-    result = run_red_first(root, options, lambda line: print(line, flush=True))
+    result = run_red_first(root, options, lambda line: print(line, flush=True), launch)
     document = to_document(result, root)
     paths = write_reports(document, folder)
     print()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gatekit import copy_fixture, process_ended
+from reviewkit import change_repo
 from killmap import launch as launch_module
 from killmap import pool as pool_module
 from killmap.cli import main
@@ -83,6 +84,7 @@ def _live_children(pid: int) -> list[int]:
 
 COMMANDS = {
     "check": ("basic", ["check"]),
+    "red-first": ("rf-fold", ["red-first"]),
     "run": ("basic", ["run", "--no-cache", "--jobs", "2"]),
     "try": ("basic", ["try", "src/basicpkg/core.py::classify", "--op", "replace", "--old", 'return "even"',
                       "--new", 'return "EVEN"', "--jobs", "2"]),
@@ -96,7 +98,7 @@ def test_a_command_that_runs_pytest_starts_its_workers_once_and_hands_them_to_it
     # Were the launch not handed down, the engine would start workers of its own: two
     # starts, and the launched ones idle for the whole command.
     fixture, arguments = COMMANDS[command]
-    project = copy_fixture(fixture, tmp_path)
+    project = change_repo(fixture, tmp_path) if command == "red-first" else copy_fixture(fixture, tmp_path)
     starts = []
     real = launch_module.start_workers
 
@@ -108,6 +110,6 @@ def test_a_command_that_runs_pytest_starts_its_workers_once_and_hands_them_to_it
     monkeypatch.setattr(pool_module, "start_workers", counted)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(project)
-    extra = ["--report-dir", str(tmp_path / "reports")] if command == "run" else []
+    extra = ["--report-dir", str(tmp_path / "reports")] if command in ("run", "red-first") else []
     assert main(arguments + extra) in (0, 1)
     assert starts == [1 if command == "check" else 2]
