@@ -104,6 +104,8 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
     known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, cache) for m in mutations}
     pending = [m for m in mutations if not cached_already(m, known[m.name])]
+    if not pending and launch is not None:
+        launch.dismiss()   # every verdict is cached: no worker will be needed
     progress("planned", len(mutations))
     announce = _Announcer(mutations, progress)
 

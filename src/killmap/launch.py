@@ -53,6 +53,19 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
 
 def stop_workers(processes: list[WorkerProcess]) -> None:
     """Close their pipes, stop each by its process group, and wait for them to end."""
+    signal_workers(processes)
+    for process in processes:
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def signal_workers(processes: list[WorkerProcess]) -> None:
+    """Close their pipes and send each process group SIGTERM, without waiting."""
     # A sibling whose ready line was never read has no known pid: the first worker, its
     # parent, kills it as it ends (worker._terminate).
     for process in processes:
@@ -64,14 +77,6 @@ def stop_workers(processes: list[WorkerProcess]) -> None:
         if process.poll() is None and process.pid is not None:
             try:
                 os.killpg(process.pid, signal.SIGTERM)
-            except OSError:
-                pass
-    for process in processes:
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
             except OSError:
                 pass
 
@@ -99,6 +104,7 @@ class Launch:
         self.count = max(1, count)
         self.folder = Path(tempfile.mkdtemp(prefix="killmap-start-"))
         self.processes: list[WorkerProcess] | None = None
+        self.dismissed = False
         try:
             self.processes = start_workers(self.count, self.folder)
         except BaseException:
@@ -108,13 +114,20 @@ class Launch:
     def adopt(self, count: int) -> list[WorkerProcess] | None:
         """The first `count` workers, once; None when there are not that many to hand over
         (the caller starts its own)."""
-        if self.processes is None or count > len(self.processes):
+        if self.processes is None or self.dismissed or count > len(self.processes):
             return None
         adopted, spare = self.processes[:count], self.processes[count:]
         self.processes = None
         for sibling in spare:
             _close_pipes(sibling)   # a spare is a sibling: its parent, an adopted worker, reaps it
         return adopted
+
+    def dismiss(self) -> None:
+        """Nothing will be adopted: stop the workers now, so they take no more of the
+        machine while the command finishes, and wait for them only at `close`."""
+        if self.processes is not None:
+            self.dismissed = True
+            signal_workers(self.processes)
 
     def close(self) -> None:
         if self.processes is not None:

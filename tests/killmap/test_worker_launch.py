@@ -15,6 +15,7 @@ from killmap import launch as launch_module
 from killmap import pool as pool_module
 from killmap.cli import main
 from killmap.engine import Engine
+from killmap.lab import LabOptions, run_lab
 from killmap.launch import Launch
 from killmap.pool import Worker
 from killmap.project import project_files
@@ -56,6 +57,26 @@ def test_a_launch_nobody_adopts_is_stopped_with_its_start_folder(tmp_path):
         assert folder.is_dir() and not any(folder.iterdir())
     assert all(process_ended(pid) for pid in pids), "a launched worker outlived its launch"
     assert not folder.exists()
+
+
+def test_a_dismissed_launch_stops_its_workers_at_once_and_hands_none_over(tmp_path):
+    with Launch(2) as launch:
+        pids = _pids(launch.processes, tmp_path)
+        launch.dismiss()
+        # Stopped while the command goes on, not only as it ends.
+        assert all(process_ended(pid) for pid in pids), "a dismissed worker is still running"
+        assert launch.adopt(1) is None
+
+
+def test_a_run_whose_every_verdict_is_cached_dismisses_its_launch(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    options = LabOptions(jobs=2, cache_dir=tmp_path / "cache")
+    first = run_lab(project, options)
+    assert first.verdicts and not any(v.cached for v in first.verdicts)
+    with Launch(2) as launch:
+        again = run_lab(project, options, launch=launch)
+        assert all(v.cached for v in again.verdicts)
+        assert launch.dismissed
 
 
 @linux_only
