@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from killmap.sandbox import OWNER_FILE, owner, remove_abandoned
 from killmap.siblings import open_pipes
 
 WorkerProcess = Any   # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives
@@ -96,13 +97,18 @@ class Launch:
 
     `count`: the most workers the command may want. The engine adopts as many as it has
     sandboxes (`adopt`); siblings beyond that are let go at once, and whatever was not
-    adopted is stopped when the launch closes. The workers start in an empty folder of their
-    own, so nothing there can shadow pytest or killmap on the path `python -m` gives them.
+    adopted is stopped when the launch closes. The workers start in a folder of their own
+    that holds only its owner's name, so nothing there can shadow pytest or killmap on the
+    path `python -m` gives them.
     """
 
     def __init__(self, count: int):
         self.count = max(1, count)
         self.folder = Path(tempfile.mkdtemp(prefix="killmap-start-"))
+        # Named by its gate, as a scratch folder is: a gate killed outright leaves it, and the
+        # next one removes it (sandbox.remove_abandoned).
+        (self.folder / OWNER_FILE).write_text(owner(), encoding="utf-8")
+        remove_abandoned(self.folder.parent, keep=self.folder)
         self.processes: list[WorkerProcess] | None = None
         self.dismissed = False
         try:

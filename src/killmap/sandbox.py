@@ -22,7 +22,7 @@ from pathlib import Path
 OWNER_FILE = "killmap-owner"
 
 
-def _owner() -> str:
+def owner() -> str:
     return f"{os.getpid()}@{socket.gethostname()}"
 
 
@@ -70,7 +70,7 @@ class Scratch:
 
     def __init__(self, parent: str | None = None) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="killmap-", dir=parent))
-        (self.path / OWNER_FILE).write_text(_owner(), encoding="utf-8")
+        (self.path / OWNER_FILE).write_text(owner(), encoding="utf-8")
         remove_abandoned(self.path.parent, keep=self.path)
         # Numbers for run folders and basetemps, asked for by every pool thread at once:
         # next() on a count is one atomic step, where `+= 1` and a later read were not.

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from killmap.pool import Worker
 from killmap.project import project_files
 from killmap.reaper import is_zombie
 from killmap.runner import Scenario
+from killmap.sandbox import OWNER_FILE
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -54,9 +58,25 @@ def test_a_launch_nobody_adopts_is_stopped_with_its_start_folder(tmp_path):
         if sys.platform.startswith("linux"):
             # An empty folder of its own: nothing there can shadow pytest on the worker's path.
             assert os.readlink(f"/proc/{pids[0]}/cwd") == str(folder)
-        assert folder.is_dir() and not any(folder.iterdir())
+        assert [p.name for p in folder.iterdir()] == [OWNER_FILE]
     assert all(process_ended(pid) for pid in pids), "a launched worker outlived its launch"
     assert not folder.exists()
+
+
+def test_the_start_folder_of_a_gate_killed_outright_is_removed_by_the_next_launch(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()   # a pid whose process has ended
+    abandoned = tmp_path / "killmap-start-abandoned"
+    abandoned.mkdir()
+    (abandoned / OWNER_FILE).write_text(f"{gone.pid}@{socket.gethostname()}", encoding="utf-8")
+    alive = tmp_path / "killmap-start-alive"
+    alive.mkdir()
+    (alive / OWNER_FILE).write_text(f"{os.getpid()}@{socket.gethostname()}", encoding="utf-8")
+    with Launch(1) as launch:
+        assert launch.folder.parent == tmp_path
+        assert not abandoned.exists()
+        assert alive.exists()   # its gate is still running
 
 
 def test_a_dismissed_launch_stops_its_workers_at_once_and_hands_none_over(tmp_path):
