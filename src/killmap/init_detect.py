@@ -63,7 +63,8 @@ def detect(root: Path, package: str | None = None) -> Plan:
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
     order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
-    test_trees = _parsed_trees(_test_files(root, tests, conftests=True))
+    test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True))   # read once, used twice
+    test_trees = [tree for _, tree in test_modules]
     for chosen in order:
         aimed = _target(root, candidates[chosen], test_trees)
         if aimed is not None:
@@ -74,7 +75,7 @@ def detect(root: Path, package: str | None = None) -> Plan:
                         f"{', '.join(map(repr, order))} to aim a mutation at"
                         + (f" (the others: {', '.join(others)})" if others else ""), field="--package")
     module, function, source, node = aimed
-    kills, kills_reason = _guess_kills(root, tests, function.split(".")[-1])
+    kills, kills_reason = _guess_kills(test_modules, tests, function.split(".")[-1])
     return Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason,
                 source, node)
 
@@ -160,7 +161,7 @@ def _test_paths(root: Path) -> tuple[list[str], str]:
     return ["."], "no testpaths and no tests/ folder: the whole project"
 
 
-def _test_files(root: Path, tests: list[str], *, conftests: bool = False) -> list[Path]:
+def _test_files(root: Path, tests: list[str], *, conftests: bool) -> list[Path]:
     """The test modules under the test paths (and their conftests, if asked), in order."""
     found = []
     for folder in tests:
@@ -177,11 +178,12 @@ def _test_files(root: Path, tests: list[str], *, conftests: bool = False) -> lis
     return found
 
 
-def _parsed_trees(files: list[Path]) -> list[ast.Module]:
+def _parsed_trees(root: Path, files: list[Path]) -> list[tuple[str, ast.Module]]:
+    """(relative path, tree) of each file that parses, in order."""
     trees = []
     for path in files:
         try:
-            trees.append(ast.parse(path.read_text(encoding="utf-8")))
+            trees.append((path.relative_to(root).as_posix(), ast.parse(path.read_text(encoding="utf-8"))))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue
     return trees
@@ -256,16 +258,14 @@ def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _guess_kills(root: Path, tests: list[str], name: str) -> tuple[str, str]:
+def _guess_kills(test_modules: list[tuple[str, ast.Module]], tests: list[str], name: str) -> tuple[str, str]:
     """The first test that names the function; else the first test at all. A guess either way:
-    the first `killmap run` says what really turns red."""
+    the first `killmap run` says what really turns red. `test_modules`: the parsed test files
+    (conftests hold no tests)."""
     first = None
-    for path in _test_files(root, tests):
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, SyntaxError):
+    for rel, tree in test_modules:
+        if rel.rsplit("/", 1)[-1] == "conftest.py":
             continue
-        rel = path.relative_to(root).as_posix()
         for test_id, node in _tests_in(rel, tree):
             first = first or test_id
             if any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
