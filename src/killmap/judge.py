@@ -333,8 +333,6 @@ def _disagreements(first: RunOutcome, again: RunOutcome) -> list[str]:
     return sorted(flipped)
 
 
-
-
 def judge_control(mutation: Mutation, verdict: Verdict, control: Verdict | None) -> Verdict:
     """An invariant holds only when its positive control held in the same run."""
     if verdict.verdict != HELD or not mutation.invariant:

@@ -116,7 +116,11 @@ class RunOutcome:
 def refused_arguments(outcome: "RunOutcome") -> str | None:
     """pytest's own words when it stopped before collecting (exit code 4, USAGE_ERROR): an
     addopts naming a plugin that is not installed, a conftest.py that does not import. It
-    collects nothing then, and "no tests collected" would send the user looking elsewhere."""
+    collects nothing then, and "no tests collected" would send the user looking elsewhere.
+    A conftest that does not import is named from the recorder's own event, not pytest's text."""
+    if outcome.conftest_error is not None:
+        where, message = outcome.conftest_error
+        return f"{where or 'a conftest'} does not import: {error_line(message)}"
     if outcome.exit_code != 4:
         return None
     said = [line.strip() for line in outcome.log_tail.splitlines() if "error:" in line.lower()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gatekit import copy_fixture, gate_env, run_gate, tree_digest
 
 
@@ -126,6 +128,22 @@ def test_a_test_file_that_does_not_collect_stops_the_baseline(tmp_path):
     (project / "tests" / "test_broken.py").write_text("def test_x(:\n    pass\n")
     line = _one_line_error(run_gate(project, "run", "--no-cache"))
     assert "collection failed" in line and "test_broken.py" in line
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_conftest_that_does_not_import_is_named_with_its_error(command, tmp_path):
+    # pytest stops with a usage error before it collects: the line names the conftest and
+    # the exception from the recorder's own event, not from pytest's text.
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "conftest.py").write_text("import nosuchmodule_xyz  # noqa: F401\n")
+    before = tree_digest(project)
+    run = run_gate(project, command, *(["--no-cache"] if command == "run" else []))
+    assert run.code == 2, run.stderr
+    said = [line for line in run.stderr.splitlines() if "conftest" in line]
+    assert said and "tests/conftest.py does not import: ModuleNotFoundError: No module named 'nosuchmodule_xyz'" \
+        in said[0], run.stderr
+    assert "Traceback" not in run.stderr
+    assert tree_digest(project) == before
 
 
 def test_a_warning_made_an_error_while_collecting_is_named_not_its_last_line(tmp_path):
