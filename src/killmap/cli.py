@@ -12,8 +12,12 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from killmap.errors import GateError
+
+if TYPE_CHECKING:   # imported where it starts the workers, not before
+    from killmap.launch import Launch
 
 EXIT_HELD, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -164,7 +168,7 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         return _run_launched(root, args, launch)
 
 
-def _run_launched(root: Path, args: argparse.Namespace, launch) -> int:
+def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.console import LiveProgress, make_console, render
     from killmap.lab import LabOptions, run_lab
     from killmap.report import check_report_dir, to_json, write_reports

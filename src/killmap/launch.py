@@ -103,7 +103,6 @@ class Launch:
     """
 
     def __init__(self, count: int):
-        self.count = max(1, count)
         self.folder = Path(tempfile.mkdtemp(prefix="killmap-start-"))
         # Named by its gate, as a scratch folder is: a gate killed outright leaves it, and the
         # next one removes it (sandbox.remove_abandoned).
@@ -112,7 +111,7 @@ class Launch:
         self.processes: list[WorkerProcess] | None = None
         self.dismissed = False
         try:
-            self.processes = start_workers(self.count, self.folder)
+            self.processes = start_workers(max(1, count), self.folder)
         except BaseException:
             self.close()
             raise

@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from killmap.errors import GateError
+
+if TYPE_CHECKING:   # imported where it starts the workers, not before
+    from killmap.launch import Launch
 
 COMMANDS = ("red-first", "try", "prove")
 
@@ -73,7 +77,7 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
         return _prove(root, args, launch)
 
 
-def _red_first(root: Path, args: argparse.Namespace, launch) -> int:
+def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.redfirst import RedFirstOptions, run_red_first
     from killmap.redfirst_report import check_report_dir, to_document, to_markdown, write_reports
     folder = args.report_dir or root / "reports"
@@ -92,7 +96,7 @@ def _red_first(root: Path, args: argparse.Namespace, launch) -> int:
     return document["exit_code"]
 
 
-def _try(root: Path, args: argparse.Namespace, launch) -> int:
+def _try(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.catalog import OP_FIELDS
     from killmap.trying import TryOptions, run_try
     fields = {name: getattr(args, name) for name in OP_FIELDS if getattr(args, name) is not None}
@@ -102,7 +106,7 @@ def _try(root: Path, args: argparse.Namespace, launch) -> int:
     return run_try(root, options, lambda line: print(line, flush=True), launch)
 
 
-def _prove(root: Path, args: argparse.Namespace, launch) -> int:
+def _prove(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.baseline import baseline_summary
     from killmap.prove import ProveOptions, render, run_prove
 
