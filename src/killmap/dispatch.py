@@ -60,6 +60,7 @@ class Dispatch:
         self._error: BaseException | None = None
         self._results: dict[str, Any] = {}
         self.baseline: Baseline | None = None
+        self._announced = False
         self._thread = threading.Thread(target=self._serve, name="killmap-dispatch", daemon=True)
         self._thread.start()
 
@@ -97,10 +98,6 @@ class Dispatch:
             baseline = self._baseline_source()
             with self._lock:
                 self.baseline = baseline
-            # Said once it is in, as the gate always said it: a catalog error found while
-            # the mutants are built is then the only thing a user sees.
-            self._progress("baseline", self.settings)
-            self._progress("baseline-done", baseline)
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)
             return
@@ -110,6 +107,18 @@ class Dispatch:
             thread.start()
         for thread in threads:
             thread.join()
+
+    def _announce_baseline(self) -> None:
+        """Say the baseline is in (under the lock), once: when the first mutant is about to
+        run on it, or when the last has been offered. Not as soon as it is in: a catalog error
+        found while the gate still builds is then the only thing a user sees, however fast the
+        baseline was (the workers start first, so it is often in before the first mutant is
+        built). The gate cancels the dispatch before it says its error."""
+        if self._announced:
+            return
+        self._announced = True
+        self._progress("baseline", self.settings)
+        self._progress("baseline-done", self.baseline)
 
     def _fail(self, exc: BaseException) -> None:
         with self._lock:
@@ -123,7 +132,11 @@ class Dispatch:
         with self._lock:
             while not (self._offered or self._closed or self._cancelled or self._error):
                 self._lock.wait()
-            if self._cancelled or self._error is not None or not self._offered:
+            if self._cancelled or self._error is not None:
+                return None
+            # Said on this thread, where a failure is the dispatch's error (`_fail`).
+            self._announce_baseline()
+            if not self._offered:
                 return None
             for mutation, mutant in self._offered:   # in catalog order: the first bad id is named
                 if mutation.name not in self._selections:

@@ -6,6 +6,7 @@ check the last mutant (dispatch.py). What runs, and how it is judged, must not c
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -83,3 +84,35 @@ def test_a_head_start_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_u
     run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"TMPDIR": str(scratch)}))
     assert run.verdicts() == {"one-mutated": "broken"}, run.stdout + run.stderr
     assert not list(scratch.glob("killmap-*")), "the head start's scratch folder was left behind"
+
+
+def _dispatch_with_a_baseline_at_once(events: list[str]):
+    from killmap.dispatch import Dispatch
+    baseline = object()   # stands for the Baseline: nothing is offered, so nothing reads it
+    dispatch = Dispatch(None, lambda: baseline, [object(), object()], lambda *a: None,
+                        lambda kind, data: events.append(kind), lambda *a: None)
+    deadline = time.monotonic() + 30
+    while dispatch.baseline is not baseline and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert dispatch.baseline is baseline
+    time.sleep(0.1)   # the workers' threads are waiting for a mutant by now
+    return dispatch
+
+
+def test_a_baseline_in_before_any_mutant_is_built_is_not_announced_if_the_gate_then_cancels():
+    # The workers start first, so on a small project the baseline is often in before the
+    # first mutant is built; a catalog error found then must be all the user sees.
+    events: list[str] = []
+    dispatch = _dispatch_with_a_baseline_at_once(events)
+    assert events == []
+    dispatch.cancel()
+    dispatch.join()
+    assert events == []
+
+
+def test_a_baseline_is_announced_once_the_last_mutant_is_offered():
+    events: list[str] = []
+    dispatch = _dispatch_with_a_baseline_at_once(events)
+    dispatch.close()
+    dispatch.join()
+    assert events == ["baseline", "baseline-done"]
