@@ -16,7 +16,7 @@ import realworld_bench
 
 
 def _matches(entry: str, node_id: str) -> bool:
-    from killmap.testids import matches
+    from killmap.catalog.testids import matches
     return matches(entry, node_id)
 
 

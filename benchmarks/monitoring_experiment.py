@@ -44,10 +44,10 @@ def _targets() -> list[str]:
 def pytest_configure(config):
     mode = os.environ.get(MODE_ENV)
     if mode == "ctrace":
-        from killmap.tracing import per_test_coverage
+        from killmap.engine.tracing import per_test_coverage
         recorder = per_test_coverage(_targets())
     elif mode == "monitor":
-        from killmap.monitor import line_monitor
+        from killmap.engine.monitor import line_monitor
         recorder = line_monitor(_targets())
     else:
         return
@@ -71,8 +71,8 @@ def pytest_unconfigure(config):
     if recorder is None or not out:
         return
     recorder.stop()
-    from killmap.monitor import LineMonitor
-    from killmap.tracing import coverage_contexts
+    from killmap.engine.monitor import LineMonitor
+    from killmap.engine.tracing import coverage_contexts
     found = recorder.contexts() if isinstance(recorder, LineMonitor) else coverage_contexts(recorder)
     Path(out).write_text(json.dumps({f"{path}::{context}": lines for path, by_context in found.items()
                                      for context, lines in by_context.items()}), encoding="utf-8")

@@ -113,7 +113,7 @@ def tapped(run_lab):
 
 class TapLab(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != "killmap.lab":
+        if name != "killmap.verdict.lab":
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
@@ -177,7 +177,7 @@ def _env(cache: Path) -> dict[str, str]:
 
 
 def _killmap_source() -> str:
-    from killmap.cache import _gate_source_digest
+    from killmap.verdict.cache import _gate_source_digest
     return _gate_source_digest()
 
 

@@ -28,10 +28,10 @@ HERE = Path(__file__).resolve().parent
 
 def _inner(root: Path) -> int:
     """In the corpus venv: both baselines, compared. Prints one JSON line."""
-    from killmap.baseline import run_baseline
-    from killmap.engine import Engine
-    from killmap.plan import LabOptions, load
-    from killmap.project import project_files
+    from killmap.verdict.baseline import run_baseline
+    from killmap.engine.core import Engine
+    from killmap.catalog.plan import LabOptions, load
+    from killmap.catalog.project import project_files
 
     _, mutations = load(root, LabOptions())
     files = project_files(root)

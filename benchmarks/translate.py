@@ -59,8 +59,8 @@ def mutgate_pair(original: str, mutated: str) -> tuple[str, str]:
 
 def translate(root: Path, catalogs: list[Path]) -> list[dict]:
     """One dict per [gate] settings group: tests, paths, pytest_args, mutations, skipped."""
-    from killmap.lab import LabOptions, load
-    from killmap.mutants import build_mutant
+    from killmap.verdict.lab import LabOptions, load
+    from killmap.mutate.mutants import build_mutant
 
     _, mutations = load(root, LabOptions(catalogs=tuple(catalogs)))
     groups: dict = {}

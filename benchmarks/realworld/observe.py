@@ -65,8 +65,8 @@ def mutant_diff(root: Path, entry: dict) -> str:
     The Mutation is built directly rather than through the catalog loader, so that an entry
     an older killmap refuses to load (issue 8 items 3 and 4) can still be observed.
     """
-    from killmap.catalog import OPERATORS, Mutation, Target
-    from killmap.mutants import build_mutant
+    from killmap.catalog.reader import OPERATORS, Mutation, Target
+    from killmap.mutate.mutants import build_mutant
 
     required, optional = OPERATORS[entry["op"]]
     params = tuple((key, entry[key]) for key in sorted(required | optional) if key in entry)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from killmap.errors import GateError
 
 if TYPE_CHECKING:   # imported where it starts the workers, not before
-    from killmap.launch import Launch
+    from killmap.engine.launch import Launch
 
 EXIT_HELD, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -65,14 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
     init.add_argument("--package", default=None, help="the package to aim at (default: detected)")
-    from killmap import reviewcli
+    from killmap.commands import reviewcli
     reviewcli.add_commands(sub)  # red-first, try, prove
     for name, help_text in (("list", "list the mutations"), ("show", "show a mutant as a diff"),
                             ("pin", "pin mutations to the current text of their targets")):
         cmd = sub.add_parser(name, help=help_text)
         cmd.add_argument("names", nargs="*" if name != "show" else 1, metavar="NAME")
         cmd.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
-    from killmap.sweep_cli import add_parser as add_sweep
+    from killmap.commands.sweep_cli import add_parser as add_sweep
     add_sweep(sub)
     return parser
 
@@ -132,15 +132,15 @@ def entry() -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from killmap.project import find_root
+    from killmap.catalog.project import find_root
     root = find_root(Path.cwd())
     if args.command == "check":
-        from killmap.check import main as check_main
+        from killmap.commands.check import main as check_main
         return check_main(root, tuple(args.catalogs))
     if args.command == "init":
-        from killmap.init import main as init_main
+        from killmap.commands.init import main as init_main
         return init_main(root, args.package)
-    from killmap import reviewcli
+    from killmap.commands import reviewcli
     if args.command in reviewcli.COMMANDS:
         return reviewcli.dispatch(root, args)
     if args.command == "run":
@@ -152,7 +152,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "show":
         return _show(root, args)
     if args.command == "sweep":
-        from killmap.sweep_cli import main as sweep
+        from killmap.commands.sweep_cli import main as sweep
         return sweep(root, args, _report_dir(root, args.report_dir))
     return _pin(root, args)
 
@@ -162,16 +162,16 @@ def _run(root: Path, args: argparse.Namespace) -> int:
         raise GateError("--jobs must be at least 1", field="--jobs")
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
-    from killmap.launch import Launch
+    from killmap.engine.launch import Launch
     # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
     with Launch(args.jobs) as launch:   # no run has more sandboxes than jobs (lab._sandboxes)
         return _run_launched(root, args, launch)
 
 
 def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
-    from killmap.console import LiveProgress, make_console, render
-    from killmap.lab import LabOptions, run_lab
-    from killmap.report import check_report_dir, to_json, write_reports
+    from killmap.report.console import LiveProgress, make_console, render
+    from killmap.verdict.lab import LabOptions, run_lab
+    from killmap.report.document import check_report_dir, to_json, write_reports
 
     report_dir = _report_dir(root, args.report_dir)
     check_report_dir(report_dir)
@@ -181,7 +181,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
                          swap=not args.no_swap, tracer=args.reach_tracer)
     console = make_console()
     if args.changed is not None:
-        from killmap.changed import changed_mutations
+        from killmap.commands.changed import changed_mutations
         names = changed_mutations(root, options, args.changed or None)
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
         if not names:
@@ -200,7 +200,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
 
 
 def _publish(document, root: Path, paths, mode: str) -> None:
-    from killmap.annotations import publish
+    from killmap.report.annotations import publish
     sys.stdout.flush()
     publish(document, paths["markdown"], mode)
 
@@ -222,8 +222,8 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 
 
 def _merge(root: Path, args: argparse.Namespace) -> int:
-    from killmap.plan import load
-    from killmap.report import check_report_dir, merge, write_reports
+    from killmap.catalog.plan import load
+    from killmap.report.document import check_report_dir, merge, write_reports
     report_dir = _report_dir(root, args.report_dir)
     check_report_dir(report_dir)
     _, mutations = load(root, _catalog_options(args))
@@ -237,12 +237,12 @@ def _merge(root: Path, args: argparse.Namespace) -> int:
 
 
 def _catalog_options(args: argparse.Namespace):
-    from killmap.plan import LabOptions
+    from killmap.catalog.plan import LabOptions
     return LabOptions(catalogs=tuple(args.catalogs))
 
 
 def _list(root: Path, args: argparse.Namespace) -> int:
-    from killmap.plan import load
+    from killmap.catalog.plan import load
     _, mutations = load(root, _catalog_options(args))
     for m in mutations:
         if args.names and m.name not in args.names:
@@ -253,8 +253,8 @@ def _list(root: Path, args: argparse.Namespace) -> int:
 
 
 def _show(root: Path, args: argparse.Namespace) -> int:
-    from killmap.prepare import mutant_to_show
-    from killmap.plan import load
+    from killmap.verdict.prepare import mutant_to_show
+    from killmap.catalog.plan import load
     _, mutations = load(root, _catalog_options(args))
     wanted = args.names[0]
     found = [m for m in mutations if m.name == wanted]
@@ -269,9 +269,9 @@ def _show(root: Path, args: argparse.Namespace) -> int:
 
 
 def _pin(root: Path, args: argparse.Namespace) -> int:
-    from killmap.plan import load
-    from killmap.mutants import build_mutant
-    from killmap.pins import pins_for, rewrite_pins
+    from killmap.catalog.plan import load
+    from killmap.mutate.mutants import build_mutant
+    from killmap.mutate.pins import pins_for, rewrite_pins
     catalogs, mutations = load(root, _catalog_options(args))
     known = {m.name for m in mutations}
     for name in args.names:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from killmap.catalog import Catalog, Mutation, load_catalog
-from killmap.mutants import Mutant, build_mutant
+from killmap.catalog.reader import Catalog, Mutation, load_catalog
+from killmap.mutate.mutants import Mutant, build_mutant
 
 
 class KmProject:

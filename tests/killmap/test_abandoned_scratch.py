@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from killmap.sandbox import OWNER_FILE, Scratch
+from killmap.engine.sandbox import OWNER_FILE, Scratch
 
 
 def _dead_pid() -> int:

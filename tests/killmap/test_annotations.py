@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gatekit import copy_fixture, gate_env, run_gate
 
-from killmap.annotations import (MAX_ANNOTATIONS, SUMMARY_LIMIT, annotation, escape_data,
+from killmap.report.annotations import (MAX_ANNOTATIONS, SUMMARY_LIMIT, annotation, escape_data,
                                  escape_property, publish, summary_text)
 
 FIXTURE_REPORT = Path(__file__).resolve().parent.parent / "fixtures" / "reports" / "verdicts.json"

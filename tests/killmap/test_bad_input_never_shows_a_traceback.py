@@ -110,7 +110,7 @@ def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "killmap.worker"], cwd=tmp_path, stdin=subprocess.DEVNULL,
+        done = subprocess.run([sys.executable, "-m", "killmap.engine.worker"], cwd=tmp_path, stdin=subprocess.DEVNULL,
                               stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
     finally:
         os.close(write_end)
@@ -122,7 +122,7 @@ def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
 # interrupted at the one moment that matters: while its workers are starting.
 SLOW_START = """\
 import os, sys, time
-if "killmap.worker" in getattr(sys, "orig_argv", ()):
+if "killmap.engine.worker" in getattr(sys, "orig_argv", ()):
     with open(os.environ["KM_STARTING"], "a") as marker:
         marker.write(f"{os.getpid()}\\n")
     time.sleep(float(os.environ["KM_START_DELAY"]))

@@ -18,12 +18,12 @@ import sys
 import pytest
 from gatekit import copy_fixture
 
-import killmap.baseline as baseline_module
-from killmap.baseline import untraced_durations
-from killmap.lab import run_lab
-from killmap.outcome import RunOutcome, TestResult
-from killmap.plan import LabOptions
-from killmap.plugin import Recorder
+import killmap.verdict.baseline as baseline_module
+from killmap.verdict.baseline import untraced_durations
+from killmap.verdict.lab import run_lab
+from killmap.engine.outcome import RunOutcome, TestResult
+from killmap.catalog.plan import LabOptions
+from killmap.engine.plugin import Recorder
 
 UNRELATED = {f"tests/test_unrelated.py::test_unrelated_{i}" for i in range(1, 21)}
 SHARED = {"tests/test_shared.py::test_shared_direct", "tests/test_shared.py::test_shared_through_a_caller"}
@@ -128,7 +128,7 @@ def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did
     # The baseline's first run records collection for all; any traced run that asks for it
     # (a kills test traced alone, say) on a worker whose session collected untraced must run
     # in a fresh session, which records its own: else the collection's lines would be lost.
-    import killmap.worker as worker
+    import killmap.engine.worker as worker
     requests_read, requests_write = os.pipe()
     responses_read, responses_write = os.pipe()
     os.close(responses_write)   # a session asked anyway answers at once: it has ended

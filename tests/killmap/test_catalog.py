@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from killmap.catalog import load_catalog, load_catalogs
-from killmap.testids import matches
+from killmap.catalog.reader import load_catalog, load_catalogs
+from killmap.catalog.testids import matches
 from killmap.errors import GateError
 
 CATALOG = "mutations/catalog.toml"
@@ -397,7 +397,7 @@ def test_confine_is_on_by_default_and_must_be_a_boolean(km_project):
 
 
 def test_a_project_inside_a_folder_its_enclosing_checkout_ignores_is_walked(tmp_path):
-    from killmap.project import project_files
+    from killmap.catalog.project import project_files
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".gitignore").write_text("inner/\n")
     inner = tmp_path / "inner"

@@ -12,12 +12,12 @@ import subprocess
 import sys
 import textwrap
 
-from killmap.cache import VerdictCache
+from killmap.verdict.cache import VerdictCache
 
 WRITER = textwrap.dedent("""\
     import sys
     from pathlib import Path
-    from killmap.cache import VerdictCache
+    from killmap.verdict.cache import VerdictCache
 
     root, folder, me = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     for i in range(int(sys.argv[4])):

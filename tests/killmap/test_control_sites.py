@@ -3,8 +3,8 @@ tests can see a change at the invariant's own site."""
 
 from __future__ import annotations
 
-from killmap.prepare import control_site_problems
-from killmap.mutants import build_mutant
+from killmap.verdict.prepare import control_site_problems
+from killmap.mutate.mutants import build_mutant
 
 MODULE = '''\
 from dataclasses import dataclass

@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 from gatekit import copy_fixture, run_gate, write_project
 
-import killmap.lab as lab
-from killmap.baseline import session_costs
-from killmap.outcome import RunOutcome, TestResult
-from killmap.plan import LabOptions
-from killmap.trial import FORK_START, MIN_TIMEOUT, TIMEOUT_FACTOR, _timeout
+import killmap.verdict.lab as lab
+from killmap.verdict.baseline import session_costs
+from killmap.engine.outcome import RunOutcome, TestResult
+from killmap.catalog.plan import LabOptions
+from killmap.verdict.trial import FORK_START, MIN_TIMEOUT, TIMEOUT_FACTOR, _timeout
 
 
 def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutcome:

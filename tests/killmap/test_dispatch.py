@@ -12,8 +12,8 @@ import pytest
 
 from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate
 
-import killmap.lab as lab
-from killmap.plan import LabOptions
+import killmap.verdict.lab as lab
+from killmap.catalog.plan import LabOptions
 
 
 def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, monkeypatch):
@@ -87,7 +87,7 @@ def test_a_head_start_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_u
 
 
 def _dispatch_with_a_baseline_at_once(events: list[str]):
-    from killmap.dispatch import Dispatch
+    from killmap.verdict.dispatch import Dispatch
     baseline = object()   # stands for the Baseline: nothing is offered, so nothing reads it
     dispatch = Dispatch(None, lambda: baseline, [object(), object()], lambda *a: None,
                         lambda kind, data: events.append(kind), lambda *a: None)

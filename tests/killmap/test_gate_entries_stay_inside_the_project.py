@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gatekit import copy_fixture, run_gate, tree_digest
-from killmap.catalog import load_catalog
+from killmap.catalog.reader import load_catalog
 from killmap.errors import GateError
 
 ENTRY = ('[[mutation]]\nname = "check-flipped"\ntarget = "src/pkg/mod.py::check"\nop = "replace"\n'

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from killmap.guard import TreeGuard
+from killmap.engine.guard import TreeGuard
 
 FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from gatekit import copy_fixture, gate_env, run_gate
 
-import killmap.lab as lab
-from killmap.plan import LabOptions
+import killmap.verdict.lab as lab
+from killmap.catalog.plan import LabOptions
 
 SLOW_TEST = '''
 

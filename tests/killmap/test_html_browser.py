@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from killmap.html_report import to_html
+from killmap.report.html_report import to_html
 
 FIXTURE_REPORT = Path(__file__).resolve().parent.parent / "fixtures" / "reports" / "verdicts.json"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from killmap.imports import parsed_imports, scanned_imports
+from killmap.verdict.imports import parsed_imports, scanned_imports
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ RELATIVE = {
 
 def test_relative_imports_read_by_the_scan_are_followed_to_the_target(tmp_path):
     from gatekit import write_project
-    from killmap.imports import unreachable_test_files
+    from killmap.verdict.imports import unreachable_test_files
     root = write_project(tmp_path / "rel", RELATIVE)
     found = unreachable_test_files(root, sorted(RELATIVE), ("tests",), ("src",), {"src/pkg/target.py"}, set())
     tests = {f for f in found.files if f.rsplit("/", 1)[-1].startswith("test_")}

@@ -19,9 +19,9 @@ import pytest
 from gatekit import copy_fixture, run_gate
 
 import killmap
-from killmap.catalog import OPERATORS
+from killmap.catalog.reader import OPERATORS
 from killmap.errors import GateError
-from killmap.init import detect, render
+from killmap.commands.init import detect, render
 
 if sys.version_info >= (3, 11):
     import tomllib

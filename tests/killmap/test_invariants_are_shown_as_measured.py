@@ -12,7 +12,7 @@ import re
 import pytest
 
 from gatekit import run_gate
-from killmap.report import contract_cell
+from killmap.report.document import contract_cell
 
 MOD = "src/pkg/mod.py"
 SOURCE = "def positive(n):\n    return n > 0\n"
@@ -89,7 +89,7 @@ def test_the_markdown_report_shows_invariants_as_measured(invariant_run):
 
 
 def test_a_held_invariant_is_explained_as_an_invariant_and_a_held_kill_as_a_kill(invariant_run):
-    from killmap.judge import EXPLANATIONS, INVARIANT_HELD
+    from killmap.verdict.judge import EXPLANATIONS, INVARIANT_HELD
     assert invariant_run.mutation("bound-mirrored")["explanation"] == INVARIANT_HELD
     assert invariant_run.mutation("bound-includes-zero")["explanation"] == EXPLANATIONS["held"]
 
@@ -114,7 +114,7 @@ def test_the_cell_says_what_was_measured(kwargs, shown):
 
 
 def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does():
-    from killmap.report import _red_vs_expected
+    from killmap.report.document import _red_vs_expected
     selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_q"]
     entry = {"selected_tests": 4, "selected": selected, "red": [{"id": t} for t in selected],
              "expected": ["t.py::test_p"], "invariant": False, "reached_by": selected, "verdict": "overreach"}

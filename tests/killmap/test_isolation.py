@@ -173,7 +173,7 @@ def test_the_worker_refuses_to_write_outside_its_sandbox(tmp_path):
     # The catalog already refuses such targets; this is the last line of defence.
     import pytest as _pytest
 
-    from killmap.worker import serve
+    from killmap.engine.worker import serve
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()
     with _pytest.raises(ValueError, match="outside the sandbox"):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import sys
 
-from killmap.catalog import load_catalog
-from killmap.judge import Evidence, judge_run
-from killmap.outcome import RunOutcome, TestResult
-from killmap.plugin import origin_proof
+from killmap.catalog.reader import load_catalog
+from killmap.verdict.judge import Evidence, judge_run
+from killmap.engine.outcome import RunOutcome, TestResult
+from killmap.engine.plugin import origin_proof
 
 KILL = "tests/test_mod.py::test_mod"
 
@@ -116,7 +116,7 @@ def test_an_unbound_name_the_mutant_rebinds_is_still_broken(km_project):
 
 
 def test_the_names_a_mutant_may_have_unbound_are_those_bound_on_its_changed_lines():
-    from killmap.reach import rebound_names
+    from killmap.verdict.reach import rebound_names
     original = "def f(other):\n    if other:\n        value = 1\n    return value\n"
     negated = original.replace("if other:", "if not other:")
     assert rebound_names(original, negated, (2,), (2,)) == frozenset()   # the guard, not the binding

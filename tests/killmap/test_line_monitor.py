@@ -122,8 +122,8 @@ LATE = textwrap.dedent('''
 def _monitor_beside_coverage(tmp_path, name):
     """A LineMonitor and coverage's C tracer, both started, then the target imported: the
     order of a collected session, whose collection is the "" context."""
-    from killmap.monitor import line_monitor
-    from killmap.tracing import per_test_coverage
+    from killmap.engine.monitor import line_monitor
+    from killmap.engine.tracing import per_test_coverage
 
     target = tmp_path / f"{name}.py"
     target.write_text(TARGET)
@@ -164,7 +164,7 @@ def _lines(found):
 
 
 def test_the_monitor_credits_every_test_with_the_lines_coverage_credits_it_with(tmp_path):
-    from killmap.tracing import coverage_contexts
+    from killmap.engine.tracing import coverage_contexts
     module, paused, monitor, cov = _monitor_beside_coverage(tmp_path, "km_target_a")
     import asyncio
     tests = [
@@ -218,7 +218,7 @@ def test_lines_run_while_the_monitor_is_stopped_are_not_credited_and_are_rearmed
 
 
 def test_tool_ids_the_tests_hold_are_left_to_them(tmp_path):
-    from killmap.monitor import free_tool_id, line_monitor
+    from killmap.engine.monitor import free_tool_id, line_monitor
     taken = []
     try:
         for tool in range(6):
@@ -237,8 +237,8 @@ def test_tool_ids_the_tests_hold_are_left_to_them(tmp_path):
 @pytest.mark.parametrize("fixture", ["basic", "realshape", "selection", "swapshape", "verdicts"])
 def test_the_gate_selects_the_same_tests_and_gives_the_same_verdicts_under_either_tracer(tmp_path, fixture,
                                                                                          monkeypatch):
-    import killmap.lab as lab
-    from killmap.plan import LabOptions
+    import killmap.verdict.lab as lab
+    from killmap.catalog.plan import LabOptions
     project = copy_fixture(fixture, tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     results = {tracer: lab.run_lab(project, LabOptions(jobs=2, use_cache=False, tracer=tracer))
@@ -266,9 +266,9 @@ def test_the_report_says_what_recorded_the_baseline_and_the_command_line_can_for
 def test_a_fresh_session_records_the_same_lines_with_the_monitor_as_with_coverage(tmp_path):
     # Red-first's traced run, and a baseline whose collected session is unavailable, run in
     # a fresh pytest session: the monitor records there too, from before collection.
-    from killmap.engine import Engine
-    from killmap.project import project_files
-    from killmap.runner import Scenario
+    from killmap.engine.core import Engine
+    from killmap.catalog.project import project_files
+    from killmap.engine.runner import Scenario
     project = copy_fixture("basic", tmp_path)
     files = project_files(project)
     outcomes = {}
@@ -286,9 +286,9 @@ def test_a_fresh_session_records_the_same_lines_with_the_monitor_as_with_coverag
 def test_a_session_the_monitor_collected_is_not_handed_a_run_that_asks_for_coverage(tmp_path):
     # One engine asks for one recorder; should two ever meet on a worker, the lines of a
     # collection recorded by the other must not be mixed in: the run falls back to a fresh session.
-    from killmap.engine import Engine
-    from killmap.project import project_files
-    from killmap.runner import Scenario
+    from killmap.engine.core import Engine
+    from killmap.catalog.project import project_files
+    from killmap.engine.runner import Scenario
     project = copy_fixture("basic", tmp_path)
     with Engine(project, project_files(project), 1) as engine:
         worker = engine.workers[0]
@@ -306,7 +306,7 @@ def test_a_session_the_monitor_collected_is_not_handed_a_run_that_asks_for_cover
 def test_the_monitor_leaves_hypothesis_its_tool_id_when_another_is_free():
     # Hypothesis takes id 3 to explain a failing example; held by the gate, it warned instead,
     # and under `filterwarnings = error` the warning became the failure (dateutil).
-    from killmap.monitor import free_tool_id
+    from killmap.engine.monitor import free_tool_id
     if any(sys.monitoring.get_tool(tool) is not None for tool in (3, 4)):
         pytest.skip("a tool of this interpreter holds id 3 or 4")
     assert free_tool_id() == 4
@@ -332,7 +332,7 @@ def test_a_mutants_tests_find_every_tool_id_free_as_under_plain_pytest(tmp_path)
 
 def test_a_closed_monitor_leaves_its_tool_id_as_if_never_used(tmp_path):
     # The next holder of the id must not inherit the LINE events armed on target code.
-    from killmap.monitor import line_monitor
+    from killmap.engine.monitor import line_monitor
     target = tmp_path / "closing_target.py"
     target.write_text("def f(x):\n    y = x + 1\n    return y\n")
     namespace: dict = {}

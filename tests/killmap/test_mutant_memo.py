@@ -7,8 +7,8 @@ import sys
 
 from gatekit import copy_fixture, gate_env, run_gate
 
-from killmap.cache import VerdictCache
-from killmap.prepare import MutantBuilder, build_and_remember
+from killmap.verdict.cache import VerdictCache
+from killmap.verdict.prepare import MutantBuilder, build_and_remember
 
 
 def test_a_remembered_mutant_is_rebuilt_when_its_target_text_changes(km_project, tmp_path):

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from killmap.errors import GateError
-from killmap.mutants import build_mutant
+from killmap.mutate.mutants import build_mutant
 
 MOD = "src/pkg/mod.py"
 
@@ -755,7 +755,7 @@ def _whole_file_diff(original: str, mutated: str) -> tuple[tuple[int, ...], tupl
     ("one\n", "two\n"),
 ])
 def test_changed_lines_are_those_a_whole_file_diff_finds(original, mutated):
-    from killmap.mutants import _changed_lines
+    from killmap.mutate.mutants import _changed_lines
     assert _changed_lines(original, mutated) == _whole_file_diff(original, mutated)
 
 

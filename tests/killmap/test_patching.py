@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from killmap.patching import Hunk, PatchError, parse_patch, reverse_apply, split_lines
+from killmap.mutate.patching import Hunk, PatchError, parse_patch, reverse_apply, split_lines
 
 PATH = "src/pkg/mod.py"
 

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from killmap.catalog import load_catalog, tomllib  # tomli on Python 3.10
+from killmap.catalog.reader import load_catalog, tomllib  # tomli on Python 3.10
 from killmap.errors import GateError
-from killmap.mutants import build_mutant, sha256_text
-from killmap.pins import check_pins, pins_for, rewrite_pins
-from killmap.syntax import syntax_pin
+from killmap.mutate.mutants import build_mutant, sha256_text
+from killmap.mutate.pins import check_pins, pins_for, rewrite_pins
+from killmap.mutate.syntax import syntax_pin
 
 MOD = "src/pkg/mod.py"
 CATALOG = "mutations/catalog.toml"

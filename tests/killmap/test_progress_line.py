@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from killmap import judge
-from killmap.judge import Verdict
-from killmap.lab import _Announcer
+from killmap.verdict import judge
+from killmap.verdict.judge import Verdict
+from killmap.verdict.lab import _Announcer
 
 CATALOG = '''\
 [[mutation]]

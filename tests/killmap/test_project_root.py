@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from killmap.errors import GateError
-from killmap.project import find_root
+from killmap.catalog.project import find_root
 
 
 @pytest.mark.parametrize("marker", ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini"])
@@ -24,7 +24,7 @@ def test_the_nearest_marked_folder_is_the_project(tmp_path):
 
 
 def test_no_marked_folder_is_one_line_naming_what_was_looked_for(tmp_path, monkeypatch):
-    monkeypatch.setattr("killmap.project.ROOT_MARKERS", ("no-such-marker-here.toml", "nor-this.cfg"))
+    monkeypatch.setattr("killmap.catalog.project.ROOT_MARKERS", ("no-such-marker-here.toml", "nor-this.cfg"))
     with pytest.raises(GateError) as caught:
         find_root(tmp_path)
     assert "no no-such-marker-here.toml or nor-this.cfg at or above" in str(caught.value)

@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 
 from test_html_browser import fixture_document
 
-from killmap.report import MARKDOWN_LIMIT, to_html, to_junit, to_markdown, to_stryker
+from killmap.report.document import MARKDOWN_LIMIT, to_html, to_junit, to_markdown, to_stryker
 
 
 class _Matrix(HTMLParser):

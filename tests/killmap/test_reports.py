@@ -92,8 +92,8 @@ def test_merging_without_every_shard_is_an_error_naming_what_is_missing(tmp_path
 
 
 def test_a_shard_keeps_an_invariant_with_its_control(tmp_path):
-    from killmap.catalog import load_catalog
-    from killmap.plan import _shard
+    from killmap.catalog.reader import load_catalog
+    from killmap.catalog.plan import _shard
 
     project = copy_fixture("verdicts", tmp_path)
     seen = {}

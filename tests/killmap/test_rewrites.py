@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from killmap import rewrites
+from killmap.engine import rewrites
 
 from gatekit import one_mutation_project, run_gate, tree_digest
 
@@ -23,7 +23,7 @@ SESSION = textwrap.dedent("""
         rewritten.append(str(fn))
         return original(fn, config)
     rewrite._rewrite_test = counting
-    from killmap import rewrites
+    from killmap.engine import rewrites
     rewrites.install(sys.argv[2], sys.argv[3:])
     failures = []
     class Failures:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gatekit import write_project
-from killmap.engine import Engine
+from killmap.engine.core import Engine
 from killmap.errors import GateError
-from killmap.pool import Pool
-from killmap.project import project_files
+from killmap.engine.pool import Pool
+from killmap.catalog.project import project_files
 
 PROJECT = {
     "pyproject.toml": '[project]\nname = "copied"\nversion = "0"\n',

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from gatekit import write_project
 
-from killmap.lab import run_lab
-from killmap.plan import LabOptions
+from killmap.verdict.lab import run_lab
+from killmap.catalog.plan import LabOptions
 
 FILES = {
     "pyproject.toml": '[project]\nname = "lptpkg"\nversion = "0"\n',

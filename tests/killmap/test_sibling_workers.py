@@ -11,12 +11,12 @@ import time
 import pytest
 
 from gatekit import copy_fixture, process_ended, write_project
-from killmap.engine import Engine
+from killmap.engine.core import Engine
 from killmap.errors import GateError
-from killmap.pool import Pool
-from killmap.project import project_files
-from killmap.runner import Scenario
-from killmap.siblings import SiblingProcess
+from killmap.engine.pool import Pool
+from killmap.catalog.project import project_files
+from killmap.engine.runner import Scenario
+from killmap.engine.siblings import SiblingProcess
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -12,7 +12,7 @@ import types
 import pytest
 
 from gatekit import copy_fixture, run_gate
-from killmap.swap import swap_in
+from killmap.engine.swap import swap_in
 
 
 @pytest.fixture(scope="module")

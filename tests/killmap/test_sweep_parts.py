@@ -10,11 +10,12 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from killmap import cli, judge
-from killmap.catalog import GateSettings, Mutation, Target
+from killmap import cli
+from killmap.verdict import judge
+from killmap.catalog.reader import GateSettings, Mutation, Target
 from killmap.errors import GateError
-from killmap.judge import Evidence, judge_run
-from killmap.outcome import RunOutcome, TestResult
+from killmap.verdict.judge import Evidence, judge_run
+from killmap.engine.outcome import RunOutcome, TestResult
 from sweepkit import require_mutmut
 
 T1, T2 = "tests/test_a.py::test_one", "tests/test_a.py::test_two"
@@ -69,8 +70,8 @@ def test_without_the_flag_an_empty_contract_still_reads_as_a_contract():
 
 
 def test_the_sweep_maps_verdicts_to_its_statuses():
-    from killmap.judge import RedTest, Verdict
-    from killmap.sweep import status_of
+    from killmap.verdict.judge import RedTest, Verdict
+    from killmap.verdict.sweep import status_of
     red = RedTest(id=T1, cause="assertion", phase="call", exception=None, message="", raised_at=None, reached=False)
     cases = {judge.OVERREACH: "killed", judge.VACUOUS: "survived", judge.BROKEN_VERDICT: "broken",
              judge.TIMEOUT: "timeout", judge.FLAKY: "flaky", judge.ESCAPED: "escaped",
@@ -97,7 +98,7 @@ def _sweep_cli(tmp_path, monkeypatch, capsys, *args) -> tuple[int, str]:
 
 
 def test_an_unsupported_mutmut_version_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
-    from killmap import mutmut_adapter
+    from killmap.mutate import mutmut_adapter
     _project(tmp_path, "def f(x):\n    return x + 1\n")
     monkeypatch.setattr(mutmut_adapter.metadata, "version", lambda name: "3.9.0")
     code, err = _sweep_cli(tmp_path, monkeypatch, capsys)
@@ -106,7 +107,7 @@ def test_an_unsupported_mutmut_version_is_one_line_and_exit_2(tmp_path, monkeypa
 
 
 def test_a_missing_mutmut_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
-    from killmap import mutmut_adapter
+    from killmap.mutate import mutmut_adapter
 
     def missing(name):
         raise mutmut_adapter.metadata.PackageNotFoundError(name)
@@ -136,7 +137,7 @@ def test_mutmut_config_is_set_in_process_and_put_back_and_no_file_is_written(tmp
     require_mutmut()
     from mutmut import configuration
 
-    from killmap import mutmut_adapter
+    from killmap.mutate import mutmut_adapter
     monkeypatch.chdir(tmp_path)   # no pyproject, no setup.cfg: mutmut's own loader would raise
     before = configuration._config
     found = mutmut_adapter.mutations("m.py", "def f(x):\n    return x + 1\n")
@@ -146,7 +147,7 @@ def test_mutmut_config_is_set_in_process_and_put_back_and_no_file_is_written(tmp
 
 def test_only_what_mutmut_run_runs_is_kept():
     require_mutmut()
-    from killmap import mutmut_adapter
+    from killmap.mutate import mutmut_adapter
     source = "LIMIT = 3\n\nclass C:\n    size = 4\n\n    def m(self):\n        return 5\n"
     found = mutmut_adapter.mutations("m.py", source)
     assert [m.mutmut_name for m in found.mutations] == ["xǁCǁm__mutmut_1"]
@@ -208,9 +209,9 @@ def test_every_spliced_mutant_is_the_whole_module_transform_byte_for_byte():
     require_mutmut()
     from mutmut.mutation.file_mutation import deep_replace
 
-    from killmap import mutmut_adapter
-    from killmap.mutants import _changed_lines
-    from killmap.splice import SplicedFile
+    from killmap.mutate import mutmut_adapter
+    from killmap.mutate.mutants import _changed_lines
+    from killmap.mutate.splice import SplicedFile
     found = mutmut_adapter.mutations("m.py", TRICKY)
     spliced = SplicedFile(found.module, TRICKY)
     by_node = {id(d.node): d for d in spliced.definitions}
@@ -224,7 +225,7 @@ def test_every_spliced_mutant_is_the_whole_module_transform_byte_for_byte():
 
 
 def test_a_statement_deleted_at_the_end_of_a_definition_marks_the_lines_the_whole_file_would(tmp_path):
-    from killmap.mutants import _changed_lines
+    from killmap.mutate.mutants import _changed_lines
     found, _ = _killmap_mutants(tmp_path, """\
         def f(x):
             if x:
@@ -245,7 +246,8 @@ def test_a_mutant_costs_its_definition_not_the_file(monkeypatch):
     """The number of nodes transformed per mutant does not grow with the file: 4 times the
     functions, the same work per mutant (a whole-module transform would be 4 times more)."""
     require_mutmut()
-    from killmap import mutmut_adapter, splice
+    from killmap.mutate import mutmut_adapter
+    from killmap.mutate import splice
     visits = []
     original = splice.Replace.on_visit
 
@@ -273,8 +275,8 @@ def test_a_mutant_costs_its_definition_not_the_file(monkeypatch):
 
 def test_a_definition_that_cannot_be_located_is_reported_not_guessed():
     require_mutmut()
-    from killmap import mutmut_adapter
-    from killmap.splice import SplicedFile
+    from killmap.mutate import mutmut_adapter
+    from killmap.mutate.splice import SplicedFile
     found = mutmut_adapter.mutations("m.py", "def f(x):\n    return x + 1\n")
     spliced = SplicedFile(found.module, "def f(x):\n    return x + 2\n")   # a text that is not the parse
     assert spliced.definitions == [] and spliced.unlocated
@@ -283,7 +285,7 @@ def test_a_definition_that_cannot_be_located_is_reported_not_guessed():
 # --- killmap's statement-level operators -------------------------------------------------------
 
 def _killmap_mutants(tmp_path: Path, source: str, extra: dict[str, str] | None = None):
-    from killmap.sweep import SweepTarget, enumerate_mutants
+    from killmap.verdict.sweep import SweepTarget, enumerate_mutants
     root = _project(tmp_path, source)
     for rel, text in (extra or {}).items():
         (root / rel).write_text(textwrap.dedent(text))
@@ -292,7 +294,7 @@ def _killmap_mutants(tmp_path: Path, source: str, extra: dict[str, str] | None =
 
 
 def _changed(m) -> str:
-    from killmap.sweep_report import one_line
+    from killmap.report.sweep_report import one_line
     return one_line(m.mutant.diff)
 
 
@@ -398,9 +400,9 @@ def test_a_pragma_keeps_killmap_operators_off_its_line(tmp_path):
 # --- the sweep's policies -------------------------------------------------------------------------
 
 def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_path, monkeypatch):
-    from killmap import sweep
-    from killmap.judge import Verdict
-    from killmap.lab import LabOptions, LabResult
+    from killmap.verdict import sweep
+    from killmap.verdict.judge import Verdict
+    from killmap.verdict.lab import LabOptions, LabResult
     (tmp_path / "src/p").mkdir(parents=True)
     source = "def slow(x):\n    return x + 1\n\n\ndef loop(x):\n    return x - 1\n"
     (tmp_path / "src/p/m.py").write_text(source)
@@ -431,7 +433,7 @@ def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_p
 
 def test_the_same_mutant_from_two_operators_is_made_once(tmp_path):
     require_mutmut()
-    from killmap.sweep import SweepTarget, enumerate_mutants
+    from killmap.verdict.sweep import SweepTarget, enumerate_mutants
     root = _project(tmp_path, "def f(x):\n    if not x:\n        return 1\n    return 2\n")
     found = enumerate_mutants(root, [SweepTarget("src/p/m.py", None, GateSettings(paths=("src",)))],
                               ("mutmut", "killmap"))
@@ -448,8 +450,8 @@ def test_a_node_whose_text_is_not_at_its_span_is_rendered_with_its_definition():
     from libcst.metadata import CodePosition, CodeRange
     from mutmut.mutation.file_mutation import deep_replace
 
-    from killmap import mutmut_adapter
-    from killmap.splice import SplicedFile
+    from killmap.mutate import mutmut_adapter
+    from killmap.mutate.splice import SplicedFile
     found = mutmut_adapter.mutations("m.py", TRICKY)
     spliced = SplicedFile(found.module, TRICKY)
     spliced._spans = {node: CodeRange(CodePosition(r.start.line, r.start.column + 1),

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from gatekit import run_gate, tree_digest
-from killmap.catalog import load_catalog
+from killmap.catalog.reader import load_catalog
 from killmap.errors import GateError
 
 SOURCE = "def check(x):\n    return x > 0\n"
@@ -135,7 +135,7 @@ def test_files_git_ignores_inside_a_package_are_copied_to_run_but_are_not_target
 
 
 def test_what_a_package_ignores_is_copied_up_to_a_limit_and_never_bytecode_or_a_link(km_project, tmp_path):
-    from killmap.project import ignored_package_files, project_files
+    from killmap.catalog.project import ignored_package_files, project_files
     km_project.write("src/pkg/mod.py", SOURCE)
     km_project.write("src/pkg/_version.py", "VERSION = '1.0'\n")
     for index in range(1005):   # a build tree left in the package: its first 1000 files only

@@ -2,7 +2,7 @@
 
 import pytest
 
-from killmap.testids import TestIndex, matches
+from killmap.catalog.testids import TestIndex, matches
 
 IDS = [
     "tests/test_a.py::test_a",
@@ -39,7 +39,7 @@ def test_the_index_unions_what_several_entries_name():
 
 
 def test_an_expected_count_is_in_tests_as_the_red_count_is():
-    from killmap.testids import named_count
+    from killmap.catalog.testids import named_count
     selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_p[4]", "t.py::test_q"]
     assert named_count(["t.py::test_p"], selected) == 4          # a prefix of four parametrizations
     assert named_count(["t.py::test_p", "t.py::test_gone"], selected) == 5   # one naming nothing counts one

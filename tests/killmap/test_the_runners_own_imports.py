@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gatekit import run_gate, write_project
-from killmap.baseline import check_runner_imports
+from killmap.verdict.baseline import check_runner_imports
 from killmap.errors import GateError
-from killmap.pool import Pool
+from killmap.engine.pool import Pool
 
 FILTERED = {
     # pluggy's tox.ini: every warning is an error, the gate's own coverage's included.

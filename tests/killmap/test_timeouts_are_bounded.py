@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gatekit import copy_fixture, run_gate
-from killmap.catalog import MAX_TIMEOUT, load_catalog
+from killmap.catalog.reader import MAX_TIMEOUT, load_catalog
 from killmap.errors import GateError
 
 BAD = ["nan", "+nan", "-nan", "inf", "+inf", "-inf", "1e300", "86400.5", "86401", "0", "0.0", "-1", "-0.5",

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from killmap.validity import check_mutant
+from killmap.mutate.validity import check_mutant
 
 FILE = "src/pkg/mod.py"
 
@@ -116,7 +116,7 @@ def test_a_format_string_missing_its_argument_cannot_run_and_is_broken():
 def test_every_dead_code_kind_names_a_real_pyflakes_message_class():
     # A typo in the warning list would silently turn a warning into broken.
     import pyflakes.messages
-    from killmap.validity import DEAD_CODE_FINDINGS
+    from killmap.mutate.validity import DEAD_CODE_FINDINGS
     known = {name for name in dir(pyflakes.messages)}
     assert {"UnusedImport", "UnusedVariable", "RedefinedWhileUnused"} <= DEAD_CODE_FINDINGS
     missing = {kind for kind in DEAD_CODE_FINDINGS if kind not in known}

@@ -58,7 +58,7 @@ def test_dependencies_installed_in_a_venv_inside_the_project_are_importable_in_t
 
 
 def test_a_venv_git_does_not_ignore_is_not_copied_into_the_sandbox(tmp_path):
-    from killmap.project import project_files
+    from killmap.catalog.project import project_files
     project = _project_with_its_own_venv(tmp_path, ignored=False)
     files = project_files(project)
     assert "src/tiny/__init__.py" in files and "tests/test_tiny.py" in files
@@ -68,7 +68,7 @@ def test_a_venv_git_does_not_ignore_is_not_copied_into_the_sandbox(tmp_path):
 
 
 def test_only_the_venvs_inside_the_project_are_left_out_and_a_project_that_is_one_keeps_its_files():
-    from killmap.project import _outside_venvs
+    from killmap.catalog.project import _outside_venvs
     files = ["pkg/__init__.py", ".venv/pyvenv.cfg", ".venv/lib/site.py", "tools/env/pyvenv.cfg",
              "tools/env/bin/tool", "tools/run.py", "docs/not-a-pyvenv.cfg"]
     assert _outside_venvs(files) == ["pkg/__init__.py", "tools/run.py", "docs/not-a-pyvenv.cfg"]

@@ -12,9 +12,9 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
     module.write_text("def later():\n    return 1\n")
     script = textwrap.dedent(f"""
         import gc, sys
-        from killmap.failures import _real_paths
-        from killmap.swap import LiveFunctions
-        from killmap.warm import warm_worker
+        from killmap.engine.failures import _real_paths
+        from killmap.engine.swap import LiveFunctions
+        from killmap.engine.warm import warm_worker
         warm_worker()
         assert "pdb" in sys.modules, "pdb is left for every session to import"
         assert _real_paths, "the module paths are left for every fork to resolve"

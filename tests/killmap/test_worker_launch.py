@@ -14,17 +14,17 @@ import pytest
 
 from gatekit import copy_fixture, process_ended
 from reviewkit import change_repo
-from killmap import launch as launch_module
-from killmap import pool as pool_module
+from killmap.engine import launch as launch_module
+from killmap.engine import pool as pool_module
 from killmap.cli import main
-from killmap.engine import Engine
-from killmap.lab import LabOptions, run_lab
-from killmap.launch import Launch
-from killmap.pool import Worker
-from killmap.project import project_files
-from killmap.reaper import is_zombie
-from killmap.runner import Scenario
-from killmap.sandbox import OWNER_FILE
+from killmap.engine.core import Engine
+from killmap.verdict.lab import LabOptions, run_lab
+from killmap.engine.launch import Launch
+from killmap.engine.pool import Worker
+from killmap.catalog.project import project_files
+from killmap.engine.reaper import is_zombie
+from killmap.engine.runner import Scenario
+from killmap.engine.sandbox import OWNER_FILE
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from killmap.plugin import modules_from_working_tree
+from killmap.engine.plugin import modules_from_working_tree
 
 
 @pytest.fixture

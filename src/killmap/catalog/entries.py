@@ -1,0 +1,270 @@
+"""One catalog table validated into frozen data: a [[mutation]] entry (`entry_mutation`, which
+`killmap try` uses too) and the [gate] table.
+
+Every rule here exists so that a typo fails loudly as bad input (exit 2), naming the file,
+the mutation and the field, instead of quietly reading as a verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from killmap.catalog.contract import (COMMON_FIELDS, EXPRESSION_FIELDS, GATE_FIELDS, MAX_TIMEOUT, MAY_BE_EMPTY,
+                              NAME_PATTERN, OPERATORS, PIN_PATTERN, REQUIREMENTS, TARGET_PIN_PATTERN,
+                              TIMEOUT_RULE, GateSettings, Mutation, Target)
+from killmap.errors import GateError
+from killmap.catalog.testids import matches
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _string_list(value: Any, where: GateError) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise where
+    return tuple(value)
+
+
+def _gate_settings(rel: str, table: Any) -> GateSettings:
+    if not isinstance(table, dict):
+        raise GateError("[gate] must be a table", file=rel, field="gate")
+    unknown = set(table) - GATE_FIELDS
+    if unknown:
+        key = sorted(unknown)[0]
+        raise GateError(f"unknown [gate] field (known: {', '.join(sorted(GATE_FIELDS))})",
+                        file=rel, field=key)
+    kwargs: dict[str, Any] = {}
+    for key in ("tests", "paths", "exclude"):
+        if key in table:
+            kwargs[key] = _string_list(table[key], GateError(
+                "must be a list of non-empty strings", file=rel, field=key))
+    if "tests" in kwargs and not kwargs["tests"]:
+        raise GateError("must name at least one pytest target", file=rel, field="tests")
+    for key in ("tests", "paths", "exclude"):
+        for entry in kwargs.get(key, ()):
+            problem = _outside_project(entry)
+            if problem:
+                raise GateError(f"{entry!r} {problem}: [gate] {key} entries are paths or node ids "
+                                "inside the project, relative to its root", file=rel, field=key)
+    if "timeout" in table:
+        kwargs["timeout"] = _timeout(table["timeout"], GateError(
+            TIMEOUT_RULE + f", got {_shown(table['timeout'])}", file=rel, field="timeout"))
+    for key in ("werror", "confine"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise GateError("must be true or false", file=rel, field=key)
+            kwargs[key] = table[key]
+    return GateSettings(**kwargs)
+
+
+def _outside_project(entry: str) -> str | None:
+    """Why a [gate] entry cannot be a path (or node id) inside the project, or None.
+
+    These entries reach pytest's command line: one starting with '-' would be read as an
+    option (`--junitxml=x` writes a file into the working tree), and an absolute path or
+    one climbing out with '..' would run or import something outside the sandbox.
+    """
+    if entry.startswith("-"):
+        return "starts with '-', so pytest would read it as an option"
+    path = entry.split("::", 1)[0].split("[", 1)[0]
+    normal = posixpath.normpath(path) if path else path
+    if PurePosixPath(normal).is_absolute() or normal == ".." or normal.startswith("../"):
+        return "is outside the project"
+    return None
+
+
+def _require_utf8(path: Path, fail) -> None:
+    """Targets and patches are read as UTF-8 text everywhere in the gate: say so up front."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"is not UTF-8 text (byte {exc.start}); killmap reads sources and patches "
+                   "as UTF-8") from None
+    except OSError as exc:
+        raise fail(f"cannot be read: {exc.strerror}") from None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _timeout(value: Any, error: GateError) -> float:
+    """Seconds, finite, above 0 and at most MAX_TIMEOUT. nan compares false with every
+    bound and inf or 1e300 never arrives: either would let a looping mutant hang the gate."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not (0 < value <= MAX_TIMEOUT):  # written so that nan fails it
+        raise error
+    return float(value)
+
+
+def entry_mutation(root: Path, catalog: Path, settings: GateSettings, entry: dict[str, Any], *,
+                   adhoc: bool = False) -> Mutation:
+    """One [[mutation]] table, validated exactly as a catalog's own entries are.
+
+    For entries built elsewhere (killmap try builds one from its command line), so a bad
+    field is the same one line and exit 2 as in a catalog. `catalog` is the file the entry
+    would live in (patch paths are relative to its folder). `adhoc`: an experiment with no
+    contract yet, so `kills` may be empty; it is never judged against one.
+    """
+    return _mutation(root, _relative(root, catalog), catalog.parent, settings, 0, entry, adhoc=adhoc)
+
+
+def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index: int,
+              entry: Any, *, adhoc: bool = False) -> Mutation:
+    if not isinstance(entry, dict):
+        raise GateError(f"[[mutation]] #{index + 1} must be a table", file=rel)
+    name = entry.get("name")
+    label = name if isinstance(name, str) and name else f"#{index + 1}"
+
+    def fail(message: str, field_name: str) -> GateError:
+        return GateError(message, file=rel, mutation=label, field=field_name)
+
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise fail("must be a kebab-case string such as 'identity-call-deleted'", "name")
+    op = entry.get("op")
+    if op not in OPERATORS:
+        raise fail(f"unknown operator {op!r} (known: {', '.join(OPERATORS)})", "op")
+    required, optional = OPERATORS[op]
+    allowed = COMMON_FIELDS | required | optional
+    for key in entry:
+        if key not in allowed:
+            raise fail(f"unknown field for op {op!r} (allowed: {', '.join(sorted(allowed))})", key)
+    for key in sorted(required):
+        if key not in entry:
+            raise fail(f"required by op {op!r}", key)
+    params = []
+    for key in sorted(required | optional):
+        if key not in entry:
+            continue
+        value = entry[key]
+        if not isinstance(value, str):
+            raise fail("must be a string", key)
+        if not value and (op, key) not in MAY_BE_EMPTY:
+            raise fail("must be a non-empty string", key)
+        if key in EXPRESSION_FIELDS:
+            try:
+                ast.parse(value.strip(), mode="eval")
+            except SyntaxError as exc:
+                raise fail(f"is not a Python expression: {exc.msg}", key) from None
+        if key in ("patch_pin", "preimage_pin") and not PIN_PATTERN.match(value):
+            raise fail("must look like 'sha256:<64 hex digits>'", key)
+        params.append((key, value))
+    if op == "replace" and entry["old"] == entry["new"]:
+        raise fail("is identical to 'old': the mutant would be the original", "new")
+    if op == "revert-patch":
+        patch = folder / entry["patch"]
+        if not patch.is_file():
+            raise fail(f"patch file not found: {_relative(root, patch)}", "patch")
+        _require_utf8(patch, lambda why: fail(f"patch file {_relative(root, patch)} {why}", "patch"))
+        params = [(k, _relative(root, patch) if k == "patch" else v) for k, v in params]
+
+    target = entry.get("target")
+    if not isinstance(target, str) or not target:
+        raise fail("must be 'path/to/file.py' or 'path/to/file.py::Qualified.name'", "target")
+    file_part, _, symbol = target.partition("::")
+    # The mutant is written to sandbox/<target>: an absolute path or one climbing out with
+    # '..' would land outside the sandbox, in a real file. './src/x.py' is normalized so it
+    # names the same file as the coverage and the reports do.
+    normal = posixpath.normpath(file_part) if file_part else file_part
+    if PurePosixPath(normal).is_absolute() or normal == ".." or normal.startswith("../"):
+        raise fail(f"target must be a path inside the project, relative to its root: {file_part}",
+                   "target")
+    file_part = normal
+    if not (root / file_part).is_file():
+        raise fail(f"target file not found: {file_part}", "target")
+    # A symlink (or a symlinked folder on the way) resolving outside the project names a
+    # file the gate does not own: the sandbox would get a copy, the tests might import
+    # the real one, and a pin would bind someone else's code.
+    resolved = (root / file_part).resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise fail(f"target {file_part} is a symlink to a file outside the project: {resolved}", "target")
+    if not file_part.endswith(".py"):
+        raise fail("target must be a Python source file", "target")
+    _require_utf8(root / file_part, lambda why: fail(f"target file {file_part} {why}", "target"))
+
+    invariant = entry.get("invariant", False)
+    if not isinstance(invariant, bool):
+        raise fail("must be true or false", "invariant")
+    kills = _string_list(entry.get("kills", []), fail("must be a list of pytest node ids", "kills"))
+    may_kill = _string_list(entry.get("may_kill", []), fail("must be a list of pytest node ids", "may_kill"))
+    if invariant and kills:
+        raise fail("an invariant mutation must turn nothing red, so it cannot list kills", "kills")
+    if not invariant and not kills and not adhoc:
+        raise fail("must name at least one test (or set invariant = true)", "kills")
+    control = entry.get("control")
+    if invariant and control is None:
+        raise fail("an invariant needs a positive control: a mutation of this catalog at the same "
+                   "site that turns tests red; without it 'nothing went red' proves nothing", "control")
+    if control is not None and (not invariant or not isinstance(control, str)):
+        raise fail("only an invariant mutation names a control, as a mutation name", "control")
+    require = entry.get("require")
+    if require is not None and require not in REQUIREMENTS:
+        raise fail(f"must be one of {', '.join(REQUIREMENTS)}", "require")
+    if require is not None and invariant:
+        raise fail("an invariant turns nothing red, so it cannot require a kill cause", "require")
+    pin = entry.get("pin")
+    if pin is not None and (not isinstance(pin, str) or not TARGET_PIN_PATTERN.match(pin)):
+        raise fail("must look like 'ast1:sha256:<64 hex digits>' (or an older 'sha256:<64 hex digits>'); "
+                   "'killmap pin' writes it", "pin")
+    count = entry.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise fail("must be a positive integer", "count")
+    werror = entry.get("werror")
+    if werror is not None and not isinstance(werror, bool):
+        raise fail("must be true or false", "werror")
+    note = entry.get("note", "")
+    if not isinstance(note, str):
+        raise fail("must be a string", "note")
+    timeout = entry.get("timeout")
+    if timeout is not None:
+        timeout = _timeout(timeout, fail(TIMEOUT_RULE + f", got {_shown(timeout)}", "timeout"))
+    for entry_list, key in ((kills, "kills"), (may_kill, "may_kill")):
+        for test_id in entry_list:
+            # A folder may be named with or without its slash ("tests" is "tests/"); any
+            # other entry without '::', '.py' or '/' is a loose word, never a prefix.
+            if "::" not in test_id and not test_id.endswith(".py") and "/" not in test_id \
+                    and not (root / test_id).is_dir():
+                raise fail(f"{test_id!r} is not a pytest node id (path.py::name), a test file "
+                           "or a folder of the project", key)
+    _refuse_contradictions(kills, may_kill, fail)
+    return Mutation(
+        name=name, target=Target(file_part, symbol or None), op=op, params=tuple(params),
+        kills=kills, may_kill=may_kill, invariant=invariant, control=control, require=require,
+        pin=pin, note=note, count=count, timeout=timeout, werror=werror, catalog=rel, settings=settings,
+    )
+
+
+def _refuse_contradictions(kills: tuple[str, ...], may_kill: tuple[str, ...], fail) -> None:
+    """A contract says one thing per test: no id twice, none both required and optional.
+
+    Entries are compared as `matches` reads them (a trailing '/' does not count), and an
+    entry already covered by a `kills` prefix counts as listed twice: `kills = ["t.py"]`
+    with `may_kill = ["t.py::a"]` says a must go red and also that it need not.
+    """
+    for key, entries in (("kills", kills), ("may_kill", may_kill)):
+        seen: dict[str, str] = {}
+        for entry in entries:
+            normal = entry.rstrip("/")
+            if normal in seen:
+                raise fail(f"{entry!r} is listed twice in {key}", key)
+            seen[normal] = entry
+    for entry in kills:  # no two entries are equal now: a match is a strictly wider prefix
+        wider = next((other for other in kills
+                      if other.rstrip("/") != entry.rstrip("/") and matches(other, entry.rstrip("/"))), None)
+        if wider is not None:
+            raise fail(f"{entry!r} is listed twice in kills: {wider!r} already covers it", "kills")
+    for entry in may_kill:
+        required = next((k for k in kills if matches(k, entry.rstrip("/"))), None)
+        if required is not None:
+            same = required.rstrip("/") == entry.rstrip("/")
+            raise fail(f"{entry!r} is in both kills and may_kill" + (
+                "" if same else f" (kills {required!r} covers it)") +
+                ": a test cannot be both required and allowed to go red", "may_kill")

@@ -1,0 +1,120 @@
+"""The catalog: named mutations read from mutations/*.toml, validated into frozen data.
+
+A catalog is data and is never executed. Every rule here exists so that a typo fails
+loudly as bad input (exit 2) instead of quietly reading as a verdict: an unknown field,
+a test id matching nothing or a missing target must never look like a vacuous test.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from killmap.catalog.entries import _gate_settings, _mutation, _relative, entry_mutation
+from killmap.catalog.contract import (COMMON_FIELDS, EXPRESSION_FIELDS, GATE_FIELDS, MAX_TIMEOUT, MAY_BE_EMPTY,
+                              OP_FIELDS, OPERATORS, REQUIREMENTS, TIMEOUT_RULE, Catalog, GateSettings,
+                              Mutation, Target)
+from killmap.errors import GateError
+
+# The catalog's names, for the modules that read catalogs (its types live in contract.py).
+__all__ = ["COMMON_FIELDS", "EXPRESSION_FIELDS", "GATE_FIELDS", "MAX_TIMEOUT", "MAY_BE_EMPTY", "OP_FIELDS",
+           "OPERATORS", "REQUIREMENTS", "TIMEOUT_RULE", "Catalog", "GateSettings", "Mutation", "Target",
+           "discover_catalogs", "entry_mutation", "load_catalog", "load_catalogs"]
+
+def discover_catalogs(root: Path) -> list[Path]:
+    found = sorted((root / "mutations").glob("*.toml"))
+    if not found:
+        raise GateError(f"no catalog found: {root / 'mutations'}/*.toml matches nothing",
+                        file=str(root / "mutations"))
+    return found
+
+
+def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
+    catalogs = [load_catalog(root, p) for p in paths]
+    seen: dict[str, str] = {}
+    for catalog in catalogs:
+        for mutation in catalog.mutations:
+            if mutation.name in seen:
+                raise mutation.fail(f"duplicate name; also defined in {seen[mutation.name]}", "name")
+            seen[mutation.name] = catalog.path
+    return catalogs
+
+
+def load_catalog(root: Path, path: Path) -> Catalog:
+    rel = _relative(root, path)
+    if not path.is_file():
+        # `--only a b` reads b as a catalog: say how to name a second mutation.
+        hint = "" if path.suffix == ".toml" or "/" in str(rel) else \
+            f" (if {path.name!r} is a mutation, repeat the flag: --only A --only B)"
+        raise GateError("catalog file not found" + hint, file=rel)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise GateError("not UTF-8 text", file=rel) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        mutation, key = _near_syntax_error(text, str(exc))
+        raise GateError(f"not valid TOML: {exc}", file=rel, mutation=mutation, field=key) from None
+    except RecursionError:
+        # The TOML parser recurses once per nested array or inline table: a few hundred
+        # levels exhaust Python's stack. No catalog field is nested at all.
+        raise GateError("not a catalog: arrays or tables nested too deeply to parse", file=rel) from None
+    unknown = set(data) - {"gate", "mutation"}
+    if unknown:
+        raise GateError(f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
+                        file=rel, field=sorted(unknown)[0])
+    settings = _gate_settings(rel, data.get("gate", {}))
+    entries = data.get("mutation", [])
+    if not isinstance(entries, list) or not entries:
+        raise GateError("no [[mutation]] entries", file=rel, field="mutation")
+    mutations = tuple(_mutation(root, rel, path.parent, settings, i, e) for i, e in enumerate(entries))
+    names = {m.name for m in mutations}
+    by_name = {m.name: m for m in mutations}
+    for mutation in mutations:
+        if mutation.control is not None:
+            if mutation.control not in names:
+                raise mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog",
+                                    "control")
+            if by_name[mutation.control].invariant:
+                raise mutation.fail(f"control {mutation.control!r} is itself an invariant; a control "
+                                    "must be a mutation that turns tests red", "control")
+    return Catalog(rel, settings, mutations)
+
+
+_ERROR_LINE = re.compile(r"at line (\d+), column (\d+)")
+_NAME_LINE = re.compile(r"""^\s*name\s*=\s*["']([^"'\n]*)["']""")
+_KEY_LINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
+
+
+def _near_syntax_error(text: str, message: str) -> tuple[str | None, str | None]:
+    """Best effort: the [[mutation]] name and the key where the TOML error sits.
+
+    The file did not parse, so this reads lines: the block holding the error line, its
+    `name = "..."` line, and the key whose value the error is in. An error at the start of
+    a line (an unclosed array noticed at the next key) belongs to the key above it.
+    """
+    found = _ERROR_LINE.search(message)
+    if not found:
+        return None, None
+    lines = text.split("\n")
+    line = min(int(found.group(1)), len(lines)) - 1
+    start = next((i for i in range(line, -1, -1) if lines[i].lstrip().startswith("[")), None)
+    if start is None or not lines[start].lstrip().startswith("[[mutation]]"):
+        return None, None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+    names = [m.group(1) for m in map(_NAME_LINE.match, lines[start + 1:end]) if m]
+    name = names[0] if names else None
+    here, column = _KEY_LINE.match(lines[line]), int(found.group(2)) - 1
+    if here is not None and column > lines[line].index("="):
+        return name, here.group(1)
+    if column == 0 or not lines[line][:column].strip():
+        keys = [m.group(1) for m in map(_KEY_LINE.match, lines[start + 1:line]) if m]
+        return name, (keys[-1] if keys else None)
+    return name, None

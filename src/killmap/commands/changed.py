@@ -1,0 +1,102 @@
+"""--changed: only the mutations that can see what changed since a base revision.
+
+A mutation sees a change when its target's text differs from BASE, a test file named by
+its kills differs, or its own catalog entry differs. This is the local pre-push mode.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from killmap.errors import GateError
+from killmap.mutate.mutants import _resolve_symbol  # the same symbol resolution as the gate's
+from killmap.mutate.mutant import sha256_text
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        raise GateError(f"--changed needs git: {exc}", field="--changed") from None
+    if done.returncode != 0:
+        raise GateError(f"git {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:] or ''}",
+                        field="--changed")
+    return done.stdout
+
+
+def default_base(root: Path) -> str:
+    for branch in ("origin/main", "main", "origin/master", "master"):
+        probe = subprocess.run(["git", "merge-base", "HEAD", branch], cwd=root, capture_output=True,
+                               text=True, timeout=60)
+        if probe.returncode == 0 and probe.stdout.strip():
+            return probe.stdout.strip()
+    raise GateError("--changed: no main or master branch to take the merge base with; name a BASE",
+                    field="--changed")
+
+
+def _at_base(root: Path, base: str, rel: str) -> str | None:
+    prefix = _git(root, "rev-parse", "--show-prefix").strip()
+    done = subprocess.run(["git", "show", f"{base}:{prefix}{rel}"], cwd=root, capture_output=True,
+                          timeout=60)
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
+def _target_text(source: str, mutation) -> str | None:
+    import libcst as cst
+    try:
+        module = cst.parse_module(source)
+        node = _resolve_symbol(module, mutation)
+    except Exception:  # noqa: BLE001 - a target that did not exist or parse at BASE has changed
+        return None
+    return module.code_for_node(node) if node is not None else source
+
+
+def changed_mutations(root: Path, options, base: str | None) -> list[str]:
+    from killmap.catalog.plan import load
+    base = base or default_base(root)
+    _git(root, "rev-parse", "--verify", f"{base}^{{commit}}")
+    _, mutations = load(root, options)
+    changed_files = set(_git(root, "diff", "--name-only", "--relative", base).split())
+    changed_files |= set(_git(root, "ls-files", "--others", "--exclude-standard").split())
+    # Entries are compared as the TOML wrote them (with their [gate] table; a note is not
+    # part of the contract). Loading the old text as a catalog would resolve a revert-patch's
+    # patch beside a temporary copy, fail, and mark every entry of that catalog changed.
+    old_entries: dict[str, object] = {}
+    new_entries: dict[str, object] = {}
+    for catalog in {m.catalog for m in mutations}:
+        text = _at_base(root, base, catalog)
+        if text is None:
+            continue
+        try:
+            old = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:  # an old catalog that did not parse: all changed
+            continue
+        old_entries.update(_raw_entries(old))
+        new_entries.update(_raw_entries(tomllib.loads((root / catalog).read_text(encoding="utf-8"))))
+    names = []
+    for mutation in mutations:
+        now = (root / mutation.target.path).read_text(encoding="utf-8")
+        then = _at_base(root, base, mutation.target.path)
+        target_changed = then is None or (
+            sha256_text(_target_text(then, mutation) or "") != sha256_text(_target_text(now, mutation) or ""))
+        kill_files = {entry.split("::")[0] for entry in mutation.kills + mutation.may_kill}
+        tests_changed = any(f in changed_files or any(c.startswith(f.rstrip("/") + "/") for c in changed_files)
+                            for f in kill_files)
+        entry_changed = mutation.name not in old_entries or \
+            old_entries[mutation.name] != new_entries.get(mutation.name)
+        if target_changed or tests_changed or entry_changed:
+            names.append(mutation.name)
+    return names
+
+
+def _raw_entries(data: dict) -> dict[str, object]:
+    gate = data.get("gate", {})
+    return {entry["name"]: ({k: v for k, v in entry.items() if k != "note"}, gate)
+            for entry in data.get("mutation", []) if isinstance(entry, dict) and isinstance(entry.get("name"), str)}

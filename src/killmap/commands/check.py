@@ -1,0 +1,151 @@
+"""`killmap check`: everything about the catalogs that is known without running a mutant.
+
+It loads and validates every catalog (as `run` does), builds each mutant (an operator that
+matches the wrong number of sites is an error here, not a verdict later), checks the
+mutant's static validity and the pins, and resolves every `kills` and `may_kill` entry
+against pytest's collection. The collection goes through the gate's own path (a warm
+worker in a sandbox copy, the same flags, the same `sys.path` isolation) with pytest's
+`--collect-only`, so the ids are the ones `run` would see, and no test runs.
+
+Every problem is one line naming file, mutation and field; any problem exits 2. This is
+the fast hook for `pre-commit` (see .pre-commit-hooks.yaml).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from killmap.catalog.reader import GateSettings, Mutation
+from killmap.catalog.testids import TestIndex
+from killmap.errors import GateError
+from killmap.engine.launch import Launch
+from killmap.engine.outcome import error_line, refused_arguments
+
+EXIT_OK, EXIT_ERROR = 0, 2
+COLLECT_TIMEOUT = 300.0
+
+
+@dataclass
+class CheckResult:
+    catalogs: int = 0
+    mutations: int = 0
+    collected: int = 0
+    problems: list[GateError] = field(default_factory=list)
+
+
+def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
+    """`launch`: the worker the command started at its first line (launch.py), which imports
+    pytest while this reads the catalogs and builds the mutants."""
+    from killmap.verdict.lab import LabOptions, load
+    from killmap.verdict.prepare import control_site_problems
+    from killmap.mutate.mutants import Sources, build_mutant
+    from killmap.mutate.pins import check_pins
+    from killmap.mutate.validity import check_mutant
+
+    result = CheckResult()
+    try:
+        loaded, mutations = load(root, LabOptions(catalogs=catalogs))
+    except GateError as exc:  # the catalog itself: nothing further can be judged
+        result.problems.append(exc)
+        return result
+    result.catalogs, result.mutations = len(loaded), len(mutations)
+
+    sources = Sources(root)
+    mutants = {}
+    for mutation in mutations:
+        try:
+            mutant = build_mutant(root, mutation, sources)
+        except GateError as exc:
+            result.problems.append(exc)
+            continue
+        mutants[mutation.name] = mutant
+        stale = check_pins(root, mutation, mutant)
+        if stale:
+            result.problems.append(mutation.fail(f"stale pin: {stale}", "pin"))
+        if not mutant.applied:
+            result.problems.append(mutation.fail(f"not applied: {mutant.reason}", "op"))
+            continue
+        validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
+        if not validity.ok:
+            result.problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", "op"))
+    result.problems.extend(control_site_problems(mutations, mutants))
+
+    groups: dict[GateSettings, list[Mutation]] = {}
+    for mutation in mutations:
+        groups.setdefault(mutation.settings, []).append(mutation)
+    try:
+        collected = _collect(root, list(groups), launch)
+    except GateError as exc:
+        result.problems.append(exc)
+        return result
+    for settings, group in groups.items():
+        ids, errors = collected[settings]
+        result.collected += len(ids)
+        result.problems.extend(errors)
+        if errors:
+            continue  # ids from a failed collection would only add noise
+        index = TestIndex(ids)
+        for mutation in group:
+            for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
+                for entry in entries:
+                    if not index.names_any(entry):
+                        result.problems.append(mutation.fail(
+                            f"{entry!r} matches no collected test (under {', '.join(settings.tests)})", key))
+    return result
+
+
+def _collect(root: Path, settings_list: list[GateSettings], launch: Launch | None = None
+             ) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError]]]:
+    """pytest's collection for each [gate] setting, in one warm worker's sandbox.
+
+    Through the engine, like every command: the sandbox and the working tree are guarded
+    after the collection as after any run (a conftest may write)."""
+    from killmap.engine.core import Engine
+    from killmap.engine.guard import escaped_note
+    from killmap.catalog.project import project_files
+    from killmap.engine.runner import Scenario
+
+    found: dict[GateSettings, tuple[tuple[str, ...], list[GateError]]] = {}
+    with Engine(root, project_files(root), 1, launch=launch) as engine:
+        worker = engine.workers[0]
+        for index, settings in enumerate(settings_list):
+            deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+            scenario = Scenario(label=f"collect-{index + 1}", tests=settings.tests + deselect,
+                                timeout=COLLECT_TIMEOUT, sys_path=settings.paths, collect_only=True)
+            outcome = engine.run(worker, scenario)
+            where = f"collection of {', '.join(settings.tests)}"
+            errors: list[GateError] = []
+            if outcome.escaped:
+                # Restored already; said, because a collection that writes into the user's
+                # tree would do it again under every mutant of `killmap run`.
+                errors.append(GateError(f"{where} {escaped_note(outcome.escaped, engine.displaced)}"))
+            if outcome.status == "timeout":
+                errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
+            for node, message in outcome.collect_errors:
+                errors.append(GateError(f"{where} failed in {node or 'the session'}: {error_line(message)}"))
+            if not errors and not outcome.finished:
+                errors.append(GateError(f"{where}: pytest ended without a report; "
+                                        f"log tail: {outcome.log_tail[-300:]}"))
+            if not errors and refused_arguments(outcome):
+                errors.append(GateError(f"{where}: pytest stopped before collecting: "
+                                        f"{refused_arguments(outcome)}"))
+            if not errors and not outcome.collected:
+                errors.append(GateError(f"{where}: no tests collected"))
+            found[settings] = (outcome.collected, errors)
+    return found
+
+
+def main(root: Path, catalogs: tuple[Path, ...]) -> int:
+    with Launch(1) as launch:
+        result = check(root, catalogs, launch)
+    for problem in result.problems:
+        print(f"killmap check: {problem}", file=sys.stderr)
+    counts = (f"{result.catalogs} catalog(s), {result.mutations} mutation(s), "
+              f"{result.collected} test(s) collected")
+    if result.problems:
+        print(f"killmap check: {counts}: {len(result.problems)} problem(s)")
+        return EXIT_ERROR
+    print(f"killmap check: {counts}: every mutation applies, every test id resolves, no stale pin")
+    return EXIT_OK

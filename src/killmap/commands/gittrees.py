@@ -1,0 +1,94 @@
+"""Versions of the project read out of git, without writing to the repository.
+
+red-first builds its sandboxes from two versions of the project (HEAD, and HEAD with the
+fix put back as it was at BASE). Both come from here, as {path relative to the project
+root: bytes}. Only read-only git commands run (rev-parse, merge-base, ls-tree,
+cat-file), with GIT_OPTIONAL_LOCKS=0 so that none of them refreshes the index behind the
+user's back: the working tree and the index stay byte-identical.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from killmap.errors import GateError
+from killmap.catalog.project import project_files
+
+_SYMLINK, _SUBMODULE = "120000", "160000"
+
+
+def git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_OPTIONAL_LOCKS"] = "0"   # no opportunistic index refresh
+    env["LC_ALL"] = "C"
+    return env
+
+
+def git(root: Path, *args: str, field: str = "BASE", input_bytes: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=120,
+                              env=git_env(), input=input_bytes)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GateError(f"git {args[0]} could not run: {exc}", field=field) from None
+    if done.returncode != 0:
+        last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        raise GateError(f"git {' '.join(args[:3])} failed: {last[0]}", field=field)
+    return done.stdout
+
+
+def commit_of(root: Path, rev: str, field: str = "BASE") -> str:
+    if rev.startswith("-"):
+        raise GateError(f"{rev!r} is not a revision", field=field)
+    return git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", field=field).decode().strip()
+
+
+def default_base(root: Path) -> str:
+    """The merge base with main (or master), as `killmap run --changed` takes it."""
+    from killmap.commands import changed
+    try:
+        return changed.default_base(root)
+    except GateError:
+        raise GateError("no main or master branch to take the merge base with; name a BASE",
+                        field="BASE") from None
+
+
+def tree_at(root: Path, commit: str) -> dict[str, bytes]:
+    """Every file of the project (the folder `root`) as committed at `commit`.
+
+    Symlinks and submodules are left out: a sandbox holds files, never links.
+    """
+    prefix = git(root, "rev-parse", "--show-prefix").decode().strip()
+    listing = git(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *([prefix] if prefix else []))
+    wanted: list[tuple[str, str]] = []
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        mode, kind, sha = meta.decode().split(" ")
+        if kind != "blob" or mode in (_SYMLINK, _SUBMODULE):
+            continue
+        rel = path.decode("utf-8", "surrogateescape")[len(prefix):]
+        if "__pycache__" not in rel.split("/"):
+            wanted.append((rel, sha))
+    return dict(zip([rel for rel, _ in wanted], _blobs(root, [sha for _, sha in wanted])))
+
+
+def _blobs(root: Path, shas: list[str]) -> list[bytes]:
+    if not shas:
+        return []
+    out = git(root, "cat-file", "--batch", input_bytes=("\n".join(shas) + "\n").encode())
+    blobs, at = [], 0
+    for _ in shas:
+        header_end = out.index(b"\n", at)
+        size = int(out[at:header_end].split(b" ")[2])
+        start = header_end + 1
+        blobs.append(out[start:start + size])
+        at = start + size + 1   # the blob, then a newline
+    return blobs
+
+
+def working_tree(root: Path) -> dict[str, bytes]:
+    """The files a sandbox of the working tree holds (tracked and untracked-unignored)."""
+    return {rel: (root / rel).read_bytes() for rel in project_files(root)}

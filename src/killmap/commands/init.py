@@ -1,0 +1,221 @@
+"""`killmap init`: a starter catalog, mutations/<package>.toml, written from the project.
+
+What the project looks like (layout, test paths, the package, the function to aim at, a
+guess at the test that guards it) is init_detect.py's. Here: one live mutation, so the
+catalog loads and `killmap check` passes, and one commented example per operator on the same
+function. Every example is built here with the gate's own operators before it is written,
+so uncommenting one gives a mutant that applies; an operator with no site in that function
+gets a template saying so. It never overwrites a catalog (exit 2).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tempfile
+from pathlib import Path
+
+from killmap import __version__
+from killmap.errors import GateError
+from killmap.commands.init_detect import Plan, detect
+
+
+def main(root: Path, package: str | None = None) -> int:
+    plan = detect(root, package)
+    path = root / "mutations" / f"{plan.package}.toml"
+    rel = path.relative_to(root).as_posix()
+    if path.exists():
+        raise GateError("already exists; killmap init never overwrites a catalog (edit it, or remove it "
+                        "and run init again)", file=rel)
+    text = render(root, plan)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    live = sum(1 for *_, ok in plan.examples if ok)
+    print(f"wrote {rel}: [gate] tests = {plan.tests} ({plan.tests_reason}), paths = {plan.paths} "
+          f"({plan.paths_reason})")
+    print(f"  aimed at {plan.module}::{plan.function}; {live} of {len(plan.examples)} operator examples "
+          f"apply there; kills guessed: {plan.kills} ({plan.kills_reason})")
+    print("next: killmap check, then killmap run")
+    return 0
+
+
+# --- the examples ------------------------------------------------------------------------
+
+OPERATOR_NOTES = {
+    "constant-return": "the function body becomes `return <value>` (docstring kept)",
+    "negate": "the expression is inverted (x -> not (x))",
+    "drop-operand": "the operand is removed from a boolean and/or",
+    "delete-call": "the statement holding the call is removed",
+    "stub-call": "the call expression becomes <value>",
+    "replace": "exact text <old> becomes <new> within the target: the escape hatch",
+    "merge-strings": "the literal containing <drop> becomes the literal containing <keep>",
+    "revert-patch": "a fix's unified diff, saved beside this catalog, applied in reverse",
+}
+PREFERRED_LIVE = ("constant-return", "negate", "drop-operand", "stub-call", "delete-call", "replace",
+                  "merge-strings")
+
+
+def _segment(source: str, node: ast.AST) -> str | None:
+    text = ast.get_source_segment(source, node)
+    return text if text and "\n" not in text else None
+
+
+def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
+    """(op, short name, fields) per operator, from the function's own code where it has a site."""
+    source, fn = plan.source, plan.node
+    nodes = [n for n in ast.walk(fn) if n is not fn]
+    docstring = ast.get_docstring(fn, clean=False) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    slug = re.sub(r"[^a-z0-9]+", "-", plan.function.split(".")[-1].lower()).strip("-") or "target"
+    out: list[tuple[str, str, dict[str, object]]] = [
+        ("constant-return", f"{slug}-returns-none", {"value": "None"})]
+    test = next((n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp))), None) or \
+        next((n for n in nodes if isinstance(n, ast.Compare)), None)
+    condition = _segment(source, test) if test is not None else None
+    out.append(("negate", f"{slug}-condition-negated", {"condition": condition or "ready"}))
+    boolop = next((n for n in nodes if isinstance(n, ast.BoolOp)), None)
+    operand = _segment(source, boolop.values[-1]) if boolop is not None else None
+    out.append(("drop-operand", f"{slug}-operand-dropped", {"operand": operand or "is_allowed(user)"}))
+    def called(call: ast.Call) -> str | None:
+        func = call.func
+        return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+    # Deleting a call is cleanest where it is a statement of its own (a check, a side effect):
+    # deleting `x = f()` leaves x undefined, a broken mutant.
+    statements = [called(n.value) for n in nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+    names = [called(n) for n in nodes if isinstance(n, ast.Call)]
+    statement_call = next((c for c in statements if c), None)
+    any_call = next((c for c in names if c), None)
+    out.append(("delete-call", f"{slug}-call-deleted", {"call": statement_call or any_call or "validate"}))
+    out.append(("stub-call", f"{slug}-call-stubbed", {"call": any_call or "validate", "value": "None"}))
+    constants = [n for n in nodes if isinstance(n, ast.Constant) and not isinstance(n.value, bool)
+                 and isinstance(n.value, (int, float, str)) and n.value != docstring]
+    old = _segment(source, constants[0]) if constants else None
+    if old is not None and isinstance(constants[0].value, str):
+        quote = len(old) - len(old.lstrip("rRbBuUfF"))
+        new = old[:quote + 1] + "mutated " + old[quote + 1:]
+    elif old is not None:
+        new = f"{old} + 1"
+    out.append(("replace", f"{slug}-constant-changed", {"old": old or "limit + 1", "new": new if old else "limit"}))
+    # drop and keep must each name exactly one literal; the longest texts are the messages.
+    strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value]
+    unique = sorted({t for t in strings if sum(t in other for other in strings) == 1}, key=lambda t: (-len(t), t))
+    pair = (unique[0], unique[1]) if len(unique) > 1 else None
+    out.append(("merge-strings", f"{slug}-messages-merged",
+                {"drop": pair[0], "keep": pair[1]} if pair else {"drop": "first message", "keep": "second message"}))
+    out.append(("revert-patch", f"{slug}-fix-reverted", {"patch": f"{slug}-fix.patch"}))
+    return out
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    text = str(value)
+    if "'" not in text and not any(ord(c) < 32 or c == "\x7f" for c in text):
+        return f"'{text}'"  # a literal string: Python source reads as written
+    return json.dumps(text, ensure_ascii=False)  # JSON string syntax is valid TOML basic string
+
+
+def _entry(plan: Plan, op: str, name: str, fields: dict[str, object], target: str | None = None) -> list[str]:
+    lines = ["[[mutation]]", f"name = {_toml(name)}",
+             f"target = {_toml(target or f'{plan.module}::{plan.function}')}", f"op = {_toml(op)}"]
+    lines += [f"{key} = {_toml(value)}" for key, value in fields.items()]
+    lines.append(f"kills = {_toml([plan.kills])}")
+    return lines
+
+
+def _verify(root: Path, plan: Plan, op: str, name: str, fields: dict[str, object], target: str
+            ) -> tuple[str, dict[str, object]]:
+    """Load the entry as a catalog and build its mutant with the gate's own code: "" when it
+    applies and the mutant passes the validity check, else why not. A call or text matched
+    at several sites gets `count`."""
+    from killmap.catalog.reader import load_catalog
+    from killmap.mutate.mutants import build_mutant
+    from killmap.mutate.validity import check_mutant
+    for attempt in range(2):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "candidate.toml"
+            path.write_text("\n".join(_entry(plan, op, name, fields, target)) + "\n", encoding="utf-8")
+            try:
+                mutation = load_catalog(root, path).mutations[0]
+                mutant = build_mutant(root, mutation)
+            except GateError as exc:
+                return exc.message, fields
+        if mutant.applied:
+            # A starter example should not even leave dead code behind (a warning in a run).
+            validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file)
+            if not validity.ok:
+                return f"the mutant would be broken ({validity.problem})", fields
+            if validity.warnings:
+                return f"{LEAVES_DEAD_CODE} ({'; '.join(validity.warnings)})", fields
+            return "", fields
+        if attempt == 0 and mutant.sites > 1 and op in ("delete-call", "stub-call", "replace", "negate"):
+            fields = {**fields, "count": mutant.sites}
+            continue
+        return mutant.reason, fields
+    return "no single site", fields
+
+
+LEAVES_DEAD_CODE = "the mutant would leave dead code"
+
+
+def render(root: Path, plan: Plan) -> str:
+    target = f"{plan.module}::{plan.function}"
+    verified = []
+    for op, name, fields in _candidates(plan):
+        if op == "revert-patch":
+            verified.append((op, name, fields, "needs the fix's patch", plan.module))
+            continue
+        why, fields = _verify(root, plan, op, name, fields, target)
+        verified.append((op, name, fields, why, target))
+    plan.examples = [(op, name, fields, not why or why.startswith(LEAVES_DEAD_CODE))
+                     for op, name, fields, why, _ in verified if op != "revert-patch"]
+    live = next((v for op in PREFERRED_LIVE for v in verified if v[0] == op and not v[3]), None)
+    if live is None:
+        raise GateError(f"no operator applies cleanly to {target}; pick another package with --package, "
+                        "or write the catalog by hand (README: The catalog)", field="--package")
+    out = [
+        f"# killmap catalog for {plan.package}, written by `killmap init` (killmap {__version__}).",
+        "#",
+        "# Each [[mutation]] is a named, deliberate defect and the exact tests it must turn red.",
+        f"# The live one is aimed at {target}, the first public function of",
+        "# the largest module that nothing runs at import, and its kills is only a guess",
+        f"# ({plan.kills_reason}).",
+        "# `killmap check` validates the catalog in seconds; `killmap run` applies each mutation",
+        "# in a sandbox copy and says what really went red: make the contract say what should,",
+        "# and rename the mutation after its defect. `killmap pin NAME` binds a mutation to its",
+        "# target's current text, so a later change there is flagged for review.",
+        "#",
+        "# The commented examples show one of each operator on the same function. init built each",
+        "# with the gate's own operators: uncommented, it applies (unless its comment says why not).",
+        "",
+        "[gate]",
+        f"tests = {_toml(plan.tests)}  # detected: {plan.tests_reason}",
+        f"paths = {_toml(plan.paths)}  # detected: {plan.paths_reason}",
+        "",
+    ]
+    op, name, fields, _, entry_target = live
+    out += [f"# {op}: {OPERATOR_NOTES[op]}"]
+    out += _entry(plan, op, name, fields, entry_target)
+    out.append(f"note = {_toml('a starter mutation written by killmap init: replace it with a defect worth naming')}")
+    out.append("")
+    for op, name, fields, why, entry_target in verified:
+        if (op, name) == live[:2]:
+            continue
+        out.append(f"# {op}: {OPERATOR_NOTES[op]}")
+        if op == "revert-patch":
+            out.append(f"#   save the fix first: git diff <before-the-fix> -- {plan.module} > mutations/{fields['patch']}")
+            out.append("#   (the target must be exactly the patch's postimage; `killmap pin` pins the patch too)")
+        elif why.startswith(LEAVES_DEAD_CODE):
+            # It runs (dead code is a warning, not broken): only the live one is kept clean.
+            out.append(f"#   applies, with a warning in a run: {why}.")
+        elif why:
+            out.append(f"#   not as written here: {why}.")
+            out.append("#   The fields only show the shape; aim it at code where it applies.")
+        out += [f"# {line}" for line in _entry(plan, op, name, fields, entry_target)]
+        out.append("")
+    return "\n".join(out)

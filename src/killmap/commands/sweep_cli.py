@@ -1,0 +1,94 @@
+"""`killmap sweep`: the command, from parsed arguments to the reports and an exit code.
+
+Exit 0 when the sweep ran (survivors are its findings, listed, not a failed gate), 2 for
+bad input or an unusable mutmut, like every other command.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from killmap.errors import GateError
+
+
+def add_parser(sub) -> None:
+    sweep = sub.add_parser("sweep", help="anonymous mutants (mutmut's and killmap's operators) over the "
+                                         "catalog's targets: find what the named catalog misses")
+    sweep.add_argument("targets", nargs="*", metavar="TARGET",
+                       help="files, folders or file::Qualified.name (default: every catalog target)")
+    sweep.add_argument("--ops", default="mutmut,killmap",
+                       help="operator families, comma-separated: mutmut, killmap (default both)")
+    sweep.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs",
+                       help="catalog(s) whose targets and [gate] to use; with --promote, the one to write")
+    sweep.add_argument("--tests", action="append", default=[], metavar="PATH",
+                       help="pytest targets to run instead of the catalog's [gate] tests (repeatable)")
+    sweep.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
+    sweep.add_argument("--jobs", "-j", type=int, default=None, help="parallel sandboxes")
+    sweep.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
+    sweep.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
+    sweep.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
+    sweep.add_argument("--promote", metavar="ID", default=None,
+                       help="turn this killed mutant of the last sweep into a named catalog entry")
+    sweep.add_argument("--name", default=None, help="with --promote: the new mutation's name")
+
+
+def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
+    if args.promote is not None:
+        return _promote(root, args, report_dir)
+    if args.name is not None:
+        raise GateError("--name goes with --promote ID", field="--name")
+    import os
+
+    from killmap.report.console import make_console
+    from killmap.verdict.lab import LabOptions
+    from killmap.report.document import check_report_dir
+    from killmap.verdict.sweep import OPS, load_optional_catalogs, resolve_targets, run_sweep
+    from killmap.report.sweep_report import SweepProgress, render, to_document, write
+
+    ops = tuple(dict.fromkeys(op.strip() for op in args.ops.split(",") if op.strip()))
+    if not ops or any(op not in OPS for op in ops):
+        raise GateError(f"--ops takes a comma-separated list of {', '.join(OPS)}, got {args.ops!r}", field="--ops")
+    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+    if jobs < 1:
+        raise GateError("--jobs must be at least 1", field="--jobs")
+    if args.baseline_runs < 1:
+        raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
+    check_report_dir(report_dir)
+    catalogs = load_optional_catalogs(root, tuple(args.catalogs))
+    targets = resolve_targets(root, list(args.targets), catalogs)
+    if args.tests:
+        targets = _with_tests(targets, tuple(args.tests))
+    options = LabOptions(jobs=jobs, use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
+                         confirm=not args.no_confirm)
+    console = make_console()
+    with SweepProgress(console) as progress:
+        result = run_sweep(root, targets, ops, options, catalogs, progress)
+    document = to_document(result, root)
+    render(console, document)
+    paths = write(document, report_dir)
+    console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+    return 0
+
+
+def _with_tests(targets, tests: tuple[str, ...]):
+    """--tests: the same rule as [gate] tests, paths or node ids inside the project."""
+    from dataclasses import replace
+
+    from killmap.catalog.entries import _outside_project
+    for entry in tests:
+        problem = _outside_project(entry)
+        if problem:
+            raise GateError(f"{entry!r} {problem}: --tests takes paths or node ids inside the project",
+                            field="--tests")
+    return [replace(t, settings=replace(t.settings, tests=tests)) for t in targets]
+
+
+def _promote(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
+    from killmap.commands.promote import promote
+    if not args.name:
+        raise GateError("--promote ID needs --name NAME: the named mutation it becomes", field="--name")
+    if args.targets or len(args.catalogs) > 1:
+        raise GateError("--promote takes no TARGET and at most one --catalog", field="--promote")
+    print(promote(root, args.promote, args.name, args.catalogs[0] if args.catalogs else None, report_dir))
+    return 0

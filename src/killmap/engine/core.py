@@ -1,0 +1,133 @@
+"""The engine: the one way any killmap command runs pytest.
+
+Every command (run, check, try, prove, red-first, sweep) gets its sandboxes, warm workers,
+guards and scenarios from here, so that none of them runs pytest its own way and every
+one inherits the same guarantees: a private sandbox per worker copied from a pristine
+copy, the working tree guarded after every run, no process outliving its run, every
+selected test accounted for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from killmap.engine.cachedirs import displaced_folder, rewrites_folder
+from killmap.errors import GateError
+from killmap.engine.guard import Containment, TreeGuard, pristine_hashes
+from killmap.engine.launch import Launch
+from killmap.engine.outcome import RunOutcome
+from killmap.engine.pool import Pool, Worker
+from killmap.catalog.project import ignored_package_files
+from killmap.engine.reaper import MEMORY_ENV, memory_limit_for
+from killmap.engine.rewrites import keep_new
+from killmap.engine.runner import Scenario, run_scenario, run_to_completion
+from killmap.engine.sandbox import Scratch, scratch_parent
+
+
+def _bytes_of(root: Path, files: list[str], trees: list[dict[str, bytes]] | None) -> int:
+    if trees is not None:
+        return max((sum(len(data) for data in tree.values()) for tree in trees), default=0)
+    total = 0
+    for rel in files:
+        try:
+            total += (root / rel).stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def memory_limit(jobs: int) -> int | None:
+    """What each run's processes may allocate (reaper.memory_limit_for); a malformed
+    setting is a GateError, checked by the gate even when every verdict is cached."""
+    try:
+        return memory_limit_for(jobs)
+    except ValueError as exc:
+        raise GateError(str(exc), field=MEMORY_ENV) from None
+
+
+class Engine:
+    """Sandboxes and warm workers for one command's runs. Use as a context manager.
+
+    `trees`: one file set per sandbox ({relative path: bytes}), for commands that run
+    another version of the project (red-first's fix-reverted tree); by default every
+    sandbox is a copy of the working tree's `files`. `tracer`: "auto" or "coverage".
+    `launch`: workers the command started at its first line, adopted when there are enough.
+    """
+
+    def __init__(self, root: Path, files: list[str], sandboxes: int, *, cache_dir: Path | None = None,
+                 trees: list[dict[str, bytes]] | None = None, tracer: str = "auto",
+                 launch: Launch | None = None):
+        self.root = root
+        self.tracer = tracer   # what records a baseline's per-test lines (runner.Scenario.tracer)
+        if trees is None:      # what the packages need to run, though git ignores it (_version.py)
+            files = files + ignored_package_files(root, files)
+        count = len(trees) if trees is not None else max(1, sandboxes)
+        limit = memory_limit(count)   # a malformed setting is said before any worker starts
+        # Where what a run wrote over the user's files is kept: named once (it is stamped with
+        # the time), so every message names the folder that really holds it.
+        self.displaced = displaced_folder(cache_dir)
+        # Every sandbox, the pristine copy, and room for what the runs write beside them.
+        self.scratch = Scratch(scratch_parent(_bytes_of(root, files, trees), count + 2))
+        self.scratch.kept_rewrites = rewrites_folder(cache_dir)
+        self.pool: Pool | None = None
+        try:
+            # The workers import pytest (about 0.3 s each) while the pristine copy is made
+            # (many small system calls): neither needs the other before the first request.
+            self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path,
+                             launch=launch)
+            for worker in self.pool.workers:
+                worker.memory_limit = limit
+            pristine = self.scratch.pristine_copy(root, files)
+            hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
+            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
+                                      self.displaced)
+            # Each worker copies its own sandbox, in parallel with the others and with the
+            # gate's own work (building mutants): copying is thousands of small system calls.
+            if trees is None:
+                manifest = self.scratch.manifest(files, "files")
+                for worker in self.pool.workers:
+                    worker.begin_copy(pristine, files, manifest, hashes)
+            else:
+                for worker, tree in zip(self.pool.workers, trees):
+                    own = self.scratch.tree_copy(tree, f"tree-{worker.index}")
+                    listed = sorted(tree)
+                    worker.begin_copy(own, listed, self.scratch.manifest(listed, f"files-{worker.index}"))
+            for worker in self.pool.workers:
+                worker.containment = containment
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def workers(self) -> list[Worker]:
+        assert self.pool is not None
+        return self.pool.workers
+
+    def run(self, worker: Worker, scenario: Scenario, *, complete: bool = False) -> RunOutcome:
+        """One scenario on one worker. `complete`: resume until every test has an outcome."""
+        runner = run_to_completion if complete else run_scenario
+        return runner(worker, self.scratch, self.root, scenario)
+
+    def run_all(self, scenarios: list[Scenario]) -> list[RunOutcome]:
+        return self.map(scenarios, lambda worker, scenario: self.run(worker, scenario))
+
+    def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
+            on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
+        """Every job on the next free worker; results in job order."""
+        assert self.pool is not None
+        return self.pool.map(jobs, run, on_done)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        if self.scratch.kept_rewrites is not None:
+            keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
+        self.scratch.remove()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,395 @@
+"""The pytest plugin that runs inside every gate run and reports what happened.
+
+Outcomes come from pytest's own report objects, never from its terminal text: per test
+the outcome, the phase, the exception type and the file and line that raised. They are
+written as JSON lines while the run goes, so a run killed at its timeout still tells
+which test was in progress.
+
+This module is imported by the warm worker before it forks; it must not import the
+project under test.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
+from killmap.engine.failures import _short, describe_failure, real_path, unrendered_failure
+
+import pytest
+
+
+class Recorder:
+    """Collects per-test evidence and writes it to `events_path` as JSON lines."""
+
+    def __init__(self, events_path: str, *, mutated_file: str | None = None,
+                 coverage: Any = None, tracing: bool = False, trace_claims: str | None = None,
+                 snapshot: dict[str, Any] | None = None, ignore: list[str] | None = None):
+        self.events = open(events_path, "a", encoding="utf-8")
+        # A set, not --ignore: pytest checks each path against its --ignore list one by one.
+        self.ignore = {os.path.realpath(p) for p in ignore or ()}
+        self.snapshot = snapshot          # where a confirmation run reports, if one is wanted
+        self.confirming = False           # True in the forked confirmation process
+        self.red: set[str] = set()
+        self.collected: list[str] = []
+        self._copy: CopyLink | None = None      # in the run: its confirmation copy, once forked
+        self._report_to: int | None = None      # in the copy: where it says it has reported
+        self._started = time.perf_counter()
+        self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
+        self.coverage = coverage
+        self.tracing = tracing            # whether `coverage` is started now
+        # The file where the runs of one baseline claim the tests they trace (None: trace
+        # every test). Each test is traced by the first run to reach it, so every test is
+        # traced once and tracing's cost (hot loops run several times slower) is shared
+        # between the runs as they go: a run that started late, or is slowed by what it
+        # traces, finds more tests already claimed, and the runs end together. A fixed
+        # split (run k of n the k-th n-th) left the earlier run's worker idle at the end.
+        self.trace_claims = trace_claims
+        self._claims_fd: int | None = None
+        self._claim_at: dict[str, int] = {}
+        self.phases: dict[str, dict[str, Any]] = {}
+        self._phase: dict[str, str] = {}     # the phase each test is in, for an interruption
+
+    def emit(self, **event: Any) -> None:
+        self.events.write(json.dumps(event) + "\n")
+        self.events.flush()
+
+    # -- collection ---------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_load_initial_conftests(self, early_config, parser, args):
+        """A conftest that pytest loads before it collects and that does not import: pytest
+        prints it and stops (exit 4) before any collection report, so it is said here. The
+        baseline loaded the same conftest: under a mutant, the mutant broke its import
+        (attrs' conftest imports attr, whose own import runs the mutated code)."""
+        outcome = yield
+        if outcome.excinfo is not None:
+            failure = outcome.excinfo[1]
+            cause = getattr(failure, "cause", failure)
+            where = str(getattr(failure, "path", "") or "").replace(os.getcwd() + os.sep, "")
+            self.emit(event="conftest_error", path=where, message=_short(f"{type(cause).__name__}: {cause}"))
+
+    def pytest_ignore_collect(self, collection_path, config):
+        if self.ignore and os.path.realpath(collection_path) in self.ignore:
+            return True
+        return None  # let pytest and the project's own rules decide
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            # Sandbox paths mean nothing to the user: show project-relative ones.
+            text = str(report.longrepr).replace(os.getcwd() + os.sep, "")
+            self.emit(event="collect_error", id=report.nodeid, message=_short(text))
+
+    def pytest_collection_finish(self, session):
+        self.set_collected([item.nodeid for item in session.items])
+
+    def set_collected(self, ids: list[str]) -> None:
+        self.collected = ids
+        self.emit(event="collected", ids=ids)
+        if self.trace_claims is not None:
+            # A claim is one byte of the shared file, at the test's place in the sorted ids:
+            # the same place in every run, whatever order each collected in (runs that
+            # collected different ids are refused by the baseline anyway).
+            self._claim_at = {test_id: index for index, test_id in enumerate(sorted(set(ids)))}
+
+    def claims(self, test_id: str) -> bool:
+        """Whether this run traces `test_id`: every test without claims; with them, a test
+        no other run claimed first. Claims are bytes of one file, set under an exclusive
+        lock: four system calls a test, on any file system (a file per test cost 75 us to
+        create in a disk-backed /tmp, 0.6 s for packaging's 8,369 tests)."""
+        if self.trace_claims is None:
+            return True
+        index = self._claim_at.get(test_id)
+        try:
+            if self._claims_fd is None:
+                self._claims_fd = os.open(self.trace_claims, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self._claims_fd, fcntl.LOCK_EX)
+            try:
+                taken = index is not None and os.pread(self._claims_fd, 1, index) == b"\1"
+                if index is not None and not taken:
+                    os.pwrite(self._claims_fd, b"\1", index)
+            finally:
+                fcntl.flock(self._claims_fd, fcntl.LOCK_UN)
+        except OSError:
+            return True   # no claim could be made: tracing a test twice costs time, never evidence
+        return not taken
+
+    def _trace(self, on: bool) -> None:
+        if on != self.tracing:
+            (self.coverage.start if on else self.coverage.stop)()
+            self.tracing = on
+
+    def stop_tracing(self) -> None:
+        if self.coverage is not None:
+            self._trace(False)
+
+    # -- the confirmation snapshot --------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session):
+        """Fork a frozen copy of this session after collection, before any test runs.
+
+        The copy waits until this run is over, then re-runs only the tests whose outcome
+        matters (the red ones and the green kills), from the very state a fresh session
+        of this mutant starts its tests in: project and tests freshly imported, no test
+        run yet. That is the flake guard's re-run without paying for pytest's start-up
+        and collection a second time.
+        """
+        if self.snapshot and session.items and not session.testsfailed:
+            self.take_snapshot(session)
+        outcome = yield
+        if self.confirming and outcome.excinfo is None:
+            # The copy's re-runs are recorded, their fixtures torn down with the last one:
+            # nothing after this loop can change them. pytest's own ending would still print
+            # its summary and, at unconfigure, collect the whole heap several times over for
+            # unraisable exceptions (about 40 ms on draftroute's suite, every fresh mutant).
+            self.finish_confirmation(1 if session.testsfailed else 0)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+    def take_snapshot(self, session) -> None:
+        """Fork the waiting copy; in the copy this returns with `confirming` set and the
+        session's items narrowed to the tests to re-run."""
+        self._copy, (tell_read, done_write) = fork_copy()
+        if self._copy is None:
+            self._become_confirmation(session, tell_read, done_write)
+
+    def _become_confirmation(self, session, tell_read: int, done_write: int) -> None:
+        wanted = read_reruns(tell_read)
+        if not wanted:
+            os._exit(0)
+        self._report_to = done_write
+        self._started = time.perf_counter()
+        log = os.open(self.snapshot["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        self.stop_tracing()  # reach was measured in the run; the re-run only confirms
+        self.coverage = None
+        self.events.close()
+        self.events = open(self.snapshot["events"], "a", encoding="utf-8")
+        self.confirming = True
+        self.phases = {}
+        session.items[:] = [item for item in session.items if item.nodeid in wanted]
+        self.set_collected([item.nodeid for item in session.items])
+
+    def finish_snapshot(self) -> None:
+        """In the run: tell the waiting copy what to re-run, and wait for its report."""
+        if self._copy is None:
+            return
+        kills = set(self.snapshot.get("kill_ids", ())) if self.snapshot else set()
+        allowed = self.snapshot.get("allowed_ids") if self.snapshot else None
+        if allowed is None:
+            wanted = [t for t in self.collected if t in self.red or t in kills]
+        else:
+            # Only what decides the verdict: every kills test (red or not), and one red
+            # outside the contract, which alone keeps an overreach or a visible invariant.
+            allowed_set = set(allowed)
+            outside = [t for t in self.collected if t in self.red and t not in allowed_set]
+            wanted = [t for t in self.collected if t in kills or t in outside[:1]]
+        copy, self._copy = self._copy, None
+        send_reruns(copy, wanted)
+
+    def finish_confirmation(self, exit_code: int) -> None:
+        """In the copy: the last line of its re-runs, then the word that lets the run go on."""
+        self.emit(event="final", exit_code=exit_code, proof=None, wall=self.elapsed())
+        self.close()
+        if self._report_to is not None:
+            report_done(self._report_to)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._started
+
+    # -- running ------------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.emit(event="start", id=item.nodeid)
+        # The gate reads a red test from call.excinfo (failures.py), never from pytest's
+        # rendering of it, which --tb=no does not skip: pytest still cuts and filters the
+        # traceback (a stat of every frame's file, each frame's __tracebackhide__ asked) and
+        # compares every frame's locals for a RecursionError, for a report nobody prints.
+        item.repr_failure = item._repr_failure_py = unrendered_failure
+        traced = self.coverage is not None and self.claims(item.nodeid)
+        if self.coverage is not None:
+            self._trace(traced)
+        if traced:
+            self.coverage.switch_context(item.nodeid)
+        self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
+        if traced:
+            self.phases[item.nodeid]["traced"] = True   # its duration is not the untraced one
+        outcome = yield
+        if traced:
+            self.coverage.switch_context("")
+        record = self.phases.pop(item.nodeid)
+        stopped = outcome.excinfo
+        if stopped is not None and record["outcome"] != "failed":
+            # KeyboardInterrupt and pytest.exit() escape pytest's own reporting and stop the
+            # session: no report says the test failed, yet it did not pass. It is red, by
+            # crash, and the gate resumes the tests the session never reached.
+            record.update(outcome="failed", phase=self._phase.get(item.nodeid, "call"), interrupted=True,
+                          assertion=False, exc_type=stopped[0].__name__, exc_module=stopped[0].__module__,
+                          message=_short(f"{stopped[0].__name__}: {stopped[1]} (the session stopped here)"),
+                          raised_at=None, in_mutated_file=False, mutated_file_innermost=False)
+        if record["outcome"] == "failed":
+            self.red.add(item.nodeid)
+        self.emit(event="test", **record)
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        self._phase[item.nodeid] = "setup"
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item):
+        self._phase[item.nodeid] = "call"
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item, nextitem):
+        self._phase[item.nodeid] = "teardown"
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        record = self.phases.setdefault(item.nodeid, {"id": item.nodeid, "outcome": "passed",
+                                                      "duration": 0.0})
+        record["duration"] += report.duration
+        if report.skipped and call.when == "call":
+            record["outcome"] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        elif report.skipped and record["outcome"] == "passed":
+            record["outcome"] = "skipped"
+        if report.failed and record["outcome"] != "failed":
+            record["outcome"] = "failed"
+            record["phase"] = call.when
+            record.update(self._describe(call.excinfo, report))
+
+    def _describe(self, excinfo, report) -> dict[str, Any]:
+        return describe_failure(excinfo, report, self.mutated_file)
+
+    def close(self) -> None:
+        self.events.close()
+
+
+def trace_claims_of(request: dict[str, Any]) -> str | None:
+    """The file where a run's request asks it to claim the tests it traces, if any."""
+    return (request.get("coverage") or {}).get("claims")
+
+
+def conclude_run(recorder: Recorder, exit_code: int, request: dict[str, Any], blocked_root: str | None, *,
+                 imports_of: str | None, swap: dict[str, Any] | None = None) -> None:
+    """The end of every run, in a fresh session or a fork of the collected one.
+
+    The confirmation copy reports its re-runs and stops; the run itself lets the copy go,
+    saves its coverage when it traced, and writes its final line with the origin proof.
+    `imports_of`: the sandbox whose imported files the cache needs, when they are wanted.
+    """
+    if recorder.confirming:
+        recorder.finish_confirmation(int(exit_code))
+        return
+    recorder.finish_snapshot()
+    tracer = None
+    if recorder.coverage is not None:
+        from killmap.engine.tracing import tracer_name, write_coverage
+        recorder.stop_tracing()
+        write_coverage(recorder.coverage, request["coverage"]["out"])
+        tracer = tracer_name(recorder.coverage)
+    imported = []
+    if imports_of:
+        from killmap.engine.tracing import imported_files
+        imported = imported_files(imports_of)
+    report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=imported, swap=swap,
+                 tracer=tracer)
+
+
+def report_final(recorder: Recorder, exit_code: int, expect: dict[str, Any] | None,
+                 blocked_root: str | None, *, imported: list[str], swap: dict[str, Any] | None = None,
+                 tracer: str | None = None) -> None:
+    """A run's last line: its exit code and the proof that the mutant was the code that ran."""
+    proof = None
+    if expect:
+        proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root)
+        if swap is not None:
+            proof["swap"] = swap   # which function objects were given the mutant's code
+    more = {"tracer": tracer} if tracer else {}   # what recorded the reach: coverage or sys.monitoring
+    recorder.emit(event="final", exit_code=int(exit_code), proof=proof, imported=imported, **more)
+    recorder.close()
+
+
+def origin_proof(module_name: str, expected_file: str, expected_sha256: str,
+                 blocked_root: str | None) -> dict[str, Any]:
+    """Prove the module the tests imported is the sandbox's file holding the mutant's text.
+
+    Called after the session in the same process, so it sees the very module objects the
+    tests used. A module the tests never imported is imported now: if that fails the
+    mutant does not import, which is a broken mutant, not a survivor.
+    """
+    proof: dict[str, Any] = {"module": module_name, "imported_by_tests": module_name in sys.modules}
+    if module_name not in sys.modules:
+        try:
+            __import__(module_name)
+        except BaseException as exc:  # noqa: BLE001 - any import failure is the finding
+            proof["import_error"] = f"{type(exc).__name__}: {exc}"
+            return proof
+    module = sys.modules[module_name]
+    loaded = os.path.realpath(getattr(module, "__file__", "") or "")
+    proof["loaded_file"] = loaded
+    proof["file_matches"] = loaded == os.path.realpath(expected_file)
+    try:
+        on_disk = Path(loaded).read_bytes()
+        proof["text_matches"] = hashlib.sha256(on_disk).hexdigest() == expected_sha256
+    except OSError:
+        proof["text_matches"] = False
+    if blocked_root:
+        proof["modules_from_working_tree"] = modules_from_working_tree(blocked_root)
+    return proof
+
+
+def modules_from_working_tree(blocked_root: str) -> list[str]:
+    """Project modules imported from the user's working tree instead of the sandbox.
+
+    A module counts when its file lies in the working tree and the same relative path was
+    copied into the sandbox (the cwd): that is a shadowing copy. The gate's own package is
+    exempt, since it is the harness, not the subject.
+
+    Each module object is looked at once per process and remembered (`_looked_at`): the
+    collected session looks at everything collection imported before it forks, so a fork
+    looks only at what its own tests imported. A module object keeps its file for life; a
+    module replaced under the same name is another object, and is looked at afresh. A
+    project with its venv inside it had every installed module's path tested, in every run.
+    """
+    blocked = os.path.realpath(blocked_root) + os.sep
+    # killmap/, not this module's folder: the gate's layers live in subpackages beside engine/.
+    harness = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+    sandbox = os.getcwd()
+    looked_at = _looked_at.setdefault((blocked, sandbox), {})
+    found = []
+    for name, mod in list(sys.modules.items()):
+        known = looked_at.get(name)
+        if known is None or known[0] is not mod:
+            known = looked_at[name] = (mod, _shadowed(mod, blocked, harness, sandbox))
+        if known[1]:
+            found.append(name)
+    return sorted(found)
+
+
+# (working tree, sandbox) -> module name -> (the module object, whether it is a shadowing copy)
+_looked_at: dict[tuple[str, str], dict[str, tuple[Any, bool]]] = {}
+
+
+def _shadowed(module: Any, blocked: str, harness: str, sandbox: str) -> bool:
+    path = real_path(getattr(module, "__file__", None) or "")
+    # The gate's own modules (the worker runs as __main__) are the harness, not the subject.
+    if path.startswith(harness) or not path.startswith(blocked):
+        return False
+    return os.path.exists(os.path.join(sandbox, path[len(blocked):]))
+
+
+def now() -> float:
+    return time.perf_counter()

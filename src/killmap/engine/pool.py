@@ -1,0 +1,150 @@
+"""The pool of warm workers, one per sandbox, and the requests sent to them."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from killmap.errors import GateError
+from killmap.engine.guard import Containment, TreeGuard
+from killmap.engine.launch import Launch, start_workers, stop_workers
+from killmap.engine.siblings import SiblingProcess
+
+
+@dataclass
+class Worker:
+    index: int
+    sandbox: Path
+    process: subprocess.Popen | SiblingProcess   # the first worker is started, the others forked from it
+    guard: TreeGuard | None = None            # the sandbox, checked and repaired after each run
+    containment: Containment | None = None    # the working tree, shared by every worker
+    # The sandbox was repaired after a run: the collected session saw the damage (its
+    # folder may even be gone), so the next run starts a new one.
+    session_stale: bool = False
+    started: bool = False                     # its "ready" line has been read
+    preloaded: frozenset[str] = frozenset()   # modules the worker had imported by then (pytest's)
+    memory_limit: int | None = None           # bytes each run's process may allocate (reaper.py)
+    # The sandbox's copy, asked for and not yet answered: (source, files, hashes) for its guard.
+    copying: tuple[Path, list[str], dict[str, str] | None] | None = None
+
+    def wait_ready(self) -> None:
+        """Wait for the worker's first line: it has imported pytest and can take requests.
+
+        Not waited for when the pool starts, so the gate goes on with its own work (mutants,
+        validity) while every worker imports pytest."""
+        if self.started:
+            return
+        ready = self.process.stdout.readline() if self.process.stdout else ""
+        if not ready:
+            raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
+        said = json.loads(ready)
+        self.preloaded = frozenset(said.get("preloaded", ()))
+        if isinstance(self.process, SiblingProcess):
+            self.process.pid = said["pid"]
+        self.started = True
+
+    def begin_copy(self, source: Path, files: list[str], manifest: Path,
+                   hashes: dict[str, str] | None = None) -> None:
+        """Ask the worker to copy `files` (listed in `manifest`) from `source` into its sandbox.
+
+        Not waited for: the answer is read before the first run (wait_sandbox), so the copy
+        goes on in the worker while the gate does its own work. `hashes`: of `source`'s
+        files, already computed, for the sandbox's guard."""
+        assert self.process.stdin
+        self.copying = (source, files, hashes)
+        try:
+            self.process.stdin.write(json.dumps({"id": "copy", "copy": {
+                "source": str(source), "manifest": str(manifest), "sandbox": str(self.sandbox)}}) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            pass   # the worker is gone: wait_ready says so
+
+    def wait_sandbox(self) -> None:
+        """Wait until the sandbox is copied, then guard it as copied."""
+        self.wait_ready()
+        if self.copying is None:
+            return
+        source, files, hashes = self.copying
+        self.copying = None
+        answer = self._read_response()
+        if answer.get("status") != "copied":
+            raise GateError(f"worker {self.index} could not copy its sandbox {self.sandbox}: "
+                            f"{answer.get('error', answer)}")
+        self.guard = TreeGuard(self.sandbox, files, source, watch_new_files=True, hashes=hashes)
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin and self.process.stdout
+        self.wait_sandbox()
+        try:
+            self.process.stdin.write(json.dumps(payload) + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise self._died() from None   # gone, as a worker that died mid-run
+        return self._read_response()
+
+    def _read_response(self) -> dict[str, Any]:
+        assert self.process.stdout
+        line = self.process.stdout.readline()
+        if not line:
+            raise self._died()
+        return json.loads(line)
+
+    def _died(self) -> GateError:
+        return GateError(f"worker {self.index} died (exit {self.process.poll()}); its sandbox was {self.sandbox}")
+
+
+class Pool:
+    """Start workers, hand each job to the next free one, stop them all on exit."""
+
+    def __init__(self, sandboxes: list[Path], *, start_dir: Path | None = None, launch: Launch | None = None):
+        """`start_dir`: where the worker processes start, when the sandboxes are not copied
+        yet (each run enters its sandbox itself; see sandbox_entry.enter_sandbox). `launch`:
+        workers started already, adopted when there are enough of them (launch.py). Each
+        worker's guards are set when its sandbox is copied (Worker.begin_copy, Worker.containment)."""
+        processes = launch.adopt(len(sandboxes)) if launch is not None else None
+        if processes is None:
+            processes = start_workers(len(sandboxes), start_dir or sandboxes[0])
+        self.workers = [Worker(index, sandbox, process) for index, (sandbox, process) in enumerate(zip(sandboxes, processes))]
+
+    def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
+            on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
+        """Run every job on some worker; results come back in job order."""
+        pending: queue.Queue = queue.Queue()
+        for index, job in enumerate(jobs):
+            pending.put((index, job))
+        results: list[Any] = [None] * len(jobs)
+        failures: list[BaseException] = []
+        lock = threading.Lock()
+
+        def drain(worker: Worker) -> None:
+            while not failures:
+                try:
+                    index, job = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    results[index] = run(worker, job)
+                    if on_done is not None:
+                        with lock:
+                            on_done(job, results[index])
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+                    failures.append(exc)
+                    return
+
+        threads = [threading.Thread(target=drain, args=(w,), daemon=True) for w in self.workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # short joins keep ^C responsive
+        if failures:
+            raise failures[0]
+        return results
+
+    def close(self) -> None:
+        stop_workers([worker.process for worker in self.workers])

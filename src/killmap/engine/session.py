@@ -1,0 +1,173 @@
+"""The collected session: pytest started and collected once per worker, then forked per mutant.
+
+A fresh pytest session per mutant pays for configuration, plugins and collection (which
+imports every test module and the project) before its first test. The session server is
+a child of the worker that runs pytest over the unmutated sandbox up to the end of
+collection and then, inside `pytest_runtestloop`, serves runs: for each it forks, and the
+fork runs only the selected items, with fixtures set up afresh. Two forks share nothing:
+each starts from the same pristine post-collection state.
+
+In the fork the mutant's code is swapped into the imported module (swap.py), when the
+gate has shown that this is the same program as importing it afresh; when the fork
+itself finds it is not (a module not imported during collection, a closure over other
+variables), it exits with FALLBACK before running anything and the worker runs the mutant
+in a fresh session instead.
+
+Protocol on two pipes, JSON lines: the worker sends a run; the server answers {"pid"} at
+once (so the worker can enforce the time limit) and {"exit"} when the fork has ended.
+"""
+
+from __future__ import annotations
+
+import json
+import linecache
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from killmap.engine.monitor import LineMonitor
+from killmap.engine.failures import warm_real_paths
+from killmap.engine.plugin import Recorder, conclude_run, modules_from_working_tree, trace_claims_of
+from killmap.engine.swap import LiveFunctions, swap_in
+
+FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
+
+
+class SessionServer:
+    """A pytest plugin: after collection, serve runs instead of running the tests."""
+
+    def __init__(self, requests_fd: int, responses_fd: int, blocked_root: str | None,
+                 ignore: list[str] | None = None, prepare: list[str] | None = None, coverage: Any = None):
+        self.requests = os.fdopen(requests_fd, "r", encoding="utf-8")
+        self.responses = os.fdopen(responses_fd, "w", encoding="utf-8")
+        self.blocked_root = blocked_root
+        self.ignore = {os.path.realpath(p) for p in ignore or ()}
+        self.prepare = list(prepare or ())   # files mutants will be swapped into: compiled once
+        self.coverage = coverage             # started before collection, when a traced run needs it
+        self.functions: LiveFunctions | None = None
+
+    def pytest_ignore_collect(self, collection_path, config):
+        # The same test files are left out as in every other run (see Recorder).
+        if self.ignore and os.path.realpath(collection_path) in self.ignore:
+            return True
+        return None
+
+    def _say(self, **message: Any) -> None:
+        self.responses.write(json.dumps(message) + "\n")
+        self.responses.flush()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        if self.coverage is not None:
+            self.coverage.stop()   # paused: only a traced run's fork resumes it
+        if session.testsfailed:
+            return True  # a collection error: no "ready", so the worker never uses this server
+        warm_real_paths()  # every fork's origin proof resolves these module paths: once, here
+        if self.blocked_root:
+            modules_from_working_tree(self.blocked_root)   # and looks at these modules: once, here
+        functions = self.functions = LiveFunctions()  # and every swap looks for the functions of its file
+        for path in self.prepare:
+            try:
+                functions.originals(path, Path(path).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                pass  # the fork meets the same problem and falls back
+        self._say(ready=True, collected=len(session.items))
+        by_id = {item.nodeid: item for item in session.items}
+        for line in self.requests:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                self.requests.close()
+                self.responses.close()
+                _run_fork(self, session, by_id, request)  # never returns
+            self._say(pid=pid)
+            _, status = os.waitpid(pid, 0)
+            self._say(exit=os.waitstatus_to_exitcode(status))
+        return True
+
+
+def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: dict[str, Any]) -> None:
+    code = 70
+    try:
+        os.setsid()  # its own process group: a timeout kills everything it started
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        sys.stdout = open(1, "w", closefd=False)
+        sys.stderr = open(2, "w", closefd=False)
+        items = list(session.items) if request.get("all") else [by_id.get(test) for test in request["tests"]]
+        if any(item is None for item in items):
+            _fallback(request, "a selected test was not collected by the session")
+        swap = request.get("swap")
+        proof_swap = None
+        if swap:
+            if swap["module"] not in sys.modules:
+                _fallback(request, f"{swap['module']} was not imported while tests were collected")
+            import time
+            began = time.perf_counter()
+            result = swap_in(swap["file"], Path(swap["original"]).read_text(encoding="utf-8"),
+                             Path(swap["file"]).read_text(encoding="utf-8"), server.functions)
+            swap_seconds = time.perf_counter() - began
+            if not result.ok:
+                _fallback(request, result.reason)
+            proof_swap = {"swapped": result.swapped, "changed": list(result.places),
+                          "seconds": round(swap_seconds, 4)}
+            linecache.checkcache()  # tracebacks read the mutant's text from disk
+        traced = request.get("coverage")
+        if not traced and isinstance(server.coverage, LineMonitor):
+            # An untraced fork gives the line monitor's tool id back (3.12+): the mutant's
+            # tests may want every sys.monitoring id (Hypothesis explains a failing example
+            # with one), as under plain pytest. coverage's C tracer is already off.
+            server.coverage.close()
+        recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
+                            coverage=server.coverage if traced else None,
+                            trace_claims=trace_claims_of(request), snapshot=request.get("snapshot"))
+        session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
+        session.items[:] = items
+        recorder.set_collected([item.nodeid for item in items])
+        if recorder.snapshot and items:
+            recorder.take_snapshot(session)  # in the copy, items are now the re-runs
+        exit_code = _run_items(session)
+        # Only a traced run (a baseline) reports the session's imports: a mutant's run would
+        # find the same files the session collected, and the scan is not free.
+        conclude_run(recorder, exit_code, request, server.blocked_root,
+                     imports_of=request["sandbox"] if traced else None, swap=proof_swap)
+        code = 0
+    except BaseException:  # noqa: BLE001 - the fork must always exit, never return
+        import traceback
+        # Into the run's own log, by name: pytest's capture gives fd 2 back to the session's
+        # log between tests, so a traceback printed to stderr landed there, and the gate's
+        # message quoted an empty log tail (pluggy's baseline).
+        try:
+            with open(request["log"], "a", encoding="utf-8") as log:
+                traceback.print_exc(file=log)
+        except OSError:
+            traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _fallback(request: dict[str, Any], reason: str) -> None:
+    Path(request["events"]).with_suffix(".fallback").write_text(reason, encoding="utf-8")
+    os._exit(FALLBACK)
+
+
+def _run_items(session) -> int:
+    """pytest's own run loop over the chosen items; an interruption ends it, as in pytest."""
+    items = session.items
+    try:
+        for index, item in enumerate(items):
+            following = items[index + 1] if index + 1 < len(items) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+            if session.shouldfail or session.shouldstop:
+                break
+    except (KeyboardInterrupt, pytest.exit.Exception):
+        return 2
+    return 1 if session.testsfailed else 0

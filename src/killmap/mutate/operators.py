@@ -1,0 +1,241 @@
+"""The operators: each turns a catalog entry into a mutant text, inside its target.
+
+Each returns the mutant text and the sites it matched (the nodes it changed, or the text
+offsets where it changed the text); `build_mutant` (mutants.py) compares their number with
+the entry's `count`, and names their lines when they differ. An operator that cannot apply at all
+raises `NotApplicable`, which is a "not applied" verdict, never a result.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ExpressionContext, ExpressionContextProvider
+
+from killmap.mutate.cst_tree import (_ATOMS, _call_matches, _line_offsets, _parents, _positions, _same_expression,
+                              _string_value, _transform, _within)
+from killmap.mutate.patching import PatchError, parse_patch, reverse_apply
+
+
+class _NotApplicable(Exception):
+    def __init__(self, message: str, sites: int = 0):
+        super().__init__(message)
+        self.sites = sites
+
+
+def _op_replace(root, wrapper, scope, mutation, original):
+    old, new = mutation.param("old"), mutation.param("new")
+    if scope is None:
+        start, end = 0, len(original)
+    else:
+        positions, offset = _positions(wrapper, mutation, original)
+        position = positions[scope]
+        # libcst starts a def or class at the keyword; its decorators belong to the target
+        # too (the tree operators and the pin see them), so the region starts at the first.
+        first = positions[scope.decorators[0]].start if getattr(scope, "decorators", None) else position.start
+        offsets = _line_offsets(original[offset:])
+        start = offset + offsets[first.line - 1] + first.column
+        end = offset + offsets[position.end.line - 1] + position.end.column
+    region = original[start:end]
+    sites, at = [], region.find(old) if old else -1
+    while at >= 0:
+        sites.append(start + at)
+        at = region.find(old, at + len(old))
+    return original[:start] + region.replace(old, new) + original[end:], sites
+
+
+def _op_delete_call(root, wrapper, scope, mutation, original):
+    name = mutation.param("call")
+    parents = _parents(wrapper, mutation)
+    calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
+    replacements: dict[int, object] = {}
+    for call in calls:
+        statement = _statement_holding(call, parents)
+        if statement is None:
+            raise _NotApplicable(f"the call {name!r} is not inside a statement that can be deleted")
+        replacements[id(statement)] = _removal_for(statement, parents)
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), calls
+
+
+def _statement_holding(node, parents):
+    """The innermost statement whose own text (not its nested block) holds the node."""
+    child, parent = node, parents.get(node)
+    while parent is not None:
+        # `@app.route("/")` with the call deleted loses the decorator, not the function.
+        if isinstance(parent, cst.Decorator):
+            return parent
+        # A call in a def's defaults or annotations, or in a class's bases, is not a
+        # statement of its own: deleting the whole definition would be a different defect.
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and child is not parent.body:
+            return None
+        if isinstance(parent, (cst.BaseSmallStatement,)):
+            line = parents.get(parent)
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                return line
+            return parent
+        if isinstance(parent, cst.BaseCompoundStatement):
+            if isinstance(child, (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler)) or child is getattr(parent, "orelse", None):
+                return None  # reached through a block: the inner statement should have matched
+            return parent
+        child, parent = parent, parents.get(parent)
+    return None
+
+
+def _removal_for(statement, parents):
+    parent = parents.get(statement)
+    # An `elif` lives in its parent's orelse: deleting it keeps the branches after it.
+    if isinstance(statement, cst.If) and isinstance(parent, cst.If) and parent.orelse is statement:
+        return statement.orelse if statement.orelse is not None else cst.RemoveFromParent()
+    return cst.RemoveFromParent()
+
+
+def _op_stub_call(root, wrapper, scope, mutation, original):
+    name = mutation.param("call")
+    value = cst.parse_expression(mutation.param("value").strip())
+    calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
+    # The value takes the place of a call, which binds tighter than any operator: without
+    # parentheses `validate(x) * 2` stubbed with `a + b` would read `a + b * 2`. (lpar is a
+    # tuple on parsed nodes, so it is tested for emptiness, never compared with [].)
+    if not value.lpar and not isinstance(value, _ATOMS):
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return _transform(wrapper, {id(c): value for c in calls}, _parents(wrapper, mutation)), calls
+
+
+def _op_constant_return(root, wrapper, scope, mutation, original):
+    if not isinstance(scope, cst.FunctionDef):
+        raise mutation.fail("constant-return needs a function target (path.py::function)", "target")
+    value = cst.parse_expression(mutation.param("value").strip())
+    body = list(scope.body.body) if isinstance(scope.body, cst.IndentedBlock) else []
+    keep = []
+    if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+        first = body[0].body[0]
+        if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+            keep.append(body[0])
+    new_body = cst.IndentedBlock(body=keep + [cst.SimpleStatementLine([cst.Return(value=value)])])
+    replacements = {id(scope): scope.with_changes(body=new_body)}
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), [scope]
+
+
+def _op_merge_strings(root, wrapper, scope, mutation, original):
+    drop, keep = mutation.param("drop"), mutation.param("keep")
+    parents = _parents(wrapper, mutation)
+    # f-strings too: most error messages in modern code are f-strings (attrs' validators'
+    # "must be <= {bound}"). One is matched by its source text, placeholders and all.
+    literals = [n for n in _within(wrapper, scope)
+                if isinstance(n, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                and not isinstance(parents.get(n), cst.ConcatenatedString)]
+    valued = [(n, _string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
+    keepers = [n for n, text in valued if keep in text]
+    if len(keepers) > 1:
+        # One message may sit inside another ("quote_char cannot be empty" inside
+        # "end_quote_char cannot be empty"): the literal that is exactly `keep` is meant.
+        keepers = [n for n, text in valued if text == keep] or keepers
+    if len(keepers) != 1:
+        raise _NotApplicable(f"'keep' text matched {len(keepers)} string literal(s), expected exactly 1")
+    keeper = keepers[0]
+    dropped = [n for n, text in valued if drop in text and n is not keeper]
+    if not dropped and drop in next(text for n, text in valued if n is keeper):
+        # tomlkit's ("not allowed in " f"{t}, use X instead"): one literal, implicitly joined.
+        raise _NotApplicable("'drop' and 'keep' are in the same string literal (one message, or parts "
+                             "joined implicitly): merge-strings puts the literal holding 'keep' where "
+                             "another literal holds 'drop'; for a change inside one literal use replace")
+    replacements = {id(n): keeper.deep_clone() for n in dropped}
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), dropped
+
+
+def _op_drop_operand(root, wrapper, scope, mutation, original):
+    wanted = mutation.param("operand")
+    code = wrapper.module.code_for_node
+    replacements = {}
+    sites = []
+    for node in _within(wrapper, scope):
+        if not isinstance(node, cst.BooleanOperation):
+            continue
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            if _same_expression(code(side), wanted):
+                sites.append(side)
+                kept = other
+                if node.lpar and not kept.lpar:
+                    kept = kept.with_changes(lpar=node.lpar, rpar=node.rpar)
+                replacements[id(node)] = kept
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), sites
+
+
+def _op_negate(root, wrapper, scope, mutation, original):
+    wanted = mutation.param("condition")
+    code = wrapper.module.code_for_node
+    parents = _parents(wrapper, mutation)
+    contexts = wrapper.resolve(ExpressionContextProvider)
+    replacements, nodes = {}, {}
+    for node in _within(wrapper, scope):
+        if not isinstance(node, cst.BaseExpression) or _is_binding_name(node, parents):
+            continue
+        # `ready = check()` or `for ready in ...` binds the name; only a read can be negated
+        # (counting the binding would make `negate ready` match sites it cannot change).
+        if contexts.get(node) in (ExpressionContext.STORE, ExpressionContext.DEL):
+            continue
+        if _same_expression(code(node), wanted):
+            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                inverted = node.expression
+                # `(not a == b) in c` must not become the chain `a == b in c`.
+                if node.lpar and not inverted.lpar:
+                    inverted = inverted.with_changes(lpar=node.lpar, rpar=node.rpar)
+            else:
+                inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
+                    if not node.lpar and not isinstance(node, _ATOMS) else node
+                inverted = cst.UnaryOperation(operator=cst.Not(), expression=inner)
+                # `not` binds looser than comparisons and arithmetic: `flag in items` with
+                # `flag` negated must read `(not flag) in items`, not `not flag in items`.
+                if _binds_tighter_than_not(parents.get(node)):
+                    inverted = inverted.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            replacements[id(node)] = inverted
+            nodes[id(node)] = node
+    return _transform(wrapper, replacements, _parents(wrapper, mutation)), [nodes[key] for key in replacements]
+
+
+def _binds_tighter_than_not(parent) -> bool:
+    """Whether an operand in this parent must be parenthesized when it is a `not` expression."""
+    if isinstance(parent, cst.UnaryOperation):
+        return not isinstance(parent.operator, cst.Not)
+    if isinstance(parent, (cst.Arg, cst.Element)):
+        return bool(getattr(parent, "star", ""))
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.Attribute,
+                               cst.Subscript, cst.Call, cst.Await, cst.StarredElement))
+
+
+def _is_binding_name(node, parents) -> bool:
+    """A Name that spells a definition or attribute, not a value that could be negated."""
+    if not isinstance(node, cst.Name):
+        return False
+    parent = parents.get(node)
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.ImportAlias)):
+        return parent.value is not node if isinstance(parent, cst.Arg) else True
+    return isinstance(parent, cst.Attribute) and parent.attr is node
+
+
+def _op_revert_patch(root, wrapper, scope, mutation, original):
+    patch_path = root / mutation.param("patch")
+    try:
+        patches = parse_patch(patch_path.read_text(encoding="utf-8"))
+    except PatchError as exc:
+        raise mutation.fail(f"{mutation.param('patch')}: {exc}", "patch") from None
+    mine = [p for p in patches if mutation.target.path in (p.new_path, p.old_path)]
+    if len(patches) != 1 or not mine:
+        raise mutation.fail(f"the patch must change exactly the target file {mutation.target.path} "
+                            f"(it names {[p.new_path for p in patches]})", "patch")
+    try:
+        preimage = reverse_apply(original, mine[0])
+    except PatchError as exc:
+        raise _NotApplicable(f"revert-patch refused: {exc}", 0) from None
+    return preimage, [None]   # the whole patch is one site, on no single line
+
+
+_OPERATORS = {
+    "replace": _op_replace,
+    "delete-call": _op_delete_call,
+    "stub-call": _op_stub_call,
+    "constant-return": _op_constant_return,
+    "merge-strings": _op_merge_strings,
+    "drop-operand": _op_drop_operand,
+    "negate": _op_negate,
+    "revert-patch": _op_revert_patch,
+}

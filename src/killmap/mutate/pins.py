@@ -1,0 +1,161 @@
+"""Pins: bind a mutation to the syntax of its target, and rewrite pins after review.
+
+A named mutation is written against code as it was. When that code changes, the
+mutation may no longer mean what its name says; the verdict is then "stale" until a
+person reviews it and re-pins. revert-patch mutations also pin the patch and the
+preimage, so a changed fix or a changed patch cannot pass silently.
+
+Two pin formats are read. `ast1:sha256:...` (what `killmap pin` writes) binds the
+target's normalized syntax: a formatter, a comment or a blank line leaves it valid (see
+syntax.py for what is ignored and why). `sha256:...`, the older format, binds the
+target's exact text and is still checked that way; `killmap pin` upgrades it. The patch
+and preimage pins of revert-patch stay byte-exact: a patch's boundaries are bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from killmap.catalog.reader import Mutation
+from killmap.errors import GateError
+from killmap.mutate.mutant import Mutant, sha256_text
+from killmap.mutate.patching import split_lines
+from killmap.mutate.syntax import is_syntax_pin
+
+
+def patch_sha256(root: Path, mutation: Mutation) -> str:
+    return "sha256:" + hashlib.sha256((root / mutation.param("patch")).read_bytes()).hexdigest()
+
+
+def pins_for(root: Path, mutation: Mutation, mutant: Mutant) -> dict[str, str]:
+    """The pins this mutation should carry, computed from the current tree."""
+    pins = {"pin": mutant.target_pin}
+    if mutation.op == "revert-patch":
+        pins["patch_pin"] = patch_sha256(root, mutation)
+        if mutant.applied:
+            pins["preimage_pin"] = sha256_text(mutant.mutated or "")
+    return pins
+
+
+def current_pin(pin: str, mutant: Mutant) -> str:
+    """The target's pin now, in the format of the recorded `pin`."""
+    return mutant.target_pin if is_syntax_pin(pin) else mutant.target_sha256
+
+
+def check_pins(root: Path, mutation: Mutation, mutant: Mutant) -> str | None:
+    """A sentence saying what to review, or None when every pin still holds."""
+    if mutation.pin and mutation.pin != current_pin(mutation.pin, mutant):
+        return (f"{mutation.target} changed since this mutation was pinned; review that the "
+                f"mutation still means what its name says, then run 'killmap pin {mutation.name}'")
+    if mutation.op == "revert-patch":
+        if mutation.param("patch_pin") and mutation.param("patch_pin") != patch_sha256(root, mutation):
+            return (f"the patch {mutation.param('patch')} changed since it was pinned; review it, then run "
+                    f"'killmap pin {mutation.name}'")
+        if mutation.param("preimage_pin") and mutant.applied and \
+                mutation.param("preimage_pin") != sha256_text(mutant.mutated or ""):
+            return (f"reverting the patch no longer gives the pinned preimage of {mutation.target.path}; "
+                    f"review it, then run 'killmap pin {mutation.name}'")
+    return None
+
+
+_TABLE = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
+_QUOTED_VALUE = re.compile(r"""^\s*[A-Za-z0-9_\-]+\s*=\s*("[^"\\\n]*"(?!")|'[^'\n]*'(?!'))""")
+
+
+def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) -> str:
+    """Set pin fields for the named mutations, keeping every other byte of the file.
+
+    The file is edited line by line (comments and layout survive), then re-parsed to
+    prove that the only change is the pins.
+    """
+    lines = split_lines(text)
+    blocks: list[tuple[int, int]] = []   # [start, end) of each [[mutation]] block
+    start = None
+    in_multiline = False
+    inside_string: set[int] = set()      # lines that continue a multi-line string
+    for index, line in enumerate(lines):
+        if in_multiline:
+            inside_string.add(index)
+        if line.count('"""') % 2 == 1 or line.count("'''") % 2 == 1:
+            in_multiline = not in_multiline
+            continue
+        if in_multiline:
+            continue
+        table = _TABLE.match(line)
+        if table:
+            if start is not None:
+                blocks.append((start, index))
+                start = None
+            if line.strip().startswith("[[") and table.group(1) == "mutation":
+                start = index
+    if start is not None:
+        blocks.append((start, len(lines)))
+
+    edits: dict[int, str] = {}
+    inserts: dict[int, list[str]] = {}
+    for block_start, block_end in blocks:
+        keys: dict[str, int] = {}
+        for index in range(block_start + 1, block_end):
+            # `pin = ...` written inside a multi-line note is text, not the pin key.
+            key = None if index in inside_string else _KEY.match(lines[index])
+            if key and key.group(1) not in keys:
+                keys[key.group(1)] = index
+        name_line = keys.get("name")
+        if name_line is None:
+            continue
+        name = tomllib.loads(lines[name_line])["name"]
+        if name not in updates:
+            continue
+        for field, value in updates[name].items():
+            rendered = f'{field} = "{value}"'
+            if field in keys:
+                # Only the value is replaced: the indent and a trailing comment stay.
+                old = lines[keys[field]]
+                quoted = _QUOTED_VALUE.match(old)
+                if quoted is None:
+                    raise GateError(f"line {keys[field] + 1}: {field} is not a one-line string; "
+                                    "edit the pins by hand", file=catalog, mutation=name, field=field)
+                edits[keys[field]] = f'{old[:quoted.start(1)]}"{value}"{old[quoted.end(1):]}'
+            else:
+                anchor = keys.get("target", name_line)
+                inserts.setdefault(anchor, []).append(rendered + "\n")
+    out = []
+    for index, line in enumerate(lines):
+        out.append(edits.get(index, line))
+        if index in inserts:
+            if not out[-1].endswith("\n"):
+                out[-1] += "\n"
+            out.extend(inserts[index])
+    result = "".join(out)
+    _prove_only_pins_changed(text, result, updates, catalog)
+    return result
+
+
+def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[str, str]],
+                             catalog: str) -> None:
+    old = tomllib.loads(before)
+    try:
+        new = tomllib.loads(after)
+    except tomllib.TOMLDecodeError:
+        new = None
+    if new is None:
+        raise GateError("could not rewrite pins without breaking the TOML; edit the pins by hand",
+                        file=catalog, field="pin")
+    pin_fields = ("pin", "patch_pin", "preimage_pin")
+    for entry in old.get("mutation", []):
+        for field, value in updates.get(entry.get("name"), {}).items():
+            entry[field] = value
+    strip = lambda data: [{k: v for k, v in e.items() if k not in pin_fields} for e in data.get("mutation", [])]
+    pins = lambda data: [{k: e.get(k) for k in pin_fields} for e in data.get("mutation", [])]
+    if strip(old) != strip(new) or pins(old) != pins(new) or old.get("gate") != new.get("gate"):
+        raise GateError("could not rewrite pins without changing anything else; edit the pins by hand",
+                        file=catalog, field="pin")

@@ -1,0 +1,95 @@
+"""The terminal: a progress bar while mutants run, then one table and what differed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from killmap.verdict.baseline import baseline_summary
+from killmap.verdict.judge import Verdict, explanation
+from killmap.verdict.lab import LabResult
+from killmap.report.document import contract_cell
+from killmap.catalog.testids import named_count
+
+STYLE = {"held": "green", "vacuous": "red", "overreach": "yellow", "visible": "red",
+         "not-applied": "magenta", "broken": "magenta", "timeout": "yellow", "flaky": "yellow",
+         "stale": "cyan", "unevidenced": "yellow", "wrong-cause": "red", "inconclusive": "yellow",
+         "escaped": "bold red"}
+
+
+class LiveProgress:
+    """Receives lab events; draws a bar on a terminal, stays quiet elsewhere."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=console, transient=True,
+                                 disable=not console.is_terminal)
+        self.task = None
+
+    def __enter__(self) -> "LiveProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def __call__(self, kind: str, data: Any) -> None:
+        if kind == "planned":
+            self.task = self.progress.add_task("mutations", total=data)
+        elif kind == "baseline":
+            self.progress.console.print(f"baseline: running {', '.join(data.tests)} unmutated")
+        elif kind == "baseline-done":
+            self.progress.console.print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s")
+        elif kind == "done" and self.task is not None:
+            self.progress.advance(self.task)
+            verdict: Verdict = data
+            style = STYLE.get(verdict.verdict, "white")
+            self.progress.console.print(f"[{style}]{verdict.verdict:>12}[/] {escape(verdict.name)}"
+                                        f"{' (cached)' if verdict.cached else ''}")
+
+
+def make_console() -> Console:
+    """Wide output when not on a terminal, so CI logs keep one verdict per line."""
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160, soft_wrap=True)
+    return console
+
+
+def render(console: Console, result: LabResult) -> None:
+    table = Table(title="killmap verdicts", show_lines=False)
+    table.add_column("mutation")
+    table.add_column("verdict")
+    table.add_column("red / expected", justify="right")
+    table.add_column("time", justify="right")
+    for v in result.verdicts:
+        style = STYLE.get(v.verdict, "white")
+        mutant = result.mutants.get(v.name)
+        cell = contract_cell(ran=bool(v.selected or v.red), red=len(v.red),
+                             expected=named_count(v.expected, v.selected),
+                             invariant=bool(mutant and mutant.mutation.invariant),
+                             reached_by=len(v.reached_by), held=v.held)
+        table.add_row(escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell),
+                      ("cached" if v.cached else f"{v.duration:.2f}s"))
+    console.print(table)
+    for v in result.verdicts:
+        if v.held:
+            continue
+        style = STYLE.get(v.verdict, "white")
+        console.print(f"[{style}]{v.verdict}[/] [bold]{escape(v.name)}[/]: {escape(v.detail)}")
+        mutant = result.mutants.get(v.name)
+        console.print(f"  [dim]{explanation(v.verdict, bool(mutant and mutant.mutation.invariant))}[/]")
+        for red in v.red:
+            where = f" at {escape(red.raised_at)}" if red.raised_at else ""
+            console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")
+    for v in result.verdicts:
+        for warning in v.extras.get("warnings", ()):
+            console.print(f"[dim]warning {escape(v.name)}: {escape(warning)}[/]")
+    held = sum(v.held for v in result.verdicts)
+    ran = f"{result.jobs} job(s)" if result.jobs else "no mutant run: cached or decided statically"
+    console.print(f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})")

@@ -1,0 +1,228 @@
+"""The baseline: the unmutated suite, run before any mutant, that every verdict is
+measured against.
+
+It must be green and stable (run twice: a test whose outcome differs is flaky, exit 2),
+and its runs record per-test line coverage of the mutation targets (each run the tests it
+reaches before the others, so every test once): the reach evidence that selects each
+mutant's tests. Test
+files whose imports cannot reach a target are left out of it and of every mutant run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from killmap.engine.guard import escaped_note
+from killmap.catalog.reader import GateSettings, Mutation
+from killmap.catalog.testids import TestIndex
+from killmap.engine.core import Engine
+from killmap.errors import GateError
+from killmap.verdict.imports import first_syntax_error, unreachable_test_files
+from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
+from killmap.catalog.project import module_name
+from killmap.engine.runner import Scenario
+
+
+@dataclass
+class Baseline:
+    """What the unmutated suite did: every mutant's selection and timeout come from it."""
+
+    settings: GateSettings
+    collected: tuple[str, ...]
+    durations: dict[str, float]
+    overhead: float                      # what a run pays once besides its tests (session_costs)
+    coverage: dict[str, dict[str, list[int]]]
+    runs: int
+    wall: float
+    imported: tuple[str, ...] = ()       # project source files the tests imported
+    ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
+    targets: tuple[str, ...] = ()        # what pytest was given: the tests, and the deselected
+    mutated_files: tuple[str, ...] = ()  # the files the mutations change (traced, swapped into)
+    tracer: str = ""                     # what recorded the tests' lines: coverage, sys.monitoring
+    per_test: float = 0.0                # what a run pays per test besides its duration
+    not_passed: dict[str, int] = field(default_factory=dict)  # "skipped"/"xfailed": how many
+
+    @cached_property
+    def index(self) -> TestIndex:
+        """The collected ids, for asking which of them a contract entry names."""
+        return TestIndex(self.collected)
+
+
+def baseline_summary(baseline: Baseline) -> str:
+    """ "98 tests green", or "2031 tests green, 47 skipped, 17 xfailed": a skipped test is not
+    green, and no mutant can turn it red."""
+    others = sum(baseline.not_passed.values())
+    said = f"{len(baseline.collected) - others} tests green"
+    return ", ".join([said, *(f"{n} {kind}" for kind, n in baseline.not_passed.items())])
+
+
+def source_files(files: list[str], settings: GateSettings) -> list[str]:
+    def under(rel: str, folder: str) -> bool:
+        return folder in (".", "") or rel.startswith(folder.rstrip("/") + "/")
+
+    return [f for f in files if f.endswith(".py")
+            and any(under(f, p) for p in settings.paths)
+            and not any(under(f, t) or f == t for t in settings.tests)
+            and not f.rsplit("/", 1)[-1].startswith(("test_", "conftest"))]
+
+
+def run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
+                 engine: Engine, *, runs: int, timeout: float) -> Baseline:
+    """The unmutated suite, `runs` times in parallel (each tracing what it claims): what every
+    verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
+    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    # Test files whose imports never reach a mutated file can run none of its code: they
+    # need no baseline and no mutant run (imports.py says why this errs towards running).
+    keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
+    unreachable = unreachable_test_files(root, files, settings.tests, settings.paths,
+                                         {m.target.path for m in group}, keep)
+    ignored = unreachable.files
+    runs = max(1, runs)
+    # Line coverage only where mutations are: tracing every source file would slow the
+    # tests that reach no mutation, which the gate otherwise never needs to run again.
+    targets = tuple(sorted({m.target.path for m in group}))
+    # Every run is a fork of its worker's collected session (which the mutants then reuse),
+    # and traces the tests it claims first (plugin.Recorder.claims): each test is traced
+    # once, in one run, and the runs share tracing's cost as they go, where one traced run
+    # of everything would cost several untraced ones.
+    claims = engine.scratch.run_dir("trace-claims") / "claims"
+    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
+                          timeout=timeout, sys_path=settings.paths, coverage_files=targets,
+                          trace_claims=str(claims) if runs > 1 else None, ignore=tuple(ignored),
+                          session_tests=settings.tests + deselect, swap_targets=targets, tracer=engine.tracer,
+                          trace_collection=i == 0)
+                 for i in range(runs)]
+    where = f"baseline of {', '.join(settings.tests)}"
+    engine.workers[0].wait_ready()
+    check_runner_imports(group, settings, engine.workers[0].preloaded)
+    # An ignored file the import filter only scanned may not parse, which pytest would have
+    # said collecting it: checked while the baseline runs, not before it.
+    with ThreadPoolExecutor(1) as background:
+        parsing = background.submit(first_syntax_error, root, unreachable.unparsed)
+        outcomes: list[RunOutcome] = engine.run_all(scenarios)
+    broken = parsing.result()
+    if broken is not None:
+        raise GateError(f"{where}: collection failed in {broken[0]}: {broken[1]}")
+    first = outcomes[0]
+    for outcome in outcomes:
+        if outcome.escaped:
+            raise GateError(f"{where}: the unmutated tests {escaped_note(outcome.escaped, engine.displaced)}")
+        if outcome.status == "timeout":
+            raise GateError(f"{where}: the unmutated tests did not finish in {timeout:.0f}s"
+                            + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
+        if outcome.collect_errors:
+            node, message = outcome.collect_errors[0]
+            raise GateError(f"{where}: collection failed in {node or 'the session'}: {error_line(message)}")
+        if not outcome.finished:
+            raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
+        if refused_arguments(outcome):
+            raise GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}")
+        if not outcome.collected:
+            raise GateError(f"{where}: no tests collected")
+    # Flakes first: a test red in one run and green in another is a flake, not a red baseline.
+    flaky = sorted({t for o in outcomes[1:] for t, r in o.tests.items()
+                    if t in first.tests and first.tests[t].outcome != r.outcome})
+    if flaky:
+        raise GateError(f"{where}: flaky test(s), outcome differs between baseline runs: "
+                        + ", ".join(flaky) + "; fix them or list them in [gate] exclude", field="exclude")
+    # Not a flaky outcome: an id that changes from run to run (marshmallow parametrizes over
+    # datetime.now()), which no exact id in `exclude` can ever name.
+    drifting = sorted({t for o in outcomes[1:] for t in set(o.collected) ^ set(first.collected)})
+    if drifting:
+        raise GateError(f"{where}: test id(s) collected in one baseline run and not the other (an id that "
+                        "changes between runs, such as a time in a parametrize id): " + ", ".join(drifting)
+                        + "; list them in [gate] exclude by the test's name without its parameters",
+                        field="exclude")
+    for outcome in outcomes:
+        if outcome.red:
+            names = ", ".join(sorted(outcome.red))
+            denied = settings.confine and any(r.exc_type == "PermissionError" for r in outcome.red.values())
+            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}"
+                            + ("; a PermissionError there may be the confinement: tests may write only in "
+                               "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
+                               if denied else ""))
+    durations = untraced_durations(outcomes)
+    wall = max(o.wall for o in outcomes)
+    overhead, per_test = session_costs(outcomes, durations)
+    sources = set(source_files(files, settings))
+    imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
+    coverage = _union([o.coverage or {} for o in outcomes])
+    tracer = tracers_of(outcomes)
+    not_passed = Counter(r.outcome for r in first.tests.values() if r.outcome != "passed")
+    return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
+                    imported, tuple(ignored), settings.tests + deselect, targets, tracer, per_test,
+                    dict(sorted(not_passed.items())))
+
+
+def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:
+    """What a run pays besides its tests' own durations: (once per run, per test).
+
+    A fork of the collected session pays little once, but a mutant that falls back to a
+    fresh session pays collection first: the session's collection time is the once part.
+    What is left of a run's wall is pytest's own cost per test (hooks, reports, fixture
+    bookkeeping). On a suite of thousands of tiny tests that is most of the wall, and
+    charging all of it to a mutant that runs three of them made its limit minutes long
+    (packaging: 178 s for one selected test; 28 s now). A run in a fresh session cannot tell its
+    collection from the rest: all of that is charged once, as before.
+    """
+    once, per_test = 0.2, 0.0
+    for outcome in outcomes:
+        spent = max(outcome.wall - sum(durations.get(t, 0.0) for t in outcome.tests), 0.0)
+        if outcome.session_seconds > 0 and outcome.tests:
+            once = max(once, outcome.session_seconds)
+            per_test = max(per_test, spent / len(outcome.tests))
+        else:
+            once = max(once, spent)
+    return once, per_test
+
+
+def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
+    """Each test's duration from the runs that did not trace it (the slowest of them).
+
+    Coverage slows hot code several times over, and a mutant runs its tests untraced: a
+    traced duration would inflate every timeout built on it. With one run there is no
+    untraced one, and its own duration is all there is.
+    """
+    first = outcomes[0]
+    return {t: max((o.tests[t].duration for o in outcomes if t in o.tests and not o.tests[t].traced),
+                   default=first.tests[t].duration) for t in first.tests}
+
+
+def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[str, list[int]]]:
+    """The runs' coverage as one: each test was traced by one run; collection by the first
+    (by all where the line monitor records it)."""
+    merged: dict[str, dict[str, set[int]]] = {}
+    for coverage in coverages:
+        for path, contexts in coverage.items():
+            for context, lines in contexts.items():
+                merged.setdefault(path, {}).setdefault(context, set()).update(lines)
+    return {path: {c: sorted(lines) for c, lines in contexts.items()} for path, contexts in merged.items()}
+
+
+def check_runner_imports(group: list[Mutation], settings: GateSettings, preloaded: frozenset[str]) -> None:
+    """A target that pytest itself imported before any test (pluggy, which pytest runs on; a
+    plugin's own package) is already in every session's sys.modules, from wherever pytest
+    found it: no test can import the sandbox's copy, so every mutant of it would be judged
+    broken by the origin proof, one doomed run at a time. Said once, up front, instead."""
+    for mutation in group:
+        module = module_name(mutation.target.path, settings.paths)
+        parts = module.split(".") if module else []
+        taken = next((".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in preloaded),
+                     None)
+        if taken is not None:
+            raise mutation.fail(f"{module} cannot be mutated here: pytest itself imported {taken} before any "
+                                "test runs (pytest or one of its plugins uses it), so every test sees that copy, "
+                                "never the sandbox's mutant", "target")
+
+
+def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
+    for mutation in group:
+        for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
+            for entry in entries:
+                if not baseline.index.names_any(entry):
+                    raise mutation.fail(f"{entry!r} matches no collected test (under "
+                                        f"{', '.join(mutation.settings.tests)})", key)

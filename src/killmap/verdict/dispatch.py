@@ -1,0 +1,170 @@
+"""Dispatch: each mutant to a worker as soon as it is built and the baseline is in.
+
+The head start (headstart.py) runs the first baseline while the gate builds and checks the
+mutants. Whichever ends first used to wait for the other: a worker whose baseline run was
+done sat idle until the last mutant was built, though most of them were ready long before
+(on draftroute's catalog, about 0.1 s of both workers at every gate run). A mutant's run
+needs only its own text and the baseline: the dispatch hands each one to the next free
+worker from the moment both are there, while the gate builds the rest.
+
+Order among the mutants ready at a time: dearest first, by what their selected tests took in
+the baseline. What this changes is only when a run
+starts, never what it runs or how it is judged. The verdicts come back to the gate, which
+stores, announces and orders them as it does for any run.
+
+A catalog error found while building is still the error reported: the gate cancels the
+dispatch (its runs are discarded with their workers) and raises its own. A contract id the
+baseline does not know stops the dispatch too: mutations are checked in the order they are
+offered, which is the catalog's, so the first such id is the one named, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from killmap.verdict.baseline import Baseline, check_contract_ids
+from killmap.catalog.reader import GateSettings, Mutation
+from killmap.mutate.mutant import Mutant
+from killmap.engine.pool import Worker
+from killmap.verdict.trial import expected_seconds, select_tests
+
+Progress = Callable[[str, Any], None]
+
+
+class Dispatch:
+    """Runs one settings group's mutants on the workers as they are offered, once its
+    baseline is in. Every group goes through one: the head start's while the gate still
+    builds (`baseline` joins the head start), any other after it (`baseline` runs it).
+
+    `run(worker, (mutation, mutant, baseline), selection)` is the trial; `on_done(mutation,
+    result)` hears of each result as it lands. Offer every mutant that must run, then
+    `close()`; `results()` waits for the last and returns them by mutation name.
+    """
+
+    def __init__(self, settings: GateSettings, baseline: Callable[[], Baseline], workers: list[Worker],
+                 run: Callable[..., Any], progress: Progress, on_done: Callable[[Mutation, Any], None]):
+        self.settings = settings
+        self._baseline_source = baseline
+        self._workers = workers
+        self._run = run
+        self._progress = progress
+        self._on_done = on_done
+        self._lock = threading.Condition()
+        self._offered: list[tuple[Mutation, Mutant]] = []
+        # Per mutation: its selection and what its tests took in the baseline, worked out once
+        # (a sweep offers hundreds, and every take compares every one still waiting).
+        self._selections: dict[str, tuple[tuple, float]] = {}
+        self._closed = False
+        self._cancelled = False
+        self._error: BaseException | None = None
+        self._results: dict[str, Any] = {}
+        self.baseline: Baseline | None = None
+        self._announced = False
+        self._thread = threading.Thread(target=self._serve, name="killmap-dispatch", daemon=True)
+        self._thread.start()
+
+    def offer(self, mutation: Mutation, mutant: Mutant) -> None:
+        with self._lock:
+            self._offered.append((mutation, mutant))
+            self._lock.notify_all()
+
+    def close(self) -> None:
+        """No more mutants will be offered."""
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+
+    def cancel(self) -> None:
+        """Start nothing more; the caller stops the workers (the engine's close)."""
+        with self._lock:
+            self._cancelled = True
+            self._lock.notify_all()
+
+    def join(self) -> None:
+        while self._thread.is_alive():
+            self._thread.join(0.2)   # short joins keep ^C responsive
+
+    def results(self) -> dict[str, Any]:
+        """Every offered mutant's result, once all have run; the first error, if any."""
+        self.close()
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return dict(self._results)
+
+    def _serve(self) -> None:
+        try:
+            baseline = self._baseline_source()
+            with self._lock:
+                self.baseline = baseline
+        except BaseException as exc:  # noqa: BLE001 - re-raised by results()
+            self._fail(exc)
+            return
+        threads = [threading.Thread(target=self._drain, args=(worker,), daemon=True)
+                   for worker in self._workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def _announce_baseline(self) -> None:
+        """Say the baseline is in (under the lock), once: when the first mutant is about to
+        run on it, or when the last has been offered. Not as soon as it is in: a catalog error
+        found while the gate still builds is then the only thing a user sees, however fast the
+        baseline was (the workers start first, so it is often in before the first mutant is
+        built). The gate cancels the dispatch before it says its error."""
+        if self._announced:
+            return
+        self._announced = True
+        self._progress("baseline", self.settings)
+        self._progress("baseline-done", self.baseline)
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._lock:
+            if self._error is None:
+                self._error = exc
+            self._lock.notify_all()
+
+    def _next(self) -> tuple[Mutation, Mutant, tuple] | None:
+        """The dearest mutant offered and not yet taken; None when there will be none."""
+        assert self.baseline is not None
+        with self._lock:
+            while not (self._offered or self._closed or self._cancelled or self._error):
+                self._lock.wait()
+            if self._cancelled or self._error is not None:
+                return None
+            # Said on this thread, where a failure is the dispatch's error (`_fail`).
+            self._announce_baseline()
+            if not self._offered:
+                return None
+            for mutation, mutant in self._offered:   # in catalog order: the first bad id is named
+                if mutation.name not in self._selections:
+                    # An unknown contract id is a catalog error (exit 2): nothing more starts.
+                    check_contract_ids([mutation], self.baseline)
+                    selection = select_tests(mutation, mutant, self.baseline)
+                    self._selections[mutation.name] = (selection, expected_seconds(selection[0], self.baseline))
+            # Dearest first (the classic rule for sharing jobs among workers): a long run
+            # started last would leave the other workers idle while it finishes.
+            dearest = max(self._offered, key=lambda job: self._selections[job[0].name][1])
+            self._offered.remove(dearest)
+            return dearest[0], dearest[1], self._selections[dearest[0].name][0]
+
+    def _drain(self, worker) -> None:
+        while True:
+            try:
+                job = self._next()
+            except BaseException as exc:  # noqa: BLE001 - a contract id the baseline lacks
+                self._fail(exc)
+                return
+            if job is None:
+                return
+            mutation, mutant, selection = job
+            try:
+                result = self._run(worker, (mutation, mutant, self.baseline), selection)
+                with self._lock:
+                    self._results[mutation.name] = result
+                self._on_done(mutation, result)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by results()
+                self._fail(exc)
+                return

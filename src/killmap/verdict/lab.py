@@ -1,0 +1,286 @@
+"""The lab: from catalogs to verdicts. Baseline first, then every mutant, in parallel.
+
+Path of one mutation: catalog entry -> mutant text (mutants) -> static validity
+(validity) -> pin check (pins) -> cache lookup (cache) -> baseline-derived test
+selection and timeout (reach) -> run in a warm worker's sandbox (runner) -> confirmation
+re-run -> verdict (judge) -> reports. See docs/DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from killmap.verdict import judge
+from killmap.verdict.baseline import Baseline, run_baseline
+from killmap.verdict.cache import VerdictCache, test_files_digest
+from killmap.catalog.reader import GateSettings, Mutation
+from killmap.verdict.dispatch import Dispatch, Progress
+from killmap.engine.core import Engine, memory_limit
+from killmap.verdict.headstart import HeadStart
+from killmap.engine.launch import Launch
+from killmap.verdict.judge import Verdict
+from killmap.mutate.mutant import Mutant
+from killmap.catalog.plan import LabOptions, load
+from killmap.verdict.prepare import (MutantBuilder, build_and_remember, check_control_sites, remembered_mutant,
+                             static_verdict, with_warnings)
+from killmap.catalog.project import check_targets_copied, project_files
+from killmap.verdict.trial import run_mutant
+
+
+@dataclass
+class LabResult:
+    verdicts: list[Verdict]
+    mutants: dict[str, Mutant]
+    baselines: list[Baseline] = field(default_factory=list)
+    wall: float = 0.0
+    jobs: int = 1
+
+    @property
+    def all_held(self) -> bool:
+        return all(v.held for v in self.verdicts)
+
+
+
+
+def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None,
+            launch: Launch | None = None) -> LabResult:
+    """The gate: every selected mutation of the catalogs, to its verdict."""
+    _, mutations = load(root, options)
+    return run_mutations(root, mutations, options, progress, launch=launch)
+
+
+def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
+                  progress: Progress = lambda kind, data: None,
+                  mutants: dict[str, Mutant] | None = None, launch: Launch | None = None) -> LabResult:
+    """The engine's interface for every command: these mutations, to their verdicts.
+
+    The mutations need not come from a catalog (try builds one from the command line,
+    sweep from mutmut's operators); `mutants` gives prebuilt mutants by name, for
+    mutations no catalog operator can rebuild. `launch`: workers the command started at
+    its first line, for the engine to adopt (launch.py).
+    """
+    import time
+    started = time.perf_counter()
+    memory_limit(1)   # a malformed setting is bad input, whether or not anything runs
+    files = project_files(root)
+    check_targets_copied(mutations, files)
+    # A focused run answers another question than the contract: its verdicts are not the gate's.
+    cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
+    sources = MutantBuilder(root)
+    prebuilt = dict(mutants or {})
+    mutants = {}
+    decided: dict[str, Verdict] = {}
+    warnings: dict[str, tuple[str, ...]] = {}
+    keys: dict[str, str] = {}
+    digests: dict[GateSettings, str] = {}
+
+    def key_of(mutation: Mutation, mutant: Mutant) -> str:
+        if mutation.settings not in digests:
+            digests[mutation.settings] = test_files_digest(root, files, mutation.settings.tests)
+        return VerdictCache.static_key(mutation.fingerprint(), mutant.diff, digests[mutation.settings])
+
+    def cached_already(mutation: Mutation, mutant: Mutant | None) -> bool:
+        return bool(cache and mutant and cache.lookup(mutation.name, key_of(mutation, mutant)) is not None)
+
+    def settle(mutation: Mutation, mutant: Mutant) -> None:
+        """The mutant's static verdict or cached one, if it has either."""
+        mutants[mutation.name] = mutant
+        early, warnings[mutation.name] = static_verdict(root, mutation, mutant, cache)
+        if early is not None:
+            decided[mutation.name] = early
+            return
+        if cache is None:
+            return   # the key hashes every test file and the gate's own source: only a cache needs it
+        keys[mutation.name] = key_of(mutation, mutant)
+        hit = cache.lookup(mutation.name, keys[mutation.name])
+        if hit is not None:
+            decided[mutation.name] = _verdict_from_json(hit)
+
+    # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
+    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, cache) for m in mutations}
+    pending = [m for m in mutations if not cached_already(m, known[m.name])]
+    if not pending and launch is not None:
+        launch.dismiss()   # every verdict is cached: no worker will be needed
+    progress("planned", len(mutations))
+    announce = _Announcer(mutations, progress)
+
+    def announced(mutation: Mutation, result) -> None:
+        announce.done(result[0])
+
+    def trial(engine: Engine):
+        return lambda worker, job, selection: run_mutant(root, engine, worker, job, confirm=options.confirm,
+                                                         focus=options.focus, swap=options.swap,
+                                                         selection=selection)
+
+    head = None
+    early: Engine | None = None
+    dispatch: Dispatch | None = None
+    try:
+        if pending:
+            # Something will run: begin the engine and its baseline while the mutants are
+            # built and checked (headstart.py says why the two are independent), and run
+            # each mutant from the moment both it and the baseline are there (dispatch.py).
+            first = [m for m in pending if m.settings == pending[0].settings]
+            early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir,
+                           tracer=options.tracer, launch=launch)
+            head = HeadStart(root, files, first, early, runs=options.baseline_runs,
+                             timeout=options.baseline_timeout)
+            dispatch = Dispatch(head.settings, head.baseline, early.workers, trial(early), progress, announced)
+        with _prompt_handover():
+            for mutation in mutations:
+                settle(mutation, known[mutation.name] or build_and_remember(root, mutation, sources, cache))
+                if dispatch is not None and mutation.name not in decided and mutation.name in head.names:
+                    dispatch.offer(mutation, mutants[mutation.name])
+            check_control_sites(mutations, mutants)
+    except BaseException:
+        # Also when ^C lands between the engine's start and the head start's: no worker
+        # may outlive the gate.
+        _stop_early(early, head, dispatch)
+        raise
+    if dispatch is not None:
+        dispatch.close()
+    mutants = {m.name: mutants[m.name] for m in mutations}
+    for mutation in mutations:
+        if mutation.name in decided:
+            announce.done(decided[mutation.name])
+
+    to_run = [m for m in mutations if m.name not in decided]
+    baselines: list[Baseline] = []
+    if not to_run and head is not None:
+        _stop_early(early, head, dispatch)   # everything turned out static or cached
+    elif to_run:
+        engine = head.engine if head is not None else Engine(
+            root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir, tracer=options.tracer,
+            launch=launch)
+        with engine:
+            groups: dict[GateSettings, list[Mutation]] = {}
+            for mutation in to_run:
+                groups.setdefault(mutation.settings, []).append(mutation)
+            # The dispatched group first: one user of the workers at a time.
+            ordered = sorted(groups.values(), key=lambda group: not (head is not None and head.covers(group)))
+            if head is not None and not head.covers(ordered[0]):
+                dispatch.join()   # nothing of its settings is left to run; its baseline is not needed
+            for group in ordered:
+                if head is None or not head.covers(group):
+                    # A group the head start did not cover: its own baseline, then its mutants.
+                    dispatch = Dispatch(group[0].settings, lambda group=group: run_baseline(
+                        root, files, group[0].settings, group, engine, runs=options.baseline_runs,
+                        timeout=options.baseline_timeout), engine.workers, trial(engine), progress, announced)
+                    for mutation in group:
+                        dispatch.offer(mutation, mutants[mutation.name])
+                results = dispatch.results()
+                baselines.append(dispatch.baseline)
+                for mutation in group:
+                    verdict, deps = results[mutation.name]
+                    decided[mutation.name] = verdict
+                    # A run that wrote where it must not proved something about a tree that
+                    # was not pristine: never reuse its verdict.
+                    tainted = verdict.verdict == judge.ESCAPED or verdict.extras.get("sandbox_writes")
+                    if cache is not None and not tainted and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
+                        cache.store(mutation.name, keys[mutation.name], deps, _verdict_to_json(verdict))
+    # Controls are judged last: an invariant holds only if its control held in this run.
+    for mutation in mutations:
+        if mutation.invariant and mutation.name in decided:
+            decided[mutation.name] = judge.judge_control(mutation, decided[mutation.name],
+                                                         decided.get(mutation.control or ""))
+    announce.rest()
+    if cache is not None:
+        cache.save()
+    verdicts = [with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
+    # Sandboxes actually used: none when every verdict came from the cache or was static.
+    return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
+                     min(options.jobs, len(to_run)))
+
+
+def _stop_early(early: Engine | None, head: HeadStart | None, dispatch: Dispatch | None) -> None:
+    """Stop what began before the mutants were built: nothing more is dispatched, the
+    head start's workers are killed (the mutants already dispatched die with them), and the
+    dispatch's threads are let end."""
+    if dispatch is not None:
+        dispatch.cancel()
+    if head is not None:
+        head.cancel()
+    elif early is not None:
+        early.close()
+    if dispatch is not None:
+        dispatch.join()
+
+
+@contextmanager
+def _prompt_handover():
+    """While the gate's thread builds mutants (pure Python), the head start's and the
+    dispatch's threads do the baseline's bookkeeping and hand mutants to workers: mostly
+    system calls (pipes, stats of the sandbox and the working tree), each of which gives up
+    the GIL, and taking it back waits for the switch interval, 5 ms by default, while a
+    worker waits for its next run. A short interval keeps the handover prompt; it costs
+    nothing while nobody waits."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 0.0002))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+
+
+class _Announcer:
+    """Each verdict as it lands, for the live progress line; an invariant's only once its
+    control has landed too. Its own run says "held" when nothing went red, and the verdict
+    is `unevidenced` if the control then fails: a CI log must not read "held" for it."""
+
+    def __init__(self, mutations: list[Mutation], progress):
+        self._progress = progress
+        self._mutations = {m.name: m for m in mutations}
+        self._landed: dict[str, Verdict] = {}
+        self._waiting: dict[str, Verdict] = {}
+        self._lock = threading.Lock()
+
+    def done(self, verdict: Verdict) -> None:
+        with self._lock:
+            self._landed[verdict.name] = verdict
+            self._waiting[verdict.name] = verdict
+            for name in list(self._waiting):
+                mutation = self._mutations[name]
+                control = mutation.control if mutation.invariant else None
+                if control is None or control in self._landed:
+                    self._say(name)
+
+    def rest(self) -> None:
+        """The invariants whose control never landed (not run: left out by --only, say)."""
+        with self._lock:
+            for name in list(self._waiting):
+                self._say(name)
+
+    def _say(self, name: str) -> None:
+        mutation, verdict = self._mutations[name], self._waiting.pop(name)
+        if mutation.invariant:
+            verdict = judge.judge_control(mutation, verdict, self._landed.get(mutation.control or ""))
+        self._progress("done", verdict)
+
+
+# --- before anything runs ----------------------------------------------------------------
+
+def _sandboxes(options: LabOptions, runnable: int) -> int:
+    jobs = max(1, min(options.jobs, runnable))
+    return max(jobs, min(options.baseline_runs, options.jobs))
+
+
+# --- cache round trip ----------------------------------------------------------------------
+
+def _verdict_to_json(verdict: Verdict) -> dict[str, Any]:
+    return asdict(verdict)
+
+
+def _verdict_from_json(data: dict[str, Any]) -> Verdict:
+    from killmap.verdict.judge import RedTest
+    data = dict(data)
+    data["red"] = tuple(RedTest(**r) for r in data.get("red", ()))
+    for key in ("expected", "missing", "unexpected", "reached_by", "selected"):
+        data[key] = tuple(data.get(key, ()))
+    data["cached"] = True
+    data["duration"] = 0.0  # a reused verdict cost no run (the README: 0 when cached)
+    return Verdict(**data)

@@ -1,0 +1,380 @@
+"""`killmap sweep`: anonymous mutants over the catalog's code, run on the gate's engine.
+
+Named mutations prove what their author thought of; a sweep finds what nobody thought of.
+Its mutants come from mutmut's operators (mutmut_adapter.py) and killmap's statement-level
+ones (sweep_ops.py), each an ordinary killmap mutant: one definition changed and spliced
+back (splice.py), a Mutation with no contract (`uncontracted`), run through
+`lab.run_mutations` with everything a catalog mutation gets: sandbox, validity, the
+baseline's coverage selecting the tests that reach it, the flake guard, kill causes,
+timeouts, containment and the cache. A mutant no test reaches is never run.
+
+Status per mutant: `survived` (reached, nothing red: the finding), `killed`, `unreached`,
+`broken`, `timeout`, and `named` when a catalog mutation already makes the same change at
+the same site (the gate judges that one; the sweep does not run it again). `flaky`,
+`inconclusive` and `escaped` keep the gate's meaning. The score leaves out everything but
+killed, timeout and survived.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from killmap.verdict import judge
+from killmap.mutate import mutmut_adapter
+from killmap.mutate import sweep_ops
+from killmap.catalog.reader import MAX_TIMEOUT, Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
+from killmap.errors import GateError
+from killmap.verdict.judge import Verdict
+from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations
+from killmap.mutate.mutants import Mutant, Sources, build_mutant
+from killmap.mutate.patching import split_lines
+from killmap.catalog.project import project_files
+from killmap.mutate.splice import SplicedFile
+from killmap.mutate.symbols import SymbolError, resolve_symbol
+
+OPS = ("mutmut", "killmap")
+STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")
+SCORED = ("killed", "timeout", "survived")
+RETRY_FACTOR = 4.0      # a timeout is re-run with this many times its limit before it counts
+_STATUS_OF_VERDICT = {judge.OVERREACH: "killed", judge.VACUOUS: "survived", judge.BROKEN_VERDICT: "broken",
+                      judge.TIMEOUT: "timeout", judge.FLAKY: "flaky", judge.ESCAPED: "escaped"}
+
+
+@dataclass(frozen=True)
+class SweepTarget:
+    path: str
+    symbol: str | None
+    settings: GateSettings
+
+    def __str__(self) -> str:
+        return f"{self.path}::{self.symbol}" if self.symbol else self.path
+
+
+@dataclass(frozen=True)
+class SweepMutant:
+    id: str
+    file: str
+    function: str                       # the top-level function or method: the report's group
+    inner: str                          # the innermost function holding the change
+    op: str                             # "mutmut:swap_op", "killmap:negate", ...
+    mutant: Mutant                      # what the engine runs; its mutation has no contract
+    hint: tuple[str, tuple[tuple[str, str], ...]] | None = None   # catalog op and fields
+    mutmut_name: str | None = None      # what `mutmut run` calls the same mutant
+
+    @property
+    def line(self) -> int:
+        return self.mutant.changed_lines[0] if self.mutant.changed_lines else 0
+
+
+@dataclass
+class Enumeration:
+    mutants: list[SweepMutant] = field(default_factory=list)
+    identical: int = 0        # rendered to the original text
+    duplicates: int = 0       # the same text as an earlier mutant (another operator)
+    pragma: int = 0           # killmap candidates a `# pragma: no mutate` covers
+    unlocated: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SweepEntry:
+    mutant: SweepMutant
+    status: str
+    verdict: Verdict | None
+    named: str | None = None
+
+
+@dataclass
+class SweepResult:
+    targets: list[SweepTarget]
+    ops: tuple[str, ...]
+    entries: list[SweepEntry]
+    enumeration: Enumeration
+    lab: LabResult | None
+    wall: float
+    mutmut_version: str
+
+
+# --- targets -------------------------------------------------------------------------------
+
+def load_optional_catalogs(root: Path, paths: tuple[Path, ...]) -> list[Catalog]:
+    """The catalogs named, or found; none is fine when the targets are given."""
+    try:
+        found = list(paths) or discover_catalogs(root)
+    except GateError:
+        return []
+    return load_catalogs(root, [p if p.is_absolute() else Path.cwd() / p for p in found])
+
+
+def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> list[SweepTarget]:
+    """TARGET arguments (files, folders, file::Qualified.name), or every catalog target."""
+    mutations = [m for c in catalogs for m in c.mutations]
+    if not texts:
+        if not mutations:
+            raise GateError("nothing to sweep: name files or file::symbol targets, or add a catalog "
+                            "(mutations/*.toml) whose targets the sweep then covers", field="TARGET")
+        texts = list(dict.fromkeys(str(m.target) for m in mutations))
+    files = project_files(root)
+    targets: list[SweepTarget] = []
+    for text in texts:
+        path, _, symbol = text.partition("::")
+        normal = PurePosixPath(path).as_posix().rstrip("/") if path not in ("", ".") else ""
+        if normal.startswith("/") or normal == ".." or normal.startswith("../"):
+            raise GateError(f"{text!r} is outside the project: targets are paths relative to its root",
+                            field="TARGET")
+        if (root / normal).is_dir() and not symbol:
+            chosen = [f for f in files if f.endswith(".py") and (not normal or f.startswith(normal + "/"))]
+            if not chosen:
+                raise GateError(f"{text!r} holds no Python file of the project", field="TARGET")
+        elif (root / normal).is_file() and normal.endswith(".py"):
+            chosen = [normal]
+        else:
+            raise GateError(f"{text!r} is not a Python file or folder of the project", field="TARGET")
+        for rel in chosen:
+            targets.append(SweepTarget(rel, symbol or None, _settings_for(rel, catalogs)))
+    return targets
+
+
+def _settings_for(path: str, catalogs: list[Catalog]) -> GateSettings:
+    """The [gate] of the catalog that already targets the file, else of the first catalog."""
+    for catalog in catalogs:
+        if any(m.target.path == path for m in catalog.mutations):
+            return catalog.settings
+    return catalogs[0].settings if catalogs else GateSettings()
+
+
+# --- enumeration ---------------------------------------------------------------------------
+
+def enumerate_mutants(root: Path, targets: list[SweepTarget], ops: tuple[str, ...]) -> Enumeration:
+    found = Enumeration()
+    by_file: dict[str, list[SweepTarget]] = {}
+    for target in targets:
+        by_file.setdefault(target.path, []).append(target)
+    seen: set[str] = set()
+    for path, file_targets in by_file.items():
+        _enumerate_file(root, path, file_targets, ops, found, seen)
+    return found
+
+
+def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, found: Enumeration,
+                    seen: set[str]) -> None:
+    code = (root / path).read_text(encoding="utf-8")
+    parsed = mutmut_adapter.mutations(path, code)
+    spliced = SplicedFile(parsed.module, code)
+    found.unlocated += [f"{path}: {what}" for what in spliced.unlocated]
+    wrapper = MetadataWrapper(parsed.module, unsafe_skip_copy=True)
+    positions, parents = wrapper.resolve(PositionProvider), wrapper.resolve(ParentNodeProvider)
+    ranges = _target_ranges(parsed.module, positions, targets)
+    settings = targets[0].settings
+    definitions = {id(d.node): d for d in spliced.definitions}
+
+    def wanted(node: cst.CSTNode) -> bool:
+        line = positions[node].start.line
+        return ranges is None or any(start <= line <= end for start, end in ranges)
+
+    def add(definition, original, replacement, op, inner, hint=None, mutmut_name=None) -> None:
+        made = spliced.mutant(definition, original, replacement)
+        if made is None:
+            found.identical += 1
+            return
+        text, function_text, old_lines, new_lines = made
+        old_lines, new_lines = _code_lines(code, old_lines), _code_lines(text, new_lines)
+        digest = hashlib.sha256(f"{path}\0{definition.qualname}\0{function_text}".encode()).hexdigest()[:8]
+        ident = f"{PurePosixPath(path).stem}.{definition.qualname}.{digest}"
+        if ident in seen:
+            found.duplicates += 1
+            return
+        seen.add(ident)
+        mutation = Mutation(name=ident, target=Target(path, definition.qualname), op=op,
+                            params=(("sweep", ident),), kills=(), settings=settings, uncontracted=True,
+                            note=f"sweep mutant ({op}) of {path}::{inner}")
+        mutant = Mutant(mutation, path, code, text, 1, "", "", old_lines, new_lines)
+        found.mutants.append(SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name))
+
+    if "mutmut" in ops:
+        for m in parsed.mutations:
+            definition = definitions.get(id(m.function))
+            if definition is None or not wanted(m.original):
+                continue
+            hint = ("negate", (("condition", spliced.module.code_for_node(m.original).strip()),)) \
+                if m.operator == "remove_unary_ops" and isinstance(m.original.operator, cst.Not) else None
+            add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint,
+                m.mutmut_name)
+    if "killmap" in ops:
+        raising = _never_returning(root, path, code, settings)
+        for definition in spliced.definitions:
+            for candidate in sweep_ops.candidates(definition.node, definition.qualname, parents,
+                                                  parsed.module.code_for_node, raising):
+                if not wanted(candidate.original):
+                    continue
+                span = positions[candidate.original]
+                if any(line in parsed.pragma_lines for line in range(span.start.line, span.end.line + 1)):
+                    found.pragma += 1
+                    continue
+                add(definition, candidate.original, candidate.replacement, f"killmap:{candidate.op}",
+                    candidate.function, (candidate.op, candidate.hint) if candidate.hint else None)
+
+
+def _code_lines(text: str, lines: tuple[int, ...]) -> tuple[int, ...]:
+    """The changed lines that hold code. A comment or blank line a mutant takes with its
+    statement (libcst keeps comments with the statement below them) is no statement: the
+    engine would read it as code outside any function, run at import by every test, and so
+    call a mutant no test executes reached. Kept as they are when nothing else is left
+    (a deletion marks the line after it, which may be blank)."""
+    source = split_lines(text)
+    code = tuple(n for n in lines if 0 < n <= len(source) and source[n - 1].strip()
+                 and not source[n - 1].lstrip().startswith("#"))
+    return code or lines
+
+
+def _target_ranges(module: cst.Module, positions, targets: list[SweepTarget]) -> list[tuple[int, int]] | None:
+    """The line ranges the targets cover in the file; None for the whole file."""
+    if any(t.symbol is None for t in targets):
+        return None
+    ranges = []
+    for target in targets:
+        try:
+            node = resolve_symbol(module, target.symbol, target.path)
+        except SymbolError as error:
+            raise GateError(str(error), field="TARGET") from None
+        start = positions[node.decorators[0]].start.line if getattr(node, "decorators", None) \
+            else positions[node].start.line
+        ranges.append((start, positions[node].end.line))
+    return ranges
+
+
+def _never_returning(root: Path, path: str, code: str, settings: GateSettings) -> frozenset[str]:
+    """Functions that never return, defined here or imported from the project by name:
+    what they are passed counts as raised (draftroute raises through `refuse(arm, ...)`)."""
+    names = set(sweep_ops.never_returning(code))
+    here = PurePosixPath(path).parent
+    for module, level, name in sweep_ops.imported_names(code):
+        bases = [here.joinpath(*[".."] * (level - 1))] if level else [PurePosixPath(p) for p in settings.paths]
+        for base in bases:
+            stem = base.joinpath(*module.split(".")) if module else base
+            for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
+                file = root / candidate
+                if file.is_file() and name in sweep_ops.never_returning(file.read_text(encoding="utf-8")):
+                    names.add(name)
+    return frozenset(names)
+
+
+# --- named mutants, the run, the statuses ----------------------------------------------------
+
+def named_mutants(root: Path, mutants: list[SweepMutant], catalogs: list[Catalog]) -> dict[str, str]:
+    """Sweep mutant id -> the catalog mutation that makes the same change at the same site:
+    overlapping changed lines of the original, and the same syntax (formatting aside) in
+    the top-level statement that holds them."""
+    files = {m.file for m in mutants}
+    sources = Sources(root)
+    known: dict[str, list[tuple[str, tuple[int, ...], str]]] = {}
+    sites: dict[str, _Sites] = {}
+    for mutation in (m for c in catalogs for m in c.mutations if m.target.path in files):
+        try:
+            built = build_mutant(root, mutation, sources)
+        except GateError:
+            continue   # `killmap run` reports it; the sweep only compares
+        if built.applied:
+            site = sites.setdefault(built.file, _Sites(built.original))
+            known.setdefault(built.file, []).append(
+                (mutation.name, built.changed_lines, site.key(built.mutated or "", built.changed_lines)))
+    named: dict[str, str] = {}
+    for sweep_mutant in mutants:
+        mutant = sweep_mutant.mutant
+        for name, lines, key in known.get(sweep_mutant.file, ()):
+            if set(lines) & set(mutant.changed_lines) and \
+                    sites[mutant.file].key(mutant.mutated or "", mutant.changed_lines) == key:
+                named[sweep_mutant.id] = name
+                break
+    return named
+
+
+class _Sites:
+    """The syntax of the top-level statement a change falls in, as one mutant reads it: two
+    mutants that change the same lines are the same change when those agree."""
+
+    def __init__(self, original: str):
+        self.lines = split_lines(original)
+        self.tops = [(min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", ())]), n.end_lineno or n.lineno)
+                     for n in ast.parse(original).body]
+        self._memo: dict[tuple[int, str], str] = {}
+
+    def key(self, text: str, changed: tuple[int, ...]) -> str:
+        top = next(((s, e) for s, e in self.tops if changed and s <= min(changed) and max(changed) <= e), None)
+        lines = split_lines(text)
+        if top is not None:
+            start, end = top
+            tail = len(self.lines) - end
+            if lines[:start - 1] == self.lines[:start - 1] and lines[len(lines) - tail:] == self.lines[end:]:
+                return self._dump(start, "".join(lines[start - 1:len(lines) - tail]))
+        return self._dump(0, text)
+
+    def _dump(self, start: int, text: str) -> str:
+        if (start, text) not in self._memo:
+            try:
+                self._memo[(start, text)] = f"{start}:" + ast.dump(ast.parse(text))
+            except SyntaxError:
+                self._memo[(start, text)] = f"{start}:unparsable:{text}"
+        return self._memo[(start, text)]
+
+
+def status_of(verdict: Verdict) -> str:
+    if verdict.verdict == judge.UNEVIDENCED:
+        # Nothing reached it, or it went red only in tests that never ran it: no evidence.
+        return "inconclusive" if verdict.red else "unreached"
+    return _STATUS_OF_VERDICT.get(verdict.verdict, "inconclusive")
+
+
+def score(counts: dict[str, int]) -> float | None:
+    """Killed (and timed out) over everything that ran to a verdict about the tests."""
+    total = sum(counts.get(s, 0) for s in SCORED)
+    return None if total == 0 else (counts.get("killed", 0) + counts.get("timeout", 0)) / total
+
+
+def run_sweep(root: Path, targets: list[SweepTarget], ops: tuple[str, ...], options: LabOptions,
+              catalogs: list[Catalog], progress: Progress = lambda kind, data: None) -> SweepResult:
+    started = time.perf_counter()
+    version = mutmut_adapter.version()
+    enumeration = enumerate_mutants(root, targets, ops)
+    named = named_mutants(root, enumeration.mutants, catalogs)
+    to_run = [m for m in enumeration.mutants if m.id not in named]
+    lab = None
+    verdicts: dict[str, Verdict] = {}
+    if to_run:
+        lab = run_mutations(root, [m.mutant.mutation for m in to_run], options, progress,
+                            mutants={m.id: m.mutant for m in to_run})
+        verdicts = {v.name: v for v in lab.verdicts}
+        verdicts.update(_retry_timeouts(root, to_run, verdicts, options, progress))
+    entries = [SweepEntry(m, "named", None, named[m.id]) if m.id in named
+               else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
+               for m in enumeration.mutants]
+    return SweepResult(targets, ops, entries, enumeration, lab, time.perf_counter() - started, version)
+
+
+def _retry_timeouts(root: Path, ran: list[SweepMutant], verdicts: dict[str, Verdict], options: LabOptions,
+                    progress: Progress) -> dict[str, Verdict]:
+    """A timeout is confirmed with RETRY_FACTOR times the limit before it is reported.
+
+    The gate's limit is 10 x what the selected tests took green; a mutant that turns most
+    of them red takes longer than that for reasons that are not a loop (each red test is
+    reported, traced and re-run by the flake guard), the more so on a busy machine. A
+    mutant that finishes with the longer limit gets the verdict of that run; one that
+    still does not finish is a timeout."""
+    again = [m for m in ran if verdicts[m.id].verdict == judge.TIMEOUT and verdicts[m.id].timeout]
+    if not again:
+        return {}
+    retried = {m.id: dataclasses.replace(m.mutant, mutation=dataclasses.replace(
+        m.mutant.mutation, timeout=min(MAX_TIMEOUT, RETRY_FACTOR * (verdicts[m.id].timeout or 0))))
+        for m in again}
+    second = run_mutations(root, [mutant.mutation for mutant in retried.values()], options, progress,
+                           mutants=retried)
+    note = f" (confirmed with {RETRY_FACTOR:g} x the first limit)"
+    return {v.name: dataclasses.replace(v, detail=v.detail + note, extras={**v.extras, "retried": True})
+            for v in second.verdicts}

@@ -1,0 +1,223 @@
+"""One mutant's trial: which tests it runs, its time limit, the run, and the evidence.
+
+Selection is by reach in the baseline (reach.py says why that is sound for overreach);
+the timeout is a multiple of what the same tests took unmutated; the run goes to
+completion (every selected test gets an outcome); the judge turns the evidence into the
+verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from killmap.verdict import judge
+from killmap.verdict.baseline import Baseline
+from killmap.verdict.cache import dependencies
+from killmap.catalog.reader import Mutation
+from killmap.catalog.testids import matches
+from killmap.engine.core import Engine
+from killmap.verdict.judge import Evidence, Verdict
+from killmap.mutate.mutant import Mutant
+from killmap.engine.pool import Worker
+from killmap.catalog.project import module_name
+from killmap.verdict.reach import Region, rebound_names, region_of
+from killmap.engine.runner import Scenario
+
+MIN_TIMEOUT = 5.0
+TIMEOUT_FACTOR = 10.0
+FORK_START = 0.2   # what a fork of the collected session pays before its first test, at most
+
+
+def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str | None, Region]:
+    """The tests that executed the mutant's changed statements in the baseline.
+
+    Every collected test when the change runs at import or while tests are collected, or
+    when no coverage was recorded for the file; the second value then says why (None
+    when the tests were read from coverage).
+    """
+    return tests_reaching(mutant.original, mutant.changed_lines, baseline.coverage.get(mutant.file),
+                          baseline.collected)
+
+
+def tests_reaching(source: str, changed_lines: tuple[int, ...], file_coverage: dict[str, list[int]] | None,
+                   collected: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, Region]:
+    """`reaching_tests` for any changed lines of any file (red-first: a fix's lines at HEAD)."""
+    region = region_of(source, changed_lines)
+    if region.import_time:
+        return collected, "all tests: the change runs at import", region
+    if file_coverage is None:
+        return collected, "all tests: no coverage was recorded for the target file", region
+    if region.lines.intersection(file_coverage.get("", ())):
+        # A function that runs while tests are collected (say, to build parameters) changes
+        # what exists to run: treat it like import-time code.
+        return collected, "all tests: the change runs while tests are collected", \
+            Region(region.lines, True)
+    reaching = set(region.reached_by(file_coverage))
+    return tuple(t for t in collected if t in reaching), None, region
+
+
+def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str, Region]:
+    reaching, everything, region = reaching_tests(mutant, baseline)
+    if everything is not None:
+        return reaching, everything, region
+    contract = baseline.index.named_by_any(mutation.contract_tests())
+    wanted = contract.union(reaching)  # once: thousands of collected tests are checked against it
+    chosen = tuple(t for t in baseline.collected if t in wanted)
+    return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
+
+
+def expected_seconds(selected: tuple[str, ...], baseline: Baseline) -> float:
+    """What a mutant's run should cost: its selected tests' durations in the baseline."""
+    return sum(baseline.durations.get(t, 0.0) for t in selected)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A mutant's time limits, one per path, and what the same tests took unmutated on it.
+
+    A fresh session pays its start (collection) before the first test; a fork of the
+    collected session does not. Charging collection to the swap path too made a looping
+    mutant of python-dateutil (10 s to collect) run 100 s before it was called a timeout.
+    """
+
+    fresh: float
+    swap: float
+    fresh_unmutated: float
+    swap_unmutated: float
+
+    def on(self, path: str) -> tuple[float, float]:
+        """(the limit, the unmutated seconds) of the path a run took."""
+        return (self.swap, self.swap_unmutated) if path == "swap" else (self.fresh, self.fresh_unmutated)
+
+
+def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> Limits:
+    """A session's start (collection, for a fresh one; FORK_START for a fork of the collected
+    one), pytest's cost per selected test, and the selected tests' own durations, times
+    TIMEOUT_FACTOR; a catalog timeout is the limit on either path."""
+    tests = baseline.per_test * len(selected) + expected_seconds(selected, baseline)
+    fresh, swap = baseline.overhead + tests, FORK_START + tests
+    explicit = mutation.timeout or mutation.settings.timeout
+    if explicit:
+        return Limits(explicit, explicit, fresh, swap)
+    return Limits(max(MIN_TIMEOUT, TIMEOUT_FACTOR * fresh), max(MIN_TIMEOUT, TIMEOUT_FACTOR * swap), fresh, swap)
+
+
+def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool,
+               focus: tuple[str, ...] | None = None, swap: bool = True,
+               selection: tuple[tuple[str, ...], str, Region] | None = None):
+    """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
+    Returns the verdict and the dependencies its cache entry is keyed on. `focus`: run
+    only the selected tests these entries match; `selection`, select_tests' answer when the
+    caller already has it."""
+    mutation, mutant, baseline = job
+    selected, selection, original_region = selection or select_tests(mutation, mutant, baseline)
+    if focus is not None:
+        selected = tuple(t for t in selected if any(matches(entry, t) for entry in focus))
+        selection += f"; focused on {', '.join(focus)}"
+    limits = _timeout(mutation, baseline, selected)
+    base = {"selected": selected, "selection": selection}
+    deps = _deps(root, baseline, selected)
+    if not selected:
+        verdict = Verdict(name=mutation.name, verdict=judge.UNEVIDENCED,
+                          detail="no test executes the mutated code, so nothing proves it invisible",
+                          **base)
+        return verdict, deps
+    module = module_name(mutant.file, mutation.settings.paths)
+    # The swap (swap.py) is sound only for changes that run neither at import nor while
+    # tests are collected: select_tests marks both as import-time.
+    swappable = swap and not original_region.import_time
+    scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=limits.fresh,
+                        swap_timeout=limits.swap,
+                        confine=mutation.settings.confine,
+                        sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
+                        mutated_file=mutant.file, expect_module=module,
+                        session_tests=baseline.targets, ignore=baseline.ignored, swap=swappable,
+                        swap_targets=baseline.mutated_files or (mutant.file,))
+    if confirm:
+        kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
+        allowed = tuple(t for t in selected if any(matches(e, t) for e in mutation.contract_tests()))
+        scenario = replace(scenario, confirm_kills=kills, confirm_allowed=allowed)
+    run = engine.run(worker, scenario, complete=True)
+    confirm = run.confirmation if run.status == "done" and run.finished else None
+    if confirm is not None:
+        run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
+    # Reach from the baseline, not the mutant: up to the first execution of a changed
+    # statement, the mutant and the original execute the same instructions, so a test
+    # reaches the change in the mutant exactly when it runs the changed statements in the
+    # original (docs/DESIGN.md). Mutant runs are therefore not traced at all.
+    file_coverage = baseline.coverage.get(mutant.file)
+    timeout, unmutated = limits.on(run.path)
+    reached_by = original_region.reached_by(file_coverage)
+    evidence = Evidence(run=run, confirm=confirm, reached_by=reached_by,
+                        region_executed=original_region.executed_at_all(file_coverage),
+                        import_time=original_region.import_time,
+                        timeout=timeout, selected_baseline_seconds=unmutated,
+                        reached_alone=_reached_alone(engine, worker, scenario, run, mutation, baseline,
+                                                     original_region, reached_by, limits.swap),
+                        rebound=_rebound_if_named(mutant, run, confirm))
+    verdict = judge.judge_run(mutation, evidence, base)
+    why = run.fallback or ("" if run.path == "swap" else
+                           "the change runs at import or while tests are collected" if original_region.import_time
+                           else "the swap is off (--no-swap)")
+    extras = {**verdict.extras, "path": run.path, "path_reason": why}
+    if run.proof and run.proof.get("swap"):
+        extras["swap"] = run.proof["swap"]   # how many function objects now run the mutant's code
+    return replace(verdict, extras=extras), deps
+
+
+def _rebound_if_named(mutant: Mutant, *runs) -> frozenset[str] | None:
+    """The names the mutant binds differently (reach.rebound_names), when the judge will ask:
+    only a red NameError or UnboundLocalError is read against them. Otherwise None, as for
+    texts that do not parse: both module texts are parsed and walked, which cost more than
+    the rest of a mutant's bookkeeping."""
+    named = any(result.exc_type in ("NameError", "UnboundLocalError")
+                for run in runs if run is not None for result in run.red.values())
+    if not named:
+        return None
+    return rebound_names(mutant.original, mutant.mutated or "", mutant.changed_lines,
+                         mutant.mutant_changed_lines)
+
+
+def _reached_alone(engine: Engine, worker: Worker, scenario: Scenario, run, mutation: Mutation,
+                   baseline: Baseline, region: Region, reached_by: tuple[str, ...],
+                   limit: float) -> frozenset[str] | None:
+    """When a kills test went red without running the changed code in the baseline: which of
+    those tests do run it when run by themselves, unmutated and traced. Not run otherwise
+    (None): it costs a run."""
+    if region.import_time or run.status != "done" or not run.finished:
+        return None
+    reached = set(reached_by)
+    unreached = [t for t in run.red if t not in reached and any(matches(e, t) for e in mutation.kills)]
+    if not unreached or len(unreached) > 5:   # a few runs at most; beyond that, judged as before
+        return None
+    found: set[str] = set()
+    for test in unreached:   # each by itself: a test before it could run the change for it
+        alone = engine.run(worker, replace(
+            scenario, label=f"alone-{mutation.name}", tests=(test,), writes=(), mutated_file=None,
+            expect_module=None, swap=False, swap_timeout=None, timeout=limit, confirm_kills=None,
+            confirm_allowed=None, coverage_files=baseline.mutated_files or (scenario.mutated_file,),
+            trace_claims=None, tracer=engine.tracer))
+        if alone.status != "done" or not alone.finished or alone.coverage is None:
+            return None
+        if test in region.reached_by(alone.coverage.get(mutation.target.path)):
+            found.add(test)
+    return frozenset(found)
+
+
+def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
+    chosen = set(selected)
+    # Files imported but not traced (not a mutation target) count whole.
+    executed: dict[str, set[int] | None] = {rel: None for rel in baseline.imported}
+    for rel, contexts in baseline.coverage.items():
+        lines: set[int] = set()
+        imported = False
+        for context, context_lines in contexts.items():
+            if context == "" or context in chosen:
+                imported = True
+                if context in chosen:
+                    lines.update(context_lines)
+        if imported:
+            executed[rel] = lines
+    return dependencies(root, executed)
