@@ -114,8 +114,8 @@ def test_the_cell_says_what_was_measured(kwargs, shown):
 
 
 def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does():
-    from killmap.report.document import _red_vs_expected
+    from killmap.report.document import red_vs_expected
     selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_q"]
     entry = {"selected_tests": 4, "selected": selected, "red": [{"id": t} for t in selected],
              "expected": ["t.py::test_p"], "invariant": False, "reached_by": selected, "verdict": "overreach"}
-    assert _red_vs_expected(entry) == "4 / 3"   # it read "4 / 1": tests over entries
+    assert red_vs_expected(entry) == "4 / 3"   # it read "4 / 1": tests over entries

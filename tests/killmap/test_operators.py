@@ -755,8 +755,8 @@ def _whole_file_diff(original: str, mutated: str) -> tuple[tuple[int, ...], tupl
     ("one\n", "two\n"),
 ])
 def test_changed_lines_are_those_a_whole_file_diff_finds(original, mutated):
-    from killmap.mutate.mutants import _changed_lines
-    assert _changed_lines(original, mutated) == _whole_file_diff(original, mutated)
+    from killmap.mutate.mutants import changed_lines
+    assert changed_lines(original, mutated) == _whole_file_diff(original, mutated)
 
 
 def test_a_function_defined_under_a_module_level_if_or_try_is_a_target(km_project):

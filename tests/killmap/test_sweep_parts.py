@@ -210,7 +210,7 @@ def test_every_spliced_mutant_is_the_whole_module_transform_byte_for_byte():
     from mutmut.mutation.file_mutation import deep_replace
 
     from killmap.mutate import mutmut_adapter
-    from killmap.mutate.mutants import _changed_lines
+    from killmap.mutate.mutants import changed_lines
     from killmap.mutate.splice import SplicedFile
     found = mutmut_adapter.mutations("m.py", TRICKY)
     spliced = SplicedFile(found.module, TRICKY)
@@ -221,11 +221,11 @@ def test_every_spliced_mutant_is_the_whole_module_transform_byte_for_byte():
         made = spliced.mutant(by_node[id(m.function)], m.original, m.mutated)
         whole = deep_replace(found.module, m.original, m.mutated).code
         assert made is not None and made[0] == whole, m.mutmut_name
-        assert (made[2], made[3]) == _changed_lines(TRICKY, whole), m.mutmut_name
+        assert (made[2], made[3]) == changed_lines(TRICKY, whole), m.mutmut_name
 
 
 def test_a_statement_deleted_at_the_end_of_a_definition_marks_the_lines_the_whole_file_would(tmp_path):
-    from killmap.mutate.mutants import _changed_lines
+    from killmap.mutate.mutants import changed_lines
     found, _ = _killmap_mutants(tmp_path, """\
         def f(x):
             if x:
@@ -238,7 +238,7 @@ def test_a_statement_deleted_at_the_end_of_a_definition_marks_the_lines_the_whol
         """)
     deleted = next(m for m in found.mutants if m.op == "killmap:delete-call")
     mutant = deleted.mutant
-    assert (mutant.changed_lines, mutant.mutant_changed_lines) == _changed_lines(mutant.original, mutant.mutated)
+    assert (mutant.changed_lines, mutant.mutant_changed_lines) == changed_lines(mutant.original, mutant.mutated)
     assert mutant.mutant_changed_lines == (4,)   # the blank line after f, not f's `return 1`
 
 

@@ -19,7 +19,7 @@ from killmap.errors import GateError
 from killmap.catalog.testids import matches
 
 
-def _relative(root: Path, path: Path) -> str:
+def relative_path(root: Path, path: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -32,7 +32,7 @@ def _string_list(value: Any, where: GateError) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _gate_settings(rel: str, table: Any) -> GateSettings:
+def read_gate_settings(rel: str, table: Any) -> GateSettings:
     if not isinstance(table, dict):
         raise GateError("[gate] must be a table", file=rel, field="gate")
     unknown = set(table) - GATE_FIELDS
@@ -49,7 +49,7 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
         raise GateError("must name at least one pytest target", file=rel, field="tests")
     for key in ("tests", "paths", "exclude"):
         for entry in kwargs.get(key, ()):
-            problem = _outside_project(entry)
+            problem = why_outside_project(entry)
             if problem:
                 raise GateError(f"{entry!r} {problem}: [gate] {key} entries are paths or node ids "
                                 "inside the project, relative to its root", file=rel, field=key)
@@ -64,7 +64,7 @@ def _gate_settings(rel: str, table: Any) -> GateSettings:
     return GateSettings(**kwargs)
 
 
-def _outside_project(entry: str) -> str | None:
+def why_outside_project(entry: str) -> str | None:
     """Why a [gate] entry cannot be a path (or node id) inside the project, or None.
 
     These entries reach pytest's command line: one starting with '-' would be read as an
@@ -114,10 +114,10 @@ def entry_mutation(root: Path, catalog: Path, settings: GateSettings, entry: dic
     would live in (patch paths are relative to its folder). `adhoc`: an experiment with no
     contract yet, so `kills` may be empty; it is never judged against one.
     """
-    return _mutation(root, _relative(root, catalog), catalog.parent, settings, 0, entry, adhoc=adhoc)
+    return read_mutation(root, relative_path(root, catalog), catalog.parent, settings, 0, entry, adhoc=adhoc)
 
 
-def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index: int,
+def read_mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index: int,
               entry: Any, *, adhoc: bool = False) -> Mutation:
     if not isinstance(entry, dict):
         raise GateError(f"[[mutation]] #{index + 1} must be a table", file=rel)
@@ -162,9 +162,9 @@ def _mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index:
     if op == "revert-patch":
         patch = folder / entry["patch"]
         if not patch.is_file():
-            raise fail(f"patch file not found: {_relative(root, patch)}", "patch")
-        _require_utf8(patch, lambda why: fail(f"patch file {_relative(root, patch)} {why}", "patch"))
-        params = [(k, _relative(root, patch) if k == "patch" else v) for k, v in params]
+            raise fail(f"patch file not found: {relative_path(root, patch)}", "patch")
+        _require_utf8(patch, lambda why: fail(f"patch file {relative_path(root, patch)} {why}", "patch"))
+        params = [(k, relative_path(root, patch) if k == "patch" else v) for k, v in params]
 
     target = entry.get("target")
     if not isinstance(target, str) or not target:

@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from killmap.catalog.entries import _gate_settings, _mutation, _relative, entry_mutation
+from killmap.catalog.entries import read_gate_settings, read_mutation, relative_path, entry_mutation
 from killmap.catalog.contract import (COMMON_FIELDS, EXPRESSION_FIELDS, GATE_FIELDS, MAX_TIMEOUT, MAY_BE_EMPTY,
                               OP_FIELDS, OPERATORS, REQUIREMENTS, TIMEOUT_RULE, Catalog, GateSettings,
                               Mutation, Target)
@@ -47,7 +47,7 @@ def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
 
 
 def load_catalog(root: Path, path: Path) -> Catalog:
-    rel = _relative(root, path)
+    rel = relative_path(root, path)
     if not path.is_file():
         # `--only a b` reads b as a catalog: say how to name a second mutation.
         hint = "" if path.suffix == ".toml" or "/" in str(rel) else \
@@ -70,11 +70,11 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     if unknown:
         raise GateError(f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
                         file=rel, field=sorted(unknown)[0])
-    settings = _gate_settings(rel, data.get("gate", {}))
+    settings = read_gate_settings(rel, data.get("gate", {}))
     entries = data.get("mutation", [])
     if not isinstance(entries, list) or not entries:
         raise GateError("no [[mutation]] entries", file=rel, field="mutation")
-    mutations = tuple(_mutation(root, rel, path.parent, settings, i, e) for i, e in enumerate(entries))
+    mutations = tuple(read_mutation(root, rel, path.parent, settings, i, e) for i, e in enumerate(entries))
     names = {m.name for m in mutations}
     by_name = {m.name: m for m in mutations}
     for mutation in mutations:

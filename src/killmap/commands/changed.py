@@ -16,7 +16,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from killmap.errors import GateError
-from killmap.mutate.mutants import _resolve_symbol  # the same symbol resolution as the gate's
+from killmap.mutate.mutants import target_scope  # the same symbol resolution as the gate's
 from killmap.mutate.mutant import sha256_text
 
 
@@ -52,7 +52,7 @@ def _target_text(source: str, mutation) -> str | None:
     import libcst as cst
     try:
         module = cst.parse_module(source)
-        node = _resolve_symbol(module, mutation)
+        node = target_scope(module, mutation)
     except Exception:  # noqa: BLE001 - a target that did not exist or parse at BASE has changed
         return None
     return module.code_for_node(node) if node is not None else source

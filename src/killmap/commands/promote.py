@@ -25,7 +25,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from killmap.catalog.reader import Catalog, GateSettings, Mutation, load_catalog
-from killmap.catalog.entries import _mutation
+from killmap.catalog.entries import read_mutation
 from killmap.catalog.contract import NAME_PATTERN
 from killmap.errors import GateError
 from killmap.mutate.mutants import build_mutant
@@ -140,7 +140,7 @@ def _operator(root: Path, rel: str, folder: Path, gate: GateSettings, name: str,
     for fields in candidates:
         entry = {"name": name, **fields, **contract}
         try:
-            mutation: Mutation = _mutation(root, rel, folder, gate, 0, entry)
+            mutation: Mutation = read_mutation(root, rel, folder, gate, 0, entry)
             built = build_mutant(root, mutation)
         except GateError:
             continue

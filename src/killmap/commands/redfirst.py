@@ -37,7 +37,7 @@ from killmap.engine.core import Engine
 from killmap.errors import GateError
 from killmap.engine.guard import escaped_note
 from killmap.engine.launch import Launch
-from killmap.mutate.mutants import _changed_lines
+from killmap.mutate.mutants import changed_lines
 from killmap.engine.outcome import ASSERTION, RunOutcome, TestResult
 from killmap.catalog.project import project_files
 from killmap.commands.redfirst_change import Change, compute_change, new_names, test_changes
@@ -250,7 +250,7 @@ def _select(change: Change, settings: GateSettings, options: RedFirstOptions, he
                          "so its reach cannot be traced"
             continue
         then = change.text(change.base_tree, item.path) or ""
-        lines = _changed_lines(then, now)[1] if item.status != "added" else tuple(range(1, now.count("\n") + 2))
+        lines = changed_lines(then, now)[1] if item.status != "added" else tuple(range(1, now.count("\n") + 2))
         tests, why, _ = tests_reaching(now, lines, head.coverage.get(item.path), head.collected)
         if why is not None:
             everything = f"{why.replace('the target file', item.path)} ({item.path})"

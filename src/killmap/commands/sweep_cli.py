@@ -75,9 +75,9 @@ def _with_tests(targets, tests: tuple[str, ...]):
     """--tests: the same rule as [gate] tests, paths or node ids inside the project."""
     from dataclasses import replace
 
-    from killmap.catalog.entries import _outside_project
+    from killmap.catalog.entries import why_outside_project
     for entry in tests:
-        problem = _outside_project(entry)
+        problem = why_outside_project(entry)
         if problem:
             raise GateError(f"{entry!r} {problem}: --tests takes paths or node ids inside the project",
                             field="--tests")

@@ -16,7 +16,7 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
     """What a red test's failure says: its exception, where it was raised (the deepest frame in
     the sandbox, and the innermost anywhere), and whether the mutated file is among its frames."""
     if excinfo is None:  # e.g. a strict xpass: pytest fails it without an exception
-        return {"assertion": False, "exc_type": "XPassStrict", "exc_module": "", "message": _short(str(report.longrepr)),
+        return {"assertion": False, "exc_type": "XPassStrict", "exc_module": "", "message": shorten(str(report.longrepr)),
                 "raised_at": None, "in_mutated_file": False, "mutated_file_innermost": False}
     sandbox = os.getcwd() + os.sep
     doctest = _doctest_failure(excinfo.value)
@@ -25,7 +25,7 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
         # behaviour, written in the docs, raised at the example's line (semver's .rst files).
         _, filename, line, text = doctest
         return {"assertion": True, "exc_type": "DocTestFailure", "exc_module": "doctest",
-                "message": _short(text.replace(sandbox, "")),
+                "message": shorten(text.replace(sandbox, "")),
                 "raised_at": list(_relative((filename, line), sandbox)) if filename else None,
                 "raised_innermost": None, "in_mutated_file": False, "mutated_file_innermost": False}
     exc_type, value, tb = (doctest[1] if doctest is not None else (excinfo.type, excinfo.value, excinfo.tb))
@@ -41,7 +41,7 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
         "assertion": issubclass(exc_type, (AssertionError, pytest.fail.Exception)),
         "exc_type": exc_type.__name__,
         "exc_module": exc_type.__module__,
-        "message": _short(_exception_text(exc_type, value).replace(sandbox, "")),
+        "message": shorten(_exception_text(exc_type, value).replace(sandbox, "")),
         "raised_at": list(_relative(shown, sandbox)) if shown else None,
         "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
         "in_mutated_file": bool(in_mutated),
@@ -127,6 +127,6 @@ def _exception_text(exc_type, value) -> str:
         return exc_type.__name__
 
 
-def _short(text: str, limit: int = 600) -> str:
+def shorten(text: str, limit: int = 600) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
-from killmap.engine.failures import _short, describe_failure, real_path, unrendered_failure
+from killmap.engine.failures import shorten, describe_failure, real_path, unrendered_failure
 
 import pytest
 
@@ -73,7 +73,7 @@ class Recorder:
             failure = outcome.excinfo[1]
             cause = getattr(failure, "cause", failure)
             where = str(getattr(failure, "path", "") or "").replace(os.getcwd() + os.sep, "")
-            self.emit(event="conftest_error", path=where, message=_short(f"{type(cause).__name__}: {cause}"))
+            self.emit(event="conftest_error", path=where, message=shorten(f"{type(cause).__name__}: {cause}"))
 
     def pytest_ignore_collect(self, collection_path, config):
         if self.ignore and os.path.realpath(collection_path) in self.ignore:
@@ -84,7 +84,7 @@ class Recorder:
         if report.failed:
             # Sandbox paths mean nothing to the user: show project-relative ones.
             text = str(report.longrepr).replace(os.getcwd() + os.sep, "")
-            self.emit(event="collect_error", id=report.nodeid, message=_short(text))
+            self.emit(event="collect_error", id=report.nodeid, message=shorten(text))
 
     def pytest_collection_finish(self, session):
         self.set_collected([item.nodeid for item in session.items])
@@ -233,7 +233,7 @@ class Recorder:
             # crash, and the gate resumes the tests the session never reached.
             record.update(outcome="failed", phase=self._phase.get(item.nodeid, "call"), interrupted=True,
                           assertion=False, exc_type=stopped[0].__name__, exc_module=stopped[0].__module__,
-                          message=_short(f"{stopped[0].__name__}: {stopped[1]} (the session stopped here)"),
+                          message=shorten(f"{stopped[0].__name__}: {stopped[1]} (the session stopped here)"),
                           raised_at=None, in_mutated_file=False, mutated_file_innermost=False)
         if record["outcome"] == "failed":
             self.red.add(item.nodeid)

@@ -1,6 +1,6 @@
 """The libcst plumbing every operator shares: each target file parsed once (`Sources`),
 parents and positions for the target's own top-level statement only, the nodes inside a
-scope, and `_transform`, which replaces nodes by identity and splices back only the
+scope, and `transform_statements`, which replaces nodes by identity and splices back only the
 top-level statements that changed.
 
 The sweep (splice.py, sweep_ops.py) builds its mutants with the same pieces.
@@ -45,7 +45,7 @@ class Sources:
 
 
 class _Wrapper(MetadataWrapper):
-    """A MetadataWrapper that also remembers parents per top-level statement (`_parents`)
+    """A MetadataWrapper that also remembers parents per top-level statement (`parents_of`)
     and the text it was parsed from (`text`): libcst renders a module back byte for byte,
     so the text is what `module.code` would render, at no cost (a render of a whole file
     took 40 ms, once per mutant)."""
@@ -74,7 +74,7 @@ class _ParentCollector(cst.CSTVisitor):
         self.stack.pop()
 
 
-def _parents(wrapper: MetadataWrapper, mutation: Mutation) -> dict[cst.CSTNode, cst.CSTNode]:
+def parents_of(wrapper: MetadataWrapper, mutation: Mutation) -> dict[cst.CSTNode, cst.CSTNode]:
     """Each node's parent, for the top-level statement holding the target symbol.
 
     libcst's ParentNodeProvider walks the whole module; an operator only ever looks up
@@ -101,7 +101,7 @@ def _top_statement(wrapper: MetadataWrapper, mutation: Mutation) -> cst.CSTNode 
     return tops[0] if len(tops) == 1 else None
 
 
-def _positions(wrapper: MetadataWrapper, mutation: Mutation, original: str):
+def statement_positions(wrapper: MetadataWrapper, mutation: Mutation, original: str):
     """(positions, offset): libcst's positions for the nodes of the target's top-level
     statement, and where that statement's text starts in the file.
 
@@ -119,7 +119,7 @@ def _positions(wrapper: MetadataWrapper, mutation: Mutation, original: str):
     return wrapper.resolve(PositionProvider), 0
 
 
-def _line_offsets(text: str) -> list[int]:
+def line_offsets(text: str) -> list[int]:
     offsets, total = [], 0
     for line in split_lines(text):
         offsets.append(total)
@@ -128,7 +128,7 @@ def _line_offsets(text: str) -> list[int]:
     return offsets
 
 
-def _within(wrapper: MetadataWrapper, scope: cst.CSTNode | None) -> list[cst.CSTNode]:
+def nodes_within(wrapper: MetadataWrapper, scope: cst.CSTNode | None) -> list[cst.CSTNode]:
     """Every node inside the scope (or the whole module), in source order."""
     nodes: list[cst.CSTNode] = []
 
@@ -141,14 +141,14 @@ def _within(wrapper: MetadataWrapper, scope: cst.CSTNode | None) -> list[cst.CST
     return nodes
 
 
-def _call_matches(node: cst.CSTNode, name: str) -> bool:
+def call_matches(node: cst.CSTNode, name: str) -> bool:
     if not isinstance(node, cst.Call):
         return False
     full = get_full_name_for_node(node.func)
     return full is not None and (full == name or full.endswith("." + name))
 
 
-def _same_expression(code: str, wanted: str) -> bool:
+def same_expression(code: str, wanted: str) -> bool:
     try:
         return ast.dump(ast.parse(code.strip(), mode="eval")) == ast.dump(ast.parse(wanted.strip(), mode="eval"))
     except SyntaxError:
@@ -166,16 +166,16 @@ class _Replace(cst.CSTTransformer):
         if id(original_node) in self.replacements:
             return self.replacements[id(original_node)]
         updated_node = super().on_leave(original_node, updated_node)
-        return _fill_empty_block(updated_node)
+        return fill_empty_block(updated_node)
 
 
-def _fill_empty_block(node):
+def fill_empty_block(node):
     if isinstance(node, cst.IndentedBlock) and not node.body:
         return node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
     return node
 
 
-def _transform(wrapper: MetadataWrapper, replacements, parents=None) -> str:
+def transform_statements(wrapper: MetadataWrapper, replacements, parents=None) -> str:
     """The module's text with the replacements made.
 
     Only the top-level statements that hold a replaced node are transformed; each is
@@ -209,12 +209,12 @@ def _transform(wrapper: MetadataWrapper, replacements, parents=None) -> str:
 
 
 # Expressions that bind at least as tightly as a call: safe in any operand position.
-_ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.SimpleString, cst.ConcatenatedString,
+ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.SimpleString, cst.ConcatenatedString,
           cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis, cst.List, cst.Tuple,
           cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def _string_value(node) -> str | None:
+def string_value(node) -> str | None:
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         try:
             value = node.evaluated_value

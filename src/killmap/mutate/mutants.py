@@ -14,7 +14,7 @@ from pathlib import Path
 import libcst as cst
 
 from killmap.catalog.reader import Mutation
-from killmap.mutate.cst_tree import Sources, _positions
+from killmap.mutate.cst_tree import Sources, statement_positions
 from killmap.mutate.mutant import Mutant, sha256_text  # noqa: F401 - re-exported: the record of a mutant
 from killmap.mutate.operators import _OPERATORS, _NotApplicable
 from killmap.mutate.patching import equal_ends, split_lines
@@ -24,7 +24,7 @@ from killmap.mutate.syntax import syntax_pin
 
 def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None) -> Mutant:
     original, wrapper = (sources or Sources(root)).parsed(mutation)
-    scope = _resolve_symbol(wrapper.module, mutation)
+    scope = target_scope(wrapper.module, mutation)
     # The symbol's own text: libcst hands a statement the blank lines and comments above it
     # (leading_lines); a formatter changing the spacing between functions must not make
     # a pinned mutation stale, so they are left out.
@@ -49,7 +49,7 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
                                   f"expected {mutation.count}" + (f" (line {', '.join(lines)})" if lines else ""))
     if mutated == original:
         return not_applied(sites, "the mutant is byte-identical to the original")
-    old_lines, new_lines = _changed_lines(original, mutated)
+    old_lines, new_lines = changed_lines(original, mutated)
     return Mutant(mutation, mutation.target.path, original, mutated, sites, "", target_hash,
                   old_lines, new_lines, target_pin=target_pin)
 
@@ -64,13 +64,13 @@ def _site_lines(wrapper, mutation: Mutation, original: str, matched: list) -> li
             lines.append(original.count("\n", 0, site) + 1)
         elif site is not None:
             if positions is None:
-                positions, offset = _positions(wrapper, mutation, original)
+                positions, offset = statement_positions(wrapper, mutation, original)
             if site in positions:
                 lines.append(original.count("\n", 0, offset) + positions[site].start.line)
     return [str(n) for n in sorted(set(lines))]
 
 
-def _changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Lines that differ, on each side. A pure deletion marks the line that follows it."""
     a = [line.rstrip("\r\n") for line in split_lines(original)]
     b = [line.rstrip("\r\n") for line in split_lines(mutated)]
@@ -92,7 +92,7 @@ def _changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[
 
 # --- target resolution -------------------------------------------------------------------
 
-def _resolve_symbol(module: cst.Module, mutation: Mutation) -> cst.CSTNode | None:
+def target_scope(module: cst.Module, mutation: Mutation) -> cst.CSTNode | None:
     symbol = mutation.target.symbol
     if not symbol:
         return None

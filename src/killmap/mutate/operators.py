@@ -11,8 +11,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
-from killmap.mutate.cst_tree import (_ATOMS, _call_matches, _line_offsets, _parents, _positions, _same_expression,
-                              _string_value, _transform, _within)
+from killmap.mutate.cst_tree import (ATOMS, call_matches, line_offsets, parents_of, statement_positions, same_expression,
+                              string_value, transform_statements, nodes_within)
 from killmap.mutate.patching import PatchError, parse_patch, reverse_apply
 
 
@@ -27,12 +27,12 @@ def _op_replace(root, wrapper, scope, mutation, original):
     if scope is None:
         start, end = 0, len(original)
     else:
-        positions, offset = _positions(wrapper, mutation, original)
+        positions, offset = statement_positions(wrapper, mutation, original)
         position = positions[scope]
         # libcst starts a def or class at the keyword; its decorators belong to the target
         # too (the tree operators and the pin see them), so the region starts at the first.
         first = positions[scope.decorators[0]].start if getattr(scope, "decorators", None) else position.start
-        offsets = _line_offsets(original[offset:])
+        offsets = line_offsets(original[offset:])
         start = offset + offsets[first.line - 1] + first.column
         end = offset + offsets[position.end.line - 1] + position.end.column
     region = original[start:end]
@@ -45,15 +45,15 @@ def _op_replace(root, wrapper, scope, mutation, original):
 
 def _op_delete_call(root, wrapper, scope, mutation, original):
     name = mutation.param("call")
-    parents = _parents(wrapper, mutation)
-    calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
+    parents = parents_of(wrapper, mutation)
+    calls = [n for n in nodes_within(wrapper, scope) if call_matches(n, name)]
     replacements: dict[int, object] = {}
     for call in calls:
         statement = _statement_holding(call, parents)
         if statement is None:
             raise _NotApplicable(f"the call {name!r} is not inside a statement that can be deleted")
         replacements[id(statement)] = _removal_for(statement, parents)
-    return _transform(wrapper, replacements, _parents(wrapper, mutation)), calls
+    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), calls
 
 
 def _statement_holding(node, parents):
@@ -91,13 +91,13 @@ def _removal_for(statement, parents):
 def _op_stub_call(root, wrapper, scope, mutation, original):
     name = mutation.param("call")
     value = cst.parse_expression(mutation.param("value").strip())
-    calls = [n for n in _within(wrapper, scope) if _call_matches(n, name)]
+    calls = [n for n in nodes_within(wrapper, scope) if call_matches(n, name)]
     # The value takes the place of a call, which binds tighter than any operator: without
     # parentheses `validate(x) * 2` stubbed with `a + b` would read `a + b * 2`. (lpar is a
     # tuple on parsed nodes, so it is tested for emptiness, never compared with [].)
-    if not value.lpar and not isinstance(value, _ATOMS):
+    if not value.lpar and not isinstance(value, ATOMS):
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return _transform(wrapper, {id(c): value for c in calls}, _parents(wrapper, mutation)), calls
+    return transform_statements(wrapper, {id(c): value for c in calls}, parents_of(wrapper, mutation)), calls
 
 
 def _op_constant_return(root, wrapper, scope, mutation, original):
@@ -112,18 +112,18 @@ def _op_constant_return(root, wrapper, scope, mutation, original):
             keep.append(body[0])
     new_body = cst.IndentedBlock(body=keep + [cst.SimpleStatementLine([cst.Return(value=value)])])
     replacements = {id(scope): scope.with_changes(body=new_body)}
-    return _transform(wrapper, replacements, _parents(wrapper, mutation)), [scope]
+    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), [scope]
 
 
 def _op_merge_strings(root, wrapper, scope, mutation, original):
     drop, keep = mutation.param("drop"), mutation.param("keep")
-    parents = _parents(wrapper, mutation)
+    parents = parents_of(wrapper, mutation)
     # f-strings too: most error messages in modern code are f-strings (attrs' validators'
     # "must be <= {bound}"). One is matched by its source text, placeholders and all.
-    literals = [n for n in _within(wrapper, scope)
+    literals = [n for n in nodes_within(wrapper, scope)
                 if isinstance(n, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
                 and not isinstance(parents.get(n), cst.ConcatenatedString)]
-    valued = [(n, _string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
+    valued = [(n, string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
     keepers = [n for n, text in valued if keep in text]
     if len(keepers) > 1:
         # One message may sit inside another ("quote_char cannot be empty" inside
@@ -139,7 +139,7 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
                              "joined implicitly): merge-strings puts the literal holding 'keep' where "
                              "another literal holds 'drop'; for a change inside one literal use replace")
     replacements = {id(n): keeper.deep_clone() for n in dropped}
-    return _transform(wrapper, replacements, _parents(wrapper, mutation)), dropped
+    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), dropped
 
 
 def _op_drop_operand(root, wrapper, scope, mutation, original):
@@ -147,33 +147,33 @@ def _op_drop_operand(root, wrapper, scope, mutation, original):
     code = wrapper.module.code_for_node
     replacements = {}
     sites = []
-    for node in _within(wrapper, scope):
+    for node in nodes_within(wrapper, scope):
         if not isinstance(node, cst.BooleanOperation):
             continue
         for side, other in ((node.left, node.right), (node.right, node.left)):
-            if _same_expression(code(side), wanted):
+            if same_expression(code(side), wanted):
                 sites.append(side)
                 kept = other
                 if node.lpar and not kept.lpar:
                     kept = kept.with_changes(lpar=node.lpar, rpar=node.rpar)
                 replacements[id(node)] = kept
-    return _transform(wrapper, replacements, _parents(wrapper, mutation)), sites
+    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), sites
 
 
 def _op_negate(root, wrapper, scope, mutation, original):
     wanted = mutation.param("condition")
     code = wrapper.module.code_for_node
-    parents = _parents(wrapper, mutation)
+    parents = parents_of(wrapper, mutation)
     contexts = wrapper.resolve(ExpressionContextProvider)
     replacements, nodes = {}, {}
-    for node in _within(wrapper, scope):
+    for node in nodes_within(wrapper, scope):
         if not isinstance(node, cst.BaseExpression) or _is_binding_name(node, parents):
             continue
         # `ready = check()` or `for ready in ...` binds the name; only a read can be negated
         # (counting the binding would make `negate ready` match sites it cannot change).
         if contexts.get(node) in (ExpressionContext.STORE, ExpressionContext.DEL):
             continue
-        if _same_expression(code(node), wanted):
+        if same_expression(code(node), wanted):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                 inverted = node.expression
                 # `(not a == b) in c` must not become the chain `a == b in c`.
@@ -181,7 +181,7 @@ def _op_negate(root, wrapper, scope, mutation, original):
                     inverted = inverted.with_changes(lpar=node.lpar, rpar=node.rpar)
             else:
                 inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
-                    if not node.lpar and not isinstance(node, _ATOMS) else node
+                    if not node.lpar and not isinstance(node, ATOMS) else node
                 inverted = cst.UnaryOperation(operator=cst.Not(), expression=inner)
                 # `not` binds looser than comparisons and arithmetic: `flag in items` with
                 # `flag` negated must read `(not flag) in items`, not `not flag in items`.
@@ -189,7 +189,7 @@ def _op_negate(root, wrapper, scope, mutation, original):
                     inverted = inverted.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             replacements[id(node)] = inverted
             nodes[id(node)] = node
-    return _transform(wrapper, replacements, _parents(wrapper, mutation)), [nodes[key] for key in replacements]
+    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), [nodes[key] for key in replacements]
 
 
 def _binds_tighter_than_not(parent) -> bool:

@@ -25,8 +25,8 @@ import bisect
 import libcst as cst
 from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
-from killmap.mutate.cst_tree import _fill_empty_block
-from killmap.mutate.mutants import _changed_lines
+from killmap.mutate.cst_tree import fill_empty_block
+from killmap.mutate.mutants import changed_lines
 from killmap.mutate.patching import split_lines
 
 
@@ -55,7 +55,7 @@ class Replace(cst.CSTTransformer):
     def on_leave(self, original_node, updated_node):
         if id(original_node) in self.replacements:
             return self.replacements[id(original_node)]
-        return _fill_empty_block(updated_node)
+        return fill_empty_block(updated_node)
 
 
 class SplicedFile:
@@ -148,7 +148,7 @@ class SplicedFile:
         # gives them (a deletion at the end of the definition marks the line after it).
         newline = self.code.find("\n", end)
         after = self.code[end:newline + 1 if newline >= 0 else len(self.code)]
-        old, new = _changed_lines(definition.text + after, text + after)
+        old, new = changed_lines(definition.text + after, text + after)
         shift = definition.first_line - 1
         return (self.code[:start] + text + self.code[end:], text,
                 tuple(line + shift for line in old), tuple(line + shift for line in new))

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from killmap.mutate.cst_tree import _ATOMS, _string_value
+from killmap.mutate.cst_tree import ATOMS, string_value
 
 # Calls whose value is a bool, whatever their arguments.
 _BOOL_CALLS = frozenset({"bool", "isinstance", "issubclass", "callable", "hasattr", "any", "all"})
@@ -150,7 +150,7 @@ def _negated(test: cst.BaseExpression, function: str, code) -> Candidate:
         if test.lpar and not inverted.lpar:
             inverted = inverted.with_changes(lpar=test.lpar, rpar=test.rpar)
     else:
-        inner = test if test.lpar or isinstance(test, _ATOMS) else \
+        inner = test if test.lpar or isinstance(test, ATOMS) else \
             test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         inverted = cst.UnaryOperation(operator=cst.Not(), expression=inner)
     return Candidate("negate", test, inverted, function, (("condition", code(test).strip()),))
@@ -180,7 +180,7 @@ def _raised_literals(function: cst.FunctionDef, raising: frozenset[str]) -> list
     found: list[tuple[cst.CSTNode, str]] = []
 
     def take(node: cst.CSTNode) -> None:
-        value = _string_value(node)
+        value = string_value(node)
         if value is not None:
             found.append((node, value))
 

@@ -104,11 +104,11 @@ def _replacement(mutant) -> str:
     return "\n".join(new[i - 1] for i in mutant.mutant_changed_lines if 0 < i <= len(new))
 
 
-def _held(doc: Document) -> int:
+def held_count(doc: Document) -> int:
     return sum(m["verdict"] == HELD for m in doc["mutations"])
 
 
-def _red_vs_expected(entry: dict[str, Any]) -> str:
+def red_vs_expected(entry: dict[str, Any]) -> str:
     return contract_cell(ran=bool(entry["selected_tests"] or entry["red"]), red=len(entry["red"]),
                          expected=named_count(entry["expected"], entry.get("selected", ())),
                          invariant=entry["invariant"],
@@ -150,7 +150,7 @@ def to_junit(doc: Document) -> str:
     """One testcase per mutation; every verdict but held is a failure, so CI shows it red."""
     mutations = doc["mutations"]
     suite = ET.Element("testsuite", name="killmap", tests=str(len(mutations)),
-                       failures=str(len(mutations) - _held(doc)), errors="0",
+                       failures=str(len(mutations) - held_count(doc)), errors="0",
                        time=f"{doc['wall_seconds']:.3f}")
     for entry in mutations:
         case = ET.SubElement(suite, "testcase", name=entry["name"],

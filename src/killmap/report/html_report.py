@@ -78,9 +78,9 @@ def _cell(m: dict[str, Any], test: str, cell: dict[str, Any] | None, selected: f
     return f"<td class='{' '.join(classes)}' title='{esc(test)}: {esc(what)}'>{mark}</td>"
 
 
-def _red_vs_expected(m: dict[str, Any]) -> str:
+def red_vs_expected(m: dict[str, Any]) -> str:
     # The one rendering every format shares (an invariant shows what it measured).
-    from killmap.report.document import _red_vs_expected as shared
+    from killmap.report.document import red_vs_expected as shared
     return shared(m)
 
 
@@ -209,7 +209,7 @@ def to_html(doc: dict[str, Any]) -> str:
             f"data-verdict='{esc(m['verdict'])}' data-index='{index}'>"
             f"<tr class='row' aria-expanded='false'><td class='name'>{esc(m['name'])}</td>"
             f"<td class='verdict {esc(m['verdict'])}'>{esc(m['verdict'])}</td>"
-            f"<td class='count'>{_red_vs_expected(m)}</td>{row}</tr>{_details(m, width)}</tbody>")
+            f"<td class='count'>{red_vs_expected(m)}</td>{row}</tr>{_details(m, width)}</tbody>")
     present = [v for v in VERDICT_ORDER if any(m["verdict"] == v for m in mutations)]
     options = "".join(f"<option value='{v}'>{v} ({sum(m['verdict'] == v for m in mutations)})</option>"
                       for v in present)

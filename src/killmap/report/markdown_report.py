@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from killmap.verdict.judge import HELD
-from killmap.report.document import MARKDOWN_LIMIT, Document, _held, _red_vs_expected
+from killmap.report.document import MARKDOWN_LIMIT, Document, held_count, red_vs_expected
 
 
 def _size(text: str) -> int:
@@ -18,7 +18,7 @@ def _size(text: str) -> int:
 
 def _row(entry: dict[str, Any]) -> str:
     mark = "✅" if entry["verdict"] == HELD else "❌"
-    return (f"| `{entry['name']}` | {mark} {entry['verdict']} | {_red_vs_expected(entry)} | "
+    return (f"| `{entry['name']}` | {mark} {entry['verdict']} | {red_vs_expected(entry)} | "
             f"{entry['duration_seconds']:.2f}s{' (cached)' if entry['cached'] else ''} |")
 
 
@@ -52,7 +52,7 @@ def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
     (worst first), every detail is folded, and what does not fit is counted, with a pointer
     to the full reports (killmap.html, killmap.json) in the reports artifact.
     """
-    lines = [f"## killmap: {_held(doc)}/{len(doc['mutations'])} contracts held", "",
+    lines = [f"## killmap: {held_count(doc)}/{len(doc['mutations'])} contracts held", "",
              "| mutation | verdict | red / expected | time |", "|---|---|---|---|"]
     lines += [_row(entry) for entry in doc["mutations"]]
     lines += _warnings(doc)
