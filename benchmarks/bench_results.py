@@ -17,6 +17,7 @@ import realworld_bench
 
 def _matches(entry: str, node_id: str) -> bool:
     from killmap.catalog.testids import matches
+
     return matches(entry, node_id)
 
 
@@ -52,21 +53,28 @@ def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int) -> 
         total += plain
         costs.append(m["timeout_seconds"] if m["verdict"] == "timeout" and m.get("timeout_seconds") else plain)
     scheduled = max(sum(costs) / jobs, max(costs, default=0.0))
-    return {"seconds": plain_wall + total / jobs, "plain_run_seconds": plain_wall,
-            "selected_over_jobs_seconds": total / jobs, "sum_seconds": total, "jobs": jobs, "exact": exact,
-            "mismatches": mismatches, "bound_seconds": plain_wall + scheduled,
-            "timed_out_seconds": sum(c for c, m in zip(costs, run["mutations"]) if m["verdict"] == "timeout")}
+    return {
+        "seconds": plain_wall + total / jobs,
+        "plain_run_seconds": plain_wall,
+        "selected_over_jobs_seconds": total / jobs,
+        "sum_seconds": total,
+        "jobs": jobs,
+        "exact": exact,
+        "mismatches": mismatches,
+        "bound_seconds": plain_wall + scheduled,
+        "timed_out_seconds": sum(c for c, m in zip(costs, run["mutations"]) if m["verdict"] == "timeout"),
+    }
 
 
 # --- bench.json, the table, the plots --------------------------------------------------
+
 
 def median(values: list[float]) -> float | None:
     values = [v for v in values if v is not None]
     return round(statistics.median(values), 3) if values else None
 
 
-def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora,
-              jobs: int) -> dict:
+def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora, jobs: int) -> dict:
     def walls(key):
         return [r["wall"] for r in runs.get(key, []) if "error" not in r]
 
@@ -78,19 +86,27 @@ def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_v
     med = {key: median(walls(key)) for key in runs}
     res: dict = {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform()},
-        "repeat": repeat, "quick": args.quick, "jobs_killmap": jobs, "jobs_mutgate": 1,
-        "synthetic": {"work_iterations": args.work, "s1000_tests": info1k["tests"],
-                      "s1000_non_reaching": info1k["non_reaching_tests"],
-                      "s10000_tests": info10k["tests"], "s10000_non_reaching": info10k["non_reaching_tests"],
-                      "mutations": len(info1k["mutations"])},
-        "bundled": ({"skipped": bundled["skipped"]} if "skipped" in bundled
-                    else {"mutations": bundled["mutations"], "tests": bundled["tests"]}),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "repeat": repeat,
+        "quick": args.quick,
+        "jobs_killmap": jobs,
+        "jobs_mutgate": 1,
+        "synthetic": {
+            "work_iterations": args.work,
+            "s1000_tests": info1k["tests"],
+            "s1000_non_reaching": info1k["non_reaching_tests"],
+            "s10000_tests": info10k["tests"],
+            "s10000_non_reaching": info10k["non_reaching_tests"],
+            "mutations": len(info1k["mutations"]),
+        },
+        "bundled": (
+            {"skipped": bundled["skipped"]}
+            if "skipped" in bundled
+            else {"mutations": bundled["mutations"], "tests": bundled["tests"]}
+        ),
         "median_wall_seconds": med,
         "phases_median_seconds": {key: phases(key) for key in runs if key.endswith("killmap") or "killmap" in key},
-        "runs": {key: [{k: v for k, v in r.items() if k != "mutations"} for r in rs]
-                 for key, rs in runs.items()},
+        "runs": {key: [{k: v for k, v in r.items() if k != "mutations"} for r in rs] for key, rs in runs.items()},
     }
     mg_s1000 = med.get("s1000/mutgate")
     if mg_only and mg_s1000 is not None:
@@ -107,48 +123,70 @@ def summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_v
     res["realworld"] = realworld_bench.summarize(corpora, runs, med)
     # mutgate's wall (or its estimate) per subject: over the floor, the best mutgate/killmap
     # ratio a gate could reach there
-    mutgate_seconds = {"bundled": med.get("bundled/mutgate"), "s1000": mg_s1000,
-                       **{realworld_bench.key_of(s["corpus"]): res["realworld"][s["corpus"].name].get("mutgate_seconds")
-                          for s in corpora}}
+    mutgate_seconds = {
+        "bundled": med.get("bundled/mutgate"),
+        "s1000": mg_s1000,
+        **{
+            realworld_bench.key_of(s["corpus"]): res["realworld"][s["corpus"].name].get("mutgate_seconds")
+            for s in corpora
+        },
+    }
     fl = {}
     for key, rows in floors.items():
         f = median([row["seconds"] for row in rows])
         gate = med.get(f"{key}/killmap")
-        fl[key] = {"floor_seconds": f, "gate_seconds": gate,
-                   "plain_run_seconds": median([row["plain_run_seconds"] for row in rows]),
-                   "selected_over_jobs_seconds": median([row["selected_over_jobs_seconds"] for row in rows]),
-                   "gate_over_floor": round(gate / f, 1) if gate and f else None,
-                   "bound_seconds": median([row["bound_seconds"] for row in rows]),
-                   "timed_out_seconds": median([row["timed_out_seconds"] for row in rows]),
-                   "mutgate_over_floor": round(mutgate_seconds[key] / f, 1) if mutgate_seconds.get(key) and f else None,
-                   "selection_rebuilt_exactly": all(row["exact"] for row in rows),
-                   "mismatches": rows[-1]["mismatches"][:10]}
+        fl[key] = {
+            "floor_seconds": f,
+            "gate_seconds": gate,
+            "plain_run_seconds": median([row["plain_run_seconds"] for row in rows]),
+            "selected_over_jobs_seconds": median([row["selected_over_jobs_seconds"] for row in rows]),
+            "gate_over_floor": round(gate / f, 1) if gate and f else None,
+            "bound_seconds": median([row["bound_seconds"] for row in rows]),
+            "timed_out_seconds": median([row["timed_out_seconds"] for row in rows]),
+            "mutgate_over_floor": round(mutgate_seconds[key] / f, 1) if mutgate_seconds.get(key) and f else None,
+            "selection_rebuilt_exactly": all(row["exact"] for row in rows),
+            "mismatches": rows[-1]["mismatches"][:10],
+        }
     for row in fl.values():
-        row["gate_over_bound"] = round(row["gate_seconds"] / row["bound_seconds"], 2) \
-            if row["gate_seconds"] and row["bound_seconds"] else None
+        row["gate_over_bound"] = (
+            round(row["gate_seconds"] / row["bound_seconds"], 2)
+            if row["gate_seconds"] and row["bound_seconds"]
+            else None
+        )
     res["floor"] = fl
     base, grown = med.get("s1000/killmap"), med.get("s10000/killmap")
-    res["non_reaching_x10"] = {"s1000": base, "s10000": grown,
-                               "growth_percent": round(100 * (grown / base - 1), 1) if base and grown else None}
+    res["non_reaching_x10"] = {
+        "s1000": base,
+        "s10000": grown,
+        "growth_percent": round(100 * (grown / base - 1), 1) if base and grown else None,
+    }
     ks = [(k, med.get(f"s1000/killmap K={k}")) for k in k_values] + [(len(info1k["mutations"]), base)]
     ks = [(k, v) for k, v in ks if v is not None]
-    kp = [(k, (res["phases_median_seconds"].get(f"s1000/killmap K={k}") or {}).get("mutants"))
-          for k in k_values] + [(len(info1k["mutations"]), (res["phases_median_seconds"].get("s1000/killmap") or {}).get("mutants"))]
+    kp = [(k, (res["phases_median_seconds"].get(f"s1000/killmap K={k}") or {}).get("mutants")) for k in k_values] + [
+        (len(info1k["mutations"]), (res["phases_median_seconds"].get("s1000/killmap") or {}).get("mutants"))
+    ]
     kp = [(k, v) for k, v in kp if v is not None]
-    res["k_scaling"] = {"points": ks, "fit": _fit(ks), "mutant_phase_points": kp,
-                        "mutant_phase_fit": _fit(kp)}
+    res["k_scaling"] = {"points": ks, "fit": _fit(ks), "mutant_phase_points": kp, "mutant_phase_fit": _fit(kp)}
     loads = [r["load1"] for rs in runs.values() for r in rs]
     res["load1_median"], res["load1_max"] = median(loads), max(loads)
     res["cached_rerun_seconds"] = med.get("s1000/killmap cached rerun")
-    res["cached_rerun_all_cached"] = all(r.get("cached") == r.get("total")
-                                         for r in runs.get("s1000/killmap cached rerun", []))
+    res["cached_rerun_all_cached"] = all(
+        r.get("cached") == r.get("total") for r in runs.get("s1000/killmap cached rerun", [])
+    )
     # the corpora are not all held by design (vacuous, broken, timeout...): their rows say
     # how many verdicts match the ground truth instead
     synthetic = lambda key: not key.startswith(("bundled", "realworld/"))  # noqa: E731
-    verdicts_ok = all(r.get("held") == r.get("total") for key, rs in runs.items() for r in rs
-                      if r["tool"] == "killmap" and synthetic(key)) and \
-        all(r.get("ok") == r.get("total") for key, rs in runs.items() for r in rs
-            if r["tool"] == "mutgate" and synthetic(key))
+    verdicts_ok = all(
+        r.get("held") == r.get("total")
+        for key, rs in runs.items()
+        for r in rs
+        if r["tool"] == "killmap" and synthetic(key)
+    ) and all(
+        r.get("ok") == r.get("total")
+        for key, rs in runs.items()
+        for r in rs
+        if r["tool"] == "mutgate" and synthetic(key)
+    )
     res["synthetic_verdicts_all_held"] = verdicts_ok
     return res
 
@@ -163,8 +201,11 @@ def _fit(points: list[tuple[int, float]]) -> dict | None:
     icpt = my - slope * mx
     ss_tot = sum((y - my) ** 2 for y in ys)
     ss_res = sum((y - (icpt + slope * x)) ** 2 for x, y in points)
-    return {"intercept_seconds": round(icpt, 3), "seconds_per_mutation": round(slope, 4),
-            "r2": round(1 - ss_res / ss_tot, 4) if ss_tot else None}
+    return {
+        "intercept_seconds": round(icpt, 3),
+        "seconds_per_mutation": round(slope, 4),
+        "r2": round(1 - ss_res / ss_tot, 4) if ss_tot else None,
+    }
 
 
 TARGETS = """\
@@ -184,19 +225,33 @@ def verdict(ok):
 def floor_rows(name: str, f: dict, targeted: bool) -> list[tuple[str, str, str]]:
     """A subject's floor, killmap and mutgate over it, and (with a timed-out mutant) the bound."""
     g = f.get("gate_over_floor")
-    rows = [(f"{name}: floor = plain run + selected / jobs",
-             f"{s(f.get('floor_seconds'))} = {s(f.get('plain_run_seconds'))} + {s(f.get('selected_over_jobs_seconds'))}",
-             "" if f.get("selection_rebuilt_exactly", True) else "selection not rebuilt exactly"),
-            (f"{name}: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}" if targeted else "(no target)"),
-            (f"{name}: mutgate / floor (best ratio allowed)", s(f.get("mutgate_over_floor"), "x"), "")]
+    rows = [
+        (
+            f"{name}: floor = plain run + selected / jobs",
+            f"{s(f.get('floor_seconds'))} = {s(f.get('plain_run_seconds'))} + {s(f.get('selected_over_jobs_seconds'))}",
+            "" if f.get("selection_rebuilt_exactly", True) else "selection not rebuilt exactly",
+        ),
+        (f"{name}: killmap / floor", s(g, "x"), f"<=1.5x {verdict(g and g <= 1.5)}" if targeted else "(no target)"),
+        (f"{name}: mutgate / floor (best ratio allowed)", s(f.get("mutgate_over_floor"), "x"), ""),
+    ]
     if f.get("timed_out_seconds"):
         # The floor counts a looping mutant at its tests' plain durations; no gate that
         # honours the catalog's timeout can call it before the limit.
         b = f.get("gate_over_bound")
-        rows.append((f"{name}: bound = plain run + max(sum / jobs, dearest), a timeout at its limit",
-                     s(f.get("bound_seconds")), f"of which timed out: {s(f.get('timed_out_seconds'))}"))
-        rows.append((f"{name}: killmap / bound", s(b, "x"),
-                     f"(the floor's target, honouring timeouts) <=1.5x {verdict(b and b <= 1.5)}"))
+        rows.append(
+            (
+                f"{name}: bound = plain run + max(sum / jobs, dearest), a timeout at its limit",
+                s(f.get("bound_seconds")),
+                f"of which timed out: {s(f.get('timed_out_seconds'))}",
+            )
+        )
+        rows.append(
+            (
+                f"{name}: killmap / bound",
+                s(b, "x"),
+                f"(the floor's target, honouring timeouts) <=1.5x {verdict(b and b <= 1.5)}",
+            )
+        )
     return rows
 
 
@@ -225,19 +280,22 @@ def print_table(res: dict) -> None:
     rows.append(("S1000: mutgate / killmap", s(r, "x"), f">=10x {verdict(r and r >= 10)}"))
     rows += floor_rows("S1000", fl.get("s1000", {}), targeted=True)
     if med.get("s1000/killmap --no-confirm") is not None:
-        rows.append(("S1000: killmap --no-confirm (1 run)", s(med.get("s1000/killmap --no-confirm")),
-                     "(diagnostic)"))
+        rows.append(("S1000: killmap --no-confirm (1 run)", s(med.get("s1000/killmap --no-confirm")), "(diagnostic)"))
     nr = res["non_reaching_x10"]
     rows.append(("S10000 (non-reaching x10): killmap", s(nr["s10000"]), ""))
     gp = nr["growth_percent"]
-    rows.append(("  growth vs S1000", "n/a" if gp is None else f"{gp:+.1f}%",
-                 f"<+15% {verdict(gp is not None and gp < 15)}"))
-    for label, key in (("K scaling, wall: s per mutation", "fit"),
-                       ("K scaling, mutant phase: s per mutation", "mutant_phase_fit")):
+    rows.append(
+        ("  growth vs S1000", "n/a" if gp is None else f"{gp:+.1f}%", f"<+15% {verdict(gp is not None and gp < 15)}")
+    )
+    for label, key in (
+        ("K scaling, wall: s per mutation", "fit"),
+        ("K scaling, mutant phase: s per mutation", "mutant_phase_fit"),
+    ):
         fit = res["k_scaling"][key]
         if fit:
-            rows.append((label, s(fit["seconds_per_mutation"]),
-                         f"intercept {fit['intercept_seconds']:.2f}s, r2 {fit['r2']}"))
+            rows.append(
+                (label, s(fit["seconds_per_mutation"]), f"intercept {fit['intercept_seconds']:.2f}s, r2 {fit['r2']}")
+            )
     c = res["cached_rerun_seconds"]
     rows.append(("S1000: cached re-run", s(c), f"<0.5s {verdict(c is not None and c < 0.5)}"))
     rows += realworld_bench.table_rows(res)
@@ -252,33 +310,41 @@ def print_table(res: dict) -> None:
     src = res.get("killmap_source_sha256", {})
     if len(set(src.values())) > 1:
         print("note: src/killmap changed during the run; the source frozen at the start was measured")
-    print(f"machine load (1-min average before each measurement): median {res['load1_median']}, "
-          f"max {res['load1_max']} on {res['machine']['cpus']} CPUs")
+    print(
+        f"machine load (1-min average before each measurement): median {res['load1_median']}, "
+        f"max {res['load1_max']} on {res['machine']['cpus']} CPUs"
+    )
     if not res["synthetic_verdicts_all_held"]:
         print("WARNING: a synthetic run did not come out all held / all OK: its timing compares unequal work")
 
 
-PATH_COLOURS = {"swap": "#2e7d32", "fallback": "#ef6c00", "fresh": "#1565c0", "cached": "#9e9e9e",
-                "none": "#d0d0d0"}
+PATH_COLOURS = {"swap": "#2e7d32", "fallback": "#ef6c00", "fresh": "#1565c0", "cached": "#9e9e9e", "none": "#d0d0d0"}
 
 
 def plot_paths(runs: dict, path: Path) -> None:
     """Wall time per mutation, coloured by the path it took: swapped into a fork of the
     collected session, fallen back to a fresh session, fresh by rule (import-time), cached."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    subjects = [key for key in ("bundled/killmap", "s1000/killmap", "s10000/killmap",
-                                "s1000/killmap cached rerun") if runs.get(key) and runs[key][-1].get("mutations")]
+    subjects = [
+        key
+        for key in ("bundled/killmap", "s1000/killmap", "s10000/killmap", "s1000/killmap cached rerun")
+        if runs.get(key) and runs[key][-1].get("mutations")
+    ]
     subjects += sorted(k for k in runs if k.startswith("realworld/") and runs[k][-1].get("mutations"))
     if not subjects:
         return
     fig, axes = plt.subplots(len(subjects), 1, figsize=(12, 2.4 * len(subjects)), squeeze=False)
     for ax, key in zip(axes[:, 0], subjects):
         mutations = runs[key][-1]["mutations"]
-        ax.bar(range(len(mutations)), [m["wall"] for m in mutations],
-               color=[PATH_COLOURS.get(m["path"], "#000") for m in mutations])
+        ax.bar(
+            range(len(mutations)),
+            [m["wall"] for m in mutations],
+            color=[PATH_COLOURS.get(m["path"], "#000") for m in mutations],
+        )
         counts = {p: sum(m["path"] == p for m in mutations) for p in PATH_COLOURS}
         ax.set_title(f"{key}: " + ", ".join(f"{n} {p}" for p, n in counts.items() if n), fontsize=9)
         ax.set_ylabel("s per mutation", fontsize=8)
@@ -292,6 +358,7 @@ def plot_paths(runs: dict, path: Path) -> None:
 
 def plot(res: dict, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -327,8 +394,10 @@ def plot(res: dict, path: Path) -> None:
     # (2) non-reaching x10, by phase
     ax = axes[1]
     keys = ["s1000/killmap", "s10000/killmap"]
-    names = [f"{res['synthetic']['s1000_non_reaching']} non-reaching\n({res['synthetic']['s1000_tests']} tests)",
-             f"{res['synthetic']['s10000_non_reaching']} non-reaching\n({res['synthetic']['s10000_tests']} tests)"]
+    names = [
+        f"{res['synthetic']['s1000_non_reaching']} non-reaching\n({res['synthetic']['s1000_tests']} tests)",
+        f"{res['synthetic']['s10000_non_reaching']} non-reaching\n({res['synthetic']['s10000_tests']} tests)",
+    ]
     bottom = [0.0, 0.0]
     for phase in ("startup", "setup", "baseline", "mutants", "tail"):
         vals = [res["phases_median_seconds"].get(k, {}).get(phase) or 0 for k in keys]
@@ -348,20 +417,26 @@ def plot(res: dict, path: Path) -> None:
     fit = res["k_scaling"]["fit"]
     if fit:
         xs = [0, max(p[0] for p in pts)]
-        ax.plot(xs, [fit["intercept_seconds"] + fit["seconds_per_mutation"] * v for v in xs], "--",
-                label=f"fit: {fit['intercept_seconds']:.1f}s + {fit['seconds_per_mutation']:.2f}s x K")
+        ax.plot(
+            xs,
+            [fit["intercept_seconds"] + fit["seconds_per_mutation"] * v for v in xs],
+            "--",
+            label=f"fit: {fit['intercept_seconds']:.1f}s + {fit['seconds_per_mutation']:.2f}s x K",
+        )
     if res.get("cached_rerun_seconds") is not None:
-        ax.axhline(res["cached_rerun_seconds"], color="gray", ls=":",
-                   label=f"cached re-run, K=50: {res['cached_rerun_seconds']:.2f}s")
+        ax.axhline(
+            res["cached_rerun_seconds"],
+            color="gray",
+            ls=":",
+            label=f"cached re-run, K=50: {res['cached_rerun_seconds']:.2f}s",
+        )
     ax.set_xlabel("mutations K (S1000)")
     ax.set_ylabel("wall seconds (median)")
     ax.set_title("mutations K")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
-    fig.suptitle(f"killmap benchmarks, {res['date'][:10]}, {res['machine']['cpus']} CPUs, "
-                 f"median of {res['repeat']}")
+    fig.suptitle(f"killmap benchmarks, {res['date'][:10]}, {res['machine']['cpus']} CPUs, median of {res['repeat']}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-

@@ -45,9 +45,11 @@ def pytest_configure(config):
     mode = os.environ.get(MODE_ENV)
     if mode == "ctrace":
         from killmap.engine.tracing import per_test_coverage
+
         recorder = per_test_coverage(_targets())
     elif mode == "monitor":
         from killmap.engine.monitor import line_monitor
+
         recorder = line_monitor(_targets())
     else:
         return
@@ -73,20 +75,30 @@ def pytest_unconfigure(config):
     recorder.stop()
     from killmap.engine.monitor import LineMonitor
     from killmap.engine.tracing import coverage_contexts
+
     found = recorder.contexts() if isinstance(recorder, LineMonitor) else coverage_contexts(recorder)
-    Path(out).write_text(json.dumps({f"{path}::{context}": lines for path, by_context in found.items()
-                                     for context, lines in by_context.items()}), encoding="utf-8")
+    Path(out).write_text(
+        json.dumps(
+            {f"{path}::{context}": lines for path, by_context in found.items() for context, lines in by_context.items()}
+        ),
+        encoding="utf-8",
+    )
 
 
 # --- the driver -------------------------------------------------------------------------------
+
 
 def _run(project: Path, mode: str, targets: list[str], pytest_args: list[str], out: Path) -> float:
     env = dict(os.environ, **{MODE_ENV: mode, TARGETS_ENV: os.pathsep.join(targets), OUT_ENV: str(out)})
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), env.get("PYTHONPATH", "")])
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-p", "monitoring_experiment", *pytest_args], cwd=project, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "monitoring_experiment", *pytest_args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"pytest failed under {mode} (exit {done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -99,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", action="append", required=True, help="a target file, relative to PROJECT")
     ap.add_argument("--repeat", type=int, default=2)
     argv = list(sys.argv[1:] if argv is None else argv)
-    pytest_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     if sys.version_info < (3, 12):
         sys.exit("sys.monitoring needs Python 3.12 or newer")
     project = args.project.resolve()
@@ -115,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     differ = sorted(k for k in set(traced) | set(monitored) if traced.get(k) != monitored.get(k))
     for mode, values in walls.items():
         print(f"{mode:8} " + " ".join(f"{v:.2f}s" for v in values))
-    print(f"contexts with lines in a target: {len(traced)} (C tracer), {len(monitored)} (sys.monitoring); "
-          f"contexts whose line sets differ: {len(differ)}")
+    print(
+        f"contexts with lines in a target: {len(traced)} (C tracer), {len(monitored)} (sys.monitoring); "
+        f"contexts whose line sets differ: {len(differ)}"
+    )
     for test in differ[:5]:
         print("  differs:", test)
     if not traced:

@@ -37,7 +37,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the venv has tomli (a killmap dependency there)
     import tomli as tomllib  # type: ignore[no-redef]
 
-HERE = Path(__file__).resolve().parent           # benchmarks/
+HERE = Path(__file__).resolve().parent  # benchmarks/
 REPO = HERE.parent
 CORPUS_DIR = HERE / "realworld"
 DEFAULT_WORK = CORPUS_DIR / ".work"
@@ -53,7 +53,7 @@ TEST_TOOLS = ("pytest==8.3.4", "pretend==1.0.9")
 class Corpus:
     """One real project, taken from its sdist (both ship their tests in it)."""
 
-    name: str           # also the catalog's folder under benchmarks/realworld/
+    name: str  # also the catalog's folder under benchmarks/realworld/
     version: str
 
     @property
@@ -62,7 +62,7 @@ class Corpus:
 
     @property
     def folder(self) -> str:
-        return f"{self.name}-{self.version}"   # the sdist's top-level folder
+        return f"{self.name}-{self.version}"  # the sdist's top-level folder
 
     @property
     def catalog(self) -> Path:
@@ -82,6 +82,7 @@ RED_SET_COMPARED = {"held", "vacuous", "overreach", "visible", "wrong-cause", "u
 
 
 # --- the environment ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Env:
@@ -110,21 +111,25 @@ def prepare_env(work: Path, killmap_root: Path) -> Env:
     tag = "" if killmap_root == REPO else "-" + hashlib.sha256(str(killmap_root).encode()).hexdigest()[:8]
     sys.path.insert(0, str(HERE))
     from venvs import for_this_python
+
     env = Env(work=work, venv=for_this_python(work / f"venv{tag}"), killmap_root=killmap_root)
     stamp = env.venv / "realworld-stamp.json"
     # The checkout's pyproject.toml is in the stamp: a dependency added there since the venv
     # was made must be installed before that killmap can run.
     pyproject = hashlib.sha256((killmap_root / "pyproject.toml").read_bytes()).hexdigest()
     # And the Python: a venv of another interpreter must be rebuilt, never silently reused.
-    wanted = {"killmap_root": str(killmap_root), "tools": list(TEST_TOOLS), "pyproject": pyproject,
-              "python": ".".join(map(str, sys.version_info[:2]))}
+    wanted = {
+        "killmap_root": str(killmap_root),
+        "tools": list(TEST_TOOLS),
+        "pyproject": pyproject,
+        "python": ".".join(map(str, sys.version_info[:2])),
+    }
     if stamp.is_file() and json.loads(stamp.read_text()) == wanted and env.killmap.exists():
         return env
     work.mkdir(parents=True, exist_ok=True)
     print(f"creating {env.venv} (killmap -e {killmap_root}, {', '.join(TEST_TOOLS)}) ...", flush=True)
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(env.venv)], check=True)
-    subprocess.run([str(env.python), "-m", "pip", "install", "-q", "-e", str(killmap_root), *TEST_TOOLS],
-                   check=True)
+    subprocess.run([str(env.python), "-m", "pip", "install", "-q", "-e", str(killmap_root), *TEST_TOOLS], check=True)
     stamp.write_text(json.dumps(wanted))
     return env
 
@@ -135,8 +140,22 @@ def fetch_sdist(env: Env, corpus: Corpus) -> Path:
     tarball = folder / f"{corpus.folder}.tar.gz"
     if not tarball.is_file():
         print(f"downloading {corpus.requirement} (sdist) ...", flush=True)
-        subprocess.run([str(env.python), "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        corpus.requirement, "-d", str(folder)], check=True)
+        subprocess.run(
+            [
+                str(env.python),
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                corpus.requirement,
+                "-d",
+                str(folder),
+            ],
+            check=True,
+        )
     return tarball
 
 
@@ -150,12 +169,16 @@ def install(env: Env, corpus: Corpus) -> None:
     in-process, the sandbox's copy comes first (killmap proves it after each run), and the
     observations put the scratch copy first through PYTHONPATH, subprocesses included.
     """
-    probe = subprocess.run([str(env.python), "-c", f"import importlib.metadata as m; print(m.version({corpus.name!r}))"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(env.python), "-c", f"import importlib.metadata as m; print(m.version({corpus.name!r}))"],
+        capture_output=True,
+        text=True,
+    )
     if probe.stdout.strip() != corpus.version:
         print(f"installing {corpus.requirement} into the venv (from its sdist) ...", flush=True)
-        subprocess.run([str(env.python), "-m", "pip", "install", "-q", "--no-deps", str(fetch_sdist(env, corpus))],
-                       check=True)
+        subprocess.run(
+            [str(env.python), "-m", "pip", "install", "-q", "--no-deps", str(fetch_sdist(env, corpus))], check=True
+        )
 
 
 def extract(env: Env, corpus: Corpus, dest: Path) -> Path:
@@ -193,17 +216,18 @@ def clean_env() -> dict[str, str]:
 
 # --- ground truth -------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Truth:
     """What plain pytest showed under one mutant (see observe.py), and the verdict it implies."""
 
     name: str
     expected_verdict: str
-    outcome: str                    # "completed", "timeout" or "collection-error"
+    outcome: str  # "completed", "timeout" or "collection-error"
     observed_red: tuple[str, ...]
-    red_at: dict[str, str]          # per red test, the deepest project frame it went red in
+    red_at: dict[str, str]  # per red test, the deepest project frame it went red in
     runs: int
-    diff: str                       # the mutant that was observed
+    diff: str  # the mutant that was observed
     why: str
 
 
@@ -211,13 +235,20 @@ def load_truth(corpus: Corpus) -> dict[str, Truth]:
     data = tomllib.loads(corpus.ground_truth.read_text(encoding="utf-8"))
     truths = {}
     for entry in data.get("mutation", []):
-        truth = Truth(name=entry["name"], expected_verdict=entry["expected_verdict"], outcome=entry["outcome"],
-                      observed_red=tuple(entry["observed_red"]), red_at=dict(entry.get("red_at", {})),
-                      runs=entry["runs"], diff=entry["diff"],
-                      why=entry.get("why", ""))
+        truth = Truth(
+            name=entry["name"],
+            expected_verdict=entry["expected_verdict"],
+            outcome=entry["outcome"],
+            observed_red=tuple(entry["observed_red"]),
+            red_at=dict(entry.get("red_at", {})),
+            runs=entry["runs"],
+            diff=entry["diff"],
+            why=entry.get("why", ""),
+        )
         if truth.expected_verdict == "?" or truth.runs < 2:
-            raise SystemExit(f"{corpus.ground_truth}: {truth.name} is not reviewed yet "
-                             "(expected_verdict '?' or fewer than 2 runs)")
+            raise SystemExit(
+                f"{corpus.ground_truth}: {truth.name} is not reviewed yet (expected_verdict '?' or fewer than 2 runs)"
+            )
         truths[truth.name] = truth
     return truths
 
@@ -246,17 +277,25 @@ def catalog_without(text: str, skip: set[str]) -> str:
 
 # --- running killmap and comparing --------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Run:
     """One `killmap run` on one corpus: its exit code and report (None on exit 2)."""
 
     exit_code: int
     report: dict | None
-    error: str                      # stderr tail when there is no report
+    error: str  # stderr tail when there is no report
 
 
-def run_killmap(env: Env, corpus: Corpus, root: Path, report_dir: Path, skip: set[str], jobs: int | None,
-                extra: tuple[str, ...] = ()) -> Run:
+def run_killmap(
+    env: Env,
+    corpus: Corpus,
+    root: Path,
+    report_dir: Path,
+    skip: set[str],
+    jobs: int | None,
+    extra: tuple[str, ...] = (),
+) -> Run:
     catalog = root / "mutations" / f"{corpus.name}.toml"
     catalog.parent.mkdir(exist_ok=True)
     catalog.write_text(catalog_without(corpus.catalog.read_text(encoding="utf-8"), skip), encoding="utf-8")
@@ -267,7 +306,7 @@ def run_killmap(env: Env, corpus: Corpus, root: Path, report_dir: Path, skip: se
         command += ["--jobs", str(jobs)]
     command += list(extra)
     process_env = clean_env()
-    process_env["XDG_CACHE_HOME"] = str(env.work / "cache")   # never the user's ~/.cache
+    process_env["XDG_CACHE_HOME"] = str(env.work / "cache")  # never the user's ~/.cache
     print(f"running killmap on {corpus.folder} ({env.killmap_root}) ...", flush=True)
     # The terminal output is shown to the user as it comes, never read: the verdicts
     # come from killmap.json only.
@@ -289,7 +328,7 @@ class Row:
     got: str
     observed_red: int
     killmap_red: int | None
-    problems: tuple[str, ...]       # empty: this mutation matches
+    problems: tuple[str, ...]  # empty: this mutation matches
 
     @property
     def matches(self) -> bool:
@@ -307,13 +346,25 @@ def compare(corpus: Corpus, truths: dict[str, Truth], run: Run, skip: set[str]) 
         if truth is None:
             problems.append("no ground truth for this mutation")
         if entry is None:
-            problems.append("left out with --skip" if name in skip else
-                            f"killmap gave no verdict (exit {run.exit_code}, see below)" if run.report is None
-                            else "killmap's report has no entry for it")
+            problems.append(
+                "left out with --skip"
+                if name in skip
+                else f"killmap gave no verdict (exit {run.exit_code}, see below)"
+                if run.report is None
+                else "killmap's report has no entry for it"
+            )
         if truth is None or entry is None:
-            rows.append(Row(name, ops.get(name, "?"), truth.expected_verdict if truth else "?",
-                            entry["verdict"] if entry else "-", len(truth.observed_red) if truth else 0,
-                            None, tuple(problems)))
+            rows.append(
+                Row(
+                    name,
+                    ops.get(name, "?"),
+                    truth.expected_verdict if truth else "?",
+                    entry["verdict"] if entry else "-",
+                    len(truth.observed_red) if truth else 0,
+                    None,
+                    tuple(problems),
+                )
+            )
             continue
         got = entry["verdict"]
         red = sorted(r["id"] for r in entry["red"])
@@ -330,12 +381,16 @@ def compare(corpus: Corpus, truths: dict[str, Truth], run: Run, skip: set[str]) 
                 lost = sorted(set(observed) - set(red))
                 problems.append(f"red set differs: killmap only {_few(extra)}; observed only {_few(lost)}")
             # Where each red test went red (issue 8 item 5: the deepest frame inside the project).
-            elsewhere = [f"{r['id']} at {r['raised_at']}, observed {truth.red_at[r['id']]}" for r in entry["red"]
-                         if r["id"] in truth.red_at and r["raised_at"] != truth.red_at[r["id"]]]
+            elsewhere = [
+                f"{r['id']} at {r['raised_at']}, observed {truth.red_at[r['id']]}"
+                for r in entry["red"]
+                if r["id"] in truth.red_at and r["raised_at"] != truth.red_at[r["id"]]
+            ]
             if elsewhere:
                 problems.append(f"raised_at differs: {_few(elsewhere)}")
-        rows.append(Row(name, entry["op"], truth.expected_verdict, got, len(truth.observed_red), len(red),
-                        tuple(problems)))
+        rows.append(
+            Row(name, entry["op"], truth.expected_verdict, got, len(truth.observed_red), len(red), tuple(problems))
+        )
     return rows
 
 
@@ -348,8 +403,18 @@ def _few(ids: list[str], limit: int = 3) -> str:
 
 def print_table(corpus: Corpus, rows: list[Row]) -> None:
     headers = ("mutation", "op", "expected", "killmap", "red obs", "red km", "match")
-    cells = [(r.name, r.op, r.expected, r.got, str(r.observed_red),
-              "-" if r.killmap_red is None else str(r.killmap_red), "yes" if r.matches else "NO") for r in rows]
+    cells = [
+        (
+            r.name,
+            r.op,
+            r.expected,
+            r.got,
+            str(r.observed_red),
+            "-" if r.killmap_red is None else str(r.killmap_red),
+            "yes" if r.matches else "NO",
+        )
+        for r in rows
+    ]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
     print(f"\n{corpus.folder}")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
@@ -364,26 +429,45 @@ def print_table(corpus: Corpus, rows: list[Row]) -> None:
 
 def tree_untouched(root: Path, catalog_rel: str) -> list[str]:
     """Files killmap changed in the project (it must only read it): git status, minus our catalog."""
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root,
-                            capture_output=True, text=True, check=True).stdout.splitlines()
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     return [line for line in status if line[3:] not in (catalog_rel, "mutations/")]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=[c.name for c in CORPORA], action="append",
-                        help="run only this corpus (repeatable)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only", choices=[c.name for c in CORPORA], action="append", help="run only this corpus (repeatable)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the extracted projects and reports")
-    parser.add_argument("--killmap-root", type=Path, default=REPO,
-                        help="the killmap checkout to install in the venv (default: this repository)")
-    parser.add_argument("--skip", action="append", default=[], metavar="NAME",
-                        help="leave this mutation out of the catalog given to killmap; it counts as a mismatch")
+    parser.add_argument(
+        "--killmap-root",
+        type=Path,
+        default=REPO,
+        help="the killmap checkout to install in the venv (default: this repository)",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave this mutation out of the catalog given to killmap; it counts as a mismatch",
+    )
     parser.add_argument("--jobs", type=int, default=None, help="passed to killmap run --jobs")
-    parser.add_argument("--no-swap", action="store_true",
-                        help="passed to killmap run: every mutant in a fresh session (the swap's check)")
-    parser.add_argument("--reach-tracer", choices=("auto", "coverage"), default=None,
-                        help="passed to killmap run (on Python 3.12+, coverage forces the C tracer)")
+    parser.add_argument(
+        "--no-swap",
+        action="store_true",
+        help="passed to killmap run: every mutant in a fresh session (the swap's check)",
+    )
+    parser.add_argument(
+        "--reach-tracer",
+        choices=("auto", "coverage"),
+        default=None,
+        help="passed to killmap run (on Python 3.12+, coverage forces the C tracer)",
+    )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="work folder (default: %(default)s)")
     args = parser.parse_args(argv)
 
@@ -397,22 +481,33 @@ def main(argv: list[str] | None = None) -> int:
     for corpus in chosen:
         truths = load_truth(corpus)
         root = extract(env, corpus, projects)
-        report_dir = env.work / "reports" / (corpus.name + env.venv.name[len("venv"):])
-        run = run_killmap(env, corpus, root, report_dir, set(args.skip), args.jobs,
-                          (("--no-swap",) if args.no_swap else ())
-                          + (("--reach-tracer", args.reach_tracer) if args.reach_tracer else ()))
+        report_dir = env.work / "reports" / (corpus.name + env.venv.name[len("venv") :])
+        run = run_killmap(
+            env,
+            corpus,
+            root,
+            report_dir,
+            set(args.skip),
+            args.jobs,
+            (("--no-swap",) if args.no_swap else ())
+            + (("--reach-tracer", args.reach_tracer) if args.reach_tracer else ()),
+        )
         rows = compare(corpus, truths, run, set(args.skip))
         changed = tree_untouched(root, f"mutations/{corpus.name}.toml")
         print_table(corpus, rows)
         if changed:
             print(f"  WARNING: killmap left the project tree changed: {changed[:5]}")
-        print(f"  report: {report_dir / 'killmap.json'}" if run.report else f"  killmap exit {run.exit_code}: {run.error}")
+        print(
+            f"  report: {report_dir / 'killmap.json'}" if run.report else f"  killmap exit {run.exit_code}: {run.error}"
+        )
         all_rows += rows
         if not args.keep:
             shutil.rmtree(root)
     matched = sum(r.matches for r in all_rows)
-    print(f"\n{matched}/{len(all_rows)} verdicts match the observed ground truth (overall, killmap from "
-          f"{env.killmap_root})")
+    print(
+        f"\n{matched}/{len(all_rows)} verdicts match the observed ground truth (overall, killmap from "
+        f"{env.killmap_root})"
+    )
     return 0 if all_rows and matched == len(all_rows) else 1
 
 

@@ -51,14 +51,27 @@ def prepare(work: Path) -> list[dict]:
         # realworld.py reports a malformed sdist with SystemExit (it is a script); here it
         # only means this corpus cannot be measured.
         except (subprocess.CalledProcessError, OSError, tarfile.TarError, SystemExit) as exc:
-            subjects.append({"corpus": corpus, "key": key_of(corpus),
-                             "skipped": f"{corpus.requirement} could not be prepared ({type(exc).__name__}: {exc})"})
+            subjects.append(
+                {
+                    "corpus": corpus,
+                    "key": key_of(corpus),
+                    "skipped": f"{corpus.requirement} could not be prepared ({type(exc).__name__}: {exc})",
+                }
+            )
             continue
         catalog = root / "mutations" / f"{corpus.name}.toml"
         catalog.parent.mkdir(exist_ok=True)
         shutil.copyfile(corpus.catalog, catalog)
-        subjects.append({"corpus": corpus, "key": key_of(corpus), "root": root, "catalog": catalog,
-                         "python": env.python, "mutgate_timeout": catalog_timeout(catalog)})
+        subjects.append(
+            {
+                "corpus": corpus,
+                "key": key_of(corpus),
+                "root": root,
+                "catalog": catalog,
+                "python": env.python,
+                "mutgate_timeout": catalog_timeout(catalog),
+            }
+        )
     return subjects
 
 
@@ -78,8 +91,8 @@ def catalog_timeout(catalog: Path) -> float | None:
 
 # --- mutgate in --quick --------------------------------------------------------------------
 
-def mutgate_plan(names: list[str], killmap_run: dict, plain_wall: float, timeout: float | None,
-                 quick: bool) -> dict:
+
+def mutgate_plan(names: list[str], killmap_run: dict, plain_wall: float, timeout: float | None, quick: bool) -> dict:
     """Which mutations mutgate runs ("only": [] means all), and how to scale its wall up.
 
     mutgate is strictly sequential: a baseline and one whole-gate run per mutation, which
@@ -91,8 +104,13 @@ def mutgate_plan(names: list[str], killmap_run: dict, plain_wall: float, timeout
     timed_out = {m["name"] for m in killmap_run.get("mutations", []) if m["verdict"] == "timeout"}
     ordinary = [n for n in names if n not in timed_out]
     waits = len(timed_out & set(names)) * (timeout or 0.0)
-    plan = {"only": [], "ordinary": len(ordinary), "timed_out": len(timed_out & set(names)),
-            "timeout": timeout, "predicted_seconds": round(plain_wall * (len(ordinary) + 1) + waits, 1)}
+    plan = {
+        "only": [],
+        "ordinary": len(ordinary),
+        "timed_out": len(timed_out & set(names)),
+        "timeout": timeout,
+        "predicted_seconds": round(plain_wall * (len(ordinary) + 1) + waits, 1),
+    }
     if quick and plan["predicted_seconds"] > FULL_RUN_BUDGET_SECONDS and len(ordinary) > QUICK_MUTGATE_SUBSET:
         plan["only"] = ordinary[:QUICK_MUTGATE_SUBSET]
     return plan
@@ -106,6 +124,7 @@ def estimated_full_wall(subset_wall: float, plan: dict) -> float:
 
 
 # --- verdicts, summary and rows --------------------------------------------------------------
+
 
 def ground_truth_matches(corpus: rw.Corpus, killmap_run: dict) -> tuple[int, int] | None:
     """(matching, total) of killmap's verdicts against the corpus's observed ground truth,
@@ -135,7 +154,8 @@ def summarize(subjects: list[dict], runs: dict, med: dict) -> dict:
             mutgate_seconds = estimated_full_wall(mutgate_seconds, plan)
         killmap_seconds = med.get(f"{key}/killmap")
         out[corpus.name] = {
-            "version": corpus.version, "mutations": subject.get("mutations"),
+            "version": corpus.version,
+            "mutations": subject.get("mutations"),
             "killmap_seconds": killmap_seconds,
             "killmap_verdicts": killmap_last.get("verdicts"),
             "killmap_error": killmap_last.get("error", "")[-300:] or None,
@@ -146,8 +166,9 @@ def summarize(subjects: list[dict], runs: dict, med: dict) -> dict:
             "mutgate_summary": mutgate_last.get("summary"),
             "mutgate_error": mutgate_last.get("error", "")[-300:] or None,
             "mutgate_timeout": subject.get("mutgate_timeout"),
-            "ratio_mutgate_over_killmap": (round(mutgate_seconds / killmap_seconds, 2)
-                                           if mutgate_seconds and killmap_seconds else None),
+            "ratio_mutgate_over_killmap": (
+                round(mutgate_seconds / killmap_seconds, 2) if mutgate_seconds and killmap_seconds else None
+            ),
             "problems": subject.get("problems", []),
         }
     return out
@@ -156,6 +177,7 @@ def summarize(subjects: list[dict], runs: dict, med: dict) -> dict:
 def table_rows(res: dict) -> list[tuple[str, str, str]]:
     """The corpus rows of bench_results' table, in its formats (imported here: it imports us)."""
     from bench_results import floor_rows, s
+
     rows = []
     for name, c in res.get("realworld", {}).items():
         if "skipped" in c:
@@ -168,8 +190,11 @@ def table_rows(res: dict) -> list[tuple[str, str, str]]:
             shown = "ERROR: " + c["killmap_error"].strip().splitlines()[-1][:120]
         rows.append((f"{name} ({c['mutations']} mutations): killmap wall", s(c["killmap_seconds"]), shown))
         est = f" (est. from {c['mutgate_estimated_from']})" if c["mutgate_estimated_from"] else ""
-        mutgate_note = ("ERROR: " + c["mutgate_error"].strip().splitlines()[-1][:120] if c["mutgate_error"]
-                        else (c["mutgate_summary"] or "") + (" (on the subset)" if est else ""))
+        mutgate_note = (
+            "ERROR: " + c["mutgate_error"].strip().splitlines()[-1][:120]
+            if c["mutgate_error"]
+            else (c["mutgate_summary"] or "") + (" (on the subset)" if est else "")
+        )
         rows.append((f"{name}: mutgate wall{est}", s(c["mutgate_seconds"]), mutgate_note))
         rows.append((f"{name}: mutgate / killmap", s(c["ratio_mutgate_over_killmap"], "x"), "(no target)"))
         rows += floor_rows(name, res["floor"].get(f"realworld/{name}", {}), targeted=True)

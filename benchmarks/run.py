@@ -85,6 +85,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))  # the sibling scripts are modules too; stdlib-only at import
 import realworld_bench  # noqa: E402 - the corpora: preparation, estimates and table rows
 from bench_results import floor_of, plot, plot_paths, print_table, summarize  # noqa: E402
+
 sys.path.pop(0)
 VENV = HERE / ".venv"
 JOBS = 2
@@ -156,20 +157,27 @@ sys.exit(int(code))
 
 # --- the venv -----------------------------------------------------------------------------
 
+
 def ensure_venv() -> None:
     """Re-exec inside benchmarks/.venv, creating and filling it first when needed."""
     sys.path.insert(0, str(HERE))
     from venvs import for_this_python, run_inside
-    run_inside(for_this_python(VENV), Path(__file__), what="killmap (editable), mutgate==0.1.1 and matplotlib",
-               probe="import killmap, mutgate, matplotlib; assert mutgate.__version__ == '0.1.1'",
-               install=["-e", f"{REPO}[bench]"])
+
+    run_inside(
+        for_this_python(VENV),
+        Path(__file__),
+        what="killmap (editable), mutgate==0.1.1 and matplotlib",
+        probe="import killmap, mutgate, matplotlib; assert mutgate.__version__ == '0.1.1'",
+        install=["-e", f"{REPO}[bench]"],
+    )
 
 
 # --- running the tools ------------------------------------------------------------------
 
+
 def _env(cache: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["XDG_CACHE_HOME"] = str(cache)      # killmap's verdict cache: private to the bench
+    env["XDG_CACHE_HOME"] = str(cache)  # killmap's verdict cache: private to the bench
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     for key in ("PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "PYTHONPATH"):
         env.pop(key, None)
@@ -178,6 +186,7 @@ def _env(cache: Path) -> dict[str, str]:
 
 def _killmap_source() -> str:
     from killmap.verdict.cache import _gate_source_digest
+
     return _gate_source_digest()
 
 
@@ -194,9 +203,9 @@ def snapshot_killmap(work: Path) -> Path:
     import compileall
 
     import killmap
+
     dest = work / "killmap-src"
-    shutil.copytree(Path(killmap.__file__).parent, dest / "killmap",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(killmap.__file__).parent, dest / "killmap", ignore=shutil.ignore_patterns("__pycache__"))
     # Byte-compiled, as `pip install` leaves an installed package (and as mutgate is, in this
     # venv): every run here sets PYTHONDONTWRITEBYTECODE, so an uncompiled copy would make
     # each killmap process and worker compile its own source again (about 80 ms a start).
@@ -204,11 +213,20 @@ def snapshot_killmap(work: Path) -> Path:
     return dest
 
 
-KILLMAP_PATH: list[str] = []   # set in main(): the frozen source, first on PYTHONPATH
+KILLMAP_PATH: list[str] = []  # set in main(): the frozen source, first on PYTHONPATH
 
 
-def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = (), only: list[str] = (),
-                no_cache: bool = True, extra: list[str] = (), python: Path | None = None) -> dict:
+def run_killmap(
+    root: Path,
+    work: Path,
+    label: str,
+    *,
+    catalogs: list[Path] = (),
+    only: list[str] = (),
+    no_cache: bool = True,
+    extra: list[str] = (),
+    python: Path | None = None,
+) -> dict:
     """One `killmap run` through the driver; python: the interpreter (default this one)."""
     report_dir = work / "reports" / label
     marks_file = work / f"marks-{label}.json"
@@ -221,8 +239,9 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
         env["PYTHONPATH"] = os.pathsep.join(KILLMAP_PATH)
     load = _loadavg()
     started = time.perf_counter()
-    proc = subprocess.run([str(python or sys.executable), "-c", KILLMAP_DRIVER, *argv], cwd=root, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(python or sys.executable), "-c", KILLMAP_DRIVER, *argv], cwd=root, env=env, capture_output=True, text=True
+    )
     wall = time.perf_counter() - started
     result = {"tool": "killmap", "label": label, "wall": wall, "exit": proc.returncode, "load1": load}
     if proc.returncode not in (0, 1):
@@ -232,18 +251,33 @@ def run_killmap(root: Path, work: Path, label: str, *, catalogs: list[Path] = ()
     marks = json.loads(marks_file.read_text(encoding="utf-8")) if marks_file.exists() else {}
     summary = report["summary"]
     result.update(
-        total=summary["total"], held=summary["held"], jobs=report["jobs"],
-        verdicts={k: n for k, n in summary.items() if k != "total" and n}, report_file=str(report_dir / "killmap.json"),
+        total=summary["total"],
+        held=summary["held"],
+        jobs=report["jobs"],
+        verdicts={k: n for k, n in summary.items() if k != "total" and n},
+        report_file=str(report_dir / "killmap.json"),
         lab_wall=report["wall_seconds"],
         cached=sum(m["cached"] for m in report["mutations"]),
         baselines=report["baselines"],
         phases=_phases(marks),
-        mutations=[{"name": m["name"], "verdict": m["verdict"], "selected_tests": m["selected_tests"],
-                    "selection": m["selection"], "duration": m["duration_seconds"],
-                    "expected": m["expected"], "may_kill": m["may_kill"], "reached_by": m["reached_by"],
-                    "cached": m["cached"], "path": "cached" if m["cached"] else m.get("path", "none"),
-                    "wall": m["duration_seconds"], "timeout_seconds": m["timeout_seconds"]}
-                   for m in report["mutations"]])
+        mutations=[
+            {
+                "name": m["name"],
+                "verdict": m["verdict"],
+                "selected_tests": m["selected_tests"],
+                "selection": m["selection"],
+                "duration": m["duration_seconds"],
+                "expected": m["expected"],
+                "may_kill": m["may_kill"],
+                "reached_by": m["reached_by"],
+                "cached": m["cached"],
+                "path": "cached" if m["cached"] else m.get("path", "none"),
+                "wall": m["duration_seconds"],
+                "timeout_seconds": m["timeout_seconds"],
+            }
+            for m in report["mutations"]
+        ],
+    )
     return result
 
 
@@ -265,8 +299,15 @@ def _phases(marks: dict) -> dict:
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
 
 
-def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = (), pytest_python: Path | None = None,
-                timeout: float | None = None) -> dict:
+def run_mutgate(
+    decl: Path,
+    work: Path,
+    label: str,
+    *,
+    only: list[str] = (),
+    pytest_python: Path | None = None,
+    timeout: float | None = None,
+) -> dict:
     """One `mutgate run`; pytest_python: the interpreter mutgate runs pytest with (its own
     --python; default the one mutgate runs in); timeout: mutgate's --timeout per pytest run."""
     args = [sys.executable, "-m", "mutgate", "run", str(decl)]
@@ -283,12 +324,22 @@ def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = (), pyt
     proc = subprocess.run(args, cwd=work, env=_env(work / "cache"), capture_output=True, text=True)
     wall = time.perf_counter() - started
     names = set(only or meta["names"])
-    ok = sum(1 for line in proc.stdout.splitlines()
-             if len(line.split()) > 1 and line.split()[0] in names and line.split()[1] == "OK")
+    ok = sum(
+        1
+        for line in proc.stdout.splitlines()
+        if len(line.split()) > 1 and line.split()[0] in names and line.split()[1] == "OK"
+    )
     lines = proc.stdout.strip().splitlines()
-    result = {"tool": "mutgate", "label": label, "wall": wall, "exit": proc.returncode, "load1": load,
-              "total": len(only) if only else meta["count"], "ok": ok,
-              "summary": lines[-1] if lines else ""}   # mutgate's last line: "12 OK, 3 DECORATION"
+    result = {
+        "tool": "mutgate",
+        "label": label,
+        "wall": wall,
+        "exit": proc.returncode,
+        "load1": load,
+        "total": len(only) if only else meta["count"],
+        "ok": ok,
+        "summary": lines[-1] if lines else "",
+    }  # mutgate's last line: "12 OK, 3 DECORATION"
     if proc.returncode not in (0, 1):
         result["error"] = (proc.stdout + proc.stderr)[-2000:]
     return result
@@ -297,20 +348,40 @@ def run_mutgate(decl: Path, work: Path, label: str, *, only: list[str] = (), pyt
 def _declaration_meta(decl: Path) -> dict:
     namespace: dict = {}
     exec(compile(decl.read_text(encoding="utf-8"), str(decl), "exec"), namespace)  # our own file
-    return {"pytest_args": list(namespace.get("PYTEST_ARGS", ())), "count": len(namespace["MUTATIONS"]),
-            "names": [m.name for m in namespace["MUTATIONS"]]}
+    return {
+        "pytest_args": list(namespace.get("PYTEST_ARGS", ())),
+        "count": len(namespace["MUTATIONS"]),
+        "names": [m.name for m in namespace["MUTATIONS"]],
+    }
 
 
-def measure_durations(root: Path, work: Path, tests: list[str], paths: list[str],
-                      pytest_args: list[str] = (), python: Path | None = None) -> tuple[dict[str, float], float]:
+def measure_durations(
+    root: Path, work: Path, tests: list[str], paths: list[str], pytest_args: list[str] = (), python: Path | None = None
+) -> tuple[dict[str, float], float]:
     """Per-test durations of one plain pytest run, and that run's wall time."""
     out = work / f"durations-{root.name}.json"
     env = _env(work / "cache")
     env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in paths)
     started = time.perf_counter()
-    proc = subprocess.run([str(python or sys.executable), "-c", DURATIONS_DRIVER, str(out), *tests, "-q",
-                           "-p", "no:cacheprovider", "-p", "no:randomly", *pytest_args],
-                          cwd=root, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            str(python or sys.executable),
+            "-c",
+            DURATIONS_DRIVER,
+            str(out),
+            *tests,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            *pytest_args,
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(f"the plain pytest run of {root} failed:\n{proc.stdout[-2000:]}")
@@ -319,21 +390,31 @@ def measure_durations(root: Path, work: Path, tests: list[str], paths: list[str]
 
 # --- subjects -----------------------------------------------------------------------------
 
+
 def make_synth(dest: Path, non_reaching: int, work_iterations: int) -> dict:
     sys.path.insert(0, str(HERE))
     try:
         import synth
     finally:
         sys.path.pop(0)
-    spec = synth.Spec(functions=50, tests_per_function=10, mutations=50, non_reaching=non_reaching,
-                      work=work_iterations)
+    spec = synth.Spec(
+        functions=50, tests_per_function=10, mutations=50, non_reaching=non_reaching, work=work_iterations
+    )
     return synth.generate(dest, spec)
 
 
 def snapshot_repo(dest: Path) -> Path:
     """A copy of the files both tools would copy (tracked + untracked-unignored)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO, capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         src = REPO / rel
         if src.is_file():
@@ -356,6 +437,7 @@ def translated_subject(root: Path, catalog: Path, decl: Path) -> dict:
     sys.path.insert(0, str(HERE))
     try:
         import translate
+
         translate.write_declaration(root, [catalog], decl)
     except Exception as exc:  # noqa: BLE001 - any load failure means: skip, say why
         return {"skipped": f"{catalog.relative_to(root)} does not load: {type(exc).__name__}: {exc}"}
@@ -364,25 +446,37 @@ def translated_subject(root: Path, catalog: Path, decl: Path) -> dict:
     meta = _declaration_meta(decl)
     namespace: dict = {}
     exec(compile(decl.read_text(encoding="utf-8"), str(decl), "exec"), namespace)
-    return {"root": root, "decl": decl, "catalog": catalog,
-            "tests": list(namespace["TESTS"]), "paths": list(namespace["PATHS"]),
-            "pytest_args": meta["pytest_args"], "mutations": meta["count"]}
+    return {
+        "root": root,
+        "decl": decl,
+        "catalog": catalog,
+        "tests": list(namespace["TESTS"]),
+        "paths": list(namespace["PATHS"]),
+        "pytest_args": meta["pytest_args"],
+        "mutations": meta["count"],
+    }
 
 
 # --- the plan -----------------------------------------------------------------------------
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="killmap benchmarks (see the module docstring)")
     ap.add_argument("--quick", action="store_true", help="one repeat, mutgate on S1000 estimated from 5 mutations")
     ap.add_argument("--repeat", type=int, default=None, help="repeats (default 3, --quick 1)")
     ap.add_argument("--out", type=Path, default=REPO / "reports" / "bench")
-    ap.add_argument("--work", type=int, default=25_000,
-                    help="loop iterations per synthetic test call (25,000 ~ 1.3 ms here)")
-    ap.add_argument("--mutgate-repeat", type=int, default=1,
-                    help="full mutgate runs on S1000 (about 2.5 min each here; default 1)")
+    ap.add_argument(
+        "--work", type=int, default=25_000, help="loop iterations per synthetic test call (25,000 ~ 1.3 ms here)"
+    )
+    ap.add_argument(
+        "--mutgate-repeat", type=int, default=1, help="full mutgate runs on S1000 (about 2.5 min each here; default 1)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary subjects")
-    ap.add_argument("--skip-realworld", action="store_true",
-                    help="leave out the real-world corpora (they download their sdists on first use)")
+    ap.add_argument(
+        "--skip-realworld",
+        action="store_true",
+        help="leave out the real-world corpora (they download their sdists on first use)",
+    )
     args = ap.parse_args(argv)
     ensure_venv()
     repeat = args.repeat or (1 if args.quick else 3)
@@ -405,8 +499,11 @@ def main(argv: list[str] | None = None) -> int:
         corpora = [] if args.skip_realworld else realworld_bench.prepare(work)
         for subject in corpora:
             if "skipped" not in subject:
-                subject.update(translated_subject(subject["root"], subject["catalog"],
-                                                  work / f"mutgate_{subject['corpus'].name}.py"))
+                subject.update(
+                    translated_subject(
+                        subject["root"], subject["catalog"], work / f"mutgate_{subject['corpus'].name}.py"
+                    )
+                )
             if "skipped" in subject:
                 say(f"{subject['key']} SKIPPED: {subject['skipped']}")
         k_values = [10] if args.quick else [10, 25]
@@ -421,8 +518,9 @@ def main(argv: list[str] | None = None) -> int:
             runs.setdefault(key, []).append(result)
             status = ""
             if result["tool"] == "killmap":
-                status = (f"{result.get('held', '?')}/{result.get('total', '?')} held"
-                          + (f", {result['cached']} cached" if result.get("cached") else ""))
+                status = f"{result.get('held', '?')}/{result.get('total', '?')} held" + (
+                    f", {result['cached']} cached" if result.get("cached") else ""
+                )
             else:
                 status = f"{result.get('ok', '?')}/{result.get('total', '?')} OK"
             if "error" in result:
@@ -437,23 +535,36 @@ def main(argv: list[str] | None = None) -> int:
             the plain run's wall and killmap's timed-out mutants), all with the corpus venv's
             interpreter (see the docstring)."""
             key, name, python = subject["key"], subject["corpus"].name, subject["python"]
-            gate = record(f"{key}/killmap", run_killmap(subject["root"], work, f"{name}-{r}",
-                                                        catalogs=[subject["catalog"]], python=python))
+            gate = record(
+                f"{key}/killmap",
+                run_killmap(subject["root"], work, f"{name}-{r}", catalogs=[subject["catalog"]], python=python),
+            )
             plain = None
             try:
-                plain = measure_durations(subject["root"], work, subject["tests"], subject["paths"],
-                                          subject["pytest_args"], python=python)
+                plain = measure_durations(
+                    subject["root"], work, subject["tests"], subject["paths"], subject["pytest_args"], python=python
+                )
             except RuntimeError as exc:
                 subject.setdefault("problems", []).append(f"the plain pytest run failed: {exc}"[-300:])
                 say(f"  {key}: the plain pytest run failed")
             if plain and "mutations" in gate:
                 floors.setdefault(key, []).append(floor_of(gate, plain, JOBS))
             if r < mg_repeat:
-                plan = realworld_bench.mutgate_plan(_declaration_meta(subject["decl"])["names"], gate,
-                                                    plain[1] if plain else 0.0, subject["mutgate_timeout"],
-                                                    args.quick)
-                result = run_mutgate(subject["decl"], work, name, only=plan["only"], pytest_python=python,
-                                     timeout=subject["mutgate_timeout"])
+                plan = realworld_bench.mutgate_plan(
+                    _declaration_meta(subject["decl"])["names"],
+                    gate,
+                    plain[1] if plain else 0.0,
+                    subject["mutgate_timeout"],
+                    args.quick,
+                )
+                result = run_mutgate(
+                    subject["decl"],
+                    work,
+                    name,
+                    only=plan["only"],
+                    pytest_python=python,
+                    timeout=subject["mutgate_timeout"],
+                )
                 result["plan"] = plan
                 record(f"{key}/mutgate", result)
 
@@ -461,8 +572,9 @@ def main(argv: list[str] | None = None) -> int:
             say(f"repeat {r + 1}/{repeat}")
             first = r == 0
             if "skipped" not in bundled:
-                record("bundled/killmap", run_killmap(bundled["root"], work, f"bundled-{r}",
-                                                      catalogs=[bundled["catalog"]]))
+                record(
+                    "bundled/killmap", run_killmap(bundled["root"], work, f"bundled-{r}", catalogs=[bundled["catalog"]])
+                )
                 record("bundled/mutgate", run_mutgate(bundled["decl"], work, "bundled"))
             if args.quick:
                 # same work as --no-cache (the cache folder is empty), and it fills the cache
@@ -475,8 +587,7 @@ def main(argv: list[str] | None = None) -> int:
             if first:
                 # single runs: diagnostics and the K axis
                 if not args.quick:
-                    record("s1000/killmap --no-confirm",
-                           run_killmap(s1k, work, "s1000-nc", extra=["--no-confirm"]))
+                    record("s1000/killmap --no-confirm", run_killmap(s1k, work, "s1000-nc", extra=["--no-confirm"]))
                 for k in k_values:
                     record(f"s1000/killmap K={k}", run_killmap(s1k, work, f"s1000-k{k}", only=names[:k]))
                 if not args.quick:
@@ -487,18 +598,20 @@ def main(argv: list[str] | None = None) -> int:
             if "mutations" in runs["s1000/killmap"][-1]:
                 floors.setdefault("s1000", []).append(floor_of(runs["s1000/killmap"][-1], d1k, JOBS))
             if "skipped" not in bundled and "mutations" in runs["bundled/killmap"][-1]:
-                dbu = measure_durations(bundled["root"], work, bundled["tests"], bundled["paths"],
-                                        bundled["pytest_args"])
+                dbu = measure_durations(
+                    bundled["root"], work, bundled["tests"], bundled["paths"], bundled["pytest_args"]
+                )
                 floors.setdefault("bundled", []).append(floor_of(runs["bundled/killmap"][-1], dbu, JOBS))
             for subject in corpora:
                 if "skipped" not in subject:
                     measure_corpus(subject, r)
 
-        results = summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora,
-                            JOBS)
+        results = summarize(runs, floors, info1k, info10k, bundled, args, repeat, mg_only, k_values, corpora, JOBS)
         results["mutgate_s1000_runs"] = mg_repeat
-        results["killmap_source_sha256"] = {"measured (frozen at start)": source_before,
-                                            "working tree at end": _killmap_source()}
+        results["killmap_source_sha256"] = {
+            "measured (frozen at start)": source_before,
+            "working tree at end": _killmap_source(),
+        }
         results["elapsed_seconds"] = round(time.perf_counter() - t_start, 1)
         (out_dir / "bench.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
         plot(results, out_dir / "scaling.png")

@@ -47,17 +47,30 @@ MUTMUT = "mutmut==3.8.1"
 JOBS = 2
 PACKAGING = "packaging==24.2"
 # killmap's status for each of mutmut's (mutmut/stats.py status_by_exit_code)
-MUTMUT_TO_KILLMAP = {"killed": "killed", "segfault": "killed", "survived": "survived", "no tests": "unreached",
-                     "timeout": "timeout", "suspicious": "timeout", "skipped": "skipped",
-                     "caught by type check": "broken", "not checked": "not checked"}
+MUTMUT_TO_KILLMAP = {
+    "killed": "killed",
+    "segfault": "killed",
+    "survived": "survived",
+    "no tests": "unreached",
+    "timeout": "timeout",
+    "suspicious": "timeout",
+    "skipped": "skipped",
+    "caught by type check": "broken",
+    "not checked": "not checked",
+}
 
 
 def ensure_venv() -> None:
     sys.path.insert(0, str(HERE))
     from venvs import run_inside
-    run_inside(VENV, Path(__file__), what=f"killmap[sweep] (editable) and {MUTMUT}",
-               probe="import killmap, importlib.metadata as m; assert m.version('mutmut') == '3.8.1'",
-               install=["-e", f"{REPO}[sweep]", MUTMUT])
+
+    run_inside(
+        VENV,
+        Path(__file__),
+        what=f"killmap[sweep] (editable) and {MUTMUT}",
+        probe="import killmap, importlib.metadata as m; assert m.version('mutmut') == '3.8.1'",
+        install=["-e", f"{REPO}[sweep]", MUTMUT],
+    )
 
 
 def _env() -> dict[str, str]:
@@ -78,35 +91,70 @@ def _git_snapshot(root: Path) -> None:
 
 # --- subjects -------------------------------------------------------------------------------
 
+
 def draftroute() -> dict:
     root = WORK / "draftroute"
     shutil.rmtree(root, ignore_errors=True)
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         if (REPO / rel).is_file() and not rel.startswith("benchmarks/"):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, root / rel)
     _git_snapshot(root)
-    return {"name": "draftroute", "root": root, "targets": ["src/draftroute/"], "killmap_args": [],
-            "mutmut": {"source_paths": ["src/draftroute"], "pytest_add_cli_args_test_selection": ["tests/draftroute"]}}
+    return {
+        "name": "draftroute",
+        "root": root,
+        "targets": ["src/draftroute/"],
+        "killmap_args": [],
+        "mutmut": {"source_paths": ["src/draftroute"], "pytest_add_cli_args_test_selection": ["tests/draftroute"]},
+    }
 
 
 def packaging() -> dict:
     sdists = WORK / "sdists"
     tarball = sdists / "packaging-24.2.tar.gz"
     if not tarball.is_file():
-        subprocess.run([str(PYTHON), "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        PACKAGING, "-d", str(sdists)], check=True)
+        subprocess.run(
+            [
+                str(PYTHON),
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                PACKAGING,
+                "-d",
+                str(sdists),
+            ],
+            check=True,
+        )
     root = WORK / "packaging-24.2"
     shutil.rmtree(root, ignore_errors=True)
     with tarfile.open(tarball) as archive:
         archive.extractall(WORK, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(WORK)
     _git_snapshot(root)
-    return {"name": "packaging 24.2 utils.py", "root": root, "targets": ["src/packaging/utils.py"],
-            "killmap_args": ["--tests", "tests/test_utils.py"],
-            "mutmut": {"source_paths": ["src/packaging"], "only_mutate": ["src/packaging/utils.py"],
-                       "pytest_add_cli_args_test_selection": ["tests/test_utils.py"]}}
+    return {
+        "name": "packaging 24.2 utils.py",
+        "root": root,
+        "targets": ["src/packaging/utils.py"],
+        "killmap_args": ["--tests", "tests/test_utils.py"],
+        "mutmut": {
+            "source_paths": ["src/packaging"],
+            "only_mutate": ["src/packaging/utils.py"],
+            "pytest_add_cli_args_test_selection": ["tests/test_utils.py"],
+        },
+    }
 
 
 def _mutmut_config(subject: dict) -> None:
@@ -116,12 +164,22 @@ def _mutmut_config(subject: dict) -> None:
     if "[tool.mutmut]" not in text:
         lines = ["", "[tool.mutmut]"] + [f"{k} = {json.dumps(v)}" for k, v in subject["mutmut"].items()]
         pyproject.write_text(text.rstrip("\n") + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
-        subprocess.run(["git", "commit", "-qam", "mutmut config"], cwd=subject["root"], check=True,
-                       env={**_env(), "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@l",
-                            "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@l"})
+        subprocess.run(
+            ["git", "commit", "-qam", "mutmut config"],
+            cwd=subject["root"],
+            check=True,
+            env={
+                **_env(),
+                "GIT_AUTHOR_NAME": "b",
+                "GIT_AUTHOR_EMAIL": "b@l",
+                "GIT_COMMITTER_NAME": "b",
+                "GIT_COMMITTER_EMAIL": "b@l",
+            },
+        )
 
 
 # --- the tools --------------------------------------------------------------------------------
+
 
 def _load() -> float:
     return round(os.getloadavg()[0], 2)
@@ -131,8 +189,19 @@ def run_killmap(subject: dict, ops: str, label: str) -> dict:
     report_dir = WORK / "reports" / f"{subject['root'].name}-{label}"
     shutil.rmtree(report_dir, ignore_errors=True)
     shutil.rmtree(WORK / "xdg-cache", ignore_errors=True)
-    argv = [str(VENV / "bin" / "killmap"), "sweep", *subject["targets"], *subject["killmap_args"], "--ops", ops,
-            "--no-cache", "--jobs", str(JOBS), "--report-dir", str(report_dir)]
+    argv = [
+        str(VENV / "bin" / "killmap"),
+        "sweep",
+        *subject["targets"],
+        *subject["killmap_args"],
+        "--ops",
+        ops,
+        "--no-cache",
+        "--jobs",
+        str(JOBS),
+        "--report-dir",
+        str(report_dir),
+    ]
     load, started = _load(), time.perf_counter()
     done = subprocess.run(argv, cwd=subject["root"], env=_env(), capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -147,8 +216,13 @@ def run_mutmut(subject: dict) -> dict:
     _mutmut_config(subject)
     shutil.rmtree(root / "mutants", ignore_errors=True)
     load, started = _load(), time.perf_counter()
-    done = subprocess.run([str(VENV / "bin" / "mutmut"), "run", "--max-children", str(JOBS)], cwd=root,
-                          env=_env(), capture_output=True, text=True)
+    done = subprocess.run(
+        [str(VENV / "bin" / "mutmut"), "run", "--max-children", str(JOBS)],
+        cwd=root,
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     statuses = _mutmut_statuses(root)
     if not statuses:
@@ -158,16 +232,18 @@ def run_mutmut(subject: dict) -> dict:
 
 def _mutmut_statuses(root: Path) -> dict[str, str]:
     from mutmut.stats import status_by_exit_code
+
     found: dict[str, str] = {}
     for meta in (root / "mutants").rglob("*.py.meta"):
         data = json.loads(meta.read_text(encoding="utf-8"))
-        source = meta.relative_to(root / "mutants").as_posix()[:-len(".meta")]
+        source = meta.relative_to(root / "mutants").as_posix()[: -len(".meta")]
         for key, code in data["exit_code_by_key"].items():
             found[f"{source}::{key.rsplit('.', 1)[-1]}"] = status_by_exit_code[code]
     return found
 
 
 # --- the comparison -----------------------------------------------------------------------------
+
 
 def _why(killmap: dict, mutmut: str) -> str:
     """The killmap rule that explains a disagreement, or 'unexplained'."""
@@ -181,8 +257,10 @@ def _why(killmap: dict, mutmut: str) -> str:
     if status == "timeout" or mutmut == "timeout":
         return "timeout rule: killmap's limit is 10 x the selected tests' own time (at least 5 s)"
     if status == "unreached" and mutmut in ("survived", "killed"):
-        return ("selection by statement: no test executes the changed statement (mutmut runs every test "
-                "that calls the function)")
+        return (
+            "selection by statement: no test executes the changed statement (mutmut runs every test "
+            "that calls the function)"
+        )
     return "unexplained"
 
 
@@ -194,16 +272,31 @@ def compare(subject: dict, killmap_doc: dict, mutmut_statuses: dict[str, str]) -
     for key in sorted(set(ours) & set(theirs)):
         if ours[key]["status"] != theirs[key]:
             entry = ours[key]
-            disagreements.append({"mutant": key, "id": entry["id"], "killmap": entry["status"],
-                                  "mutmut": mutmut_statuses[key], "change": entry["change"],
-                                  "why": _why(entry, theirs[key])})
+            disagreements.append(
+                {
+                    "mutant": key,
+                    "id": entry["id"],
+                    "killmap": entry["status"],
+                    "mutmut": mutmut_statuses[key],
+                    "change": entry["change"],
+                    "why": _why(entry, theirs[key]),
+                }
+            )
     generated = killmap_doc["sweep"]["generated"]
     return {
-        "mutants": {"killmap": len(ours), "mutmut": len(theirs), "both": len(set(ours) & set(theirs)),
-                    "only_killmap": only_ours, "only_mutmut": only_theirs,
-                    "killmap_duplicates_dropped": generated["duplicates"], "killmap_identical": generated["identical"]},
-        "survivors": {"killmap": sum(m["status"] == "survived" for m in ours.values()),
-                      "mutmut": sum(s == "survived" for s in theirs.values())},
+        "mutants": {
+            "killmap": len(ours),
+            "mutmut": len(theirs),
+            "both": len(set(ours) & set(theirs)),
+            "only_killmap": only_ours,
+            "only_mutmut": only_theirs,
+            "killmap_duplicates_dropped": generated["duplicates"],
+            "killmap_identical": generated["identical"],
+        },
+        "survivors": {
+            "killmap": sum(m["status"] == "survived" for m in ours.values()),
+            "mutmut": sum(s == "survived" for s in theirs.values()),
+        },
         "statuses": {"killmap": _tally(m["status"] for m in ours.values()), "mutmut": _tally(theirs.values())},
         "disagreements": disagreements,
     }
@@ -224,8 +317,7 @@ def main() -> None:
     args = parser.parse_args()
     ensure_venv()
     WORK.mkdir(exist_ok=True)
-    subjects = [s() for name, s in (("draftroute", draftroute), ("packaging", packaging))
-                if args.only in (None, name)]
+    subjects = [s() for name, s in (("draftroute", draftroute), ("packaging", packaging)) if args.only in (None, name)]
     results = []
     for subject in subjects:
         print(f"== {subject['name']}: {' '.join(subject['targets'])}", flush=True)
@@ -233,49 +325,80 @@ def main() -> None:
         for repeat in range(args.repeat):
             runs["killmap"].append(run_killmap(subject, "mutmut", f"mutmut-ops-{repeat}"))
             runs["mutmut"].append(run_mutmut(subject))
-            print(f"   repeat {repeat + 1}: killmap {runs['killmap'][-1]['wall']:.1f}s "
-                  f"(load {runs['killmap'][-1]['load1']}), mutmut {runs['mutmut'][-1]['wall']:.1f}s "
-                  f"(load {runs['mutmut'][-1]['load1']})", flush=True)
+            print(
+                f"   repeat {repeat + 1}: killmap {runs['killmap'][-1]['wall']:.1f}s "
+                f"(load {runs['killmap'][-1]['load1']}), mutmut {runs['mutmut'][-1]['wall']:.1f}s "
+                f"(load {runs['mutmut'][-1]['load1']})",
+                flush=True,
+            )
         both = run_killmap(subject, "mutmut,killmap", "both-ops")
         comparison = compare(subject, runs["killmap"][-1]["doc"], runs["mutmut"][-1]["statuses"])
         median = {tool: statistics.median(r["wall"] for r in runs[tool]) for tool in runs}
         killmap_ops = [m for m in both["doc"]["sweep"]["mutants"] if m["op"].startswith("killmap:")]
         result = {
-            "subject": subject["name"], "targets": subject["targets"], "repeat": args.repeat,
+            "subject": subject["name"],
+            "targets": subject["targets"],
+            "repeat": args.repeat,
             "wall": {tool: [r["wall"] for r in runs[tool]] for tool in runs},
             "load1": {tool: [r["load1"] for r in runs[tool]] for tool in runs},
-            "median_wall": median, "ratio_mutmut_over_killmap": round(median["mutmut"] / median["killmap"], 2),
-            "killmap_operators": {"mutants": len(killmap_ops), "wall_both_families": both["wall"],
-                                  "statuses": _tally(m["status"] for m in killmap_ops),
-                                  "survivors": [{"id": m["id"], "change": m["change"], "where": f"{m['file']}:{m['line']}"}
-                                                for m in killmap_ops if m["status"] == "survived"]},
+            "median_wall": median,
+            "ratio_mutmut_over_killmap": round(median["mutmut"] / median["killmap"], 2),
+            "killmap_operators": {
+                "mutants": len(killmap_ops),
+                "wall_both_families": both["wall"],
+                "statuses": _tally(m["status"] for m in killmap_ops),
+                "survivors": [
+                    {"id": m["id"], "change": m["change"], "where": f"{m['file']}:{m['line']}"}
+                    for m in killmap_ops
+                    if m["status"] == "survived"
+                ],
+            },
             **comparison,
         }
         results.append(result)
         _print(result)
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "sweep_vs_mutmut.json"
-    out.write_text(json.dumps({"when": time.strftime("%Y-%m-%d %H:%M"), "jobs": JOBS, "cpus": os.cpu_count(),
-                               "python": sys.version.split()[0], "results": results}, indent=1) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "when": time.strftime("%Y-%m-%d %H:%M"),
+                "jobs": JOBS,
+                "cpus": os.cpu_count(),
+                "python": sys.version.split()[0],
+                "results": results,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"written: {out}")
 
 
 def _print(r: dict) -> None:
     m, s = r["mutants"], r["survivors"]
-    print(f"   mutants: killmap {m['killmap']} (mutmut's operators), mutmut {m['mutmut']}, same {m['both']}; "
-          f"only killmap {len(m['only_killmap'])}, only mutmut {len(m['only_mutmut'])}")
-    print(f"   wall (median of {r['repeat']}): killmap {r['median_wall']['killmap']:.1f}s, mutmut "
-          f"{r['median_wall']['mutmut']:.1f}s, mutmut/killmap {r['ratio_mutmut_over_killmap']}x; "
-          f"load {r['load1']}")
+    print(
+        f"   mutants: killmap {m['killmap']} (mutmut's operators), mutmut {m['mutmut']}, same {m['both']}; "
+        f"only killmap {len(m['only_killmap'])}, only mutmut {len(m['only_mutmut'])}"
+    )
+    print(
+        f"   wall (median of {r['repeat']}): killmap {r['median_wall']['killmap']:.1f}s, mutmut "
+        f"{r['median_wall']['mutmut']:.1f}s, mutmut/killmap {r['ratio_mutmut_over_killmap']}x; "
+        f"load {r['load1']}"
+    )
     print(f"   survivors: killmap {s['killmap']}, mutmut {s['mutmut']}")
     print(f"   statuses: killmap {r['statuses']['killmap']}; mutmut {r['statuses']['mutmut']}")
     k = r["killmap_operators"]
-    print(f"   killmap's own operators: {k['mutants']} more mutants, {k['statuses']} "
-          f"(both families: {k['wall_both_families']:.1f}s)")
+    print(
+        f"   killmap's own operators: {k['mutants']} more mutants, {k['statuses']} "
+        f"(both families: {k['wall_both_families']:.1f}s)"
+    )
     print(f"   disagreements: {len(r['disagreements'])}")
     for d in r["disagreements"]:
-        print(f"     {d['killmap']:>10} vs mutmut {d['mutmut']:<10} {d['mutant']}  {d['change']}\n"
-              f"                {d['why']}")
+        print(
+            f"     {d['killmap']:>10} vs mutmut {d['mutmut']:<10} {d['mutant']}  {d['change']}\n"
+            f"                {d['why']}"
+        )
 
 
 if __name__ == "__main__":

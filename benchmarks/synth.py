@@ -55,7 +55,7 @@ class Spec:
     tests_per_function: int = 10
     mutations: int = 50
     non_reaching: int = 500
-    work: int = 30_000          # loop iterations per test call
+    work: int = 30_000  # loop iterations per test call
     helper_tests_per_file: int = 20
 
     def __post_init__(self):
@@ -134,6 +134,7 @@ def _mutation_text(index: int, kind: str) -> tuple[str, str]:
 
 # --- names --------------------------------------------------------------------------------
 
+
 def _width(count: int) -> int:
     return max(3, len(str(max(count - 1, 0))))
 
@@ -156,6 +157,7 @@ def _test_file(index: int, spec: Spec) -> str:
 
 # --- the project --------------------------------------------------------------------------
 
+
 def plan_mutations(spec: Spec) -> list[SynthMutation]:
     found: list[SynthMutation] = []
     round_ = 0
@@ -168,8 +170,12 @@ def plan_mutations(spec: Spec) -> list[SynthMutation]:
             old, new = _mutation_text(index, kind)
             m = SynthMutation(
                 name=f"{fname.replace('_', '')}-{kind}",
-                function=index, kind=kind,
-                target=f"src/{PACKAGE}/{_module_of(index, spec)}.py::{fname}", old=old, new=new)
+                function=index,
+                kind=kind,
+                target=f"src/{PACKAGE}/{_module_of(index, spec)}.py::{fname}",
+                old=old,
+                new=new,
+            )
             for j in range(spec.tests_per_function):
                 n = spec.work + j
                 if _mirror(index, n, kind) != _mirror(index, n):
@@ -189,28 +195,32 @@ def generate(dest: Path, spec: Spec, *, mutgate: bool = True) -> dict:
     (dest / "src" / PACKAGE).mkdir(parents=True)
     (dest / "tests").mkdir()
     (dest / "mutations").mkdir()
-    _write(dest / "pyproject.toml",
-           '[project]\nname = "synthpkg"\nversion = "0.0.0"\n\n'
-           '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    _write(
+        dest / "pyproject.toml",
+        '[project]\nname = "synthpkg"\nversion = "0.0.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    )
     _write(dest / "src" / PACKAGE / "__init__.py", '"""A synthetic subject for the killmap benchmarks."""\n')
 
     modules: dict[str, list[str]] = {}
     for index in range(spec.functions):
-        modules.setdefault(_module_of(index, spec), []).append(
-            _function_source(_function_name(index, spec), index))
+        modules.setdefault(_module_of(index, spec), []).append(_function_source(_function_name(index, spec), index))
     for module, sources in modules.items():
-        _write(dest / "src" / PACKAGE / f"{module}.py",
-               f'"""Mutable units {module} (generated)."""\n\nMODULUS = {MODULUS}\n\n\n'
-               + "\n\n".join(sources))
+        _write(
+            dest / "src" / PACKAGE / f"{module}.py",
+            f'"""Mutable units {module} (generated)."""\n\nMODULUS = {MODULUS}\n\n\n' + "\n\n".join(sources),
+        )
 
     for index in range(spec.functions):
         fname = _function_name(index, spec)
-        lines = [f'"""Tests of {PACKAGE}.{_module_of(index, spec)}.{fname} (generated)."""', "",
-                 f"from {PACKAGE}.{_module_of(index, spec)} import {fname}", ""]
+        lines = [
+            f'"""Tests of {PACKAGE}.{_module_of(index, spec)}.{fname} (generated)."""',
+            "",
+            f"from {PACKAGE}.{_module_of(index, spec)} import {fname}",
+            "",
+        ]
         for j in range(spec.tests_per_function):
             n = spec.work + j
-            lines += ["", f"def {_test_name(j, spec)}():",
-                      f"    assert {fname}({n}) == {_mirror(index, n)}", ""]
+            lines += ["", f"def {_test_name(j, spec)}():", f"    assert {fname}({n}) == {_mirror(index, n)}", ""]
         _write(dest / _test_file(index, spec), "\n".join(lines))
 
     # Helpers: same work, never mutated, never reached by a mutation.
@@ -219,22 +229,27 @@ def generate(dest: Path, spec: Spec, *, mutgate: bool = True) -> dict:
     helper_modules: dict[str, list[str]] = {}
     remaining = spec.non_reaching
     for h in range(helper_files):
-        index = 100_000 + h          # salts distinct from every mutable function
+        index = 100_000 + h  # salts distinct from every mutable function
         hname = f"h_{h:0{hw}d}"
         module = f"helpers_{h // PER_MODULE:0{hw}d}"
         helper_modules.setdefault(module, []).append(_function_source(hname, index))
         count = min(spec.helper_tests_per_file, remaining)
         remaining -= count
-        lines = [f'"""Tests of {PACKAGE}.{module}.{hname}: no mutation reaches them (generated)."""', "",
-                 f"from {PACKAGE}.{module} import {hname}", ""]
+        lines = [
+            f'"""Tests of {PACKAGE}.{module}.{hname}: no mutation reaches them (generated)."""',
+            "",
+            f"from {PACKAGE}.{module} import {hname}",
+            "",
+        ]
         for j in range(count):
             n = spec.work + (j % spec.tests_per_function)
             lines += ["", f"def test_case_{j:03d}():", f"    assert {hname}({n}) == {_mirror(index, n)}", ""]
         _write(dest / "tests" / f"test_h{h:0{hw}d}.py", "\n".join(lines))
     for module, sources in helper_modules.items():
-        _write(dest / "src" / PACKAGE / f"{module}.py",
-               f'"""Helpers {module}: never mutated (generated)."""\n\nMODULUS = {MODULUS}\n\n\n'
-               + "\n\n".join(sources))
+        _write(
+            dest / "src" / PACKAGE / f"{module}.py",
+            f'"""Helpers {module}: never mutated (generated)."""\n\nMODULUS = {MODULUS}\n\n\n' + "\n\n".join(sources),
+        )
 
     mutations = plan_mutations(spec)
     _write(dest / "mutations" / "synth.toml", catalog_text(mutations))
@@ -243,8 +258,7 @@ def generate(dest: Path, spec: Spec, *, mutgate: bool = True) -> dict:
         "tests": spec.functions * spec.tests_per_function + spec.non_reaching,
         "reaching_tests": spec.functions * spec.tests_per_function,
         "non_reaching_tests": spec.non_reaching,
-        "mutations": [{"name": m.name, "kind": m.kind, "target": m.target, "kills": m.kills}
-                      for m in mutations],
+        "mutations": [{"name": m.name, "kind": m.kind, "target": m.target, "kills": m.kills} for m in mutations],
     }
     if mutgate:
         summary["mutgate_declaration"] = write_mutgate_declaration(dest)
@@ -253,14 +267,27 @@ def generate(dest: Path, spec: Spec, *, mutgate: bool = True) -> dict:
 
 
 def catalog_text(mutations: list[SynthMutation]) -> str:
-    out = ["# Generated by benchmarks/synth.py: one named defect per entry, with its exact red set.",
-           "", "[gate]", 'tests = ["tests"]', 'paths = ["src"]', ""]
+    out = [
+        "# Generated by benchmarks/synth.py: one named defect per entry, with its exact red set.",
+        "",
+        "[gate]",
+        'tests = ["tests"]',
+        'paths = ["src"]',
+        "",
+    ]
     for m in mutations:
-        out += ["[[mutation]]", f"name = {json.dumps(m.name)}", f"target = {json.dumps(m.target)}",
-                'op = "replace"', f"old = {json.dumps(m.old)}", f"new = {json.dumps(m.new)}",
-                'require = "assertion"',
-                f"note = {json.dumps(f'{m.kind} mutation of unit {m.function}')}",
-                "kills = [" + ", ".join(json.dumps(k) for k in m.kills) + "]", ""]
+        out += [
+            "[[mutation]]",
+            f"name = {json.dumps(m.name)}",
+            f"target = {json.dumps(m.target)}",
+            'op = "replace"',
+            f"old = {json.dumps(m.old)}",
+            f"new = {json.dumps(m.new)}",
+            'require = "assertion"',
+            f"note = {json.dumps(f'{m.kind} mutation of unit {m.function}')}",
+            "kills = [" + ", ".join(json.dumps(k) for k in m.kills) + "]",
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -295,8 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     spec = Spec(args.functions, args.tests_per_function, args.mutations, args.non_reaching, args.work)
     summary = generate(args.dest, spec, mutgate=not args.no_mutgate)
-    print(f"{args.dest}: {summary['tests']} tests ({summary['reaching_tests']} reaching, "
-          f"{summary['non_reaching_tests']} not), {len(summary['mutations'])} mutations")
+    print(
+        f"{args.dest}: {summary['tests']} tests ({summary['reaching_tests']} reaching, "
+        f"{summary['non_reaching_tests']} not), {len(summary['mutations'])} mutations"
+    )
     if not args.no_mutgate and not summary.get("mutgate_declaration"):
         print("no mutgate_decl.py: killmap is not importable here (use benchmarks/.venv/bin/python)")
     return 0

@@ -28,10 +28,10 @@ HERE = Path(__file__).resolve().parent
 
 def _inner(root: Path) -> int:
     """In the corpus venv: both baselines, compared. Prints one JSON line."""
-    from killmap.verdict.baseline import run_baseline
-    from killmap.engine.core import Engine
     from killmap.catalog.plan import LabOptions, load
     from killmap.catalog.project import project_files
+    from killmap.engine.core import Engine
+    from killmap.verdict.baseline import run_baseline
 
     _, mutations = load(root, LabOptions())
     files = project_files(root)
@@ -44,17 +44,30 @@ def _inner(root: Path) -> int:
     monitored, traced = found["auto"], found["coverage"]
 
     def per_test(baseline):
-        return {(path, context): set(lines) for path, contexts in baseline.coverage.items()
-                for context, lines in contexts.items()}
+        return {
+            (path, context): set(lines)
+            for path, contexts in baseline.coverage.items()
+            for context, lines in contexts.items()
+        }
 
     a, b = per_test(monitored), per_test(traced)
-    differ = sorted(f"{path}::{context or '<collection>'}" for path, context in set(a) | set(b)
-                    if a.get((path, context), set()) != b.get((path, context), set()))
-    print(json.dumps({"recorded_by": [monitored.tracer, traced.tracer],
-                      "walls": [round(monitored.wall, 2), round(traced.wall, 2)],
-                      "tests": len({context for _, context in b if context}),
-                      "lines": sum(len(lines) for lines in b.values()),
-                      "targets": sorted({path for path, _ in b}), "differ": differ}))
+    differ = sorted(
+        f"{path}::{context or '<collection>'}"
+        for path, context in set(a) | set(b)
+        if a.get((path, context), set()) != b.get((path, context), set())
+    )
+    print(
+        json.dumps(
+            {
+                "recorded_by": [monitored.tracer, traced.tracer],
+                "walls": [round(monitored.wall, 2), round(traced.wall, 2)],
+                "tests": len({context for _, context in b if context}),
+                "lines": sum(len(lines) for lines in b.values()),
+                "targets": sorted({path for path, _ in b}),
+                "differ": differ,
+            }
+        )
+    )
     return 0
 
 
@@ -77,17 +90,20 @@ def main(argv: list[str] | None = None) -> int:
         catalog.write_text(corpus.catalog.read_text(encoding="utf-8"), encoding="utf-8")
         process_env = rw.clean_env()
         process_env["XDG_CACHE_HOME"] = str(env.work / "cache")
-        done = subprocess.run([str(env.python), __file__, "--inner", str(root)], cwd=root, env=process_env,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [str(env.python), __file__, "--inner", str(root)], cwd=root, env=process_env, capture_output=True, text=True
+        )
         if done.returncode != 0:
             print(f"{corpus.folder}: the baselines did not run (exit {done.returncode}):\n{done.stderr[-2000:]}")
             failed = True
             continue
         result = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{corpus.folder}: {result['tests']} tests, {result['lines']} test-lines in "
-              f"{len(result['targets'])} target files; recorded by {result['recorded_by'][0]} in "
-              f"{result['walls'][0]}s and by {result['recorded_by'][1]} in {result['walls'][1]}s; "
-              f"{len(result['differ'])} differ")
+        print(
+            f"{corpus.folder}: {result['tests']} tests, {result['lines']} test-lines in "
+            f"{len(result['targets'])} target files; recorded by {result['recorded_by'][0]} in "
+            f"{result['walls'][0]}s and by {result['recorded_by'][1]} in {result['walls'][1]}s; "
+            f"{len(result['differ'])} differ"
+        )
         for entry in result["differ"][:10]:
             print(f"  differs: {entry}")
         failed |= bool(result["differ"]) or result["recorded_by"] != ["sys.monitoring", "coverage"]

@@ -31,8 +31,9 @@ addopts = "-p no:cacheprovider"
 
 def build_project(root: Path) -> Path:
     """A scratch project: draftroute's source, the weak tests, the weak catalog."""
-    shutil.copytree(REPO / "src" / "draftroute", root / "src" / "draftroute",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "src" / "draftroute", root / "src" / "draftroute", ignore=shutil.ignore_patterns("__pycache__")
+    )
     (root / "tests").mkdir()
     shutil.copyfile(WEAK_SUITE / "test_weak_refusals.py", root / "tests" / "test_weak_refusals.py")
     (root / "mutations").mkdir()
@@ -46,7 +47,11 @@ def test_gate_judges_weak_refusal_tests_vacuous(tmp_path):
     reports = tmp_path / "reports"
     gate = subprocess.run(
         [sys.executable, "-m", "killmap", "run", "--no-cache", "--report-dir", str(reports)],
-        cwd=project, capture_output=True, text=True, timeout=600)
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     output = f"stdout:\n{gate.stdout[-4000:]}\nstderr:\n{gate.stderr[-4000:]}"
     assert gate.returncode == 1, output
     report = json.loads((reports / "killmap.json").read_text(encoding="utf-8"))

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # benchmarks/, for realworld
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/, for realworld
 import realworld  # noqa: E402
 
 tomllib = realworld.tomllib
@@ -50,14 +50,15 @@ tomllib = realworld.tomllib
 class Observation:
     """One plain pytest run."""
 
-    outcome: str                    # "completed", "timeout" or "collection-error"
+    outcome: str  # "completed", "timeout" or "collection-error"
     red: tuple[str, ...]
     first_failure: str
     seconds: float
-    red_at: tuple[tuple[str, str], ...] = ()   # (node id, deepest project frame "file:line")
+    red_at: tuple[tuple[str, str], ...] = ()  # (node id, deepest project frame "file:line")
 
 
 # --- the mutant ---------------------------------------------------------------------------
+
 
 def mutant_diff(root: Path, entry: dict) -> str:
     """killmap's operator applied to the catalog entry, as a unified diff.
@@ -71,8 +72,14 @@ def mutant_diff(root: Path, entry: dict) -> str:
     required, optional = OPERATORS[entry["op"]]
     params = tuple((key, entry[key]) for key in sorted(required | optional) if key in entry)
     path, _, symbol = entry["target"].partition("::")
-    mutation = Mutation(name=entry["name"], target=Target(path, symbol or None), op=entry["op"],
-                        params=params, kills=(), count=entry.get("count", 1))
+    mutation = Mutation(
+        name=entry["name"],
+        target=Target(path, symbol or None),
+        op=entry["op"],
+        params=params,
+        kills=(),
+        count=entry.get("count", 1),
+    )
     mutant = build_mutant(root, mutation)
     if not mutant.applied:
         raise SystemExit(f"{entry['name']}: not applied: {mutant.reason}")
@@ -83,8 +90,9 @@ def scratch_copy(pristine: Path, dest: Path, diff: str) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(pristine, dest, ignore=shutil.ignore_patterns(".git"))
-    applied = subprocess.run(["patch", "-p1", "--forward", "--batch", "--quiet"], cwd=dest, input=diff,
-                             text=True, capture_output=True)
+    applied = subprocess.run(
+        ["patch", "-p1", "--forward", "--batch", "--quiet"], cwd=dest, input=diff, text=True, capture_output=True
+    )
     if applied.returncode != 0:
         raise SystemExit(f"patch failed in {dest}: {applied.stdout}{applied.stderr}")
     return dest
@@ -92,12 +100,13 @@ def scratch_copy(pristine: Path, dest: Path, diff: str) -> Path:
 
 # --- plain pytest -------------------------------------------------------------------------
 
+
 def pytest_env(root: Path, paths: list[str]) -> dict[str, str]:
     env = realworld.clean_env()
     # The project's own source first, before site-packages: pytest itself depends on
     # packaging, so without this the installed packaging would be the one tested.
     env["PYTHONPATH"] = os.pathsep.join(str(root / p) for p in paths)
-    env["COLUMNS"] = "300"      # pytest cuts summary lines at the terminal width: keep the reason
+    env["COLUMNS"] = "300"  # pytest cuts summary lines at the terminal width: keep the reason
     return env
 
 
@@ -113,9 +122,13 @@ def pytest_options(root: Path) -> list[str]:
 
 
 def collect(python: Path, root: Path, tests: list[str], paths: list[str]) -> list[str]:
-    done = subprocess.run([str(python), "-m", "pytest", *tests, *pytest_options(root),
-                           "--collect-only", "-q"], cwd=root, env=pytest_env(root, paths),
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(python), "-m", "pytest", *tests, *pytest_options(root), "--collect-only", "-q"],
+        cwd=root,
+        env=pytest_env(root, paths),
+        capture_output=True,
+        text=True,
+    )
     ids = [line for line in done.stdout.splitlines() if "::" in line and not line.startswith(" ")]
     if done.returncode != 0 or not ids:
         raise SystemExit(f"collection of the unmutated project failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -123,42 +136,72 @@ def collect(python: Path, root: Path, tests: list[str], paths: list[str]) -> lis
 
 
 def origin(python: Path, root: Path, paths: list[str], module: str) -> str:
-    done = subprocess.run([str(python), "-c", f"import {module}; print({module}.__file__)"], cwd=root,
-                          env=pytest_env(root, paths), capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [str(python), "-c", f"import {module}; print({module}.__file__)"],
+        cwd=root,
+        env=pytest_env(root, paths),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.strip()
 
 
-def run_pytest(python: Path, root: Path, tests: list[str], paths: list[str], known: set[str],
-               limit: float) -> Observation:
+def run_pytest(
+    python: Path, root: Path, tests: list[str], paths: list[str], known: set[str], limit: float
+) -> Observation:
     junit = root.parent / f"{root.name}.junit.xml"
-    command = ["timeout", "--kill-after=10", str(int(limit)), str(python), "-m", "pytest", *tests,
-               *pytest_options(root), "-q", "-rfE", "--tb=native", f"--junitxml={junit}"]
+    command = [
+        "timeout",
+        "--kill-after=10",
+        str(int(limit)),
+        str(python),
+        "-m",
+        "pytest",
+        *tests,
+        *pytest_options(root),
+        "-q",
+        "-rfE",
+        "--tb=native",
+        f"--junitxml={junit}",
+    ]
     start = time.monotonic()
     done = subprocess.run(command, cwd=root, env=pytest_env(root, paths), capture_output=True, text=True)
     seconds = time.monotonic() - start
     red_at = failure_sites(junit, root, known) if junit.is_file() else {}
     junit.unlink(missing_ok=True)
-    if done.returncode in (124, 137, -9):       # timeout's TERM (124), or its KILL 10 s later
+    if done.returncode in (124, 137, -9):  # timeout's TERM (124), or its KILL 10 s later
         return Observation("timeout", (), "", seconds)
     red, first = [], ""
     for line in done.stdout.splitlines():
         for word in ("FAILED ", "ERROR "):
             if line.startswith(word):
-                node = _node_id(line[len(word):], known)
+                node = _node_id(line[len(word) :], known)
                 red.append(node)
                 first = first or line[:240]
     # pytest exit codes: 0 all passed, 1 some failed, 2 interrupted (collection errors),
     # 4 usage error (a conftest that does not import).
-    if done.returncode in (2, 3, 4) or "error during collection" in done.stdout or "errors during collection" in done.stdout:
+    if (
+        done.returncode in (2, 3, 4)
+        or "error during collection" in done.stdout
+        or "errors during collection" in done.stdout
+    ):
         tail = [ln for ln in (done.stdout + done.stderr).splitlines() if "Error" in ln]
-        return Observation("collection-error", tuple(sorted(set(red))), (first or (tail[0] if tail else ""))[:240], seconds)
+        return Observation(
+            "collection-error", tuple(sorted(set(red))), (first or (tail[0] if tail else ""))[:240], seconds
+        )
     if done.returncode not in (0, 1):
         raise SystemExit(f"pytest exit {done.returncode} in {root}:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
     counted = sum(int(n) for n in re.findall(r"(\d+) (?:failed|errors?)\b", done.stdout.splitlines()[-1]))
     if counted != len(red):
         raise SystemExit(f"{root}: pytest counts {counted} failed/errors but the summary lists {len(red)}")
-    return Observation("completed", tuple(sorted(set(red))), first, seconds,
-                       tuple(sorted((node, at) for node, at in red_at.items() if node in red)))
+    return Observation(
+        "completed",
+        tuple(sorted(set(red))),
+        first,
+        seconds,
+        tuple(sorted((node, at) for node, at in red_at.items() if node in red)),
+    )
 
 
 def _junit_key(node_id: str) -> tuple[str, str]:
@@ -188,7 +231,7 @@ def failure_sites(junit: Path, root: Path, known: set[str]) -> dict[str, str]:
         if node is None or not bad:
             continue
         text = bad[0].text or ""
-        text = text[text.rfind("Traceback (most recent call last):"):]
+        text = text[text.rfind("Traceback (most recent call last):") :]
         frames = re.findall(r'File "([^"]+)", line (\d+)', text)
         inside = [(f, n) for f, n in frames if Path(f).is_relative_to(root)]
         if inside:
@@ -207,7 +250,7 @@ def _node_id(rest: str, known: set[str]) -> str:
         return rest
     best = None
     cut = rest.find(" - ")
-    while cut != -1:                      # left to right: the last hit is the longest
+    while cut != -1:  # left to right: the last hit is the longest
         if rest[:cut] in known:
             best = rest[:cut]
         cut = rest.find(" - ", cut + 1)
@@ -216,8 +259,10 @@ def _node_id(rest: str, known: set[str]) -> str:
 
 # --- reach: which statements the unmutated tests execute ------------------------------------
 
-def executed_lines(python: Path, root: Path, tests: list[str], paths: list[str], files: list[str],
-                   cache: Path) -> dict[str, set[int]]:
+
+def executed_lines(
+    python: Path, root: Path, tests: list[str], paths: list[str], files: list[str], cache: Path
+) -> dict[str, set[int]]:
     """Per target file, the lines coverage.py saw executed in one plain run of the gate's tests.
 
     Cached in the work folder: the pristine sdist and the gate's tests never change between
@@ -230,12 +275,33 @@ def executed_lines(python: Path, root: Path, tests: list[str], paths: list[str],
     data = cache.with_suffix(".coverage")
     env = pytest_env(root, paths)
     include = ",".join(str(root / f) for f in files)
-    subprocess.run([str(python), "-m", "coverage", "run", f"--data-file={data}", f"--include={include}",
-                    "-m", "pytest", *tests, *pytest_options(root), "-q"],
-                   cwd=root, env=env, capture_output=True, check=True)
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "coverage",
+            "run",
+            f"--data-file={data}",
+            f"--include={include}",
+            "-m",
+            "pytest",
+            *tests,
+            *pytest_options(root),
+            "-q",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
     report = cache.with_suffix(".report.json")
-    subprocess.run([str(python), "-m", "coverage", "json", f"--data-file={data}", "-o", str(report)],
-                   cwd=root, env=env, capture_output=True, check=True)
+    subprocess.run(
+        [str(python), "-m", "coverage", "json", f"--data-file={data}", "-o", str(report)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
     measured = json.loads(report.read_text())["files"]
     lines = {f: sorted(measured.get(str(root / f), measured.get(f, {})).get("executed_lines", [])) for f in files}
     cache.write_text(json.dumps(lines))
@@ -272,10 +338,9 @@ def reached(source: str, lines: list[int], executed: set[int]) -> bool:
         if not holding:
             continue
         innermost = min(holding, key=lambda s: (s.end_lineno or s.lineno) - s.lineno)
-        body_start = min((c.lineno for c in ast.iter_child_nodes(innermost) if isinstance(c, ast.stmt)),
-                         default=None)
+        body_start = min((c.lineno for c in ast.iter_child_nodes(innermost) if isinstance(c, ast.stmt)), default=None)
         if body_start is not None and line >= body_start:
-            continue   # a line of a nested block's own statements (none held it): blank or comment
+            continue  # a line of a nested block's own statements (none held it): blank or comment
         if innermost.lineno in executed:
             return True
     return False
@@ -283,9 +348,10 @@ def reached(source: str, lines: list[int], executed: set[int]) -> bool:
 
 # --- writing ground_truth.toml ------------------------------------------------------------
 
+
 def _string(text: str, multiline: bool = False) -> str:
     if multiline and "'''" not in text and all(c >= " " or c in "\n\t" for c in text):
-        return "'''\n" + text + "'''"          # TOML drops the newline right after '''
+        return "'''\n" + text + "'''"  # TOML drops the newline right after '''
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
@@ -303,19 +369,26 @@ def render(corpus: realworld.Corpus, header: dict, entries: list[dict]) -> str:
     ]
     lines += [f"{key} = {json.dumps(value)}" for key, value in header.items()]
     for entry in entries:
-        lines += ["", "[[mutation]]", f"name = {_string(entry['name'])}",
-                  f"expected_verdict = {_string(entry['expected_verdict'])}",
-                  f"why = {_string(entry['why'], multiline=True)}",
-                  f"outcome = {_string(entry['outcome'])}", f"runs = {entry['runs']}",
-                  f"reached = {'true' if entry['reached'] else 'false'}"]
+        lines += [
+            "",
+            "[[mutation]]",
+            f"name = {_string(entry['name'])}",
+            f"expected_verdict = {_string(entry['expected_verdict'])}",
+            f"why = {_string(entry['why'], multiline=True)}",
+            f"outcome = {_string(entry['outcome'])}",
+            f"runs = {entry['runs']}",
+            f"reached = {'true' if entry['reached'] else 'false'}",
+        ]
         if entry["observed_red"]:
             lines.append("observed_red = [")
             lines += [f"    {_string(node)}," for node in entry["observed_red"]]
             lines.append("]")
         else:
             lines.append("observed_red = []")
-        lines += [f"first_failure = {_string(entry['first_failure'])}",
-                  f"diff = {_string(entry['diff'], multiline=True)}"]
+        lines += [
+            f"first_failure = {_string(entry['first_failure'])}",
+            f"diff = {_string(entry['diff'], multiline=True)}",
+        ]
         if entry.get("red_at"):
             # A sub-table of this [[mutation]]: per red test, where it went red.
             lines += ["", "[mutation.red_at]"]
@@ -358,8 +431,11 @@ def main(argv: list[str] | None = None) -> int:
     # A mutant still running at five times the unmutated wall time (at least a minute) is
     # recorded as a timeout: the loop mutation's own run, killed by `timeout`.
     limit = max(60.0, 5 * baseline_seconds)
-    print(f"{corpus.folder}: {len(known)} tests collected, baseline green twice, {baseline_seconds:.1f}s; "
-          f"limit {limit:.0f}s", flush=True)
+    print(
+        f"{corpus.folder}: {len(known)} tests collected, baseline green twice, {baseline_seconds:.1f}s; "
+        f"limit {limit:.0f}s",
+        flush=True,
+    )
 
     targets = sorted({e["target"].partition("::")[0] for e in entries})
     executed = executed_lines(env.python, pristine, tests, paths, targets, base / f"coverage-{corpus.name}.json")
@@ -367,19 +443,21 @@ def main(argv: list[str] | None = None) -> int:
     header = {
         "sdist": corpus.folder,
         "python": sys.version.split()[0],
-        "pytest": subprocess.run([str(env.python), "-c", "import pytest; print(pytest.__version__)"],
-                                 capture_output=True, text=True).stdout.strip(),
+        "pytest": subprocess.run(
+            [str(env.python), "-c", "import pytest; print(pytest.__version__)"], capture_output=True, text=True
+        ).stdout.strip(),
         "command": f"PYTHONPATH={os.pathsep.join(paths)} python -m pytest {' '.join(tests)} "
-                   "-c pyproject.toml --rootdir=. -p no:randomly -p no:cacheprovider -q -rfE "
-                   "--tb=native --junitxml=...",
+        "-c pyproject.toml --rootdir=. -p no:randomly -p no:cacheprovider -q -rfE "
+        "--tb=native --junitxml=...",
         "collected": len(known),
         "baseline_seconds": round(baseline_seconds, 1),
         "timeout_seconds": int(limit),
     }
     results: dict[str, dict] = {}
     if corpus.ground_truth.is_file():
-        results = {e["name"]: e for e in tomllib.loads(corpus.ground_truth.read_text(encoding="utf-8"))
-                   .get("mutation", [])}
+        results = {
+            e["name"]: e for e in tomllib.loads(corpus.ground_truth.read_text(encoding="utf-8")).get("mutation", [])
+        }
     order = [e["name"] for e in entries]
 
     def write() -> None:
@@ -407,18 +485,24 @@ def main(argv: list[str] | None = None) -> int:
             "why": old.get("why", ""),
             "outcome": first.outcome if agree else "flaky",
             "runs": len(observed),
-            "reached": reached((pristine / target_file).read_text(encoding="utf-8"),
-                               changed_original_lines(diff), executed[target_file]),
+            "reached": reached(
+                (pristine / target_file).read_text(encoding="utf-8"),
+                changed_original_lines(diff),
+                executed[target_file],
+            ),
             "observed_red": list(first.red) if agree else sorted(set().union(*(o.red for o in observed))),
             "first_failure": first.first_failure,
             "diff": diff,
             "red_at": dict(first.red_at) if agree and all(o.red_at == first.red_at for o in observed) else {},
         }
         write()
-        print(f"  {name}: {first.outcome if agree else 'FLAKY'}, {len(first.red)} red, "
-              f"{'reached' if results[name]['reached'] else 'NOT reached'} "
-              f"({', '.join(f'{o.seconds:.1f}s' for o in observed)})"
-              + (f"; e.g. {first.first_failure[:150]}" if first.first_failure else ""), flush=True)
+        print(
+            f"  {name}: {first.outcome if agree else 'FLAKY'}, {len(first.red)} red, "
+            f"{'reached' if results[name]['reached'] else 'NOT reached'} "
+            f"({', '.join(f'{o.seconds:.1f}s' for o in observed)})"
+            + (f"; e.g. {first.first_failure[:150]}" if first.first_failure else ""),
+            flush=True,
+        )
     write()
     print(f"wrote {corpus.ground_truth}")
     return 0

@@ -24,20 +24,25 @@ EXPORT_PREFIX = "dflash_module."
 RANK_CHECKED_KEYS = ("markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
 
 
-def get_model(build: Callable[..., Any], *, architecture: str, load_config: LoadConfig | None = None,
-              global_load_config: LoadConfig, quant_config: Any, weights: Mapping[str, Any]) -> Any:
+def get_model(
+    build: Callable[..., Any],
+    *,
+    architecture: str,
+    load_config: LoadConfig | None = None,
+    global_load_config: LoadConfig,
+    quant_config: Any,
+    weights: Mapping[str, Any],
+) -> Any:
     """Build a model; a missing load_config falls back to the global one (U6).
 
     The fallback tests `is None`, not truthiness: LoadConfig() from `{}` is a decision
     ("auto"), not an absence.
     """
     effective = global_load_config if load_config is None else load_config
-    return build(architecture=architecture, load_config=effective, quant_config=quant_config,
-                 weights=weights)
+    return build(architecture=architecture, load_config=effective, quant_config=quant_config, weights=weights)
 
 
-def remap_vanilla_markov_keys(weights: Mapping[str, Any], markov_head_type: Any,
-                              markov_rank: Any) -> dict[str, Any]:
+def remap_vanilla_markov_keys(weights: Mapping[str, Any], markov_head_type: Any, markov_rank: Any) -> dict[str, Any]:
     """Rename ModelOpt's native Markov-head tensors to the vanilla layout (spec §5.2).
 
     Only a vanilla head is renamed; gated and rnn heads keep their native layout.
@@ -73,28 +78,49 @@ def remap_vanilla_markov_keys(weights: Mapping[str, Any], markov_head_type: Any,
 def _vanilla_name(key: str) -> tuple[str, int]:
     """(new name, precedence): 0 untouched or already vanilla, 1 native, 2 prefixed native."""
     prefixed = key.startswith(EXPORT_PREFIX)
-    bare = key[len(EXPORT_PREFIX):] if prefixed else key
+    bare = key[len(EXPORT_PREFIX) :] if prefixed else key
     for native, vanilla in VANILLA_RENAMES:
         if bare.startswith(native):
-            return vanilla + bare[len(native):], 2 if prefixed else 1
+            return vanilla + bare[len(native) :], 2 if prefixed else 1
     return key, 0
 
 
-def load_draft(route: Route, *, global_load_config: LoadConfig, target_quant_config: Any,
-               draft_quant_config: Any, read_weights: Callable[[str], Mapping[str, Any]],
-               build: Callable[..., Any]) -> Any:
+def load_draft(
+    route: Route,
+    *,
+    global_load_config: LoadConfig,
+    target_quant_config: Any,
+    draft_quant_config: Any,
+    read_weights: Callable[[str], Mapping[str, Any]],
+    build: Callable[..., Any],
+) -> Any:
     """L1: dispatch on the route's method to its lane loader."""
     if route.method == "dflash":
-        return _load_dflash(route, global_load_config=global_load_config,
-                            draft_quant_config=draft_quant_config, read_weights=read_weights,
-                            build=build)
-    return _load_dspark(route, global_load_config=global_load_config,
-                        target_quant_config=target_quant_config,
-                        draft_quant_config=draft_quant_config, read_weights=read_weights, build=build)
+        return _load_dflash(
+            route,
+            global_load_config=global_load_config,
+            draft_quant_config=draft_quant_config,
+            read_weights=read_weights,
+            build=build,
+        )
+    return _load_dspark(
+        route,
+        global_load_config=global_load_config,
+        target_quant_config=target_quant_config,
+        draft_quant_config=draft_quant_config,
+        read_weights=read_weights,
+        build=build,
+    )
 
 
-def _load_dflash(route: Route, *, global_load_config: LoadConfig, draft_quant_config: Any,
-                 read_weights: Callable[[str], Mapping[str, Any]], build: Callable[..., Any]) -> Any:
+def _load_dflash(
+    route: Route,
+    *,
+    global_load_config: LoadConfig,
+    draft_quant_config: Any,
+    read_weights: Callable[[str], Mapping[str, Any]],
+    build: Callable[..., Any],
+) -> Any:
     # The draft's own load config must reach get_model (seed-000): without it the draft
     # silently loads with the target's loader.
     return get_model(
@@ -107,20 +133,30 @@ def _load_dflash(route: Route, *, global_load_config: LoadConfig, draft_quant_co
     )
 
 
-def _load_dspark(route: Route, *, global_load_config: LoadConfig, target_quant_config: Any,
-                 draft_quant_config: Any, read_weights: Callable[[str], Mapping[str, Any]],
-                 build: Callable[..., Any]) -> Any:
+def _load_dspark(
+    route: Route,
+    *,
+    global_load_config: LoadConfig,
+    target_quant_config: Any,
+    draft_quant_config: Any,
+    read_weights: Callable[[str], Mapping[str, Any]],
+    build: Callable[..., Any],
+) -> Any:
     weights = read_weights(route.model)
     # The Qwen3 DSpark class reads the vanilla layout. A folded route always carries the
     # DSparkDraftModel lane (S6b), so the lane alone decides; a second "not folded" test
     # could never change the outcome (spec §9 trap 5).
     if route.lane == "Qwen3DSparkModel":
         cfg = route.draft_config or {}
-        weights = remap_vanilla_markov_keys(weights, cfg.get("markov_head_type"),
-                                            cfg.get("markov_rank"))
+        weights = remap_vanilla_markov_keys(weights, cfg.get("markov_head_type"), cfg.get("markov_rank"))
     # A folded draft keeps the target's model-specific quant config (seed-001): a generic
     # one registers the wrong expert scales. quant_source is the resolver's single answer.
     quant_config = target_quant_config if route.quant_source == "target" else draft_quant_config
-    return get_model(build, architecture=route.lane, load_config=route.draft_load_config,
-                     global_load_config=global_load_config, quant_config=quant_config,
-                     weights=weights)
+    return get_model(
+        build,
+        architecture=route.lane,
+        load_config=route.draft_load_config,
+        global_load_config=global_load_config,
+        quant_config=quant_config,
+        weights=weights,
+    )

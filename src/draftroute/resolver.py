@@ -17,16 +17,34 @@ from draftroute.errors import refuse
 # S1: the --speculative-config keys this resolver understands. The last five pass through
 # unvalidated; together they cover the seed-000 profile.
 ACCEPTED_SPEC_KEYS = (
-    "method", "model", "num_speculative_tokens", "draft_load_config", "quantization",
-    "draft_tensor_parallel_size", "kv_cache_dtype", "draft_sample_method",
-    "rejection_sample_method", "revision",
+    "method",
+    "model",
+    "num_speculative_tokens",
+    "draft_load_config",
+    "quantization",
+    "draft_tensor_parallel_size",
+    "kv_cache_dtype",
+    "draft_sample_method",
+    "rejection_sample_method",
+    "revision",
 )
 
 # S2: the formats of upstream's model-loader registry (U6). A tuple, not a set: `in` must
 # also answer for an unhashable value that someone put in the JSON.
 LOAD_FORMATS = (
-    "auto", "hf", "bitsandbytes", "dummy", "fastsafetensors", "gguf", "mistral", "npcache",
-    "pt", "runai_streamer", "runai_streamer_sharded", "safetensors", "sharded_state",
+    "auto",
+    "hf",
+    "bitsandbytes",
+    "dummy",
+    "fastsafetensors",
+    "gguf",
+    "mistral",
+    "npcache",
+    "pt",
+    "runai_streamer",
+    "runai_streamer_sharded",
+    "safetensors",
+    "sharded_state",
     "tensorizer",
 )
 LOAD_CONFIG_FIELDS = ("load_format", "download_dir", "model_loader_extra_config")
@@ -35,10 +53,7 @@ ROUTED_METHODS = ("dspark", "dflash")
 
 # The lane each method loads when the draft's config does not choose one: the unclassified
 # DSpark lane (S6c.1) and the DFlash fallback (S6a).
-DEFAULT_LANES: Mapping[str, str] = MappingProxyType({
-    "dspark": "Qwen3DSparkModel",
-    "dflash": "DFlashDraftModel",
-})
+DEFAULT_LANES: Mapping[str, str] = MappingProxyType({"dspark": "Qwen3DSparkModel", "dflash": "DFlashDraftModel"})
 DFLASH_LANES = ("DFlashDraftModel", "DFlash2DraftModel")
 # P2: declaring one of these is enough to identify a DSpark draft.
 DSPARK_DECLARED_LANES = ("Qwen3DSparkModel", "Gemma4DSparkModel")
@@ -50,8 +65,13 @@ NAME_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"))
 SPECULATORS_ARCHITECTURES = {"dspark": "Qwen3DSparkModel", "dflash": "DFlashDraftModel"}
 SPECULATORS_HOISTED_KEYS = {
     "dspark": (
-        "block_size", "mask_token_id", "markov_rank", "markov_head_type",
-        "enable_confidence_head", "confidence_head_with_markov", "draft_vocab_size",
+        "block_size",
+        "mask_token_id",
+        "markov_rank",
+        "markov_head_type",
+        "enable_confidence_head",
+        "confidence_head_with_markov",
+        "draft_vocab_size",
         "target_hidden_size",
     ),
     "dflash": ("block_size", "mask_token_id"),
@@ -72,8 +92,7 @@ class LoadConfig:
 
     load_format: str = "auto"
     download_dir: str | None = None
-    model_loader_extra_config: Mapping[str, Any] = field(
-        default_factory=lambda: MappingProxyType({}))
+    model_loader_extra_config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -119,12 +138,14 @@ def _parse_draft_load_config(value: Any) -> LoadConfig | None:
     if load_format not in LOAD_FORMATS:
         refuse("R-LOADCFG", reason=f"unknown load_format {load_format!r}")
     extra = value.get("model_loader_extra_config") or {}
-    return LoadConfig(load_format=load_format, download_dir=value.get("download_dir"),
-                      model_loader_extra_config=MappingProxyType(dict(extra)))
+    return LoadConfig(
+        load_format=load_format,
+        download_dir=value.get("download_dir"),
+        model_loader_extra_config=MappingProxyType(dict(extra)),
+    )
 
 
-def translate_speculators_layout(cfg: Mapping[str, Any], *,
-                                 model_id: str | None = None) -> Mapping[str, Any]:
+def translate_speculators_layout(cfg: Mapping[str, Any], *, model_id: str | None = None) -> Mapping[str, Any]:
     """S3: turn a speculators-format config into the plain layout the classifier reads (U10).
 
     A config without `speculators_model_type` is returned as is. `model_id` only names the
@@ -135,8 +156,9 @@ def translate_speculators_layout(cfg: Mapping[str, Any], *,
     kind = cfg["speculators_model_type"]
     layer_config = cfg.get("transformer_layer_config", {})
     if kind not in SPECULATORS_ARCHITECTURES:
-        refuse("R-SPEC-LAYOUT", model=model_id,
-               reason=f"speculators_model_type {kind!r} is neither 'dspark' nor 'dflash'")
+        refuse(
+            "R-SPEC-LAYOUT", model=model_id, reason=f"speculators_model_type {kind!r} is neither 'dspark' nor 'dflash'"
+        )
     if not isinstance(layer_config, Mapping):
         refuse("R-SPEC-LAYOUT", model=model_id, reason="transformer_layer_config is not an object")
     # The wrapper's own top-level architectures and model_type are discarded: the layer
@@ -161,8 +183,9 @@ def is_dspark_draft(model_id: str, architectures: Sequence[str], model_type: str
     )
 
 
-def resolve_dspark_architecture(architectures: Sequence[str], model_type: str | None, *,
-                                model_id: str | None = None) -> str:
+def resolve_dspark_architecture(
+    architectures: Sequence[str], model_type: str | None, *, model_id: str | None = None
+) -> str:
     """Normalize a DSpark draft's declared architecture to its lane, or refuse (N1-N4).
 
     Total: every input returns a lane or raises R-DSV4-LANE, so callers need no lane check.
@@ -199,8 +222,7 @@ def classify_standalone_draft(model_id: str, cfg: Mapping[str, Any]) -> tuple[st
     return resolve_dspark_architecture(archs, model_type, model_id=model_id), True
 
 
-def resolve_route(spec: Mapping[str, Any], draft_config: Mapping[str, Any] | None,
-                  target: TargetInfo) -> Route:
+def resolve_route(spec: Mapping[str, Any], draft_config: Mapping[str, Any] | None, target: TargetInfo) -> Route:
     """Decide how the draft named by `spec` is loaded (spec §4.3), or refuse by name."""
     # S1: a typo such as draft_load_confg must not silently fall back to the global loader.
     unknown = [key for key in spec if key not in ACCEPTED_SPEC_KEYS]
@@ -249,8 +271,8 @@ def resolve_route(spec: Mapping[str, Any], draft_config: Mapping[str, Any] | Non
             quantization = quantization or target.quantization
         model = target.model
         floor, floor_key = _block_floor(
-            {"num_nextn_predict_layers": target.num_nextn_predict_layers},
-            ("num_nextn_predict_layers",))
+            {"num_nextn_predict_layers": target.num_nextn_predict_layers}, ("num_nextn_predict_layers",)
+        )
     else:  # S6c
         lane, classified = classify_standalone_draft(model, translated)
         floor, floor_key = _block_floor(translated, STANDALONE_BLOCK_KEYS)

@@ -12,4 +12,5 @@ __version__ = "0.1.0"
 def pytest_version() -> str:
     """pytest's version without importing pytest (it costs a fifth of a second to start)."""
     from importlib.metadata import version
+
     return version("pytest")

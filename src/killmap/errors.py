@@ -10,8 +10,7 @@ class GateError(Exception):
     enough to fix it without a traceback.
     """
 
-    def __init__(self, message: str, *, file: str | None = None,
-                 mutation: str | None = None, field: str | None = None):
+    def __init__(self, message: str, *, file: str | None = None, mutation: str | None = None, field: str | None = None):
         super().__init__(message)
         self.message = message
         self.file = file

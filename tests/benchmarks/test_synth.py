@@ -9,8 +9,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from killmap.verdict.lab import LabOptions, run_lab
 from killmap.mutate.mutants import build_mutant
+from killmap.verdict.lab import LabOptions, run_lab
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -60,6 +60,7 @@ def test_mutgate_pairs_reproduce_killmap_mutants_and_are_unique(tmp_path):
         original = (root / entry["file"]).read_text(encoding="utf-8")
         assert original.count(entry["old"]) == 1
     from killmap.verdict.lab import load
+
     _, mutations = load(root, LabOptions(catalogs=(root / "mutations" / "synth.toml",)))
     by_name = {e["name"]: e for e in groups[0]["mutations"]}
     for mutation in mutations:

@@ -11,14 +11,22 @@ from dataclasses import dataclass
 
 from draftroute import TargetInfo
 
-TGT_QWEN = TargetInfo(model="Qwen/Qwen3-8B", model_type="qwen3", quantization=None,
-                      num_nextn_predict_layers=None)
+TGT_QWEN = TargetInfo(model="Qwen/Qwen3-8B", model_type="qwen3", quantization=None, num_nextn_predict_layers=None)
 # The quantization string is the one seed-001 reports for DeepSeek-V4-Flash.
-TGT_DSV4 = TargetInfo(model="deepseek-ai/DeepSeek-V4-Flash-0731", model_type="deepseek_v4",
-                      quantization="deepseek_v4_fp8", num_nextn_predict_layers=1)
+TGT_DSV4 = TargetInfo(
+    model="deepseek-ai/DeepSeek-V4-Flash-0731",
+    model_type="deepseek_v4",
+    quantization="deepseek_v4_fp8",
+    num_nextn_predict_layers=1,
+)
 
-CFG_PAIR = {"architectures": ["DSparkDraftModel"], "model_type": "qwen3", "block_size": 7,
-            "markov_head_type": "vanilla", "markov_rank": 4}
+CFG_PAIR = {
+    "architectures": ["DSparkDraftModel"],
+    "model_type": "qwen3",
+    "block_size": 7,
+    "markov_head_type": "vanilla",
+    "markov_rank": 4,
+}
 CFG_QWEN3 = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "block_size": 7}
 CFG_GEMMA4 = {"architectures": ["Gemma4DSparkModel"], "model_type": "gemma4", "block_size": 7}
 CFG_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
@@ -57,7 +65,10 @@ def native_head_weights(rank: int = 4) -> dict[str, Tensor]:
     }
 
 
-NATIVE_HEAD_KEYS = {"markov_w1.weight", "markov_w2.weight", "confidence_proj.weight",
-                    "confidence_proj.bias"}
-VANILLA_HEAD_KEYS = {"markov_head.markov_w1.weight", "markov_head.markov_w2.weight",
-                     "confidence_head.proj.weight", "confidence_head.proj.bias"}
+NATIVE_HEAD_KEYS = {"markov_w1.weight", "markov_w2.weight", "confidence_proj.weight", "confidence_proj.bias"}
+VANILLA_HEAD_KEYS = {
+    "markov_head.markov_w1.weight",
+    "markov_head.markov_w2.weight",
+    "confidence_head.proj.weight",
+    "confidence_head.proj.bias",
+}

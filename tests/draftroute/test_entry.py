@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from draft_shapes import CFG_DSV4, CFG_LLAMA, CFG_PAIR, K, TGT_QWEN, native_head_weights
+from draft_shapes import CFG_DSV4, CFG_LLAMA, CFG_PAIR, TGT_QWEN, K, native_head_weights
 
 from draftroute import LoadConfig, RouteRefusal, prepare_draft
 
@@ -30,19 +30,38 @@ def read_config_json(model: str):
 
 def prepare(model: Path, build):
     return prepare_draft(
-        {"method": "dspark", "model": str(model), "num_speculative_tokens": K}, TGT_QWEN,
-        read_config=read_config_json, read_weights=lambda _model: native_head_weights(),
-        build=build, global_load_config=LoadConfig(load_format="fastsafetensors"),
-        target_quant_config=object(), draft_quant_config=object())
+        {"method": "dspark", "model": str(model), "num_speculative_tokens": K},
+        TGT_QWEN,
+        read_config=read_config_json,
+        read_weights=lambda _model: native_head_weights(),
+        build=build,
+        global_load_config=LoadConfig(load_format="fastsafetensors"),
+        target_quant_config=object(),
+        draft_quant_config=object(),
+    )
 
 
-@pytest.mark.parametrize(("dirname", "config", "arm", "phrase", "sibling_phrase"), [
-    ("draft", CFG_LLAMA, "R-IDENTITY",
-     "does not identify as a DSpark draft", "classifies to the DeepSeek-V4 folded lane"),
-    # The DeepSeek-V4 lane refusal is reachable only by name (P1), hence the path.
-    ("dspark-v4-export", CFG_DSV4, "R-DSV4-LANE",
-     "classifies to the DeepSeek-V4 folded lane", "does not identify as a DSpark draft"),
-], ids=["identity", "dsv4"])
+@pytest.mark.parametrize(
+    ("dirname", "config", "arm", "phrase", "sibling_phrase"),
+    [
+        (
+            "draft",
+            CFG_LLAMA,
+            "R-IDENTITY",
+            "does not identify as a DSpark draft",
+            "classifies to the DeepSeek-V4 folded lane",
+        ),
+        # The DeepSeek-V4 lane refusal is reachable only by name (P1), hence the path.
+        (
+            "dspark-v4-export",
+            CFG_DSV4,
+            "R-DSV4-LANE",
+            "classifies to the DeepSeek-V4 folded lane",
+            "does not identify as a DSpark draft",
+        ),
+    ],
+    ids=["identity", "dsv4"],
+)
 def test_entry_refuses_by_name(build, draft_root, dirname, config, arm, phrase, sibling_phrase):
     draft = write_draft(draft_root / dirname, config)
     with pytest.raises(RouteRefusal) as refused:

@@ -12,11 +12,11 @@ import pytest
 from draft_shapes import (
     CFG_DFLASH2,
     CFG_QWEN3,
-    K,
     NATIVE_HEAD_KEYS,
     TGT_DSV4,
     TGT_QWEN,
     VANILLA_HEAD_KEYS,
+    K,
     Tensor,
     native_head_weights,
 )
@@ -37,9 +37,14 @@ def load(build, spec, draft_config, target=TGT_QWEN, weights=None):
     """Resolve and load; return the keyword arguments of the one build call this made."""
     calls_before = len(build.calls)
     route = resolve_route(spec, draft_config, target)
-    load_draft(route, global_load_config=GLOBAL_LOAD_CONFIG, target_quant_config=TARGET_QUANT,
-               draft_quant_config=DRAFT_QUANT, read_weights=lambda model: dict(weights or {}),
-               build=build)
+    load_draft(
+        route,
+        global_load_config=GLOBAL_LOAD_CONFIG,
+        target_quant_config=TARGET_QUANT,
+        draft_quant_config=DRAFT_QUANT,
+        read_weights=lambda model: dict(weights or {}),
+        build=build,
+    )
     assert len(build.calls) == calls_before + 1
     return build.calls[-1]
 
@@ -49,6 +54,7 @@ def standalone(draft_root, method="dspark", **fields):
 
 
 # --- L2/L3: which load config reaches build -------------------------------------------------
+
 
 @pytest.mark.parametrize("method", ["dflash", "dspark"], ids=["dflash", "dspark"])
 def test_draft_load_config_honoured(build, draft_root, method):
@@ -73,8 +79,8 @@ def test_empty_draft_load_config_is_not_fallback(build, draft_root):
 
 # --- L2: which quant config reaches build (seed-001) -----------------------------------------
 
-@pytest.mark.parametrize("folded", [True, False],
-                         ids=["DSparkDraftModel-True", "Qwen3DSparkModel-False"])
+
+@pytest.mark.parametrize("folded", [True, False], ids=["DSparkDraftModel-True", "Qwen3DSparkModel-False"])
 def test_quant_config_follows_route(build, draft_root, folded):
     if folded:
         call = load(build, FOLDED_EXPLICIT, None, TGT_DSV4)
@@ -94,9 +100,14 @@ def test_build_gets_the_drafts_own_lane_weights_and_quant_config(build, draft_ro
     # `quant_config=None` all survived.
     route = resolve_route(standalone(draft_root, method), CONFIG_OF[method], TGT_QWEN)
     read = []
-    load_draft(route, global_load_config=GLOBAL_LOAD_CONFIG, target_quant_config=TARGET_QUANT,
-               draft_quant_config=DRAFT_QUANT, read_weights=lambda model: read.append(model) or {},
-               build=build)
+    load_draft(
+        route,
+        global_load_config=GLOBAL_LOAD_CONFIG,
+        target_quant_config=TARGET_QUANT,
+        draft_quant_config=DRAFT_QUANT,
+        read_weights=lambda model: read.append(model) or {},
+        build=build,
+    )
     call = build.calls[-1]
     assert read == [str(draft_root / "draft")]
     assert call["architecture"] == route.lane
@@ -105,8 +116,10 @@ def test_build_gets_the_drafts_own_lane_weights_and_quant_config(build, draft_ro
 
 # --- §5.2: the vanilla Markov-head remap (seed-003) ------------------------------------------
 
-@pytest.mark.parametrize("markov_head_type", ["vanilla", "Vanilla", " VANILLA ", None],
-                         ids=["vanilla", "Vanilla", "VANILLA-padded", "None"])
+
+@pytest.mark.parametrize(
+    "markov_head_type", ["vanilla", "Vanilla", " VANILLA ", None], ids=["vanilla", "Vanilla", "VANILLA-padded", "None"]
+)
 def test_vanilla_remap(build, draft_root, markov_head_type):
     draft_config = {**CFG_QWEN3, "markov_head_type": markov_head_type, "markov_rank": 4}
     call = load(build, standalone(draft_root), draft_config, weights=native_head_weights())
@@ -152,8 +165,7 @@ def test_duplicate_precedence():
         "markov_w2.weight": native_w2,
     }
     remapped = remap_vanilla_markov_keys(weights, "vanilla", None)
-    assert remapped == {"markov_head.markov_w1.weight": vanilla,
-                        "markov_head.markov_w2.weight": native_w2}
+    assert remapped == {"markov_head.markov_w1.weight": vanilla, "markov_head.markov_w2.weight": native_w2}
 
 
 def test_remap_scope(build, draft_root):

@@ -27,10 +27,22 @@ PHRASES = {
 
 # One value for every placeholder of every template; none of them contains a phrase.
 SAMPLE_FIELDS = {
-    "key": "sample_key", "known": "a, b", "reason": "sample reason", "model": "models/sample",
-    "method": "sample", "value": "sample", "target": "org/sample-target",
-    "target_model_type": "sample_type", "archs": ["SampleModel"], "model_type": "sample_type",
-    "k": 9, "floor": 4, "floor_key": "sample_key", "name": "sample.weight", "got": 8, "want": 4,
+    "key": "sample_key",
+    "known": "a, b",
+    "reason": "sample reason",
+    "model": "models/sample",
+    "method": "sample",
+    "value": "sample",
+    "target": "org/sample-target",
+    "target_model_type": "sample_type",
+    "archs": ["SampleModel"],
+    "model_type": "sample_type",
+    "k": 9,
+    "floor": 4,
+    "floor_key": "sample_key",
+    "name": "sample.weight",
+    "got": 8,
+    "want": 4,
 }
 
 

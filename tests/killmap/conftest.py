@@ -56,12 +56,18 @@ class KmProject:
         return build_mutant(self.root, self.mutation(toml))
 
     @staticmethod
-    def entry(target: str, op: str, *, name: str = "under-test",
-              kills: str = "tests/test_mod.py::test_mod", **fields) -> str:
+    def entry(
+        target: str, op: str, *, name: str = "under-test", kills: str = "tests/test_mod.py::test_mod", **fields
+    ) -> str:
         """One [[mutation]] table as TOML text. Strings are written as TOML basic strings
         (JSON string syntax is a subset of them); ints and bools as TOML ints and bools."""
-        lines = ["[[mutation]]", f"name = {json.dumps(name)}", f"target = {json.dumps(target)}",
-                 f"op = {json.dumps(op)}", f"kills = [{json.dumps(kills)}]"]
+        lines = [
+            "[[mutation]]",
+            f"name = {json.dumps(name)}",
+            f"target = {json.dumps(target)}",
+            f"op = {json.dumps(op)}",
+            f"kills = [{json.dumps(kills)}]",
+        ]
         for key, value in fields.items():
             if isinstance(value, bool):
                 rendered = "true" if value else "false"

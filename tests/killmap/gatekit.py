@@ -54,19 +54,31 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def one_mutation_project(root: Path, source: str, tests: str, *, value: str = "0",
-                         kills: tuple[str, ...] = ("tests/test_pkg.py::test_one",), extra: str = "") -> Path:
+def one_mutation_project(
+    root: Path,
+    source: str,
+    tests: str,
+    *,
+    value: str = "0",
+    kills: tuple[str, ...] = ("tests/test_pkg.py::test_one",),
+    extra: str = "",
+) -> Path:
     """A flat project `pkg` (its `__init__.py` is `source`), one test file `tests/test_pkg.py`
     and one catalog entry `one-mutated`: `pkg/__init__.py::one` returns `value`, and `kills`
     are its contract (`extra`: more TOML lines for the entry)."""
-    return write_project(root, {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": source,
-        "tests/test_pkg.py": tests,
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-mutated"\n'
-                               f'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "{value}"\n'
-                               f"kills = {json.dumps(list(kills))}\n{extra}"),
-    })
+    return write_project(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": source,
+            "tests/test_pkg.py": tests,
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-mutated"\n'
+                f'target = "pkg/__init__.py::one"\nop = "constant-return"\nvalue = "{value}"\n'
+                f"kills = {json.dumps(list(kills))}\n{extra}"
+            ),
+        },
+    )
 
 
 def gate_env(project: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -77,15 +89,15 @@ def gate_env(project: Path, extra: dict[str, str] | None = None) -> dict[str, st
     return env
 
 
-def run_gate(project: Path, *args: str, env: dict[str, str] | None = None,
-             timeout: float = 300) -> GateRun:
+def run_gate(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> GateRun:
     report_dir = project.parent / f"reports-{project.name}"
     shutil.rmtree(report_dir, ignore_errors=True)
     command = [sys.executable, "-m", "killmap", *args]
     if args and args[0] == "run":
         command += ["--report-dir", str(report_dir)]
-    done = subprocess.run(command, cwd=project, env=env or gate_env(project), capture_output=True,
-                          text=True, timeout=timeout)
+    done = subprocess.run(
+        command, cwd=project, env=env or gate_env(project), capture_output=True, text=True, timeout=timeout
+    )
     report_path = report_dir / "killmap.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else None
     return GateRun(done.returncode, done.stdout, done.stderr, report, report_dir)
@@ -93,14 +105,18 @@ def run_gate(project: Path, *args: str, env: dict[str, str] | None = None,
 
 def tree_digest(folder: Path) -> dict[str, str]:
     """Every file's bytes, by relative path: proof a tree was not written."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def process_ended(pid: int, within: float = 10.0) -> bool:
     """Whether the process is gone (or a zombie: it ended, and waits only to be reaped)
     within `within` seconds."""
     from killmap.engine.reaper import is_zombie
+
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:

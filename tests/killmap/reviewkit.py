@@ -17,15 +17,19 @@ from pathlib import Path
 
 from gatekit import FIXTURES, copy_fixture, gate_env, tree_digest
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null",
-           "GIT_CONFIG_SYSTEM": "/dev/null"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_SYSTEM": "/dev/null",
+}
 
 
 def git(project: Path, *args: str) -> str:
     env = {**gate_env(project), **GIT_ENV}
-    return subprocess.run(["git", *args], cwd=project, env=env, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(["git", *args], cwd=project, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def commit_all(project: Path, message: str) -> None:
@@ -41,8 +45,7 @@ def change_repo(name: str, dest: Path) -> Path:
     git(project, "init", "-q", "-b", "main")
     commit_all(project, "base")
     git(project, "checkout", "-q", "-b", "feature")
-    shutil.copytree(FIXTURES / name / "head", project, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(FIXTURES / name / "head", project, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     commit_all(project, "the change")
     return project
 
@@ -83,8 +86,9 @@ def review(project: Path, *args: str, env: dict[str, str] | None = None, timeout
     command = [sys.executable, "-m", "killmap", *args]
     if args and args[0] == "red-first":
         command += ["--report-dir", str(report_dir)]
-    done = subprocess.run(command, cwd=project, env=env or gate_env(project), capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(
+        command, cwd=project, env=env or gate_env(project), capture_output=True, text=True, timeout=timeout
+    )
     path = report_dir / "red-first.json"
     report = json.loads(path.read_text()) if path.exists() else None
     return Review(done.returncode, done.stdout, done.stderr, report, report_dir)

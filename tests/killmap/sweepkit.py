@@ -14,7 +14,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from gatekit import copy_fixture, gate_env, run_gate
 
 

@@ -14,17 +14,22 @@ from gatekit import run_gate, write_project
 
 
 def test_a_mutant_that_breaks_the_import_a_conftest_makes_is_broken_and_says_where(tmp_path):
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/core.py": "LIMIT = 2\n",
-        # The mutated module imports fine; the package's own import then fails on its value.
-        "pkg/__init__.py": "from pkg.core import LIMIT\n\nTHRESHOLD = LIMIT + 1\n",
-        "tests/conftest.py": "import pkg  # noqa: F401 - the suite's fixtures need the package loaded\n",
-        "tests/test_pkg.py": "from pkg import THRESHOLD\n\n\ndef test_threshold():\n    assert THRESHOLD == 3\n",
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\n'
-                               'name = "limit-becomes-text"\ntarget = "pkg/core.py::LIMIT"\nop = "replace"\n'
-                               "old = '2'\nnew = '\"2\"'\nkills = [\"tests/test_pkg.py::test_threshold\"]\n"),
-    })
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/core.py": "LIMIT = 2\n",
+            # The mutated module imports fine; the package's own import then fails on its value.
+            "pkg/__init__.py": "from pkg.core import LIMIT\n\nTHRESHOLD = LIMIT + 1\n",
+            "tests/conftest.py": "import pkg  # noqa: F401 - the suite's fixtures need the package loaded\n",
+            "tests/test_pkg.py": "from pkg import THRESHOLD\n\n\ndef test_threshold():\n    assert THRESHOLD == 3\n",
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\n'
+                'name = "limit-becomes-text"\ntarget = "pkg/core.py::LIMIT"\nop = "replace"\n'
+                "old = '2'\nnew = '\"2\"'\nkills = [\"tests/test_pkg.py::test_threshold\"]\n"
+            ),
+        },
+    )
     gate = run_gate(project, "run", "--no-cache")
     entry = gate.mutation("limit-becomes-text")
     assert entry["verdict"] == "broken", entry["detail"]

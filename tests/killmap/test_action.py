@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import yamlish
-
 from gatekit import copy_fixture, gate_env
 from test_annotations import OVERREACH, UNEVIDENCED
 
@@ -30,6 +29,7 @@ def _evaluate(text: str, context: dict[str, str]) -> str:
     def value(match: re.Match) -> str:
         assert match.group(1) in context, f"expression the test does not know: {match.group(1)}"
         return context[match.group(1)]
+
     return EXPRESSION.sub(value, str(text))
 
 
@@ -45,15 +45,27 @@ def _run_step(step: dict, workspace: Path, context: dict[str, str], extra_env: d
     assert "${{" not in script, "inputs must reach a script through env, never pasted into it"
     env = {**extra_env, **{k: _evaluate(v, context) for k, v in step.get("env", {}).items()}}
     cwd = workspace / _evaluate(step.get("working-directory", "."), context)
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _github(workspace: Path, project: Path) -> dict[str, str]:
-    return gate_env(project, {
-        "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_OUTPUT": str(workspace / "github-output"), "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    return gate_env(
+        project,
+        {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_OUTPUT": str(workspace / "github-output"),
+            "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        },
+    )
 
 
 def _outputs(workspace: Path) -> dict[str, str]:
@@ -65,8 +77,13 @@ def test_the_action_declares_its_inputs_and_wires_its_steps():
     assert ACTION["runs"]["using"] == "composite"
     assert ACTION["outputs"]["exit-code"]["value"] == "${{ steps.gate.outputs.exit-code }}"
     names = [step["name"] for step in ACTION["runs"]["steps"]]
-    assert names == ["Set up Python", "Install killmap", "Run the gate", "Upload the reports",
-                     "Exit with killmap's code"]
+    assert names == [
+        "Set up Python",
+        "Install killmap",
+        "Run the gate",
+        "Upload the reports",
+        "Exit with killmap's code",
+    ]
     setup, upload = ACTION["runs"]["steps"][0], STEPS["Upload the reports"]
     assert setup["uses"].startswith("actions/setup-python@") and setup["if"] == "inputs.python-version != ''"
     assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"] == "always()"
@@ -89,9 +106,19 @@ def test_the_gate_step_annotates_and_the_last_step_exits_with_killmaps_code(tmp_
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.invalid",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        },
+    )
 
 
 def test_changed_only_runs_what_the_pull_request_changed_against_its_base(tmp_path):
@@ -109,15 +136,16 @@ def test_changed_only_runs_what_the_pull_request_changed_against_its_base(tmp_pa
     (project / "src" / "basicpkg" / "__init__.py").write_text("# nothing a mutation targets\n")
     _git(project, "commit", "-qam", "unrelated")
     env = _github(workspace, project)
-    context = _context({"working-directory": "basic", "changed-only": "true", "args": "--jobs 1 --no-cache"},
-                       base_ref="main")
+    context = _context(
+        {"working-directory": "basic", "changed-only": "true", "args": "--jobs 1 --no-cache"}, base_ref="main"
+    )
     gate = _run_step(STEPS["gate"], workspace, context, env)
     assert gate.returncode == 0, gate.stderr
     assert "--changed: 0 mutation(s) see a change: none" in gate.stdout
     assert _outputs(workspace) == {"exit-code": "0"}
     # A change the catalog's tests see: both mutations run, both hold.
     tests = project / "tests" / "test_core.py"
-    tests.write_text(tests.read_text() + "\n\ndef test_two_is_even():\n    assert classify(2) == \"even\"\n")
+    tests.write_text(tests.read_text() + '\n\ndef test_two_is_even():\n    assert classify(2) == "even"\n')
     _git(project, "commit", "-qam", "a new test")
     (workspace / "github-output").unlink()
     gate = _run_step(STEPS["gate"], workspace, context, env)

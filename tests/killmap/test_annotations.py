@@ -14,20 +14,31 @@ from pathlib import Path
 
 from gatekit import copy_fixture, gate_env, run_gate
 
-from killmap.report.annotations import (MAX_ANNOTATIONS, SUMMARY_LIMIT, annotation, escape_data,
-                                 escape_property, publish, summary_text)
+from killmap.report.annotations import (
+    MAX_ANNOTATIONS,
+    SUMMARY_LIMIT,
+    annotation,
+    escape_data,
+    escape_property,
+    publish,
+    summary_text,
+)
 
 FIXTURE_REPORT = Path(__file__).resolve().parent.parent / "fixtures" / "reports" / "verdicts.json"
 
-OVERREACH = ("::error file=selection/src/selpkg/calc.py,line=5,title=killmap overreach%3A shared-off-by-one"
-             "::overreach: red outside kills and may_kill: tests/test_shared.py::test_shared_through_a_caller"
-             "%0Aa test outside kills and may_kill went red: it is coupled to this code, or the contract "
-             "is too narrow.")
-UNEVIDENCED = ("::error file=selection/src/selpkg/calc.py,line=9,title=killmap unevidenced%3A "
-               "unrelated-gains-a-line::unevidenced: went red without executing the mutated code, not even "
-               "when run by itself (red for another reason: line numbers, a test the selection leaves out): "
-               "tests/test_lines.py::test_anchor_has_not_moved%0Anothing proves this "
-               "verdict: no test reached the mutated code, or its control did not hold.")
+OVERREACH = (
+    "::error file=selection/src/selpkg/calc.py,line=5,title=killmap overreach%3A shared-off-by-one"
+    "::overreach: red outside kills and may_kill: tests/test_shared.py::test_shared_through_a_caller"
+    "%0Aa test outside kills and may_kill went red: it is coupled to this code, or the contract "
+    "is too narrow."
+)
+UNEVIDENCED = (
+    "::error file=selection/src/selpkg/calc.py,line=9,title=killmap unevidenced%3A "
+    "unrelated-gains-a-line::unevidenced: went red without executing the mutated code, not even "
+    "when run by itself (red for another reason: line numbers, a test the selection leaves out): "
+    "tests/test_lines.py::test_anchor_has_not_moved%0Anothing proves this "
+    "verdict: no test reached the mutated code, or its control did not hold."
+)
 
 
 def _commands(stdout: str) -> list[str]:
@@ -35,8 +46,15 @@ def _commands(stdout: str) -> list[str]:
 
 
 def _github(project: Path, summary: Path, **extra: str) -> dict[str, str]:
-    return gate_env(project, {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(project.parent),
-                              "GITHUB_STEP_SUMMARY": str(summary), **extra})
+    return gate_env(
+        project,
+        {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_WORKSPACE": str(project.parent),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            **extra,
+        },
+    )
 
 
 def test_each_failed_contract_is_one_exact_error_command_and_the_report_joins_the_summary(tmp_path):
@@ -59,8 +77,9 @@ def test_each_failed_contract_is_one_exact_error_command_and_the_report_joins_th
     assert _commands(quiet.stdout) == _commands(off.stdout) == []
     assert summary.read_text() == ""
     # and github forces it on outside GitHub too
-    forced = run_gate(project, "run", "--annotations", "github",
-                      env=gate_env(project, {"GITHUB_WORKSPACE": str(tmp_path)}))
+    forced = run_gate(
+        project, "run", "--annotations", "github", env=gate_env(project, {"GITHUB_WORKSPACE": str(tmp_path)})
+    )
     assert _commands(forced.stdout) == [OVERREACH, UNEVIDENCED]
 
 
@@ -70,23 +89,40 @@ def test_at_most_ten_are_annotated_by_severity_and_the_summary_names_the_rest(tm
     project = copy_fixture("verdicts", tmp_path)
     shutil.copy(FIXTURE_REPORT, tmp_path / "shard.json")
     summary = tmp_path / "step-summary.md"
-    run = run_gate(project, "merge", str(tmp_path / "shard.json"), "--report-dir", str(tmp_path / "out"),
-                   env=_github(project, summary))
+    run = run_gate(
+        project,
+        "merge",
+        str(tmp_path / "shard.json"),
+        "--report-dir",
+        str(tmp_path / "out"),
+        env=_github(project, summary),
+    )
     assert run.code == 1, run.stderr
     commands = _commands(run.stdout)
     assert len(commands) == MAX_ANNOTATIONS
     titles = [line.split("title=")[1].split("::")[0] for line in commands]
-    assert titles == [f"killmap {v}%3A {n}" for v, n in [
-        ("vacuous", "predicate-constant-true"), ("vacuous", "greet-space-dropped"),
-        ("overreach", "predicate-negated"), ("wrong-cause", "lookup-table-emptied"),
-        ("visible", "clamp-limit-lowered"), ("unevidenced", "big-word-changed"),
-        ("unevidenced", "greet-concat-empty"), ("timeout", "spin-never-ends"),
-        ("broken", "undefined-name"), ("broken", "does-not-parse")]]
+    assert titles == [
+        f"killmap {v}%3A {n}"
+        for v, n in [
+            ("vacuous", "predicate-constant-true"),
+            ("vacuous", "greet-space-dropped"),
+            ("overreach", "predicate-negated"),
+            ("wrong-cause", "lookup-table-emptied"),
+            ("visible", "clamp-limit-lowered"),
+            ("unevidenced", "big-word-changed"),
+            ("unevidenced", "greet-concat-empty"),
+            ("timeout", "spin-never-ends"),
+            ("broken", "undefined-name"),
+            ("broken", "does-not-parse"),
+        ]
+    ]
     # The report's root is not under this workspace: the path stays project-relative.
-    assert commands[0] == ("::error file=src/vpkg/logic.py,line=8,title=killmap vacuous%3A "
-                           "predicate-constant-true::vacuous: stayed green: tests/test_logic.py::"
-                           "test_is_positive_accepts_one%0Aa test named in kills stayed green: it does "
-                           "not guard against this defect.")
+    assert commands[0] == (
+        "::error file=src/vpkg/logic.py,line=8,title=killmap vacuous%3A "
+        "predicate-constant-true::vacuous: stayed green: tests/test_logic.py::"
+        "test_is_positive_accepts_one%0Aa test named in kills stayed green: it does "
+        "not guard against this defect."
+    )
     assert "killmap: 7 more failed contract(s) not annotated (GitHub shows 10 per step)" in run.stdout
     text = summary.read_text()
     assert text.startswith((tmp_path / "out" / "killmap.md").read_text())
@@ -94,17 +130,24 @@ def test_at_most_ten_are_annotated_by_severity_and_the_summary_names_the_rest(tm
         "**Not annotated:** GitHub shows at most 10 annotations per step, so 7 more failed contract(s) "
         "are listed here only: `unbound-local` (broken), `import-breaks-collection` (broken), "
         "`unimported-module-breaks` (broken), `pattern-missing` (not-applied), `pinned-to-old-text` "
-        "(stale), `flaky-mode-on` (flaky), `limit-below-the-unmutated-time` (inconclusive).\n")
+        "(stale), `flaky-mode-on` (flaky), `limit-below-the-unmutated-time` (inconclusive).\n"
+    )
 
 
 def test_escaping_follows_githubs_rules():
     assert escape_data("100% done\r\nnext: a, b") == "100%25 done%0D%0Anext: a, b"
     assert escape_property("100% done\r\nnext: a, b") == "100%25 done%0D%0Anext%3A a%2C b"
-    entry = {"name": "a-b", "verdict": "vacuous", "lines": [3, 4, 7], "detail": "50% of it,\nred: x",
-             "explanation": "why"}
+    entry = {
+        "name": "a-b",
+        "verdict": "vacuous",
+        "lines": [3, 4, 7],
+        "detail": "50% of it,\nred: x",
+        "explanation": "why",
+    }
     assert annotation(entry, "pkg/odd,name:1.py") == (
         "::error file=pkg/odd%2Cname%3A1.py,line=3,endLine=7,title=killmap vacuous%3A a-b"
-        "::vacuous: 50%25 of it,%0Ared: x%0Awhy.")
+        "::vacuous: 50%25 of it,%0Ared: x%0Awhy."
+    )
     # A mutant never built has no lines: the annotation is on the file.
     assert annotation({**entry, "lines": []}, "m.py").startswith("::error file=m.py,title=")
 
@@ -116,8 +159,7 @@ def test_the_summary_stays_within_githubs_limit(tmp_path):
     summary = tmp_path / "summary.md"
     summary.write_text("y" * 1000 + "\n")
     out = io.StringIO()
-    publish(document, markdown, "auto", env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
-            out=out)
+    publish(document, markdown, "auto", env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}, out=out)
     data = summary.read_bytes()
     assert len(data) <= SUMMARY_LIMIT
     text = data.decode()

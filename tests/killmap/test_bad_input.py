@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from gatekit import copy_fixture, gate_env, run_gate, tree_digest
 
 
@@ -42,15 +41,23 @@ def test_a_test_id_that_changes_between_baseline_runs_is_named_as_such_and_exclu
     # marshmallow parametrizes over datetime.now(): the ids differ run to run, the outcomes
     # do not, and no exact id in `exclude` could ever name them.
     from gatekit import one_mutation_project
-    project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", (
-        "import itertools, os, time\nimport pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
-        "@pytest.mark.parametrize('stamp', [f'{os.getpid()}-{time.time_ns()}'])\n"
-        "def test_stamped(stamp):\n    assert stamp\n"), value="2")
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        (
+            "import itertools, os, time\nimport pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+            "@pytest.mark.parametrize('stamp', [f'{os.getpid()}-{time.time_ns()}'])\n"
+            "def test_stamped(stamp):\n    assert stamp\n"
+        ),
+        value="2",
+    )
     line = _one_line_error(run_gate(project, "run", "--no-cache", "--jobs", "2"))
     assert "collected in one baseline run and not the other" in line and "test_stamped[" in line
     catalog = project / "mutations" / "pkg.toml"
-    catalog.write_text(catalog.read_text().replace(
-        '[gate]\n', '[gate]\nexclude = ["tests/test_pkg.py::test_stamped"]\n'))
+    catalog.write_text(
+        catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_pkg.py::test_stamped"]\n')
+    )
     run = run_gate(project, "run", "--no-cache", "--jobs", "2")
     assert run.code == 0, run.stdout + run.stderr
 
@@ -58,8 +65,9 @@ def test_a_test_id_that_changes_between_baseline_runs_is_named_as_such_and_exclu
 def test_a_flaky_test_listed_in_gate_exclude_is_left_out(tmp_path):
     project = copy_fixture("basic", tmp_path)
     catalog = project / "mutations" / "basic.toml"
-    catalog.write_text(catalog.read_text().replace(
-        '[gate]\n', '[gate]\nexclude = ["tests/test_core.py::test_green_once_then_red"]\n'))
+    catalog.write_text(
+        catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_core.py::test_green_once_then_red"]\n')
+    )
     env = gate_env(project, {"FLAKE_MARKER": str(tmp_path / "marker")})
     run = run_gate(project, "run", "--no-cache", "--jobs", "1", env=env)
     assert run.code == 0, run.stderr
@@ -115,10 +123,14 @@ def test_show_prints_the_mutant_as_a_unified_diff(tmp_path):
 def test_a_control_at_another_site_is_a_catalog_error(tmp_path):
     project = copy_fixture("basic", tmp_path)
     catalog = project / "mutations" / "basic.toml"
-    catalog.write_text(catalog.read_text() + (
-        '\n[[mutation]]\nname = "even-check-equivalent"\ntarget = "src/basicpkg/core.py::is_even"\n'
-        'op = "replace"\nold = "n % 2 == 0"\nnew = "not n % 2"\ninvariant = true\n'
-        'control = "classify-call-deleted"\n'))
+    catalog.write_text(
+        catalog.read_text()
+        + (
+            '\n[[mutation]]\nname = "even-check-equivalent"\ntarget = "src/basicpkg/core.py::is_even"\n'
+            'op = "replace"\nold = "n % 2 == 0"\nnew = "not n % 2"\ninvariant = true\n'
+            'control = "classify-call-deleted"\n'
+        )
+    )
     line = _one_line_error(run_gate(project, "run", "--no-cache"))
     assert "'even-check-equivalent'" in line and "'control'" in line and "overlap" in line
 
@@ -140,8 +152,9 @@ def test_a_conftest_that_does_not_import_is_named_with_its_error(command, tmp_pa
     run = run_gate(project, command, *(["--no-cache"] if command == "run" else []))
     assert run.code == 2, run.stderr
     said = [line for line in run.stderr.splitlines() if "conftest" in line]
-    assert said and "tests/conftest.py does not import: ModuleNotFoundError: No module named 'nosuchmodule_xyz'" \
-        in said[0], run.stderr
+    assert (
+        said and "tests/conftest.py does not import: ModuleNotFoundError: No module named 'nosuchmodule_xyz'" in said[0]
+    ), run.stderr
     assert "Traceback" not in run.stderr
     assert tree_digest(project) == before
 
@@ -152,7 +165,8 @@ def test_a_warning_made_an_error_while_collecting_is_named_not_its_last_line(tmp
     project = copy_fixture("basic", tmp_path)
     (project / "tests" / "test_warns.py").write_text(
         "import warnings\n\nimport basicpkg.core  # noqa: F401\n\nwarnings.warn('this suite is old\\nSee the changelog', DeprecationWarning)\n\n\n"
-        "def test_x():\n    pass\n")
+        "def test_x():\n    pass\n"
+    )
     (project / "pytest.ini").write_text("[pytest]\nfilterwarnings =\n    error\n")
     line = _one_line_error(run_gate(project, "run", "--no-cache"))
     assert "test_warns.py" in line and "DeprecationWarning: this suite is old" in line, line

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from gatekit import copy_fixture, gate_env, run_gate
 
 LATIN1 = "# caf\xe9: written by an editor set to latin-1\n".encode("latin-1")
@@ -32,8 +31,14 @@ def one_line_error(code: int, stderr: str) -> str:
 
 def gate(project: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """The command exactly as given (run_gate adds its own --report-dir)."""
-    return subprocess.run([sys.executable, "-m", "killmap", *args], cwd=project, env=gate_env(project),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "killmap", *args],
+        cwd=project,
+        env=gate_env(project),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -59,10 +64,10 @@ def test_a_patch_file_that_is_not_utf8_is_one_line_naming_the_patch(basic):
     assert "'odd-refusal-fix-reverted'" in line and "'patch'" in line and "not UTF-8" in line
 
 
-@pytest.mark.parametrize("nested", [
-    "x = " + "[" * 2000 + "]" * 2000,
-    "[[mutation]]\nname = \"deep\"\nnote = " + "{a = " * 1000 + "1" + "}" * 1000,
-])
+@pytest.mark.parametrize(
+    "nested",
+    ["x = " + "[" * 2000 + "]" * 2000, '[[mutation]]\nname = "deep"\nnote = ' + "{a = " * 1000 + "1" + "}" * 1000],
+)
 def test_deeply_nested_toml_is_one_line_naming_the_catalog(basic, nested):
     (basic / "mutations" / "deep.toml").write_text(nested + "\n")
     run = run_gate(basic, "run", "--no-cache")
@@ -110,8 +115,15 @@ def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "killmap.engine.worker"], cwd=tmp_path, stdin=subprocess.DEVNULL,
-                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "killmap.engine.worker"],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.close(write_end)
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
@@ -135,9 +147,24 @@ def test_interrupting_the_gate_while_workers_start_is_a_clean_interrupted_exit(b
     (site / "sitecustomize.py").write_text(SLOW_START)
     marker = tmp_path / "starting"
     env = gate_env(basic, {"PYTHONPATH": str(site), "KM_STARTING": str(marker), "KM_START_DELAY": "3"})
-    gate_process = subprocess.Popen([sys.executable, "-m", "killmap", "run", "--no-cache", "--jobs", "2",
-                                     "--report-dir", str(tmp_path / "reports")],
-                                    cwd=basic, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    gate_process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "killmap",
+            "run",
+            "--no-cache",
+            "--jobs",
+            "2",
+            "--report-dir",
+            str(tmp_path / "reports"),
+        ],
+        cwd=basic,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     # One process starts (the other workers would be its forks, once it has imported pytest).
     while not (marker.exists() and marker.read_text().split()):
@@ -179,7 +206,12 @@ cli.entry()
 
 @pytest.mark.parametrize("shape", ["plain", "wrapped"])
 def test_an_interrupt_raised_inside_exec_code_still_exits_130(tmp_path, shape):
-    done = subprocess.run([sys.executable, "-c", INTERRUPT_INSIDE_EXEC, shape, "list"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_INSIDE_EXEC, shape, "list"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr.strip() == "killmap: interrupted; the working tree was not touched"

@@ -19,11 +19,11 @@ import pytest
 from gatekit import copy_fixture
 
 import killmap.verdict.baseline as baseline_module
+from killmap.catalog.plan import LabOptions
+from killmap.engine.outcome import RunOutcome, TestResult
+from killmap.engine.plugin import Recorder
 from killmap.verdict.baseline import untraced_durations
 from killmap.verdict.lab import run_lab
-from killmap.engine.outcome import RunOutcome, TestResult
-from killmap.catalog.plan import LabOptions
-from killmap.engine.plugin import Recorder
 
 UNRELATED = {f"tests/test_unrelated.py::test_unrelated_{i}" for i in range(1, 21)}
 SHARED = {"tests/test_shared.py::test_shared_direct", "tests/test_shared.py::test_shared_through_a_caller"}
@@ -62,14 +62,18 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(t
         # run forked from the first session inherits what that one recorded).
         assert recorded[0] and (runs == 1 or not all(recorded))
     else:
-        assert all(recorded)   # the line monitor records it in every run, cheaply
+        assert all(recorded)  # the line monitor records it in every run, cheaply
     assert set(result.baselines[0].durations) == UNRELATED | SHARED | {"tests/test_lines.py::test_anchor_has_not_moved"}
 
 
 def _run(durations: dict[str, float], traced: set[str] = frozenset()) -> RunOutcome:
     ids = tuple(durations)
-    return RunOutcome("done", 1.0, collected=ids,
-                      tests={t: TestResult(t, "passed", d, traced=t in traced) for t, d in durations.items()})
+    return RunOutcome(
+        "done",
+        1.0,
+        collected=ids,
+        tests={t: TestResult(t, "passed", d, traced=t in traced) for t, d in durations.items()},
+    )
 
 
 def test_a_tests_duration_comes_from_the_run_that_did_not_trace_it():
@@ -92,10 +96,10 @@ def test_a_test_is_traced_by_the_first_run_to_claim_it_and_by_no_other(tmp_path)
     ahead = Recorder(str(tmp_path / "ahead.jsonl"), trace_claims=claims)
     behind = Recorder(str(tmp_path / "behind.jsonl"), trace_claims=claims)
     ahead.set_collected(ids)
-    behind.set_collected(list(reversed(ids)))   # collected in another order: the same claims
+    behind.set_collected(list(reversed(ids)))  # collected in another order: the same claims
     assert ahead.claims(ids[0])
     assert not behind.claims(ids[0])
-    assert behind.claims(ids[2])     # reached first by the other run
+    assert behind.claims(ids[2])  # reached first by the other run
     assert not ahead.claims(ids[2])
     assert ahead.claims(ids[1]) and not behind.claims(ids[1])
     # Without claims (one baseline run, a traced re-run) every test is traced.
@@ -129,21 +133,31 @@ def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did
     # (a kills test traced alone, say) on a worker whose session collected untraced must run
     # in a fresh session, which records its own: else the collection's lines would be lost.
     import killmap.engine.worker as worker
+
     requests_read, requests_write = os.pipe()
     responses_read, responses_write = os.pipe()
-    os.close(responses_write)   # a session asked anyway answers at once: it has ended
+    os.close(responses_write)  # a session asked anyway answers at once: it has ended
     # Its own process group, so that a session given up for ended kills nothing else.
     stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     include = [str(tmp_path / "pkg" / "core.py")]
-    server = worker._Server("key", stand_in.pid, os.fdopen(requests_write, "w"), responses_read,
-                            traced=include, tracer="auto", traced_collection=False)
+    server = worker._Server(
+        "key",
+        stand_in.pid,
+        os.fdopen(requests_write, "w"),
+        responses_read,
+        traced=include,
+        tracer="auto",
+        traced_collection=False,
+    )
     worker._servers.append(server)
-    request = {"session": {"key": "key", "tests": [], "restart": False},
-               "coverage": {"include": include, "tracer": "auto", "collection": True}}
+    request = {
+        "session": {"key": "key", "tests": [], "restart": False},
+        "coverage": {"include": include, "tracer": "auto", "collection": True},
+    }
     try:
         response, why = worker._run_in_session(request)
         assert response is None and "did not trace its collection" in why
-        assert not select.select([requests_read], [], [], 0)[0]   # nothing was asked of the session
+        assert not select.select([requests_read], [], [], 0)[0]  # nothing was asked of the session
     finally:
         worker._servers.clear()
         server.close()

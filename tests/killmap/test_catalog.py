@@ -205,8 +205,7 @@ def test_a_target_path_is_normalized(km_project):
 
 
 def test_an_invariant_that_lists_kills_names_the_kills_field(km_project):
-    toml = table(good()) + table(good(name='"check-same"', new='">="', invariant="true",
-                                      control='"check-flipped"'))
+    toml = table(good()) + table(good(name='"check-same"', new='">="', invariant="true", control='"check-flipped"'))
     error = rejected(km_project, toml)
     assert_names(error, mutation="check-same", field="kills")
 
@@ -218,17 +217,20 @@ def test_an_invariant_without_a_control_names_the_control_field(km_project):
 
 
 def test_a_control_naming_an_unknown_mutation_names_the_control_field(km_project):
-    toml = table(good()) + table(good(name='"check-same"', new='">="', invariant="true", kills=None,
-                                      control='"no-such-mutation"'))
+    toml = table(good()) + table(
+        good(name='"check-same"', new='">="', invariant="true", kills=None, control='"no-such-mutation"')
+    )
     error = rejected(km_project, toml)
     assert_names(error, mutation="check-same", field="control")
     assert "'no-such-mutation'" in str(error)
 
 
 def test_a_control_naming_another_invariant_names_the_control_field(km_project):
-    toml = (table(good())
-            + table(good(name='"same-a"', new='">="', invariant="true", kills=None, control='"check-flipped"'))
-            + table(good(name='"same-b"', new='"!="', invariant="true", kills=None, control='"same-a"')))
+    toml = (
+        table(good())
+        + table(good(name='"same-a"', new='">="', invariant="true", kills=None, control='"check-flipped"'))
+        + table(good(name='"same-b"', new='"!="', invariant="true", kills=None, control='"same-a"'))
+    )
     error = rejected(km_project, toml)
     assert_names(error, mutation="same-b", field="control")
     assert "itself an invariant" in str(error)
@@ -268,7 +270,7 @@ def test_a_mutation_without_kills_names_the_kills_field(km_project):
 
 
 def test_an_unknown_gate_key_names_the_file_and_the_key(km_project):
-    error = rejected(km_project, "[gate]\ntest = [\"tests\"]\n\n" + table(good()))
+    error = rejected(km_project, '[gate]\ntest = ["tests"]\n\n' + table(good()))
     assert_names(error, mutation=None, field="test")
     assert "unknown [gate] field" in str(error)
 
@@ -279,7 +281,7 @@ def test_a_gate_timeout_that_is_not_positive_names_the_timeout_field(km_project)
 
 
 def test_a_catalog_without_mutations_names_the_file(km_project):
-    error = rejected(km_project, "[gate]\ntests = [\"tests\"]\n")
+    error = rejected(km_project, '[gate]\ntests = ["tests"]\n')
     assert_names(error, mutation=None, field="mutation")
 
 
@@ -309,38 +311,46 @@ def test_a_catalog_file_that_does_not_exist_is_a_gate_error(km_project):
 NODE = "tests/test_a.py::TestBox::test_open[small]"
 
 
-@pytest.mark.parametrize("entry", [
-    NODE,                                   # the exact id
-    "tests/test_a.py",                      # the file
-    "tests/test_a.py::TestBox",             # a class, up to a '::' boundary
-    "tests/test_a.py::TestBox::test_open",  # every parameter, up to a '[' boundary
-    "tests",                                # a directory
-    "tests/",                               # a directory spelled with its slash
-])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        NODE,  # the exact id
+        "tests/test_a.py",  # the file
+        "tests/test_a.py::TestBox",  # a class, up to a '::' boundary
+        "tests/test_a.py::TestBox::test_open",  # every parameter, up to a '[' boundary
+        "tests",  # a directory
+        "tests/",  # a directory spelled with its slash
+    ],
+)
 def test_a_contract_entry_matches_an_id_or_a_prefix_at_a_boundary(entry):
     assert matches(entry, NODE)
 
 
-@pytest.mark.parametrize("entry, node_id", [
-    ("tests/test_a.py::test_a", "tests/test_a.py::test_ab"),        # not a loose substring
-    ("tests/test_a", "tests/test_ab.py::test_x"),                    # nor a partial file name
-    ("tests/test_a.py::TestBox::test_open[s", NODE),                 # nor a partial parameter
-    ("tests/test_a.py::TestB", NODE),                               # nor a partial class name
-    ("tests/unit", "tests/unit_slow/test_x.py::test_y"),            # nor a partial directory
-    ("test_a.py::test_a", "tests/test_a.py::test_a"),               # nor a suffix
-    ("tests/test_a.py/x", "tests/test_a.py"),                       # nor a longer entry
-])
+@pytest.mark.parametrize(
+    "entry, node_id",
+    [
+        ("tests/test_a.py::test_a", "tests/test_a.py::test_ab"),  # not a loose substring
+        ("tests/test_a", "tests/test_ab.py::test_x"),  # nor a partial file name
+        ("tests/test_a.py::TestBox::test_open[s", NODE),  # nor a partial parameter
+        ("tests/test_a.py::TestB", NODE),  # nor a partial class name
+        ("tests/unit", "tests/unit_slow/test_x.py::test_y"),  # nor a partial directory
+        ("test_a.py::test_a", "tests/test_a.py::test_a"),  # nor a suffix
+        ("tests/test_a.py/x", "tests/test_a.py"),  # nor a longer entry
+    ],
+)
 def test_a_contract_entry_does_not_match_a_loose_substring(entry, node_id):
     assert not matches(entry, node_id)
 
 
 # --- the command line ----------------------------------------------------------------------
 
+
 def test_list_with_a_malformed_catalog_exits_2_with_one_line_and_no_traceback(km_project):
     km_project.module(SOURCE)
     km_project.write(CATALOG, '[[mutation]]\nname = "check-flipped"\nop = replace\n')
-    done = subprocess.run([sys.executable, "-m", "killmap", "list"], cwd=km_project.root,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "list"], cwd=km_project.root, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
@@ -352,18 +362,21 @@ def test_list_with_a_malformed_catalog_exits_2_with_one_line_and_no_traceback(km
 def test_list_with_a_valid_catalog_prints_each_mutation(km_project):
     km_project.module(SOURCE)
     km_project.write(CATALOG, table(good()))
-    done = subprocess.run([sys.executable, "-m", "killmap", "list"], cwd=km_project.root,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "list"], cwd=km_project.root, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["check-flipped", "replace", f"{MOD}::check", "kills", "1"]
 
 
 def test_a_gate_error_with_a_multi_line_message_still_prints_as_one_line():
     # Some messages carry a log tail; the promise to the user is one line on stderr.
-    error = GateError("pytest ended without a report; log tail: E   boom\n\n  at line 3\n",
-                      file="mutations/x.toml", field="tests")
-    assert str(error) == "mutations/x.toml: field 'tests': pytest ended without a report; " \
-                         "log tail: E   boom | at line 3"
+    error = GateError(
+        "pytest ended without a report; log tail: E   boom\n\n  at line 3\n", file="mutations/x.toml", field="tests"
+    )
+    assert (
+        str(error) == "mutations/x.toml: field 'tests': pytest ended without a report; log tail: E   boom | at line 3"
+    )
 
 
 def test_replace_may_delete_its_text_with_an_empty_new(km_project):
@@ -374,8 +387,9 @@ def test_replace_may_delete_its_text_with_an_empty_new(km_project):
 
 def test_werror_is_read_from_the_gate_and_overridden_per_mutation(km_project):
     km_project.module(SOURCE)
-    catalog = km_project.catalog("[gate]\nwerror = true\n" + table(good())
-                                 + table(good(name='"check-lint-ok"', werror="false")))
+    catalog = km_project.catalog(
+        "[gate]\nwerror = true\n" + table(good()) + table(good(name='"check-lint-ok"', werror="false"))
+    )
     strict, lenient = catalog.mutations
     assert strict.lint_is_error is True
     assert lenient.lint_is_error is False
@@ -398,6 +412,7 @@ def test_confine_is_on_by_default_and_must_be_a_boolean(km_project):
 
 def test_a_project_inside_a_folder_its_enclosing_checkout_ignores_is_walked(tmp_path):
     from killmap.catalog.project import project_files
+
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".gitignore").write_text("inner/\n")
     inner = tmp_path / "inner"

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from gatekit import copy_fixture, gate_env, run_gate
 
 CATALOG = "mutations/basic.toml"
@@ -36,18 +35,22 @@ def test_a_sound_catalog_passes_and_no_test_runs(tmp_path):
     # test_green_once_then_red writes this file whenever it runs: collecting must not run it.
     run = run_gate(project, "check", env=gate_env(project, {"FLAKE_MARKER": str(marker)}))
     assert run.code == 0, run.stderr
-    assert run.stdout.strip() == ("killmap check: 1 catalog(s), 2 mutation(s), 3 test(s) collected: "
-                                  "every mutation applies, every test id resolves, no stale pin")
+    assert run.stdout.strip() == (
+        "killmap check: 1 catalog(s), 2 mutation(s), 3 test(s) collected: "
+        "every mutation applies, every test id resolves, no stale pin"
+    )
     assert not marker.exists()
 
 
 def test_the_bundled_catalog_passes(tmp_path):
-    from pathlib import Path
     import subprocess
     import sys
+    from pathlib import Path
+
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-m", "killmap", "check"], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "check"], cwd=root, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert "16 mutation(s)" in done.stdout
 
@@ -56,9 +59,11 @@ def test_the_bundled_catalog_passes(tmp_path):
 def test_a_contract_id_that_matches_no_collected_test_is_named(tmp_path, field):
     project = copy_fixture("basic", tmp_path)
     if field == "kills":
-        _edit(project, CATALOG, "test_odd_is_refused\"]\n\n", "test_odd_is_refusd\"]\n\n")
+        _edit(project, CATALOG, 'test_odd_is_refused"]\n\n', 'test_odd_is_refusd"]\n\n')
     else:
-        _edit(project, CATALOG, 'call = "is_even"\n', 'call = "is_even"\nmay_kill = ["tests/test_core.py::test_nope"]\n')
+        _edit(
+            project, CATALOG, 'call = "is_even"\n', 'call = "is_even"\nmay_kill = ["tests/test_core.py::test_nope"]\n'
+        )
     [line] = _problems(run_gate(project, "check"))
     assert "mutations/basic.toml" in line and "'classify-call-deleted'" in line and f"'{field}'" in line
     assert "matches no collected test" in line
@@ -81,8 +86,12 @@ def test_a_stale_pin_is_reported(tmp_path):
 
 def test_a_mutant_that_would_be_broken_is_reported(tmp_path):
     project = copy_fixture("basic", tmp_path)
-    _edit(project, CATALOG, 'op = "delete-call"\ncall = "is_even"',
-          'op = "replace"\nold = "is_even(n)"\nnew = "is_evn(n)"')
+    _edit(
+        project,
+        CATALOG,
+        'op = "delete-call"\ncall = "is_even"',
+        'op = "replace"\nold = "is_even(n)"\nnew = "is_evn(n)"',
+    )
     [line] = _problems(run_gate(project, "check"))
     assert "'classify-call-deleted'" in line and "broken" in line and "undefined name 'is_evn'" in line
 
@@ -99,7 +108,8 @@ def test_a_collection_that_writes_into_the_working_tree_is_reported_and_the_file
     victim = project / "README.md"
     victim.write_text("the user's own file\n")
     (project / "tests" / "conftest.py").write_text(
-        "import os\n\nwith open(os.environ['CHECK_VICTIM'], 'a') as f:\n    f.write('written at collection\\n')\n")
+        "import os\n\nwith open(os.environ['CHECK_VICTIM'], 'a') as f:\n    f.write('written at collection\\n')\n"
+    )
     run = run_gate(project, "check", env=gate_env(project, {"CHECK_VICTIM": str(victim)}))
     lines = _problems(run)
     said = [line for line in lines if "collection of tests wrote to the working tree: README.md (restored" in line]
@@ -129,11 +139,17 @@ def test_every_problem_is_listed_not_just_the_first(tmp_path):
 def test_every_control_at_another_site_is_named_not_only_the_first(tmp_path):
     project = copy_fixture("basic", tmp_path)
     catalog = project / CATALOG
-    catalog.write_text(catalog.read_text() + "".join(
-        f'\n[[mutation]]\nname = "{name}"\ntarget = "src/basicpkg/core.py::is_even"\nop = "replace"\n'
-        f'old = "{old}"\nnew = "{new}"\ninvariant = true\ncontrol = "classify-call-deleted"\n'
-        for name, old, new in (("even-check-equivalent", "n % 2 == 0", "not n % 2"),
-                               ("even-check-parenthesized", "n % 2", "(n % 2)"))))
+    catalog.write_text(
+        catalog.read_text()
+        + "".join(
+            f'\n[[mutation]]\nname = "{name}"\ntarget = "src/basicpkg/core.py::is_even"\nop = "replace"\n'
+            f'old = "{old}"\nnew = "{new}"\ninvariant = true\ncontrol = "classify-call-deleted"\n'
+            for name, old, new in (
+                ("even-check-equivalent", "n % 2 == 0", "not n % 2"),
+                ("even-check-parenthesized", "n % 2", "(n % 2)"),
+            )
+        )
+    )
     lines = _problems(run_gate(project, "check"))
     for name in ("'even-check-equivalent'", "'even-check-parenthesized'"):
         assert any(name in line and "'control'" in line and "overlap" in line for line in lines), lines

@@ -32,12 +32,16 @@ def test_several_processes_saving_the_same_cache_at_once_all_succeed(tmp_path):
     root.mkdir()
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
-    writers = [subprocess.Popen([sys.executable, str(script), str(root), str(folder), f"w{n}", "40"],
-                                stderr=subprocess.PIPE, text=True) for n in range(6)]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(root), str(folder), f"w{n}", "40"], stderr=subprocess.PIPE, text=True
+        )
+        for n in range(6)
+    ]
     errors = [(w.wait(timeout=300), w.stderr.read()) for w in writers]
     assert all(code == 0 for code, _ in errors), [err for code, err in errors if code][:1]
     cache = VerdictCache(root, folder)
-    saved = json.loads(cache.path.read_text())   # whole, valid JSON: some writer's last save
+    saved = json.loads(cache.path.read_text())  # whole, valid JSON: some writer's last save
     assert saved and all(entry["verdict"]["verdict"] == "held" for entry in saved.values())
     assert [p.name for p in cache.path.parent.iterdir()] == ["verdicts.json"]  # no temporary left
 

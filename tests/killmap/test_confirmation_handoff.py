@@ -43,13 +43,13 @@ def test_the_run_goes_on_once_the_copy_has_reported_while_the_copy_still_lives()
     def report_then_linger(done: int) -> None:
         os.close(hold_write)
         os.write(done, b"1")
-        select.select([hold_read], [], [], 30)   # until the test lets go (or a run that waited gives up)
+        select.select([hold_read], [], [], 30)  # until the test lets go (or a run that waited gives up)
 
     pid, done = _fork(report_then_linger)
     os.close(hold_read)
     try:
         await_report(pid, done)
-        assert os.waitpid(pid, os.WNOHANG) == (0, 0)   # not waited for: still there
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0)  # not waited for: still there
     finally:
         os.close(hold_write)
         os.waitpid(pid, 0)
@@ -70,17 +70,17 @@ def test_a_copy_whose_pipe_outlives_it_does_not_hold_the_run():
         if os.fork() == 0:
             os.close(hold_write)
             select.select([hold_read], [], [], 30)
-            os._exit(0)   # gone_write closes with it
+            os._exit(0)  # gone_write closes with it
 
     pid, done = _fork(leave_a_holder)
     os.close(hold_read)
     os.close(gone_write)
     try:
         await_report(pid, done)
-        assert not select.select([gone_read], [], [], 0)[0]   # the holder still lives: not waited for
+        assert not select.select([gone_read], [], [], 0)[0]  # the holder still lives: not waited for
         assert_reaped(pid)
     finally:
-        os.close(hold_write)   # the holder ends
+        os.close(hold_write)  # the holder ends
         os.close(gone_read)
 
 

@@ -8,8 +8,8 @@ test twice, or both requires and allows it, says two things: a catalog error, ex
 from __future__ import annotations
 
 import pytest
-
 from gatekit import run_gate
+
 from killmap.errors import GateError
 
 MOD = "src/pkg/mod.py"
@@ -21,9 +21,11 @@ TEST_UNRELATED = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
 
 
 def entry(kills: str, may_kill: str = "[]") -> str:
-    return (f'[gate]\ntests = ["tests"]\npaths = ["src"]\n\n[[mutation]]\nname = "double-is-triple"\n'
-            f'target = "{MOD}::double"\nop = "replace"\nold = "x * 2"\nnew = "x * 3"\n'
-            f"kills = {kills}\nmay_kill = {may_kill}\n")
+    return (
+        f'[gate]\ntests = ["tests"]\npaths = ["src"]\n\n[[mutation]]\nname = "double-is-triple"\n'
+        f'target = "{MOD}::double"\nop = "replace"\nold = "x * 2"\nnew = "x * 3"\n'
+        f"kills = {kills}\nmay_kill = {may_kill}\n"
+    )
 
 
 @pytest.fixture
@@ -47,6 +49,7 @@ def error_of(project, kills: str, may_kill: str = "[]") -> GateError:
 
 # --- a folder, with or without its slash --------------------------------------------------
 
+
 @pytest.mark.parametrize("folder", ['"tests"', '"tests/"'])
 def test_a_folder_given_with_or_without_its_slash_is_a_kills_prefix(project, folder):
     assert load(project, f"[{folder}]").kills == (folder.strip('"'),)
@@ -63,8 +66,10 @@ def test_a_folder_without_its_slash_runs_and_holds(project):
     run = run_gate(project.root, "run", "--no-cache", "--jobs", "1")
     assert run.code == 0, run.stderr
     assert run.verdicts() == {"double-is-triple": "held"}
-    assert sorted(r["id"] for r in run.mutation("double-is-triple")["red"]) == \
-        ["tests/test_a.py::test_double", "tests/test_b.py::test_double_zero"]
+    assert sorted(r["id"] for r in run.mutation("double-is-triple")["red"]) == [
+        "tests/test_a.py::test_double",
+        "tests/test_b.py::test_double_zero",
+    ]
 
 
 def test_a_kills_folder_keeps_its_files_that_cannot_import_the_target(project):
@@ -81,6 +86,7 @@ def test_a_kills_folder_keeps_its_files_that_cannot_import_the_target(project):
 
 # --- contradictions -----------------------------------------------------------------------
 
+
 def test_an_id_in_both_kills_and_may_kill_is_a_catalog_error(project):
     error = error_of(project, '["tests/test_a.py::test_double"]', '["tests/test_a.py::test_double"]')
     assert (error.file, error.mutation, error.field) == ("mutations/catalog.toml", "double-is-triple", "may_kill")
@@ -88,14 +94,14 @@ def test_an_id_in_both_kills_and_may_kill_is_a_catalog_error(project):
 
 
 def test_an_id_repeated_within_kills_is_a_catalog_error(project):
-    error = error_of(project, '["tests/test_a.py::test_double", "tests/test_b.py::test_double_zero", '
-                              '"tests/test_a.py::test_double"]')
+    error = error_of(
+        project, '["tests/test_a.py::test_double", "tests/test_b.py::test_double_zero", "tests/test_a.py::test_double"]'
+    )
     assert error.field == "kills" and "'tests/test_a.py::test_double' is listed twice in kills" in str(error)
 
 
 def test_an_id_repeated_within_may_kill_is_a_catalog_error(project):
-    error = error_of(project, '["tests/test_a.py::test_double"]',
-                     '["tests/test_b.py", "tests/test_b.py"]')
+    error = error_of(project, '["tests/test_a.py::test_double"]', '["tests/test_b.py", "tests/test_b.py"]')
     assert error.field == "may_kill" and "listed twice in may_kill" in str(error)
 
 
@@ -121,8 +127,11 @@ def test_a_may_kill_folder_around_a_kills_test_is_no_contradiction(project):
 
 
 def test_a_contradiction_is_one_line_and_exit_2_from_the_command(project):
-    project.write("mutations/catalog.toml",
-                  entry('["tests/test_a.py::test_double"]', '["tests/test_a.py::test_double"]'), dedent=False)
+    project.write(
+        "mutations/catalog.toml",
+        entry('["tests/test_a.py::test_double"]', '["tests/test_a.py::test_double"]'),
+        dedent=False,
+    )
     run = run_gate(project.root, "run", "--no-cache")
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert run.code == 2 and len(lines) == 1 and "Traceback" not in run.stderr

@@ -3,10 +3,10 @@ tests can see a change at the invariant's own site."""
 
 from __future__ import annotations
 
-from killmap.verdict.prepare import control_site_problems
 from killmap.mutate.mutants import build_mutant
+from killmap.verdict.prepare import control_site_problems
 
-MODULE = '''\
+MODULE = """\
 from dataclasses import dataclass
 
 
@@ -24,9 +24,9 @@ class Other:
 
     def shifted(self, dy):
         return Other(self.y + dy)
-'''
+"""
 
-CATALOG = '''\
+CATALOG = """\
 [[mutation]]
 name = "moved-backwards"
 target = "src/pkg/mod.py::Point.moved"
@@ -69,7 +69,7 @@ old = "Point(self.x + dx)"
 new = "Point(x=self.x + dx)"
 invariant = true
 control = "shifted-backwards"
-'''
+"""
 
 
 def _problems(km_project):

@@ -13,16 +13,23 @@ from types import SimpleNamespace
 from gatekit import copy_fixture, run_gate, write_project
 
 import killmap.verdict.lab as lab
-from killmap.verdict.baseline import session_costs
-from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.catalog.plan import LabOptions
+from killmap.engine.outcome import RunOutcome, TestResult
+from killmap.verdict.baseline import session_costs
 from killmap.verdict.trial import FORK_START, MIN_TIMEOUT, TIMEOUT_FACTOR, _timeout
 
 
 def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutcome:
     tests = {f"t::{i}": TestResult(id=f"t::{i}", outcome="passed", duration=each) for i in range(count)}
-    return RunOutcome(status="done", wall=wall, collected=tuple(tests), tests=tests, finished=True,
-                      path="swap", session_seconds=collect)
+    return RunOutcome(
+        status="done",
+        wall=wall,
+        collected=tuple(tests),
+        tests=tests,
+        finished=True,
+        path="swap",
+        session_seconds=collect,
+    )
 
 
 def _baseline(run: RunOutcome):
@@ -34,8 +41,8 @@ def _baseline(run: RunOutcome):
 def test_a_mutant_of_three_tests_is_not_charged_the_whole_suites_cost_per_test():
     run = _forked_run(10_000, wall=15.0, each=0.0001, collect=2.5)
     baseline, once, per_test = _baseline(run)
-    assert once == 2.5                                    # a fresh session's collection
-    assert abs(per_test - (15.0 - 1.0) / 10_000) < 1e-9   # the rest of the wall, per test
+    assert once == 2.5  # a fresh session's collection
+    assert abs(per_test - (15.0 - 1.0) / 10_000) < 1e-9  # the rest of the wall, per test
     mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
     limits = _timeout(mutation, baseline, ("t::1", "t::2", "t::3"))
     limit, unmutated = limits.fresh, limits.fresh_unmutated
@@ -74,8 +81,12 @@ def test_the_gates_baseline_measures_its_sessions_collection(tmp_path, monkeypat
         unmutated = verdict.extras["selected_baseline_seconds"]
         # What the path it took pays once: a fresh session collects, a fork does not.
         once = FORK_START if verdict.extras.get("path") == "swap" else baseline.overhead
-        assert abs(unmutated - (once + baseline.per_test * selected
-                                + sum(baseline.durations[t] for t in verdict.selected))) < 1e-3
+        assert (
+            abs(
+                unmutated - (once + baseline.per_test * selected + sum(baseline.durations[t] for t in verdict.selected))
+            )
+            < 1e-3
+        )
 
 
 def test_a_fork_of_the_collected_session_is_not_charged_the_collection():
@@ -100,9 +111,11 @@ SLOW_COLLECTION = {
     # Collection takes longer than the minimum limit, so the fresh limit is above it.
     "tests/conftest.py": "import time\ntime.sleep(1.5)\n",
     "tests/test_pkg.py": "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
-    "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-loops"\n'
-                           'target = "pkg/__init__.py::one"\nop = "replace"\nold = "return 1"\n'
-                           'new = "while True:\\n        pass"\nkills = ["tests/test_pkg.py::test_one"]\n'),
+    "mutations/pkg.toml": (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-loops"\n'
+        'target = "pkg/__init__.py::one"\nop = "replace"\nold = "return 1"\n'
+        'new = "while True:\\n        pass"\nkills = ["tests/test_pkg.py::test_one"]\n'
+    ),
 }
 
 
@@ -112,5 +125,5 @@ def test_a_looping_mutant_on_the_swap_path_times_out_at_the_forks_limit(tmp_path
     entry = done.mutation("one-loops")
     assert entry["verdict"] == "timeout", done.stderr
     assert entry["path"] == "swap"
-    assert entry["timeout_seconds"] == MIN_TIMEOUT   # the fresh limit would be 10 x 1.5 s and more
-    assert entry["duration_seconds"] < 2 * MIN_TIMEOUT   # held to it, not to the fresh limit
+    assert entry["timeout_seconds"] == MIN_TIMEOUT  # the fresh limit would be 10 x 1.5 s and more
+    assert entry["duration_seconds"] < 2 * MIN_TIMEOUT  # held to it, not to the fresh limit

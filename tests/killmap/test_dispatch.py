@@ -9,7 +9,6 @@ import threading
 import time
 
 import pytest
-
 from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate
 
 import killmap.verdict.lab as lab
@@ -28,7 +27,7 @@ def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, mon
         return run_mutant(*args, **kwargs)
 
     def building(root, mutation, sources, cache):
-        if mutation.name == "odd-refusal-fix-reverted":   # the catalog's last mutation
+        if mutation.name == "odd-refusal-fix-reverted":  # the catalog's last mutation
             # Held until a mutant has begun to run: the gate waiting for every mutant to be
             # built before it runs any would never get there.
             seen_while_building.append(first_run_began.wait(timeout=60))
@@ -38,8 +37,10 @@ def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, mon
     monkeypatch.setattr(lab, "build_and_remember", building)
     result = lab.run_lab(project, LabOptions(jobs=2, use_cache=False))
     assert seen_while_building == [True]
-    assert {v.name: v.verdict for v in result.verdicts} == {"classify-call-deleted": "held",
-                                                            "odd-refusal-fix-reverted": "held"}
+    assert {v.name: v.verdict for v in result.verdicts} == {
+        "classify-call-deleted": "held",
+        "odd-refusal-fix-reverted": "held",
+    }
 
 
 def test_a_failure_in_the_dispatch_reaches_the_gate_as_itself(tmp_path, monkeypatch):
@@ -64,10 +65,14 @@ def test_a_second_settings_group_gets_its_own_baseline_and_its_verdicts(tmp_path
     (project / "mutations" / "slow.toml").write_text(
         '[gate]\npaths = ["src"]\ntimeout = 30\n\n[[mutation]]\nname = "classify-call-deleted-again"\n'
         'target = "src/basicpkg/core.py::classify"\nop = "delete-call"\ncall = "is_even"\n'
-        'kills = ["tests/test_core.py::test_odd_is_refused"]\n')
+        'kills = ["tests/test_core.py::test_odd_is_refused"]\n'
+    )
     result = lab.run_lab(project, LabOptions(jobs=2, use_cache=False))
     assert {v.name: v.verdict for v in result.verdicts} == {
-        "classify-call-deleted": "held", "odd-refusal-fix-reverted": "held", "classify-call-deleted-again": "held"}
+        "classify-call-deleted": "held",
+        "odd-refusal-fix-reverted": "held",
+        "classify-call-deleted-again": "held",
+    }
     assert len(result.baselines) == 2
     assert {b.settings.timeout for b in result.baselines} == {None, 30}
 
@@ -76,9 +81,12 @@ def test_a_head_start_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_u
     # The head start begins before the mutants are built; when every one of them then gets a
     # verdict without a run (here: broken, a name nothing defines), its workers are stopped
     # and its scratch folder removed, not left to the gate's exit.
-    project = one_mutation_project(tmp_path / "project", "def one():\n    return 1\n",
-                                   "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
-                                   value="undefined_name")
+    project = one_mutation_project(
+        tmp_path / "project",
+        "def one():\n    return 1\n",
+        "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
+        value="undefined_name",
+    )
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"TMPDIR": str(scratch)}))
@@ -88,14 +96,21 @@ def test_a_head_start_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_u
 
 def _dispatch_with_a_baseline_at_once(events: list[str]):
     from killmap.verdict.dispatch import Dispatch
-    baseline = object()   # stands for the Baseline: nothing is offered, so nothing reads it
-    dispatch = Dispatch(None, lambda: baseline, [object(), object()], lambda *a: None,
-                        lambda kind, data: events.append(kind), lambda *a: None)
+
+    baseline = object()  # stands for the Baseline: nothing is offered, so nothing reads it
+    dispatch = Dispatch(
+        None,
+        lambda: baseline,
+        [object(), object()],
+        lambda *a: None,
+        lambda kind, data: events.append(kind),
+        lambda *a: None,
+    )
     deadline = time.monotonic() + 30
     while dispatch.baseline is not baseline and time.monotonic() < deadline:
         time.sleep(0.01)
     assert dispatch.baseline is baseline
-    time.sleep(0.1)   # the workers' threads are waiting for a mutant by now
+    time.sleep(0.1)  # the workers' threads are waiting for a mutant by now
     return dispatch
 
 

@@ -28,7 +28,7 @@ def test_files_added_at_any_depth_edited_or_deleted_are_named_and_undone(tmp_pat
     sandbox = tmp_path / "sandbox"
     shutil.copytree(pristine, sandbox)
     guard = TreeGuard(sandbox, FILES, pristine, watch_new_files=True)
-    (sandbox / "tests" / "conftest.py").write_text("import pytest\n")    # poisons every later run
+    (sandbox / "tests" / "conftest.py").write_text("import pytest\n")  # poisons every later run
     (sandbox / "stray.txt").write_text("left behind\n")
     (sandbox / "src" / "pkg" / "core.py").write_text("# rewritten, longer than before\n")
     os.unlink(sandbox / "src" / "pkg" / "__init__.py")
@@ -55,6 +55,6 @@ def test_a_file_rewritten_with_its_own_bytes_is_no_change(tmp_path):
     guard = TreeGuard(sandbox, FILES, pristine, watch_new_files=True)
     target = sandbox / "src" / "pkg" / "core.py"
     target.write_text("# mutated\n")
-    target.write_text("# src/pkg/core.py\n")    # the worker restores a mutated file like this
+    target.write_text("# src/pkg/core.py\n")  # the worker restores a mutated file like this
     os.utime(target, ns=(1, 1))
     assert not guard.check_and_restore()

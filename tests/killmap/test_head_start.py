@@ -16,7 +16,7 @@ from gatekit import copy_fixture, gate_env, run_gate
 import killmap.verdict.lab as lab
 from killmap.catalog.plan import LabOptions
 
-SLOW_TEST = '''
+SLOW_TEST = """
 
 def test_takes_its_time():
     # A long baseline: the catalog error below is found while this test still runs.
@@ -25,12 +25,13 @@ def test_takes_its_time():
     done = os.environ.get("KILLMAP_SLOW_DONE")
     if done:
         open(done, "w").write("the baseline ran to its end")
-'''
+"""
 
 CONTROL_ELSEWHERE = (
     '\n[[mutation]]\nname = "even-check-equivalent"\ntarget = "src/basicpkg/core.py::is_even"\n'
     'op = "replace"\nold = "n % 2 == 0"\nnew = "not n % 2"\ninvariant = true\n'
-    'control = "classify-call-deleted"\n')
+    'control = "classify-call-deleted"\n'
+)
 
 
 def test_a_catalog_error_found_during_the_baseline_is_reported_without_waiting_for_it(tmp_path):
@@ -75,7 +76,7 @@ def test_a_run_whose_verdicts_are_all_cached_starts_no_worker(tmp_path, monkeypa
     assert started == [project]
 
 
-BROKEN_ONLY = '''[gate]
+BROKEN_ONLY = """[gate]
 tests = ["tests/test_core.py"]
 paths = ["src"]
 
@@ -86,7 +87,7 @@ op = "replace"
 old = 'return "even"'
 new = "return undefined_name"
 kills = ["tests/test_core.py::test_even_is_accepted"]
-'''
+"""
 
 
 def test_a_head_started_baseline_is_used_only_for_its_own_settings(tmp_path, monkeypatch):

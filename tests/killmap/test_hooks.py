@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import yamlish
-
 from gatekit import copy_fixture, gate_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,9 +45,19 @@ def test_the_manifest_declares_both_hooks_as_documented():
 
 
 def _git(project: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
+    subprocess.run(
+        ["git", *args],
+        cwd=project,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.invalid",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        },
+    )
 
 
 def _as_pre_commit_would(project: Path, hook: dict) -> subprocess.CompletedProcess:
@@ -64,7 +73,7 @@ def test_both_entries_run_in_a_project_as_pre_commit_runs_them(tmp_path):
     _git(project, "commit", "-q", "-m", "base")
     _git(project, "checkout", "-q", "-b", "feature")
     tests = project / "tests" / "test_core.py"
-    tests.write_text(tests.read_text() + "\n\ndef test_two_is_even():\n    assert classify(2) == \"even\"\n")
+    tests.write_text(tests.read_text() + '\n\ndef test_two_is_even():\n    assert classify(2) == "even"\n')
     _git(project, "commit", "-qam", "a new test")
     hooks = _hooks()
 

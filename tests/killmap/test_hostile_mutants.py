@@ -17,11 +17,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate, tree_digest, write_project
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="process containment is proven with /proc")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process containment is proven with /proc")
 
 
 def processes_with(marker: str) -> list[int]:
@@ -63,12 +61,13 @@ def red_ids(entry) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", ["exit-zero", "segfault", "keyboard-interrupt"])
-def test_a_mutant_that_kills_or_interrupts_the_interpreter_crashes_both_callers_into_overreach(
-        hostile_run, name):
+def test_a_mutant_that_kills_or_interrupts_the_interpreter_crashes_both_callers_into_overreach(hostile_run, name):
     entry = hostile_run.mutation(name)
     assert entry["verdict"] == "overreach", entry["detail"]
-    assert red_ids(entry) == {"tests/test_core.py::test_value": "crash",
-                              "tests/test_core.py::test_value_again": "crash"}
+    assert red_ids(entry) == {
+        "tests/test_core.py::test_value": "crash",
+        "tests/test_core.py::test_value_again": "crash",
+    }
 
 
 def test_a_segfault_is_named_by_its_signal(hostile_run):
@@ -80,8 +79,10 @@ def test_a_segfault_is_named_by_its_signal(hostile_run):
 def test_a_session_stopped_after_the_kills_went_red_is_not_held(hostile_run, name):
     entry = hostile_run.mutation(name)
     assert entry["verdict"] == "overreach", entry["detail"]
-    assert red_ids(entry) == {"tests/test_core.py::test_value": "assertion",
-                              "tests/test_core.py::test_value_again": "crash"}
+    assert red_ids(entry) == {
+        "tests/test_core.py::test_value": "assertion",
+        "tests/test_core.py::test_value_again": "crash",
+    }
 
 
 def test_tests_after_an_interruption_run_in_a_fresh_session(hostile_run):
@@ -111,8 +112,17 @@ def test_no_process_a_mutant_started_outlives_the_gate(hostile_run):
 def test_no_process_outlives_the_gate_without_the_confirmation_either(tmp_path):
     project = copy_fixture("hostile", tmp_path)
     marker = f"KILLMAP_PROBE_{uuid.uuid4().hex}"
-    run = run_gate(project, "run", "--no-cache", "--no-confirm", "--only", "many-sleepers",
-                   "--only", "setsid-daemon", env=gate_env(project, {marker: "1"}))
+    run = run_gate(
+        project,
+        "run",
+        "--no-cache",
+        "--no-confirm",
+        "--only",
+        "many-sleepers",
+        "--only",
+        "setsid-daemon",
+        env=gate_env(project, {marker: "1"}),
+    )
     assert run.code == 0, run.stderr
     assert left_over(marker) == []
 
@@ -144,7 +154,9 @@ def add_tree_writer(project) -> None:
     """A mutation that appends to the project's own core.py, by its absolute path."""
     victim = project / "src" / "hpkg" / "core.py"
     catalog = project / "mutations" / "hostile.toml"
-    catalog.write_text(catalog.read_text() + f'''
+    catalog.write_text(
+        catalog.read_text()
+        + f'''
 [[mutation]]
 name = "tree-writer"
 target = "src/hpkg/core.py::spawn"
@@ -154,7 +166,8 @@ new = """with open({str(victim)!r}, "a") as escaped:
         escaped.write("# written by a mutant\\\\n")
     return 2"""
 kills = ["tests/test_core.py::test_spawn"]
-''')
+'''
+    )
 
 
 def test_a_mutant_that_writes_into_the_working_tree_is_escaped_and_the_file_restored(tmp_path):
@@ -176,20 +189,30 @@ def outside_tmp_project():
     elsewhere shows a write denied) and outside any git checkout."""
     import tempfile
     from pathlib import Path
+
     home = Path(tempfile.mkdtemp(prefix="killmap-landlock-", dir="/var/tmp"))
     return copy_fixture("hostile", home), home
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
-                    reason="Landlock is not available on this kernel")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
+    reason="Landlock is not available on this kernel",
+)
 def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens(tmp_path_factory):
     import shutil
+
     project, home = outside_tmp_project()
     try:
         add_tree_writer(project)
         before = tree_digest(project)
-        run = run_gate(project, "run", "--no-cache", "--only", "tree-writer",
-                       env=gate_env(project, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}))
+        run = run_gate(
+            project,
+            "run",
+            "--no-cache",
+            "--only",
+            "tree-writer",
+            env=gate_env(project, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}),
+        )
         entry = run.mutation("tree-writer")
         # Denied: the write raised PermissionError inside the test, so nothing escaped.
         assert entry["verdict"] == "held", entry["detail"]
@@ -208,9 +231,9 @@ _HOARD = {
     # limit costs this test its verdict, not the machine its memory (calloc'd pages that are
     # never written stay unbacked).
     "mutations/hoard.toml": '[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "grow-hoards"\n'
-                            'target = "src/hoardpkg/core.py::grow"\nop = "replace"\nold = "return n"\n'
-                            'new = """hoard = [bytearray(32 * 1024 * 1024) for _ in range(64)]\n    return n"""\n'
-                            'kills = ["tests/test_core.py::test_grow"]\n',
+    'target = "src/hoardpkg/core.py::grow"\nop = "replace"\nold = "return n"\n'
+    'new = """hoard = [bytearray(32 * 1024 * 1024) for _ in range(64)]\n    return n"""\n'
+    'kills = ["tests/test_core.py::test_grow"]\n',
 }
 
 
@@ -244,9 +267,10 @@ def test_without_a_setting_each_run_may_use_an_equal_share_of_the_machines_memor
     # The default must be a limit (a runaway mutant is contained without any setting), and
     # one that leaves room: a share per job plus one kept back, never under 2 GB.
     from killmap.engine.reaper import memory_limit_for
+
     monkeypatch.delenv("KILLMAP_MEMORY_MB", raising=False)
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert memory_limit_for(2) == max(2 * 1024 ** 3, total // 3)
+    assert memory_limit_for(2) == max(2 * 1024**3, total // 3)
     monkeypatch.setenv("KILLMAP_MEMORY_MB", "0")
     assert memory_limit_for(2) is None
 
@@ -256,24 +280,30 @@ def test_a_test_tools_cache_written_by_a_failing_mutant_is_undone_silently_and_t
     # that breaks a property test always writes a file no unmutated run wrote. That is the
     # tool's cache, not a finding: no warning, and the verdict may be cached. It is still
     # undone, so the next mutant's `test_no_saved_examples` (in no contract) stays green.
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "prop"\nversion = "0"\n',
-        "prop.py": "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n",
-        "tests/conftest.py": (
-            "import hashlib, os\nimport pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
-            "def pytest_runtest_makereport(item, call):\n    report = (yield).get_result()\n"
-            "    if report.failed:\n        key = hashlib.sha256(item.nodeid.encode()).hexdigest()[:16]\n"
-            "        os.makedirs(f'.hypothesis/examples/{key}', exist_ok=True)\n"
-            "        open(f'.hypothesis/examples/{key}/{os.getpid()}', 'w').write('example')\n"),
-        "tests/test_prop.py": (
-            "import os\nfrom prop import double, triple\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
-            "def test_triple():\n    assert triple(2) == 6\n\n\n"
-            "def test_no_saved_examples():\n    assert not os.path.exists('.hypothesis/examples')\n"),
-        "mutations/prop.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "prop"\nversion = "0"\n',
+            "prop.py": "def double(x):\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n",
+            "tests/conftest.py": (
+                "import hashlib, os\nimport pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                "def pytest_runtest_makereport(item, call):\n    report = (yield).get_result()\n"
+                "    if report.failed:\n        key = hashlib.sha256(item.nodeid.encode()).hexdigest()[:16]\n"
+                "        os.makedirs(f'.hypothesis/examples/{key}', exist_ok=True)\n"
+                "        open(f'.hypothesis/examples/{key}/{os.getpid()}', 'w').write('example')\n"
+            ),
+            "tests/test_prop.py": (
+                "import os\nfrom prop import double, triple\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
+                "def test_triple():\n    assert triple(2) == 6\n\n\n"
+                "def test_no_saved_examples():\n    assert not os.path.exists('.hypothesis/examples')\n"
+            ),
+            "mutations/prop.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
             '[[mutation]]\nname = "double-is-zero"\ntarget = "prop.py::double"\nop = "constant-return"\n'
             'value = "0"\nkills = ["tests/test_prop.py::test_double"]\n\n'
             '[[mutation]]\nname = "triple-is-zero"\ntarget = "prop.py::triple"\nop = "constant-return"\n'
-            'value = "0"\nkills = ["tests/test_prop.py::test_triple"]\n'})
+            'value = "0"\nkills = ["tests/test_prop.py::test_triple"]\n',
+        },
+    )
     first = run_gate(project, "run", "--jobs", "1")
     assert first.code == 0, first.stdout + first.stderr
     for name in ("double-is-zero", "triple-is-zero"):
@@ -283,18 +313,27 @@ def test_a_test_tools_cache_written_by_a_failing_mutant_is_undone_silently_and_t
     assert [again.mutation(n)["cached"] for n in ("double-is-zero", "triple-is-zero")] == [True, True]
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
-                    reason="Landlock is not available on this kernel")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
+    reason="Landlock is not available on this kernel",
+)
 def test_a_baseline_red_from_a_denied_write_points_at_the_confinement(tmp_path):
     # A suite that writes outside the sandbox and temp (a cache under the home folder, say)
     # passes under plain pytest and is red in the gate: the error must say why, and the way out.
     import tempfile
+
     outside = Path(tempfile.mkdtemp(prefix="killmap-outside-", dir="/var/tmp"))
     try:
-        project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", (
-            f"from pkg import one\n\n\ndef test_caches_outside():\n"
-            f"    open({str(outside / 'cache.txt')!r}, 'w').write('x')\n    assert one() == 1\n"),
-            value="2", kills=("tests/test_pkg.py::test_caches_outside",))
+        project = one_mutation_project(
+            tmp_path / "proj",
+            "def one():\n    return 1\n",
+            (
+                f"from pkg import one\n\n\ndef test_caches_outside():\n"
+                f"    open({str(outside / 'cache.txt')!r}, 'w').write('x')\n    assert one() == 1\n"
+            ),
+            value="2",
+            kills=("tests/test_pkg.py::test_caches_outside",),
+        )
         run = run_gate(project, "run", "--no-cache")
         assert run.code == 2, run.stdout + run.stderr
         assert "test_caches_outside" in run.stderr and "[gate] confine = false lifts it" in run.stderr

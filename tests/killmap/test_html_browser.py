@@ -99,10 +99,25 @@ def test_the_kill_matrix_in_headless_chromium(tmp_path):
     probe = tmp_path / "probe.html"
     probe.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     done = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
-         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
-         probe.as_uri()], capture_output=True, text=True, timeout=180)
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-extensions",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     dom = done.stdout
     found = re.search(r'<pre id="probe-result">(.*?)</pre>', dom, re.S)
@@ -110,11 +125,14 @@ def test_the_kill_matrix_in_headless_chromium(tmp_path):
     seen = json.loads(html.unescape(found.group(1)))
 
     # Cells exist with the right classes, and the stylesheet really colours them.
-    assert {c: v["count"] for c, v in seen["causes"].items()} == {
-        "assertion": 11, "crash": 3, "broken": 1, "error": 1}
+    assert {c: v["count"] for c, v in seen["causes"].items()} == {"assertion": 11, "crash": 3, "broken": 1, "error": 1}
     colors = {c: v["color"] for c, v in seen["causes"].items()}
-    assert colors == {"assertion": "rgb(198, 40, 40)", "crash": "rgb(239, 108, 0)",
-                      "broken": "rgb(106, 27, 154)", "error": "rgb(69, 90, 100)"}
+    assert colors == {
+        "assertion": "rgb(198, 40, 40)",
+        "crash": "rgb(239, 108, 0)",
+        "broken": "rgb(106, 27, 154)",
+        "error": "rgb(69, 90, 100)",
+    }
     assert seen["expectedOutline"] == "solid 3px" and seen["unexpectedOutline"] == "none"
     # The row of predicate-negated, in the dumped DOM: its kill outlined, the overreach not.
     row = re.search(r'<tbody id="predicate-negated".*?</tr>', dom, re.S).group(0)

@@ -15,13 +15,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from gatekit import copy_fixture, run_gate
 
 import killmap
 from killmap.catalog.reader import OPERATORS
-from killmap.errors import GateError
 from killmap.commands.init import detect, render
+from killmap.errors import GateError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,11 +78,15 @@ def test_every_commented_example_applies_once_uncommented(tmp_path):
     # revert-patch needs a real fix: say the fix added the island refusal.
     rates = project / "shipping" / "rates.py"
     after = rates.read_text()
-    before = after.replace('    if express and zone == "island":\n'
-                           '        raise ValueError("express is not offered to islands")\n', "")
+    before = after.replace(
+        '    if express and zone == "island":\n        raise ValueError("express is not offered to islands")\n', ""
+    )
     assert before != after
-    patch = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
-                                         "a/shipping/rates.py", "b/shipping/rates.py"))
+    patch = "".join(
+        difflib.unified_diff(
+            before.splitlines(True), after.splitlines(True), "a/shipping/rates.py", "b/shipping/rates.py"
+        )
+    )
     (project / "mutations" / "quote-fix.patch").write_text(patch)
     catalog.write_text(_uncomment_every_example(text))
     checked = run_gate(project, "check")
@@ -98,8 +101,10 @@ def test_a_second_init_refuses_to_overwrite(tmp_path):
     catalog.write_text(catalog.read_text() + "# my edits\n")
     again = run_gate(project, "init")
     assert again.code == 2
-    assert again.stderr.strip() == ("killmap: mutations/shipping.toml: already exists; killmap init never "
-                                    "overwrites a catalog (edit it, or remove it and run init again)")
+    assert again.stderr.strip() == (
+        "killmap: mutations/shipping.toml: already exists; killmap init never "
+        "overwrites a catalog (edit it, or remove it and run init again)"
+    )
     assert catalog.read_text().endswith("# my edits\n")
 
 
@@ -122,27 +127,45 @@ def _project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.mark.parametrize("config, expected", [
-    ({"pytest.ini": "[pytest]\ntestpaths = unit integration\n"}, ["unit", "integration"]),
-    ({"setup.cfg": "[tool:pytest]\ntestpaths = unit\n"}, ["unit"]),
-    ({"tox.ini": "[pytest]\ntestpaths = integration\n"}, ["integration"]),
-    # pytest reads only the first config file it finds: pytest.ini without testpaths wins
-    ({"pytest.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\ntestpaths = unit\n"}, ["tests"]),
-    ({}, ["tests"]),
-], ids=["pytest.ini", "setup.cfg", "tox.ini", "first-file-wins", "no-config"])
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        ({"pytest.ini": "[pytest]\ntestpaths = unit integration\n"}, ["unit", "integration"]),
+        ({"setup.cfg": "[tool:pytest]\ntestpaths = unit\n"}, ["unit"]),
+        ({"tox.ini": "[pytest]\ntestpaths = integration\n"}, ["integration"]),
+        # pytest reads only the first config file it finds: pytest.ini without testpaths wins
+        ({"pytest.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\ntestpaths = unit\n"}, ["tests"]),
+        ({}, ["tests"]),
+    ],
+    ids=["pytest.ini", "setup.cfg", "tox.ini", "first-file-wins", "no-config"],
+)
 def test_test_paths_come_from_pytests_configuration(tmp_path, config, expected):
-    root = _project(tmp_path, {"demo.py": "def run():\n    return 1\n", "unit/test_a.py": "",
-                               "integration/test_b.py": "", "tests/test_c.py": "", **config})
+    root = _project(
+        tmp_path,
+        {
+            "demo.py": "def run():\n    return 1\n",
+            "unit/test_a.py": "",
+            "integration/test_b.py": "",
+            "tests/test_c.py": "",
+            **config,
+        },
+    )
     plan = detect(root)
     assert plan.tests == expected
     assert plan.paths == ["."] and plan.module == "demo.py" and plan.function == "run"
 
 
 def test_the_package_named_by_the_project_wins_over_a_larger_one(tmp_path):
-    root = _project(tmp_path, {
-        "src/demo/__init__.py": "", "src/demo/core.py": "def _private():\n    pass\n\n\ndef api():\n    return 2\n",
-        "src/demo/a_small.py": "def tiny():\n    return 0\n",
-        "src/vendored/__init__.py": "", "src/vendored/big.py": "def big():\n    return 1\n" * 50})
+    root = _project(
+        tmp_path,
+        {
+            "src/demo/__init__.py": "",
+            "src/demo/core.py": "def _private():\n    pass\n\n\ndef api():\n    return 2\n",
+            "src/demo/a_small.py": "def tiny():\n    return 0\n",
+            "src/vendored/__init__.py": "",
+            "src/vendored/big.py": "def big():\n    return 1\n" * 50,
+        },
+    )
     plan = detect(root)
     assert (plan.package, plan.paths, plan.module, plan.function) == ("demo", ["src"], "src/demo/core.py", "api")
 
@@ -150,7 +173,10 @@ def test_the_package_named_by_the_project_wins_over_a_larger_one(tmp_path):
 def test_an_example_that_would_leave_dead_code_is_said_so_and_another_operator_goes_live(tmp_path):
     # Returning a constant leaves `json` unused (dead code, a warning in a run). And "closed"
     # is inside another literal, so merge-strings must keep and drop the unambiguous ones.
-    root = _project(tmp_path, {"demo.py": """\
+    root = _project(
+        tmp_path,
+        {
+            "demo.py": """\
         import json
 
 
@@ -158,14 +184,19 @@ def test_an_example_that_would_leave_dead_code_is_said_so_and_another_operator_g
             if x == "closed":
                 return "closed for the day"
             return json.dumps(x) or "open"
-        """, "tests/test_demo.py": "from demo import dump\n\n\ndef test_dump():\n    assert dump(1) == '1'\n"})
+        """,
+            "tests/test_demo.py": "from demo import dump\n\n\ndef test_dump():\n    assert dump(1) == '1'\n",
+        },
+    )
     plan = detect(root)
     assert plan.kills == "tests/test_demo.py::test_dump"
     text = render(root, plan)
     data = tomllib.loads(text)
     assert data["mutation"][0]["op"] == "negate"
-    assert "#   applies, with a warning in a run: the mutant would leave dead code (line 1: 'json' imported but " \
-           "unused)." in text
+    assert (
+        "#   applies, with a warning in a run: the mutant would leave dead code (line 1: 'json' imported but "
+        "unused)." in text
+    )
     assert "# drop = 'closed for the day'\n# keep = 'open'\n" in text
     # constant-return, delete-call (the only call is in the return) and stub-call leave json unused
     assert text.count("the mutant would leave dead code") == 3
@@ -178,8 +209,11 @@ def test_the_kills_guess_reads_a_unittest_suite_whose_classes_are_not_named_test
     # pytest collects any TestCase subclass whatever its name; more-itertools' suite is all
     # `ChunkedTests(TestCase)`, and a guess that read only `Test*` classes fell back to
     # whatever test came first. The first class here never calls the function.
-    root = _project(tmp_path, {"demo.py": "def chunked(xs):\n    return [xs]\n",
-                               "tests/test_demo.py": """\
+    root = _project(
+        tmp_path,
+        {
+            "demo.py": "def chunked(xs):\n    return [xs]\n",
+            "tests/test_demo.py": """\
         import unittest
         from unittest import TestCase
         import demo
@@ -197,7 +231,9 @@ def test_the_kills_guess_reads_a_unittest_suite_whose_classes_are_not_named_test
         class ChunkedTests(Base):
             def test_even(self):
                 self.assertEqual(demo.chunked([1]), [[1]])
-        """})
+        """,
+        },
+    )
     plan = detect(root)
     assert plan.kills == "tests/test_demo.py::ChunkedTests::test_even"
 
@@ -206,9 +242,11 @@ def test_a_function_the_package_runs_at_import_is_passed_over_for_one_the_tests_
     # semver's `@deprecated`, attrs' `attrib` called in class bodies: their mutants break the
     # package's own import (or the tests' collection), so the first run would say "broken"
     # and nothing about the tests.
-    root = _project(tmp_path, {
-        "src/demo/__init__.py": "",
-        "src/demo/core.py": """\
+    root = _project(
+        tmp_path,
+        {
+            "src/demo/__init__.py": "",
+            "src/demo/core.py": """\
             def deprecated(function):
                 return function
 
@@ -233,27 +271,37 @@ def test_a_function_the_package_runs_at_import_is_passed_over_for_one_the_tests_
             def bump(version):
                 return version + 1
             """,
-        # attrs' tests call `fields(C)` at module level: run while the tests are collected.
-        "tests/test_core.py": "from demo.core import bump, measure\n\nSIZE = measure('abc')\n\n\n"
-                              "def test_bump():\n    assert bump(SIZE) == 4\n"})
+            # attrs' tests call `fields(C)` at module level: run while the tests are collected.
+            "tests/test_core.py": "from demo.core import bump, measure\n\nSIZE = measure('abc')\n\n\n"
+            "def test_bump():\n    assert bump(SIZE) == 4\n",
+        },
+    )
     plan = detect(root)
     assert (plan.module, plan.function) == ("src/demo/core.py", "bump")
 
 
 def test_a_package_that_only_runs_its_functions_at_import_still_gets_a_target(tmp_path):
-    root = _project(tmp_path, {
-        "src/demo/__init__.py": "",
-        "src/demo/core.py": "def register(function):\n    return function\n\n\n@register\ndef _hidden():\n    pass\n"})
+    root = _project(
+        tmp_path,
+        {
+            "src/demo/__init__.py": "",
+            "src/demo/core.py": "def register(function):\n    return function\n\n\n@register\ndef _hidden():\n    pass\n",
+        },
+    )
     assert detect(root).function == "register"
 
 
 def test_a_package_with_nothing_to_aim_at_gives_way_to_the_next(tmp_path):
     # attrs: the project is named after `attrs`, a shim that only re-exports `attr`.
-    root = _project(tmp_path, {
-        "pyproject.toml": '[project]\nname = "attrs"\nversion = "0"\n',
-        "src/attrs/__init__.py": "from attr import define, field\n\n__all__ = ['define', 'field']\n",
-        "src/attr/__init__.py": "",
-        "src/attr/_make.py": "def define(cls):\n    return cls\n"})
+    root = _project(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "attrs"\nversion = "0"\n',
+            "src/attrs/__init__.py": "from attr import define, field\n\n__all__ = ['define', 'field']\n",
+            "src/attr/__init__.py": "",
+            "src/attr/_make.py": "def define(cls):\n    return cls\n",
+        },
+    )
     plan = detect(root)
     assert (plan.package, plan.module, plan.function) == ("attr", "src/attr/_make.py", "define")
     with pytest.raises(GateError) as caught:

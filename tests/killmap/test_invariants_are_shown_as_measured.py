@@ -10,14 +10,16 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from gatekit import run_gate
+
 from killmap.report.document import contract_cell
 
 MOD = "src/pkg/mod.py"
 SOURCE = "def positive(n):\n    return n > 0\n"
-TESTS = ("from pkg.mod import positive\n\n\ndef test_one_is_positive():\n    assert positive(1)\n\n\n"
-         "def test_zero_is_not_positive():\n    assert not positive(0)\n")
+TESTS = (
+    "from pkg.mod import positive\n\n\ndef test_one_is_positive():\n    assert positive(1)\n\n\n"
+    "def test_zero_is_not_positive():\n    assert not positive(0)\n"
+)
 CATALOG = f'''\
 [gate]
 paths = ["src"]
@@ -53,13 +55,15 @@ control = "bound-includes-zero"
 @pytest.fixture(scope="module")
 def invariant_run(tmp_path_factory):
     from conftest import KmProject
+
     project = KmProject(tmp_path_factory.mktemp("invariants"))
     project.module(SOURCE)
     project.write("tests/test_mod.py", TESTS)
     project.write("mutations/catalog.toml", CATALOG)
     run = run_gate(project.root, "run", "--no-cache", "--jobs", "1")
-    assert run.verdicts() == {"bound-includes-zero": "held", "bound-mirrored": "held",
-                              "bound-below-zero": "visible"}, run.stdout
+    assert run.verdicts() == {"bound-includes-zero": "held", "bound-mirrored": "held", "bound-below-zero": "visible"}, (
+        run.stdout
+    )
     return run
 
 
@@ -90,6 +94,7 @@ def test_the_markdown_report_shows_invariants_as_measured(invariant_run):
 
 def test_a_held_invariant_is_explained_as_an_invariant_and_a_held_kill_as_a_kill(invariant_run):
     from killmap.verdict.judge import EXPLANATIONS, INVARIANT_HELD
+
     assert invariant_run.mutation("bound-mirrored")["explanation"] == INVARIANT_HELD
     assert invariant_run.mutation("bound-includes-zero")["explanation"] == EXPLANATIONS["held"]
 
@@ -101,21 +106,33 @@ def test_the_html_report_shows_invariants_as_measured(invariant_run):
     assert ">1 / 1</td>" in page
 
 
-@pytest.mark.parametrize("kwargs, shown", [
-    (dict(ran=False, red=0, expected=0, invariant=True, reached_by=0, held=False), "not run"),
-    (dict(ran=True, red=0, expected=0, invariant=True, reached_by=0, held=False),
-     "invariant: 0 red, reached by 0"),
-    (dict(ran=True, red=0, expected=0, invariant=True, reached_by=0, held=True),
-     "invariant: 0 red, reached at import"),
-    (dict(ran=True, red=0, expected=2, invariant=False, reached_by=5, held=False), "0 / 2"),
-])
+@pytest.mark.parametrize(
+    "kwargs, shown",
+    [
+        (dict(ran=False, red=0, expected=0, invariant=True, reached_by=0, held=False), "not run"),
+        (dict(ran=True, red=0, expected=0, invariant=True, reached_by=0, held=False), "invariant: 0 red, reached by 0"),
+        (
+            dict(ran=True, red=0, expected=0, invariant=True, reached_by=0, held=True),
+            "invariant: 0 red, reached at import",
+        ),
+        (dict(ran=True, red=0, expected=2, invariant=False, reached_by=5, held=False), "0 / 2"),
+    ],
+)
 def test_the_cell_says_what_was_measured(kwargs, shown):
     assert contract_cell(**kwargs) == shown
 
 
 def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does():
     from killmap.report.document import red_vs_expected
+
     selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_q"]
-    entry = {"selected_tests": 4, "selected": selected, "red": [{"id": t} for t in selected],
-             "expected": ["t.py::test_p"], "invariant": False, "reached_by": selected, "verdict": "overreach"}
-    assert red_vs_expected(entry) == "4 / 3"   # it read "4 / 1": tests over entries
+    entry = {
+        "selected_tests": 4,
+        "selected": selected,
+        "red": [{"id": t} for t in selected],
+        "expected": ["t.py::test_p"],
+        "invariant": False,
+        "reached_by": selected,
+        "verdict": "overreach",
+    }
+    assert red_vs_expected(entry) == "4 / 3"  # it read "4 / 1": tests over entries

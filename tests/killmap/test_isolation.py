@@ -29,8 +29,7 @@ def test_an_installed_copy_on_pythonpath_does_not_shadow_the_mutant(tmp_path):
 def test_the_working_tree_on_pythonpath_does_not_shadow_the_mutant(tmp_path):
     # What an editable install does: the user's own src/ on sys.path.
     project = copy_fixture("shadowed", tmp_path)
-    run = run_gate(project, "run", "--no-cache",
-                   env=gate_env(project, {"PYTHONPATH": str(project / "src")}))
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"PYTHONPATH": str(project / "src")}))
     assert run.verdicts() == {"answer-changed": "held"}, run.stdout
 
 
@@ -45,8 +44,7 @@ def test_a_copy_that_wins_the_import_anyway_makes_the_verdict_broken_not_vacuous
 
 def test_the_working_tree_winning_the_import_makes_the_verdict_broken(tmp_path):
     project = copy_fixture("shadowed", tmp_path)
-    run = run_gate(project, "run", "--no-cache",
-                   env=gate_env(project, {"SHADOW_PATH": str(project / "src")}))
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"SHADOW_PATH": str(project / "src")}))
     entry = run.mutation("answer-changed")
     assert entry["verdict"] == "broken"
     assert "was not the mutant" in entry["detail"] or "working tree" in entry["detail"]
@@ -70,19 +68,39 @@ def _start_slow_gate(tmp_path):
     project = copy_fixture("basic", tmp_path)
     (project / "tests" / "test_slow.py").write_text(
         "import time\nfrom basicpkg import core\n\n\ndef test_slow_under_mutant():\n"
-        "    if core.classify(2) != 'even':\n        time.sleep(60)\n")
+        "    if core.classify(2) != 'even':\n        time.sleep(60)\n"
+    )
     catalog = project / "mutations" / "basic.toml"
-    catalog.write_text(catalog.read_text() + (
-        '\n[[mutation]]\nname = "slow"\ntarget = "src/basicpkg/core.py::classify"\nop = "replace"\n'
-        'old = \'return "even"\'\nnew = \'return "EVEN"\'\nkills = ["tests/test_slow.py"]\n'
-        'timeout = 120\n'))
+    catalog.write_text(
+        catalog.read_text()
+        + (
+            '\n[[mutation]]\nname = "slow"\ntarget = "src/basicpkg/core.py::classify"\nop = "replace"\n'
+            'old = \'return "even"\'\nnew = \'return "EVEN"\'\nkills = ["tests/test_slow.py"]\n'
+            "timeout = 120\n"
+        )
+    )
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     before = tree_digest(project)
     env = gate_env(project, {"TMPDIR": str(scratch)})
-    gate = subprocess.Popen([sys.executable, "-m", "killmap", "run", "--no-cache", "--only", "slow",
-                             "--report-dir", str(tmp_path / "reports")], cwd=project, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    gate = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "killmap",
+            "run",
+            "--no-cache",
+            "--only",
+            "slow",
+            "--report-dir",
+            str(tmp_path / "reports"),
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.time() + 60
     while time.time() < deadline and not list(scratch.glob("killmap-*/runs/*mutant-slow*")):
         time.sleep(0.1)
@@ -113,7 +131,7 @@ def test_killing_the_gate_outright_leaves_the_tree_identical_and_no_worker_behin
         gate.wait(timeout=30)
         assert tree_digest(project) == before
         if sys.platform.startswith("linux"):
-            assert len(processes) >= 4, processes   # two workers, a session server, a run at least
+            assert len(processes) >= 4, processes  # two workers, a session server, a run at least
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline and [pid for pid in processes if _alive(pid)]:
                 time.sleep(0.05)
@@ -162,8 +180,7 @@ def test_a_sibling_module_imported_from_the_working_tree_makes_the_verdict_broke
     # The mutated module is the sandbox's, but another project module came from the user's
     # tree: the run mixed the two, so its reds prove nothing about the mutant.
     project = copy_fixture("shadowed", tmp_path)
-    run = run_gate(project, "run", "--no-cache",
-                   env=gate_env(project, {"SHADOW_AFTER": str(project / "src")}))
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"SHADOW_AFTER": str(project / "src")}))
     entry = run.mutation("answer-changed")
     assert entry["verdict"] == "broken"
     assert "working tree" in entry["detail"] and "helperpkg" in entry["detail"]
@@ -174,6 +191,7 @@ def test_the_worker_refuses_to_write_outside_its_sandbox(tmp_path):
     import pytest as _pytest
 
     from killmap.engine.worker import serve
+
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()
     with _pytest.raises(ValueError, match="outside the sandbox"):
@@ -188,8 +206,8 @@ ROOT_MODULE_PROJECT = {
     "helpers.py": "def double(n):\n    return n * 2\n",
     "tests/test_helpers.py": "import helpers\n\n\ndef test_double():\n    assert helpers.double(3) == 6\n",
     "mutations/root.toml": '[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "double-triples"\n'
-                           'target = "helpers.py::double"\nop = "replace"\nold = "n * 2"\nnew = "n * 3"\n'
-                           'kills = ["tests/test_helpers.py::test_double"]\n',
+    'target = "helpers.py::double"\nop = "replace"\nold = "n * 2"\nnew = "n * 3"\n'
+    'kills = ["tests/test_helpers.py::test_double"]\n',
 }
 
 

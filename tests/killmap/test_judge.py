@@ -11,30 +11,50 @@ import hashlib
 import sys
 
 from killmap.catalog.reader import load_catalog
-from killmap.verdict.judge import Evidence, judge_run
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.engine.plugin import origin_proof
+from killmap.verdict.judge import Evidence, judge_run
 
 KILL = "tests/test_mod.py::test_mod"
 
 
 def _mutation(km_project):
     km_project.module("def value():\n    return 1\n")
-    return load_catalog(km_project.root, km_project.write("mutations/c.toml", (
-        '[[mutation]]\nname = "value-changed"\ntarget = "src/pkg/mod.py::value"\nop = "replace"\n'
-        f'old = "1"\nnew = "2"\nkills = ["{KILL}"]\n'))).mutations[0]
+    return load_catalog(
+        km_project.root,
+        km_project.write(
+            "mutations/c.toml",
+            (
+                '[[mutation]]\nname = "value-changed"\ntarget = "src/pkg/mod.py::value"\nop = "replace"\n'
+                f'old = "1"\nnew = "2"\nkills = ["{KILL}"]\n'
+            ),
+        ),
+    ).mutations[0]
 
 
 def _evidence(run):
-    return Evidence(run=run, confirm=None, reached_by=(KILL,), region_executed=True,
-                    import_time=False, timeout=10.0, selected_baseline_seconds=0.1)
+    return Evidence(
+        run=run,
+        confirm=None,
+        reached_by=(KILL,),
+        region_executed=True,
+        import_time=False,
+        timeout=10.0,
+        selected_baseline_seconds=0.1,
+    )
 
 
 def _red_run(**proof):
     red = TestResult(id=KILL, outcome="failed", phase="call", exc_type="AssertionError", assertion=True)
-    return RunOutcome(status="done", wall=0.1, collected=(KILL,), tests={KILL: red}, finished=True,
-                      exit_code=1, proof={"module": "pkg.mod", "file_matches": True,
-                                          "text_matches": True, **proof})
+    return RunOutcome(
+        status="done",
+        wall=0.1,
+        collected=(KILL,),
+        tests={KILL: red},
+        finished=True,
+        exit_code=1,
+        proof={"module": "pkg.mod", "file_matches": True, "text_matches": True, **proof},
+    )
 
 
 def test_a_red_kill_with_a_clean_proof_is_held(km_project):
@@ -55,8 +75,9 @@ def test_a_test_process_that_died_without_its_report_is_inconclusive(km_project)
 
 
 def test_a_confirmation_that_disagrees_makes_the_verdict_flaky(km_project):
-    green = RunOutcome(status="done", wall=0.1, collected=(KILL,), finished=True,
-                       tests={KILL: TestResult(id=KILL, outcome="passed")})
+    green = RunOutcome(
+        status="done", wall=0.1, collected=(KILL,), finished=True, tests={KILL: TestResult(id=KILL, outcome="passed")}
+    )
     evidence = _evidence(_red_run())
     evidence = Evidence(**{**evidence.__dict__, "confirm": green})
     assert judge_run(_mutation(km_project), evidence, {}).verdict == "flaky"
@@ -79,30 +100,54 @@ def test_a_green_kill_with_reds_elsewhere_is_vacuous_and_says_the_defect_is_caug
     # "also red outside the contract", and the verdict read as though nothing noticed.
     others = tuple(f"tests/test_other.py::test_{i}" for i in range(7))
     tests = {KILL: TestResult(id=KILL, outcome="passed")}
-    tests.update({t: TestResult(id=t, outcome="failed", phase="call", exc_type="AssertionError", assertion=True)
-                  for t in others})
-    run = RunOutcome(status="done", wall=0.1, collected=(KILL, *others), tests=tests, finished=True, exit_code=1,
-                     proof={"module": "pkg.mod", "file_matches": True, "text_matches": True})
+    tests.update(
+        {t: TestResult(id=t, outcome="failed", phase="call", exc_type="AssertionError", assertion=True) for t in others}
+    )
+    run = RunOutcome(
+        status="done",
+        wall=0.1,
+        collected=(KILL, *others),
+        tests=tests,
+        finished=True,
+        exit_code=1,
+        proof={"module": "pkg.mod", "file_matches": True, "text_matches": True},
+    )
     verdict = judge_run(_mutation(km_project), _evidence(run), {})
     assert verdict.verdict == "vacuous"
-    assert verdict.detail.startswith(f"stayed green: {KILL}; the defect is caught, but by 7 test(s) outside "
-                                     "the contract: tests/test_other.py::test_0")
+    assert verdict.detail.startswith(
+        f"stayed green: {KILL}; the defect is caught, but by 7 test(s) outside "
+        "the contract: tests/test_other.py::test_0"
+    )
     assert verdict.detail.endswith("and 2 more")
     assert verdict.unexpected == tuple(sorted(others))
 
 
 def _unbound_run():
-    red = TestResult(id=KILL, outcome="failed", phase="call", exc_type="UnboundLocalError",
-                     message="UnboundLocalError: cannot access local variable 'value' where it is not "
-                             "associated with a value", in_mutated_file=True, mutated_file_innermost=True)
-    return RunOutcome(status="done", wall=0.1, collected=(KILL,), tests={KILL: red}, finished=True, exit_code=1,
-                      proof={"module": "pkg.mod", "file_matches": True, "text_matches": True})
+    red = TestResult(
+        id=KILL,
+        outcome="failed",
+        phase="call",
+        exc_type="UnboundLocalError",
+        message="UnboundLocalError: cannot access local variable 'value' where it is not associated with a value",
+        in_mutated_file=True,
+        mutated_file_innermost=True,
+    )
+    return RunOutcome(
+        status="done",
+        wall=0.1,
+        collected=(KILL,),
+        tests={KILL: red},
+        finished=True,
+        exit_code=1,
+        proof={"module": "pkg.mod", "file_matches": True, "text_matches": True},
+    )
 
 
 def test_an_unbound_name_the_mutant_did_not_touch_is_a_crash_it_reached_not_a_broken_mutant(km_project):
     # humanfriendly: a negated branch reached the original's own `type(value)` on a path
     # that never binds `value`; plain pytest shows the same UnboundLocalError.
     from dataclasses import replace
+
     evidence = replace(_evidence(_unbound_run()), rebound=frozenset())
     verdict = judge_run(_mutation(km_project), evidence, {})
     assert verdict.verdict == "held" and verdict.red[0].cause == "crash"
@@ -110,18 +155,20 @@ def test_an_unbound_name_the_mutant_did_not_touch_is_a_crash_it_reached_not_a_br
 
 def test_an_unbound_name_the_mutant_rebinds_is_still_broken(km_project):
     from dataclasses import replace
-    for rebound in (frozenset({"value"}), None):   # None: the bindings could not be compared
+
+    for rebound in (frozenset({"value"}), None):  # None: the bindings could not be compared
         verdict = judge_run(_mutation(km_project), replace(_evidence(_unbound_run()), rebound=rebound), {})
         assert verdict.verdict == "broken"
 
 
 def test_the_names_a_mutant_may_have_unbound_are_those_bound_on_its_changed_lines():
     from killmap.verdict.reach import rebound_names
+
     original = "def f(other):\n    if other:\n        value = 1\n    return value\n"
     negated = original.replace("if other:", "if not other:")
-    assert rebound_names(original, negated, (2,), (2,)) == frozenset()   # the guard, not the binding
+    assert rebound_names(original, negated, (2,), (2,)) == frozenset()  # the guard, not the binding
     deleted = original.replace("        value = 1\n", "        pass\n")
     assert rebound_names(original, deleted, (3,), (3,)) == {"value"}
     moved = "def f(other):\n    if other:\n        if other > 1:\n            value = 1\n    return value\n"
-    assert rebound_names(original, moved, (3,), (3, 4)) == {"value"}   # moved under a condition
+    assert rebound_names(original, moved, (3,), (3, 4)) == {"value"}  # moved under a condition
     assert rebound_names(original, "def f(:\n", (1,), (1,)) is None

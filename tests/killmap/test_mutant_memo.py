@@ -13,8 +13,10 @@ from killmap.verdict.prepare import MutantBuilder, build_and_remember
 
 def test_a_remembered_mutant_is_rebuilt_when_its_target_text_changes(km_project, tmp_path):
     km_project.module("def check(x):\n    return validate(x) > 0\n")
-    catalog = km_project.catalog('[[mutation]]\nname = "check-flipped"\ntarget = "src/pkg/mod.py::check"\n'
-                                 'op = "replace"\nold = ">"\nnew = "<"\nkills = ["tests/test_mod.py::test_mod"]\n')
+    catalog = km_project.catalog(
+        '[[mutation]]\nname = "check-flipped"\ntarget = "src/pkg/mod.py::check"\n'
+        'op = "replace"\nold = ">"\nnew = "<"\nkills = ["tests/test_mod.py::test_mod"]\n'
+    )
     [mutation] = catalog.mutations
     root = km_project.root
     cache = VerdictCache(root, tmp_path / "cache")
@@ -40,13 +42,15 @@ def test_show_prints_the_mutant_a_gate_run_remembered_without_building_it_again(
     # mutant for the very same text instead of importing libcst and parsing the file.
     project = copy_fixture("basic", tmp_path)
     env = gate_env(project)
-    before = subprocess.run([sys.executable, "-c", SHOW_WITHOUT_LIBCST], cwd=project, env=env,
-                            capture_output=True, text=True, timeout=120)
+    before = subprocess.run(
+        [sys.executable, "-c", SHOW_WITHOUT_LIBCST], cwd=project, env=env, capture_output=True, text=True, timeout=120
+    )
     assert before.returncode == 0, before.stderr
-    assert "LIBCST True" in before.stdout   # nothing remembered yet: built
+    assert "LIBCST True" in before.stdout  # nothing remembered yet: built
     assert run_gate(project, "run", env=env).code == 0
-    after = subprocess.run([sys.executable, "-c", SHOW_WITHOUT_LIBCST], cwd=project, env=env,
-                           capture_output=True, text=True, timeout=120)
+    after = subprocess.run(
+        [sys.executable, "-c", SHOW_WITHOUT_LIBCST], cwd=project, env=env, capture_output=True, text=True, timeout=120
+    )
     assert after.returncode == 0, after.stderr
     assert "LIBCST False" in after.stdout
     diff = after.stdout.split("LIBCST")[0]

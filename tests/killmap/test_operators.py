@@ -57,14 +57,17 @@ def also_positive(y):
 def test_replace_changes_the_text_inside_the_target_function_only(km_project):
     km_project.module(SIBLINGS)
     mutant = build(km_project, f"{MOD}::positive", "replace", old=">", new=">=")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def positive(x):
             return x >= 0
 
 
         def also_positive(y):
             return y > 0
-        """)
+        """,
+    )
     assert mutant.sites == 1
     assert mutant.changed_lines == (2,)
     assert mutant.mutant_changed_lines == (2,)
@@ -102,14 +105,17 @@ def test_replace_targets_a_method_by_class_dot_name_and_leaves_its_sibling_metho
                 return self.state == "open"
         """)
     mutant = build(km_project, f"{MOD}::Box.close", "replace", old='"open"', new='"closed"')
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         class Box:
             def open(self):
                 return self.state == "open"
 
             def close(self):
                 return self.state == "closed"
-        """)
+        """,
+    )
 
 
 def test_replace_finds_its_target_after_a_form_feed_in_the_file(km_project):
@@ -143,6 +149,7 @@ def test_a_missing_method_of_an_existing_class_is_a_gate_error_naming_the_target
 
 # --- delete-call ---------------------------------------------------------------------------
 
+
 def test_delete_call_removes_the_statement_holding_the_call(km_project):
     km_project.module("""\
         def save(record):
@@ -155,7 +162,9 @@ def test_delete_call_removes_the_statement_holding_the_call(km_project):
             return record
         """)
     mutant = build(km_project, f"{MOD}::save", "delete-call", call="validate")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def save(record):
             store(record)
 
@@ -163,7 +172,8 @@ def test_delete_call_removes_the_statement_holding_the_call(km_project):
         def load(record):
             validate(record)
             return record
-        """)
+        """,
+    )
     assert mutant.sites == 1
     assert mutant.changed_lines == (2,)
 
@@ -180,7 +190,9 @@ def test_delete_call_does_not_count_the_same_call_in_a_sibling_function(km_proje
         """)
     mutant = build(km_project, f"{MOD}::load", "delete-call", call="validate")
     assert mutant.sites == 1
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def save(record):
             validate(record)
             validate(record)
@@ -188,7 +200,8 @@ def test_delete_call_does_not_count_the_same_call_in_a_sibling_function(km_proje
 
         def load(record):
             pass
-        """)
+        """,
+    )
 
 
 def test_delete_call_with_no_matching_call_is_not_applied_and_names_the_count(km_project):
@@ -225,10 +238,13 @@ def test_delete_call_inside_if_test_removes_the_whole_if(km_project):
             return 0
         """)
     mutant = build(km_project, f"{MOD}::check", "delete-call", call="validate")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def check(x):
             return 0
-        """)
+        """,
+    )
     assert mutant.changed_lines == (2, 3, 4)
 
 
@@ -245,7 +261,9 @@ def test_delete_call_inside_elif_test_keeps_the_later_branches(km_project):
                 return "f"
         """)
     mutant = build(km_project, f"{MOD}::grade", "delete-call", call="passes")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def grade(x):
             if x > 90:
                 return "a"
@@ -253,7 +271,8 @@ def test_delete_call_inside_elif_test_keeps_the_later_branches(km_project):
                 return "c"
             else:
                 return "f"
-        """)
+        """,
+    )
 
 
 def test_delete_call_inside_the_last_elif_without_else_drops_just_that_branch(km_project):
@@ -266,12 +285,15 @@ def test_delete_call_inside_the_last_elif_without_else_drops_just_that_branch(km
             return "f"
         """)
     mutant = build(km_project, f"{MOD}::grade", "delete-call", call="passes")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def grade(x):
             if x > 90:
                 return "a"
             return "f"
-        """)
+        """,
+    )
 
 
 def test_delete_call_inside_elif_before_else_keeps_the_else(km_project):
@@ -285,13 +307,16 @@ def test_delete_call_inside_elif_before_else_keeps_the_else(km_project):
                 return "f"
         """)
     mutant = build(km_project, f"{MOD}::grade", "delete-call", call="passes")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def grade(x):
             if x > 90:
                 return "a"
             else:
                 return "f"
-        """)
+        """,
+    )
 
 
 def test_delete_call_that_empties_a_block_fills_it_with_pass(km_project):
@@ -302,12 +327,15 @@ def test_delete_call_that_empties_a_block_fills_it_with_pass(km_project):
             return len(users)
         """)
     mutant = build(km_project, f"{MOD}::notify", "delete-call", call="send")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def notify(users):
             for user in users:
                 pass
             return len(users)
-        """)
+        """,
+    )
     compile(mutant.mutated, MOD, "exec")
 
 
@@ -324,10 +352,13 @@ def test_delete_call_in_a_decorator_removes_the_decorator_not_the_function(km_pr
             return "hi"
         """)
     mutant = build(km_project, f"{MOD}::home", "delete-call", call="app.route")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def home():
             return "hi"
-        """)
+        """,
+    )
 
 
 def test_delete_call_in_a_default_argument_is_not_applied(km_project):
@@ -339,6 +370,7 @@ def test_delete_call_in_a_default_argument_is_not_applied(km_project):
 
 # --- stub-call -----------------------------------------------------------------------------
 
+
 def test_stub_call_replaces_the_call_with_the_value(km_project):
     km_project.module("""\
         def allowed(user):
@@ -349,14 +381,17 @@ def test_stub_call_replaces_the_call_with_the_value(km_project):
             return check_permission(user)
         """)
     mutant = build(km_project, f"{MOD}::allowed", "stub-call", call="check_permission", value="True")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def allowed(user):
             return True
 
 
         def audit(user):
             return check_permission(user)
-        """)
+        """,
+    )
     assert mutant.sites == 1
 
 
@@ -383,6 +418,7 @@ def test_stub_call_giving_back_the_same_text_is_not_applied(km_project):
 
 # --- constant-return -----------------------------------------------------------------------
 
+
 def test_constant_return_replaces_the_body_and_keeps_the_docstring(km_project):
     km_project.module('''\
         def discount(order):
@@ -395,7 +431,9 @@ def test_constant_return_replaces_the_body_and_keeps_the_docstring(km_project):
             return order.total
         ''')
     mutant = build(km_project, f"{MOD}::discount", "constant-return", value="0")
-    assert_applied(mutant, '''\
+    assert_applied(
+        mutant,
+        '''\
         def discount(order):
             """The discount, in cents."""
             return 0
@@ -403,7 +441,8 @@ def test_constant_return_replaces_the_body_and_keeps_the_docstring(km_project):
 
         def other(order):
             return order.total
-        ''')
+        ''',
+    )
     assert mutant.sites == 1
 
 
@@ -443,7 +482,9 @@ def farewell(name):
 def test_merge_strings_on_a_module_variable_replaces_the_dropped_literal_with_the_kept_one(km_project):
     km_project.module(TEMPLATES)
     mutant = build(km_project, f"{MOD}::TEMPLATES", "merge-strings", drop="Goodbye", keep="Hello")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         TEMPLATES = {
             "welcome": "Hello {name}",
             "farewell": "Hello {name}",
@@ -452,7 +493,8 @@ def test_merge_strings_on_a_module_variable_replaces_the_dropped_literal_with_th
 
         def farewell(name):
             return "Goodbye {name}".format(name=name)
-        """)
+        """,
+    )
     assert mutant.sites == 1
     assert mutant.changed_lines == (3,)
 
@@ -479,13 +521,16 @@ def test_merge_strings_merges_two_f_string_messages(km_project):
                 raise ValueError(f"'value' must be >= {-bound}: {value}")
         """)
     mutant = build(km_project, f"{MOD}::check", "merge-strings", drop="must be <= ", keep="must be >= ")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def check(value, bound):
             if value > bound:
                 raise ValueError(f"'value' must be >= {-bound}: {value}")
             if value < -bound:
                 raise ValueError(f"'value' must be >= {-bound}: {value}")
-        """)
+        """,
+    )
     assert mutant.sites == 1
 
 
@@ -499,15 +544,23 @@ def test_merge_strings_keeps_the_literal_that_is_exactly_keep_when_it_sits_insid
             if not end_quote_char:
                 raise ValueError("end_quote_char cannot be the empty string")
         """)
-    mutant = build(km_project, f"{MOD}::check", "merge-strings", drop="end_quote_char cannot",
-                   keep="quote_char cannot be the empty string")
-    assert_applied(mutant, """\
+    mutant = build(
+        km_project,
+        f"{MOD}::check",
+        "merge-strings",
+        drop="end_quote_char cannot",
+        keep="quote_char cannot be the empty string",
+    )
+    assert_applied(
+        mutant,
+        """\
         def check(quote_char, end_quote_char):
             if not quote_char:
                 raise ValueError("quote_char cannot be the empty string")
             if not end_quote_char:
                 raise ValueError("quote_char cannot be the empty string")
-        """)
+        """,
+    )
 
 
 # --- drop-operand --------------------------------------------------------------------------
@@ -551,6 +604,7 @@ def test_drop_operand_that_is_no_operand_is_not_applied(km_project):
 
 # --- negate --------------------------------------------------------------------------------
 
+
 def test_negate_wraps_a_comparison_in_not_with_parentheses(km_project):
     km_project.module("""\
         def sign(x):
@@ -563,7 +617,9 @@ def test_negate_wraps_a_comparison_in_not_with_parentheses(km_project):
             return x > 0
         """)
     mutant = build(km_project, f"{MOD}::sign", "negate", condition="x > 0")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def sign(x):
             if not (x > 0):
                 return 1
@@ -572,7 +628,8 @@ def test_negate_wraps_a_comparison_in_not_with_parentheses(km_project):
 
         def positive(x):
             return x > 0
-        """)
+        """,
+    )
     assert mutant.sites == 1
 
 
@@ -594,7 +651,9 @@ def test_negate_of_a_name_counts_its_reads_not_its_bindings(km_project):
             return 0
         """)
     mutant = build(km_project, f"{MOD}::go", "negate", condition="ready")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         def go(check, items):
             ready = check()
             if not ready:
@@ -602,7 +661,8 @@ def test_negate_of_a_name_counts_its_reads_not_its_bindings(km_project):
             for ready in items:
                 pass
             return 0
-        """)
+        """,
+    )
 
 
 def test_negate_inside_a_comparison_parenthesizes_the_not(km_project):
@@ -639,8 +699,11 @@ def count(text):
 
 
 def unified(before: str, after: str, path: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        )
+    )
 
 
 def test_revert_patch_gives_back_the_preimage(km_project):
@@ -679,6 +742,7 @@ def test_revert_patch_of_a_file_that_is_not_a_diff_is_a_gate_error_naming_the_pa
 
 # --- the sha of the target ----------------------------------------------------------------
 
+
 def test_the_target_hash_covers_the_symbol_not_the_rest_of_the_file(km_project):
     km_project.module(SIBLINGS)
     toml = km_project.entry(f"{MOD}::positive", "replace", old=">", new=">=")
@@ -716,7 +780,9 @@ def test_replace_sees_the_decorators_of_its_target_like_every_other_operator(km_
             return x
         """)
     mutant = build(km_project, f"{MOD}::view", "replace", old="size=1", new="size=2")
-    assert_applied(mutant, """\
+    assert_applied(
+        mutant,
+        """\
         @cache(size=2)
         def view(x):
             return x
@@ -725,7 +791,8 @@ def test_replace_sees_the_decorators_of_its_target_like_every_other_operator(km_
         @cache(size=1)
         def other(x):
             return x
-        """)
+        """,
+    )
 
 
 def test_constant_return_on_a_one_line_function_gives_an_indented_body(km_project):
@@ -745,17 +812,21 @@ def _whole_file_diff(original: str, mutated: str) -> tuple[tuple[int, ...], tupl
     return tuple(sorted(old)), tuple(sorted(new))
 
 
-@pytest.mark.parametrize("original, mutated", [
-    ("a\nx\nx\nb\n", "a\nx\nb\n"),                    # one of two equal lines deleted
-    ("a\nb\n", "b\n"),                                 # the first line deleted
-    ("a\nb\n", "a\n"),                                 # the last line deleted
-    ("a\nb\n", "a\nb\nc\n"),                           # a line added at the end
-    ("a\nb\nc\nd\ne\n", "a\nB\nc\nD\ne\n"),            # two sites, an equal line between
-    ("x\nx\nx\n", "x\nx\n"),                           # nothing but equal lines
-    ("one\n", "two\n"),
-])
+@pytest.mark.parametrize(
+    "original, mutated",
+    [
+        ("a\nx\nx\nb\n", "a\nx\nb\n"),  # one of two equal lines deleted
+        ("a\nb\n", "b\n"),  # the first line deleted
+        ("a\nb\n", "a\n"),  # the last line deleted
+        ("a\nb\n", "a\nb\nc\n"),  # a line added at the end
+        ("a\nb\nc\nd\ne\n", "a\nB\nc\nD\ne\n"),  # two sites, an equal line between
+        ("x\nx\nx\n", "x\nx\n"),  # nothing but equal lines
+        ("one\n", "two\n"),
+    ],
+)
 def test_changed_lines_are_those_a_whole_file_diff_finds(original, mutated):
     from killmap.mutate.mutants import changed_lines
+
     assert changed_lines(original, mutated) == _whole_file_diff(original, mutated)
 
 
@@ -819,8 +890,10 @@ def test_overload_stubs_leave_the_name_to_the_implementation(km_project):
 
 
 def test_two_alternative_definitions_stay_ambiguous_and_the_error_says_what_to_do(km_project):
-    km_project.module("import os\n\nif os.name == 'nt':\n    def sep():\n        return '\\\\'\n"
-                      "else:\n    def sep():\n        return '/'\n")
+    km_project.module(
+        "import os\n\nif os.name == 'nt':\n    def sep():\n        return '\\\\'\n"
+        "else:\n    def sep():\n        return '/'\n"
+    )
     with pytest.raises(GateError) as caught:
         build(km_project, f"{MOD}::sep", "constant-return", value="''")
     assert caught.value.field == "target"
@@ -829,7 +902,8 @@ def test_two_alternative_definitions_stay_ambiguous_and_the_error_says_what_to_d
 
 def test_an_operator_matching_too_many_sites_names_their_lines_in_the_file(km_project):
     # A method below other code: the lines are the file's, not the target's own.
-    km_project.module(dedent("""\
+    km_project.module(
+        dedent("""\
         def helper():
             return 1
 
@@ -839,7 +913,8 @@ def test_an_operator_matching_too_many_sites_names_their_lines_in_the_file(km_pr
                 if ready:
                     return 1
                 return 2 if ready and late else 3
-        """))
+        """)
+    )
     mutant = build(km_project, f"{MOD}::Gate.open", "negate", condition="ready")
     assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 7, 9)")
     merged = build(km_project, f"{MOD}::Gate.open", "drop-operand", operand="late", count=2)

@@ -46,8 +46,9 @@ def test_reverse_apply_gives_back_the_preimage_of_a_single_hunk():
 
 def test_reverse_apply_handles_several_hunks_far_apart():
     before = numbered(40)
-    after = before.replace("line 3\n", "line three\n").replace("line 30\n", "line 30\nline 30.5\n") \
-        .replace("line 20\n", "")
+    after = (
+        before.replace("line 3\n", "line three\n").replace("line 30\n", "line 30\nline 30.5\n").replace("line 20\n", "")
+    )
     [patch] = parse_patch(unified(before, after))
     assert len(patch.hunks) == 3
     assert reverse_apply(after, patch) == before

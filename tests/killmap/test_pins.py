@@ -32,7 +32,7 @@ def count(text):
 def unrelated(x):
     return x * 2
 """
-PREIMAGE = SOURCE.replace("[part.strip() for part in text.split(\",\")]", "text.split(\",\")")
+PREIMAGE = SOURCE.replace('[part.strip() for part in text.split(",")]', 'text.split(",")')
 
 # Comments, blank lines, a [gate] table, keys in an unusual order, a multi-line array,
 # single quotes: everything here must come back byte for byte.
@@ -69,8 +69,15 @@ kills = ["tests/test_mod.py::test_mod"]
 
 
 def unified(before: str, after: str, context: int = 3) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{MOD}", tofile=f"b/{MOD}", n=context))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{MOD}",
+            tofile=f"b/{MOD}",
+            n=context,
+        )
+    )
 
 
 @pytest.fixture
@@ -82,8 +89,9 @@ def pinned_project(km_project):
 
 
 def run_pin(project, *names: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "killmap", "pin", *names], cwd=project.root,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "pin", *names], cwd=project.root, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done
 
@@ -134,7 +142,7 @@ def test_pin_puts_the_pins_right_after_the_target_line(pinned_project):
     first = lines.index('target = "src/pkg/mod.py::parse"')
     assert lines[first + 1].startswith("pin = ")
     second = lines.index('target = "src/pkg/mod.py"')
-    assert [line.split(" =")[0] for line in lines[second + 1:second + 4]] == ["pin", "patch_pin", "preimage_pin"]
+    assert [line.split(" =")[0] for line in lines[second + 1 : second + 4]] == ["pin", "patch_pin", "preimage_pin"]
 
 
 def test_pin_run_twice_gives_the_same_bytes(pinned_project):
@@ -152,8 +160,13 @@ def test_pin_of_one_name_pins_only_that_mutation(pinned_project):
 
 
 def test_pin_of_an_unknown_name_is_an_error_and_writes_nothing(pinned_project):
-    done = subprocess.run([sys.executable, "-m", "killmap", "pin", "no-such"], cwd=pinned_project.root,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "pin", "no-such"],
+        cwd=pinned_project.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.startswith("killmap: ")
     assert pinned_project.read(CATALOG) == CATALOG_TEXT
@@ -246,15 +259,19 @@ def test_pins_for_a_mutation_that_does_not_apply_still_pins_the_target(pinned_pr
 def test_rewrite_pins_replaces_only_the_value_of_an_existing_pin():
     pin_a, pin_b = "sha256:" + "a" * 64, "sha256:" + "b" * 64
     text = f'[[mutation]]\nname = "m"\n  pin="{pin_a}"  # reviewed 2024-05\ntarget = "x.py"\n'
-    assert rewrite_pins(text, {"m": {"pin": pin_b}}, CATALOG) == \
-        f'[[mutation]]\nname = "m"\n  pin="{pin_b}"  # reviewed 2024-05\ntarget = "x.py"\n'
+    assert (
+        rewrite_pins(text, {"m": {"pin": pin_b}}, CATALOG)
+        == f'[[mutation]]\nname = "m"\n  pin="{pin_b}"  # reviewed 2024-05\ntarget = "x.py"\n'
+    )
 
 
 def test_rewrite_pins_ignores_a_pin_key_written_inside_a_multi_line_note():
     pin = "sha256:" + "c" * 64
     text = '[[mutation]]\nname = "m"\nnote = """\npin = not a key\n"""\ntarget = "x.py"\n'
-    assert rewrite_pins(text, {"m": {"pin": pin}}, CATALOG) == \
-        f'[[mutation]]\nname = "m"\nnote = """\npin = not a key\n"""\ntarget = "x.py"\npin = "{pin}"\n'
+    assert (
+        rewrite_pins(text, {"m": {"pin": pin}}, CATALOG)
+        == f'[[mutation]]\nname = "m"\nnote = """\npin = not a key\n"""\ntarget = "x.py"\npin = "{pin}"\n'
+    )
 
 
 def test_rewrite_pins_adds_a_newline_to_a_last_line_without_one():

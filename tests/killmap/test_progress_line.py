@@ -6,7 +6,7 @@ from killmap.verdict import judge
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import _Announcer
 
-CATALOG = '''\
+CATALOG = """\
 [[mutation]]
 name = "control"
 target = "src/pkg/mod.py::one"
@@ -22,7 +22,7 @@ old = "return 1"
 new = "return (1)"
 invariant = true
 control = "control"
-'''
+"""
 
 
 def _announced(km_project, landings, *, rest=False):

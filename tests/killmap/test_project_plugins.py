@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from gatekit import gate_env, run_gate, write_project
 
 PINS = ("pytest-xdist==3.8.0", "execnet==2.1.2", "pytest-cov==7.1.0", "pytest-randomly==5.1.0")
@@ -32,32 +31,50 @@ def plugins() -> Path:
     folder = home / "killmap-tests" / f"plugins-{key}"
     if not folder.is_dir():
         staging = folder.with_name(f"{folder.name}.{os.getpid()}")
-        done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                               "--disable-pip-version-check", "--target", str(staging), *PINS],
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "--target",
+                str(staging),
+                *PINS,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if done.returncode != 0:
             pytest.fail(f"could not install the plugins these tests need: {done.stderr[-600:]}")
         try:
             staging.rename(folder)
-        except OSError:      # another run got there first
+        except OSError:  # another run got there first
             shutil.rmtree(staging, ignore_errors=True)
     return folder
 
 
 def _project(root: Path, addopts: str, tests: str) -> Path:
-    project = write_project(root / "proj", {
-        "pyproject.toml": f'[project]\nname = "pkg"\nversion = "0"\n\n'
-                          f'[tool.pytest.ini_options]\naddopts = "{addopts}"\n',
-        "pkg/__init__.py": "def double(x):\n    return x * 2\n",
-        "tests/test_pkg.py": tests,
-        "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
-                              '[[mutation]]\nname = "double-is-zero"\ntarget = "pkg/__init__.py::double"\n'
-                              'op = "constant-return"\nvalue = "0"\nkills = ["tests/test_pkg.py::test_double"]\n',
-    })
+    project = write_project(
+        root / "proj",
+        {
+            "pyproject.toml": f'[project]\nname = "pkg"\nversion = "0"\n\n'
+            f'[tool.pytest.ini_options]\naddopts = "{addopts}"\n',
+            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+            "tests/test_pkg.py": tests,
+            "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+            '[[mutation]]\nname = "double-is-zero"\ntarget = "pkg/__init__.py::double"\n'
+            'op = "constant-return"\nvalue = "0"\nkills = ["tests/test_pkg.py::test_double"]\n',
+        },
+    )
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     subprocess.run(["git", "add", "-A"], cwd=project, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
-                   cwd=project, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], cwd=project, check=True
+    )
     return project
 
 
@@ -92,13 +109,20 @@ def test_a_project_measuring_coverage_with_pytest_cov_in_addopts_runs_in_the_gat
 def test_a_project_with_pytest_randomly_runs_its_tests_in_file_order(tmp_path, plugins):
     # The seed is named in addopts, so blocking the plugin made pytest refuse it; left on,
     # randomly shuffles (this seed reverses these tests) and reseeds `random` per test.
-    order_bound = ("from pkg import double\n\nSEEN = []\n\n\n"
-                   + "".join(f"def test_{n}():\n    SEEN.append({n})\n\n\n" for n in range(1, 5))
-                   + "def test_double():\n    assert SEEN == [1, 2, 3, 4]\n    assert double(2) == 4\n")
+    order_bound = (
+        "from pkg import double\n\nSEEN = []\n\n\n"
+        + "".join(f"def test_{n}():\n    SEEN.append({n})\n\n\n" for n in range(1, 5))
+        + "def test_double():\n    assert SEEN == [1, 2, 3, 4]\n    assert double(2) == 4\n"
+    )
     project = _project(tmp_path, "-p randomly --randomly-seed=1", order_bound)
-    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project,
-                           env=gate_env(project, {"PYTHONPATH": str(plugins)}), capture_output=True, text=True)
-    assert plain.returncode == 1, plain.stdout   # the plugin is live: this seed breaks the order
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=gate_env(project, {"PYTHONPATH": str(plugins)}),
+        capture_output=True,
+        text=True,
+    )
+    assert plain.returncode == 1, plain.stdout  # the plugin is live: this seed breaks the order
     ran = _gate(project, plugins, "run", "--no-cache")
     assert ran.code == 0, ran.stdout + ran.stderr
     assert ran.verdicts() == {"double-is-zero": "held"}
@@ -107,10 +131,12 @@ def test_a_project_with_pytest_randomly_runs_its_tests_in_file_order(tmp_path, p
 def test_pytest_randomly_reseeds_each_test_from_one_seed_in_every_run(tmp_path, plugins):
     # randomly reseeds `random` before each test, by default from a fresh seed every session:
     # the flake guard's two runs, and a mutant's, would each draw other numbers.
-    drawn = ("import random\n\nfrom killmap.engine.neutral import RANDOMLY_SEED\nfrom pkg import double\n\n\n"
-             "def test_double(request):\n"
-             "    assert request.config.getoption('randomly_seed') == RANDOMLY_SEED\n"
-             "    assert double(2) == 4\n")
+    drawn = (
+        "import random\n\nfrom killmap.engine.neutral import RANDOMLY_SEED\nfrom pkg import double\n\n\n"
+        "def test_double(request):\n"
+        "    assert request.config.getoption('randomly_seed') == RANDOMLY_SEED\n"
+        "    assert double(2) == 4\n"
+    )
     project = _project(tmp_path, "-p randomly", drawn)
     ran = _gate(project, plugins, "run", "--no-cache")
     assert ran.code == 0, ran.stdout + ran.stderr

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from killmap.errors import GateError
 from killmap.catalog.project import find_root
+from killmap.errors import GateError
 
 
 @pytest.mark.parametrize("marker", ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini"])

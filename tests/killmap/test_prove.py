@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from reviewkit import fixture_repo, review, untouched
 
 LESS = "tests/test_fees.py::test_member_pays_less"
@@ -22,10 +21,13 @@ def provable(tmp_path_factory):
 
 def test_prove_names_the_missed_defect(provable):
     run = provable[2]
-    assert (f"{LESS} catches 1 of the 2 named defects in the code it runs; it misses `discount-wrong`."
-            in run.stdout), run.stdout + run.stderr
-    assert "| `member-discount-dropped` | `src/provepkg/fees.py::fee` | ✅ caught | assertion | " \
-           "tests/test_fees.py:6 |" in run.stdout
+    assert f"{LESS} catches 1 of the 2 named defects in the code it runs; it misses `discount-wrong`." in run.stdout, (
+        run.stdout + run.stderr
+    )
+    assert (
+        "| `member-discount-dropped` | `src/provepkg/fees.py::fee` | ✅ caught | assertion | "
+        "tests/test_fees.py:6 |" in run.stdout
+    )
     assert "| `discount-wrong` | `src/provepkg/fees.py::fee` | ❌ missed |" in run.stdout
 
 
@@ -37,7 +39,7 @@ def test_a_test_that_catches_none_exits_1(provable):
 
 def test_only_defects_in_the_code_the_test_runs_count_and_a_named_one_is_run_anyway(provable):
     run = provable[2]
-    label = run.stdout[run.stdout.index(f"{LABEL} catches"):]
+    label = run.stdout[run.stdout.index(f"{LABEL} catches") :]
     assert label.startswith(f"{LABEL} catches the 1 named defect in the code it runs.")
     assert "| `member-discount-dropped` | `src/provepkg/fees.py::fee` | ⚠️ not reached |" in label
 
@@ -57,11 +59,15 @@ def test_a_test_that_catches_every_defect_exits_0(provable):
     assert f"{EXACT} catches all 2 of the 2 named defects in the code it runs." in run.stdout
 
 
-@pytest.mark.parametrize("args,field,words", [
-    ((LESS, "--mutation", "no-such-mutation"), "--mutation", "names no mutation"),
-    ((LESS, "--mutation", "member-test-spelled-out"), "--mutation", "is an invariant"),
-    (("tests/test_fees.py::test_nope",), "TEST", "matches no collected test"),
-], ids=["unknown-mutation", "invariant", "unknown-test"])
+@pytest.mark.parametrize(
+    "args,field,words",
+    [
+        ((LESS, "--mutation", "no-such-mutation"), "--mutation", "names no mutation"),
+        ((LESS, "--mutation", "member-test-spelled-out"), "--mutation", "is an invariant"),
+        (("tests/test_fees.py::test_nope",), "TEST", "matches no collected test"),
+    ],
+    ids=["unknown-mutation", "invariant", "unknown-test"],
+)
 def test_bad_input_is_one_line_and_exit_2(provable, args, field, words):
     run = review(provable[0], "prove", *args)
     assert run.code == 2, run.stdout + run.stderr

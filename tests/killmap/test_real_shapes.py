@@ -9,7 +9,6 @@ code broken. One gate run over tests/fixtures/projects/realshape checks each rul
 from __future__ import annotations
 
 import pytest
-
 from gatekit import copy_fixture, run_gate
 
 
@@ -96,30 +95,41 @@ def test_a_conditionally_defined_function_and_a_property_setter_are_held_swapped
     # a property with a setter. Each is a target, its mutant is the code that ran, and the
     # swap (the function's code replaced in the collected session) agrees with a fresh import.
     from gatekit import write_project
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": (
-            "import sys\n\nif sys.version_info >= (3,):\n    def enfold(dt, fold=1):\n        return (dt, fold)\n\n\n"
-            "class Delta:\n    def __init__(self, days):\n        self.days = days\n\n    @property\n"
-            "    def weeks(self):\n        return self.days // 7\n\n    @weeks.setter\n"
-            "    def weeks(self, value):\n        self.days = value * 7\n"),
-        "tests/test_pkg.py": (
-            "from pkg import Delta, enfold\n\n\ndef test_enfold():\n    assert enfold('d') == ('d', 1)\n\n\n"
-            "def test_weeks_read():\n    assert Delta(14).weeks == 2\n\n\n"
-            "def test_weeks_write():\n    d = Delta(0)\n    d.weeks = 3\n    assert d.days == 21\n"),
-        "mutations/pkg.toml": (
-            '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
-            '[[mutation]]\nname = "enfold-drops-fold"\ntarget = "pkg/__init__.py::enfold"\nop = "constant-return"\n'
-            'value = "(dt, 0)"\nkills = ["tests/test_pkg.py::test_enfold"]\n\n'
-            '[[mutation]]\nname = "weeks-reads-zero"\ntarget = "pkg/__init__.py::Delta.weeks"\nop = "constant-return"\n'
-            'value = "0"\nkills = ["tests/test_pkg.py::test_weeks_read"]\n\n'
-            '[[mutation]]\nname = "weeks-setter-forgets-seven"\ntarget = "pkg/__init__.py::Delta.weeks.setter"\n'
-            'op = "replace"\nold = "value * 7"\nnew = "value"\nkills = ["tests/test_pkg.py::test_weeks_write"]\n')})
+
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": (
+                "import sys\n\nif sys.version_info >= (3,):\n    def enfold(dt, fold=1):\n        return (dt, fold)\n\n\n"
+                "class Delta:\n    def __init__(self, days):\n        self.days = days\n\n    @property\n"
+                "    def weeks(self):\n        return self.days // 7\n\n    @weeks.setter\n"
+                "    def weeks(self, value):\n        self.days = value * 7\n"
+            ),
+            "tests/test_pkg.py": (
+                "from pkg import Delta, enfold\n\n\ndef test_enfold():\n    assert enfold('d') == ('d', 1)\n\n\n"
+                "def test_weeks_read():\n    assert Delta(14).weeks == 2\n\n\n"
+                "def test_weeks_write():\n    d = Delta(0)\n    d.weeks = 3\n    assert d.days == 21\n"
+            ),
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+                '[[mutation]]\nname = "enfold-drops-fold"\ntarget = "pkg/__init__.py::enfold"\nop = "constant-return"\n'
+                'value = "(dt, 0)"\nkills = ["tests/test_pkg.py::test_enfold"]\n\n'
+                '[[mutation]]\nname = "weeks-reads-zero"\ntarget = "pkg/__init__.py::Delta.weeks"\nop = "constant-return"\n'
+                'value = "0"\nkills = ["tests/test_pkg.py::test_weeks_read"]\n\n'
+                '[[mutation]]\nname = "weeks-setter-forgets-seven"\ntarget = "pkg/__init__.py::Delta.weeks.setter"\n'
+                'op = "replace"\nold = "value * 7"\nnew = "value"\nkills = ["tests/test_pkg.py::test_weeks_write"]\n'
+            ),
+        },
+    )
     for flags in ((), ("--no-swap",)):
         run = run_gate(project, "run", "--no-cache", *flags)
         assert run.code == 0, run.stdout + run.stderr
-        for name, test in (("enfold-drops-fold", "test_enfold"), ("weeks-reads-zero", "test_weeks_read"),
-                           ("weeks-setter-forgets-seven", "test_weeks_write")):
+        for name, test in (
+            ("enfold-drops-fold", "test_enfold"),
+            ("weeks-reads-zero", "test_weeks_read"),
+            ("weeks-setter-forgets-seven", "test_weeks_write"),
+        ):
             entry = run.mutation(name)
             assert entry["verdict"] == "held", entry["detail"]
             assert [r["id"] for r in entry["red"]] == [f"tests/test_pkg.py::{test}"]
@@ -128,12 +138,19 @@ def test_a_conditionally_defined_function_and_a_property_setter_are_held_swapped
 
 def test_the_baseline_line_counts_skipped_and_xfailed_tests_apart_from_the_green(tmp_path):
     from gatekit import one_mutation_project
-    project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", (
-        "import pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
-        "def test_two():\n    assert one() + 1 == 2\n\n\n"
-        "@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n\n\n"
-        "@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"),
-        value="2", kills=("tests/test_pkg.py::test_one", "tests/test_pkg.py::test_two"))
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        (
+            "import pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+            "def test_two():\n    assert one() + 1 == 2\n\n\n"
+            "@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n\n\n"
+            "@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"
+        ),
+        value="2",
+        kills=("tests/test_pkg.py::test_one", "tests/test_pkg.py::test_two"),
+    )
     run = run_gate(project, "run", "--no-cache")
     assert run.code == 0, run.stdout + run.stderr
     assert "baseline: 2 tests green, 1 skipped, 1 xfailed in 2 run(s)" in run.stdout
@@ -144,12 +161,19 @@ def test_a_test_whose_subtests_fail_is_red_once_with_the_first_failing_subtests_
     # reports SUBFAILED lines (and may still call the parent PASSED). The gate reads the
     # parent red, by the first subtest that failed.
     from gatekit import one_mutation_project
-    project = one_mutation_project(tmp_path / "proj", "def one(x):\n    return x * 2\n", (
-        "import unittest\nfrom pkg import one\n\n\nclass DoubleTests(unittest.TestCase):\n"
-        "    def test_many(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
-        "                self.assertEqual(one(i), i * 2)\n\n\n"
-        "def test_zero():\n    assert one(0) == 0\n"),
-        kills=("tests/test_pkg.py::DoubleTests::test_many",), extra='require = "assertion"\n')
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one(x):\n    return x * 2\n",
+        (
+            "import unittest\nfrom pkg import one\n\n\nclass DoubleTests(unittest.TestCase):\n"
+            "    def test_many(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
+            "                self.assertEqual(one(i), i * 2)\n\n\n"
+            "def test_zero():\n    assert one(0) == 0\n"
+        ),
+        kills=("tests/test_pkg.py::DoubleTests::test_many",),
+        extra='require = "assertion"\n',
+    )
     run = run_gate(project, "run", "--no-cache")
     assert run.code == 0, run.stdout + run.stderr
     entry = run.mutation("one-mutated")
@@ -164,14 +188,23 @@ def test_a_mutant_that_renames_a_parametrized_test_is_inconclusive_not_green(tmp
     # fresh session was given the baseline's ids, pytest refused them all and ran nothing,
     # and every selected test read as green: `vacuous`, against 4 reds under plain pytest.
     from gatekit import write_project
-    project = write_project(tmp_path / "proj", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": 'MODES = ("exclude", "include")\n\n\ndef known(mode):\n    return mode in ("exclude", "include")\n',
-        "tests/test_pkg.py": ("import pytest\nimport pkg\n\n\n@pytest.mark.parametrize('mode', pkg.MODES)\n"
-                              "def test_known(mode):\n    assert pkg.known(mode)\n"),
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "exclude-renamed"\n'
-                               'target = "pkg/__init__.py::MODES"\nop = "replace"\nold = \'"exclude"\'\nnew = \'"raise"\'\n'
-                               'kills = ["tests/test_pkg.py::test_known"]\n')})
+
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": 'MODES = ("exclude", "include")\n\n\ndef known(mode):\n    return mode in ("exclude", "include")\n',
+            "tests/test_pkg.py": (
+                "import pytest\nimport pkg\n\n\n@pytest.mark.parametrize('mode', pkg.MODES)\n"
+                "def test_known(mode):\n    assert pkg.known(mode)\n"
+            ),
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "exclude-renamed"\n'
+                'target = "pkg/__init__.py::MODES"\nop = "replace"\nold = \'"exclude"\'\nnew = \'"raise"\'\n'
+                'kills = ["tests/test_pkg.py::test_known"]\n'
+            ),
+        },
+    )
     run = run_gate(project, "run", "--no-cache")
     entry = run.mutation("exclude-renamed")
     assert entry["verdict"] == "inconclusive", entry["detail"]

@@ -25,15 +25,23 @@ def fold(tmp_path_factory):
     runs = {"utils-only": review(project, "red-first", "--revert", "src/foldroute/utils.py")}
     runs["utils-only-tree"] = untouched(project)
     runs["expected"] = review(project, "red-first", "--revert", "src/foldroute/utils.py", "--expect", FOLDED)
-    runs["both-expected"] = review(project, "red-first", "--revert", "src/foldroute/utils.py",
-                                   "--expect", FOLDED, STANDALONE)
-    runs["wrong-expected"] = review(project, "red-first", "--revert", "src/foldroute/utils.py",
-                                    "--expect", "tests/test_loader.py::test_architecture_is_the_route_lane")
+    runs["both-expected"] = review(
+        project, "red-first", "--revert", "src/foldroute/utils.py", "--expect", FOLDED, STANDALONE
+    )
+    runs["wrong-expected"] = review(
+        project,
+        "red-first",
+        "--revert",
+        "src/foldroute/utils.py",
+        "--expect",
+        "tests/test_loader.py::test_architecture_is_the_route_lane",
+    )
     runs["everything"] = review(project, "red-first", "main")
     return project, before, runs
 
 
 # --- seed 001: "with your test but utils.py reverted: only the folded parametrization fails" ---
+
 
 def test_reverting_one_file_fails_only_the_folded_parametrization(fold):
     _, _, runs = fold
@@ -49,8 +57,9 @@ def test_a_modified_test_that_passes_without_the_fix_breaks_the_contract(fold):
     run = fold[2]["utils-only"]
     assert run.code == 1
     assert run.tests()[STANDALONE]["change"] == "modified"
-    assert run.report["problems"] == [f"{STANDALONE} was modified by this change but passes with the fix "
-                                      "reverted: it does not test the fix"]
+    assert run.report["problems"] == [
+        f"{STANDALONE} was modified by this change but passes with the fix reverted: it does not test the fix"
+    ]
     assert run.report["problems"][0] in run.stdout
 
 
@@ -60,23 +69,27 @@ def test_expect_names_the_exact_fail_to_pass_set(fold):
     assert runs["expected"].report["problems"] == []
     both = runs["both-expected"]
     assert both.code == 1
-    assert both.report["problems"] == [f"{STANDALONE} is in --expect but is pass-to-pass: it does not fail "
-                                       "with the fix reverted"]
+    assert both.report["problems"] == [
+        f"{STANDALONE} is in --expect but is pass-to-pass: it does not fail with the fix reverted"
+    ]
     wrong = runs["wrong-expected"]
     assert wrong.code == 1
     assert wrong.report["problems"] == [
         f"{FOLDED} is fail-to-pass but not in --expect",
         "tests/test_loader.py::test_architecture_is_the_route_lane is in --expect but is pass-to-pass: it does "
-        "not fail with the fix reverted"]
+        "not fail with the fix reverted",
+    ]
 
 
 def test_only_the_changed_and_reaching_tests_run(fold):
     run = fold[2]["utils-only"]
     assert {t: entry["why"] for t, entry in run.tests().items()} == {
-        FOLDED: "modified", STANDALONE: "modified",
+        FOLDED: "modified",
+        STANDALONE: "modified",
         "tests/test_loader.py::test_architecture_is_the_route_lane": "in a changed test file",
-        "tests/test_entry.py::test_entry_builds_a_standalone_draft": "reaches the changed source"}
-    assert run.report["head_collected"] == 5   # test_names.py never reaches the fix
+        "tests/test_entry.py::test_entry_builds_a_standalone_draft": "reaches the changed source",
+    }
+    assert run.report["head_collected"] == 5  # test_names.py never reaches the fix
 
 
 def test_without_revert_every_changed_source_file_is_reverted_and_docs_are_kept(fold):
@@ -92,7 +105,7 @@ def test_the_reports_are_one_document_in_every_format(fold):
     assert "## killmap red-first: ❌" in markdown
     assert f"| `{FOLDED}` | modified | ❌ assertion: AssertionError at tests/test_loader.py:" in markdown
     assert "<details><summary>the fix, reverted" in markdown and "```diff" in markdown
-    assert "-        return target_quant" in markdown   # the diff goes HEAD -> the sandbox
+    assert "-        return target_quant" in markdown  # the diff goes HEAD -> the sandbox
     suite = ET.fromstring((run.report_dir / "red-first.junit.xml").read_text())
     failed = [case.get("name") for case in suite.iter("testcase") if case.find("failure") is not None]
     assert failed == [STANDALONE]
@@ -106,13 +119,17 @@ def test_the_working_tree_and_index_are_byte_identical(fold):
     assert untouched(project) == before
 
 
-@pytest.mark.parametrize("args,field,words", [
-    (("--revert", "tests/test_loader.py"), "--revert", "is a test file"),
-    (("--revert", "src/foldroute/names.py"), "--revert", "did not change"),
-    (("--expect", "tests/test_loader.py::test_nope"), "--expect", "matches no test collected at HEAD"),
-    (("no-such-revision",), "BASE", "failed"),
-    (("HEAD",), "BASE", "nothing changed"),
-], ids=["revert-a-test", "revert-unchanged", "expect-typo", "bad-base", "no-change"])
+@pytest.mark.parametrize(
+    "args,field,words",
+    [
+        (("--revert", "tests/test_loader.py"), "--revert", "is a test file"),
+        (("--revert", "src/foldroute/names.py"), "--revert", "did not change"),
+        (("--expect", "tests/test_loader.py::test_nope"), "--expect", "matches no test collected at HEAD"),
+        (("no-such-revision",), "BASE", "failed"),
+        (("HEAD",), "BASE", "nothing changed"),
+    ],
+    ids=["revert-a-test", "revert-unchanged", "expect-typo", "bad-base", "no-change"],
+)
 def test_bad_input_is_one_line_and_exit_2(fold, args, field, words):
     project, before, _ = fold
     run = review(project, "red-first", *args)
@@ -127,17 +144,20 @@ def test_worktree_takes_the_uncommitted_change_and_a_change_without_tests_proves
     utils = project / "src" / "foldroute" / "utils.py"
     utils.write_text(utils.read_text().replace('== "DSparkDraftModel"', 'in ("DSparkDraftModel",)'))
     before = untouched(project)
-    assert review(project, "red-first", "HEAD").code == 2   # committed HEAD: nothing changed
+    assert review(project, "red-first", "HEAD").code == 2  # committed HEAD: nothing changed
     run = review(project, "red-first", "HEAD", "--worktree")
     assert run.code == 1, run.stdout + run.stderr
     assert run.report["head"] == "working tree"
     assert [c["path"] for c in run.report["reverted"]] == ["src/foldroute/utils.py"]
-    assert run.report["problems"] == ["this change adds or modifies no test, so nothing in it proves the fix "
-                                      "(name the tests that should with --expect)"]
+    assert run.report["problems"] == [
+        "this change adds or modifies no test, so nothing in it proves the fix "
+        "(name the tests that should with --expect)"
+    ]
     assert untouched(project) == before
 
 
 # --- seed 004: "did not compile because it did not exist" ----------------------------------
+
 
 @pytest.fixture(scope="module")
 def absence(tmp_path_factory):
@@ -147,13 +167,17 @@ def absence(tmp_path_factory):
 
 def test_a_test_module_that_imports_a_new_name_is_red_by_absence(absence):
     tests = absence.tests()
-    for test_id in ("tests/test_architecture.py::test_pair_resolves",
-                    "tests/test_architecture.py::test_other_pair_refused"):
+    for test_id in (
+        "tests/test_architecture.py::test_pair_resolves",
+        "tests/test_architecture.py::test_other_pair_refused",
+    ):
         assert tests[test_id]["class"] == "fail-to-pass"
         assert tests[test_id]["cause"] == "absence"
         assert tests[test_id]["reverted"]["outcome"] == "uncollected"
-        assert tests[test_id]["reverted"]["absent"] in ("absentpkg.resolver.Refusal",
-                                                        "absentpkg.resolver.resolve_architecture")
+        assert tests[test_id]["reverted"]["absent"] in (
+            "absentpkg.resolver.Refusal",
+            "absentpkg.resolver.resolve_architecture",
+        )
 
 
 def test_an_attribute_or_a_module_the_fix_adds_is_red_by_absence(absence):
@@ -179,6 +203,7 @@ def test_absence_is_reported_apart_from_an_assertion_and_from_a_crash(absence):
 
 # --- every rule of the contract, broken once -----------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def bad(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad")
@@ -191,10 +216,14 @@ def bad(tmp_path_factory):
 def test_an_added_test_that_passes_without_the_fix_is_reported_with_exit_1(bad):
     run, _ = bad
     assert run.code == 1
-    assert ("tests/test_core.py::test_new_tax_case was added by this change but passes with the fix "
-            "reverted: it does not test the fix") in run.report["problems"]
-    assert ("tests/test_core.py::test_every_arm[a] was added by this change but passes with the fix "
-            "reverted: it does not test the fix") in run.report["problems"]
+    assert (
+        "tests/test_core.py::test_new_tax_case was added by this change but passes with the fix "
+        "reverted: it does not test the fix"
+    ) in run.report["problems"]
+    assert (
+        "tests/test_core.py::test_every_arm[a] was added by this change but passes with the fix "
+        "reverted: it does not test the fix"
+    ) in run.report["problems"]
 
 
 def test_a_parametrization_that_exists_only_with_the_fix_is_red_by_absence(bad):
@@ -205,29 +234,38 @@ def test_a_parametrization_that_exists_only_with_the_fix_is_red_by_absence(bad):
 def test_nothing_may_be_pass_to_fail(bad):
     run, _ = bad
     assert run.classes()["tests/test_core.py::test_fee_doubles"] == "pass-to-fail"
-    assert ("tests/test_core.py::test_fee_doubles passes with the fix reverted but fails with it: the change "
-            "breaks it") in run.report["problems"]
+    assert (
+        "tests/test_core.py::test_fee_doubles passes with the fix reverted but fails with it: the change breaks it"
+    ) in run.report["problems"]
 
 
 def test_head_must_be_green(bad):
     run, _ = bad
     assert run.classes()["tests/test_core.py::test_fee_of_one"] == "fail-to-fail"
-    assert "tests/test_core.py::test_fee_of_one fails with the fix and without it: HEAD is not green" \
+    assert (
+        "tests/test_core.py::test_fee_of_one fails with the fix and without it: HEAD is not green"
         in run.report["problems"]
-    assert any(p.startswith("HEAD does not collect tests/test_broken_at_head.py: ModuleNotFoundError")
-               for p in run.report["problems"])
+    )
+    assert any(
+        p.startswith("HEAD does not collect tests/test_broken_at_head.py: ModuleNotFoundError")
+        for p in run.report["problems"]
+    )
 
 
 def test_a_skipped_new_test_proves_nothing(bad):
-    assert "tests/test_core.py::test_later was added by this change but is skipped at HEAD: it proves nothing" \
+    assert (
+        "tests/test_core.py::test_later was added by this change but is skipped at HEAD: it proves nothing"
         in bad[0].report["problems"]
+    )
 
 
 def test_the_flake_guard_re_runs_every_red_in_its_tree(bad):
     run, _ = bad
     assert run.classes()["tests/test_core.py::test_flaky_once"] == "flaky"
-    assert "tests/test_core.py::test_flaky_once is flaky at HEAD: it went red, then green when re-run" \
+    assert (
+        "tests/test_core.py::test_flaky_once is flaky at HEAD: it went red, then green when re-run"
         in run.report["problems"]
+    )
 
 
 def test_a_test_that_hangs_without_the_fix_is_red_by_timeout_and_the_rest_still_run(bad):
@@ -241,8 +279,11 @@ def test_a_test_that_hangs_without_the_fix_is_red_by_timeout_and_the_rest_still_
 def test_every_problem_is_a_junit_failure_and_the_tree_is_untouched(bad):
     run, tree_untouched = bad
     suite = ET.fromstring((run.report_dir / "red-first.junit.xml").read_text())
-    failed = {case.get("name"): case.find("failure").get("message") for case in suite.iter("testcase")
-              if case.find("failure") is not None}
+    failed = {
+        case.get("name"): case.find("failure").get("message")
+        for case in suite.iter("testcase")
+        if case.find("failure") is not None
+    }
     assert int(suite.get("failures")) == len(failed) == len(run.report["problems"]) == 7
     assert failed["the change"].startswith("HEAD does not collect tests/test_broken_at_head.py")
     assert tree_untouched
@@ -252,9 +293,11 @@ def test_a_fix_committed_on_top_of_the_branch_is_proved_from_its_parent(tmp_path
     # BASE may be any revision: the last commit alone, as a reviewer checks one fix-up.
     project = change_repo("rf-fold", tmp_path)
     test = project / "tests" / "test_loader.py"
-    test.write_text(test.read_text() + "\n\ndef test_folded_lane_kept():\n"
-                    "    call = load({'arch': 'DSparkDraftModel'}, TARGET_QUANT, DRAFT_QUANT, build)\n"
-                    "    assert call['quant_config'] is TARGET_QUANT\n")
+    test.write_text(
+        test.read_text() + "\n\ndef test_folded_lane_kept():\n"
+        "    call = load({'arch': 'DSparkDraftModel'}, TARGET_QUANT, DRAFT_QUANT, build)\n"
+        "    assert call['quant_config'] is TARGET_QUANT\n"
+    )
     utils = project / "src" / "foldroute" / "utils.py"
     utils.write_text(utils.read_text().replace("    return draft_quant\n", "    return draft_quant  # standalone\n"))
     commit_all(project, "a fix-up")
@@ -270,11 +313,14 @@ def test_a_conftest_that_needs_a_name_the_fix_adds_makes_every_test_red_by_absen
     (project / "tests" / "conftest.py").write_text("from foldroute.utils import FOLDED_ARCH  # noqa: F401\n")
     commit_all(project, "a conftest that needs the fix")
     run = review(project, "red-first", "--revert", "src/foldroute/utils.py")
-    assert run.code == 0, run.stdout + run.stderr    # both parametrizations now fail without the fix
+    assert run.code == 0, run.stdout + run.stderr  # both parametrizations now fail without the fix
     for test_id in (FOLDED, STANDALONE):
         side = run.tests()[test_id]["reverted"]
-        assert (side["outcome"], side["cause"], side["absent"]) == \
-            ("uncollected", "absence", "foldroute.utils.FOLDED_ARCH")
+        assert (side["outcome"], side["cause"], side["absent"]) == (
+            "uncollected",
+            "absence",
+            "foldroute.utils.FOLDED_ARCH",
+        )
 
 
 def test_a_head_that_collects_nothing_is_exit_2(tmp_path):
@@ -290,7 +336,8 @@ def test_tests_that_write_into_the_working_tree_are_exit_2_and_the_file_is_resto
     project = change_repo("rf-fold", tmp_path)
     (project / "tests" / "test_escape.py").write_text(
         "import os\n\n\ndef test_writes_where_it_must_not():\n"
-        "    with open(os.environ['RF_ESCAPE'], 'a') as f:\n        f.write('# written by a test\\n')\n")
+        "    with open(os.environ['RF_ESCAPE'], 'a') as f:\n        f.write('# written by a test\\n')\n"
+    )
     commit_all(project, "a test that escapes")
     before = untouched(project)
     target = project / "src" / "foldroute" / "names.py"

@@ -23,14 +23,15 @@ def test_a_red_tests_traceback_is_never_rendered_and_its_verdict_keeps_its_cause
         "        out.write('rendered\\n')\n"
         "    return False\n\n\n"
         "def test_one():\n"
-        "    assert one() == 1\n")
-    project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", tests,
-                                   extra='require = "assertion"\n')
+        "    assert one() == 1\n"
+    )
+    project = one_mutation_project(
+        tmp_path / "proj", "def one():\n    return 1\n", tests, extra='require = "assertion"\n'
+    )
     done = run_gate(project, "run", "--no-cache", "--jobs", "1")
     entry = done.mutation("one-mutated")
     assert entry["verdict"] == "held", (entry["detail"], done.stderr)
     [red] = entry["red"]
-    assert (red["cause"], red["exception"], red["raised_at"]) == ("assertion", "AssertionError",
-                                                                 "tests/test_pkg.py:11")
+    assert (red["cause"], red["exception"], red["raised_at"]) == ("assertion", "AssertionError", "tests/test_pkg.py:11")
     assert "assert 0 == 1" in red["message"]
     assert not rendered.exists(), "pytest rendered a red test's traceback in the gate's run"

@@ -51,8 +51,10 @@ def test_every_format_shows_the_same_verdicts_and_red_sets():
     for case in suite.iter("testcase"):
         failure = case.find("failure")
         text = failure.text if failure is not None else case.find("system-out").text
-        junit[case.get("name")] = (failure.get("type") if failure is not None else "held",
-                                   set(re.findall(r"^red: (\S+) \[", text, re.M)))
+        junit[case.get("name")] = (
+            failure.get("type") if failure is not None else "held",
+            set(re.findall(r"^red: (\S+) \[", text, re.M)),
+        )
     assert junit == want
 
     page = _Matrix()
@@ -100,10 +102,13 @@ def test_markdown_stays_under_githubs_comment_limit_for_a_large_catalog():
     assert rows and [v for _, v in rows] == sorted((v for _, v in rows), key=["vacuous", "overreach"].index)
     assert "### " not in text and "<details><summary><code>failing-mutation-0001</code>: vacuous</summary>" in text
     assert text.count("<details>") == text.count("</details>")
-    found = re.search(r"\*\*Not shown here\*\* \(GitHub's 65,536-character limit\): (\d+) more failed "
-                      r"contract\(s\); the details of (\d+) shown above; the names of the 3000 held\. "
-                      r"Every contract, with its red tests and diff, is in `killmap.html` and `killmap.json` "
-                      r"in the reports artifact\.", text)
+    found = re.search(
+        r"\*\*Not shown here\*\* \(GitHub's 65,536-character limit\): (\d+) more failed "
+        r"contract\(s\); the details of (\d+) shown above; the names of the 3000 held\. "
+        r"Every contract, with its red tests and diff, is in `killmap.html` and `killmap.json` "
+        r"in the reports artifact\.",
+        text,
+    )
     assert found, text[-800:]
     assert int(found.group(1)) == 1500 - len(rows)
     details = text.count("<details><summary><code>")

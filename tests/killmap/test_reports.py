@@ -6,7 +6,6 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from gatekit import copy_fixture, run_gate
 
 
@@ -19,8 +18,7 @@ def selection_run(tmp_path_factory):
 def test_junit_has_one_case_per_mutation_and_fails_every_verdict_but_held(selection_run):
     suite = ET.parse(selection_run.report_dir / "killmap.junit.xml").getroot()
     cases = {case.get("name"): case for case in suite.iter("testcase")}
-    assert set(cases) == {"shared-off-by-one", "unrelated-scaled", "offset-at-import",
-                          "unrelated-gains-a-line"}
+    assert set(cases) == {"shared-off-by-one", "unrelated-scaled", "offset-at-import", "unrelated-gains-a-line"}
     failure = cases["shared-off-by-one"].find("failure")
     assert failure is not None and failure.get("type") == "overreach"
     assert "test_shared_through_a_caller" in failure.text and "--- a/src/selpkg/calc.py" in failure.text
@@ -42,8 +40,10 @@ def test_stryker_report_maps_verdicts_and_keeps_the_exact_one(selection_run):
     mutants = {m["id"]: m for m in report["files"]["src/selpkg/calc.py"]["mutants"]}
     assert mutants["offset-at-import"]["status"] == "Killed"
     assert mutants["shared-off-by-one"]["killmapVerdict"] == "overreach"
-    assert mutants["shared-off-by-one"]["killedBy"] == ["tests/test_shared.py::test_shared_direct",
-                                                        "tests/test_shared.py::test_shared_through_a_caller"]
+    assert mutants["shared-off-by-one"]["killedBy"] == [
+        "tests/test_shared.py::test_shared_direct",
+        "tests/test_shared.py::test_shared_through_a_caller",
+    ]
     assert "tests/test_shared.py" in report["testFiles"]
 
 
@@ -92,8 +92,8 @@ def test_merging_without_every_shard_is_an_error_naming_what_is_missing(tmp_path
 
 
 def test_a_shard_keeps_an_invariant_with_its_control(tmp_path):
-    from killmap.catalog.reader import load_catalog
     from killmap.catalog.plan import _shard
+    from killmap.catalog.reader import load_catalog
 
     project = copy_fixture("verdicts", tmp_path)
     seen = {}

@@ -18,7 +18,7 @@ def test_pinning_a_revert_records_the_patch_and_the_preimage_and_a_changed_patch
     project = copy_fixture("basic", tmp_path)
     assert run_gate(project, "pin", "odd-refusal-fix-reverted").code == 0
     catalog = (project / "mutations" / "basic.toml").read_text()
-    assert catalog.count("patch_pin = \"sha256:") == 1 and catalog.count("preimage_pin = \"sha256:") == 1
+    assert catalog.count('patch_pin = "sha256:') == 1 and catalog.count('preimage_pin = "sha256:') == 1
     patch = project / "mutations" / "odd-refusal-fix.patch"
     patch.write_text(patch.read_text().replace('"odd numbers are refused"', '"odd numbers are refused" '))
     run = run_gate(project, "run", "--no-cache", "--only", "odd-refusal-fix-reverted")

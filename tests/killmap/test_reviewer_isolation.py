@@ -11,16 +11,21 @@ import time
 
 import pytest
 from gatekit import gate_env
-
 from reviewkit import change_repo, commit_all, fixture_repo, untouched
 
-SLOW_FOLD = ("import time\n\nfrom foldroute.utils import quant_config_for\n\n\n"
-             "def test_slow_without_the_fix():\n"
-             "    if quant_config_for({'arch': 'DSparkDraftModel'}, 1, 2) != 1:\n        time.sleep(60)\n")
-SLOW_BASIC = ("import time\n\nfrom basicpkg import core\n\n\ndef test_slow_under_mutant():\n"
-              "    if core.classify(2) != 'even':\n        time.sleep(60)\n")
-SLOW_FEES = ("import time\n\nfrom provepkg.fees import fee\n\n\ndef test_slow_under_mutant():\n"
-             "    if fee(10, True) != 5:\n        time.sleep(60)\n")
+SLOW_FOLD = (
+    "import time\n\nfrom foldroute.utils import quant_config_for\n\n\n"
+    "def test_slow_without_the_fix():\n"
+    "    if quant_config_for({'arch': 'DSparkDraftModel'}, 1, 2) != 1:\n        time.sleep(60)\n"
+)
+SLOW_BASIC = (
+    "import time\n\nfrom basicpkg import core\n\n\ndef test_slow_under_mutant():\n"
+    "    if core.classify(2) != 'even':\n        time.sleep(60)\n"
+)
+SLOW_FEES = (
+    "import time\n\nfrom provepkg.fees import fee\n\n\ndef test_slow_under_mutant():\n"
+    "    if fee(10, True) != 5:\n        time.sleep(60)\n"
+)
 
 
 def _project(command: str, tmp_path):
@@ -34,8 +39,24 @@ def _project(command: str, tmp_path):
         project = fixture_repo("basic", tmp_path)
         (project / "tests" / "test_slow.py").write_text(SLOW_BASIC)
         commit_all(project, "a slow test")
-        return project, ["try", "src/basicpkg/core.py::classify", "--op", "replace", "--old", 'return "even"',
-                         "--new", 'return "EVEN"', "--timeout", "120", "--save", "slow"], "*mutant-slow*"
+        return (
+            project,
+            [
+                "try",
+                "src/basicpkg/core.py::classify",
+                "--op",
+                "replace",
+                "--old",
+                'return "even"',
+                "--new",
+                'return "EVEN"',
+                "--timeout",
+                "120",
+                "--save",
+                "slow",
+            ],
+            "*mutant-slow*",
+        )
     project = fixture_repo("provable", tmp_path)
     (project / "tests" / "test_slow.py").write_text(SLOW_FEES)
     commit_all(project, "a slow test")
@@ -49,9 +70,14 @@ def test_a_stopped_command_leaves_the_tree_and_the_index_identical(tmp_path, com
     before = untouched(project)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    process = subprocess.Popen([sys.executable, "-m", "killmap", *args], cwd=project,
-                               env=gate_env(project, {"TMPDIR": str(scratch)}), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "killmap", *args],
+        cwd=project,
+        env=gate_env(project, {"TMPDIR": str(scratch)}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 90
         while time.time() < deadline and not list(scratch.glob(f"killmap-*/runs/{running}")):
@@ -59,7 +85,7 @@ def test_a_stopped_command_leaves_the_tree_and_the_index_identical(tmp_path, com
                 break
             time.sleep(0.1)
         assert list(scratch.glob(f"killmap-*/runs/{running}")), process.communicate(timeout=30)
-        time.sleep(0.5)   # the sandbox's tests are running, the slow one asleep
+        time.sleep(0.5)  # the sandbox's tests are running, the slow one asleep
         os.kill(process.pid, how)
         process.wait(timeout=30)
         if how == signal.SIGINT:

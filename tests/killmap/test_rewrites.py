@@ -7,9 +7,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from killmap.engine import rewrites
-
 from gatekit import one_mutation_project, run_gate, tree_digest
+
+from killmap.engine import rewrites
 
 # A real pytest session in its own process, told where rewrites are kept: it reports which
 # files pytest itself rewrote, and what a failing assert said and where.
@@ -41,10 +41,16 @@ TEST = "def test_compare():\n    value = 3\n    assert value == 4\n"
 
 def _session(tests: Path, write: Path, *read: Path) -> dict:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-c", SESSION, str(tests), str(write), *map(str, read)],
-                          capture_output=True, text=True, env=env, cwd=tests.parent, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION, str(tests), str(write), *map(str, read)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tests.parent,
+        timeout=120,
+    )
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    result = json.loads(line[len("RESULT "):])
+    result = json.loads(line[len("RESULT ") :])
     # Installed plugins' modules are rewritten too: only the project's own count here.
     result["rewritten"] = [p for p in result["rewritten"] if p.startswith(str(tests))]
     return result
@@ -109,7 +115,7 @@ def test_the_gate_keeps_its_sessions_rewrites_outside_the_project_for_the_next_g
     assert "assert 0 == 1" in second.mutation("one-mutated")["red"][0]["message"]
     # Nothing rewritten anew: a rewrite kept again would have been written again.
     assert sorted((p.name, p.stat().st_mtime_ns) for p in kept.glob("*.rewritten")) == entries
-    assert tree_digest(project) == before   # nothing written into the project
+    assert tree_digest(project) == before  # nothing written into the project
 
 
 def test_a_rewrite_is_kept_under_everything_that_shapes_it():
@@ -117,6 +123,6 @@ def test_a_rewrite_is_kept_under_everything_that_shapes_it():
     # input must change it.
     base = rewrites._entry_name(b"assert x\n", "9.2.0", False)
     assert rewrites._entry_name(b"assert x\n", "9.2.0", False) == base
-    assert rewrites._entry_name(b"assert y\n", "9.2.0", False) != base       # the module's bytes
-    assert rewrites._entry_name(b"assert x\n", "9.3.0", False) != base       # pytest's version
-    assert rewrites._entry_name(b"assert x\n", "9.2.0", True) != base        # enable_assertion_pass_hook
+    assert rewrites._entry_name(b"assert y\n", "9.2.0", False) != base  # the module's bytes
+    assert rewrites._entry_name(b"assert x\n", "9.3.0", False) != base  # pytest's version
+    assert rewrites._entry_name(b"assert x\n", "9.2.0", True) != base  # enable_assertion_pass_hook

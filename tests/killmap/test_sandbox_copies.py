@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
 from gatekit import write_project
-from killmap.engine.core import Engine
-from killmap.errors import GateError
-from killmap.engine.pool import Pool
+
 from killmap.catalog.project import project_files
+from killmap.engine.core import Engine
+from killmap.engine.pool import Pool
+from killmap.errors import GateError
 
 PROJECT = {
     "pyproject.toml": '[project]\nname = "copied"\nversion = "0"\n',
@@ -26,8 +26,9 @@ def test_every_worker_copies_its_sandbox_byte_for_byte_and_guards_it_as_copied(t
         for worker in engine.workers:
             worker.wait_sandbox()
             assert worker.guard is not None and worker.guard.folder == worker.sandbox
-            assert {rel: (worker.sandbox / rel).read_bytes() for rel in files} == \
-                   {rel: (project / rel).read_bytes() for rel in files}
+            assert {rel: (worker.sandbox / rel).read_bytes() for rel in files} == {
+                rel: (project / rel).read_bytes() for rel in files
+            }
             (worker.sandbox / "src/copied/core.py").write_text("def one():\n    return 2\n")
             assert worker.guard.check_and_restore().modified == ("src/copied/core.py",)
             assert (worker.sandbox / "src/copied/core.py").read_bytes() == (project / "src/copied/core.py").read_bytes()

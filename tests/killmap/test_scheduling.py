@@ -11,21 +11,21 @@ from pathlib import Path
 
 from gatekit import write_project
 
-from killmap.verdict.lab import run_lab
 from killmap.catalog.plan import LabOptions
+from killmap.verdict.lab import run_lab
 
 FILES = {
     "pyproject.toml": '[project]\nname = "lptpkg"\nversion = "0"\n',
     "src/lptpkg/__init__.py": "",
     "src/lptpkg/core.py": "import time\n\n\ndef quick(x):\n    return x + 1\n\n\n"
-                          "def slow(x):\n    time.sleep(0.4)\n    return x * 2\n",
+    "def slow(x):\n    time.sleep(0.4)\n    return x * 2\n",
     "tests/test_core.py": "from lptpkg.core import quick, slow\n\n\ndef test_quick():\n    assert quick(1) == 2\n\n\n"
-                          "def test_slow():\n    assert slow(2) == 4\n",
+    "def test_slow():\n    assert slow(2) == 4\n",
     "mutations/lpt.toml": '[gate]\npaths = ["src"]\n\n'
-                          '[[mutation]]\nname = "quick-broken"\ntarget = "src/lptpkg/core.py::quick"\n'
-                          'op = "replace"\nold = "x + 1"\nnew = "x + 2"\nkills = ["tests/test_core.py::test_quick"]\n\n'
-                          '[[mutation]]\nname = "slow-broken"\ntarget = "src/lptpkg/core.py::slow"\n'
-                          'op = "replace"\nold = "x * 2"\nnew = "x * 3"\nkills = ["tests/test_core.py::test_slow"]\n',
+    '[[mutation]]\nname = "quick-broken"\ntarget = "src/lptpkg/core.py::quick"\n'
+    'op = "replace"\nold = "x + 1"\nnew = "x + 2"\nkills = ["tests/test_core.py::test_quick"]\n\n'
+    '[[mutation]]\nname = "slow-broken"\ntarget = "src/lptpkg/core.py::slow"\n'
+    'op = "replace"\nold = "x * 2"\nnew = "x * 3"\nkills = ["tests/test_core.py::test_slow"]\n',
 }
 
 

@@ -43,8 +43,12 @@ def test_touching_one_function_reruns_only_the_mutations_that_can_see_it(tmp_pat
     calc.write_text(calc.read_text().replace("return x * 10", "return x * 10  # touched"))
     again = run_gate(project, "run")
     cached = {m["name"]: m["cached"] for m in again.report["mutations"]}
-    assert cached == {"shared-off-by-one": True, "unrelated-scaled": False, "offset-at-import": False,
-                      "unrelated-gains-a-line": False}
+    assert cached == {
+        "shared-off-by-one": True,
+        "unrelated-scaled": False,
+        "offset-at-import": False,
+        "unrelated-gains-a-line": False,
+    }
 
 
 def test_no_cache_forces_every_mutation_to_run(tmp_path):
@@ -78,8 +82,11 @@ def test_changed_runs_only_the_mutations_whose_target_changed_since_base(tmp_pat
     run = run_gate(project, "run", "--no-cache", "--changed", "HEAD")
     # unrelated() changed; offset-at-import targets the whole file, which changed too;
     # shared() did not change and its tests did not, so it is left out.
-    assert [m["name"] for m in run.report["mutations"]] == ["unrelated-scaled", "offset-at-import",
-                                                            "unrelated-gains-a-line"]
+    assert [m["name"] for m in run.report["mutations"]] == [
+        "unrelated-scaled",
+        "offset-at-import",
+        "unrelated-gains-a-line",
+    ]
     assert run.code == 1  # unrelated-gains-a-line is unevidenced by design
 
 
@@ -116,9 +123,11 @@ def test_verdicts_and_their_order_do_not_depend_on_jobs(tmp_path):
     one = run_gate(copy_fixture("selection", tmp_path / "one"), "run", "--no-cache", "--jobs", "1")
     two = run_gate(copy_fixture("selection", tmp_path / "two"), "run", "--no-cache", "--jobs", "2")
     assert list(one.verdicts().items()) == list(two.verdicts().items())
+
     def reds(run):  # messages may hold memory addresses; everything else must agree
-        return [[(r["id"], r["cause"], r["exception"], r["raised_at"]) for r in m["red"]]
-                for m in run.report["mutations"]]
+        return [
+            [(r["id"], r["cause"], r["exception"], r["raised_at"]) for r in m["red"]] for m in run.report["mutations"]
+        ]
 
     assert reds(one) == reds(two)
 
@@ -163,8 +172,14 @@ def test_a_test_file_whose_imports_never_reach_a_target_is_not_run_at_all(tmp_pa
 def test_imports_followed_through_project_modules_keep_a_test_in(tmp_path):
     # test_indirect imports a helper that imports the target: it can overreach, so it runs.
     project = copy_fixture("selection", tmp_path)
-    _add(project, "src/other/__init__.py", "from selpkg.calc import shared\n\n\ndef twice(x):\n    return shared(shared(x))\n")
-    _add(project, "tests/test_indirect.py", "from other import twice\n\n\ndef test_twice():\n    assert twice(0) == 2\n")
+    _add(
+        project,
+        "src/other/__init__.py",
+        "from selpkg.calc import shared\n\n\ndef twice(x):\n    return shared(shared(x))\n",
+    )
+    _add(
+        project, "tests/test_indirect.py", "from other import twice\n\n\ndef test_twice():\n    assert twice(0) == 2\n"
+    )
     run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one")
     entry = run.mutation("shared-off-by-one")
     assert "tests/test_indirect.py::test_twice" in entry["unexpected"]
@@ -173,16 +188,23 @@ def test_imports_followed_through_project_modules_keep_a_test_in(tmp_path):
 
 def test_a_test_that_imports_by_name_at_run_time_is_never_filtered_out(tmp_path):
     project = copy_fixture("selection", tmp_path)
-    _add(project, "tests/test_dynamic.py", "import importlib\n\n\ndef test_dynamic():\n"
-         "    calc = importlib.import_module('selpkg.calc')\n    assert calc.shared(1) == 2\n")
+    _add(
+        project,
+        "tests/test_dynamic.py",
+        "import importlib\n\n\ndef test_dynamic():\n"
+        "    calc = importlib.import_module('selpkg.calc')\n    assert calc.shared(1) == 2\n",
+    )
     run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one")
     assert "tests/test_dynamic.py::test_dynamic" in run.mutation("shared-off-by-one")["unexpected"]
 
 
 def test_a_conftest_that_imports_a_target_keeps_every_test_below_it(tmp_path):
     project = copy_fixture("selection", tmp_path)
-    _add(project, "tests/sub/conftest.py", "import pytest\nfrom selpkg.calc import shared\n\n\n"
-         "@pytest.fixture\ndef one():\n    return shared(0)\n")
+    _add(
+        project,
+        "tests/sub/conftest.py",
+        "import pytest\nfrom selpkg.calc import shared\n\n\n@pytest.fixture\ndef one():\n    return shared(0)\n",
+    )
     _add(project, "tests/sub/test_fixture_only.py", "def test_uses_fixture(one):\n    assert one == 1\n")
     run = run_gate(project, "run", "--no-cache", "--only", "shared-off-by-one")
     assert "tests/sub/test_fixture_only.py::test_uses_fixture" in run.mutation("shared-off-by-one")["unexpected"]
@@ -191,13 +213,21 @@ def test_a_conftest_that_imports_a_target_keeps_every_test_below_it(tmp_path):
 def test_a_function_that_runs_while_tests_are_collected_selects_every_test(tmp_path):
     project = copy_fixture("selection", tmp_path)
     _add(project, "src/selpkg/cases.py", "def cases():\n    return [1, 2]\n")
-    _add(project, "tests/test_cases.py", "import pytest\nfrom selpkg.cases import cases\n\n\n"
-         "@pytest.mark.parametrize('n', cases(), ids=['first', 'second'])\ndef test_case(n):\n    assert n > 0\n")
+    _add(
+        project,
+        "tests/test_cases.py",
+        "import pytest\nfrom selpkg.cases import cases\n\n\n"
+        "@pytest.mark.parametrize('n', cases(), ids=['first', 'second'])\ndef test_case(n):\n    assert n > 0\n",
+    )
     catalog = project / "mutations" / "selection.toml"
-    catalog.write_text(catalog.read_text() + (
-        '\n[[mutation]]\nname = "second-case-negative"\ntarget = "src/selpkg/cases.py::cases"\n'
-        'op = "replace"\nold = "[1, 2]"\nnew = "[1, -2]"\n'
-        'kills = ["tests/test_cases.py::test_case[second]"]\n'))
+    catalog.write_text(
+        catalog.read_text()
+        + (
+            '\n[[mutation]]\nname = "second-case-negative"\ntarget = "src/selpkg/cases.py::cases"\n'
+            'op = "replace"\nold = "[1, 2]"\nnew = "[1, -2]"\n'
+            'kills = ["tests/test_cases.py::test_case[second]"]\n'
+        )
+    )
     run = run_gate(project, "run", "--no-cache", "--only", "second-case-negative")
     entry = run.mutation("second-case-negative")
     assert entry["verdict"] == "held"

@@ -9,14 +9,14 @@ import threading
 import time
 
 import pytest
-
 from gatekit import copy_fixture, process_ended, write_project
-from killmap.engine.core import Engine
-from killmap.errors import GateError
-from killmap.engine.pool import Pool
+
 from killmap.catalog.project import project_files
+from killmap.engine.core import Engine
+from killmap.engine.pool import Pool
 from killmap.engine.runner import Scenario
 from killmap.engine.siblings import SiblingProcess
+from killmap.errors import GateError
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -38,7 +38,9 @@ def test_only_the_first_worker_is_started_and_the_others_are_its_forks_in_their_
         assert [_parent_of(sibling.pid) for sibling in siblings] == [first.pid, first.pid]
         # Each its own session and group, as start_new_session gave a started worker: the
         # gate stops a worker by its group, and a run's timeout kills only its own group.
-        assert [os.getsid(s.pid) for s in siblings] == [os.getpgid(s.pid) for s in siblings] == [s.pid for s in siblings]
+        assert (
+            [os.getsid(s.pid) for s in siblings] == [os.getpgid(s.pid) for s in siblings] == [s.pid for s in siblings]
+        )
         assert len({first.pid, *(s.pid for s in siblings)}) == 3
     finally:
         pool.close()
@@ -49,7 +51,7 @@ def test_every_forked_worker_answers_on_its_own_pipes(tmp_path):
     pool = Pool([tmp_path / f"sandbox-{i}" for i in range(3)], start_dir=tmp_path)
     try:
         pids = []
-        for worker in reversed(pool.workers):   # not in fork order: each pipe is its own
+        for worker in reversed(pool.workers):  # not in fork order: each pipe is its own
             source = tmp_path / f"source-{worker.index}"
             source.mkdir()
             (source / "mine.txt").write_text(str(worker.index))
@@ -72,8 +74,9 @@ def test_a_run_on_the_first_worker_leaves_its_forked_sibling_serving(tmp_path):
         first, second = engine.workers
         outcomes = []
         for worker in (first, second, first, second):
-            scenario = Scenario(label=f"plain-{worker.index}-{len(outcomes)}", tests=("tests",), timeout=120,
-                                sys_path=("src",))
+            scenario = Scenario(
+                label=f"plain-{worker.index}-{len(outcomes)}", tests=("tests",), timeout=120, sys_path=("src",)
+            )
             outcomes.append(engine.run(worker, scenario))
         assert [o.status for o in outcomes] == ["done"] * 4
         assert all(o.tests and all(t.outcome == "passed" for t in o.tests.values()) for o in outcomes)
@@ -86,10 +89,12 @@ SLOW = {
     "pyproject.toml": '[project]\nname = "slow"\nversion = "0"\n',
     "src/slow/__init__.py": "",
     "src/slow/core.py": "def one():\n    return 1\n",
-    "tests/test_core.py": ("import os, time\nfrom slow.core import one\n\n\ndef test_one():\n"
-                           "    open(os.environ['SLOW_STARTED'], 'a').close()\n"
-                           "    time.sleep(float(os.environ.get('SLOW_SECONDS', '1.5')))\n"
-                           "    assert one() == 1\n"),
+    "tests/test_core.py": (
+        "import os, time\nfrom slow.core import one\n\n\ndef test_one():\n"
+        "    open(os.environ['SLOW_STARTED'], 'a').close()\n"
+        "    time.sleep(float(os.environ.get('SLOW_SECONDS', '1.5')))\n"
+        "    assert one() == 1\n"
+    ),
 }
 
 
@@ -156,7 +161,7 @@ def test_a_forked_worker_that_ended_unreaped_counts_as_gone(tmp_path):
             time.sleep(0.01)
         assert not handle.alive()
         handle.wait(timeout=1)
-        os.kill(pid, 0)   # still there, as a zombie: only the zombie check said it was gone
+        os.kill(pid, 0)  # still there, as a zombie: only the zombie check said it was gone
     finally:
         os.waitpid(pid, 0)
     me = SiblingProcess(open(os.devnull, "w"), open(os.devnull))

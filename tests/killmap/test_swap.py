@@ -10,16 +10,15 @@ from __future__ import annotations
 import types
 
 import pytest
-
 from gatekit import copy_fixture, run_gate
+
 from killmap.engine.swap import swap_in
 
 
 @pytest.fixture(scope="module")
 def both_runs(tmp_path_factory):
     swapped = run_gate(copy_fixture("swapshape", tmp_path_factory.mktemp("swap")), "run", "--no-cache")
-    fresh = run_gate(copy_fixture("swapshape", tmp_path_factory.mktemp("fresh")), "run", "--no-cache",
-                     "--no-swap")
+    fresh = run_gate(copy_fixture("swapshape", tmp_path_factory.mktemp("fresh")), "run", "--no-cache", "--no-swap")
     return swapped, fresh
 
 
@@ -31,8 +30,12 @@ def test_verdicts_and_red_sets_are_identical_with_and_without_the_swap(both_runs
     swapped, fresh = both_runs
     assert swapped.code == fresh.code == 0, swapped.stderr + fresh.stderr
     for a, b in zip(swapped.report["mutations"], fresh.report["mutations"]):
-        assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (b["name"], b["verdict"], reds(b),
-                                                                         b["reached_by"])
+        assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (
+            b["name"],
+            b["verdict"],
+            reds(b),
+            b["reached_by"],
+        )
     assert {m["path"] for m in fresh.report["mutations"]} == {"fresh"}
 
 
@@ -49,13 +52,15 @@ def test_a_closure_whose_free_variables_change_falls_back(both_runs):
     assert entry["verdict"] == "held"
 
 
-@pytest.mark.parametrize("name, reached_only_through", [
-    ("decorated-off-by-one", "a decorator's wrapper"),
-    ("plain-times-four", "a functools.partial and a dispatch table"),
-    ("child-suffix-changed", "super() and a method bound at import"),
-])
-def test_a_mutant_reached_only_indirectly_is_swapped_and_is_the_code_that_ran(both_runs, name,
-                                                                              reached_only_through):
+@pytest.mark.parametrize(
+    "name, reached_only_through",
+    [
+        ("decorated-off-by-one", "a decorator's wrapper"),
+        ("plain-times-four", "a functools.partial and a dispatch table"),
+        ("child-suffix-changed", "super() and a method bound at import"),
+    ],
+)
+def test_a_mutant_reached_only_indirectly_is_swapped_and_is_the_code_that_ran(both_runs, name, reached_only_through):
     entry = both_runs[0].mutation(name)
     assert entry["path"] == "swap", entry["path_reason"]
     assert entry["swap"]["swapped"] > 0
@@ -72,8 +77,11 @@ def test_module_state_one_mutants_tests_change_is_pristine_for_the_next(both_run
 
 def test_reach_comes_from_the_baseline_and_names_exactly_the_reaching_tests(both_runs):
     entry = both_runs[0].mutation("plain-times-four")
-    assert entry["reached_by"] == ["tests/test_core.py::test_dispatch", "tests/test_core.py::test_partial",
-                                   "tests/test_core.py::test_plain"]
+    assert entry["reached_by"] == [
+        "tests/test_core.py::test_dispatch",
+        "tests/test_core.py::test_partial",
+        "tests/test_core.py::test_plain",
+    ]
 
 
 def _module(tmp_path, text: str):
@@ -131,5 +139,9 @@ def test_every_verdict_of_the_verdicts_fixture_is_the_same_with_and_without_the_
     pairs = list(zip(swapped.report["mutations"], fresh.report["mutations"]))
     assert any(a.get("path") == "swap" for a, _ in pairs)
     for a, b in pairs:
-        assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (b["name"], b["verdict"], reds(b),
-                                                                         b["reached_by"])
+        assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (
+            b["name"],
+            b["verdict"],
+            reds(b),
+            b["reached_by"],
+        )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from gatekit import run_gate
 from sweepkit import by_status, fresh_fixture, require_mutmut, sweep
 
@@ -44,8 +43,11 @@ def test_a_survivor_is_found_and_shown_first(swept):
     assert survivor["change"] == "return value < limit  ->  return value <= limit"
     assert survivor["red"] == [] and survivor["reached_by"] == ["tests/test_limits.py::test_within"]
     # The terminal lists survivors before anything else, each with its one-line change.
-    listed = [line.split()[0] for line in done.stdout.splitlines()
-              if line.split() and line.split()[0] in ("survived", "broken")]
+    listed = [
+        line.split()[0]
+        for line in done.stdout.splitlines()
+        if line.split() and line.split()[0] in ("survived", "broken")
+    ]
     assert listed[0] == "survived" and "broken" in listed and survivor["id"] in done.stdout
 
 
@@ -54,7 +56,8 @@ def test_killed_mutants_carry_their_red_set_and_causes(swept):
     killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
     assert killed["status"] == "killed"
     assert [(r["id"], r["cause"]) for r in killed["red"]] == [
-        ("tests/test_limits.py::test_register_refuses_an_empty_name", "assertion")]
+        ("tests/test_limits.py::test_register_refuses_an_empty_name", "assertion")
+    ]
 
 
 def test_killmap_operators_make_the_statement_level_defects(swept):
@@ -64,8 +67,11 @@ def test_killmap_operators_make_the_statement_level_defects(swept):
     merged = _one(doc, op="killmap:merge-strings")
     assert merged["change"] == 'raise ValueError("level unknown")  ->  raise ValueError("level missing")'
     assert merged["status"] == "killed"
-    assert {m["change"].split("->")[1].strip() for m in doc["sweep"]["mutants"]
-            if m["function"] == "within" and m["op"] == "killmap:constant-return"} == {"return True", "return False"}
+    assert {
+        m["change"].split("->")[1].strip()
+        for m in doc["sweep"]["mutants"]
+        if m["function"] == "within" and m["op"] == "killmap:constant-return"
+    } == {"return True", "return False"}
 
 
 def test_a_mutant_equal_to_a_named_mutation_is_named_and_not_run(swept):
@@ -82,7 +88,7 @@ def test_the_pragma_is_honoured_by_both_operator_families(swept):
     assert [m["change"] for m in doc["sweep"]["mutants"] if guarded_line in m["lines"]] == []
     # The line below it has no pragma and is mutated as usual.
     assert any(m["function"] == "guarded" for m in doc["sweep"]["mutants"])
-    assert doc["sweep"]["generated"]["pragma"] >= 1   # killmap's negation of it, left out
+    assert doc["sweep"]["generated"]["pragma"] >= 1  # killmap's negation of it, left out
 
 
 def test_a_broken_mutant_is_not_counted_in_the_score(swept):
@@ -113,8 +119,13 @@ def test_reports_carry_the_sweep_html_and_stryker_statuses(swept):
     assert "limits.py::within" in page and "<pre>" in page
     stryker = json.loads((report_dir / "mutation-report.sweep.json").read_text())
     statuses = {m["id"]: m["status"] for m in stryker["files"][MODULE]["mutants"]}
-    expected = {"survived": "Survived", "killed": "Killed", "unreached": "NoCoverage",
-                "broken": "CompileError", "named": "Ignored"}
+    expected = {
+        "survived": "Survived",
+        "killed": "Killed",
+        "unreached": "NoCoverage",
+        "broken": "CompileError",
+        "named": "Ignored",
+    }
     assert {statuses[m["id"]] for m in doc["sweep"]["mutants"]} == set(expected.values())
     assert all(statuses[m["id"]] == expected[m["status"]] for m in doc["sweep"]["mutants"])
     # The gate's own reports are not written over.
@@ -126,12 +137,13 @@ def test_a_killed_mutant_promoted_is_then_held_by_a_normal_run(swept, tmp_path):
     project = fresh_fixture(tmp_path)
     killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
     before = (project / "mutations/limits.toml").read_text()
-    done = run_gate(project, "sweep", "--promote", killed["id"], "--name", "name-check-deleted",
-                    "--report-dir", str(report_dir))
+    done = run_gate(
+        project, "sweep", "--promote", killed["id"], "--name", "name-check-deleted", "--report-dir", str(report_dir)
+    )
     assert done.code == 0, done.stderr
     after = (project / "mutations/limits.toml").read_text()
-    assert after.startswith(before)   # comments and layout kept: the entry is appended
-    added = after[len(before):]
+    assert after.startswith(before)  # comments and layout kept: the entry is appended
+    added = after[len(before) :]
     assert 'op = "delete-call"' in added and 'call = "check_name"' in added and 'pin = "ast1:sha256:' in added
     assert 'require = "assertion"' in added
     held = run_gate(project, "run", "--only", "name-check-deleted")
@@ -142,11 +154,11 @@ def test_a_killed_mutant_promoted_is_then_held_by_a_normal_run(swept, tmp_path):
 def test_a_token_level_kill_is_promoted_as_a_replace(swept, tmp_path):
     _, _, doc, report_dir = swept
     project = fresh_fixture(tmp_path)
-    killed = _one(doc, function="parse_level", op="mutmut:swap_op",
-                  change='if text == "low":  ->  if text != "low":')
+    killed = _one(doc, function="parse_level", op="mutmut:swap_op", change='if text == "low":  ->  if text != "low":')
     assert killed["status"] == "killed"
-    done = run_gate(project, "sweep", "--promote", killed["id"], "--name", "low-level-flipped",
-                    "--report-dir", str(report_dir))
+    done = run_gate(
+        project, "sweep", "--promote", killed["id"], "--name", "low-level-flipped", "--report-dir", str(report_dir)
+    )
     assert done.code == 0, done.stderr
     added = (project / "mutations/limits.toml").read_text().split("low-level-flipped", 1)[1]
     assert 'op = "replace"' in added and 'old = "    if text == \\"low\\":\\n"' in added, added
@@ -158,8 +170,9 @@ def test_promoting_a_survivor_is_refused_with_what_to_do(swept, tmp_path):
     project = fresh_fixture(tmp_path)
     survivor = _one(doc, function="within", op="mutmut:swap_op")
     before = (project / "mutations/limits.toml").read_text()
-    done = run_gate(project, "sweep", "--promote", survivor["id"], "--name", "within-boundary",
-                    "--report-dir", str(report_dir))
+    done = run_gate(
+        project, "sweep", "--promote", survivor["id"], "--name", "within-boundary", "--report-dir", str(report_dir)
+    )
     assert done.code == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert "survived" in done.stderr and "vacuous by construction" in done.stderr
@@ -172,9 +185,12 @@ def test_promoting_a_mutant_whose_code_changed_since_the_sweep_is_refused(swept,
     project = fresh_fixture(tmp_path)
     killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
     module = project / MODULE
-    module.write_text(module.read_text().replace("check_name(name)\n    registry", "check_name(name.strip())\n    registry"))
-    done = run_gate(project, "sweep", "--promote", killed["id"], "--name", "name-check-deleted",
-                    "--report-dir", str(report_dir))
+    module.write_text(
+        module.read_text().replace("check_name(name)\n    registry", "check_name(name.strip())\n    registry")
+    )
+    done = run_gate(
+        project, "sweep", "--promote", killed["id"], "--name", "name-check-deleted", "--report-dir", str(report_dir)
+    )
     assert done.code == 2 and "changed since the sweep" in done.stderr
 
 
@@ -190,8 +206,9 @@ def test_ops_choose_the_operator_families(tmp_path):
 
 def test_tests_replace_the_gate_tests_and_stay_inside_the_project(tmp_path):
     project = fresh_fixture(tmp_path)
-    done, doc, _ = sweep(project, f"{MODULE}::within", "--ops", "killmap", "--tests",
-                         "tests/test_limits.py::test_clamp_low")
+    done, doc, _ = sweep(
+        project, f"{MODULE}::within", "--ops", "killmap", "--tests", "tests/test_limits.py::test_clamp_low"
+    )
     assert done.code == 0, done.stderr
     # Only test_clamp_low runs, and it never calls within: nothing reaches the mutants.
     assert {m["status"] for m in doc["sweep"]["mutants"]} == {"unreached"}
@@ -207,16 +224,20 @@ def test_a_second_sweep_with_nothing_changed_reuses_every_verdict(swept):
     # Broken is decided before anything runs, named and unreached never run: the rest is cached.
     ran = [m for m in second["sweep"]["mutants"] if m["status"] not in ("named", "unreached", "broken")]
     assert ran and all(m["cached"] for m in ran)
-    assert [(m["id"], m["status"], m["red"]) for m in second["sweep"]["mutants"]] == \
-        [(m["id"], m["status"], m["red"]) for m in doc["sweep"]["mutants"]]
+    assert [(m["id"], m["status"], m["red"]) for m in second["sweep"]["mutants"]] == [
+        (m["id"], m["status"], m["red"]) for m in doc["sweep"]["mutants"]
+    ]
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--name", "Not-Kebab"], "kebab-case"),
-    (["--name", "low-bound-negated"], "already exists"),
-    ([], "needs --name"),
-    (["--name", "x", "--catalog", "mutations/other.toml", "--catalog", "mutations/limits.toml"], "at most one"),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--name", "Not-Kebab"], "kebab-case"),
+        (["--name", "low-bound-negated"], "already exists"),
+        ([], "needs --name"),
+        (["--name", "x", "--catalog", "mutations/other.toml", "--catalog", "mutations/limits.toml"], "at most one"),
+    ],
+)
 def test_promotion_refuses_a_bad_name_or_catalog(swept, tmp_path, args, says):
     _, _, doc, report_dir = swept
     project = fresh_fixture(tmp_path)
@@ -231,18 +252,32 @@ def test_promotion_refuses_a_catalog_whose_gate_runs_other_tests(swept, tmp_path
     (project / "mutations/other.toml").write_text(
         '[gate]\ntests = ["tests/test_limits.py"]\npaths = ["src"]\n\n[[mutation]]\nname = "other"\n'
         'target = "src/sweeppkg/limits.py::within"\nop = "constant-return"\nvalue = "True"\n'
-        'kills = ["tests/test_limits.py::test_within"]\n')
+        'kills = ["tests/test_limits.py::test_within"]\n'
+    )
     killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
-    done = run_gate(project, "sweep", "--promote", killed["id"], "--name", "check-gone", "--catalog",
-                    "mutations/other.toml", "--report-dir", str(report_dir))
+    done = run_gate(
+        project,
+        "sweep",
+        "--promote",
+        killed["id"],
+        "--name",
+        "check-gone",
+        "--catalog",
+        "mutations/other.toml",
+        "--report-dir",
+        str(report_dir),
+    )
     assert done.code == 2 and "same [gate]" in done.stderr
 
 
-@pytest.mark.parametrize(("target", "says"), [
-    ("../outside.py", "outside the project"),
-    ("pyproject.toml", "not a Python file"),
-    (f"{MODULE}::nowhere", "no symbol 'nowhere'"),
-])
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("../outside.py", "outside the project"),
+        ("pyproject.toml", "not a Python file"),
+        (f"{MODULE}::nowhere", "no symbol 'nowhere'"),
+    ],
+)
 def test_a_bad_target_is_one_line_and_exit_2(tmp_path, target, says):
     project = fresh_fixture(tmp_path)
     done = run_gate(project, "sweep", target)

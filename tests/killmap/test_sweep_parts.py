@@ -7,39 +7,60 @@ import dataclasses
 import textwrap
 from pathlib import Path
 
-import libcst as cst
 import pytest
+from sweepkit import require_mutmut
 
 from killmap import cli
-from killmap.verdict import judge
 from killmap.catalog.reader import GateSettings, Mutation, Target
-from killmap.errors import GateError
-from killmap.verdict.judge import Evidence, judge_run
 from killmap.engine.outcome import RunOutcome, TestResult
-from sweepkit import require_mutmut
+from killmap.verdict import judge
+from killmap.verdict.judge import Evidence, judge_run
 
 T1, T2 = "tests/test_a.py::test_one", "tests/test_a.py::test_two"
 
 
 def _uncontracted() -> Mutation:
-    return Mutation(name="m", target=Target("src/a.py", "f"), op="mutmut:number", params=(), kills=(),
-                    uncontracted=True)
+    return Mutation(
+        name="m", target=Target("src/a.py", "f"), op="mutmut:number", params=(), kills=(), uncontracted=True
+    )
 
 
 def _run(red: tuple[str, ...], collected=(T1, T2)) -> RunOutcome:
-    tests = {t: TestResult(id=t, outcome="failed" if t in red else "passed", phase="call",
-                           exc_type="AssertionError" if t in red else None, assertion=t in red)
-             for t in collected}
-    return RunOutcome(status="done", wall=0.1, collected=collected, tests=tests, finished=True,
-                      exit_code=1 if red else 0, proof={"module": "a", "file_matches": True, "text_matches": True})
+    tests = {
+        t: TestResult(
+            id=t,
+            outcome="failed" if t in red else "passed",
+            phase="call",
+            exc_type="AssertionError" if t in red else None,
+            assertion=t in red,
+        )
+        for t in collected
+    }
+    return RunOutcome(
+        status="done",
+        wall=0.1,
+        collected=collected,
+        tests=tests,
+        finished=True,
+        exit_code=1 if red else 0,
+        proof={"module": "a", "file_matches": True, "text_matches": True},
+    )
 
 
 def _evidence(run, reached=(T1, T2), executed=True) -> Evidence:
-    return Evidence(run=run, confirm=None, reached_by=reached, region_executed=executed, import_time=False,
-                    timeout=10.0, selected_baseline_seconds=0.1)
+    return Evidence(
+        run=run,
+        confirm=None,
+        reached_by=reached,
+        region_executed=executed,
+        import_time=False,
+        timeout=10.0,
+        selected_baseline_seconds=0.1,
+    )
 
 
 # --- the judge: no contract ---------------------------------------------------------------------
+
 
 def test_an_uncontracted_mutant_that_turns_tests_red_reports_the_red_set_as_overreach():
     verdict = judge_run(_uncontracted(), _evidence(_run((T1,))), {})
@@ -72,16 +93,25 @@ def test_without_the_flag_an_empty_contract_still_reads_as_a_contract():
 def test_the_sweep_maps_verdicts_to_its_statuses():
     from killmap.verdict.judge import RedTest, Verdict
     from killmap.verdict.sweep import status_of
+
     red = RedTest(id=T1, cause="assertion", phase="call", exception=None, message="", raised_at=None, reached=False)
-    cases = {judge.OVERREACH: "killed", judge.VACUOUS: "survived", judge.BROKEN_VERDICT: "broken",
-             judge.TIMEOUT: "timeout", judge.FLAKY: "flaky", judge.ESCAPED: "escaped",
-             judge.INCONCLUSIVE: "inconclusive", judge.UNEVIDENCED: "unreached"}
+    cases = {
+        judge.OVERREACH: "killed",
+        judge.VACUOUS: "survived",
+        judge.BROKEN_VERDICT: "broken",
+        judge.TIMEOUT: "timeout",
+        judge.FLAKY: "flaky",
+        judge.ESCAPED: "escaped",
+        judge.INCONCLUSIVE: "inconclusive",
+        judge.UNEVIDENCED: "unreached",
+    }
     for verdict, status in cases.items():
         assert status_of(Verdict(name="m", verdict=verdict, detail="")) == status
     assert status_of(Verdict(name="m", verdict=judge.UNEVIDENCED, detail="", red=(red,))) == "inconclusive"
 
 
 # --- the mutmut adapter ----------------------------------------------------------------------------
+
 
 def _project(tmp_path: Path, source: str) -> Path:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
@@ -99,6 +129,7 @@ def _sweep_cli(tmp_path, monkeypatch, capsys, *args) -> tuple[int, str]:
 
 def test_an_unsupported_mutmut_version_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     from killmap.mutate import mutmut_adapter
+
     _project(tmp_path, "def f(x):\n    return x + 1\n")
     monkeypatch.setattr(mutmut_adapter.metadata, "version", lambda name: "3.9.0")
     code, err = _sweep_cli(tmp_path, monkeypatch, capsys)
@@ -123,12 +154,13 @@ def test_a_missing_mutmut_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
 def test_a_moved_mutmut_api_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     require_mutmut()
     from mutmut.mutation import file_mutation
+
     _project(tmp_path, "def f(x):\n    return x + 1\n")
     monkeypatch.setattr(file_mutation, "create_mutations", lambda filename, code: ([], set()))
     code, err = _sweep_cli(tmp_path, monkeypatch, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "mutation API moved" in err and "create_mutations no longer returns" in err
-    monkeypatch.setattr(file_mutation, "create_mutations", lambda filename: None)   # the signature moved
+    monkeypatch.setattr(file_mutation, "create_mutations", lambda filename: None)  # the signature moved
     code, err = _sweep_cli(tmp_path, monkeypatch, capsys)
     assert code == 2 and "create_mutations(filename, code) failed" in err
 
@@ -138,7 +170,8 @@ def test_mutmut_config_is_set_in_process_and_put_back_and_no_file_is_written(tmp
     from mutmut import configuration
 
     from killmap.mutate import mutmut_adapter
-    monkeypatch.chdir(tmp_path)   # no pyproject, no setup.cfg: mutmut's own loader would raise
+
+    monkeypatch.chdir(tmp_path)  # no pyproject, no setup.cfg: mutmut's own loader would raise
     before = configuration._config
     found = mutmut_adapter.mutations("m.py", "def f(x):\n    return x + 1\n")
     assert [m.mutmut_name for m in found.mutations] == ["x_f__mutmut_1", "x_f__mutmut_2"]
@@ -148,6 +181,7 @@ def test_mutmut_config_is_set_in_process_and_put_back_and_no_file_is_written(tmp
 def test_only_what_mutmut_run_runs_is_kept():
     require_mutmut()
     from killmap.mutate import mutmut_adapter
+
     source = "LIMIT = 3\n\nclass C:\n    size = 4\n\n    def m(self):\n        return 5\n"
     found = mutmut_adapter.mutations("m.py", source)
     assert [m.mutmut_name for m in found.mutations] == ["xǁCǁm__mutmut_1"]
@@ -155,6 +189,7 @@ def test_only_what_mutmut_run_runs_is_kept():
 
 def test_kept_only_while_ci_must_not_skip(monkeypatch):
     import importlib.util
+
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("KILLMAP_REQUIRE_SWEEP", "1")
     with pytest.raises(pytest.fail.Exception):
@@ -212,6 +247,7 @@ def test_every_spliced_mutant_is_the_whole_module_transform_byte_for_byte():
     from killmap.mutate import mutmut_adapter
     from killmap.mutate.mutants import changed_lines
     from killmap.mutate.splice import SplicedFile
+
     found = mutmut_adapter.mutations("m.py", TRICKY)
     spliced = SplicedFile(found.module, TRICKY)
     by_node = {id(d.node): d for d in spliced.definitions}
@@ -226,7 +262,10 @@ def test_every_spliced_mutant_is_the_whole_module_transform_byte_for_byte():
 
 def test_a_statement_deleted_at_the_end_of_a_definition_marks_the_lines_the_whole_file_would(tmp_path):
     from killmap.mutate.mutants import changed_lines
-    found, _ = _killmap_mutants(tmp_path, """\
+
+    found, _ = _killmap_mutants(
+        tmp_path,
+        """\
         def f(x):
             if x:
                 return 1
@@ -235,19 +274,20 @@ def test_a_statement_deleted_at_the_end_of_a_definition_marks_the_lines_the_whol
 
         def g():
             return 2
-        """)
+        """,
+    )
     deleted = next(m for m in found.mutants if m.op == "killmap:delete-call")
     mutant = deleted.mutant
     assert (mutant.changed_lines, mutant.mutant_changed_lines) == changed_lines(mutant.original, mutant.mutated)
-    assert mutant.mutant_changed_lines == (4,)   # the blank line after f, not f's `return 1`
+    assert mutant.mutant_changed_lines == (4,)  # the blank line after f, not f's `return 1`
 
 
 def test_a_mutant_costs_its_definition_not_the_file(monkeypatch):
     """The number of nodes transformed per mutant does not grow with the file: 4 times the
     functions, the same work per mutant (a whole-module transform would be 4 times more)."""
     require_mutmut()
-    from killmap.mutate import mutmut_adapter
-    from killmap.mutate import splice
+    from killmap.mutate import mutmut_adapter, splice
+
     visits = []
     original = splice.Replace.on_visit
 
@@ -259,8 +299,10 @@ def test_a_mutant_costs_its_definition_not_the_file(monkeypatch):
 
     def per_mutant(functions: int) -> float:
         # A call over several lines: its mutants are rendered with their definition.
-        source = "".join(f"def f{i}(items, n):\n    return foo(items,\n               [n, n + {i}],\n"
-                         "               key=n)\n\n" for i in range(functions))
+        source = "".join(
+            f"def f{i}(items, n):\n    return foo(items,\n               [n, n + {i}],\n               key=n)\n\n"
+            for i in range(functions)
+        )
         found = mutmut_adapter.mutations("m.py", source)
         spliced = splice.SplicedFile(found.module, source)
         by_node = {id(d.node): d for d in spliced.definitions}
@@ -277,15 +319,18 @@ def test_a_definition_that_cannot_be_located_is_reported_not_guessed():
     require_mutmut()
     from killmap.mutate import mutmut_adapter
     from killmap.mutate.splice import SplicedFile
+
     found = mutmut_adapter.mutations("m.py", "def f(x):\n    return x + 1\n")
-    spliced = SplicedFile(found.module, "def f(x):\n    return x + 2\n")   # a text that is not the parse
+    spliced = SplicedFile(found.module, "def f(x):\n    return x + 2\n")  # a text that is not the parse
     assert spliced.definitions == [] and spliced.unlocated
 
 
 # --- killmap's statement-level operators -------------------------------------------------------
 
+
 def _killmap_mutants(tmp_path: Path, source: str, extra: dict[str, str] | None = None):
     from killmap.verdict.sweep import SweepTarget, enumerate_mutants
+
     root = _project(tmp_path, source)
     for rel, text in (extra or {}).items():
         (root / rel).write_text(textwrap.dedent(text))
@@ -295,27 +340,33 @@ def _killmap_mutants(tmp_path: Path, source: str, extra: dict[str, str] | None =
 
 def _changed(m) -> str:
     from killmap.report.sweep_report import one_line
+
     return one_line(m.mutant.diff)
 
 
 def test_each_call_statement_is_deleted_and_an_emptied_block_gets_pass(tmp_path):
-    found, made = _killmap_mutants(tmp_path, """\
+    found, made = _killmap_mutants(
+        tmp_path,
+        """\
         def f(items, x):
             check(x)
             value = compute(x)
             if x:
                 items.append(value)
             return value
-        """)
+        """,
+    )
     assert ("delete-call", "check(x)  ->  (deleted)") in made
     assert ("delete-call", "items.append(value)  ->  pass") in made
-    assert not any(op == "delete-call" and "compute" in change for op, change in made)   # a binding stays
+    assert not any(op == "delete-call" and "compute" in change for op, change in made)  # a binding stays
     hints = {m.hint for m in found.mutants if m.op == "killmap:delete-call"}
     assert hints == {("delete-call", (("call", "check"),)), ("delete-call", (("call", "items.append"),))}
 
 
 def test_a_function_returning_a_bool_is_made_constant_both_ways(tmp_path):
-    found, made = _killmap_mutants(tmp_path, '''\
+    found, made = _killmap_mutants(
+        tmp_path,
+        '''\
         def ready(x):
             """Docstring kept."""
             return x > 0 and isinstance(x, int)
@@ -325,17 +376,28 @@ def test_a_function_returning_a_bool_is_made_constant_both_ways(tmp_path):
 
         def count(x):
             return x + 1
-        ''')
-    constant = sorted((m.function, _changed(m).split("->")[1].strip())
-                      for m in found.mutants if m.op == "killmap:constant-return")
-    assert constant == [("annotated", "return False"), ("annotated", "return True"),
-                        ("ready", "return False"), ("ready", "return True")]
-    assert all('"""Docstring kept."""\n    return ' in m.mutant.mutated
-               for m in found.mutants if m.function == "ready" and m.op == "killmap:constant-return")
+        ''',
+    )
+    constant = sorted(
+        (m.function, _changed(m).split("->")[1].strip()) for m in found.mutants if m.op == "killmap:constant-return"
+    )
+    assert constant == [
+        ("annotated", "return False"),
+        ("annotated", "return True"),
+        ("ready", "return False"),
+        ("ready", "return True"),
+    ]
+    assert all(
+        '"""Docstring kept."""\n    return ' in m.mutant.mutated
+        for m in found.mutants
+        if m.function == "ready" and m.op == "killmap:constant-return"
+    )
 
 
 def test_each_if_condition_is_negated_and_a_not_is_removed(tmp_path):
-    _, made = _killmap_mutants(tmp_path, """\
+    _, made = _killmap_mutants(
+        tmp_path,
+        """\
         def f(a, b):
             if a < b:
                 return 1
@@ -344,24 +406,33 @@ def test_each_if_condition_is_negated_and_a_not_is_removed(tmp_path):
             while a:
                 a -= 1
             return 3
-        """)
+        """,
+    )
     negated = {change for op, change in made if op == "negate"}
-    assert negated == {"if a < b:  ->  if not (a < b):", "elif not b:  ->  elif b:"}   # not the `while`
+    assert negated == {"if a < b:  ->  if not (a < b):", "elif not b:  ->  elif b:"}  # not the `while`
 
 
 def test_each_operand_of_a_boolean_operation_is_dropped(tmp_path):
-    _, made = _killmap_mutants(tmp_path, """\
+    _, made = _killmap_mutants(
+        tmp_path,
+        """\
         def f(a, b, c):
             x = a and b or c
             return x
-        """)
+        """,
+    )
     assert {change for op, change in made if op == "drop-operand"} == {
-        "x = a and b or c  ->  x = c", "x = a and b or c  ->  x = a and b",
-        "x = a and b or c  ->  x = b or c", "x = a and b or c  ->  x = a or c"}
+        "x = a and b or c  ->  x = c",
+        "x = a and b or c  ->  x = a and b",
+        "x = a and b or c  ->  x = b or c",
+        "x = a and b or c  ->  x = a or c",
+    }
 
 
 def test_two_raised_literals_of_one_function_are_merged_even_through_a_noreturn_helper(tmp_path):
-    _, made = _killmap_mutants(tmp_path, """\
+    _, made = _killmap_mutants(
+        tmp_path,
+        """\
         from p.errors import refuse
 
         def f(x):
@@ -372,37 +443,47 @@ def test_two_raised_literals_of_one_function_are_merged_even_through_a_noreturn_
             if x > 9:
                 raise ValueError(f"too big: {x}")
             raise ValueError("unknown value")
-        """, {"src/p/errors.py": """\
+        """,
+        {
+            "src/p/errors.py": """\
         from typing import NoReturn
 
         def refuse(arm, **fields) -> NoReturn:
             raise ValueError(arm)
-        """})
+        """
+        },
+    )
     merged = {change for op, change in made if op == "merge-strings"}
     assert merged == {
         'refuse("negative", sep=", ".join(["a", "b"]))  ->  refuse("missing value", sep=", ".join(["a", "b"]))',
         'raise ValueError("unknown value")  ->  raise ValueError("missing value")',
-        'raise ValueError("unknown value")  ->  raise ValueError("negative")'}
+        'raise ValueError("unknown value")  ->  raise ValueError("negative")',
+    }
 
 
 def test_a_pragma_keeps_killmap_operators_off_its_line(tmp_path):
     require_mutmut()
-    found, made = _killmap_mutants(tmp_path, """\
+    found, made = _killmap_mutants(
+        tmp_path,
+        """\
         def f(a, b):
             if a and b:  # pragma: no mutate
                 log(a)
             return a
-        """)
+        """,
+    )
     assert made == {("delete-call", "log(a)  ->  pass")}
-    assert found.pragma == 3   # the negation and the two dropped operands
+    assert found.pragma == 3  # the negation and the two dropped operands
 
 
 # --- the sweep's policies -------------------------------------------------------------------------
+
 
 def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_path, monkeypatch):
     from killmap.verdict import sweep
     from killmap.verdict.judge import Verdict
     from killmap.verdict.lab import LabOptions, LabResult
+
     (tmp_path / "src/p").mkdir(parents=True)
     source = "def slow(x):\n    return x + 1\n\n\ndef loop(x):\n    return x - 1\n"
     (tmp_path / "src/p/m.py").write_text(source)
@@ -411,19 +492,44 @@ def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_p
     def fake_run(root, mutations, options, progress, mutants):
         calls.append({m.name: m.timeout for m in mutations})
         if len(calls) == 1:
-            return LabResult([Verdict(name=m.name, verdict=judge.TIMEOUT, detail="", timeout=6.0)
-                              for m in mutations], mutants)
-        return LabResult([Verdict(name=m.name, verdict=judge.OVERREACH if "slow" in m.name else judge.TIMEOUT,
-                                  detail="d", timeout=m.timeout) for m in mutations], mutants)
+            return LabResult(
+                [Verdict(name=m.name, verdict=judge.TIMEOUT, detail="", timeout=6.0) for m in mutations], mutants
+            )
+        return LabResult(
+            [
+                Verdict(
+                    name=m.name,
+                    verdict=judge.OVERREACH if "slow" in m.name else judge.TIMEOUT,
+                    detail="d",
+                    timeout=m.timeout,
+                )
+                for m in mutations
+            ],
+            mutants,
+        )
 
     monkeypatch.setattr(sweep, "run_mutations", fake_run)
     monkeypatch.setattr(sweep.mutmut_adapter, "version", lambda: "3.8.1")
     mutants = []
     for name in ("slow", "loop"):
-        mutation = Mutation(name=f"m.{name}.0", target=Target("src/p/m.py", name), op="killmap:negate", params=(),
-                            kills=(), uncontracted=True)
-        mutants.append(sweep.SweepMutant(mutation.name, "src/p/m.py", name, name, mutation.op,
-                                         sweep.Mutant(mutation, "src/p/m.py", source, source + "#", 1)))
+        mutation = Mutation(
+            name=f"m.{name}.0",
+            target=Target("src/p/m.py", name),
+            op="killmap:negate",
+            params=(),
+            kills=(),
+            uncontracted=True,
+        )
+        mutants.append(
+            sweep.SweepMutant(
+                mutation.name,
+                "src/p/m.py",
+                name,
+                name,
+                mutation.op,
+                sweep.Mutant(mutation, "src/p/m.py", source, source + "#", 1),
+            )
+        )
     monkeypatch.setattr(sweep, "enumerate_mutants", lambda root, targets, ops: sweep.Enumeration(mutants))
     result = sweep.run_sweep(tmp_path, [], ("killmap",), LabOptions(), [])
     assert calls == [{"m.slow.0": None, "m.loop.0": None}, {"m.slow.0": 24.0, "m.loop.0": 24.0}]
@@ -434,9 +540,11 @@ def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_p
 def test_the_same_mutant_from_two_operators_is_made_once(tmp_path):
     require_mutmut()
     from killmap.verdict.sweep import SweepTarget, enumerate_mutants
+
     root = _project(tmp_path, "def f(x):\n    if not x:\n        return 1\n    return 2\n")
-    found = enumerate_mutants(root, [SweepTarget("src/p/m.py", None, GateSettings(paths=("src",)))],
-                              ("mutmut", "killmap"))
+    found = enumerate_mutants(
+        root, [SweepTarget("src/p/m.py", None, GateSettings(paths=("src",)))], ("mutmut", "killmap")
+    )
     removed = [m for m in found.mutants if "if x:" in m.mutant.mutated]
     # mutmut removes the `not`; killmap's negation of `not x` is the same text: one mutant.
     assert [m.op for m in removed] == ["mutmut:remove_unary_ops"] and found.duplicates == 1
@@ -452,11 +560,13 @@ def test_a_node_whose_text_is_not_at_its_span_is_rendered_with_its_definition():
 
     from killmap.mutate import mutmut_adapter
     from killmap.mutate.splice import SplicedFile
+
     found = mutmut_adapter.mutations("m.py", TRICKY)
     spliced = SplicedFile(found.module, TRICKY)
-    spliced._spans = {node: CodeRange(CodePosition(r.start.line, r.start.column + 1),
-                                      CodePosition(r.end.line, r.end.column + 1))
-                      for node, r in spliced._spans.items()}
+    spliced._spans = {
+        node: CodeRange(CodePosition(r.start.line, r.start.column + 1), CodePosition(r.end.line, r.end.column + 1))
+        for node, r in spliced._spans.items()
+    }
     by_node = {id(d.node): d for d in spliced.definitions}
     for m in found.mutations:
         made = spliced.mutant(by_node[id(m.function)], m.original, m.mutated)

@@ -138,21 +138,36 @@ def test_a_changed_docstring_makes_the_pin_stale(project):
     assert stale(project) is not None
 
 
-@pytest.mark.parametrize("before, after", [
-    ("x = 1", "x = 1.0"), ("x = 1", "x = True"), ("x = 'a'", "x = b'a'"), ("x = a + b", "x = b + a"),
-    ("x = f(a)", "x = f(a=a)"), ("x = a.b", "x = a['b']"), ("x = None", "x = ..."),
-    ("def f(a, b): pass", "def f(a, *, b): pass"), ("@d\ndef f(): pass", "def f(): pass"),
-])
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("x = 1", "x = 1.0"),
+        ("x = 1", "x = True"),
+        ("x = 'a'", "x = b'a'"),
+        ("x = a + b", "x = b + a"),
+        ("x = f(a)", "x = f(a=a)"),
+        ("x = a.b", "x = a['b']"),
+        ("x = None", "x = ..."),
+        ("def f(a, b): pass", "def f(a, *, b): pass"),
+        ("@d\ndef f(): pass", "def f(): pass"),
+    ],
+)
 def test_any_change_a_program_can_observe_changes_the_syntax_pin(before, after):
     assert syntax_pin(before) != syntax_pin(after)
 
 
-@pytest.mark.parametrize("before, after", [
-    ("x = 'ab'", 'x = ("a"\n     "b")'), ("x = [1, 2]", "x = [\n    1,\n    2,\n]"),
-    ("x = (a)", "x = a"), ("x = u'a'", "x = 'a'"), ("x = 1  # one", "x = 1"),
-    ("def f(a):\n  return a", "def f(a):\n\n    return a\n"),
-    ("x = 0x10", "x = 16"),
-])
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("x = 'ab'", 'x = ("a"\n     "b")'),
+        ("x = [1, 2]", "x = [\n    1,\n    2,\n]"),
+        ("x = (a)", "x = a"),
+        ("x = u'a'", "x = 'a'"),
+        ("x = 1  # one", "x = 1"),
+        ("def f(a):\n  return a", "def f(a):\n\n    return a\n"),
+        ("x = 0x10", "x = 16"),
+    ],
+)
 def test_spelling_a_program_cannot_observe_keeps_the_syntax_pin(before, after):
     assert syntax_pin(before) == syntax_pin(after)
 
@@ -170,8 +185,9 @@ def test_pin_upgrades_an_old_byte_pin_to_the_syntax_format(project):
     mutation = load_catalog(project.root, project.root / CATALOG).mutations[0]
     byte_pin = build_mutant(project.root, mutation).target_sha256
     project.write(CATALOG, ENTRY.replace("op = ", f'pin = "{byte_pin}"   # reviewed\nop = ', 1), dedent=False)
-    done = subprocess.run([sys.executable, "-m", "killmap", "pin"], cwd=project.root,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "pin"], cwd=project.root, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     upgraded = written_pin(project)
     assert upgraded.startswith("ast1:sha256:") and upgraded != byte_pin

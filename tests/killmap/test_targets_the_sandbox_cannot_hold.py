@@ -11,19 +11,23 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from gatekit import run_gate, tree_digest
+
 from killmap.catalog.reader import load_catalog
 from killmap.errors import GateError
 
 SOURCE = "def check(x):\n    return x > 0\n"
-TESTS = ("from pkg.{module} import check\n\n\ndef test_positive():\n    assert check(1)\n\n\n"
-         "def test_zero():\n    assert not check(0)\n")
+TESTS = (
+    "from pkg.{module} import check\n\n\ndef test_positive():\n    assert check(1)\n\n\n"
+    "def test_zero():\n    assert not check(0)\n"
+)
 
 
 def catalog(target: str) -> str:
-    return (f'[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "check-flipped"\ntarget = "{target}::check"\n'
-            'op = "replace"\nold = "x > 0"\nnew = "x >= 0"\nkills = ["tests/test_mod.py::test_zero"]\n')
+    return (
+        f'[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "check-flipped"\ntarget = "{target}::check"\n'
+        'op = "replace"\nold = "x > 0"\nnew = "x >= 0"\nkills = ["tests/test_mod.py::test_zero"]\n'
+    )
 
 
 def one_line_error(run) -> str:
@@ -119,9 +123,14 @@ def test_files_git_ignores_inside_a_package_are_copied_to_run_but_are_not_target
     km_project.write("src/pkg/_version.py", "VERSION = '1.0'\n")
     km_project.write("src/pkg/locale/de/messages.mo", "übersetzt\n")
     km_project.write("src/pkg/mod.py", SOURCE)
-    km_project.write("tests/test_mod.py", TESTS.format(module="mod") + (
-        "\n\ndef test_catalog_is_there():\n    import pathlib, pkg\n"
-        "    assert (pathlib.Path(pkg.__file__).parent / 'locale/de/messages.mo').is_file()\n"))
+    km_project.write(
+        "tests/test_mod.py",
+        TESTS.format(module="mod")
+        + (
+            "\n\ndef test_catalog_is_there():\n    import pathlib, pkg\n"
+            "    assert (pathlib.Path(pkg.__file__).parent / 'locale/de/messages.mo').is_file()\n"
+        ),
+    )
     km_project.write(".gitignore", "src/pkg/_version.py\n*.mo\n")
     km_project.write("mutations/catalog.toml", catalog("src/pkg/mod.py"))
     git(km_project, "init", "-q")
@@ -129,16 +138,21 @@ def test_files_git_ignores_inside_a_package_are_copied_to_run_but_are_not_target
     run = run_gate(km_project.root, "run", "--no-cache", "--jobs", "1")
     assert run.code == 0, run.stdout + run.stderr
     assert run.verdicts() == {"check-flipped": "held"}
-    km_project.write("mutations/catalog.toml", catalog("src/pkg/_version.py").replace("::check", "::VERSION")
-                     .replace('old = "x > 0"\nnew = "x >= 0"', "old = \"'1.0'\"\nnew = \"'2.0'\""))
+    km_project.write(
+        "mutations/catalog.toml",
+        catalog("src/pkg/_version.py")
+        .replace("::check", "::VERSION")
+        .replace('old = "x > 0"\nnew = "x >= 0"', "old = \"'1.0'\"\nnew = \"'2.0'\""),
+    )
     assert "git-ignored" in one_line_error(run_gate(km_project.root, "run", "--no-cache"))
 
 
 def test_what_a_package_ignores_is_copied_up_to_a_limit_and_never_bytecode_or_a_link(km_project, tmp_path):
     from killmap.catalog.project import ignored_package_files, project_files
+
     km_project.write("src/pkg/mod.py", SOURCE)
     km_project.write("src/pkg/_version.py", "VERSION = '1.0'\n")
-    for index in range(1005):   # a build tree left in the package: its first 1000 files only
+    for index in range(1005):  # a build tree left in the package: its first 1000 files only
         km_project.write(f"src/pkg/generated/f{index:04d}.txt", "x\n")
     km_project.write("src/pkg/__pycache__/mod.cpython-311.pyc", "stale\n")
     outside = tmp_path.parent / f"{tmp_path.name}-outside.py"

@@ -15,13 +15,25 @@ IDS = [
     "tests/unit/test_u.py::test_u",
     "tests/unit_slow/test_x.py::test_y",
     "tests/unit/deeper/test_d.py::test_d",
-    "tests/test_a.py-extra::test_z",   # sorts inside the "tests/test_a.py" run, names nothing
+    "tests/test_a.py-extra::test_z",  # sorts inside the "tests/test_a.py" run, names nothing
     "other/test_o.py::test_o",
 ]
 
-ENTRIES = ["tests", "tests/", "tests/unit", "tests/unit/", "tests/test_a.py", "tests/test_a.py::test_a",
-           "tests/test_a.py::TestBox", "tests/test_a.py::TestBox::test_open", "tests/test_a",
-           "tests/test_a.py::TestB", "other", "nothing/here.py", "tests/test_a.py::test_a[1]"]
+ENTRIES = [
+    "tests",
+    "tests/",
+    "tests/unit",
+    "tests/unit/",
+    "tests/test_a.py",
+    "tests/test_a.py::test_a",
+    "tests/test_a.py::TestBox",
+    "tests/test_a.py::TestBox::test_open",
+    "tests/test_a",
+    "tests/test_a.py::TestB",
+    "other",
+    "nothing/here.py",
+    "tests/test_a.py::test_a[1]",
+]
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
@@ -34,14 +46,18 @@ def test_the_index_names_the_same_ids_as_matching_each_one(entry):
 def test_the_index_unions_what_several_entries_name():
     index = TestIndex(IDS)
     assert index.named_by_any(["tests/unit", "other"]) == {
-        "tests/unit/test_u.py::test_u", "tests/unit/deeper/test_d.py::test_d", "other/test_o.py::test_o"}
+        "tests/unit/test_u.py::test_u",
+        "tests/unit/deeper/test_d.py::test_d",
+        "other/test_o.py::test_o",
+    }
     assert index.named_by_any([]) == set()
 
 
 def test_an_expected_count_is_in_tests_as_the_red_count_is():
     from killmap.catalog.testids import named_count
+
     selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_p[4]", "t.py::test_q"]
-    assert named_count(["t.py::test_p"], selected) == 4          # a prefix of four parametrizations
-    assert named_count(["t.py::test_p", "t.py::test_gone"], selected) == 5   # one naming nothing counts one
+    assert named_count(["t.py::test_p"], selected) == 4  # a prefix of four parametrizations
+    assert named_count(["t.py::test_p", "t.py::test_gone"], selected) == 5  # one naming nothing counts one
     assert named_count(["t.py"], selected) == 5
     assert named_count([], selected) == 0

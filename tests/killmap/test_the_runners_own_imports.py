@@ -4,25 +4,29 @@ filters, which the gate's bookkeeping runs under too."""
 from __future__ import annotations
 
 import pytest
-
 from gatekit import run_gate, write_project
-from killmap.verdict.baseline import check_runner_imports
-from killmap.errors import GateError
+
 from killmap.engine.pool import Pool
+from killmap.errors import GateError
+from killmap.verdict.baseline import check_runner_imports
 
 FILTERED = {
     # pluggy's tox.ini: every warning is an error, the gate's own coverage's included.
-    "pyproject.toml": ('[project]\nname = "pkg"\nversion = "0"\n\n'
-                       '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'),
+    "pyproject.toml": (
+        '[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+    ),
     "pkg/__init__.py": "",
     "pkg/mod.py": "def one():\n    return 1\n",
     # Imported only inside a test: a baseline run tracing the other test records no line,
     # and coverage warns "No data was collected".
-    "tests/test_pkg.py": ("def test_lazy():\n    from pkg import mod\n    assert mod.one() == 1\n\n\n"
-                          "def test_other():\n    assert True\n"),
-    "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-mutated"\n'
-                           'target = "pkg/mod.py::one"\nop = "constant-return"\nvalue = "0"\n'
-                           'kills = ["tests/test_pkg.py::test_lazy"]\n'),
+    "tests/test_pkg.py": (
+        "def test_lazy():\n    from pkg import mod\n    assert mod.one() == 1\n\n\ndef test_other():\n    assert True\n"
+    ),
+    "mutations/pkg.toml": (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "one-mutated"\n'
+        'target = "pkg/mod.py::one"\nop = "constant-return"\nvalue = "0"\n'
+        'kills = ["tests/test_pkg.py::test_lazy"]\n'
+    ),
 }
 
 

@@ -7,15 +7,33 @@ would let a looping mutant hang the gate for ever. Zero and negatives cannot run
 from __future__ import annotations
 
 import pytest
-
 from gatekit import copy_fixture, run_gate
+
 from killmap.catalog.reader import MAX_TIMEOUT, load_catalog
 from killmap.errors import GateError
 
-BAD = ["nan", "+nan", "-nan", "inf", "+inf", "-inf", "1e300", "86400.5", "86401", "0", "0.0", "-1", "-0.5",
-       '"30"', "true", "[30]"]
-ENTRY = ('[[mutation]]\nname = "check-flipped"\ntarget = "src/pkg/mod.py::check"\nop = "replace"\n'
-         'old = ">"\nnew = ">="\nkills = ["tests/test_mod.py::test_mod"]\n')
+BAD = [
+    "nan",
+    "+nan",
+    "-nan",
+    "inf",
+    "+inf",
+    "-inf",
+    "1e300",
+    "86400.5",
+    "86401",
+    "0",
+    "0.0",
+    "-1",
+    "-0.5",
+    '"30"',
+    "true",
+    "[30]",
+]
+ENTRY = (
+    '[[mutation]]\nname = "check-flipped"\ntarget = "src/pkg/mod.py::check"\nop = "replace"\n'
+    'old = ">"\nnew = ">="\nkills = ["tests/test_mod.py::test_mod"]\n'
+)
 
 
 @pytest.fixture
@@ -47,8 +65,9 @@ def test_a_bad_gate_timeout_is_a_catalog_error_naming_the_maximum(project, value
 
 @pytest.mark.parametrize("value, seconds", [("86400", 86400.0), ("0.5", 0.5), ("30", 30.0)])
 def test_a_timeout_within_the_bounds_is_accepted(project, value, seconds):
-    assert load(project, f"[gate]\ntimeout = {value}\n\n" + ENTRY + f"timeout = {value}\n") \
-        .mutations[0].timeout == seconds
+    assert (
+        load(project, f"[gate]\ntimeout = {value}\n\n" + ENTRY + f"timeout = {value}\n").mutations[0].timeout == seconds
+    )
     assert MAX_TIMEOUT == 86400
 
 

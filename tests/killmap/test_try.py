@@ -6,7 +6,6 @@ import sys
 
 import pytest
 from gatekit import run_gate
-
 from reviewkit import fixture_repo, review, untouched
 
 if sys.version_info >= (3, 11):
@@ -33,30 +32,50 @@ def test_try_shows_the_diff_validity_and_every_red_with_its_cause_and_reach(basi
     assert "tests/test_core.py::test_odd_is_refused  [assertion]" in run.stdout
     assert "tests/test_core.py::test_even_is_accepted  [crash] ValueError" in run.stdout
     assert "; reached the change" in run.stdout
-    assert "verdict" not in run.stdout.lower()   # no contract, so no verdict
+    assert "verdict" not in run.stdout.lower()  # no contract, so no verdict
     assert untouched(basic) == before
 
 
 def test_save_appends_an_entry_that_then_comes_out_held_with_the_catalogs_comments_intact(basic):
     catalog = basic / CATALOG
     original = catalog.read_text()
-    first = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "is_even", "--save",
-                   "odd-check-deleted", "--note", "the odd refusal, gone")
+    first = review(
+        basic,
+        "try",
+        CLASSIFY,
+        "--op",
+        "delete-call",
+        "--call",
+        "is_even",
+        "--save",
+        "odd-check-deleted",
+        "--note",
+        "the odd refusal, gone",
+    )
     assert first.code == 0, first.stdout + first.stderr
-    second = review(basic, "try", "src/basicpkg/core.py", "--op", "revert-patch", "--patch",
-                    "mutations/odd-refusal-fix.patch", "--save", "odd-fix-reverted-again")
+    second = review(
+        basic,
+        "try",
+        "src/basicpkg/core.py",
+        "--op",
+        "revert-patch",
+        "--patch",
+        "mutations/odd-refusal-fix.patch",
+        "--save",
+        "odd-fix-reverted-again",
+    )
     assert second.code == 0, second.stdout + second.stderr
     text = catalog.read_text()
-    assert text.startswith(original)   # appended: every comment and line before it stays
+    assert text.startswith(original)  # appended: every comment and line before it stays
     assert '# the reviewer\'s "I reverted the fix and the test went red"' in text
     entries = {e["name"]: e for e in tomllib.loads(text)["mutation"]}
     deleted = entries["odd-check-deleted"]
     assert deleted["kills"] == ["tests/test_core.py::test_odd_is_refused"]
-    assert deleted["require"] == "assertion"   # every red was an assertion
+    assert deleted["require"] == "assertion"  # every red was an assertion
     assert deleted["pin"].startswith("ast1:sha256:")
     assert (deleted["op"], deleted["call"], deleted["note"]) == ("delete-call", "is_even", "the odd refusal, gone")
     reverted = entries["odd-fix-reverted-again"]
-    assert reverted["patch"] == "odd-refusal-fix.patch"   # relative to the catalog, as the gate reads it
+    assert reverted["patch"] == "odd-refusal-fix.patch"  # relative to the catalog, as the gate reads it
     assert reverted["patch_pin"].startswith("sha256:") and reverted["preimage_pin"].startswith("sha256:")
     gate = run_gate(basic, "run", "--no-cache", "--only", "odd-check-deleted", "--only", "odd-fix-reverted-again")
     assert gate.verdicts() == {"odd-check-deleted": "held", "odd-fix-reverted-again": "held"}, gate.stdout
@@ -64,26 +83,30 @@ def test_save_appends_an_entry_that_then_comes_out_held_with_the_catalogs_commen
 
 def test_save_refuses_a_mutation_that_turned_nothing_red(basic):
     before = untouched(basic)
-    run = review(basic, "try", CLASSIFY, "--op", "replace", "--old", '"even"', "--new", "'even'",
-                 "--save", "quotes-changed")
+    run = review(
+        basic, "try", CLASSIFY, "--op", "replace", "--old", '"even"', "--new", "'even'", "--save", "quotes-changed"
+    )
     assert run.code == 1
     assert "nothing went red" in run.stdout and "not saved" in run.stdout
     assert untouched(basic) == before
 
 
 def test_save_refuses_a_name_the_catalog_already_has(basic):
-    run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "is_even", "--save",
-                 "classify-call-deleted")
+    run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "is_even", "--save", "classify-call-deleted")
     assert run.code == 2 and "field '--save'" in run.stderr and "already a mutation" in run.stderr
 
 
-@pytest.mark.parametrize("args,field", [
-    (("--op", "delete-call"), "--call"),
-    (("--op", "no-such-op"), "--op"),
-    (("--op", "constant-return", "--value", "1 +"), "--value"),
-    (("--op", "delete-call", "--call", "is_even", "--save", "Not Kebab"), "--save"),
-    (("--op", "delete-call", "--call", "is_even", "--old", "x"), "--old"),
-], ids=["missing-field", "unknown-op", "not-an-expression", "bad-name", "field-of-another-op"])
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (("--op", "delete-call"), "--call"),
+        (("--op", "no-such-op"), "--op"),
+        (("--op", "constant-return", "--value", "1 +"), "--value"),
+        (("--op", "delete-call", "--call", "is_even", "--save", "Not Kebab"), "--save"),
+        (("--op", "delete-call", "--call", "is_even", "--old", "x"), "--old"),
+    ],
+    ids=["missing-field", "unknown-op", "not-an-expression", "bad-name", "field-of-another-op"],
+)
 def test_bad_input_is_one_line_naming_the_option(basic, args, field):
     run = review(basic, "try", CLASSIFY, *args)
     assert run.code == 2, run.stdout + run.stderr

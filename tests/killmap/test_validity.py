@@ -18,13 +18,16 @@ def check(original: str, mutated: str):
 
 
 def test_a_mutant_that_does_not_parse_is_invalid_with_cause_syntax():
-    validity = check("""\
+    validity = check(
+        """\
         def f(x):
             return x + 1
-        """, """\
+        """,
+        """\
         def f(x):
             return x +
-        """)
+        """,
+    )
     assert not validity.ok
     assert validity.cause == "syntax"
     assert "does not parse" in validity.problem
@@ -39,13 +42,16 @@ def test_a_mutant_that_compiles_to_a_syntax_error_only_at_compile_time_is_invali
 
 
 def test_a_mutant_introducing_an_undefined_name_is_invalid_with_cause_pyflakes():
-    validity = check("""\
+    validity = check(
+        """\
         def total(items):
             return sum(items)
-        """, """\
+        """,
+        """\
         def total(items):
             return sum(itemz)
-        """)
+        """,
+    )
     assert not validity.ok
     assert validity.cause == "pyflakes"
     assert "undefined name 'itemz'" in validity.problem
@@ -76,23 +82,25 @@ def test_a_mutant_that_leaves_an_import_unused_runs_and_carries_a_warning():
 
 
 def test_under_werror_a_mutant_that_leaves_an_import_unused_is_broken():
-    validity = check_mutant(textwrap.dedent(IMPORT_USED), textwrap.dedent(IMPORT_LEFT_UNUSED), FILE,
-                            werror=True)
+    validity = check_mutant(textwrap.dedent(IMPORT_USED), textwrap.dedent(IMPORT_LEFT_UNUSED), FILE, werror=True)
     assert not validity.ok
     assert validity.cause == "pyflakes"
     assert "werror" in validity.problem and "'json' imported but unused" in validity.problem
 
 
 def test_a_mutant_that_makes_a_local_variable_unused_runs_and_carries_a_warning():
-    validity = check("""\
+    validity = check(
+        """\
         def price(order):
             rate = lookup(order)
             return order.total * rate
-        """, """\
+        """,
+        """\
         def price(order):
             rate = lookup(order)
             return order.total
-        """)
+        """,
+    )
     assert validity.ok, validity.problem
     assert "local variable 'rate' is assigned to but never used" in validity.warnings[0]
 
@@ -107,8 +115,7 @@ def test_an_undefined_name_beside_dead_code_is_broken_and_keeps_the_warning():
 def test_a_format_string_missing_its_argument_cannot_run_and_is_broken():
     # merge-strings can leave a template whose placeholder no argument fills: it raises
     # at run time, so it is not a program that "runs as written".
-    validity = check('def f(a):\n    return "{a}".format(a=a)\n',
-                     'def f(a):\n    return "{b}".format(a=a)\n')
+    validity = check('def f(a):\n    return "{a}".format(a=a)\n', 'def f(a):\n    return "{b}".format(a=a)\n')
     assert not validity.ok
     assert validity.cause == "pyflakes"
 
@@ -116,7 +123,9 @@ def test_a_format_string_missing_its_argument_cannot_run_and_is_broken():
 def test_every_dead_code_kind_names_a_real_pyflakes_message_class():
     # A typo in the warning list would silently turn a warning into broken.
     import pyflakes.messages
+
     from killmap.mutate.validity import DEAD_CODE_FINDINGS
+
     known = {name for name in dir(pyflakes.messages)}
     assert {"UnusedImport", "UnusedVariable", "RedefinedWhileUnused"} <= DEAD_CODE_FINDINGS
     missing = {kind for kind in DEAD_CODE_FINDINGS if kind not in known}
@@ -126,7 +135,8 @@ def test_every_dead_code_kind_names_a_real_pyflakes_message_class():
 
 def test_a_mutant_whose_findings_equal_the_originals_on_shifted_lines_is_valid():
     # The unused `os` was there before: only findings the mutant adds count.
-    validity = check("""\
+    validity = check(
+        """\
         import os
 
 
@@ -137,7 +147,8 @@ def test_a_mutant_whose_findings_equal_the_originals_on_shifted_lines_is_valid()
 
         def validate(x):
             assert x
-        """, """\
+        """,
+        """\
         import os
 
 
@@ -147,7 +158,8 @@ def test_a_mutant_whose_findings_equal_the_originals_on_shifted_lines_is_valid()
 
         def validate(x):
             assert x
-        """)
+        """,
+    )
     assert validity.ok
     assert validity.problem == ""
     assert validity.cause == ""
@@ -157,7 +169,8 @@ def test_a_pre_existing_redefinition_on_shifted_lines_is_not_a_new_finding():
     # pyflakes puts the first definition's line number in the message's arguments
     # ("redefinition of unused 'os' from line 5"): a mutant that deletes a line above it
     # must not read as adding a finding.
-    validity = check("""\
+    validity = check(
+        """\
         def check(x):
             validate(x)
             return x
@@ -168,7 +181,8 @@ def test_a_pre_existing_redefinition_on_shifted_lines_is_not_a_new_finding():
 
         def validate(x):
             return os.sep + x
-        """, """\
+        """,
+        """\
         def check(x):
             return x
 
@@ -178,17 +192,21 @@ def test_a_pre_existing_redefinition_on_shifted_lines_is_not_a_new_finding():
 
         def validate(x):
             return os.sep + x
-        """)
+        """,
+    )
     assert validity.ok, validity.problem
 
 
 def test_a_second_copy_of_a_pre_existing_finding_is_a_new_finding():
-    validity = check("""\
+    validity = check(
+        """\
         import os
-        """, """\
+        """,
+        """\
         import os
         import sys
-        """)
+        """,
+    )
     assert validity.ok
     assert len(validity.warnings) == 1
     assert "'sys' imported but unused" in validity.warnings[0]
@@ -214,7 +232,7 @@ def test_one_more_use_of_a_name_the_original_gets_from_a_star_import_is_not_brok
         def trace(s, loc):
             return "entering " + str(loc)
         """
-    validity = check(original, original.replace('"entering " + str(loc)', 'line(loc, s)'))
+    validity = check(original, original.replace('"entering " + str(loc)', "line(loc, s)"))
     assert validity.ok, validity.problem
 
 

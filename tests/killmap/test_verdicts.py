@@ -7,7 +7,6 @@ land on one verdict. Breaking the check behind a verdict turns its test here red
 from __future__ import annotations
 
 import pytest
-
 from gatekit import copy_fixture, run_gate, tree_digest, write_project
 
 
@@ -51,8 +50,10 @@ def test_a_kills_test_that_stays_green_is_vacuous(verdicts_run):
 def test_a_red_test_outside_the_contract_is_overreach(verdicts_run):
     entry = verdicts_run.mutation("predicate-negated")
     assert entry["verdict"] == "overreach"
-    assert entry["unexpected"] == ["tests/test_logic.py::test_label_positive",
-                                   "tests/test_logic.py::test_label_refuses"]
+    assert entry["unexpected"] == [
+        "tests/test_logic.py::test_label_positive",
+        "tests/test_logic.py::test_label_refuses",
+    ]
 
 
 def test_the_projects_maxfail_addopts_cannot_hide_reds(verdicts_run):
@@ -126,15 +127,22 @@ def test_a_name_error_for_a_name_the_mutant_left_alone_is_a_crash_it_reached(tmp
     # humanfriendly's shape: the mutant takes a path on which the original's own code never
     # binds `text`. Plain pytest shows the same UnboundLocalError: it is a kill, not a mutant
     # that cannot run.
-    project = write_project(tmp_path / "latent", {
-        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-        "pkg/__init__.py": ("def shout(value, loud):\n    if loud:\n        text = str(value).upper()\n"
-                            "    return text\n\n\ndef greet(name):\n    return shout(name, True)\n"),
-        "tests/test_pkg.py": "from pkg import greet\n\n\ndef test_greet():\n    assert greet('a') == 'A'\n",
-        "mutations/pkg.toml": ('[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "quiet"\n'
-                               'target = "pkg/__init__.py::greet"\nop = "replace"\nold = "True"\nnew = "False"\n'
-                               'kills = ["tests/test_pkg.py::test_greet"]\n'),
-    })
+    project = write_project(
+        tmp_path / "latent",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": (
+                "def shout(value, loud):\n    if loud:\n        text = str(value).upper()\n"
+                "    return text\n\n\ndef greet(name):\n    return shout(name, True)\n"
+            ),
+            "tests/test_pkg.py": "from pkg import greet\n\n\ndef test_greet():\n    assert greet('a') == 'A'\n",
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "quiet"\n'
+                'target = "pkg/__init__.py::greet"\nop = "replace"\nold = "True"\nnew = "False"\n'
+                'kills = ["tests/test_pkg.py::test_greet"]\n'
+            ),
+        },
+    )
     done = run_gate(project, "run", "--no-cache", "--jobs", "1")
     entry = done.mutation("quiet")
     assert entry["verdict"] == "held", (entry["detail"], done.stderr)

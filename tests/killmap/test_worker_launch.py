@@ -11,20 +11,20 @@ import time
 from pathlib import Path
 
 import pytest
-
 from gatekit import copy_fixture, process_ended
 from reviewkit import change_repo
+
+from killmap.catalog.project import project_files
+from killmap.cli import main
 from killmap.engine import launch as launch_module
 from killmap.engine import pool as pool_module
-from killmap.cli import main
 from killmap.engine.core import Engine
-from killmap.verdict.lab import LabOptions, run_lab
 from killmap.engine.launch import Launch
 from killmap.engine.pool import Worker
-from killmap.catalog.project import project_files
 from killmap.engine.reaper import is_zombie
 from killmap.engine.runner import Scenario
 from killmap.engine.sandbox import OWNER_FILE
+from killmap.verdict.lab import LabOptions, run_lab
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -47,7 +47,7 @@ def test_an_engine_adopts_the_workers_its_command_launched_and_runs_on_them(tmp_
             outcome = engine.run(engine.workers[1], scenario)
             assert outcome.status == "done"
             assert outcome.tests and all(t.outcome == "passed" for t in outcome.tests.values())
-        assert launch.processes is None   # adopted: the engine stopped them, not the launch
+        assert launch.processes is None  # adopted: the engine stopped them, not the launch
     assert launched[0].poll() is not None
 
 
@@ -66,7 +66,7 @@ def test_a_launch_nobody_adopts_is_stopped_with_its_start_folder(tmp_path):
 def test_the_start_folder_of_a_gate_killed_outright_is_removed_by_the_next_launch(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()   # a pid whose process has ended
+    gone.wait()  # a pid whose process has ended
     abandoned = tmp_path / "killmap-start-abandoned"
     abandoned.mkdir()
     (abandoned / OWNER_FILE).write_text(f"{gone.pid}@{socket.gethostname()}", encoding="utf-8")
@@ -76,7 +76,7 @@ def test_the_start_folder_of_a_gate_killed_outright_is_removed_by_the_next_launc
     with Launch(1) as launch:
         assert launch.folder.parent == tmp_path
         assert not abandoned.exists()
-        assert alive.exists()   # its gate is still running
+        assert alive.exists()  # its gate is still running
 
 
 def test_a_dismissed_launch_stops_its_workers_at_once_and_hands_none_over(tmp_path):
@@ -127,15 +127,29 @@ COMMANDS = {
     "check": ("basic", ["check"]),
     "red-first": ("rf-fold", ["red-first"]),
     "run": ("basic", ["run", "--no-cache", "--jobs", "2"]),
-    "try": ("basic", ["try", "src/basicpkg/core.py::classify", "--op", "replace", "--old", 'return "even"',
-                      "--new", 'return "EVEN"', "--jobs", "2"]),
+    "try": (
+        "basic",
+        [
+            "try",
+            "src/basicpkg/core.py::classify",
+            "--op",
+            "replace",
+            "--old",
+            'return "even"',
+            "--new",
+            'return "EVEN"',
+            "--jobs",
+            "2",
+        ],
+    ),
     "prove": ("provable", ["prove", "tests/test_fees.py::test_exact_member_fee", "--jobs", "2"]),
 }
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_command_that_runs_pytest_starts_its_workers_once_and_hands_them_to_its_engine(
-        command, tmp_path, monkeypatch):
+    command, tmp_path, monkeypatch
+):
     # Were the launch not handed down, the engine would start workers of its own: two
     # starts, and the launched ones idle for the whole command.
     fixture, arguments = COMMANDS[command]

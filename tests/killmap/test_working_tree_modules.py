@@ -17,7 +17,7 @@ def trees(tmp_path, monkeypatch):
     for tree in (working, sandbox):
         (tree / "src" / "pkg").mkdir(parents=True)
         (tree / "src" / "pkg" / "helper.py").write_text("VALUE = 1\n")
-    monkeypatch.chdir(sandbox)   # a run's cwd is its sandbox
+    monkeypatch.chdir(sandbox)  # a run's cwd is its sandbox
     return working, sandbox
 
 

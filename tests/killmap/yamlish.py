@@ -68,7 +68,7 @@ def _mapping(lines, i, indent, source):
                     break
                 if raw.strip() and block_indent is None:
                     block_indent = len(raw) - len(raw.lstrip(" "))
-                body.append(raw[block_indent or 0:] if raw.strip() else "")
+                body.append(raw[block_indent or 0 :] if raw.strip() else "")
             while body and not body[-1]:
                 body.pop()
             while j < len(lines) and lines[j][0] > indent:

@@ -30,10 +30,23 @@ OPERATORS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 OP_FIELDS = tuple(sorted({f for req, opt in OPERATORS.values() for f in req | opt} - {"patch_pin", "preimage_pin"}))
 # Operator fields holding Python source text: they must parse as an expression.
 EXPRESSION_FIELDS = ("value", "condition", "operand")
-COMMON_FIELDS = frozenset({
-    "name", "target", "op", "kills", "may_kill", "invariant", "control", "require",
-    "pin", "note", "count", "timeout", "werror",
-})
+COMMON_FIELDS = frozenset(
+    {
+        "name",
+        "target",
+        "op",
+        "kills",
+        "may_kill",
+        "invariant",
+        "control",
+        "require",
+        "pin",
+        "note",
+        "count",
+        "timeout",
+        "werror",
+    }
+)
 GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine"})
 # Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
 MAY_BE_EMPTY = frozenset({("replace", "new")})
@@ -43,7 +56,7 @@ REQUIREMENTS = ("assertion",)
 MAX_TIMEOUT = 86400.0
 TIMEOUT_RULE = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f} (one day)"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")            # bytes: patch_pin, preimage_pin
+PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")  # bytes: patch_pin, preimage_pin
 TARGET_PIN_PATTERN = re.compile(r"^(?:ast1:)?sha256:[0-9a-f]{64}$")  # pin: syntax, or old bytes
 
 
@@ -92,7 +105,7 @@ class Mutation:
     count: int = 1
     timeout: float | None = None
     werror: bool | None = None  # None: as [gate] says
-    catalog: str = ""          # the catalog file, relative to the project root
+    catalog: str = ""  # the catalog file, relative to the project root
     settings: GateSettings = field(default_factory=GateSettings)
     # No contract at all: a sweep's anonymous mutant (sweep.py), never a catalog entry. The
     # judge reports what went red and whether the change was reached, instead of checking
@@ -115,14 +128,26 @@ class Mutation:
     def fingerprint(self) -> dict[str, Any]:
         """Everything in the catalog entry that could change the verdict, as plain data."""
         return {
-            "name": self.name, "target": str(self.target), "op": self.op,
-            "params": [list(p) for p in self.params], "kills": list(self.kills),
-            "may_kill": list(self.may_kill), "invariant": self.invariant,
-            "control": self.control, "require": self.require, "pin": self.pin,
-            "count": self.count, "timeout": self.timeout, "werror": self.lint_is_error,
-            "settings": {"tests": list(self.settings.tests), "paths": list(self.settings.paths),
-                         "timeout": self.settings.timeout, "confine": self.settings.confine,
-                         "exclude": list(self.settings.exclude)},
+            "name": self.name,
+            "target": str(self.target),
+            "op": self.op,
+            "params": [list(p) for p in self.params],
+            "kills": list(self.kills),
+            "may_kill": list(self.may_kill),
+            "invariant": self.invariant,
+            "control": self.control,
+            "require": self.require,
+            "pin": self.pin,
+            "count": self.count,
+            "timeout": self.timeout,
+            "werror": self.lint_is_error,
+            "settings": {
+                "tests": list(self.settings.tests),
+                "paths": list(self.settings.paths),
+                "timeout": self.settings.timeout,
+                "confine": self.settings.confine,
+                "exclude": list(self.settings.exclude),
+            },
             # Only when set, so every catalog entry keeps the fingerprint (and cache key) it had.
             **({"uncontracted": True} if self.uncontracted else {}),
         }
@@ -130,6 +155,6 @@ class Mutation:
 
 @dataclass(frozen=True)
 class Catalog:
-    path: str                  # relative to the project root
+    path: str  # relative to the project root
     settings: GateSettings
     mutations: tuple[Mutation, ...]

@@ -12,11 +12,24 @@ import posixpath
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from killmap.catalog.contract import (COMMON_FIELDS, EXPRESSION_FIELDS, GATE_FIELDS, MAX_TIMEOUT, MAY_BE_EMPTY,
-                              NAME_PATTERN, OPERATORS, PIN_PATTERN, REQUIREMENTS, TARGET_PIN_PATTERN,
-                              TIMEOUT_RULE, GateSettings, Mutation, Target)
-from killmap.errors import GateError
+from killmap.catalog.contract import (
+    COMMON_FIELDS,
+    EXPRESSION_FIELDS,
+    GATE_FIELDS,
+    MAX_TIMEOUT,
+    MAY_BE_EMPTY,
+    NAME_PATTERN,
+    OPERATORS,
+    PIN_PATTERN,
+    REQUIREMENTS,
+    TARGET_PIN_PATTERN,
+    TIMEOUT_RULE,
+    GateSettings,
+    Mutation,
+    Target,
+)
 from killmap.catalog.testids import matches
+from killmap.errors import GateError
 
 
 def relative_path(root: Path, path: Path) -> str:
@@ -38,24 +51,29 @@ def read_gate_settings(rel: str, table: Any) -> GateSettings:
     unknown = set(table) - GATE_FIELDS
     if unknown:
         key = sorted(unknown)[0]
-        raise GateError(f"unknown [gate] field (known: {', '.join(sorted(GATE_FIELDS))})",
-                        file=rel, field=key)
+        raise GateError(f"unknown [gate] field (known: {', '.join(sorted(GATE_FIELDS))})", file=rel, field=key)
     kwargs: dict[str, Any] = {}
     for key in ("tests", "paths", "exclude"):
         if key in table:
-            kwargs[key] = _string_list(table[key], GateError(
-                "must be a list of non-empty strings", file=rel, field=key))
+            kwargs[key] = _string_list(
+                table[key], GateError("must be a list of non-empty strings", file=rel, field=key)
+            )
     if "tests" in kwargs and not kwargs["tests"]:
         raise GateError("must name at least one pytest target", file=rel, field="tests")
     for key in ("tests", "paths", "exclude"):
         for entry in kwargs.get(key, ()):
             problem = why_outside_project(entry)
             if problem:
-                raise GateError(f"{entry!r} {problem}: [gate] {key} entries are paths or node ids "
-                                "inside the project, relative to its root", file=rel, field=key)
+                raise GateError(
+                    f"{entry!r} {problem}: [gate] {key} entries are paths or node ids "
+                    "inside the project, relative to its root",
+                    file=rel,
+                    field=key,
+                )
     if "timeout" in table:
-        kwargs["timeout"] = _timeout(table["timeout"], GateError(
-            TIMEOUT_RULE + f", got {_shown(table['timeout'])}", file=rel, field="timeout"))
+        kwargs["timeout"] = _timeout(
+            table["timeout"], GateError(TIMEOUT_RULE + f", got {_shown(table['timeout'])}", file=rel, field="timeout")
+        )
     for key in ("werror", "confine"):
         if key in table:
             if not isinstance(table[key], bool):
@@ -85,8 +103,7 @@ def _require_utf8(path: Path, fail) -> None:
     try:
         path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise fail(f"is not UTF-8 text (byte {exc.start}); killmap reads sources and patches "
-                   "as UTF-8") from None
+        raise fail(f"is not UTF-8 text (byte {exc.start}); killmap reads sources and patches as UTF-8") from None
     except OSError as exc:
         raise fail(f"cannot be read: {exc.strerror}") from None
 
@@ -99,14 +116,16 @@ def _shown(value: Any) -> str:
 def _timeout(value: Any, error: GateError) -> float:
     """Seconds, finite, above 0 and at most MAX_TIMEOUT. nan compares false with every
     bound and inf or 1e300 never arrives: either would let a looping mutant hang the gate."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not (0 < value <= MAX_TIMEOUT):  # written so that nan fails it
+    if (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= MAX_TIMEOUT)
+    ):  # written so that nan fails it
         raise error
     return float(value)
 
 
-def entry_mutation(root: Path, catalog: Path, settings: GateSettings, entry: dict[str, Any], *,
-                   adhoc: bool = False) -> Mutation:
+def entry_mutation(
+    root: Path, catalog: Path, settings: GateSettings, entry: dict[str, Any], *, adhoc: bool = False
+) -> Mutation:
     """One [[mutation]] table, validated exactly as a catalog's own entries are.
 
     For entries built elsewhere (killmap try builds one from its command line), so a bad
@@ -117,8 +136,9 @@ def entry_mutation(root: Path, catalog: Path, settings: GateSettings, entry: dic
     return read_mutation(root, relative_path(root, catalog), catalog.parent, settings, 0, entry, adhoc=adhoc)
 
 
-def read_mutation(root: Path, rel: str, folder: Path, settings: GateSettings, index: int,
-              entry: Any, *, adhoc: bool = False) -> Mutation:
+def read_mutation(
+    root: Path, rel: str, folder: Path, settings: GateSettings, index: int, entry: Any, *, adhoc: bool = False
+) -> Mutation:
     if not isinstance(entry, dict):
         raise GateError(f"[[mutation]] #{index + 1} must be a table", file=rel)
     name = entry.get("name")
@@ -175,8 +195,7 @@ def read_mutation(root: Path, rel: str, folder: Path, settings: GateSettings, in
     # names the same file as the coverage and the reports do.
     normal = posixpath.normpath(file_part) if file_part else file_part
     if PurePosixPath(normal).is_absolute() or normal == ".." or normal.startswith("../"):
-        raise fail(f"target must be a path inside the project, relative to its root: {file_part}",
-                   "target")
+        raise fail(f"target must be a path inside the project, relative to its root: {file_part}", "target")
     file_part = normal
     if not (root / file_part).is_file():
         raise fail(f"target file not found: {file_part}", "target")
@@ -201,8 +220,11 @@ def read_mutation(root: Path, rel: str, folder: Path, settings: GateSettings, in
         raise fail("must name at least one test (or set invariant = true)", "kills")
     control = entry.get("control")
     if invariant and control is None:
-        raise fail("an invariant needs a positive control: a mutation of this catalog at the same "
-                   "site that turns tests red; without it 'nothing went red' proves nothing", "control")
+        raise fail(
+            "an invariant needs a positive control: a mutation of this catalog at the same "
+            "site that turns tests red; without it 'nothing went red' proves nothing",
+            "control",
+        )
     if control is not None and (not invariant or not isinstance(control, str)):
         raise fail("only an invariant mutation names a control, as a mutation name", "control")
     require = entry.get("require")
@@ -212,8 +234,11 @@ def read_mutation(root: Path, rel: str, folder: Path, settings: GateSettings, in
         raise fail("an invariant turns nothing red, so it cannot require a kill cause", "require")
     pin = entry.get("pin")
     if pin is not None and (not isinstance(pin, str) or not TARGET_PIN_PATTERN.match(pin)):
-        raise fail("must look like 'ast1:sha256:<64 hex digits>' (or an older 'sha256:<64 hex digits>'); "
-                   "'killmap pin' writes it", "pin")
+        raise fail(
+            "must look like 'ast1:sha256:<64 hex digits>' (or an older 'sha256:<64 hex digits>'); "
+            "'killmap pin' writes it",
+            "pin",
+        )
     count = entry.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise fail("must be a positive integer", "count")
@@ -230,15 +255,33 @@ def read_mutation(root: Path, rel: str, folder: Path, settings: GateSettings, in
         for test_id in entry_list:
             # A folder may be named with or without its slash ("tests" is "tests/"); any
             # other entry without '::', '.py' or '/' is a loose word, never a prefix.
-            if "::" not in test_id and not test_id.endswith(".py") and "/" not in test_id \
-                    and not (root / test_id).is_dir():
-                raise fail(f"{test_id!r} is not a pytest node id (path.py::name), a test file "
-                           "or a folder of the project", key)
+            if (
+                "::" not in test_id
+                and not test_id.endswith(".py")
+                and "/" not in test_id
+                and not (root / test_id).is_dir()
+            ):
+                raise fail(
+                    f"{test_id!r} is not a pytest node id (path.py::name), a test file or a folder of the project", key
+                )
     _refuse_contradictions(kills, may_kill, fail)
     return Mutation(
-        name=name, target=Target(file_part, symbol or None), op=op, params=tuple(params),
-        kills=kills, may_kill=may_kill, invariant=invariant, control=control, require=require,
-        pin=pin, note=note, count=count, timeout=timeout, werror=werror, catalog=rel, settings=settings,
+        name=name,
+        target=Target(file_part, symbol or None),
+        op=op,
+        params=tuple(params),
+        kills=kills,
+        may_kill=may_kill,
+        invariant=invariant,
+        control=control,
+        require=require,
+        pin=pin,
+        note=note,
+        count=count,
+        timeout=timeout,
+        werror=werror,
+        catalog=rel,
+        settings=settings,
     )
 
 
@@ -257,14 +300,19 @@ def _refuse_contradictions(kills: tuple[str, ...], may_kill: tuple[str, ...], fa
                 raise fail(f"{entry!r} is listed twice in {key}", key)
             seen[normal] = entry
     for entry in kills:  # no two entries are equal now: a match is a strictly wider prefix
-        wider = next((other for other in kills
-                      if other.rstrip("/") != entry.rstrip("/") and matches(other, entry.rstrip("/"))), None)
+        wider = next(
+            (other for other in kills if other.rstrip("/") != entry.rstrip("/") and matches(other, entry.rstrip("/"))),
+            None,
+        )
         if wider is not None:
             raise fail(f"{entry!r} is listed twice in kills: {wider!r} already covers it", "kills")
     for entry in may_kill:
         required = next((k for k in kills if matches(k, entry.rstrip("/"))), None)
         if required is not None:
             same = required.rstrip("/") == entry.rstrip("/")
-            raise fail(f"{entry!r} is in both kills and may_kill" + (
-                "" if same else f" (kills {required!r} covers it)") +
-                ": a test cannot be both required and allowed to go red", "may_kill")
+            raise fail(
+                f"{entry!r} is in both kills and may_kill"
+                + ("" if same else f" (kills {required!r} covers it)")
+                + ": a test cannot be both required and allowed to go red",
+                "may_kill",
+            )

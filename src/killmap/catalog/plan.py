@@ -18,19 +18,19 @@ from killmap.errors import GateError
 class LabOptions:
     catalogs: tuple[Path, ...] = ()
     only: tuple[str, ...] = ()
-    names: tuple[str, ...] | None = None       # a pre-filtered set (e.g. from --changed)
+    names: tuple[str, ...] | None = None  # a pre-filtered set (e.g. from --changed)
     jobs: int = max(os.cpu_count() or 1, 1)
     use_cache: bool = True
     cache_dir: Path | None = None
     baseline_runs: int = 2
     baseline_timeout: float = 900.0
     confirm: bool = True
-    shard: tuple[int, int] | None = None       # (k, n), 1-based
+    shard: tuple[int, int] | None = None  # (k, n), 1-based
     # Only these tests (node ids or prefixes) run under each mutant: "which defects does
     # this test catch?" asks about one test, not about the contract.
     focus: tuple[str, ...] | None = None
-    swap: bool = True                          # run swappable mutants in a fork of the collected session
-    tracer: str = "auto"                       # the baseline's line recorder: auto (sys.monitoring on 3.12+) or coverage
+    swap: bool = True  # run swappable mutants in a fork of the collected session
+    tracer: str = "auto"  # the baseline's line recorder: auto (sys.monitoring on 3.12+) or coverage
 
 
 def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]]:
@@ -64,8 +64,14 @@ def _shard(mutations: list[Mutation], k: int, n: int) -> list[Mutation]:
         partner = mutation.control if mutation.invariant else None
         home = group_of.get(partner) if partner else None
         if home is None:
-            home = next((group_of[m.name] for m in mutations if m.invariant and m.control == mutation.name
-                         and m.name in group_of), None)
+            home = next(
+                (
+                    group_of[m.name]
+                    for m in mutations
+                    if m.invariant and m.control == mutation.name and m.name in group_of
+                ),
+                None,
+            )
         if home is None:
             home = len(groups)
             groups.append([])

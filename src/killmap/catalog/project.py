@@ -9,8 +9,23 @@ from pathlib import Path
 from killmap.errors import GateError
 
 # Never copied into a sandbox when the project is not a git checkout.
-_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules",
-              ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".killmap-cache"}
+_SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "build",
+    "dist",
+    ".killmap-cache",
+}
 
 
 # What marks a Python project's root, as pytest reads its configuration from it. toolz 1.0.0
@@ -24,8 +39,9 @@ def find_root(start: Path) -> Path:
     for folder in (start, *start.parents):
         if any((folder / marker).is_file() for marker in ROOT_MARKERS):
             return folder
-    raise GateError(f"no {', '.join(ROOT_MARKERS[:-1])} or {ROOT_MARKERS[-1]} at or above {start}: "
-                    "run killmap inside a project")
+    raise GateError(
+        f"no {', '.join(ROOT_MARKERS[:-1])} or {ROOT_MARKERS[-1]} at or above {start}: run killmap inside a project"
+    )
 
 
 def project_files(root: Path) -> list[str]:
@@ -34,7 +50,11 @@ def project_files(root: Path) -> list[str]:
     try:
         listed = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, check=True, timeout=60).stdout
+            cwd=root,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
         files = [f for f in listed.decode("utf-8", "surrogateescape").split("\0") if f]
         found = sorted(f for f in files if (root / f).is_file() and "__pycache__" not in f)
         if found:
@@ -64,8 +84,22 @@ def ignored_package_files(root: Path, files: list[str]) -> list[str]:
         return []
     try:
         listed = subprocess.run(
-            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
-             "--", *sorted(packages)], cwd=root, capture_output=True, check=True, timeout=60).stdout
+            [
+                "git",
+                "ls-files",
+                "-z",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+                "--directory",
+                "--",
+                *sorted(packages),
+            ],
+            cwd=root,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     found: list[str] = []
@@ -73,9 +107,14 @@ def ignored_package_files(root: Path, files: list[str]) -> list[str]:
         if not entry or "__pycache__" in entry or ".egg-info" in entry:
             continue
         path = root / entry
-        inner = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) \
-            if entry.endswith("/") and path.is_dir() else []
-        for item in inner[:1000]:   # a package's generated files, not a build tree
+        inner = (
+            [path]
+            if path.is_file()
+            else sorted(p for p in path.rglob("*") if p.is_file())
+            if entry.endswith("/") and path.is_dir()
+            else []
+        )
+        for item in inner[:1000]:  # a package's generated files, not a build tree
             rel = item.relative_to(root).as_posix()
             if "__pycache__" not in rel and not rel.endswith((".pyc", ".pyo")) and not item.is_symlink():
                 found.append(rel)
@@ -87,7 +126,7 @@ def _outside_venvs(files: list[str]) -> list[str]:
     ignore: on Python < 3.13 `python3 -m venv .venv` writes no .gitignore, and each sandbox
     would copy thousands of installed files the gate imports from the venv itself."""
     venvs = tuple(f[: -len("pyvenv.cfg")] for f in files if f == "pyvenv.cfg" or f.endswith("/pyvenv.cfg"))
-    if "" in venvs:     # the project root is itself a venv: nothing to leave out
+    if "" in venvs:  # the project root is itself a venv: nothing to leave out
         return files
     return [f for f in files if not f.startswith(venvs)] if venvs else files
 
@@ -97,7 +136,7 @@ def module_name(rel_file: str, paths: tuple[str, ...]) -> str | None:
     for entry in paths:
         prefix = "" if entry in (".", "") else entry.rstrip("/") + "/"
         if rel_file.startswith(prefix) and rel_file.endswith(".py"):
-            dotted = rel_file[len(prefix):-3].replace("/", ".")
+            dotted = rel_file[len(prefix) : -3].replace("/", ".")
             if dotted.endswith(".__init__"):
                 dotted = dotted[: -len(".__init__")]
             if all(part.isidentifier() for part in dotted.split(".")):
@@ -114,6 +153,9 @@ def check_targets_copied(mutations, files: list[str]) -> None:
     copied = set(files)
     for mutation in mutations:
         if mutation.target.path not in copied:
-            raise mutation.fail(f"target {mutation.target.path} is not one of the project's files (it is "
-                                "git-ignored, or in a folder the gate never copies), so the sandbox "
-                                "would not hold it", "target")
+            raise mutation.fail(
+                f"target {mutation.target.path} is not one of the project's files (it is "
+                "git-ignored, or in a folder the gate never copies), so the sandbox "
+                "would not hold it",
+                "target",
+            )

@@ -16,22 +16,50 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from killmap.catalog.entries import read_gate_settings, read_mutation, relative_path, entry_mutation
-from killmap.catalog.contract import (COMMON_FIELDS, EXPRESSION_FIELDS, GATE_FIELDS, MAX_TIMEOUT, MAY_BE_EMPTY,
-                              OP_FIELDS, OPERATORS, REQUIREMENTS, TIMEOUT_RULE, Catalog, GateSettings,
-                              Mutation, Target)
+from killmap.catalog.contract import (
+    COMMON_FIELDS,
+    EXPRESSION_FIELDS,
+    GATE_FIELDS,
+    MAX_TIMEOUT,
+    MAY_BE_EMPTY,
+    OP_FIELDS,
+    OPERATORS,
+    REQUIREMENTS,
+    TIMEOUT_RULE,
+    Catalog,
+    GateSettings,
+    Mutation,
+    Target,
+)
+from killmap.catalog.entries import entry_mutation, read_gate_settings, read_mutation, relative_path
 from killmap.errors import GateError
 
 # The catalog's names, for the modules that read catalogs (its types live in contract.py).
-__all__ = ["COMMON_FIELDS", "EXPRESSION_FIELDS", "GATE_FIELDS", "MAX_TIMEOUT", "MAY_BE_EMPTY", "OP_FIELDS",
-           "OPERATORS", "REQUIREMENTS", "TIMEOUT_RULE", "Catalog", "GateSettings", "Mutation", "Target",
-           "discover_catalogs", "entry_mutation", "load_catalog", "load_catalogs"]
+__all__ = [
+    "COMMON_FIELDS",
+    "EXPRESSION_FIELDS",
+    "GATE_FIELDS",
+    "MAX_TIMEOUT",
+    "MAY_BE_EMPTY",
+    "OP_FIELDS",
+    "OPERATORS",
+    "REQUIREMENTS",
+    "TIMEOUT_RULE",
+    "Catalog",
+    "GateSettings",
+    "Mutation",
+    "Target",
+    "discover_catalogs",
+    "entry_mutation",
+    "load_catalog",
+    "load_catalogs",
+]
+
 
 def discover_catalogs(root: Path) -> list[Path]:
     found = sorted((root / "mutations").glob("*.toml"))
     if not found:
-        raise GateError(f"no catalog found: {root / 'mutations'}/*.toml matches nothing",
-                        file=str(root / "mutations"))
+        raise GateError(f"no catalog found: {root / 'mutations'}/*.toml matches nothing", file=str(root / "mutations"))
     return found
 
 
@@ -50,8 +78,11 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     rel = relative_path(root, path)
     if not path.is_file():
         # `--only a b` reads b as a catalog: say how to name a second mutation.
-        hint = "" if path.suffix == ".toml" or "/" in str(rel) else \
-            f" (if {path.name!r} is a mutation, repeat the flag: --only A --only B)"
+        hint = (
+            ""
+            if path.suffix == ".toml" or "/" in str(rel)
+            else f" (if {path.name!r} is a mutation, repeat the flag: --only A --only B)"
+        )
         raise GateError("catalog file not found" + hint, file=rel)
     try:
         text = path.read_text(encoding="utf-8")
@@ -68,8 +99,11 @@ def load_catalog(root: Path, path: Path) -> Catalog:
         raise GateError("not a catalog: arrays or tables nested too deeply to parse", file=rel) from None
     unknown = set(data) - {"gate", "mutation"}
     if unknown:
-        raise GateError(f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
-                        file=rel, field=sorted(unknown)[0])
+        raise GateError(
+            f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
+            file=rel,
+            field=sorted(unknown)[0],
+        )
     settings = read_gate_settings(rel, data.get("gate", {}))
     entries = data.get("mutation", [])
     if not isinstance(entries, list) or not entries:
@@ -80,11 +114,13 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     for mutation in mutations:
         if mutation.control is not None:
             if mutation.control not in names:
-                raise mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog",
-                                    "control")
+                raise mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog", "control")
             if by_name[mutation.control].invariant:
-                raise mutation.fail(f"control {mutation.control!r} is itself an invariant; a control "
-                                    "must be a mutation that turns tests red", "control")
+                raise mutation.fail(
+                    f"control {mutation.control!r} is itself an invariant; a control "
+                    "must be a mutation that turns tests red",
+                    "control",
+                )
     return Catalog(rel, settings, mutations)
 
 
@@ -109,12 +145,12 @@ def _near_syntax_error(text: str, message: str) -> tuple[str | None, str | None]
     if start is None or not lines[start].lstrip().startswith("[[mutation]]"):
         return None, None
     end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
-    names = [m.group(1) for m in map(_NAME_LINE.match, lines[start + 1:end]) if m]
+    names = [m.group(1) for m in map(_NAME_LINE.match, lines[start + 1 : end]) if m]
     name = names[0] if names else None
     here, column = _KEY_LINE.match(lines[line]), int(found.group(2)) - 1
     if here is not None and column > lines[line].index("="):
         return name, here.group(1)
     if column == 0 or not lines[line][:column].strip():
-        keys = [m.group(1) for m in map(_KEY_LINE.match, lines[start + 1:line]) if m]
+        keys = [m.group(1) for m in map(_KEY_LINE.match, lines[start + 1 : line]) if m]
         return name, (keys[-1] if keys else None)
     return name, None

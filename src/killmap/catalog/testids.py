@@ -10,7 +10,7 @@ sorted ids instead: the ids an entry can name all start with it, so they sit tog
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def matches(entry: str, node_id: str) -> bool:
@@ -23,7 +23,7 @@ def matches(entry: str, node_id: str) -> bool:
         return True
     if not node_id.startswith(entry):
         return False
-    rest = node_id[len(entry):]
+    rest = node_id[len(entry) :]
     return rest.startswith("::") or rest.startswith("[") or (entry.endswith(".py") is False and rest.startswith("/"))
 
 

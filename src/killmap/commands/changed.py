@@ -16,8 +16,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from killmap.errors import GateError
-from killmap.mutate.mutants import target_scope  # the same symbol resolution as the gate's
 from killmap.mutate.mutant import sha256_text
+from killmap.mutate.mutants import target_scope  # the same symbol resolution as the gate's
 
 
 def _git(root: Path, *args: str) -> str:
@@ -26,30 +26,31 @@ def _git(root: Path, *args: str) -> str:
     except OSError as exc:
         raise GateError(f"--changed needs git: {exc}", field="--changed") from None
     if done.returncode != 0:
-        raise GateError(f"git {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:] or ''}",
-                        field="--changed")
+        raise GateError(
+            f"git {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:] or ''}", field="--changed"
+        )
     return done.stdout
 
 
 def default_base(root: Path) -> str:
     for branch in ("origin/main", "main", "origin/master", "master"):
-        probe = subprocess.run(["git", "merge-base", "HEAD", branch], cwd=root, capture_output=True,
-                               text=True, timeout=60)
+        probe = subprocess.run(
+            ["git", "merge-base", "HEAD", branch], cwd=root, capture_output=True, text=True, timeout=60
+        )
         if probe.returncode == 0 and probe.stdout.strip():
             return probe.stdout.strip()
-    raise GateError("--changed: no main or master branch to take the merge base with; name a BASE",
-                    field="--changed")
+    raise GateError("--changed: no main or master branch to take the merge base with; name a BASE", field="--changed")
 
 
 def _at_base(root: Path, base: str, rel: str) -> str | None:
     prefix = _git(root, "rev-parse", "--show-prefix").strip()
-    done = subprocess.run(["git", "show", f"{base}:{prefix}{rel}"], cwd=root, capture_output=True,
-                          timeout=60)
+    done = subprocess.run(["git", "show", f"{base}:{prefix}{rel}"], cwd=root, capture_output=True, timeout=60)
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
 
 def _target_text(source: str, mutation) -> str | None:
     import libcst as cst
+
     try:
         module = cst.parse_module(source)
         node = target_scope(module, mutation)
@@ -60,6 +61,7 @@ def _target_text(source: str, mutation) -> str | None:
 
 def changed_mutations(root: Path, options, base: str | None) -> list[str]:
     from killmap.catalog.plan import load
+
     base = base or default_base(root)
     _git(root, "rev-parse", "--verify", f"{base}^{{commit}}")
     _, mutations = load(root, options)
@@ -85,12 +87,13 @@ def changed_mutations(root: Path, options, base: str | None) -> list[str]:
         now = (root / mutation.target.path).read_text(encoding="utf-8")
         then = _at_base(root, base, mutation.target.path)
         target_changed = then is None or (
-            sha256_text(_target_text(then, mutation) or "") != sha256_text(_target_text(now, mutation) or ""))
+            sha256_text(_target_text(then, mutation) or "") != sha256_text(_target_text(now, mutation) or "")
+        )
         kill_files = {entry.split("::")[0] for entry in mutation.kills + mutation.may_kill}
-        tests_changed = any(f in changed_files or any(c.startswith(f.rstrip("/") + "/") for c in changed_files)
-                            for f in kill_files)
-        entry_changed = mutation.name not in old_entries or \
-            old_entries[mutation.name] != new_entries.get(mutation.name)
+        tests_changed = any(
+            f in changed_files or any(c.startswith(f.rstrip("/") + "/") for c in changed_files) for f in kill_files
+        )
+        entry_changed = mutation.name not in old_entries or old_entries[mutation.name] != new_entries.get(mutation.name)
         if target_changed or tests_changed or entry_changed:
             names.append(mutation.name)
     return names
@@ -98,5 +101,8 @@ def changed_mutations(root: Path, options, base: str | None) -> list[str]:
 
 def _raw_entries(data: dict) -> dict[str, object]:
     gate = data.get("gate", {})
-    return {entry["name"]: ({k: v for k, v in entry.items() if k != "note"}, gate)
-            for entry in data.get("mutation", []) if isinstance(entry, dict) and isinstance(entry.get("name"), str)}
+    return {
+        entry["name"]: ({k: v for k, v in entry.items() if k != "note"}, gate)
+        for entry in data.get("mutation", [])
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str)
+    }

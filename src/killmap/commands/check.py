@@ -19,9 +19,9 @@ from pathlib import Path
 
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
-from killmap.errors import GateError
 from killmap.engine.launch import Launch
 from killmap.engine.outcome import error_line, refused_arguments
+from killmap.errors import GateError
 
 EXIT_OK, EXIT_ERROR = 0, 2
 COLLECT_TIMEOUT = 300.0
@@ -38,11 +38,11 @@ class CheckResult:
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
     """`launch`: the worker the command started at its first line (launch.py), which imports
     pytest while this reads the catalogs and builds the mutants."""
-    from killmap.verdict.lab import LabOptions, load
-    from killmap.verdict.prepare import control_site_problems
     from killmap.mutate.mutants import Sources, build_mutant
     from killmap.mutate.pins import check_pins
     from killmap.mutate.validity import check_mutant
+    from killmap.verdict.lab import LabOptions, load
+    from killmap.verdict.prepare import control_site_problems
 
     result = CheckResult()
     try:
@@ -91,20 +91,24 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
             for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
                 for entry in entries:
                     if not index.names_any(entry):
-                        result.problems.append(mutation.fail(
-                            f"{entry!r} matches no collected test (under {', '.join(settings.tests)})", key))
+                        result.problems.append(
+                            mutation.fail(
+                                f"{entry!r} matches no collected test (under {', '.join(settings.tests)})", key
+                            )
+                        )
     return result
 
 
-def _collect(root: Path, settings_list: list[GateSettings], launch: Launch | None = None
-             ) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError]]]:
+def _collect(
+    root: Path, settings_list: list[GateSettings], launch: Launch | None = None
+) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError]]]:
     """pytest's collection for each [gate] setting, in one warm worker's sandbox.
 
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
+    from killmap.catalog.project import project_files
     from killmap.engine.core import Engine
     from killmap.engine.guard import escaped_note
-    from killmap.catalog.project import project_files
     from killmap.engine.runner import Scenario
 
     found: dict[GateSettings, tuple[tuple[str, ...], list[GateError]]] = {}
@@ -112,8 +116,13 @@ def _collect(root: Path, settings_list: list[GateSettings], launch: Launch | Non
         worker = engine.workers[0]
         for index, settings in enumerate(settings_list):
             deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
-            scenario = Scenario(label=f"collect-{index + 1}", tests=settings.tests + deselect,
-                                timeout=COLLECT_TIMEOUT, sys_path=settings.paths, collect_only=True)
+            scenario = Scenario(
+                label=f"collect-{index + 1}",
+                tests=settings.tests + deselect,
+                timeout=COLLECT_TIMEOUT,
+                sys_path=settings.paths,
+                collect_only=True,
+            )
             outcome = engine.run(worker, scenario)
             where = f"collection of {', '.join(settings.tests)}"
             errors: list[GateError] = []
@@ -126,11 +135,9 @@ def _collect(root: Path, settings_list: list[GateSettings], launch: Launch | Non
             for node, message in outcome.collect_errors:
                 errors.append(GateError(f"{where} failed in {node or 'the session'}: {error_line(message)}"))
             if not errors and not outcome.finished:
-                errors.append(GateError(f"{where}: pytest ended without a report; "
-                                        f"log tail: {outcome.log_tail[-300:]}"))
+                errors.append(GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-300:]}"))
             if not errors and refused_arguments(outcome):
-                errors.append(GateError(f"{where}: pytest stopped before collecting: "
-                                        f"{refused_arguments(outcome)}"))
+                errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
             if not errors and not outcome.collected:
                 errors.append(GateError(f"{where}: no tests collected"))
             found[settings] = (outcome.collected, errors)
@@ -142,8 +149,7 @@ def main(root: Path, catalogs: tuple[Path, ...]) -> int:
         result = check(root, catalogs, launch)
     for problem in result.problems:
         print(f"killmap check: {problem}", file=sys.stderr)
-    counts = (f"{result.catalogs} catalog(s), {result.mutations} mutation(s), "
-              f"{result.collected} test(s) collected")
+    counts = f"{result.catalogs} catalog(s), {result.mutations} mutation(s), {result.collected} test(s) collected"
     if result.problems:
         print(f"killmap check: {counts}: {len(result.problems)} problem(s)")
         return EXIT_ERROR

@@ -13,23 +13,24 @@ import os
 import subprocess
 from pathlib import Path
 
-from killmap.errors import GateError
 from killmap.catalog.project import project_files
+from killmap.errors import GateError
 
 _SYMLINK, _SUBMODULE = "120000", "160000"
 
 
 def git_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["GIT_OPTIONAL_LOCKS"] = "0"   # no opportunistic index refresh
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # no opportunistic index refresh
     env["LC_ALL"] = "C"
     return env
 
 
 def git(root: Path, *args: str, field: str = "BASE", input_bytes: bytes | None = None) -> bytes:
     try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=120,
-                              env=git_env(), input=input_bytes)
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, timeout=120, env=git_env(), input=input_bytes
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise GateError(f"git {args[0]} could not run: {exc}", field=field) from None
     if done.returncode != 0:
@@ -47,11 +48,11 @@ def commit_of(root: Path, rev: str, field: str = "BASE") -> str:
 def default_base(root: Path) -> str:
     """The merge base with main (or master), as `killmap run --changed` takes it."""
     from killmap.commands import changed
+
     try:
         return changed.default_base(root)
     except GateError:
-        raise GateError("no main or master branch to take the merge base with; name a BASE",
-                        field="BASE") from None
+        raise GateError("no main or master branch to take the merge base with; name a BASE", field="BASE") from None
 
 
 def tree_at(root: Path, commit: str) -> dict[str, bytes]:
@@ -69,7 +70,7 @@ def tree_at(root: Path, commit: str) -> dict[str, bytes]:
         mode, kind, sha = meta.decode().split(" ")
         if kind != "blob" or mode in (_SYMLINK, _SUBMODULE):
             continue
-        rel = path.decode("utf-8", "surrogateescape")[len(prefix):]
+        rel = path.decode("utf-8", "surrogateescape")[len(prefix) :]
         if "__pycache__" not in rel.split("/"):
             wanted.append((rel, sha))
     return dict(zip([rel for rel, _ in wanted], _blobs(root, [sha for _, sha in wanted])))
@@ -84,8 +85,8 @@ def _blobs(root: Path, shas: list[str]) -> list[bytes]:
         header_end = out.index(b"\n", at)
         size = int(out[at:header_end].split(b" ")[2])
         start = header_end + 1
-        blobs.append(out[start:start + size])
-        at = start + size + 1   # the blob, then a newline
+        blobs.append(out[start : start + size])
+        at = start + size + 1  # the blob, then a newline
     return blobs
 
 

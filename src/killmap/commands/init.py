@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 
 from killmap import __version__
-from killmap.errors import GateError
 from killmap.commands.init_detect import Plan, detect
+from killmap.errors import GateError
 
 
 def main(root: Path, package: str | None = None) -> int:
@@ -26,16 +26,19 @@ def main(root: Path, package: str | None = None) -> int:
     path = root / "mutations" / f"{plan.package}.toml"
     rel = path.relative_to(root).as_posix()
     if path.exists():
-        raise GateError("already exists; killmap init never overwrites a catalog (edit it, or remove it "
-                        "and run init again)", file=rel)
+        raise GateError(
+            "already exists; killmap init never overwrites a catalog (edit it, or remove it and run init again)",
+            file=rel,
+        )
     text = render(root, plan)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     live = sum(1 for *_, ok in plan.examples if ok)
-    print(f"wrote {rel}: [gate] tests = {plan.tests} ({plan.tests_reason}), paths = {plan.paths} "
-          f"({plan.paths_reason})")
-    print(f"  aimed at {plan.module}::{plan.function}; {live} of {len(plan.examples)} operator examples "
-          f"apply there; kills guessed: {plan.kills} ({plan.kills_reason})")
+    print(f"wrote {rel}: [gate] tests = {plan.tests} ({plan.tests_reason}), paths = {plan.paths} ({plan.paths_reason})")
+    print(
+        f"  aimed at {plan.module}::{plan.function}; {live} of {len(plan.examples)} operator examples "
+        f"apply there; kills guessed: {plan.kills} ({plan.kills_reason})"
+    )
     print("next: killmap check, then killmap run")
     return 0
 
@@ -52,8 +55,7 @@ OPERATOR_NOTES = {
     "merge-strings": "the literal containing <drop> becomes the literal containing <keep>",
     "revert-patch": "a fix's unified diff, saved beside this catalog, applied in reverse",
 }
-PREFERRED_LIVE = ("constant-return", "negate", "drop-operand", "stub-call", "delete-call", "replace",
-                  "merge-strings")
+PREFERRED_LIVE = ("constant-return", "negate", "drop-operand", "stub-call", "delete-call", "replace", "merge-strings")
 
 
 def _segment(source: str, node: ast.AST) -> str | None:
@@ -67,15 +69,16 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     nodes = [n for n in ast.walk(fn) if n is not fn]
     docstring = ast.get_docstring(fn, clean=False) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     slug = re.sub(r"[^a-z0-9]+", "-", plan.function.split(".")[-1].lower()).strip("-") or "target"
-    out: list[tuple[str, str, dict[str, object]]] = [
-        ("constant-return", f"{slug}-returns-none", {"value": "None"})]
-    test = next((n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp))), None) or \
-        next((n for n in nodes if isinstance(n, ast.Compare)), None)
+    out: list[tuple[str, str, dict[str, object]]] = [("constant-return", f"{slug}-returns-none", {"value": "None"})]
+    test = next((n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp))), None) or next(
+        (n for n in nodes if isinstance(n, ast.Compare)), None
+    )
     condition = _segment(source, test) if test is not None else None
     out.append(("negate", f"{slug}-condition-negated", {"condition": condition or "ready"}))
     boolop = next((n for n in nodes if isinstance(n, ast.BoolOp)), None)
     operand = _segment(source, boolop.values[-1]) if boolop is not None else None
     out.append(("drop-operand", f"{slug}-operand-dropped", {"operand": operand or "is_allowed(user)"}))
+
     def called(call: ast.Call) -> str | None:
         func = call.func
         return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
@@ -88,12 +91,18 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     any_call = next((c for c in names if c), None)
     out.append(("delete-call", f"{slug}-call-deleted", {"call": statement_call or any_call or "validate"}))
     out.append(("stub-call", f"{slug}-call-stubbed", {"call": any_call or "validate", "value": "None"}))
-    constants = [n for n in nodes if isinstance(n, ast.Constant) and not isinstance(n.value, bool)
-                 and isinstance(n.value, (int, float, str)) and n.value != docstring]
+    constants = [
+        n
+        for n in nodes
+        if isinstance(n, ast.Constant)
+        and not isinstance(n.value, bool)
+        and isinstance(n.value, (int, float, str))
+        and n.value != docstring
+    ]
     old = _segment(source, constants[0]) if constants else None
     if old is not None and isinstance(constants[0].value, str):
         quote = len(old) - len(old.lstrip("rRbBuUfF"))
-        new = old[:quote + 1] + "mutated " + old[quote + 1:]
+        new = old[: quote + 1] + "mutated " + old[quote + 1 :]
     elif old is not None:
         new = f"{old} + 1"
     out.append(("replace", f"{slug}-constant-changed", {"old": old or "limit + 1", "new": new if old else "limit"}))
@@ -101,8 +110,13 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value]
     unique = sorted({t for t in strings if sum(t in other for other in strings) == 1}, key=lambda t: (-len(t), t))
     pair = (unique[0], unique[1]) if len(unique) > 1 else None
-    out.append(("merge-strings", f"{slug}-messages-merged",
-                {"drop": pair[0], "keep": pair[1]} if pair else {"drop": "first message", "keep": "second message"}))
+    out.append(
+        (
+            "merge-strings",
+            f"{slug}-messages-merged",
+            {"drop": pair[0], "keep": pair[1]} if pair else {"drop": "first message", "keep": "second message"},
+        )
+    )
     out.append(("revert-patch", f"{slug}-fix-reverted", {"patch": f"{slug}-fix.patch"}))
     return out
 
@@ -121,21 +135,27 @@ def _toml(value: object) -> str:
 
 
 def _entry(plan: Plan, op: str, name: str, fields: dict[str, object], target: str | None = None) -> list[str]:
-    lines = ["[[mutation]]", f"name = {_toml(name)}",
-             f"target = {_toml(target or f'{plan.module}::{plan.function}')}", f"op = {_toml(op)}"]
+    lines = [
+        "[[mutation]]",
+        f"name = {_toml(name)}",
+        f"target = {_toml(target or f'{plan.module}::{plan.function}')}",
+        f"op = {_toml(op)}",
+    ]
     lines += [f"{key} = {_toml(value)}" for key, value in fields.items()]
     lines.append(f"kills = {_toml([plan.kills])}")
     return lines
 
 
-def _verify(root: Path, plan: Plan, op: str, name: str, fields: dict[str, object], target: str
-            ) -> tuple[str, dict[str, object]]:
+def _verify(
+    root: Path, plan: Plan, op: str, name: str, fields: dict[str, object], target: str
+) -> tuple[str, dict[str, object]]:
     """Load the entry as a catalog and build its mutant with the gate's own code: "" when it
     applies and the mutant passes the validity check, else why not. A call or text matched
     at several sites gets `count`."""
     from killmap.catalog.reader import load_catalog
     from killmap.mutate.mutants import build_mutant
     from killmap.mutate.validity import check_mutant
+
     for attempt in range(2):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "candidate.toml"
@@ -172,12 +192,18 @@ def render(root: Path, plan: Plan) -> str:
             continue
         why, fields = _verify(root, plan, op, name, fields, target)
         verified.append((op, name, fields, why, target))
-    plan.examples = [(op, name, fields, not why or why.startswith(LEAVES_DEAD_CODE))
-                     for op, name, fields, why, _ in verified if op != "revert-patch"]
+    plan.examples = [
+        (op, name, fields, not why or why.startswith(LEAVES_DEAD_CODE))
+        for op, name, fields, why, _ in verified
+        if op != "revert-patch"
+    ]
     live = next((v for op in PREFERRED_LIVE for v in verified if v[0] == op and not v[3]), None)
     if live is None:
-        raise GateError(f"no operator applies cleanly to {target}; pick another package with --package, "
-                        "or write the catalog by hand (README: The catalog)", field="--package")
+        raise GateError(
+            f"no operator applies cleanly to {target}; pick another package with --package, "
+            "or write the catalog by hand (README: The catalog)",
+            field="--package",
+        )
     out = [
         f"# killmap catalog for {plan.package}, written by `killmap init` (killmap {__version__}).",
         "#",
@@ -208,7 +234,9 @@ def render(root: Path, plan: Plan) -> str:
             continue
         out.append(f"# {op}: {OPERATOR_NOTES[op]}")
         if op == "revert-patch":
-            out.append(f"#   save the fix first: git diff <before-the-fix> -- {plan.module} > mutations/{fields['patch']}")
+            out.append(
+                f"#   save the fix first: git diff <before-the-fix> -- {plan.module} > mutations/{fields['patch']}"
+            )
             out.append("#   (the target must be exactly the patch's postimage; `killmap pin` pins the patch too)")
         elif why.startswith(LEAVES_DEAD_CODE):
             # It runs (dead code is a warning, not broken): only the live one is kept clean.

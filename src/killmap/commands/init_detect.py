@@ -24,8 +24,23 @@ else:  # pragma: no cover
 
 from killmap.errors import GateError
 
-NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks",
-                "scripts", "tools", "build", "dist", "mutations", "reports", "site-packages"}
+NOT_PACKAGES = {
+    "tests",
+    "test",
+    "testing",
+    "docs",
+    "doc",
+    "examples",
+    "example",
+    "benchmarks",
+    "scripts",
+    "tools",
+    "build",
+    "dist",
+    "mutations",
+    "reports",
+    "site-packages",
+}
 NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "manage.py"}
 
 
@@ -36,9 +51,9 @@ class Plan:
     paths_reason: str
     tests: list[str]
     tests_reason: str
-    module: str                          # relative path of the module aimed at
-    function: str                        # qualified name inside it
-    kills: str                           # the live example's test id (a guess, said so)
+    module: str  # relative path of the module aimed at
+    function: str  # qualified name inside it
+    kills: str  # the live example's test id (a guess, said so)
     kills_reason: str
     source: str = ""
     node: ast.AST | None = None
@@ -50,12 +65,16 @@ def detect(root: Path, package: str | None = None) -> Plan:
     candidates = _packages(base)
     if package is not None:
         if package not in candidates:
-            raise GateError(f"no package or module {package!r} under {base.relative_to(root).as_posix() or '.'}",
-                            field="--package")
+            raise GateError(
+                f"no package or module {package!r} under {base.relative_to(root).as_posix() or '.'}", field="--package"
+            )
         chosen = package
     elif not candidates:
-        raise GateError(f"no Python package or module found under {base.relative_to(root).as_posix() or '.'}"
-                        ": killmap init needs code to aim at", file="pyproject.toml")
+        raise GateError(
+            f"no Python package or module found under {base.relative_to(root).as_posix() or '.'}"
+            ": killmap init needs code to aim at",
+            file="pyproject.toml",
+        )
     else:
         chosen = None
     tests, tests_reason = _test_paths(root)
@@ -63,7 +82,7 @@ def detect(root: Path, package: str | None = None) -> Plan:
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
     order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
-    test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True))   # read once, used twice
+    test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True))  # read once, used twice
     test_trees = [tree for _, tree in test_modules]
     for chosen in order:
         aimed = _target(root, candidates[chosen], test_trees)
@@ -71,13 +90,15 @@ def detect(root: Path, package: str | None = None) -> Plan:
             break
     else:
         others = sorted(set(candidates) - set(order))
-        raise GateError(f"no public function or method in {'package' if len(order) == 1 else 'any package'} "
-                        f"{', '.join(map(repr, order))} to aim a mutation at"
-                        + (f" (the others: {', '.join(others)})" if others else ""), field="--package")
+        raise GateError(
+            f"no public function or method in {'package' if len(order) == 1 else 'any package'} "
+            f"{', '.join(map(repr, order))} to aim a mutation at"
+            + (f" (the others: {', '.join(others)})" if others else ""),
+            field="--package",
+        )
     module, function, source, node = aimed
     kills, kills_reason = _guess_kills(test_modules, tests, function.split(".")[-1])
-    return Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason,
-                source, node)
+    return Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason, source, node)
 
 
 def _layout(root: Path) -> tuple[Path, list[str], str]:
@@ -92,20 +113,27 @@ def _packages(base: Path) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {}
     for entry in sorted(base.iterdir()):
         name = entry.name
-        if entry.is_dir() and (entry / "__init__.py").is_file() and name.isidentifier() \
-                and name not in NOT_PACKAGES:
+        if entry.is_dir() and (entry / "__init__.py").is_file() and name.isidentifier() and name not in NOT_PACKAGES:
             found[name] = sorted(p for p in entry.rglob("*.py") if _is_source(p, entry))
-        elif entry.is_file() and name.endswith(".py") and name[:-3].isidentifier() \
-                and name not in NOT_MODULES and not name.startswith("test_"):
+        elif (
+            entry.is_file()
+            and name.endswith(".py")
+            and name[:-3].isidentifier()
+            and name not in NOT_MODULES
+            and not name.startswith("test_")
+        ):
             found[name[:-3]] = [entry]
     return found
 
 
 def _is_source(path: Path, package: Path) -> bool:
     parts = path.relative_to(package).parts
-    return not (any(p in NOT_PACKAGES or p.startswith(".") for p in parts[:-1])
-                or parts[-1].startswith("test_") or parts[-1].endswith("_test.py")
-                or parts[-1] == "conftest.py")
+    return not (
+        any(p in NOT_PACKAGES or p.startswith(".") for p in parts[:-1])
+        or parts[-1].startswith("test_")
+        or parts[-1].endswith("_test.py")
+        or parts[-1] == "conftest.py"
+    )
 
 
 def _size(files: list[Path]) -> int:
@@ -123,6 +151,7 @@ def _project_name(root: Path) -> str | None:
 
 def _test_paths(root: Path) -> tuple[list[str], str]:
     """pytest's own order of configuration files; the first that configures pytest decides."""
+
     def ini(file: str, section: str) -> list[str] | None:
         path = root / file
         if not path.is_file():
@@ -144,10 +173,16 @@ def _test_paths(root: Path) -> tuple[list[str], str]:
         options = None
     if isinstance(options, dict):
         value = options.get("testpaths", [])
-        sources.append(("pyproject.toml [tool.pytest.ini_options]",
-                        value.split() if isinstance(value, str) else [str(v) for v in value]))
-    sources += [("tox.ini [pytest]", ini("tox.ini", "pytest")),
-                ("setup.cfg [tool:pytest]", ini("setup.cfg", "tool:pytest"))]
+        sources.append(
+            (
+                "pyproject.toml [tool.pytest.ini_options]",
+                value.split() if isinstance(value, str) else [str(v) for v in value],
+            )
+        )
+    sources += [
+        ("tox.ini [pytest]", ini("tox.ini", "pytest")),
+        ("setup.cfg [tool:pytest]", ini("setup.cfg", "tool:pytest")),
+    ]
     for where, paths in sources:
         if paths is None:
             continue
@@ -168,11 +203,17 @@ def _test_files(root: Path, tests: list[str], *, conftests: bool) -> list[Path]:
         base = root / folder
         files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
         for path in files:
-            if not (path.name.startswith("test_") or path.name.endswith("_test.py")
-                    or conftests and path.name == "conftest.py"):
+            if not (
+                path.name.startswith("test_")
+                or path.name.endswith("_test.py")
+                or conftests
+                and path.name == "conftest.py"
+            ):
                 continue
-            if any(part.startswith(".") or part in ("node_modules", "site-packages")
-                   for part in path.relative_to(root).parts):
+            if any(
+                part.startswith(".") or part in ("node_modules", "site-packages")
+                for part in path.relative_to(root).parts
+            ):
                 continue
             found.append(path)
     return found
@@ -242,7 +283,7 @@ def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
         for statement in statements:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 for decorator in statement.decorator_list:
-                    called(ast.Call(func=decorator, args=[], keywords=[]))   # `@name` runs name
+                    called(ast.Call(func=decorator, args=[], keywords=[]))  # `@name` runs name
                 if isinstance(statement, ast.ClassDef):
                     for base in statement.bases + [k.value for k in statement.keywords]:
                         called(base)
@@ -268,8 +309,10 @@ def _guess_kills(test_modules: list[tuple[str, ast.Module]], tests: list[str], n
             continue
         for test_id, node in _tests_in(rel, tree):
             first = first or test_id
-            if any(isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
-                   for n in ast.walk(node)):
+            if any(
+                isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
+                for n in ast.walk(node)
+            ):
                 return test_id, f"the first test that names {name}"
     if first:
         return first, f"no test names {name}; the first test found"
@@ -291,9 +334,13 @@ def _unittest_cases(tree: ast.Module) -> set[str]:
     """The file's classes that derive from a `TestCase`, directly or through another class of
     the same file: pytest collects those whatever their name (more-itertools' `ChunkedTests`),
     so a guess that only looked at `Test*` classes missed every test of a unittest suite."""
-    bases = {node.name: {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
-                         for b in node.bases}
-             for node in tree.body if isinstance(node, ast.ClassDef)}
+    bases = {
+        node.name: {
+            b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases
+        }
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
     cases: set[str] = set()
     grew = True
     while grew:
@@ -303,4 +350,3 @@ def _unittest_cases(tree: ast.Module) -> set[str]:
                 cases.add(name)
                 grew = True
     return cases
-

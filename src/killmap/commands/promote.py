@@ -24,21 +24,20 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from killmap.catalog.reader import Catalog, GateSettings, Mutation, load_catalog
-from killmap.catalog.entries import read_mutation
 from killmap.catalog.contract import NAME_PATTERN
+from killmap.catalog.entries import read_mutation
+from killmap.catalog.reader import Catalog, GateSettings, Mutation, load_catalog
 from killmap.errors import GateError
 from killmap.mutate.mutants import build_mutant
 from killmap.mutate.patching import equal_ends, split_lines
-from killmap.verdict.sweep import OPS, SweepMutant, SweepTarget, enumerate_mutants, load_optional_catalogs
 from killmap.report.sweep_report import read_document
+from killmap.verdict.sweep import OPS, SweepMutant, SweepTarget, enumerate_mutants, load_optional_catalogs
 
 _REFUSALS = {
     "survived": "it survived: no test went red under it, so a named mutation of it would be vacuous by "
-                "construction. Strengthen the tests first (a test that runs {where} and fails under "
-                "`{change}`), then sweep again and promote the killed mutant",
-    "unreached": "no test reaches it, so nothing could kill it by name: add a test that runs {where}, then "
-                 "sweep again",
+    "construction. Strengthen the tests first (a test that runs {where} and fails under "
+    "`{change}`), then sweep again and promote the killed mutant",
+    "unreached": "no test reaches it, so nothing could kill it by name: add a test that runs {where}, then sweep again",
     "broken": "it is broken (it cannot run as written), so its reds prove nothing: {detail}",
     "timeout": "it timed out, so its red set is not complete; only a killed mutant has a contract to keep",
     "named": "the catalog already holds it, as {named!r}",
@@ -52,13 +51,23 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
     doc = read_document(report_dir)
     entry = next((e for e in doc["sweep"]["mutants"] if e["id"] == mutant_id), None)
     if entry is None:
-        raise GateError(f"no sweep mutant {mutant_id!r} in the last sweep's report "
-                        f"({report_dir / 'killmap-sweep.json'})", field="--promote")
+        raise GateError(
+            f"no sweep mutant {mutant_id!r} in the last sweep's report ({report_dir / 'killmap-sweep.json'})",
+            field="--promote",
+        )
     if entry["status"] != "killed":
         why = _REFUSALS.get(entry["status"], "its run proved nothing ({status}: {detail}); sweep again")
-        raise GateError(f"cannot promote {mutant_id}: " + why.format(
-            where=f"{entry['file']}:{entry['line']}", change=entry["change"], detail=entry["detail"],
-            named=entry["named"], status=entry["status"]), field="--promote")
+        raise GateError(
+            f"cannot promote {mutant_id}: "
+            + why.format(
+                where=f"{entry['file']}:{entry['line']}",
+                change=entry["change"],
+                detail=entry["detail"],
+                named=entry["named"],
+                status=entry["status"],
+            ),
+            field="--promote",
+        )
     settings = GateSettings(tests=tuple(entry["gate"]["tests"]), paths=tuple(entry["gate"]["paths"]))
     current = _current(root, entry, settings)
     catalogs = load_optional_catalogs(root, (catalog,) if catalog is not None and catalog.is_file() else ())
@@ -70,9 +79,13 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
     existing = path.read_text(encoding="utf-8") if path.is_file() else None
     gate = load_catalog(root, path).settings if existing is not None else settings
     if (gate.tests, gate.paths) != (settings.tests, settings.paths):
-        raise GateError(f"the sweep ran this mutant under [gate] tests {list(settings.tests)}, paths "
-                        f"{list(settings.paths)}, but this catalog runs {list(gate.tests)}, {list(gate.paths)}: "
-                        "promote it into a catalog with the same [gate]", file=rel, field="--catalog")
+        raise GateError(
+            f"the sweep ran this mutant under [gate] tests {list(settings.tests)}, paths "
+            f"{list(settings.paths)}, but this catalog runs {list(gate.tests)}, {list(gate.paths)}: "
+            "promote it into a catalog with the same [gate]",
+            file=rel,
+            field="--catalog",
+        )
     reds = entry["red"]
     contract: dict[str, Any] = {"kills": sorted(r["id"] for r in reds)}
     if all(r["cause"] == "assertion" for r in reds):
@@ -81,8 +94,10 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
     fields, pin = _operator(root, rel, path.parent, gate, name, current, contract)
     block = _toml_block({"name": name, "target": fields.pop("target"), "pin": pin, **fields, **contract})
     if existing is None:
-        text = (f"# Named mutations promoted from `killmap sweep`.\n\n[gate]\ntests = {_toml(list(gate.tests))}\n"
-                f"paths = {_toml(list(gate.paths))}\n\n{block}")
+        text = (
+            f"# Named mutations promoted from `killmap sweep`.\n\n[gate]\ntests = {_toml(list(gate.tests))}\n"
+            f"paths = {_toml(list(gate.paths))}\n\n{block}"
+        )
     else:
         text = existing + ("" if existing.endswith("\n\n") else "\n" if existing.endswith("\n") else "\n\n") + block
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,8 +112,10 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
         else:
             path.write_text(existing, encoding="utf-8")
         raise
-    return (f"{rel}: added {name!r} (op {fields['op']}, {len(contract['kills'])} kill(s), pinned); "
-            f"hold it with `killmap run --only {name}`")
+    return (
+        f"{rel}: added {name!r} (op {fields['op']}, {len(contract['kills'])} kill(s), pinned); "
+        f"hold it with `killmap run --only {name}`"
+    )
 
 
 def _current(root: Path, entry: dict[str, Any], settings: GateSettings) -> SweepMutant:
@@ -106,8 +123,10 @@ def _current(root: Path, entry: dict[str, Any], settings: GateSettings) -> Sweep
     found = enumerate_mutants(root, [SweepTarget(entry["file"], None, settings)], OPS)
     current = next((m for m in found.mutants if m.id == entry["id"]), None)
     if current is None or current.mutant.diff != entry["diff"]:
-        raise GateError(f"{entry['file']} changed since the sweep, so {entry['id']} is not the mutant it "
-                        "reported: sweep again", field="--promote")
+        raise GateError(
+            f"{entry['file']} changed since the sweep, so {entry['id']} is not the mutant it reported: sweep again",
+            field="--promote",
+        )
     return current
 
 
@@ -122,12 +141,14 @@ def _catalog_path(root: Path, given: Path | None, catalogs: list[Catalog], file:
         return root / everything[0].path
     if not everything:
         return root / "mutations" / "sweep.toml"
-    raise GateError(f"no catalog targets {file} and there are {len(everything)}: say which with --catalog",
-                    field="--catalog")
+    raise GateError(
+        f"no catalog targets {file} and there are {len(everything)}: say which with --catalog", field="--catalog"
+    )
 
 
-def _operator(root: Path, rel: str, folder: Path, gate: GateSettings, name: str, current: SweepMutant,
-              contract: dict[str, Any]) -> tuple[dict[str, str], str]:
+def _operator(
+    root: Path, rel: str, folder: Path, gate: GateSettings, name: str, current: SweepMutant, contract: dict[str, Any]
+) -> tuple[dict[str, str], str]:
     """The first operator (and fields) that rebuilds the mutant exactly, and its pin."""
     candidates: list[dict[str, str]] = []
     if current.hint is not None:
@@ -135,8 +156,10 @@ def _operator(root: Path, rel: str, folder: Path, gate: GateSettings, name: str,
         candidates.append({"target": f"{current.file}::{current.inner}", "op": op, **dict(fields)})
         if current.inner != current.function:
             candidates.append({"target": f"{current.file}::{current.function}", "op": op, **dict(fields)})
-    candidates += [{"target": f"{current.file}::{current.function}", "op": "replace", "old": old, "new": new}
-                   for old, new in _replacements(current.mutant.original, current.mutant.mutated or "")]
+    candidates += [
+        {"target": f"{current.file}::{current.function}", "op": "replace", "old": old, "new": new}
+        for old, new in _replacements(current.mutant.original, current.mutant.mutated or "")
+    ]
     for fields in candidates:
         entry = {"name": name, **fields, **contract}
         try:
@@ -146,8 +169,10 @@ def _operator(root: Path, rel: str, folder: Path, gate: GateSettings, name: str,
             continue
         if built.applied and built.mutated == current.mutant.mutated:
             return dict(fields), built.target_pin
-    raise GateError(f"no catalog operator rebuilds {current.id} exactly; write its entry by hand from "
-                    "`killmap-sweep.json`'s diff", field="--promote")
+    raise GateError(
+        f"no catalog operator rebuilds {current.id} exactly; write its entry by hand from `killmap-sweep.json`'s diff",
+        field="--promote",
+    )
 
 
 def _replacements(original: str, mutated: str):
@@ -157,7 +182,7 @@ def _replacements(original: str, mutated: str):
     prefix, suffix = equal_ends(a, b)
     for context in range(0, 6):
         start = max(prefix - context, 0)
-        old, new = "".join(a[start:len(a) - suffix + context]), "".join(b[start:len(b) - suffix + context])
+        old, new = "".join(a[start : len(a) - suffix + context]), "".join(b[start : len(b) - suffix + context])
         if old and old != new:
             yield old, new
 

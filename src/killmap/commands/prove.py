@@ -11,17 +11,18 @@ Invariants are not defects and are left out. Exit 1 when a given test catches no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from killmap.verdict import judge
 from killmap.catalog.testids import matches
-from killmap.errors import GateError
-from killmap.verdict.lab import LabOptions, load, run_mutations
-from killmap.engine.launch import Launch
-from killmap.verdict.trial import reaching_tests
 from killmap.commands.trying import UNREADABLE
+from killmap.engine.launch import Launch
+from killmap.errors import GateError
+from killmap.verdict import judge
+from killmap.verdict.lab import LabOptions, load, run_mutations
+from killmap.verdict.trial import reaching_tests
 
 CAUGHT, MISSED, NOT_REACHED, NOT_MEASURED = "caught", "missed", "not reached", "not measured"
 Say = Callable[[str], None]
@@ -66,9 +67,12 @@ class Proof:
         elif not caught:
             text = f"{self.test} catches none of the {measured} named defects in the code it runs"
         elif not missed:
-            text = f"{self.test} catches {'all ' if measured > 1 else ''}{measured} of the {measured} " \
-                   "named defects in the code it runs" if measured > 1 else \
-                f"{self.test} catches the 1 named defect in the code it runs"
+            text = (
+                f"{self.test} catches {'all ' if measured > 1 else ''}{measured} of the {measured} "
+                "named defects in the code it runs"
+                if measured > 1
+                else f"{self.test} catches the 1 named defect in the code it runs"
+            )
         else:
             text = f"{self.test} catches {len(caught)} of the {measured} named defects in the code it runs"
         if missed:
@@ -79,20 +83,30 @@ class Proof:
         return text
 
 
-def run_prove(root: Path, options: ProveOptions, progress: Callable[[str, Any], None] = lambda k, d: None,
-              launch: Launch | None = None) -> list[Proof]:
+def run_prove(
+    root: Path,
+    options: ProveOptions,
+    progress: Callable[[str, Any], None] = lambda k, d: None,
+    launch: Launch | None = None,
+) -> list[Proof]:
     _, mutations = load(root, LabOptions(catalogs=options.catalogs))
     by_name = {m.name: m for m in mutations}
     for name in options.mutations:
         if name not in by_name:
             raise GateError(f"{name!r} names no mutation in the catalog(s)", field="--mutation")
         if by_name[name].invariant:
-            raise GateError(f"{name!r} is an invariant: it changes nothing a test may observe, so no test "
-                            "should catch it", field="--mutation")
+            raise GateError(
+                f"{name!r} is an invariant: it changes nothing a test may observe, so no test should catch it",
+                field="--mutation",
+            )
     candidates = [m for m in mutations if not m.invariant]
-    result = run_mutations(root, candidates, LabOptions(catalogs=options.catalogs, jobs=options.jobs,
-                                                        use_cache=False, focus=options.tests), progress,
-                           launch=launch)
+    result = run_mutations(
+        root,
+        candidates,
+        LabOptions(catalogs=options.catalogs, jobs=options.jobs, use_cache=False, focus=options.tests),
+        progress,
+        launch=launch,
+    )
     collected = {t for b in result.baselines for t in b.collected}
     for test in options.tests:
         if result.baselines and not any(matches(test, t) for t in collected):
@@ -102,8 +116,14 @@ def run_prove(root: Path, options: ProveOptions, progress: Callable[[str, Any], 
     for test in options.tests:
         proof = Proof(test)
         for mutation, verdict in zip(candidates, result.verdicts):
-            finding = _finding(test, mutation, verdict, result.mutants[mutation.name],
-                               baselines.get(mutation.settings), mutation.name in options.mutations)
+            finding = _finding(
+                test,
+                mutation,
+                verdict,
+                result.mutants[mutation.name],
+                baselines.get(mutation.settings),
+                mutation.name in options.mutations,
+            )
             if finding is not None:
                 proof.findings.append(finding)
         proofs.append(proof)
@@ -117,17 +137,20 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
         return Finding(status=NOT_MEASURED, detail=f"{verdict.verdict}: {verdict.detail}", **base) if named else None
     reached = [t for t in reaching_tests(mutant, baseline)[0] if matches(test, t)]
     if not reached:
-        return Finding(status=NOT_REACHED, detail="the test never executes the mutated code", **base) \
-            if named else None
+        return Finding(status=NOT_REACHED, detail="the test never executes the mutated code", **base) if named else None
     if verdict.verdict in UNREADABLE:
         return Finding(status=NOT_MEASURED, detail=f"{verdict.verdict}: {verdict.detail}", **base)
     reds = [r for r in verdict.red if matches(test, r.id)]
     if any(r.reached is False for r in reds):
         return Finding(status=NOT_MEASURED, detail="red without executing the mutated code", **base)
     if reds:
-        return Finding(status=CAUGHT, cause=", ".join(sorted({r.cause for r in reds})),
-                       where=", ".join(sorted({r.raised_at or "?" for r in reds})),
-                       detail="; ".join(f"{r.id}: {r.exception}" for r in reds), **base)
+        return Finding(
+            status=CAUGHT,
+            cause=", ".join(sorted({r.cause for r in reds})),
+            where=", ".join(sorted({r.raised_at or "?" for r in reds})),
+            detail="; ".join(f"{r.id}: {r.exception}" for r in reds),
+            **base,
+        )
     if verdict.verdict == judge.UNEVIDENCED and not verdict.selected:
         return Finding(status=NOT_REACHED, detail=verdict.detail, **base)
     return Finding(status=MISSED, detail="executes the mutated code and stays green", **base)
@@ -142,7 +165,9 @@ def render(proofs: list[Proof]) -> str:
             order = {CAUGHT: 0, MISSED: 1, NOT_MEASURED: 2, NOT_REACHED: 3}
             for f in sorted(proof.findings, key=lambda f: order[f.status]):
                 mark = {CAUGHT: "✅ caught", MISSED: "❌ missed"}.get(f.status, f"⚠️ {f.status}")
-                lines.append(f"| `{f.mutation}` | `{f.target}` | {mark} | {f.cause or '-'} | "
-                             f"{f.where or (f.detail if f.status != MISSED else '-')} |")
+                lines.append(
+                    f"| `{f.mutation}` | `{f.target}` | {mark} | {f.cause or '-'} | "
+                    f"{f.where or (f.detail if f.status != MISSED else '-')} |"
+                )
             lines.append("")
     return "\n".join(lines)

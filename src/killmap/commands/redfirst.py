@@ -26,23 +26,23 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
-from killmap.engine.absence import read_records
+from killmap.catalog.project import project_files
 from killmap.catalog.reader import GateSettings, load_catalogs
 from killmap.catalog.testids import matches
-from killmap.engine.core import Engine
-from killmap.errors import GateError
-from killmap.engine.guard import escaped_note
-from killmap.engine.launch import Launch
-from killmap.mutate.mutants import changed_lines
-from killmap.engine.outcome import ASSERTION, RunOutcome, TestResult
-from killmap.catalog.project import project_files
 from killmap.commands.redfirst_change import Change, compute_change, new_names, test_changes
 from killmap.commands.redfirst_contract import ABSENCE, Row, Side, judge
+from killmap.engine.absence import read_records
+from killmap.engine.core import Engine
+from killmap.engine.guard import escaped_note
+from killmap.engine.launch import Launch
+from killmap.engine.outcome import ASSERTION, RunOutcome, TestResult
 from killmap.engine.runner import Scenario
+from killmap.errors import GateError
+from killmap.mutate.mutants import changed_lines
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0
@@ -86,34 +86,45 @@ def gate_settings(root: Path, catalogs: tuple[Path, ...], cwd: Path) -> GateSett
         return GateSettings()
     distinct = {c.settings for c in load_catalogs(root, paths)}
     if len(distinct) > 1:
-        raise GateError("the catalogs' [gate] tables differ, so which tests to run is ambiguous; "
-                        "name one with --catalog", field="--catalog")
+        raise GateError(
+            "the catalogs' [gate] tables differ, so which tests to run is ambiguous; name one with --catalog",
+            field="--catalog",
+        )
     return distinct.pop()
 
 
-def run_red_first(root: Path, options: RedFirstOptions, say: Say = lambda line: None,
-                  launch: Launch | None = None) -> RedFirstResult:
+def run_red_first(
+    root: Path, options: RedFirstOptions, say: Say = lambda line: None, launch: Launch | None = None
+) -> RedFirstResult:
     """`launch`: the two workers the command started at its first line (launch.py), which
     import pytest while this reads the change out of git."""
     started = time.perf_counter()
     settings = gate_settings(root, options.catalogs, options.cwd)
-    change = compute_change(root, settings, options.base, worktree=options.worktree,
-                            revert=options.revert, cwd=options.cwd)
-    say(f"red-first: {change.base_label} ({change.base[:10]}) -> {_short(change.head)}; fix reverted in "
-        f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}")
+    change = compute_change(
+        root, settings, options.base, worktree=options.worktree, revert=options.revert, cwd=options.cwd
+    )
+    say(
+        f"red-first: {change.base_label} ({change.base[:10]}) -> {_short(change.head)}; fix reverted in "
+        f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}"
+    )
     traced = tuple(c.path for c in change.reverted if c.path.endswith(".py") and c.path in change.head_tree)
-    with Engine(root, project_files(root), 2, trees=[change.head_tree, change.reverted_tree],
-                launch=launch) as engine:
+    with Engine(root, project_files(root), 2, trees=[change.head_tree, change.reverted_tree], launch=launch) as engine:
         head_worker, reverted_worker = engine.workers
         say(f"HEAD: running {', '.join(settings.tests)} with the fix")
-        head = _run_tree(engine, head_worker, _scenario(engine, "head", settings.tests, settings,
-                                                        options.timeout or HEAD_TIMEOUT, traced), None)
+        head = _run_tree(
+            engine,
+            head_worker,
+            _scenario(engine, "head", settings.tests, settings, options.timeout or HEAD_TIMEOUT, traced),
+            None,
+        )
         if head.stuck:
             raise GateError(f"HEAD: {head.stuck}", field="HEAD")
         if not head.collected:
             why = (head.conftest or {}).get("error") or (
-                f"{head.collect_errors[0][0]}: {_first_line(head.collect_errors[0][1])}" if head.collect_errors
-                else None)
+                f"{head.collect_errors[0][0]}: {_first_line(head.collect_errors[0][1])}"
+                if head.collect_errors
+                else None
+            )
             raise GateError("HEAD: no tests collected" + (f" ({why})" if why else ""), field="HEAD")
         for entry in options.expect:
             if not any(matches(entry, t) for t in head.collected):
@@ -123,24 +134,35 @@ def run_red_first(root: Path, options: RedFirstOptions, say: Say = lambda line: 
         limit = options.timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * head.wall)
         say(f"fix reverted: running {len(chosen)} test(s) ({selection})")
         files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in chosen))
-        reverted = _run_tree(engine, reverted_worker,
-                             _scenario(engine, "reverted", files, settings, limit), set(chosen))
+        reverted = _run_tree(
+            engine, reverted_worker, _scenario(engine, "reverted", files, settings, limit), set(chosen)
+        )
         if reverted.stuck and not reverted.collected:
             raise GateError(f"with the fix reverted: {reverted.stuck}", field="BASE")
         names = new_names(change, settings.paths)
         head_sides = {t: _side(head, t, names) for t in chosen}
         reverted_sides = {t: _side(reverted, t, names) for t in chosen}
-        _flake_guard(engine, settings, (head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
-                     (reverted_worker, reverted_sides, limit), names=names, say=say)
+        _flake_guard(
+            engine,
+            settings,
+            (head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
+            (reverted_worker, reverted_sides, limit),
+            names=names,
+            say=say,
+        )
     rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
-    problems = [f"HEAD does not collect {node or 'the session'}: "
-                f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
-                for node, message in head.collect_errors] + judge(rows, options.expect)
-    return RedFirstResult(change, options, settings, rows, problems, selection, len(head.collected),
-                          time.perf_counter() - started)
+    problems = [
+        f"HEAD does not collect {node or 'the session'}: "
+        f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
+        for node, message in head.collect_errors
+    ] + judge(rows, options.expect)
+    return RedFirstResult(
+        change, options, settings, rows, problems, selection, len(head.collected), time.perf_counter() - started
+    )
 
 
 # --- running one tree ---------------------------------------------------------------------
+
 
 @dataclass
 class TreeRun:
@@ -148,22 +170,35 @@ class TreeRun:
     collected: tuple[str, ...] = ()
     collect_errors: list[tuple[str, str]] = field(default_factory=list)
     timeouts: set[str] = field(default_factory=set)
-    absence: dict[str, dict] = field(default_factory=dict)   # node id -> the missing name
+    absence: dict[str, dict] = field(default_factory=dict)  # node id -> the missing name
     coverage: dict[str, dict[str, list[int]]] = field(default_factory=dict)
-    stuck: str | None = None     # why some tests got no outcome
+    stuck: str | None = None  # why some tests got no outcome
     wall: float = 0.0
-    limit: float = 0.0           # the time limit of one session
+    limit: float = 0.0  # the time limit of one session
     conftest: dict | None = None  # a conftest.py that did not import: nothing was collected
 
 
-def _scenario(engine: Engine, label: str, tests: tuple[str, ...], settings: GateSettings, timeout: float,
-              coverage: tuple[str, ...] = ()) -> Scenario:
+def _scenario(
+    engine: Engine,
+    label: str,
+    tests: tuple[str, ...],
+    settings: GateSettings,
+    timeout: float,
+    coverage: tuple[str, ...] = (),
+) -> Scenario:
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
     records = engine.scratch.path / f"absence-{label}.jsonl"
     # A test module that does not import without the fix is a finding, not the end of the run.
     extra = ("--continue-on-collection-errors", "-p", "killmap.engine.absence", f"--killmap-absence={records}")
-    return Scenario(label=label, tests=tuple(tests) + deselect, timeout=timeout, sys_path=settings.paths,
-                    coverage_files=coverage, confine=settings.confine, extra_args=extra)
+    return Scenario(
+        label=label,
+        tests=tuple(tests) + deselect,
+        timeout=timeout,
+        sys_path=settings.paths,
+        coverage_files=coverage,
+        confine=settings.confine,
+        extra_args=extra,
+    )
 
 
 def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | None) -> TreeRun:
@@ -172,8 +207,7 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
     run = TreeRun(limit=scenario.timeout)
     attempt = scenario
     for segment in range(1, 1000):
-        outcome: RunOutcome = engine.run(worker, replace(attempt, label=f"{scenario.label}-{segment}"),
-                                         complete=True)
+        outcome: RunOutcome = engine.run(worker, replace(attempt, label=f"{scenario.label}-{segment}"), complete=True)
         if outcome.escaped:
             raise GateError(f"the tests {escaped_note(outcome.escaped, engine.displaced)}")
         run.wall += outcome.wall
@@ -185,8 +219,11 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
         if outcome.status == "timeout":
             if outcome.in_progress:
                 run.timeouts.add(outcome.in_progress)
-            pending = [t for t in run.collected if (wanted is None or t in wanted)
-                       and t not in run.tests and t not in run.timeouts]
+            pending = [
+                t
+                for t in run.collected
+                if (wanted is None or t in wanted) and t not in run.tests and t not in run.timeouts
+            ]
             if outcome.in_progress and pending:
                 attempt = replace(scenario, tests=tuple(pending), coverage_files=())
                 continue
@@ -194,8 +231,7 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
                 run.stuck = f"the tests did not finish in {attempt.timeout:.0f}s (stuck outside any test)"
             break
         if outcome.status != "done" or not outcome.finished:
-            run.stuck = (f"pytest ended without a report (exit {outcome.exit_code}); log tail: "
-                         f"{outcome.log_tail[-400:]}")
+            run.stuck = f"pytest ended without a report (exit {outcome.exit_code}); log tail: {outcome.log_tail[-400:]}"
         break
     for record in read_records(engine.scratch.path / f"absence-{scenario.label}.jsonl"):
         if record.get("when") in ("setup", "call", "collect"):
@@ -213,29 +249,50 @@ def _side(run: TreeRun, test_id: str, names) -> Side:
         record = run.absence.get(test_id)
         absent = names.explains(record) if record else None
         cause = ASSERTION if result.cause == ASSERTION else ABSENCE if absent else (result.cause or "crash")
-        return Side("failed", cause, result.exc_type, result.message,
-                    f"{result.raised_at[0]}:{result.raised_at[1]}" if result.raised_at else None, absent)
+        return Side(
+            "failed",
+            cause,
+            result.exc_type,
+            result.message,
+            f"{result.raised_at[0]}:{result.raised_at[1]}" if result.raised_at else None,
+            absent,
+        )
     if test_id in run.timeouts:
         return Side("timeout", "timeout", "Timeout", f"still running after {run.limit:.0f}s, the time limit")
     for node, message in run.collect_errors:
         if node == "" or matches(node, test_id):
             record = run.absence.get(node)
             absent = names.explains(record) if record else None
-            return Side("uncollected", ABSENCE if absent else "collection",
-                        record.get("type") if record else None,
-                        (record or {}).get("error") or _first_line(message), node or None, absent)
+            return Side(
+                "uncollected",
+                ABSENCE if absent else "collection",
+                record.get("type") if record else None,
+                (record or {}).get("error") or _first_line(message),
+                node or None,
+                absent,
+            )
     if run.conftest is not None:
         absent = names.explains(run.conftest)
-        return Side("uncollected", ABSENCE if absent else "collection", run.conftest.get("type"),
-                    run.conftest.get("error", ""), run.conftest.get("path"), absent)
+        return Side(
+            "uncollected",
+            ABSENCE if absent else "collection",
+            run.conftest.get("type"),
+            run.conftest.get("error", ""),
+            run.conftest.get("path"),
+            absent,
+        )
     if run.stuck:
         return Side("uncollected", "collection", message=run.stuck)
-    return Side("uncollected", ABSENCE, message="not collected: the test (or this parametrization) "
-                "does not exist without the fix")
+    return Side(
+        "uncollected",
+        ABSENCE,
+        message="not collected: the test (or this parametrization) does not exist without the fix",
+    )
 
 
-def _select(change: Change, settings: GateSettings, options: RedFirstOptions, head: TreeRun,
-            changes: dict[str, str]) -> tuple[dict[str, str], str]:
+def _select(
+    change: Change, settings: GateSettings, options: RedFirstOptions, head: TreeRun, changes: dict[str, str]
+) -> tuple[dict[str, str], str]:
     """Which tests run with the fix reverted, and why each."""
     if options.all_tests:
         return {t: "--all" for t in head.collected}, "--all"
@@ -246,8 +303,10 @@ def _select(change: Change, settings: GateSettings, options: RedFirstOptions, he
     for item in change.reverted:
         now = change.text(change.head_tree, item.path)
         if not item.path.endswith(".py") or now is None:
-            everything = f"all tests: {item.path} is {'deleted at HEAD' if now is None else 'not Python'}, " \
-                         "so its reach cannot be traced"
+            everything = (
+                f"all tests: {item.path} is {'deleted at HEAD' if now is None else 'not Python'}, "
+                "so its reach cannot be traced"
+            )
             continue
         then = change.text(change.base_tree, item.path) or ""
         lines = changed_lines(then, now)[1] if item.status != "added" else tuple(range(1, now.count("\n") + 2))
@@ -274,6 +333,7 @@ def _select(change: Change, settings: GateSettings, options: RedFirstOptions, he
 
 
 # --- the flake guard ------------------------------------------------------------------------
+
 
 def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say: Say = lambda line: None):
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that

@@ -31,10 +31,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog.reader import GateSettings
-from killmap.errors import GateError
-from killmap.commands.gittrees import commit_of, default_base, tree_at, working_tree
 from killmap.catalog.project import module_name
+from killmap.catalog.reader import GateSettings
+from killmap.commands.gittrees import commit_of, default_base, tree_at, working_tree
+from killmap.errors import GateError
 
 DEFAULT_TEST_PATTERNS = ("test_*.py", "*_test.py")
 ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
@@ -43,20 +43,20 @@ ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
 @dataclass(frozen=True)
 class FileChange:
     path: str
-    status: str            # added, modified or deleted, from BASE to HEAD
+    status: str  # added, modified or deleted, from BASE to HEAD
 
 
 @dataclass
 class Change:
-    base: str                              # the BASE commit
-    base_label: str                        # as the user named it, or how it was found
-    head: str                              # the HEAD commit, or "working tree"
+    base: str  # the BASE commit
+    base_label: str  # as the user named it, or how it was found
+    head: str  # the HEAD commit, or "working tree"
     base_tree: dict[str, bytes]
     head_tree: dict[str, bytes]
     tests: tuple[FileChange, ...]
-    sources: tuple[FileChange, ...]        # the fix: what may be reverted
+    sources: tuple[FileChange, ...]  # the fix: what may be reverted
     kept: tuple[FileChange, ...]
-    reverted: tuple[FileChange, ...]       # what the fix-reverted tree puts back
+    reverted: tuple[FileChange, ...]  # what the fix-reverted tree puts back
     reverted_tree: dict[str, bytes] = field(default_factory=dict)
 
     def text(self, tree: dict[str, bytes], rel: str) -> str | None:
@@ -71,10 +71,16 @@ class Change:
             if b"\0" in (old or b"") + (new or b""):
                 parts.append(f"Binary file {item.path} differs\n")
                 continue
-            parts.append("".join(difflib.unified_diff(
-                _lines(old), _lines(new),
-                fromfile=f"a/{item.path}" if old is not None else "/dev/null",
-                tofile=f"b/{item.path}" if new is not None else "/dev/null")))
+            parts.append(
+                "".join(
+                    difflib.unified_diff(
+                        _lines(old),
+                        _lines(new),
+                        fromfile=f"a/{item.path}" if old is not None else "/dev/null",
+                        tofile=f"b/{item.path}" if new is not None else "/dev/null",
+                    )
+                )
+            )
         return "".join(p if p.endswith("\n") else p + "\n" for p in parts if p)
 
 
@@ -87,8 +93,9 @@ def _lines(data: bytes | None) -> list[str]:
     return lines
 
 
-def compute_change(root: Path, settings: GateSettings, base: str | None, *, worktree: bool,
-                   revert: tuple[str, ...], cwd: Path) -> Change:
+def compute_change(
+    root: Path, settings: GateSettings, base: str | None, *, worktree: bool, revert: tuple[str, ...], cwd: Path
+) -> Change:
     base_label = base or "the merge base with main"
     base_commit = commit_of(root, base) if base else default_base(root)
     base_tree = tree_at(root, base_commit)
@@ -97,12 +104,16 @@ def compute_change(root: Path, settings: GateSettings, base: str | None, *, work
     else:
         head = commit_of(root, "HEAD", field="HEAD")
         head_tree = tree_at(root, head)
-    changed = [FileChange(rel, ADDED if rel not in base_tree else DELETED if rel not in head_tree else MODIFIED)
-               for rel in sorted(set(base_tree) | set(head_tree))
-               if base_tree.get(rel) != head_tree.get(rel)]
+    changed = [
+        FileChange(rel, ADDED if rel not in base_tree else DELETED if rel not in head_tree else MODIFIED)
+        for rel in sorted(set(base_tree) | set(head_tree))
+        if base_tree.get(rel) != head_tree.get(rel)
+    ]
     if not changed:
-        raise GateError(f"nothing changed between {base_label} ({base_commit[:10]}) and {head}: "
-                        "there is no change to prove", field="BASE")
+        raise GateError(
+            f"nothing changed between {base_label} ({base_commit[:10]}) and {head}: there is no change to prove",
+            field="BASE",
+        )
     patterns = test_patterns(head_tree)
     tests = tuple(c for c in changed if is_test_file(c.path, settings, patterns))
     rest = [c for c in changed if c not in tests]
@@ -114,31 +125,34 @@ def compute_change(root: Path, settings: GateSettings, base: str | None, *, work
     else:
         reverted = sources
     if not reverted:
-        raise GateError(f"the change from {base_label} to {head} touches no source file ("
-                        f"{len(tests)} test file(s), {len(kept)} other file(s) kept): there is no fix "
-                        "to revert; name one with --revert", field="--revert")
+        raise GateError(
+            f"the change from {base_label} to {head} touches no source file ("
+            f"{len(tests)} test file(s), {len(kept)} other file(s) kept): there is no fix "
+            "to revert; name one with --revert",
+            field="--revert",
+        )
     tree = dict(head_tree)
     for item in reverted:
         if item.status == ADDED:
             del tree[item.path]
         else:
             tree[item.path] = base_tree[item.path]
-    return Change(base_commit, base_label, head, base_tree, head_tree, tests, sources, kept,
-                  reverted, tree)
+    return Change(base_commit, base_label, head, base_tree, head_tree, tests, sources, kept, reverted, tree)
 
 
-def _chosen(root: Path, cwd: Path, revert: tuple[str, ...], changed: list[FileChange],
-            tests: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+def _chosen(
+    root: Path, cwd: Path, revert: tuple[str, ...], changed: list[FileChange], tests: tuple[FileChange, ...]
+) -> tuple[FileChange, ...]:
     chosen: list[FileChange] = []
     for given in revert:
         rel = _project_relative(root, cwd, given)
         hits = [c for c in changed if not rel or c.path == rel or c.path.startswith(rel.rstrip("/") + "/")]
         if not hits:
-            raise GateError(f"{given} did not change between BASE and HEAD, so there is nothing to "
-                            "revert", field="--revert")
+            raise GateError(
+                f"{given} did not change between BASE and HEAD, so there is nothing to revert", field="--revert"
+            )
         if all(c in tests for c in hits):
-            raise GateError(f"{given} is a test file: red-first keeps the tests and reverts the fix",
-                            field="--revert")
+            raise GateError(f"{given} is a test file: red-first keeps the tests and reverts the fix", field="--revert")
         chosen += [c for c in hits if c not in tests and c not in chosen]
     return tuple(sorted(chosen, key=lambda c: c.path))
 
@@ -196,6 +210,7 @@ def _is_code(rel: str, head: dict[str, bytes], base: dict[str, bytes]) -> bool:
 
 
 # --- tests: added, modified or unchanged, per function ---------------------------------------
+
 
 def test_changes(change: Change, test_ids: tuple[str, ...]) -> dict[str, str]:
     """Each collected test id: added, modified, unchanged, or changed-file (in a changed
@@ -257,6 +272,7 @@ def _functions(text: str | None) -> dict[str, str]:
 
 # --- names the fix introduces ------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class NewNames:
     """What exists at HEAD and not with the fix reverted: modules, and names per module
@@ -311,8 +327,12 @@ def defined_names(text: str | None) -> set[str]:
                 found.add(prefix + node.name)
                 if prefix:
                     for sub in ast.walk(node):
-                        if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store) \
-                                and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+                        if (
+                            isinstance(sub, ast.Attribute)
+                            and isinstance(sub.ctx, ast.Store)
+                            and isinstance(sub.value, ast.Name)
+                            and sub.value.id == "self"
+                        ):
                             found.add(prefix + sub.attr)
             elif isinstance(node, ast.ClassDef):
                 found.add(prefix + node.name)

@@ -21,12 +21,12 @@ ABSENCE = "absence"
 class Side:
     """One test in one tree."""
 
-    outcome: str                 # passed, failed, skipped, xfailed; uncollected; timeout
-    cause: str | None = None     # assertion, absence, crash, error, collection, timeout
+    outcome: str  # passed, failed, skipped, xfailed; uncollected; timeout
+    cause: str | None = None  # assertion, absence, crash, error, collection, timeout
     exception: str | None = None
     message: str = ""
     raised_at: str | None = None
-    absent: str | None = None    # the missing name, for cause absence
+    absent: str | None = None  # the missing name, for cause absence
     flaky: bool = False
 
     @property
@@ -41,8 +41,8 @@ class Side:
 @dataclass
 class Row:
     id: str
-    change: str                  # added, modified, unchanged, changed-file
-    why: str                     # why it ran
+    change: str  # added, modified, unchanged, changed-file
+    why: str  # why it ran
     head: Side
     reverted: Side
     klass: str = ""
@@ -54,8 +54,7 @@ def classify(head: Side, reverted: Side) -> str:
         return FLAKY
     if not (head.red or head.green) or not (reverted.red or reverted.green):
         return SKIPPED
-    return {(True, True): F2P, (False, True): P2P, (True, False): F2F, (False, False): P2F}[
-        (reverted.red, head.green)]
+    return {(True, True): F2P, (False, True): P2P, (True, False): F2F, (False, False): P2F}[(reverted.red, head.green)]
 
 
 def judge(rows: list[Row], expect: tuple[str, ...]) -> list[str]:
@@ -67,8 +66,10 @@ def judge(rows: list[Row], expect: tuple[str, ...]) -> list[str]:
         if row.problem:
             problems.append(row.problem)
     if not expect and not any(r.change in ("added", "modified") for r in rows):
-        problems.append("this change adds or modifies no test, so nothing in it proves the fix (name the "
-                        "tests that should with --expect)")
+        problems.append(
+            "this change adds or modifies no test, so nothing in it proves the fix (name the "
+            "tests that should with --expect)"
+        )
     return problems
 
 
@@ -90,7 +91,9 @@ def _problem(row: Row, expect: tuple[str, ...]) -> str | None:
             return f"{row.id} is fail-to-pass but not in --expect"
         return None
     if row.change in ("added", "modified") and row.klass != F2P:
-        return (f"{row.id} was {row.change} by this change but passes with the fix reverted: it does not "
-                "test the fix") if row.klass == P2P else \
-            f"{row.id} was {row.change} by this change but is {row.klass}: it does not test the fix"
+        return (
+            (f"{row.id} was {row.change} by this change but passes with the fix reverted: it does not test the fix")
+            if row.klass == P2P
+            else f"{row.id} was {row.change} by this change but is {row.klass}: it does not test the fix"
+        )
     return None

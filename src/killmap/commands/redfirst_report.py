@@ -18,23 +18,36 @@ from typing import Any
 import pytest
 
 import killmap
-from killmap.errors import GateError
 from killmap.commands.redfirst import RedFirstResult
 from killmap.commands.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, Side
+from killmap.errors import GateError
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)
-REPORT_FILES = {"json": "red-first.json", "markdown": "red-first.md", "junit": "red-first.junit.xml",
-                "html": "red-first.html"}
+REPORT_FILES = {
+    "json": "red-first.json",
+    "markdown": "red-first.md",
+    "junit": "red-first.junit.xml",
+    "html": "red-first.html",
+}
 Document = dict[str, Any]
 
 
 def to_document(result: RedFirstResult, root: Path) -> Document:
     change = result.change
-    tests = [{"id": r.id, "change": r.change, "why": r.why, "class": r.klass,
-              "cause": r.reverted.cause if r.klass == F2P else None,
-              "head": _side(r.head), "reverted": _side(r.reverted), "problem": r.problem}
-             for r in result.rows]
+    tests = [
+        {
+            "id": r.id,
+            "change": r.change,
+            "why": r.why,
+            "class": r.klass,
+            "cause": r.reverted.cause if r.klass == F2P else None,
+            "head": _side(r.head),
+            "reverted": _side(r.reverted),
+            "problem": r.problem,
+        }
+        for r in result.rows
+    ]
     f2p = [t for t in tests if t["class"] == F2P]
     return {
         "schema": SCHEMA,
@@ -53,8 +66,10 @@ def to_document(result: RedFirstResult, root: Path) -> Document:
         "expect": list(result.options.expect),
         "selection": result.selection,
         "head_collected": result.head_collected,
-        "summary": {**{k: sum(t["class"] == k for t in tests) for k in CLASSES},
-                    "fail-to-pass by cause": _count(t["cause"] for t in f2p)},
+        "summary": {
+            **{k: sum(t["class"] == k for t in tests) for k in CLASSES},
+            "fail-to-pass by cause": _count(t["cause"] for t in f2p),
+        },
         "problems": result.problems,
         "tests": tests,
         "diff": change.reverted_diff(),
@@ -62,9 +77,15 @@ def to_document(result: RedFirstResult, root: Path) -> Document:
 
 
 def _side(side: Side) -> dict[str, Any]:
-    return {"outcome": side.outcome, "cause": side.cause, "exception": side.exception,
-            "message": side.message, "raised_at": side.raised_at, "absent": side.absent,
-            "flaky": side.flaky}
+    return {
+        "outcome": side.outcome,
+        "cause": side.cause,
+        "exception": side.exception,
+        "message": side.message,
+        "raised_at": side.raised_at,
+        "absent": side.absent,
+        "flaky": side.flaky,
+    }
 
 
 def _count(values) -> dict[str, int]:
@@ -76,12 +97,16 @@ def _count(values) -> dict[str, int]:
 
 # --- Markdown ----------------------------------------------------------------------------------
 
+
 def headline(doc: Document) -> str:
     if doc["problems"]:
         n = len(doc["problems"])
         return f"❌ the contract does not hold: {n} problem{'s' if n > 1 else ''}"
-    return "✅ every test the change added or modified fails with the fix reverted" if not doc["expect"] \
+    return (
+        "✅ every test the change added or modified fails with the fix reverted"
+        if not doc["expect"]
         else "✅ exactly the expected tests fail with the fix reverted"
+    )
 
 
 def counts_sentence(doc: Document) -> str:
@@ -94,10 +119,14 @@ def counts_sentence(doc: Document) -> str:
         by.append(f"{causes[ABSENCE]} by the absence of what the fix adds, which proves only that it exists")
     by += [f"{n} by {cause}" for cause, n in causes.items() if cause not in ("assertion", ABSENCE)]
     head_red = s[F2F] + s[P2F]
-    return (f"**{s[F2P]} fail-to-pass**" + (f" ({'; '.join(by)})" if by else "") +
-            f", {s[P2P]} pass-to-pass, {s[F2F]} fail-to-fail, {s[P2F]} pass-to-fail"
-            + (f", {s[SKIPPED]} skipped" if s[SKIPPED] else "") + (f", {s[FLAKY]} flaky" if s[FLAKY] else "")
-            + ("; HEAD is green." if not head_red else f"; {head_red} red at HEAD."))
+    return (
+        f"**{s[F2P]} fail-to-pass**"
+        + (f" ({'; '.join(by)})" if by else "")
+        + f", {s[P2P]} pass-to-pass, {s[F2F]} fail-to-fail, {s[P2F]} pass-to-fail"
+        + (f", {s[SKIPPED]} skipped" if s[SKIPPED] else "")
+        + (f", {s[FLAKY]} flaky" if s[FLAKY] else "")
+        + ("; HEAD is green." if not head_red else f"; {head_red} red at HEAD.")
+    )
 
 
 def cell(side: dict[str, Any]) -> str:
@@ -122,14 +151,24 @@ def _shown(test: dict[str, Any], doc: Document) -> bool:
 def to_markdown(doc: Document, *, terminal: bool = False) -> str:
     reverted = ", ".join(f"`{c['path']}` ({c['status']})" for c in doc["reverted"])
     head = "the working tree" if doc["head"] == "working tree" else f"HEAD `{doc['head'][:10]}`"
-    lines = [f"## killmap red-first: {headline(doc)}", "",
-             f"The fix reverted to BASE `{doc['base'][:10]}` ({doc['base_label']}): {reverted}; the tests "
-             f"kept as at {head}." + (f" Kept at HEAD too (not code): {', '.join('`' + c['path'] + '`' for c in doc['kept'])}."
-                                      if doc["kept"] else ""),
-             "", counts_sentence(doc), "",
-             f"Ran {len(doc['tests'])} of the {doc['head_collected']} tests with the fix reverted: "
-             f"{doc['selection']}." + (f" Expected fail-to-pass: {', '.join('`' + e + '`' for e in doc['expect'])}."
-                                       if doc["expect"] else ""), ""]
+    lines = [
+        f"## killmap red-first: {headline(doc)}",
+        "",
+        f"The fix reverted to BASE `{doc['base'][:10]}` ({doc['base_label']}): {reverted}; the tests "
+        f"kept as at {head}."
+        + (
+            f" Kept at HEAD too (not code): {', '.join('`' + c['path'] + '`' for c in doc['kept'])}."
+            if doc["kept"]
+            else ""
+        ),
+        "",
+        counts_sentence(doc),
+        "",
+        f"Ran {len(doc['tests'])} of the {doc['head_collected']} tests with the fix reverted: "
+        f"{doc['selection']}."
+        + (f" Expected fail-to-pass: {', '.join('`' + e + '`' for e in doc['expect'])}." if doc["expect"] else ""),
+        "",
+    ]
     shown = [t for t in doc["tests"] if _shown(t, doc)]
     if shown:
         lines += ["| test | change | with the fix reverted | with the fix | class |", "|---|---|---|---|---|"]
@@ -147,12 +186,21 @@ def to_markdown(doc: Document, *, terminal: bool = False) -> str:
         lines += ["", f"<details><summary>{len(folded)} other test(s) pass with and without the fix</summary>", ""]
         lines += [f"- `{t['id']}` ({t['why']})" for t in folded] + ["", "</details>"]
     if doc["diff"]:
-        lines += ["", "<details><summary>the fix, reverted (HEAD → the sandbox the tests ran in)</summary>", "",
-                  "```diff", doc["diff"].rstrip(), "```", "", "</details>"]
+        lines += [
+            "",
+            "<details><summary>the fix, reverted (HEAD → the sandbox the tests ran in)</summary>",
+            "",
+            "```diff",
+            doc["diff"].rstrip(),
+            "```",
+            "",
+            "</details>",
+        ]
     return "\n".join(lines) + "\n"
 
 
 # --- JUnit and HTML ----------------------------------------------------------------------------
+
 
 def to_junit(doc: Document) -> str:
     """One test case per test run with the fix reverted; each one that breaks the contract
@@ -160,8 +208,14 @@ def to_junit(doc: Document) -> str:
     cases = doc["tests"]
     general = [p for p in doc["problems"] if not any(p == t["problem"] for t in cases)]
     failed = sum(1 for t in cases if t["problem"]) + (1 if general else 0)
-    suite = ET.Element("testsuite", name="killmap red-first", tests=str(len(cases) + (1 if general else 0)),
-                       failures=str(failed), errors="0", time=f"{doc['wall_seconds']:.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name="killmap red-first",
+        tests=str(len(cases) + (1 if general else 0)),
+        failures=str(failed),
+        errors="0",
+        time=f"{doc['wall_seconds']:.3f}",
+    )
     for t in cases:
         case = ET.SubElement(suite, "testcase", name=t["id"], classname=f"killmap.red-first.{t['class']}")
         text = f"with the fix reverted: {cell(t['reverted'])}; with the fix: {cell(t['head'])}"
@@ -177,22 +231,26 @@ def to_junit(doc: Document) -> str:
 
 def to_html(doc: Document) -> str:
     esc = html.escape
-    rows = "".join(f"<tr class='{esc(t['class'])}{' problem' if t['problem'] else ''}'><td><code>{esc(t['id'])}</code>"
-                   f"</td><td>{esc(t['change'])}</td><td>{esc(cell(t['reverted']))}</td><td>{esc(cell(t['head']))}"
-                   f"</td><td>{esc(t['class'])}{' (' + esc(t['cause']) + ')' if t['cause'] else ''}</td></tr>"
-                   for t in doc["tests"])
+    rows = "".join(
+        f"<tr class='{esc(t['class'])}{' problem' if t['problem'] else ''}'><td><code>{esc(t['id'])}</code>"
+        f"</td><td>{esc(t['change'])}</td><td>{esc(cell(t['reverted']))}</td><td>{esc(cell(t['head']))}"
+        f"</td><td>{esc(t['class'])}{' (' + esc(t['cause']) + ')' if t['cause'] else ''}</td></tr>"
+        for t in doc["tests"]
+    )
     problems = "".join(f"<li>{esc(p)}</li>" for p in doc["problems"])
-    return ("<!doctype html><meta charset='utf-8'><title>killmap red-first</title><style>"
-            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:.3em .6em}.problem td{background:#fee}"
-            "pre{background:#f6f6f6;padding:1em}</style>"
-            f"<h1>killmap red-first: {esc(headline(doc))}</h1>"
-            f"<p>BASE <code>{esc(doc['base'][:10])}</code> ({esc(doc['base_label'])}), fix reverted in "
-            f"{esc(', '.join(c['path'] for c in doc['reverted']))}; tests as at {esc(doc['head'][:10])}.</p>"
-            f"<p>{esc(counts_sentence(doc).replace('**', ''))}</p>"
-            + (f"<h2>Why it does not hold</h2><ul>{problems}</ul>" if problems else "")
-            + "<table><tr><th>test</th><th>change</th><th>with the fix reverted</th><th>with the fix</th>"
-            f"<th>class</th></tr>{rows}</table><h2>The fix, reverted</h2><pre>{esc(doc['diff'])}</pre>")
+    return (
+        "<!doctype html><meta charset='utf-8'><title>killmap red-first</title><style>"
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.3em .6em}.problem td{background:#fee}"
+        "pre{background:#f6f6f6;padding:1em}</style>"
+        f"<h1>killmap red-first: {esc(headline(doc))}</h1>"
+        f"<p>BASE <code>{esc(doc['base'][:10])}</code> ({esc(doc['base_label'])}), fix reverted in "
+        f"{esc(', '.join(c['path'] for c in doc['reverted']))}; tests as at {esc(doc['head'][:10])}.</p>"
+        f"<p>{esc(counts_sentence(doc).replace('**', ''))}</p>"
+        + (f"<h2>Why it does not hold</h2><ul>{problems}</ul>" if problems else "")
+        + "<table><tr><th>test</th><th>change</th><th>with the fix reverted</th><th>with the fix</th>"
+        f"<th>class</th></tr>{rows}</table><h2>The fix, reverted</h2><pre>{esc(doc['diff'])}</pre>"
+    )
 
 
 def check_report_dir(folder: Path) -> None:

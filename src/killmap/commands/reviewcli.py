@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from killmap.errors import GateError
 
-if TYPE_CHECKING:   # imported where it starts the workers, not before
+if TYPE_CHECKING:  # imported where it starts the workers, not before
     from killmap.engine.launch import Launch
 
 COMMANDS = ("red-first", "try", "prove")
@@ -22,18 +22,42 @@ COMMANDS = ("red-first", "try", "prove")
 
 def add_commands(sub) -> None:
     red = sub.add_parser("red-first", help="revert the fix, keep the tests: do they fail without it?")
-    red.add_argument("base", nargs="?", default=None, metavar="BASE",
-                     help="the revision before the change (default: the merge base with main)")
-    red.add_argument("--worktree", action="store_true",
-                     help="the change ends at the working tree (uncommitted files too), not at HEAD")
-    red.add_argument("--revert", nargs="+", default=[], metavar="PATH",
-                     help="revert only these changed files or folders")
-    red.add_argument("--all", action="store_true", dest="all_tests",
-                     help="run every test in both trees, not only the changed and reaching ones")
-    red.add_argument("--expect", nargs="+", default=[], metavar="ID",
-                     help="the exact fail-to-pass set (node ids or prefixes, as kills)")
-    red.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs",
-                     help="take the [gate] tests and paths from this catalog")
+    red.add_argument(
+        "base",
+        nargs="?",
+        default=None,
+        metavar="BASE",
+        help="the revision before the change (default: the merge base with main)",
+    )
+    red.add_argument(
+        "--worktree",
+        action="store_true",
+        help="the change ends at the working tree (uncommitted files too), not at HEAD",
+    )
+    red.add_argument(
+        "--revert", nargs="+", default=[], metavar="PATH", help="revert only these changed files or folders"
+    )
+    red.add_argument(
+        "--all",
+        action="store_true",
+        dest="all_tests",
+        help="run every test in both trees, not only the changed and reaching ones",
+    )
+    red.add_argument(
+        "--expect",
+        nargs="+",
+        default=[],
+        metavar="ID",
+        help="the exact fail-to-pass set (node ids or prefixes, as kills)",
+    )
+    red.add_argument(
+        "--catalog",
+        action="append",
+        type=Path,
+        default=[],
+        dest="catalogs",
+        help="take the [gate] tests and paths from this catalog",
+    )
     red.add_argument("--timeout", type=float, default=None, help="seconds for one tree's run")
     red.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
 
@@ -41,22 +65,32 @@ def add_commands(sub) -> None:
     trying.add_argument("target", metavar="TARGET", help="path/to/file.py or path/to/file.py::Qualified.name")
     trying.add_argument("--op", required=True, help="the operator (see 'The catalog' in the README)")
     from killmap.catalog.reader import OP_FIELDS
+
     for name in OP_FIELDS:
         trying.add_argument(f"--{name}", default=None, metavar="TEXT", help=f"the operator's {name!r} field")
     trying.add_argument("--count", type=int, default=None, help="sites the operator must match (default 1)")
     trying.add_argument("--timeout", type=float, default=None, help="seconds for the mutant's run")
     trying.add_argument("--werror", action="store_true", default=None, help="dead code the mutant leaves is broken")
     trying.add_argument("--note", default=None, help="the saved entry's note")
-    trying.add_argument("--save", default=None, metavar="NAME",
-                        help="append it to the catalog as NAME, with kills = the observed red set, and a pin")
-    trying.add_argument("--catalog", type=Path, default=None,
-                        help="the catalog to save into and take [gate] from (default: the only one)")
+    trying.add_argument(
+        "--save",
+        default=None,
+        metavar="NAME",
+        help="append it to the catalog as NAME, with kills = the observed red set, and a pin",
+    )
+    trying.add_argument(
+        "--catalog",
+        type=Path,
+        default=None,
+        help="the catalog to save into and take [gate] from (default: the only one)",
+    )
     trying.add_argument("--jobs", "-j", type=int, default=min(os.cpu_count() or 1, 2), help="sandboxes")
 
     prove = sub.add_parser("prove", help="which named defects does this test catch?")
     prove.add_argument("tests", nargs="+", metavar="TEST", help="pytest node ids (or a file)")
-    prove.add_argument("--mutation", action="append", default=[], metavar="NAME",
-                       help="also run this catalog mutation, reached or not")
+    prove.add_argument(
+        "--mutation", action="append", default=[], metavar="NAME", help="also run this catalog mutation, reached or not"
+    )
     prove.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
     prove.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel sandboxes")
 
@@ -67,9 +101,10 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
     if getattr(args, "timeout", None) is not None and not 0 < args.timeout <= 86400:
         raise GateError("--timeout must be above 0 and at most 86400 seconds", field="--timeout")
     from killmap.engine.launch import Launch
+
     # Their workers start now, while the command reads and builds (launch.py says why).
     if args.command == "red-first":
-        with Launch(2) as launch:   # one sandbox for HEAD, one for the fix reverted
+        with Launch(2) as launch:  # one sandbox for HEAD, one for the fix reverted
             return _red_first(root, args, launch)
     with Launch(args.jobs) as launch:
         if args.command == "try":
@@ -80,12 +115,20 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
 def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.commands.redfirst import RedFirstOptions, run_red_first
     from killmap.commands.redfirst_report import check_report_dir, to_document, to_markdown, write_reports
+
     folder = args.report_dir or root / "reports"
     folder = folder if folder.is_absolute() else Path.cwd() / folder
     check_report_dir(folder)
-    options = RedFirstOptions(base=args.base, worktree=args.worktree, revert=tuple(args.revert),
-                              all_tests=args.all_tests, expect=tuple(args.expect),
-                              catalogs=tuple(args.catalogs), timeout=args.timeout, cwd=Path.cwd())
+    options = RedFirstOptions(
+        base=args.base,
+        worktree=args.worktree,
+        revert=tuple(args.revert),
+        all_tests=args.all_tests,
+        expect=tuple(args.expect),
+        catalogs=tuple(args.catalogs),
+        timeout=args.timeout,
+        cwd=Path.cwd(),
+    )
     result = run_red_first(root, options, lambda line: print(line, flush=True), launch)
     document = to_document(result, root)
     paths = write_reports(document, folder)
@@ -99,24 +142,40 @@ def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> int:
 def _try(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.catalog.reader import OP_FIELDS
     from killmap.commands.trying import TryOptions, run_try
+
     fields = {name: getattr(args, name) for name in OP_FIELDS if getattr(args, name) is not None}
-    options = TryOptions(target=args.target, op=args.op, fields=fields, count=args.count,
-                         timeout=args.timeout, werror=args.werror, note=args.note, save=args.save,
-                         catalog=args.catalog, jobs=args.jobs, cwd=Path.cwd())
+    options = TryOptions(
+        target=args.target,
+        op=args.op,
+        fields=fields,
+        count=args.count,
+        timeout=args.timeout,
+        werror=args.werror,
+        note=args.note,
+        save=args.save,
+        catalog=args.catalog,
+        jobs=args.jobs,
+        cwd=Path.cwd(),
+    )
     return run_try(root, options, lambda line: print(line, flush=True), launch)
 
 
 def _prove(root: Path, args: argparse.Namespace, launch: Launch) -> int:
-    from killmap.verdict.baseline import baseline_summary
     from killmap.commands.prove import ProveOptions, render, run_prove
+    from killmap.verdict.baseline import baseline_summary
 
     def progress(kind, data) -> None:
         if kind == "baseline-done":
-            print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s",
-                  flush=True)
+            print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s", flush=True)
 
-    proofs = run_prove(root, ProveOptions(tests=tuple(args.tests), mutations=tuple(args.mutation),
-                                          catalogs=tuple(args.catalogs), jobs=args.jobs), progress, launch)
+    proofs = run_prove(
+        root,
+        ProveOptions(
+            tests=tuple(args.tests), mutations=tuple(args.mutation), catalogs=tuple(args.catalogs), jobs=args.jobs
+        ),
+        progress,
+        launch,
+    )
     print()
     print(render(proofs), end="")
     return 1 if any(p.caught_none for p in proofs) else 0

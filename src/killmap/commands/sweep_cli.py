@@ -13,23 +13,46 @@ from killmap.errors import GateError
 
 
 def add_parser(sub) -> None:
-    sweep = sub.add_parser("sweep", help="anonymous mutants (mutmut's and killmap's operators) over the "
-                                         "catalog's targets: find what the named catalog misses")
-    sweep.add_argument("targets", nargs="*", metavar="TARGET",
-                       help="files, folders or file::Qualified.name (default: every catalog target)")
-    sweep.add_argument("--ops", default="mutmut,killmap",
-                       help="operator families, comma-separated: mutmut, killmap (default both)")
-    sweep.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs",
-                       help="catalog(s) whose targets and [gate] to use; with --promote, the one to write")
-    sweep.add_argument("--tests", action="append", default=[], metavar="PATH",
-                       help="pytest targets to run instead of the catalog's [gate] tests (repeatable)")
+    sweep = sub.add_parser(
+        "sweep",
+        help="anonymous mutants (mutmut's and killmap's operators) over the "
+        "catalog's targets: find what the named catalog misses",
+    )
+    sweep.add_argument(
+        "targets",
+        nargs="*",
+        metavar="TARGET",
+        help="files, folders or file::Qualified.name (default: every catalog target)",
+    )
+    sweep.add_argument(
+        "--ops", default="mutmut,killmap", help="operator families, comma-separated: mutmut, killmap (default both)"
+    )
+    sweep.add_argument(
+        "--catalog",
+        action="append",
+        type=Path,
+        default=[],
+        dest="catalogs",
+        help="catalog(s) whose targets and [gate] to use; with --promote, the one to write",
+    )
+    sweep.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pytest targets to run instead of the catalog's [gate] tests (repeatable)",
+    )
     sweep.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
     sweep.add_argument("--jobs", "-j", type=int, default=None, help="parallel sandboxes")
     sweep.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
     sweep.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     sweep.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
-    sweep.add_argument("--promote", metavar="ID", default=None,
-                       help="turn this killed mutant of the last sweep into a named catalog entry")
+    sweep.add_argument(
+        "--promote",
+        metavar="ID",
+        default=None,
+        help="turn this killed mutant of the last sweep into a named catalog entry",
+    )
     sweep.add_argument("--name", default=None, help="with --promote: the new mutation's name")
 
 
@@ -41,10 +64,10 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     import os
 
     from killmap.report.console import make_console
-    from killmap.verdict.lab import LabOptions
     from killmap.report.document import check_report_dir
-    from killmap.verdict.sweep import OPS, load_optional_catalogs, resolve_targets, run_sweep
     from killmap.report.sweep_report import SweepProgress, render, to_document, write
+    from killmap.verdict.lab import LabOptions
+    from killmap.verdict.sweep import OPS, load_optional_catalogs, resolve_targets, run_sweep
 
     ops = tuple(dict.fromkeys(op.strip() for op in args.ops.split(",") if op.strip()))
     if not ops or any(op not in OPS for op in ops):
@@ -59,8 +82,9 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     targets = resolve_targets(root, list(args.targets), catalogs)
     if args.tests:
         targets = _with_tests(targets, tuple(args.tests))
-    options = LabOptions(jobs=jobs, use_cache=not args.no_cache, baseline_runs=args.baseline_runs,
-                         confirm=not args.no_confirm)
+    options = LabOptions(
+        jobs=jobs, use_cache=not args.no_cache, baseline_runs=args.baseline_runs, confirm=not args.no_confirm
+    )
     console = make_console()
     with SweepProgress(console) as progress:
         result = run_sweep(root, targets, ops, options, catalogs, progress)
@@ -76,16 +100,17 @@ def _with_tests(targets, tests: tuple[str, ...]):
     from dataclasses import replace
 
     from killmap.catalog.entries import why_outside_project
+
     for entry in tests:
         problem = why_outside_project(entry)
         if problem:
-            raise GateError(f"{entry!r} {problem}: --tests takes paths or node ids inside the project",
-                            field="--tests")
+            raise GateError(f"{entry!r} {problem}: --tests takes paths or node ids inside the project", field="--tests")
     return [replace(t, settings=replace(t.settings, tests=tests)) for t in targets]
 
 
 def _promote(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     from killmap.commands.promote import promote
+
     if not args.name:
         raise GateError("--promote ID needs --name NAME: the named mutation it becomes", field="--name")
     if args.targets or len(args.catalogs) > 1:

@@ -21,26 +21,34 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
+from killmap.catalog.reader import GateSettings, entry_mutation, load_catalog
+from killmap.engine.launch import Launch
+from killmap.errors import GateError
+from killmap.mutate.pins import pins_for
 from killmap.verdict import judge
 from killmap.verdict.baseline import baseline_summary
-from killmap.catalog.reader import GateSettings, entry_mutation, load_catalog
-from killmap.errors import GateError
 from killmap.verdict.lab import LabOptions, run_mutations
-from killmap.engine.launch import Launch
-from killmap.mutate.pins import pins_for
-UNREADABLE = {judge.BROKEN_VERDICT: "broken", judge.NOT_APPLIED: "not applied", judge.TIMEOUT: "timeout",
-              judge.FLAKY: "flaky", judge.INCONCLUSIVE: "inconclusive", judge.ESCAPED: "escaped",
-              judge.STALE: "stale"}
-SHOWN = 8   # green tests listed by name; the rest are counted
+
+UNREADABLE = {
+    judge.BROKEN_VERDICT: "broken",
+    judge.NOT_APPLIED: "not applied",
+    judge.TIMEOUT: "timeout",
+    judge.FLAKY: "flaky",
+    judge.INCONCLUSIVE: "inconclusive",
+    judge.ESCAPED: "escaped",
+    judge.STALE: "stale",
+}
+SHOWN = 8  # green tests listed by name; the rest are counted
 _OPTION_OF = {"name": "--save", "target": "TARGET", "op": "--op"}
 Say = Callable[[str], None]
 
@@ -65,8 +73,9 @@ def _catalog_path(root: Path, options: TryOptions) -> Path | None:
         return options.catalog if options.catalog.is_absolute() else options.cwd / options.catalog
     found = sorted((root / "mutations").glob("*.toml"))
     if len(found) > 1 and options.save:
-        raise GateError(f"{len(found)} catalogs under mutations/: name the one to save into with --catalog",
-                        field="--catalog")
+        raise GateError(
+            f"{len(found)} catalogs under mutations/: name the one to save into with --catalog", field="--catalog"
+        )
     return found[0] if len(found) == 1 else None
 
 
@@ -108,10 +117,10 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     """`launch`: workers the command started at its first line (launch.py), which run the
     mutant's tests while this builds it."""
     if options.save and catalog_missing(root, options):
-        raise GateError("--save needs a catalog: name one with --catalog (a new file is created)",
-                        field="--catalog")
+        raise GateError("--save needs a catalog: name one with --catalog (a new file is created)", field="--catalog")
     mutation, entry, catalog = prepare(root, options)
     from killmap.mutate.mutants import build_mutant  # libcst: only when a mutant is built
+
     try:
         mutant = build_mutant(root, mutation)
     except GateError as exc:
@@ -124,16 +133,24 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
         if kind == "baseline-done":
             say(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s")
 
-    result = run_mutations(root, [mutation], LabOptions(jobs=options.jobs, use_cache=False), progress,
-                           {mutation.name: mutant}, launch=launch)
+    result = run_mutations(
+        root,
+        [mutation],
+        LabOptions(jobs=options.jobs, use_cache=False),
+        progress,
+        {mutation.name: mutant},
+        launch=launch,
+    )
     verdict = result.verdicts[0]
     if verdict.verdict in UNREADABLE:
         say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")
         say(f"  {judge.EXPLANATIONS[verdict.verdict]}")
         return 1
     warnings = verdict.extras.get("warnings", ())
-    say("valid: it parses, imports, and adds nothing pyflakes says cannot run"
-        + (f"; warnings: {'; '.join(warnings)}" if warnings else ""))
+    say(
+        "valid: it parses, imports, and adds nothing pyflakes says cannot run"
+        + (f"; warnings: {'; '.join(warnings)}" if warnings else "")
+    )
     _show_reds(verdict, say)
     if not options.save:
         return 0
@@ -184,9 +201,12 @@ def save(root: Path, mutation, mutant, entry: dict[str, Any], catalog: Path, ver
     saved.setdefault("note", "saved by killmap try")
     append_entry(root, catalog, saved)
     rel = os.path.relpath(catalog, root)
-    say(f"saved {mutation.name!r} to {rel}: kills {len(reds)} test(s)"
-        + (", require = \"assertion\"" if "require" in saved else "") + f"; pinned. Check it with "
-        f"'killmap run --only {mutation.name}'")
+    say(
+        f"saved {mutation.name!r} to {rel}: kills {len(reds)} test(s)"
+        + (', require = "assertion"' if "require" in saved else "")
+        + f"; pinned. Check it with "
+        f"'killmap run --only {mutation.name}'"
+    )
     return 0
 
 
@@ -218,10 +238,14 @@ def append_entry(root: Path, catalog: Path, entry: dict[str, Any]) -> None:
     after = before + glue + render_entry(entry)
     old = tomllib.loads(before) if before else {}
     new = tomllib.loads(after)
-    if new.get("gate") != old.get("gate") or new.get("mutation", [])[:-1] != old.get("mutation", []) \
-            or new["mutation"][-1] != entry:
-        raise GateError("could not append the entry without changing the rest of the catalog; add it by hand",
-                        file=str(catalog))
+    if (
+        new.get("gate") != old.get("gate")
+        or new.get("mutation", [])[:-1] != old.get("mutation", [])
+        or new["mutation"][-1] != entry
+    ):
+        raise GateError(
+            "could not append the entry without changing the rest of the catalog; add it by hand", file=str(catalog)
+        )
     catalog.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=f".{catalog.stem}.", suffix=".toml", dir=catalog.parent)
     try:

@@ -56,8 +56,16 @@ def pytest_load_initial_conftests(early_config, parser, args):
         out = getattr(early_config.known_args_namespace, "killmap_absence", None)
         if out:
             path = getattr(exc, "path", None)
-            _write(out, {"id": "", "when": "conftest", "path": str(path) if path else None,
-                         **(missing_name(exc) or {}), "error": _words(exc)})
+            _write(
+                out,
+                {
+                    "id": "",
+                    "when": "conftest",
+                    "path": str(path) if path else None,
+                    **(missing_name(exc) or {}),
+                    "error": _words(exc),
+                },
+            )
 
 
 def _write(out: str, record: dict[str, Any]) -> None:
@@ -94,8 +102,12 @@ def missing_name(exc: BaseException | None) -> dict[str, Any] | None:
             if isinstance(obj, types.ModuleType):
                 return {"type": "AttributeError", "module": obj.__name__, "name": exc.name, "owner": None}
             owner = obj if isinstance(obj, type) else type(obj)
-            return {"type": "AttributeError", "module": getattr(owner, "__module__", None),
-                    "name": exc.name, "owner": getattr(owner, "__qualname__", None)}
+            return {
+                "type": "AttributeError",
+                "module": getattr(owner, "__module__", None),
+                "name": exc.name,
+                "owner": getattr(owner, "__qualname__", None),
+            }
         exc = exc.__cause__ or exc.__context__
     return None
 

@@ -19,6 +19,7 @@ def displaced_folder(folder: Path | None) -> Path:
     """Where what a mutant wrote over a working-tree file is kept, once the file is restored:
     outside the project, and outliving the gate's scratch folder."""
     import time
+
     return cache_base(folder) / "displaced" / time.strftime("%Y%m%d-%H%M%S")
 
 

@@ -15,7 +15,7 @@ import ctypes
 import os
 import sys
 
-_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446   # the same on every Linux arch
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every Linux arch
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
@@ -51,8 +51,9 @@ def confine_writes(writable: list[str]) -> bool:
     rights = _WRITES_V1 | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
     libc = ctypes.CDLL(None, use_errno=True)
     attr = _RulesetAttr(rights)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                           ctypes.c_uint32(0))
+    ruleset = libc.syscall(
+        _CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
     if ruleset < 0:
         return False
     try:
@@ -63,8 +64,13 @@ def confine_writes(writable: list[str]) -> bool:
                 continue  # a folder that does not exist needs no rule
             try:
                 rule = _PathBeneathAttr(rights, fd)
-                libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
-                             ctypes.byref(rule), ctypes.c_uint32(0))
+                libc.syscall(
+                    _ADD_RULE,
+                    ctypes.c_int(ruleset),
+                    ctypes.c_int(_RULE_PATH_BENEATH),
+                    ctypes.byref(rule),
+                    ctypes.c_uint32(0),
+                )
             finally:
                 os.close(fd)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 @dataclass
 class CopyLink:
     """The run's ends of the pipes to its copy."""
+
     pid: int
-    tell: int    # run -> copy: the tests to re-run, as JSON, then closed
-    done: int    # copy -> run: one byte once the re-runs are recorded
+    tell: int  # run -> copy: the tests to re-run, as JSON, then closed
+    done: int  # copy -> run: one byte once the re-runs are recorded
 
 
 def fork_copy() -> tuple[CopyLink | None, tuple[int, int]]:
@@ -53,7 +54,7 @@ def send_reruns(link: CopyLink, wanted: list[str]) -> None:
     data = json.dumps(wanted).encode()
     try:
         while data:
-            data = data[os.write(link.tell, data):]
+            data = data[os.write(link.tell, data) :]
     finally:
         os.close(link.tell)
     await_report(link.pid, link.done)
@@ -70,7 +71,7 @@ def await_report(pid: int, done: int) -> None:
     try:
         while True:
             if select.select([done], [], [], 0.05)[0]:
-                if not os.read(done, 1):   # ended without a word: wait for it, as before
+                if not os.read(done, 1):  # ended without a word: wait for it, as before
                     os.waitpid(pid, 0)
                 return
             if os.waitpid(pid, os.WNOHANG)[0]:

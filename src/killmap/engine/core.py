@@ -9,20 +9,21 @@ selected test accounted for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from killmap.catalog.project import ignored_package_files
 from killmap.engine.cachedirs import displaced_folder, rewrites_folder
-from killmap.errors import GateError
 from killmap.engine.guard import Containment, TreeGuard, pristine_hashes
 from killmap.engine.launch import Launch
 from killmap.engine.outcome import RunOutcome
 from killmap.engine.pool import Pool, Worker
-from killmap.catalog.project import ignored_package_files
 from killmap.engine.reaper import MEMORY_ENV, memory_limit_for
 from killmap.engine.rewrites import keep_new
 from killmap.engine.runner import Scenario, run_scenario, run_to_completion
 from killmap.engine.sandbox import Scratch, scratch_parent
+from killmap.errors import GateError
 
 
 def _bytes_of(root: Path, files: list[str], trees: list[dict[str, bytes]] | None) -> int:
@@ -55,15 +56,23 @@ class Engine:
     `launch`: workers the command started at its first line, adopted when there are enough.
     """
 
-    def __init__(self, root: Path, files: list[str], sandboxes: int, *, cache_dir: Path | None = None,
-                 trees: list[dict[str, bytes]] | None = None, tracer: str = "auto",
-                 launch: Launch | None = None):
+    def __init__(
+        self,
+        root: Path,
+        files: list[str],
+        sandboxes: int,
+        *,
+        cache_dir: Path | None = None,
+        trees: list[dict[str, bytes]] | None = None,
+        tracer: str = "auto",
+        launch: Launch | None = None,
+    ):
         self.root = root
-        self.tracer = tracer   # what records a baseline's per-test lines (runner.Scenario.tracer)
-        if trees is None:      # what the packages need to run, though git ignores it (_version.py)
+        self.tracer = tracer  # what records a baseline's per-test lines (runner.Scenario.tracer)
+        if trees is None:  # what the packages need to run, though git ignores it (_version.py)
             files = files + ignored_package_files(root, files)
         count = len(trees) if trees is not None else max(1, sandboxes)
-        limit = memory_limit(count)   # a malformed setting is said before any worker starts
+        limit = memory_limit(count)  # a malformed setting is said before any worker starts
         # Where what a run wrote over the user's files is kept: named once (it is stamped with
         # the time), so every message names the folder that really holds it.
         self.displaced = displaced_folder(cache_dir)
@@ -74,14 +83,16 @@ class Engine:
         try:
             # The workers import pytest (about 0.3 s each) while the pristine copy is made
             # (many small system calls): neither needs the other before the first request.
-            self.pool = Pool([self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path,
-                             launch=launch)
+            self.pool = Pool(
+                [self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path, launch=launch
+            )
             for worker in self.pool.workers:
                 worker.memory_limit = limit
             pristine = self.scratch.pristine_copy(root, files)
             hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
-            containment = Containment(TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
-                                      self.displaced)
+            containment = Containment(
+                TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes), self.displaced
+            )
             # Each worker copies its own sandbox, in parallel with the others and with the
             # gate's own work (building mutants): copying is thousands of small system calls.
             if trees is None:
@@ -112,8 +123,9 @@ class Engine:
     def run_all(self, scenarios: list[Scenario]) -> list[RunOutcome]:
         return self.map(scenarios, lambda worker, scenario: self.run(worker, scenario))
 
-    def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
-            on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
+    def map(
+        self, jobs: list[Any], run: Callable[[Worker, Any], Any], on_done: Callable[[Any, Any], None] | None = None
+    ) -> list[Any]:
         """Every job on the next free worker; results in job order."""
         assert self.pool is not None
         return self.pool.map(jobs, run, on_done)
@@ -126,7 +138,7 @@ class Engine:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
         self.scratch.remove()
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc: Any) -> None:

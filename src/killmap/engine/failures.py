@@ -16,19 +16,32 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
     """What a red test's failure says: its exception, where it was raised (the deepest frame in
     the sandbox, and the innermost anywhere), and whether the mutated file is among its frames."""
     if excinfo is None:  # e.g. a strict xpass: pytest fails it without an exception
-        return {"assertion": False, "exc_type": "XPassStrict", "exc_module": "", "message": shorten(str(report.longrepr)),
-                "raised_at": None, "in_mutated_file": False, "mutated_file_innermost": False}
+        return {
+            "assertion": False,
+            "exc_type": "XPassStrict",
+            "exc_module": "",
+            "message": shorten(str(report.longrepr)),
+            "raised_at": None,
+            "in_mutated_file": False,
+            "mutated_file_innermost": False,
+        }
     sandbox = os.getcwd() + os.sep
     doctest = _doctest_failure(excinfo.value)
     if doctest is not None and doctest[0] == "output":
         # A doctest's example printed something else than it says: an assertion about
         # behaviour, written in the docs, raised at the example's line (semver's .rst files).
         _, filename, line, text = doctest
-        return {"assertion": True, "exc_type": "DocTestFailure", "exc_module": "doctest",
-                "message": shorten(text.replace(sandbox, "")),
-                "raised_at": list(_relative((filename, line), sandbox)) if filename else None,
-                "raised_innermost": None, "in_mutated_file": False, "mutated_file_innermost": False}
-    exc_type, value, tb = (doctest[1] if doctest is not None else (excinfo.type, excinfo.value, excinfo.tb))
+        return {
+            "assertion": True,
+            "exc_type": "DocTestFailure",
+            "exc_module": "doctest",
+            "message": shorten(text.replace(sandbox, "")),
+            "raised_at": list(_relative((filename, line), sandbox)) if filename else None,
+            "raised_innermost": None,
+            "in_mutated_file": False,
+            "mutated_file_innermost": False,
+        }
+    exc_type, value, tb = doctest[1] if doctest is not None else (excinfo.type, excinfo.value, excinfo.tb)
     frames = _frames(tb)
     in_mutated = [f for f in frames if mutated_file and real_path(f[0]) == mutated_file]
     innermost = frames[-1] if frames else None
@@ -45,8 +58,9 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
         "raised_at": list(_relative(shown, sandbox)) if shown else None,
         "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
         "in_mutated_file": bool(in_mutated),
-        "mutated_file_innermost": bool(innermost and in_mutated and innermost == in_mutated[-1]
-                                       and real_path(innermost[0]) == mutated_file),
+        "mutated_file_innermost": bool(
+            innermost and in_mutated and innermost == in_mutated[-1] and real_path(innermost[0]) == mutated_file
+        ),
     }
 
 
@@ -117,7 +131,7 @@ def warm_real_paths() -> None:
 
 def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
     path, line = frame
-    return (path[len(sandbox):] if path.startswith(sandbox) else path), line
+    return (path[len(sandbox) :] if path.startswith(sandbox) else path), line
 
 
 def _exception_text(exc_type, value) -> str:

@@ -58,8 +58,15 @@ class TreeGuard:
     new files are the user's own business and are left alone.
     """
 
-    def __init__(self, folder: Path, files: list[str], pristine: Path, *, watch_new_files: bool,
-                 hashes: dict[str, str] | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        files: list[str],
+        pristine: Path,
+        *,
+        watch_new_files: bool,
+        hashes: dict[str, str] | None = None,
+    ):
         self.folder = folder
         self.pristine = pristine
         self.watch_new_files = watch_new_files
@@ -72,8 +79,8 @@ class TreeGuard:
             self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, digest)
         # Plain strings for the loop after every run: pathlib's joins cost more than the stats.
         self._prefix = str(folder) + os.sep
-        self._lock = threading.Lock()   # the working tree's guard is shared by every worker
-        self.last_seen_ns: dict[str, int] = {}   # when a changed file was last written
+        self._lock = threading.Lock()  # the working tree's guard is shared by every worker
+        self.last_seen_ns: dict[str, int] = {}  # when a changed file was last written
 
     def check_and_restore(self, keep_in: Path | None = None) -> Changes:
         """What changed since the copy; undone. `keep_in`: first save what was written
@@ -120,7 +127,7 @@ class TreeGuard:
         root = str(self.folder)
         for current, dirs, names in os.walk(root):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
-            base = current[len(root) + 1:].replace(os.sep, "/")
+            base = current[len(root) + 1 :].replace(os.sep, "/")
             for name in names:
                 rel = f"{base}/{name}" if base else name
                 if rel not in self.states and not name.endswith(".killmap-tmp"):
@@ -133,7 +140,7 @@ class TreeGuard:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = dest.with_name(f".{dest.name}.killmap-tmp")
             shutil.copyfile(self.pristine / rel, tmp)
-            os.replace(tmp, dest)   # a new inode: a hard link the run made cannot carry it back
+            os.replace(tmp, dest)  # a new inode: a hard link the run made cannot carry it back
             stat = dest.stat()
             self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, self.states[rel].sha256)
         for rel in changes.added:
@@ -156,8 +163,10 @@ def _remove_empty_dirs(root: Path, parents: set[str]) -> None:
 def escaped_note(paths: tuple[str, ...], displaced: Path) -> str:
     """What a run wrote into the user's working tree, said one way by every command: the
     files, and the folder that really holds what was written (Containment.displaced)."""
-    return (f"wrote to the working tree: {', '.join(paths)} (restored byte for byte; what was written "
-            f"is kept under {displaced})")
+    return (
+        f"wrote to the working tree: {', '.join(paths)} (restored byte for byte; what was written "
+        f"is kept under {displaced})"
+    )
 
 
 class Containment:
@@ -170,7 +179,7 @@ class Containment:
 
     def __init__(self, tree: TreeGuard, displaced: Path):
         self.tree = tree
-        self.displaced = displaced          # where overwritten content is kept
+        self.displaced = displaced  # where overwritten content is kept
         self.test_writes: set[str] = set()  # sandbox files the unmutated tests themselves write
         self._active: dict[str, float] = {}
         self._pending: dict[str, set[str]] = {}

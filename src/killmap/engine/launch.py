@@ -26,7 +26,7 @@ from typing import Any
 from killmap.engine.sandbox import OWNER_FILE, owner, remove_abandoned
 from killmap.engine.siblings import open_pipes
 
-WorkerProcess = Any   # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives
+WorkerProcess = Any  # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives
 
 
 def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
@@ -35,19 +35,26 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
-    env.pop("COVERAGE_CORE", None)   # per-test contexts need the C tracer; see worker
+    env.pop("COVERAGE_CORE", None)  # per-test contexts need the C tracer; see worker
     arguments, inherited, siblings = open_pipes(count - 1)
     try:
         first = subprocess.Popen(
-            [sys.executable, "-m", "killmap.engine.worker", *arguments], cwd=start_dir, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-            start_new_session=True, pass_fds=inherited)
+            [sys.executable, "-m", "killmap.engine.worker", *arguments],
+            cwd=start_dir,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+            pass_fds=inherited,
+        )
     except BaseException:
         for sibling in siblings:
             _close_pipes(sibling)
         raise
     finally:
-        for fd in inherited:   # theirs now: an end of file must mean the worker is gone
+        for fd in inherited:  # theirs now: an end of file must mean the worker is gone
             os.close(fd)
     return [first, *siblings]
 
@@ -124,7 +131,7 @@ class Launch:
         adopted, spare = self.processes[:count], self.processes[count:]
         self.processes = None
         for sibling in spare:
-            _close_pipes(sibling)   # a spare is a sibling: its parent, an adopted worker, reaps it
+            _close_pipes(sibling)  # a spare is a sibling: its parent, an adopted worker, reaps it
         return adopted
 
     def dismiss(self) -> None:
@@ -140,7 +147,7 @@ class Launch:
             self.processes = None
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def __enter__(self) -> "Launch":
+    def __enter__(self) -> Launch:
         return self
 
     def __exit__(self, *exc: Any) -> None:

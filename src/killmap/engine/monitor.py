@@ -26,7 +26,8 @@ from __future__ import annotations
 import os
 import sys
 import types
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 AVAILABLE = sys.version_info >= (3, 12)
 NAME = "killmap-reach"
@@ -59,7 +60,7 @@ class LineMonitor:
         self.targets = {os.path.realpath(p) for p in include}
         self.tool = tool
         self.context = ""
-        self.lines: dict[str, dict[str, set[int]]] = {}   # co_filename -> context -> lines
+        self.lines: dict[str, dict[str, set[int]]] = {}  # co_filename -> context -> lines
         self._is_target: dict[str, bool] = {}
         # Held, not only their ids: a module reloaded twice frees the first reload's code, and
         # a new code object at a freed one's address would pass for armed.

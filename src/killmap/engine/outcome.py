@@ -14,13 +14,20 @@ from pathlib import Path
 from typing import Any
 
 # Exceptions whose red means "the mutant does not compile" when the mutated file raised them.
-BROKEN_TYPES = ("NameError", "UnboundLocalError", "ImportError", "ModuleNotFoundError", "SyntaxError",
-                "IndentationError", "TabError")
+BROKEN_TYPES = (
+    "NameError",
+    "UnboundLocalError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "SyntaxError",
+    "IndentationError",
+    "TabError",
+)
 
-ASSERTION = "assertion"   # AssertionError, pytest.fail, pytest.raises that did not raise
-CRASH = "crash"           # another exception from the code under test: a legitimate red
-BROKEN = "broken"         # NameError/ImportError/SyntaxError... raised from the mutated file
-ERROR = "error"           # red in fixture setup or teardown, not in the test itself
+ASSERTION = "assertion"  # AssertionError, pytest.fail, pytest.raises that did not raise
+CRASH = "crash"  # another exception from the code under test: a legitimate red
+BROKEN = "broken"  # NameError/ImportError/SyntaxError... raised from the mutated file
+ERROR = "error"  # red in fixture setup or teardown, not in the test itself
 CAUSES = (ASSERTION, CRASH, BROKEN, ERROR)
 # Broken-type errors from an import statement surface from the importing frame; a
 # NameError must come from the mutated file's own frame to be the mutant's doing.
@@ -31,19 +38,19 @@ _IMPORT_TYPES = ("ImportError", "ModuleNotFoundError", "SyntaxError", "Indentati
 class TestResult:
     __test__ = False  # a record of a test, not one: keeps pytest from trying to collect it
     id: str
-    outcome: str                     # passed, failed, skipped, xfailed
+    outcome: str  # passed, failed, skipped, xfailed
     duration: float = 0.0
-    phase: str | None = None         # setup, call or teardown, when red
+    phase: str | None = None  # setup, call or teardown, when red
     exc_type: str | None = None
     exc_module: str | None = None
     message: str = ""
-    raised_at: tuple[str, int] | None = None        # the deepest frame inside the project
+    raised_at: tuple[str, int] | None = None  # the deepest frame inside the project
     raised_innermost: tuple[str, int] | None = None  # the innermost frame anywhere
     in_mutated_file: bool = False
     mutated_file_innermost: bool = False
-    assertion: bool = False          # AssertionError or pytest's own failure (fail, raises)
-    interrupted: bool = False        # the test stopped the session, or the process died in it
-    traced: bool = False             # its lines were recorded in this run (a baseline's), slowing it
+    assertion: bool = False  # AssertionError or pytest's own failure (fail, raises)
+    interrupted: bool = False  # the test stopped the session, or the process died in it
+    traced: bool = False  # its lines were recorded in this run (a baseline's), slowing it
 
     @property
     def red(self) -> bool:
@@ -60,16 +67,22 @@ class TestResult:
         if self.assertion:
             return ASSERTION
         if self.exc_type in BROKEN_TYPES and (
-                self.mutated_file_innermost or (self.exc_type in _IMPORT_TYPES and self.in_mutated_file)):
+            self.mutated_file_innermost or (self.exc_type in _IMPORT_TYPES and self.in_mutated_file)
+        ):
             return BROKEN
         return CRASH
 
     def to_json(self) -> dict[str, Any]:
         data = {"id": self.id, "outcome": self.outcome, "duration": round(self.duration, 6)}
         if self.red:
-            data.update(cause=self.cause, phase=self.phase, exception=self.exc_type,
-                        message=self.message,
-                        raised_at=_where(self.raised_at), raised_innermost=_where(self.raised_innermost))
+            data.update(
+                cause=self.cause,
+                phase=self.phase,
+                exception=self.exc_type,
+                message=self.message,
+                raised_at=_where(self.raised_at),
+                raised_innermost=_where(self.raised_innermost),
+            )
         return data
 
 
@@ -79,30 +92,30 @@ def _where(frame: tuple[str, int] | None) -> str | None:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    status: str                                  # done, timeout, error
+    status: str  # done, timeout, error
     wall: float
     collected: tuple[str, ...] = ()
     tests: dict[str, TestResult] = field(default_factory=dict)
     collect_errors: tuple[tuple[str, str], ...] = ()
-    conftest_error: tuple[str, str] | None = None   # (conftest, error) when one did not load
+    conftest_error: tuple[str, str] | None = None  # (conftest, error) when one did not load
     in_progress: str | None = None
     exit_code: int | None = None
     proof: dict[str, Any] | None = None
-    finished: bool = False                       # the plugin wrote its final line
+    finished: bool = False  # the plugin wrote its final line
     log_tail: str = ""
     coverage: dict[str, dict[str, list[int]]] | None = None
-    imported: tuple[str, ...] = ()               # sandbox-relative .py files in sys.modules
-    final_wall: float = 0.0                      # the process's own measure, when it gave one
-    confirmation: "RunOutcome | None" = None     # the snapshot re-run, when one was asked for
-    child_exit: int | None = None                # the process's exit status; negative: a signal
-    segments: int = 1                            # sessions it took to give every test an outcome
-    untraced: frozenset[str] = frozenset()       # tests whose session died before saving coverage
-    escaped: tuple[str, ...] = ()                # working-tree files written during the run (restored)
-    sandbox_writes: tuple[str, ...] = ()         # sandbox files it wrote that tests do not (repaired)
-    path: str = "fresh"                          # swap (a fork of the collected session), fallback, fresh
-    fallback: str = ""                           # why a swap fell back to a fresh session
-    tracer: str = ""                             # what recorded its coverage, when traced
-    session_seconds: float = 0.0                 # a fork's: what its collected session took to collect
+    imported: tuple[str, ...] = ()  # sandbox-relative .py files in sys.modules
+    final_wall: float = 0.0  # the process's own measure, when it gave one
+    confirmation: RunOutcome | None = None  # the snapshot re-run, when one was asked for
+    child_exit: int | None = None  # the process's exit status; negative: a signal
+    segments: int = 1  # sessions it took to give every test an outcome
+    untraced: frozenset[str] = frozenset()  # tests whose session died before saving coverage
+    escaped: tuple[str, ...] = ()  # working-tree files written during the run (restored)
+    sandbox_writes: tuple[str, ...] = ()  # sandbox files it wrote that tests do not (repaired)
+    path: str = "fresh"  # swap (a fork of the collected session), fallback, fresh
+    fallback: str = ""  # why a swap fell back to a fresh session
+    tracer: str = ""  # what recorded its coverage, when traced
+    session_seconds: float = 0.0  # a fork's: what its collected session took to collect
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -113,7 +126,7 @@ class RunOutcome:
         return {k: v.duration for k, v in self.tests.items()}
 
 
-def refused_arguments(outcome: "RunOutcome") -> str | None:
+def refused_arguments(outcome: RunOutcome) -> str | None:
     """pytest's own words when it stopped before collecting (exit code 4, USAGE_ERROR): an
     addopts naming a plugin that is not installed, a conftest.py that does not import. It
     collects nothing then, and "no tests collected" would send the user looking elsewhere.
@@ -138,14 +151,15 @@ def error_line(text: str) -> str:
     return next((line.strip()[:300] for line in text.splitlines() if line.strip()), "")
 
 
-def tracers_of(outcomes: "list[RunOutcome]") -> str:
+def tracers_of(outcomes: list[RunOutcome]) -> str:
     """What recorded the coverage of these runs, as one name ("coverage + sys.monitoring" if
     both did); "" when none was traced."""
     return " + ".join(sorted({o.tracer for o in outcomes if o.tracer}))
 
 
-def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
-                 coverage_path: Path | None = None) -> RunOutcome:
+def read_outcome(
+    events_path: Path, log_path: Path, response: dict[str, Any], coverage_path: Path | None = None
+) -> RunOutcome:
     tests: dict[str, TestResult] = {}
     collected: list[str] = []
     errors: list[tuple[str, str]] = []
@@ -173,15 +187,21 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
                 raised = event.get("raised_at")
                 innermost = event.get("raised_innermost")
                 tests[event["id"]] = TestResult(
-                    id=event["id"], outcome=event["outcome"], duration=event.get("duration", 0.0),
-                    phase=event.get("phase"), exc_type=event.get("exc_type"),
-                    exc_module=event.get("exc_module"), message=event.get("message", ""),
+                    id=event["id"],
+                    outcome=event["outcome"],
+                    duration=event.get("duration", 0.0),
+                    phase=event.get("phase"),
+                    exc_type=event.get("exc_type"),
+                    exc_module=event.get("exc_module"),
+                    message=event.get("message", ""),
                     raised_at=(raised[0], raised[1]) if raised else None,
                     raised_innermost=(innermost[0], innermost[1]) if innermost else None,
                     in_mutated_file=event.get("in_mutated_file", False),
                     mutated_file_innermost=event.get("mutated_file_innermost", False),
                     assertion=event.get("assertion", False),
-                    interrupted=event.get("interrupted", False), traced=event.get("traced", False))
+                    interrupted=event.get("interrupted", False),
+                    traced=event.get("traced", False),
+                )
                 if started == event["id"]:
                     started = None
             elif kind == "final":
@@ -193,10 +213,23 @@ def read_outcome(events_path: Path, log_path: Path, response: dict[str, Any],
     if coverage_path is not None and coverage_path.exists():
         coverage = json.loads(coverage_path.read_text(encoding="utf-8"))
     return RunOutcome(
-        status=response.get("status", "error"), wall=response.get("wall", 0.0),
-        collected=tuple(collected), tests=tests, collect_errors=tuple(errors), conftest_error=conftest,
-        in_progress=started, exit_code=final.get("exit_code"), proof=final.get("proof"),
-        imported=tuple(final.get("imported", ())), final_wall=final.get("wall", 0.0),
-        finished=bool(final), log_tail=log_tail, coverage=coverage, child_exit=response.get("child_exit"),
-        path=response.get("path", "fresh"), fallback=response.get("fallback", ""),
-        tracer=final.get("tracer", ""), session_seconds=response.get("session_seconds", 0.0))
+        status=response.get("status", "error"),
+        wall=response.get("wall", 0.0),
+        collected=tuple(collected),
+        tests=tests,
+        collect_errors=tuple(errors),
+        conftest_error=conftest,
+        in_progress=started,
+        exit_code=final.get("exit_code"),
+        proof=final.get("proof"),
+        imported=tuple(final.get("imported", ())),
+        final_wall=final.get("wall", 0.0),
+        finished=bool(final),
+        log_tail=log_tail,
+        coverage=coverage,
+        child_exit=response.get("child_exit"),
+        path=response.get("path", "fresh"),
+        fallback=response.get("fallback", ""),
+        tracer=final.get("tracer", ""),
+        session_seconds=response.get("session_seconds", 0.0),
+    )

@@ -20,31 +20,39 @@ import time
 from pathlib import Path
 from typing import Any
 
-from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
-from killmap.engine.failures import shorten, describe_failure, real_path, unrendered_failure
-
 import pytest
+
+from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
+from killmap.engine.failures import describe_failure, real_path, shorten, unrendered_failure
 
 
 class Recorder:
     """Collects per-test evidence and writes it to `events_path` as JSON lines."""
 
-    def __init__(self, events_path: str, *, mutated_file: str | None = None,
-                 coverage: Any = None, tracing: bool = False, trace_claims: str | None = None,
-                 snapshot: dict[str, Any] | None = None, ignore: list[str] | None = None):
+    def __init__(
+        self,
+        events_path: str,
+        *,
+        mutated_file: str | None = None,
+        coverage: Any = None,
+        tracing: bool = False,
+        trace_claims: str | None = None,
+        snapshot: dict[str, Any] | None = None,
+        ignore: list[str] | None = None,
+    ):
         self.events = open(events_path, "a", encoding="utf-8")
         # A set, not --ignore: pytest checks each path against its --ignore list one by one.
         self.ignore = {os.path.realpath(p) for p in ignore or ()}
-        self.snapshot = snapshot          # where a confirmation run reports, if one is wanted
-        self.confirming = False           # True in the forked confirmation process
+        self.snapshot = snapshot  # where a confirmation run reports, if one is wanted
+        self.confirming = False  # True in the forked confirmation process
         self.red: set[str] = set()
         self.collected: list[str] = []
-        self._copy: CopyLink | None = None      # in the run: its confirmation copy, once forked
-        self._report_to: int | None = None      # in the copy: where it says it has reported
+        self._copy: CopyLink | None = None  # in the run: its confirmation copy, once forked
+        self._report_to: int | None = None  # in the copy: where it says it has reported
         self._started = time.perf_counter()
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
-        self.tracing = tracing            # whether `coverage` is started now
+        self.tracing = tracing  # whether `coverage` is started now
         # The file where the runs of one baseline claim the tests they trace (None: trace
         # every test). Each test is traced by the first run to reach it, so every test is
         # traced once and tracing's cost (hot loops run several times slower) is shared
@@ -55,7 +63,7 @@ class Recorder:
         self._claims_fd: int | None = None
         self._claim_at: dict[str, int] = {}
         self.phases: dict[str, dict[str, Any]] = {}
-        self._phase: dict[str, str] = {}     # the phase each test is in, for an interruption
+        self._phase: dict[str, str] = {}  # the phase each test is in, for an interruption
 
     def emit(self, **event: Any) -> None:
         self.events.write(json.dumps(event) + "\n")
@@ -117,7 +125,7 @@ class Recorder:
             finally:
                 fcntl.flock(self._claims_fd, fcntl.LOCK_UN)
         except OSError:
-            return True   # no claim could be made: tracing a test twice costs time, never evidence
+            return True  # no claim could be made: tracing a test twice costs time, never evidence
         return not taken
 
     def _trace(self, on: bool) -> None:
@@ -221,7 +229,7 @@ class Recorder:
             self.coverage.switch_context(item.nodeid)
         self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
         if traced:
-            self.phases[item.nodeid]["traced"] = True   # its duration is not the untraced one
+            self.phases[item.nodeid]["traced"] = True  # its duration is not the untraced one
         outcome = yield
         if traced:
             self.coverage.switch_context("")
@@ -231,10 +239,18 @@ class Recorder:
             # KeyboardInterrupt and pytest.exit() escape pytest's own reporting and stop the
             # session: no report says the test failed, yet it did not pass. It is red, by
             # crash, and the gate resumes the tests the session never reached.
-            record.update(outcome="failed", phase=self._phase.get(item.nodeid, "call"), interrupted=True,
-                          assertion=False, exc_type=stopped[0].__name__, exc_module=stopped[0].__module__,
-                          message=shorten(f"{stopped[0].__name__}: {stopped[1]} (the session stopped here)"),
-                          raised_at=None, in_mutated_file=False, mutated_file_innermost=False)
+            record.update(
+                outcome="failed",
+                phase=self._phase.get(item.nodeid, "call"),
+                interrupted=True,
+                assertion=False,
+                exc_type=stopped[0].__name__,
+                exc_module=stopped[0].__module__,
+                message=shorten(f"{stopped[0].__name__}: {stopped[1]} (the session stopped here)"),
+                raised_at=None,
+                in_mutated_file=False,
+                mutated_file_innermost=False,
+            )
         if record["outcome"] == "failed":
             self.red.add(item.nodeid)
         self.emit(event="test", **record)
@@ -258,8 +274,7 @@ class Recorder:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        record = self.phases.setdefault(item.nodeid, {"id": item.nodeid, "outcome": "passed",
-                                                      "duration": 0.0})
+        record = self.phases.setdefault(item.nodeid, {"id": item.nodeid, "outcome": "passed", "duration": 0.0})
         record["duration"] += report.duration
         if report.skipped and call.when == "call":
             record["outcome"] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
@@ -282,8 +297,15 @@ def trace_claims_of(request: dict[str, Any]) -> str | None:
     return (request.get("coverage") or {}).get("claims")
 
 
-def conclude_run(recorder: Recorder, exit_code: int, request: dict[str, Any], blocked_root: str | None, *,
-                 imports_of: str | None, swap: dict[str, Any] | None = None) -> None:
+def conclude_run(
+    recorder: Recorder,
+    exit_code: int,
+    request: dict[str, Any],
+    blocked_root: str | None,
+    *,
+    imports_of: str | None,
+    swap: dict[str, Any] | None = None,
+) -> None:
     """The end of every run, in a fresh session or a fork of the collected one.
 
     The confirmation copy reports its re-runs and stops; the run itself lets the copy go,
@@ -297,33 +319,42 @@ def conclude_run(recorder: Recorder, exit_code: int, request: dict[str, Any], bl
     tracer = None
     if recorder.coverage is not None:
         from killmap.engine.tracing import tracer_name, write_coverage
+
         recorder.stop_tracing()
         write_coverage(recorder.coverage, request["coverage"]["out"])
         tracer = tracer_name(recorder.coverage)
     imported = []
     if imports_of:
         from killmap.engine.tracing import imported_files
+
         imported = imported_files(imports_of)
-    report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=imported, swap=swap,
-                 tracer=tracer)
+    report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=imported, swap=swap, tracer=tracer)
 
 
-def report_final(recorder: Recorder, exit_code: int, expect: dict[str, Any] | None,
-                 blocked_root: str | None, *, imported: list[str], swap: dict[str, Any] | None = None,
-                 tracer: str | None = None) -> None:
+def report_final(
+    recorder: Recorder,
+    exit_code: int,
+    expect: dict[str, Any] | None,
+    blocked_root: str | None,
+    *,
+    imported: list[str],
+    swap: dict[str, Any] | None = None,
+    tracer: str | None = None,
+) -> None:
     """A run's last line: its exit code and the proof that the mutant was the code that ran."""
     proof = None
     if expect:
         proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root)
         if swap is not None:
-            proof["swap"] = swap   # which function objects were given the mutant's code
-    more = {"tracer": tracer} if tracer else {}   # what recorded the reach: coverage or sys.monitoring
+            proof["swap"] = swap  # which function objects were given the mutant's code
+    more = {"tracer": tracer} if tracer else {}  # what recorded the reach: coverage or sys.monitoring
     recorder.emit(event="final", exit_code=int(exit_code), proof=proof, imported=imported, **more)
     recorder.close()
 
 
-def origin_proof(module_name: str, expected_file: str, expected_sha256: str,
-                 blocked_root: str | None) -> dict[str, Any]:
+def origin_proof(
+    module_name: str, expected_file: str, expected_sha256: str, blocked_root: str | None
+) -> dict[str, Any]:
     """Prove the module the tests imported is the sandbox's file holding the mutant's text.
 
     Called after the session in the same process, so it sees the very module objects the
@@ -388,7 +419,7 @@ def _shadowed(module: Any, blocked: str, harness: str, sandbox: str) -> bool:
     # The gate's own modules (the worker runs as __main__) are the harness, not the subject.
     if path.startswith(harness) or not path.startswith(blocked):
         return False
-    return os.path.exists(os.path.join(sandbox, path[len(blocked):]))
+    return os.path.exists(os.path.join(sandbox, path[len(blocked) :]))
 
 
 def now() -> float:

@@ -6,29 +6,30 @@ import json
 import queue
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from killmap.errors import GateError
 from killmap.engine.guard import Containment, TreeGuard
 from killmap.engine.launch import Launch, start_workers, stop_workers
 from killmap.engine.siblings import SiblingProcess
+from killmap.errors import GateError
 
 
 @dataclass
 class Worker:
     index: int
     sandbox: Path
-    process: subprocess.Popen | SiblingProcess   # the first worker is started, the others forked from it
-    guard: TreeGuard | None = None            # the sandbox, checked and repaired after each run
-    containment: Containment | None = None    # the working tree, shared by every worker
+    process: subprocess.Popen | SiblingProcess  # the first worker is started, the others forked from it
+    guard: TreeGuard | None = None  # the sandbox, checked and repaired after each run
+    containment: Containment | None = None  # the working tree, shared by every worker
     # The sandbox was repaired after a run: the collected session saw the damage (its
     # folder may even be gone), so the next run starts a new one.
     session_stale: bool = False
-    started: bool = False                     # its "ready" line has been read
-    preloaded: frozenset[str] = frozenset()   # modules the worker had imported by then (pytest's)
-    memory_limit: int | None = None           # bytes each run's process may allocate (reaper.py)
+    started: bool = False  # its "ready" line has been read
+    preloaded: frozenset[str] = frozenset()  # modules the worker had imported by then (pytest's)
+    memory_limit: int | None = None  # bytes each run's process may allocate (reaper.py)
     # The sandbox's copy, asked for and not yet answered: (source, files, hashes) for its guard.
     copying: tuple[Path, list[str], dict[str, str] | None] | None = None
 
@@ -48,8 +49,7 @@ class Worker:
             self.process.pid = said["pid"]
         self.started = True
 
-    def begin_copy(self, source: Path, files: list[str], manifest: Path,
-                   hashes: dict[str, str] | None = None) -> None:
+    def begin_copy(self, source: Path, files: list[str], manifest: Path, hashes: dict[str, str] | None = None) -> None:
         """Ask the worker to copy `files` (listed in `manifest`) from `source` into its sandbox.
 
         Not waited for: the answer is read before the first run (wait_sandbox), so the copy
@@ -58,11 +58,18 @@ class Worker:
         assert self.process.stdin
         self.copying = (source, files, hashes)
         try:
-            self.process.stdin.write(json.dumps({"id": "copy", "copy": {
-                "source": str(source), "manifest": str(manifest), "sandbox": str(self.sandbox)}}) + "\n")
+            self.process.stdin.write(
+                json.dumps(
+                    {
+                        "id": "copy",
+                        "copy": {"source": str(source), "manifest": str(manifest), "sandbox": str(self.sandbox)},
+                    }
+                )
+                + "\n"
+            )
             self.process.stdin.flush()
         except BrokenPipeError:
-            pass   # the worker is gone: wait_ready says so
+            pass  # the worker is gone: wait_ready says so
 
     def wait_sandbox(self) -> None:
         """Wait until the sandbox is copied, then guard it as copied."""
@@ -73,8 +80,9 @@ class Worker:
         self.copying = None
         answer = self._read_response()
         if answer.get("status") != "copied":
-            raise GateError(f"worker {self.index} could not copy its sandbox {self.sandbox}: "
-                            f"{answer.get('error', answer)}")
+            raise GateError(
+                f"worker {self.index} could not copy its sandbox {self.sandbox}: {answer.get('error', answer)}"
+            )
         self.guard = TreeGuard(self.sandbox, files, source, watch_new_files=True, hashes=hashes)
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +92,7 @@ class Worker:
             self.process.stdin.write(json.dumps(payload) + "\n")
             self.process.stdin.flush()
         except BrokenPipeError:
-            raise self._died() from None   # gone, as a worker that died mid-run
+            raise self._died() from None  # gone, as a worker that died mid-run
         return self._read_response()
 
     def _read_response(self) -> dict[str, Any]:
@@ -109,10 +117,13 @@ class Pool:
         processes = launch.adopt(len(sandboxes)) if launch is not None else None
         if processes is None:
             processes = start_workers(len(sandboxes), start_dir or sandboxes[0])
-        self.workers = [Worker(index, sandbox, process) for index, (sandbox, process) in enumerate(zip(sandboxes, processes))]
+        self.workers = [
+            Worker(index, sandbox, process) for index, (sandbox, process) in enumerate(zip(sandboxes, processes))
+        ]
 
-    def map(self, jobs: list[Any], run: Callable[[Worker, Any], Any],
-            on_done: Callable[[Any, Any], None] | None = None) -> list[Any]:
+    def map(
+        self, jobs: list[Any], run: Callable[[Worker, Any], Any], on_done: Callable[[Any, Any], None] | None = None
+    ) -> list[Any]:
         """Run every job on some worker; results come back in job order."""
         pending: queue.Queue = queue.Queue()
         for index, job in enumerate(jobs):

@@ -13,7 +13,6 @@ import signal
 import sys
 import time
 
-
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -28,6 +27,7 @@ def become_subreaper() -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes
+
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
@@ -130,7 +130,7 @@ def memory_limit_for(jobs: int) -> int | None:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
-    return max(2 * 1024 ** 3, total // (max(1, jobs) + 1))
+    return max(2 * 1024**3, total // (max(1, jobs) + 1))
 
 
 def limit_memory(limit: int | None) -> None:
@@ -139,6 +139,7 @@ def limit_memory(limit: int | None) -> None:
     if not limit:
         return
     import resource
+
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         cap = limit if hard == resource.RLIM_INFINITY else min(limit, hard)

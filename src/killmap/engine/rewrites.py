@@ -32,17 +32,19 @@ import tempfile
 import types
 from pathlib import Path
 
-KEPT_ENTRIES = 2000   # a persistent folder beyond this loses its oldest entries (tens of projects)
+KEPT_ENTRIES = 2000  # a persistent folder beyond this loses its oldest entries (tens of projects)
 
 
 def install(write_to: str, read_from: list[str]) -> None:
     """In a session's process, before pytest imports a test module."""
     try:
         from _pytest.assertion import rewrite
+
         original = rewrite._rewrite_test
     except (ImportError, AttributeError):
         return
     import pytest
+
     folders = [write_to, *read_from]
 
     def rewrite_kept(fn, config, *args, **kwargs):
@@ -58,8 +60,12 @@ def install(write_to: str, read_from: list[str]) -> None:
         result = original(fn, config, *args, **kwargs)
         # pytest 8.4+ returns (source hash, code); an older one a stat result, which is
         # not what was asked for here: that is simply not kept.
-        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], bytes) \
-                and isinstance(result[1], types.CodeType):
+        if (
+            isinstance(result, tuple)
+            and len(result) == 2
+            and isinstance(result[0], bytes)
+            and isinstance(result[1], types.CodeType)
+        ):
             _store(write_to, name, result[1])
         return result
 
@@ -75,8 +81,13 @@ def _pass_hook(config) -> bool:
 
 def _entry_name(source: bytes, pytest_version: str, pass_hook: bool) -> str:
     digest = hashlib.sha256()
-    for part in (importlib.util.MAGIC_NUMBER, sys.implementation.cache_tag or "", pytest_version,
-                 str(pass_hook), str(sys.flags.optimize)):
+    for part in (
+        importlib.util.MAGIC_NUMBER,
+        sys.implementation.cache_tag or "",
+        pytest_version,
+        str(pass_hook),
+        str(sys.flags.optimize),
+    ):
         digest.update(str(part).encode() + b"\0")
     digest.update(source)
     return digest.hexdigest() + ".rewritten"
@@ -111,9 +122,9 @@ def _store(folder: str, name: str, code: types.CodeType) -> None:
         handle, tmp = tempfile.mkstemp(prefix=".rewrite.", dir=folder)
         with os.fdopen(handle, "wb") as out:
             marshal.dump(code, out)
-        os.replace(tmp, os.path.join(folder, name))   # readers see all of it or none
+        os.replace(tmp, os.path.join(folder, name))  # readers see all of it or none
     except OSError:
-        pass   # not kept: the next session rewrites it again
+        pass  # not kept: the next session rewrites it again
 
 
 def keep_new(scratch_folder: Path, persistent: Path) -> None:
@@ -129,7 +140,7 @@ def keep_new(scratch_folder: Path, persistent: Path) -> None:
         for path in new:
             shutil.move(str(path), str(persistent / path.name))
         kept = sorted(persistent.glob("*.rewritten"), key=lambda p: p.stat().st_mtime)
-        for old in kept[:max(0, len(kept) - KEPT_ENTRIES)]:
+        for old in kept[: max(0, len(kept) - KEPT_ENTRIES)]:
             old.unlink()
     except OSError:
         pass

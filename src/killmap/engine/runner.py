@@ -26,8 +26,17 @@ from killmap.engine.sandbox import Scratch
 # seen (no maxfail), order is the file's (no random order), nothing is cached between runs.
 # xdist, pytest-cov and pytest-randomly stay loaded, switched off by neutral.py: blocking
 # them would make pytest refuse an addopts that names their options.
-GATE_FLAGS = ("-p", "no:cacheprovider", "-p", "no:random_order",
-              "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
+GATE_FLAGS = (
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:random_order",
+    "--maxfail=0",
+    "-q",
+    "--tb=no",
+    "-o",
+    "console_output_style=classic",
+)
 
 
 # Folders a test tool fills as tests run, under names that change with what failed:
@@ -39,9 +48,9 @@ TOOL_CACHES = frozenset({".hypothesis", ".pytest_cache"})
 @dataclass(frozen=True)
 class Scenario:
     label: str
-    tests: tuple[str, ...]              # pytest targets or node ids
-    timeout: float                      # the limit in a fresh session
-    sys_path: tuple[str, ...]           # relative to the sandbox
+    tests: tuple[str, ...]  # pytest targets or node ids
+    timeout: float  # the limit in a fresh session
+    sys_path: tuple[str, ...]  # relative to the sandbox
     writes: tuple[tuple[str, str], ...] = ()
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
     mutated_file: str | None = None
@@ -58,15 +67,15 @@ class Scenario:
     trace_collection: bool = True
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
-    confirm_allowed: tuple[str, ...] | None = None   # kills + may_kill: reds inside the contract
-    ignore: tuple[str, ...] = ()        # relative test files left out of collection
-    collect_only: bool = False          # collect and prove the origin, run nothing
-    confine: bool = True                # Landlock: writes only beneath sandbox, temp and /dev
+    confirm_allowed: tuple[str, ...] | None = None  # kills + may_kill: reds inside the contract
+    ignore: tuple[str, ...] = ()  # relative test files left out of collection
+    collect_only: bool = False  # collect and prove the origin, run nothing
+    confine: bool = True  # Landlock: writes only beneath sandbox, temp and /dev
     # Run in a fork of a session that collected these targets once (session.py), with the
     # mutant's code swapped in; the worker falls back to a fresh session when it must.
     session_tests: tuple[str, ...] | None = None
     swap: bool = False
-    swap_timeout: float | None = None   # the limit in a fork of the collected session, if not `timeout`
+    swap_timeout: float | None = None  # the limit in a fork of the collected session, if not `timeout`
     swap_targets: tuple[str, ...] = ()  # relative; a new session compiles these once for its swaps
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
@@ -76,15 +85,21 @@ class Scenario:
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
     folder = scratch.run_dir(scenario.label)
     sandbox = worker.sandbox
-    worker.wait_sandbox()   # copied by the worker itself, perhaps still under way
+    worker.wait_sandbox()  # copied by the worker itself, perhaps still under way
     request = {
         "id": scenario.label,
         "sandbox": str(sandbox),
         "writes": dict(scenario.writes),
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
-        "args": [*scenario.tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}",
-                 *(["--collect-only"] if scenario.collect_only else []), *scenario.extra_args],
+        "args": [
+            *scenario.tests,
+            *GATE_FLAGS,
+            f"--rootdir={sandbox}",
+            f"--basetemp={scratch.temp_dir()}",
+            *(["--collect-only"] if scenario.collect_only else []),
+            *scenario.extra_args,
+        ],
         "timeout": scenario.timeout,
         "swap_timeout": scenario.swap_timeout if scenario.swap_timeout is not None else scenario.timeout,
         "events": str(folder / "events.jsonl"),
@@ -95,50 +110,68 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
         "memory_limit": worker.memory_limit,
         # pytest's rewritten test modules, shared by every session (rewrites.py).
-        "rewrites": {"write": str(scratch.rewrites),
-                     "read": [str(scratch.kept_rewrites)] if scratch.kept_rewrites else []},
+        "rewrites": {
+            "write": str(scratch.rewrites),
+            "read": [str(scratch.kept_rewrites)] if scratch.kept_rewrites else [],
+        },
     }
     if scenario.confine:
         request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
     unmutated = not scenario.writes
-    if scenario.session_tests is not None and not scenario.collect_only and (
-            (scenario.swap and scenario.mutated_file) or unmutated):
+    if (
+        scenario.session_tests is not None
+        and not scenario.collect_only
+        and ((scenario.swap and scenario.mutated_file) or unmutated)
+    ):
         # One collected session per worker and key: the same targets, paths and filters. An
         # unmutated run (a baseline) is a fork of it running every collected item; a traced
         # one needs a session that traced its own collection (worker.py).
         key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.ignore, scenario.confine])
         request["session"] = {
-            "key": key, "tests": list(scenario.tests), "log": str(folder / "session.log"),
+            "key": key,
+            "tests": list(scenario.tests),
+            "log": str(folder / "session.log"),
             "all": unmutated and tuple(scenario.tests) == tuple(scenario.session_tests),
-            "args": [*scenario.session_tests, *GATE_FLAGS, f"--rootdir={sandbox}",
-                     f"--basetemp={scratch.temp_dir()}"],
-            "timeout": 900.0, "restart": worker.session_stale,
+            "args": [*scenario.session_tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}"],
+            "timeout": 900.0,
+            "restart": worker.session_stale,
             "prepare": [str(sandbox / rel) for rel in scenario.swap_targets],
-            "swap": {"module": scenario.expect_module, "file": str(sandbox / scenario.mutated_file),
-                     "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else ""}
-            if scenario.swap and scenario.mutated_file else None}
+            "swap": {
+                "module": scenario.expect_module,
+                "file": str(sandbox / scenario.mutated_file),
+                "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else "",
+            }
+            if scenario.swap and scenario.mutated_file
+            else None,
+        }
     if scenario.coverage_files:
-        request["coverage"] = {"include": [str(sandbox / f) for f in scenario.coverage_files],
-                               "out": str(folder / "coverage.json"),
-                               "claims": scenario.trace_claims,
-                               "tracer": scenario.tracer, "collection": scenario.trace_collection}
+        request["coverage"] = {
+            "include": [str(sandbox / f) for f in scenario.coverage_files],
+            "out": str(folder / "coverage.json"),
+            "claims": scenario.trace_claims,
+            "tracer": scenario.tracer,
+            "collection": scenario.trace_collection,
+        }
     if scenario.expect_module and scenario.mutated_file:
         text = dict(scenario.writes).get(scenario.mutated_file)
         data = text.encode("utf-8") if text is not None else (sandbox / scenario.mutated_file).read_bytes()
-        request["expect"] = {"module": scenario.expect_module,
-                             "file": str(sandbox / scenario.mutated_file),
-                             "sha256": hashlib.sha256(data).hexdigest()}
+        request["expect"] = {
+            "module": scenario.expect_module,
+            "file": str(sandbox / scenario.mutated_file),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
     if scenario.ignore:
         # Joined as text: a project can have hundreds of test files that reach no target, and
         # a Path join per file per run was a millisecond of every run.
         inside = f"{sandbox}{os.sep}"
         request["ignore"] = [inside + rel for rel in scenario.ignore]
     if scenario.confirm_kills is not None:
-        request["snapshot"] = {"events": str(folder / "confirm-events.jsonl"),
-                               "log": str(folder / "confirm-pytest.log"),
-                               "kill_ids": list(scenario.confirm_kills),
-                               "allowed_ids": (list(scenario.confirm_allowed)
-                                               if scenario.confirm_allowed is not None else None)}
+        request["snapshot"] = {
+            "events": str(folder / "confirm-events.jsonl"),
+            "log": str(folder / "confirm-pytest.log"),
+            "kill_ids": list(scenario.confirm_kills),
+            "allowed_ids": (list(scenario.confirm_allowed) if scenario.confirm_allowed is not None else None),
+        }
     if "session" in request:
         worker.session_stale = False
     if worker.containment is not None:
@@ -150,16 +183,21 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         sandbox_writes = _sandbox_writes(worker, unmutated=not scenario.writes)
     if response.get("status") == "error":
         response = {**response, "status": "error"}
-    outcome = read_outcome(folder / "events.jsonl", folder / "pytest.log", response,
-                           folder / "coverage.json" if scenario.coverage_files else None)
+    outcome = read_outcome(
+        folder / "events.jsonl",
+        folder / "pytest.log",
+        response,
+        folder / "coverage.json" if scenario.coverage_files else None,
+    )
     outcome = replace(outcome, escaped=escaped, sandbox_writes=sandbox_writes)
     if outcome.coverage is not None:
         # Coverage speaks in sandbox paths; the rest of the gate speaks in project paths.
         prefix = str(sandbox.resolve()) + "/"
         outcome = _relative_coverage(outcome, prefix)
     if scenario.confirm_kills is not None and (folder / "confirm-events.jsonl").exists():
-        confirmation = read_outcome(folder / "confirm-events.jsonl", folder / "confirm-pytest.log",
-                                    {"status": "done", "wall": 0.0})
+        confirmation = read_outcome(
+            folder / "confirm-events.jsonl", folder / "confirm-pytest.log", {"status": "done", "wall": 0.0}
+        )
         if confirmation.finished:
             outcome = replace(outcome, confirmation=replace(confirmation, wall=confirmation.final_wall))
     return outcome
@@ -175,8 +213,7 @@ def _sandbox_writes(worker: Worker, unmutated: bool) -> tuple[str, ...]:
     """
     if worker.guard is None:
         return ()
-    changed = tuple(p for p in worker.guard.check_and_restore().paths
-                    if p.split("/", 1)[0] not in TOOL_CACHES)
+    changed = tuple(p for p in worker.guard.check_and_restore().paths if p.split("/", 1)[0] not in TOOL_CACHES)
     if changed:
         worker.session_stale = True
     if worker.containment is None:
@@ -188,8 +225,7 @@ def _sandbox_writes(worker: Worker, unmutated: bool) -> tuple[str, ...]:
 
 
 def _relative_coverage(outcome: RunOutcome, prefix: str) -> RunOutcome:
-    mapped = {(f[len(prefix):] if f.startswith(prefix) else f): data
-              for f, data in (outcome.coverage or {}).items()}
+    mapped = {(f[len(prefix) :] if f.startswith(prefix) else f): data for f, data in (outcome.coverage or {}).items()}
     return replace(outcome, coverage=mapped)
 
 
@@ -207,8 +243,12 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
     remaining = list(scenario.tests)
     crashed: dict[str, TestResult] = {}
     while True:
-        outcome = run_scenario(worker, scratch, root, replace(scenario, tests=tuple(remaining),
-                                                               label=f"{scenario.label}-{len(segments) + 1}"))
+        outcome = run_scenario(
+            worker,
+            scratch,
+            root,
+            replace(scenario, tests=tuple(remaining), label=f"{scenario.label}-{len(segments) + 1}"),
+        )
         segments.append(outcome)
         if outcome.status != "done" or outcome.collect_errors:
             break
@@ -226,9 +266,14 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
     accounted = all(t in merged.tests for t in scenario.tests)
     if accounted and merged.proof is None and scenario.expect_module:
         # Every session that ran tests died before the origin proof: prove it apart.
-        proof_run = run_scenario(worker, scratch, root, replace(
-            scenario, label=f"{scenario.label}-proof", collect_only=True, confirm_kills=None,
-            coverage_files=()))
+        proof_run = run_scenario(
+            worker,
+            scratch,
+            root,
+            replace(
+                scenario, label=f"{scenario.label}-proof", collect_only=True, confirm_kills=None, coverage_files=()
+            ),
+        )
         if proof_run.finished:
             merged = replace(merged, proof=proof_run.proof, imported=proof_run.imported)
     return replace(merged, finished=accounted and (merged.proof is not None or not scenario.expect_module))
@@ -242,16 +287,22 @@ def _died(test_id: str, status: int | None) -> TestResult:
             how = f"killed by signal {-status}"
     else:
         how = f"exited with status {status}"
-    return TestResult(id=test_id, outcome="failed", phase="call", exc_type="ProcessDied",
-                      exc_module="", message=f"the test process {how} while this test ran",
-                      interrupted=True)
+    return TestResult(
+        id=test_id,
+        outcome="failed",
+        phase="call",
+        exc_type="ProcessDied",
+        exc_module="",
+        message=f"the test process {how} while this test ran",
+        interrupted=True,
+    )
 
 
 def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOutcome:
     if len(segments) == 1 and not crashed:
         return segments[0]
     tests: dict[str, TestResult] = {}
-    collected: dict[str, None] = {}   # ordered, and a set: tens of thousands of ids
+    collected: dict[str, None] = {}  # ordered, and a set: tens of thousands of ids
     coverage: dict[str, dict[str, list[int]]] = {}
     untraced: set[str] = set()
     for outcome in segments:
@@ -276,18 +327,27 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         confirmation = replace(confirmations[0], tests=confirmed, wall=sum(c.wall for c in confirmations))
     fresh = [o for o in segments if o.path != "swap"]
     return RunOutcome(
-        path=fresh[0].path if fresh else "swap", fallback=fresh[0].fallback if fresh else "",
-        status=last.status, wall=sum(o.wall for o in segments), collected=tuple(collected), tests=tests,
+        path=fresh[0].path if fresh else "swap",
+        fallback=fresh[0].fallback if fresh else "",
+        status=last.status,
+        wall=sum(o.wall for o in segments),
+        collected=tuple(collected),
+        tests=tests,
         collect_errors=tuple(e for o in segments for e in o.collect_errors),
         in_progress=last.in_progress if last.status != "done" else None,
         exit_code=finished[-1].exit_code if finished else last.exit_code,
         proof=finished[-1].proof if finished else None,
         finished=last.finished,  # run_to_completion decides, knowing the selection
-        log_tail=last.log_tail, coverage=coverage if any(o.coverage is not None for o in segments) else None,
-        imported=finished[-1].imported if finished else (), final_wall=sum(o.final_wall for o in segments),
-        confirmation=confirmation, child_exit=last.child_exit, segments=len(segments),
+        log_tail=last.log_tail,
+        coverage=coverage if any(o.coverage is not None for o in segments) else None,
+        imported=finished[-1].imported if finished else (),
+        final_wall=sum(o.final_wall for o in segments),
+        confirmation=confirmation,
+        child_exit=last.child_exit,
+        segments=len(segments),
         untraced=frozenset(untraced),
         tracer=tracers_of(segments),
         session_seconds=max(o.session_seconds for o in segments),
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
-        sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})))
+        sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})),
+    )

@@ -31,7 +31,7 @@ def owner() -> str:
 # disk-backed /tmp (Ubuntu's, CI runners') pays for each in the kernel. On this project's
 # machine the bundled gate took 30% less wall time in /dev/shm, in three paired runs.
 RAM_DISK = "/dev/shm"
-RAM_DISK_SPARE = 256 << 20      # left free beyond the copies' own bytes
+RAM_DISK_SPARE = 256 << 20  # left free beyond the copies' own bytes
 
 
 def mount_of(folder: str) -> tuple[str, frozenset[str]] | None:
@@ -142,9 +142,9 @@ def remove_abandoned(folder: Path, keep: Path) -> None:
                 continue
             os.kill(pid, 0)
         except ProcessLookupError:
-            shutil.rmtree(candidate, ignore_errors=True)   # its gate is gone
+            shutil.rmtree(candidate, ignore_errors=True)  # its gate is gone
         except (OSError, ValueError):
-            continue   # not a scratch folder, not ours to read, or its gate may be running
+            continue  # not a scratch folder, not ours to read, or its gate may be running
 
 
 def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
@@ -154,7 +154,7 @@ def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
     made: set[str] = set()
     for rel in files:
         folder = rel.rpartition("/")[0]
-        if folder not in made:   # one mkdir per folder, not one per file
+        if folder not in made:  # one mkdir per folder, not one per file
             os.makedirs(dest + folder, exist_ok=True)
             made.add(folder)
         # copyfile, never a link: a mutant written here must not reach the user's tree.

@@ -42,7 +42,7 @@ def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | Non
         sys.dont_write_bytecode = True
     os.chdir(request["sandbox"])
     if start_entry is not None:
-        sandbox = os.getcwd()   # resolved, as python -m would have put it
+        sandbox = os.getcwd()  # resolved, as python -m would have put it
         sys.path[:] = [sandbox if entry == start_entry else entry for entry in sys.path]
     if request.get("confine"):
         confine_writes(request["confine"])
@@ -50,7 +50,7 @@ def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | Non
     # The collected session's server and a fresh child alike; a fork of the server inherits it.
     limit_memory(request.get("memory_limit"))
     shared = request.get("rewrites")
-    if shared:   # before pytest imports its first test module
+    if shared:  # before pytest imports its first test module
         rewrites.install(shared["write"], shared["read"])
 
 
@@ -71,9 +71,12 @@ def isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
         return not (blocked and real.startswith(blocked)) or real.startswith(installed)
 
     sys.path[:] = list(prepend) + [p for p in sys.path if p not in prepend and allowed(p)]
-    sys.meta_path[:] = [f for f in sys.meta_path
-                        if not type(f).__module__.startswith("__editable__")
-                        and not getattr(f, "__module__", "").startswith("__editable__")]
+    sys.meta_path[:] = [
+        f
+        for f in sys.meta_path
+        if not type(f).__module__.startswith("__editable__")
+        and not getattr(f, "__module__", "").startswith("__editable__")
+    ]
     sys.path_importer_cache.clear()
 
 
@@ -82,6 +85,7 @@ def _installation_paths() -> list[str]:
     site-packages), never a whole prefix: a project may live under /usr/local too."""
     import site
     import sysconfig
+
     paths = [sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
     paths += site.getsitepackages() if hasattr(site, "getsitepackages") else []
     return [p for p in paths if p]
@@ -98,7 +102,8 @@ def collection_recorder(include: list[str], tracer: str, collection: bool = True
     the monitor costs collection little and records it anyway."""
     if tracer != "coverage":
         from killmap.engine.monitor import line_monitor
-        monitor = line_monitor(include)   # every target module is yet to be imported
+
+        monitor = line_monitor(include)  # every target module is yet to be imported
         if monitor is not None:
             monitor.start()
             return monitor
@@ -106,5 +111,5 @@ def collection_recorder(include: list[str], tracer: str, collection: bool = True
     untraced_assertion_rewriting(cov)
     cov.start()
     if not collection:
-        cov.stop()   # started once, so that resuming it in a fork is what it always was
+        cov.stop()  # started once, so that resuming it in a fork is what it always was
     return cov

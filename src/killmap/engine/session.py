@@ -28,25 +28,32 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.monitor import LineMonitor
 from killmap.engine.failures import warm_real_paths
+from killmap.engine.monitor import LineMonitor
 from killmap.engine.plugin import Recorder, conclude_run, modules_from_working_tree, trace_claims_of
 from killmap.engine.swap import LiveFunctions, swap_in
 
-FALLBACK = 75   # the fork's exit status for "run me in a fresh session instead"
+FALLBACK = 75  # the fork's exit status for "run me in a fresh session instead"
 
 
 class SessionServer:
     """A pytest plugin: after collection, serve runs instead of running the tests."""
 
-    def __init__(self, requests_fd: int, responses_fd: int, blocked_root: str | None,
-                 ignore: list[str] | None = None, prepare: list[str] | None = None, coverage: Any = None):
+    def __init__(
+        self,
+        requests_fd: int,
+        responses_fd: int,
+        blocked_root: str | None,
+        ignore: list[str] | None = None,
+        prepare: list[str] | None = None,
+        coverage: Any = None,
+    ):
         self.requests = os.fdopen(requests_fd, "r", encoding="utf-8")
         self.responses = os.fdopen(responses_fd, "w", encoding="utf-8")
         self.blocked_root = blocked_root
         self.ignore = {os.path.realpath(p) for p in ignore or ()}
-        self.prepare = list(prepare or ())   # files mutants will be swapped into: compiled once
-        self.coverage = coverage             # started before collection, when a traced run needs it
+        self.prepare = list(prepare or ())  # files mutants will be swapped into: compiled once
+        self.coverage = coverage  # started before collection, when a traced run needs it
         self.functions: LiveFunctions | None = None
 
     def pytest_ignore_collect(self, collection_path, config):
@@ -62,12 +69,12 @@ class SessionServer:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
         if self.coverage is not None:
-            self.coverage.stop()   # paused: only a traced run's fork resumes it
+            self.coverage.stop()  # paused: only a traced run's fork resumes it
         if session.testsfailed:
             return True  # a collection error: no "ready", so the worker never uses this server
         warm_real_paths()  # every fork's origin proof resolves these module paths: once, here
         if self.blocked_root:
-            modules_from_working_tree(self.blocked_root)   # and looks at these modules: once, here
+            modules_from_working_tree(self.blocked_root)  # and looks at these modules: once, here
         functions = self.functions = LiveFunctions()  # and every swap looks for the functions of its file
         for path in self.prepare:
             try:
@@ -109,14 +116,18 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             if swap["module"] not in sys.modules:
                 _fallback(request, f"{swap['module']} was not imported while tests were collected")
             import time
+
             began = time.perf_counter()
-            result = swap_in(swap["file"], Path(swap["original"]).read_text(encoding="utf-8"),
-                             Path(swap["file"]).read_text(encoding="utf-8"), server.functions)
+            result = swap_in(
+                swap["file"],
+                Path(swap["original"]).read_text(encoding="utf-8"),
+                Path(swap["file"]).read_text(encoding="utf-8"),
+                server.functions,
+            )
             swap_seconds = time.perf_counter() - began
             if not result.ok:
                 _fallback(request, result.reason)
-            proof_swap = {"swapped": result.swapped, "changed": list(result.places),
-                          "seconds": round(swap_seconds, 4)}
+            proof_swap = {"swapped": result.swapped, "changed": list(result.places), "seconds": round(swap_seconds, 4)}
             linecache.checkcache()  # tracebacks read the mutant's text from disk
         traced = request.get("coverage")
         if not traced and isinstance(server.coverage, LineMonitor):
@@ -124,9 +135,13 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             # tests may want every sys.monitoring id (Hypothesis explains a failing example
             # with one), as under plain pytest. coverage's C tracer is already off.
             server.coverage.close()
-        recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=server.coverage if traced else None,
-                            trace_claims=trace_claims_of(request), snapshot=request.get("snapshot"))
+        recorder = Recorder(
+            request["events"],
+            mutated_file=request.get("mutated_file"),
+            coverage=server.coverage if traced else None,
+            trace_claims=trace_claims_of(request),
+            snapshot=request.get("snapshot"),
+        )
         session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
         session.items[:] = items
         recorder.set_collected([item.nodeid for item in items])
@@ -135,11 +150,18 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
         exit_code = _run_items(session)
         # Only a traced run (a baseline) reports the session's imports: a mutant's run would
         # find the same files the session collected, and the scan is not free.
-        conclude_run(recorder, exit_code, request, server.blocked_root,
-                     imports_of=request["sandbox"] if traced else None, swap=proof_swap)
+        conclude_run(
+            recorder,
+            exit_code,
+            request,
+            server.blocked_root,
+            imports_of=request["sandbox"] if traced else None,
+            swap=proof_swap,
+        )
         code = 0
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
         import traceback
+
         # Into the run's own log, by name: pytest's capture gives fd 2 back to the session's
         # log between tests, so a traceback printed to stderr landed there, and the gate's
         # message quoted an empty log tail (pluggy's baseline).

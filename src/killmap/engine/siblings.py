@@ -39,7 +39,7 @@ class SiblingProcess:
     def __init__(self, stdin: IO[str], stdout: IO[str]):
         self.stdin = stdin
         self.stdout = stdout
-        self.pid: int | None = None   # from its ready line (pool.Worker.wait_ready)
+        self.pid: int | None = None  # from its ready line (pool.Worker.wait_ready)
 
     def poll(self) -> int | None:
         """Its exit status, as Popen.poll: never known here, since the first worker reaps it."""
@@ -70,12 +70,16 @@ def open_pipes(count: int) -> tuple[list[str], tuple[int, ...], list[SiblingProc
     the gate's handles). The caller closes the inherited fds once the first worker runs."""
     arguments, inherited, handles = [], [], []
     for _ in range(count):
-        requests_read, requests_write = os.pipe()     # gate -> sibling
-        responses_read, responses_write = os.pipe()   # sibling -> gate
+        requests_read, requests_write = os.pipe()  # gate -> sibling
+        responses_read, responses_write = os.pipe()  # sibling -> gate
         arguments.append(f"{requests_read},{responses_write}")
         inherited += [requests_read, responses_write]
-        handles.append(SiblingProcess(os.fdopen(requests_write, "w", encoding="utf-8", buffering=1),
-                                      os.fdopen(responses_read, "r", encoding="utf-8")))
+        handles.append(
+            SiblingProcess(
+                os.fdopen(requests_write, "w", encoding="utf-8", buffering=1),
+                os.fdopen(responses_read, "r", encoding="utf-8"),
+            )
+        )
     return ([ARGUMENT, ";".join(arguments)] if count else []), tuple(inherited), handles
 
 

@@ -31,14 +31,14 @@ import gc
 import types
 from dataclasses import dataclass
 
-Place = tuple[str, ...]   # the path of names from the module down to a code object
+Place = tuple[str, ...]  # the path of names from the module down to a code object
 
 
 @dataclass(frozen=True)
 class SwapResult:
     ok: bool
-    reason: str = ""              # why not, for the report's fallback reason
-    swapped: int = 0              # function objects whose code was replaced
+    reason: str = ""  # why not, for the report's fallback reason
+    swapped: int = 0  # function objects whose code was replaced
     places: tuple[str, ...] = ()  # where in the file, e.g. "Resolver.classify"
 
 
@@ -96,8 +96,7 @@ class LiveFunctions:
         return self._originals[key]
 
 
-def swap_in(path: str, original_text: str, mutant_text: str,
-            functions: LiveFunctions | None = None) -> SwapResult:
+def swap_in(path: str, original_text: str, mutant_text: str, functions: LiveFunctions | None = None) -> SwapResult:
     """Replace the code of every live function defined in `path` with the mutant's.
 
     `functions`: the live functions as the session server found them; without it the heap
@@ -146,7 +145,8 @@ def swap_in(path: str, original_text: str, mutant_text: str,
 
 def _changed(original: dict[Place, types.CodeType], mutant: dict[Place, types.CodeType]) -> list[Place]:
     """Places whose code differs in more than line numbers."""
+
     def body(code: types.CodeType) -> tuple:
         return code.co_code, tuple(c for c in code.co_consts if not isinstance(c, types.CodeType)), code.co_names
-    return [place for place, code in original.items()
-            if place not in mutant or body(mutant[place]) != body(code)]
+
+    return [place for place, code in original.items() if place not in mutant or body(mutant[place]) != body(code)]

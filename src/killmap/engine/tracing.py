@@ -50,6 +50,7 @@ def untraced_assertion_rewriting(cov: coverage.Coverage) -> None:
     """
     try:
         from _pytest.assertion import rewrite
+
         original = rewrite._rewrite_test
     except (ImportError, AttributeError):
         return
@@ -74,7 +75,7 @@ def imported_files(sandbox: str) -> list[str]:
     for module in list(sys.modules.values()):
         path = real_path(getattr(module, "__file__", None) or "")
         if path.startswith(prefix) and path.endswith(".py"):
-            found.add(path[len(prefix):])
+            found.add(path[len(prefix) :])
     return sorted(found)
 
 
@@ -99,6 +100,7 @@ def write_coverage(tracer: Any, out: str) -> None:
     line): the gate's own bookkeeping must not turn that into the run's crash.
     """
     from killmap.engine.monitor import LineMonitor
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", coverage.exceptions.CoverageWarning)
         found = tracer.contexts() if isinstance(tracer, LineMonitor) else coverage_contexts(tracer)
@@ -107,4 +109,5 @@ def write_coverage(tracer: Any, out: str) -> None:
 
 def tracer_name(tracer: Any) -> str:
     from killmap.engine.monitor import LineMonitor
+
     return "sys.monitoring" if isinstance(tracer, LineMonitor) else "coverage"

@@ -32,6 +32,7 @@ def warm_worker() -> None:
       a session starts (baseline.check_runner_imports refuses a target that is).
     """
     from _pytest.config import default_plugins
+
     for name in [*(f"_pytest.{plugin}" for plugin in default_plugins), "pdb"]:
         try:
             importlib.import_module(name)

@@ -36,8 +36,8 @@ from killmap.engine.siblings import fork_siblings, pipes_from
 from killmap.engine.warm import warm_worker
 
 _current_child: list[int] = []
-_gate: list[int] = [0]           # the gate's pid: a worker whose parent changed stops itself
-_siblings: list[int] = []        # in the first worker: the workers it forked (siblings.py)
+_gate: list[int] = [0]  # the gate's pid: a worker whose parent changed stops itself
+_siblings: list[int] = []  # in the first worker: the workers it forked (siblings.py)
 # The folder the worker started in, as `python -m` put it first on sys.path (None when
 # PYTHONSAFEPATH left it out). A run puts its sandbox there instead, so its tests see the
 # sys.path that `python -m pytest` run in the sandbox would give them.
@@ -79,8 +79,12 @@ def _main() -> int:
         try:
             response = serve(request)
         except Exception as exc:  # noqa: BLE001 - report, keep serving
-            response = {"id": request.get("id"), "status": "error",
-                        "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
+            response = {
+                "id": request.get("id"),
+                "status": "error",
+                "error": f"{type(exc).__name__}: {exc}",
+                "trace": traceback.format_exc(),
+            }
         out.write(json.dumps(response) + "\n")
         out.flush()
     return 0
@@ -92,12 +96,12 @@ def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt test
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    kill_descendants()   # the session servers too, and the siblings
+    kill_descendants()  # the session servers too, and the siblings
     os._exit(143)
 
 
 def serve(request: dict[str, Any]) -> dict[str, Any]:
-    if "copy" in request:   # the sandbox, from the gate's pristine copy (pool.Worker.begin_copy)
+    if "copy" in request:  # the sandbox, from the gate's pristine copy (pool.Worker.begin_copy)
         order = request["copy"]
         files = json.loads(Path(order["manifest"]).read_text(encoding="utf-8"))
         copy_files(Path(order["source"]), files, Path(order["sandbox"]))
@@ -187,23 +191,28 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         pass
     kill_descendants(keep=_server_pids() + tuple(_siblings))
     wall = time.perf_counter() - started
-    return {"id": request["id"], "status": "timeout" if timed_out else "done",
-            "child_exit": os.waitstatus_to_exitcode(status), "wall": wall}
+    return {
+        "id": request["id"],
+        "status": "timeout" if timed_out else "done",
+        "child_exit": os.waitstatus_to_exitcode(status),
+        "wall": wall,
+    }
 
 
 # --- the collected session (session.py): one per worker, forked per run ------------------
+
 
 @dataclass
 class _Server:
     key: str
     pid: int
-    requests: Any      # file, worker -> server
-    responses: int     # raw fd, server -> worker: read with select, so no hidden buffer
+    requests: Any  # file, worker -> server
+    responses: int  # raw fd, server -> worker: read with select, so no hidden buffer
     pending: bytes = b""
-    traced: list[str] | None = None   # the files whose lines its forks can record
-    tracer: str | None = None         # what it asked to record them: auto or coverage
-    traced_collection: bool = False   # whether it recorded them while collecting too
-    collect_seconds: float = 0.0      # from its fork to its collection's end: what a fresh session pays
+    traced: list[str] | None = None  # the files whose lines its forks can record
+    tracer: str | None = None  # what it asked to record them: auto or coverage
+    traced_collection: bool = False  # whether it recorded them while collecting too
+    collect_seconds: float = 0.0  # from its fork to its collection's end: what a fresh session pays
 
     def close(self) -> None:
         try:
@@ -224,8 +233,8 @@ class _Server:
             pass
 
 
-_servers: list[_Server] = []       # at most one: the session of the last key asked for
-_unavailable: set[str] = set()     # keys whose session could not collect: never retried
+_servers: list[_Server] = []  # at most one: the session of the last key asked for
+_unavailable: set[str] = set()  # keys whose session could not collect: never retried
 
 
 def _server_pids() -> tuple[int, ...]:
@@ -245,8 +254,8 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
     if key in _unavailable:
         return None
     traced = (request.get("coverage") or {}).get("include")
-    requests_read, requests_write = os.pipe()      # worker -> server
-    responses_read, responses_write = os.pipe()    # server -> worker
+    requests_read, requests_write = os.pipe()  # worker -> server
+    responses_read, responses_write = os.pipe()  # server -> worker
     began = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the server: collect once, then serve forks (never returns)
@@ -259,10 +268,19 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
             if traced:
                 # Collection recorded (what runs at import is reach evidence), then paused:
                 # a traced baseline run resumes it, mutant runs never do.
-                cov = collection_recorder(traced, request["coverage"].get("tracer", "auto"),
-                                          collection=request["coverage"].get("collection", True))
-            plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"),
-                                   request.get("ignore"), spec.get("prepare"), cov)
+                cov = collection_recorder(
+                    traced,
+                    request["coverage"].get("tracer", "auto"),
+                    collection=request["coverage"].get("collection", True),
+                )
+            plugin = SessionServer(
+                requests_read,
+                responses_write,
+                request.get("blocked_root"),
+                request.get("ignore"),
+                spec.get("prepare"),
+                cov,
+            )
             pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
             code = 0
         except BaseException:  # noqa: BLE001
@@ -271,9 +289,15 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
             os._exit(code)
     os.close(requests_read)
     os.close(responses_write)
-    server = _Server(key, pid, os.fdopen(requests_write, "w", encoding="utf-8"), responses_read,
-                     traced=traced, tracer=(request.get("coverage") or {}).get("tracer"),
-                     traced_collection=bool(traced) and (request.get("coverage") or {}).get("collection", True))
+    server = _Server(
+        key,
+        pid,
+        os.fdopen(requests_write, "w", encoding="utf-8"),
+        responses_read,
+        traced=traced,
+        tracer=(request.get("coverage") or {}).get("tracer"),
+        traced_collection=bool(traced) and (request.get("coverage") or {}).get("collection", True),
+    )
     ready = _read_line(server, began + spec["timeout"])
     server.collect_seconds = time.perf_counter() - began
     if not (ready and ready.get("ready")):
@@ -287,6 +311,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
 def _read_line(server: _Server, deadline: float) -> dict[str, Any] | None:
     """One protocol line from the server, or None at EOF or past the deadline."""
     import select
+
     while b"\n" not in server.pending:
         left = deadline - time.perf_counter()
         if left <= 0:
@@ -309,12 +334,17 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     if server is None:
         return None, "the collected session is not available (collection failed in it)"
     wanted = request.get("coverage")
-    if wanted and (wanted["include"] != server.traced or wanted.get("tracer") != server.tracer
-                   or (wanted.get("collection", True) and not server.traced_collection)):
+    if wanted and (
+        wanted["include"] != server.traced
+        or wanted.get("tracer") != server.tracer
+        or (wanted.get("collection", True) and not server.traced_collection)
+    ):
         return None, "the collected session did not trace its collection of these files"
     started = time.perf_counter()
-    run = {key: request.get(key) for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot",
-                                             "coverage", "sandbox")}
+    run = {
+        key: request.get(key)
+        for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot", "coverage", "sandbox")
+    }
     run["swap"] = request["session"].get("swap")
     run["tests"] = request["session"]["tests"]
     run["all"] = request["session"].get("all", False)
@@ -356,9 +386,14 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     if done["exit"] == FALLBACK and not timed_out:
         why = Path(request["events"]).with_suffix(".fallback")
         return None, why.read_text(encoding="utf-8") if why.exists() else "the swap was refused"
-    return {"id": request["id"], "status": "timeout" if timed_out else "done", "child_exit": done["exit"],
-            "wall": time.perf_counter() - started, "path": "swap",
-            "session_seconds": round(server.collect_seconds, 4)}, ""
+    return {
+        "id": request["id"],
+        "status": "timeout" if timed_out else "done",
+        "child_exit": done["exit"],
+        "wall": time.perf_counter() - started,
+        "path": "swap",
+        "session_seconds": round(server.collect_seconds, 4),
+    }, ""
 
 
 def _child(request: dict[str, Any]) -> None:
@@ -369,13 +404,24 @@ def _child(request: dict[str, Any]) -> None:
         if request.get("coverage"):
             # Before collection: what runs at import is evidence too.
             cov = collection_recorder(request["coverage"]["include"], request["coverage"].get("tracer", "auto"))
-        recorder = Recorder(request["events"], mutated_file=request.get("mutated_file"),
-                            coverage=cov, tracing=cov is not None, trace_claims=trace_claims_of(request),
-                            snapshot=request.get("snapshot"), ignore=request.get("ignore"))
+        recorder = Recorder(
+            request["events"],
+            mutated_file=request.get("mutated_file"),
+            coverage=cov,
+            tracing=cov is not None,
+            trace_claims=trace_claims_of(request),
+            snapshot=request.get("snapshot"),
+            ignore=request.get("ignore"),
+        )
         exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser()])
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.
-        conclude_run(recorder, int(exit_code), request, request.get("blocked_root"),
-                     imports_of=request["sandbox"] if request.get("coverage") else None)
+        conclude_run(
+            recorder,
+            int(exit_code),
+            request,
+            request.get("blocked_root"),
+            imports_of=request["sandbox"] if request.get("coverage") else None,
+        )
         code = 0
     except BaseException:  # noqa: BLE001 - the child must always exit, never return
         traceback.print_exc()

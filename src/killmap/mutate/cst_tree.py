@@ -38,8 +38,9 @@ class Sources:
             try:
                 module = cst.parse_module(original)
             except cst.ParserSyntaxError as exc:
-                raise mutation.fail(f"target file does not parse: {exc.message} (line {exc.raw_line})",
-                                    "target") from None
+                raise mutation.fail(
+                    f"target file does not parse: {exc.message} (line {exc.raw_line})", "target"
+                ) from None
             self._parsed[rel] = (original, _Wrapper(module, unsafe_skip_copy=True, text=original))
         return self._parsed[rel]
 
@@ -209,9 +210,27 @@ def transform_statements(wrapper: MetadataWrapper, replacements, parents=None) -
 
 
 # Expressions that bind at least as tightly as a call: safe in any operand position.
-ATOMS = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.SimpleString, cst.ConcatenatedString,
-          cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis, cst.List, cst.Tuple,
-          cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+ATOMS = (
+    cst.Name,
+    cst.Attribute,
+    cst.Subscript,
+    cst.Call,
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.Ellipsis,
+    cst.List,
+    cst.Tuple,
+    cst.Set,
+    cst.Dict,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
 
 
 def string_value(node) -> str | None:

@@ -19,27 +19,32 @@ class Mutant:
     """A mutation applied to text: what the sandbox will hold instead of the original."""
 
     mutation: Mutation
-    file: str                      # relative to the project root
+    file: str  # relative to the project root
     original: str
-    mutated: str | None            # None when not applied
+    mutated: str | None  # None when not applied
     sites: int
-    reason: str = ""               # why it was not applied, when mutated is None
-    target_sha256: str = ""        # sha256 of the target symbol's (or file's) exact text
-    changed_lines: tuple[int, ...] = field(default=())        # 1-based, in the original
+    reason: str = ""  # why it was not applied, when mutated is None
+    target_sha256: str = ""  # sha256 of the target symbol's (or file's) exact text
+    changed_lines: tuple[int, ...] = field(default=())  # 1-based, in the original
     mutant_changed_lines: tuple[int, ...] = field(default=())  # 1-based, in the mutant
-    target_pin: str = ""           # ast1:sha256 of the target's normalized syntax (see syntax.py)
+    target_pin: str = ""  # ast1:sha256 of the target's normalized syntax (see syntax.py)
 
     @property
     def applied(self) -> bool:
         return self.mutated is not None
 
-    @functools.cached_property   # the cache key, the reports and the memo each ask for it
+    @functools.cached_property  # the cache key, the reports and the memo each ask for it
     def diff(self) -> str:
         if self.mutated is None:
             return ""
-        return "".join(difflib.unified_diff(
-            split_lines(self.original), split_lines(self.mutated),
-            fromfile=f"a/{self.file}", tofile=f"b/{self.file}"))
+        return "".join(
+            difflib.unified_diff(
+                split_lines(self.original),
+                split_lines(self.mutated),
+                fromfile=f"a/{self.file}",
+                tofile=f"b/{self.file}",
+            )
+        )
 
     @property
     def mutant_sha256(self) -> str:

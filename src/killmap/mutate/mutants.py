@@ -28,14 +28,12 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
     # The symbol's own text: libcst hands a statement the blank lines and comments above it
     # (leading_lines); a formatter changing the spacing between functions must not make
     # a pinned mutation stale, so they are left out.
-    target_text = wrapper.module.code_for_node(scope.with_changes(leading_lines=())) \
-        if scope is not None else original
+    target_text = wrapper.module.code_for_node(scope.with_changes(leading_lines=())) if scope is not None else original
     target_hash = sha256_text(target_text)
     target_pin = syntax_pin(target_text)
 
     def not_applied(sites: int, reason: str) -> Mutant:
-        return Mutant(mutation, mutation.target.path, original, None, sites, reason, target_hash,
-                      target_pin=target_pin)
+        return Mutant(mutation, mutation.target.path, original, None, sites, reason, target_hash, target_pin=target_pin)
 
     try:
         mutated, matched = _OPERATORS[mutation.op](root, wrapper, scope, mutation, original)
@@ -45,13 +43,26 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
     if sites != mutation.count:
         # Where they are, so the entry can be narrowed (a symbol, a longer text) or counted.
         lines = _site_lines(wrapper, mutation, original, matched)
-        return not_applied(sites, f"op {mutation.op!r} matched {sites} site(s) in {mutation.target}, "
-                                  f"expected {mutation.count}" + (f" (line {', '.join(lines)})" if lines else ""))
+        return not_applied(
+            sites,
+            f"op {mutation.op!r} matched {sites} site(s) in {mutation.target}, "
+            f"expected {mutation.count}" + (f" (line {', '.join(lines)})" if lines else ""),
+        )
     if mutated == original:
         return not_applied(sites, "the mutant is byte-identical to the original")
     old_lines, new_lines = changed_lines(original, mutated)
-    return Mutant(mutation, mutation.target.path, original, mutated, sites, "", target_hash,
-                  old_lines, new_lines, target_pin=target_pin)
+    return Mutant(
+        mutation,
+        mutation.target.path,
+        original,
+        mutated,
+        sites,
+        "",
+        target_hash,
+        old_lines,
+        new_lines,
+        target_pin=target_pin,
+    )
 
 
 def _site_lines(wrapper, mutation: Mutation, original: str, matched: list) -> list[str]:
@@ -78,7 +89,7 @@ def changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[i
     # it are equal on both sides, so only the stretch is diffed. On a 3,000-line file the
     # whole-file diff was most of a mutant's build.
     head, tail = equal_ends(a, b)
-    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
+    middle = difflib.SequenceMatcher(None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False)
     old: set[int] = set()
     new: set[int] = set()
     for tag, i1, i2, j1, j2 in middle.get_opcodes():
@@ -91,6 +102,7 @@ def changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[i
 
 
 # --- target resolution -------------------------------------------------------------------
+
 
 def target_scope(module: cst.Module, mutation: Mutation) -> cst.CSTNode | None:
     symbol = mutation.target.symbol

@@ -16,30 +16,49 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Iterator
+from typing import Any
 
 import libcst as cst
 
 from killmap.errors import GateError
 
-SUPPORTED = (3, 8)                  # mutmut 3.8.x: `create_mutations` returns a 4-tuple
+SUPPORTED = (3, 8)  # mutmut 3.8.x: `create_mutations` returns a 4-tuple
 SUPPORTED_TEXT = "mutmut 3.8.x"
 INSTALL_HINT = "pip install 'killmap[sweep]' (mutmut>=3.8,<3.9)"
 
 # mutmut 3.8's Config fields. create_mutations reads only do_not_mutate_patterns; the rest
 # are given neutral values so that nothing mutmut might read finds a missing attribute.
 _CONFIG_FIELDS = {
-    "also_copy": [], "only_mutate": [], "do_not_mutate": [], "do_not_mutate_patterns": [],
-    "max_stack_depth": -1, "debug": False, "source_paths": [], "resolved_mutated_source_paths": [],
-    "pytest_add_cli_args": [], "pytest_add_cli_args_test_selection": [],
-    "mutate_only_covered_lines": False, "timeout_multiplier": 15.0, "timeout_constant": 1.0,
-    "type_check_command": [], "use_setproctitle": False, "track_dependencies": False,
-    "dependency_tracking_depth": -1, "cache_invalidation_files": [], "cache_invalidation_exclude": [],
-    "on_dependency_change": "warn", "use_git_change_detection": False, "process_isolation": "fork",
-    "forkserver_warmup": "none", "max_forkserver_restarts": 0, "preload_modules_file": None,
-    "log_to_file": False, "log_file_path": "",
+    "also_copy": [],
+    "only_mutate": [],
+    "do_not_mutate": [],
+    "do_not_mutate_patterns": [],
+    "max_stack_depth": -1,
+    "debug": False,
+    "source_paths": [],
+    "resolved_mutated_source_paths": [],
+    "pytest_add_cli_args": [],
+    "pytest_add_cli_args_test_selection": [],
+    "mutate_only_covered_lines": False,
+    "timeout_multiplier": 15.0,
+    "timeout_constant": 1.0,
+    "type_check_command": [],
+    "use_setproctitle": False,
+    "track_dependencies": False,
+    "dependency_tracking_depth": -1,
+    "cache_invalidation_files": [],
+    "cache_invalidation_exclude": [],
+    "on_dependency_change": "warn",
+    "use_git_change_detection": False,
+    "process_isolation": "fork",
+    "forkserver_warmup": "none",
+    "max_forkserver_restarts": 0,
+    "preload_modules_file": None,
+    "log_to_file": False,
+    "log_file_path": "",
 }
 
 
@@ -49,16 +68,16 @@ class MutmutMutation:
 
     original: cst.CSTNode
     mutated: cst.CSTNode
-    function: cst.FunctionDef       # the top-level function or method that holds it
-    operator: str                   # "swap_op", "number", ...: which of mutmut's operators
-    mutmut_name: str                # what mutmut calls it: x_f__mutmut_3, xǁCǁm__mutmut_1
+    function: cst.FunctionDef  # the top-level function or method that holds it
+    operator: str  # "swap_op", "number", ...: which of mutmut's operators
+    mutmut_name: str  # what mutmut calls it: x_f__mutmut_3, xǁCǁm__mutmut_1
 
 
 @dataclass(frozen=True)
 class MutmutFile:
-    module: cst.Module              # the parse the mutations' nodes belong to
+    module: cst.Module  # the parse the mutations' nodes belong to
     mutations: tuple[MutmutMutation, ...]
-    pragma_lines: frozenset[int]    # lines `# pragma: no mutate` (and its block forms) cover
+    pragma_lines: frozenset[int]  # lines `# pragma: no mutate` (and its block forms) cover
 
 
 def version() -> str:
@@ -68,19 +87,27 @@ def version() -> str:
     except metadata.PackageNotFoundError:
         # With --ops killmap too: the sweep reads every file through mutmut, so that its mutants
         # and mutmut's are of the same definitions, with the same pragmas honoured.
-        raise GateError(f"killmap sweep needs {SUPPORTED_TEXT}, even with --ops killmap (every file is "
-                        f"read through it), and it is not installed: {INSTALL_HINT}") from None
+        raise GateError(
+            f"killmap sweep needs {SUPPORTED_TEXT}, even with --ops killmap (every file is "
+            f"read through it), and it is not installed: {INSTALL_HINT}"
+        ) from None
     parts = tuple(int(p) for p in found.split(".")[:2] if p.isdigit())
     if parts != SUPPORTED:
-        raise GateError(f"killmap sweep supports {SUPPORTED_TEXT}, found mutmut {found}: its mutation API "
-                        f"moves between minor releases; {INSTALL_HINT}", field="mutmut")
+        raise GateError(
+            f"killmap sweep supports {SUPPORTED_TEXT}, found mutmut {found}: its mutation API "
+            f"moves between minor releases; {INSTALL_HINT}",
+            field="mutmut",
+        )
     return found
 
 
 def _moved(what: str, exc: BaseException | None = None) -> GateError:
     detail = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
-    return GateError(f"mutmut {metadata.version('mutmut')}'s mutation API moved: {what}{detail}; killmap sweep "
-                     f"supports {SUPPORTED_TEXT}: {INSTALL_HINT}", field="mutmut")
+    return GateError(
+        f"mutmut {metadata.version('mutmut')}'s mutation API moved: {what}{detail}; killmap sweep "
+        f"supports {SUPPORTED_TEXT}: {INSTALL_HINT}",
+        field="mutmut",
+    )
 
 
 @contextlib.contextmanager
@@ -89,6 +116,7 @@ def _configured() -> Iterator[Any]:
     try:
         from mutmut import configuration
         from mutmut.mutation import file_mutation, pragma_handling
+
         fields = {f.name for f in dataclasses.fields(configuration.Config)}
     except (ImportError, AttributeError, TypeError) as exc:
         raise _moved("mutmut.configuration.Config or mutmut.mutation.file_mutation is gone", exc) from None
@@ -140,8 +168,11 @@ def mutations(filename: str, code: str) -> MutmutFile:
         if key is None:
             continue
         numbered[id(function)] = numbered.get(id(function), 0) + 1
-        result.append(MutmutMutation(original, mutated, function, _operator(original, mutated),
-                                     f"{key}__mutmut_{numbered[id(function)]}"))
+        result.append(
+            MutmutMutation(
+                original, mutated, function, _operator(original, mutated), f"{key}__mutmut_{numbered[id(function)]}"
+            )
+        )
     return MutmutFile(module, tuple(result), pragma_lines)
 
 
@@ -176,9 +207,11 @@ def _operator(original: cst.CSTNode, mutated: cst.CSTNode) -> str:
         return "swap_op" if isinstance(mutated, cst.UnaryOperation) else "remove_unary_ops"
     if isinstance(original, cst.Call) and isinstance(mutated, cst.Call):
         if len(original.args) != len(mutated.args) or any(
-                isinstance(a.value, cst.Name) and a.value.value == "None" and not (
-                    isinstance(b.value, cst.Name) and b.value.value == "None")
-                for b, a in zip(original.args, mutated.args)):
+            isinstance(a.value, cst.Name)
+            and a.value.value == "None"
+            and not (isinstance(b.value, cst.Name) and b.value.value == "None")
+            for b, a in zip(original.args, mutated.args)
+        ):
             return "arg_removal"
         if not original.func.deep_equals(mutated.func):
             return "string_methods_swap"

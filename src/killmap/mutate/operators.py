@@ -11,8 +11,17 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
-from killmap.mutate.cst_tree import (ATOMS, call_matches, line_offsets, parents_of, statement_positions, same_expression,
-                              string_value, transform_statements, nodes_within)
+from killmap.mutate.cst_tree import (
+    ATOMS,
+    call_matches,
+    line_offsets,
+    nodes_within,
+    parents_of,
+    same_expression,
+    statement_positions,
+    string_value,
+    transform_statements,
+)
 from killmap.mutate.patching import PatchError, parse_patch, reverse_apply
 
 
@@ -73,7 +82,9 @@ def _statement_holding(node, parents):
                 return line
             return parent
         if isinstance(parent, cst.BaseCompoundStatement):
-            if isinstance(child, (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler)) or child is getattr(parent, "orelse", None):
+            if isinstance(child, (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler)) or child is getattr(
+                parent, "orelse", None
+            ):
                 return None  # reached through a block: the inner statement should have matched
             return parent
         child, parent = parent, parents.get(parent)
@@ -120,9 +131,12 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
     parents = parents_of(wrapper, mutation)
     # f-strings too: most error messages in modern code are f-strings (attrs' validators'
     # "must be <= {bound}"). One is matched by its source text, placeholders and all.
-    literals = [n for n in nodes_within(wrapper, scope)
-                if isinstance(n, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-                and not isinstance(parents.get(n), cst.ConcatenatedString)]
+    literals = [
+        n
+        for n in nodes_within(wrapper, scope)
+        if isinstance(n, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+        and not isinstance(parents.get(n), cst.ConcatenatedString)
+    ]
     valued = [(n, string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
     keepers = [n for n, text in valued if keep in text]
     if len(keepers) > 1:
@@ -135,9 +149,11 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
     dropped = [n for n, text in valued if drop in text and n is not keeper]
     if not dropped and drop in next(text for n, text in valued if n is keeper):
         # tomlkit's ("not allowed in " f"{t}, use X instead"): one literal, implicitly joined.
-        raise _NotApplicable("'drop' and 'keep' are in the same string literal (one message, or parts "
-                             "joined implicitly): merge-strings puts the literal holding 'keep' where "
-                             "another literal holds 'drop'; for a change inside one literal use replace")
+        raise _NotApplicable(
+            "'drop' and 'keep' are in the same string literal (one message, or parts "
+            "joined implicitly): merge-strings puts the literal holding 'keep' where "
+            "another literal holds 'drop'; for a change inside one literal use replace"
+        )
     replacements = {id(n): keeper.deep_clone() for n in dropped}
     return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), dropped
 
@@ -180,8 +196,11 @@ def _op_negate(root, wrapper, scope, mutation, original):
                 if node.lpar and not inverted.lpar:
                     inverted = inverted.with_changes(lpar=node.lpar, rpar=node.rpar)
             else:
-                inner = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
-                    if not node.lpar and not isinstance(node, ATOMS) else node
+                inner = (
+                    node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                    if not node.lpar and not isinstance(node, ATOMS)
+                    else node
+                )
                 inverted = cst.UnaryOperation(operator=cst.Not(), expression=inner)
                 # `not` binds looser than comparisons and arithmetic: `flag in items` with
                 # `flag` negated must read `(not flag) in items`, not `not flag in items`.
@@ -189,7 +208,9 @@ def _op_negate(root, wrapper, scope, mutation, original):
                     inverted = inverted.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             replacements[id(node)] = inverted
             nodes[id(node)] = node
-    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), [nodes[key] for key in replacements]
+    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), [
+        nodes[key] for key in replacements
+    ]
 
 
 def _binds_tighter_than_not(parent) -> bool:
@@ -198,8 +219,19 @@ def _binds_tighter_than_not(parent) -> bool:
         return not isinstance(parent.operator, cst.Not)
     if isinstance(parent, (cst.Arg, cst.Element)):
         return bool(getattr(parent, "star", ""))
-    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BinaryOperation, cst.Attribute,
-                               cst.Subscript, cst.Call, cst.Await, cst.StarredElement))
+    return isinstance(
+        parent,
+        (
+            cst.Comparison,
+            cst.ComparisonTarget,
+            cst.BinaryOperation,
+            cst.Attribute,
+            cst.Subscript,
+            cst.Call,
+            cst.Await,
+            cst.StarredElement,
+        ),
+    )
 
 
 def _is_binding_name(node, parents) -> bool:
@@ -220,13 +252,16 @@ def _op_revert_patch(root, wrapper, scope, mutation, original):
         raise mutation.fail(f"{mutation.param('patch')}: {exc}", "patch") from None
     mine = [p for p in patches if mutation.target.path in (p.new_path, p.old_path)]
     if len(patches) != 1 or not mine:
-        raise mutation.fail(f"the patch must change exactly the target file {mutation.target.path} "
-                            f"(it names {[p.new_path for p in patches]})", "patch")
+        raise mutation.fail(
+            f"the patch must change exactly the target file {mutation.target.path} "
+            f"(it names {[p.new_path for p in patches]})",
+            "patch",
+        )
     try:
         preimage = reverse_apply(original, mine[0])
     except PatchError as exc:
         raise _NotApplicable(f"revert-patch refused: {exc}", 0) from None
-    return preimage, [None]   # the whole patch is one site, on no single line
+    return preimage, [None]  # the whole patch is one site, on no single line
 
 
 _OPERATORS = {

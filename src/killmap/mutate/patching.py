@@ -21,8 +21,8 @@ class PatchError(ValueError):
 class Hunk:
     old_start: int
     new_start: int
-    old_lines: tuple[str, ...]   # preimage side (context + removed), with line endings
-    new_lines: tuple[str, ...]   # postimage side (context + added), with line endings
+    old_lines: tuple[str, ...]  # preimage side (context + removed), with line endings
+    new_lines: tuple[str, ...]  # postimage side (context + added), with line endings
 
 
 @dataclass(frozen=True)
@@ -127,11 +127,11 @@ def _apply(text: str, hunks: tuple[Hunk, ...], *, reverse: bool) -> str:
     out: list[str] = []
     cursor = 0
     for hunk in hunks:
-        start = (hunk.new_start if reverse else hunk.old_start)
+        start = hunk.new_start if reverse else hunk.old_start
         expect = hunk.new_lines if reverse else hunk.old_lines
         replace = hunk.old_lines if reverse else hunk.new_lines
         index = max(start - 1, 0) if expect else start
-        if index < cursor or tuple(lines[index:index + len(expect)]) != expect:
+        if index < cursor or tuple(lines[index : index + len(expect)]) != expect:
             side = "postimage" if reverse else "preimage"
             raise PatchError(f"the file is not the patch's {side} at line {start}")
         out.extend(lines[cursor:index])

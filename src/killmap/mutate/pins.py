@@ -53,16 +53,25 @@ def current_pin(pin: str, mutant: Mutant) -> str:
 def check_pins(root: Path, mutation: Mutation, mutant: Mutant) -> str | None:
     """A sentence saying what to review, or None when every pin still holds."""
     if mutation.pin and mutation.pin != current_pin(mutation.pin, mutant):
-        return (f"{mutation.target} changed since this mutation was pinned; review that the "
-                f"mutation still means what its name says, then run 'killmap pin {mutation.name}'")
+        return (
+            f"{mutation.target} changed since this mutation was pinned; review that the "
+            f"mutation still means what its name says, then run 'killmap pin {mutation.name}'"
+        )
     if mutation.op == "revert-patch":
         if mutation.param("patch_pin") and mutation.param("patch_pin") != patch_sha256(root, mutation):
-            return (f"the patch {mutation.param('patch')} changed since it was pinned; review it, then run "
-                    f"'killmap pin {mutation.name}'")
-        if mutation.param("preimage_pin") and mutant.applied and \
-                mutation.param("preimage_pin") != sha256_text(mutant.mutated or ""):
-            return (f"reverting the patch no longer gives the pinned preimage of {mutation.target.path}; "
-                    f"review it, then run 'killmap pin {mutation.name}'")
+            return (
+                f"the patch {mutation.param('patch')} changed since it was pinned; review it, then run "
+                f"'killmap pin {mutation.name}'"
+            )
+        if (
+            mutation.param("preimage_pin")
+            and mutant.applied
+            and mutation.param("preimage_pin") != sha256_text(mutant.mutated or "")
+        ):
+            return (
+                f"reverting the patch no longer gives the pinned preimage of {mutation.target.path}; "
+                f"review it, then run 'killmap pin {mutation.name}'"
+            )
     return None
 
 
@@ -78,10 +87,10 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
     prove that the only change is the pins.
     """
     lines = split_lines(text)
-    blocks: list[tuple[int, int]] = []   # [start, end) of each [[mutation]] block
+    blocks: list[tuple[int, int]] = []  # [start, end) of each [[mutation]] block
     start = None
     in_multiline = False
-    inside_string: set[int] = set()      # lines that continue a multi-line string
+    inside_string: set[int] = set()  # lines that continue a multi-line string
     for index, line in enumerate(lines):
         if in_multiline:
             inside_string.add(index)
@@ -122,9 +131,13 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
                 old = lines[keys[field]]
                 quoted = _QUOTED_VALUE.match(old)
                 if quoted is None:
-                    raise GateError(f"line {keys[field] + 1}: {field} is not a one-line string; "
-                                    "edit the pins by hand", file=catalog, mutation=name, field=field)
-                edits[keys[field]] = f'{old[:quoted.start(1)]}"{value}"{old[quoted.end(1):]}'
+                    raise GateError(
+                        f"line {keys[field] + 1}: {field} is not a one-line string; edit the pins by hand",
+                        file=catalog,
+                        mutation=name,
+                        field=field,
+                    )
+                edits[keys[field]] = f'{old[: quoted.start(1)]}"{value}"{old[quoted.end(1) :]}'
             else:
                 anchor = keys.get("target", name_line)
                 inserts.setdefault(anchor, []).append(rendered + "\n")
@@ -140,16 +153,16 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
     return result
 
 
-def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[str, str]],
-                             catalog: str) -> None:
+def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[str, str]], catalog: str) -> None:
     old = tomllib.loads(before)
     try:
         new = tomllib.loads(after)
     except tomllib.TOMLDecodeError:
         new = None
     if new is None:
-        raise GateError("could not rewrite pins without breaking the TOML; edit the pins by hand",
-                        file=catalog, field="pin")
+        raise GateError(
+            "could not rewrite pins without breaking the TOML; edit the pins by hand", file=catalog, field="pin"
+        )
     pin_fields = ("pin", "patch_pin", "preimage_pin")
     for entry in old.get("mutation", []):
         for field, value in updates.get(entry.get("name"), {}).items():
@@ -157,5 +170,6 @@ def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[st
     strip = lambda data: [{k: v for k, v in e.items() if k not in pin_fields} for e in data.get("mutation", [])]
     pins = lambda data: [{k: e.get(k) for k in pin_fields} for e in data.get("mutation", [])]
     if strip(old) != strip(new) or pins(old) != pins(new) or old.get("gate") != new.get("gate"):
-        raise GateError("could not rewrite pins without changing anything else; edit the pins by hand",
-                        file=catalog, field="pin")
+        raise GateError(
+            "could not rewrite pins without changing anything else; edit the pins by hand", file=catalog, field="pin"
+        )

@@ -18,9 +18,8 @@ verified against the file's text; a definition that cannot be located is reporte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import bisect
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
@@ -35,11 +34,11 @@ class Definition:
     """A top-level function, or a method of a top-level class, where it stands in the file."""
 
     node: cst.FunctionDef
-    qualname: str                  # "f" or "Class.method"
-    owner: cst.ClassDef | None     # the class of a method
-    offset: int                    # where its text (leading comments included) starts
+    qualname: str  # "f" or "Class.method"
+    owner: cst.ClassDef | None  # the class of a method
+    offset: int  # where its text (leading comments included) starts
     text: str
-    first_line: int                # 1-based line of `offset`
+    first_line: int  # 1-based line of `offset`
 
 
 class Replace(cst.CSTTransformer):
@@ -50,7 +49,7 @@ class Replace(cst.CSTTransformer):
         self.replacements = replacements
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return id(node) not in self.replacements   # nothing below a replaced node needs a visit
+        return id(node) not in self.replacements  # nothing below a replaced node needs a visit
 
     def on_leave(self, original_node, updated_node):
         if id(original_node) in self.replacements:
@@ -71,9 +70,9 @@ class SplicedFile:
         offset = sum(len(module.code_for_node(line)) for line in module.header)
         for statement in module.body:
             text = module.code_for_node(statement)
-            if code[offset:offset + len(text)] != text:
+            if code[offset : offset + len(text)] != text:
                 self.unlocated.append(module.code_for_node(statement).strip().split("\n")[0][:60])
-                return   # the texts no longer line up: locate nothing after this point
+                return  # the texts no longer line up: locate nothing after this point
             if isinstance(statement, cst.FunctionDef):
                 self._add(statement, statement.name.value, None, offset, text)
             elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
@@ -90,7 +89,7 @@ class SplicedFile:
             return
         start = class_text.find(texts[0])
         for child, text in zip(owner.body.body, texts):
-            if start < 0 or class_text[start:start + len(text)] != text:
+            if start < 0 or class_text[start : start + len(text)] != text:
                 self.unlocated.append(f"class {owner.name.value}")
                 return
             if isinstance(child, cst.FunctionDef):
@@ -101,12 +100,13 @@ class SplicedFile:
         """The definition's text as it stands in the file, indentation included."""
         if owner is None:
             return self.module.code_for_node(node)
-        stand_in = cst.ClassDef(name=cst.Name("_"), body=owner.body.with_changes(
-            body=[node], footer=[], header=cst.TrailingWhitespace()))
+        stand_in = cst.ClassDef(
+            name=cst.Name("_"), body=owner.body.with_changes(body=[node], footer=[], header=cst.TrailingWhitespace())
+        )
         text = self.module.code_for_node(stand_in)
         prefix = "class _:" + self.module.default_newline
         assert text.startswith(prefix), text[:40]
-        return text[len(prefix):]
+        return text[len(prefix) :]
 
     def _line_of(self, offset: int) -> int:
         return bisect.bisect_right(self._line_starts, offset)
@@ -114,8 +114,9 @@ class SplicedFile:
     def _offset(self, position) -> int:
         return self._line_starts[position.line - 1] + position.column
 
-    def mutant(self, definition: Definition, original: cst.CSTNode,
-               replacement: cst.CSTNode | cst.RemovalSentinel) -> tuple[str, str, tuple[int, ...], tuple[int, ...]] | None:
+    def mutant(
+        self, definition: Definition, original: cst.CSTNode, replacement: cst.CSTNode | cst.RemovalSentinel
+    ) -> tuple[str, str, tuple[int, ...], tuple[int, ...]] | None:
         """(file text, the definition's new text, changed lines in the original, in the
         mutant), or None when the change renders to the same text."""
         span = self._spans.get(original) if isinstance(replacement, cst.CSTNode) else None
@@ -128,13 +129,13 @@ class SplicedFile:
                     if new == old:
                         return None
                     relative = start - definition.offset
-                    text = definition.text[:relative] + new + definition.text[relative + len(old):]
-                    return (self.code[:start] + new + self.code[end:], text, (span.start.line,),
-                            (span.start.line,))
+                    text = definition.text[:relative] + new + definition.text[relative + len(old) :]
+                    return (self.code[:start] + new + self.code[end:], text, (span.start.line,), (span.start.line,))
         return self.mutant_of(definition, {id(original): replacement})
 
-    def mutant_of(self, definition: Definition, replacements: dict[int, cst.CSTNode | cst.RemovalSentinel]
-                  ) -> tuple[str, str, tuple[int, ...], tuple[int, ...]] | None:
+    def mutant_of(
+        self, definition: Definition, replacements: dict[int, cst.CSTNode | cst.RemovalSentinel]
+    ) -> tuple[str, str, tuple[int, ...], tuple[int, ...]] | None:
         """The same, for any replacements inside the definition: it is transformed and
         rendered whole."""
         changed = definition.node.visit(Replace(replacements))
@@ -147,11 +148,15 @@ class SplicedFile:
         # With the file's next line after both, the lines come out as the whole file's diff
         # gives them (a deletion at the end of the definition marks the line after it).
         newline = self.code.find("\n", end)
-        after = self.code[end:newline + 1 if newline >= 0 else len(self.code)]
+        after = self.code[end : newline + 1 if newline >= 0 else len(self.code)]
         old, new = changed_lines(definition.text + after, text + after)
         shift = definition.first_line - 1
-        return (self.code[:start] + text + self.code[end:], text,
-                tuple(line + shift for line in old), tuple(line + shift for line in new))
+        return (
+            self.code[:start] + text + self.code[end:],
+            text,
+            tuple(line + shift for line in old),
+            tuple(line + shift for line in new),
+        )
 
 
 def _line_starts(code: str) -> list[int]:

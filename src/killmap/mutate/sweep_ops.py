@@ -19,8 +19,8 @@ Each candidate carries the catalog operator and fields that may rebuild it, for
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -29,24 +29,42 @@ from killmap.mutate.cst_tree import ATOMS, string_value
 
 # Calls whose value is a bool, whatever their arguments.
 _BOOL_CALLS = frozenset({"bool", "isinstance", "issubclass", "callable", "hasattr", "any", "all"})
-_BOOL_METHODS = frozenset({"startswith", "endswith", "isdigit", "isalpha", "isalnum", "isspace",
-                           "islower", "isupper", "isidentifier", "isdisjoint", "issubset", "issuperset",
-                           "is_file", "is_dir", "exists"})
-_NO_RETURN = frozenset({"NoReturn", "Never", "typing.NoReturn", "typing.Never",
-                        "typing_extensions.NoReturn", "typing_extensions.Never"})
+_BOOL_METHODS = frozenset(
+    {
+        "startswith",
+        "endswith",
+        "isdigit",
+        "isalpha",
+        "isalnum",
+        "isspace",
+        "islower",
+        "isupper",
+        "isidentifier",
+        "isdisjoint",
+        "issubset",
+        "issuperset",
+        "is_file",
+        "is_dir",
+        "exists",
+    }
+)
+_NO_RETURN = frozenset(
+    {"NoReturn", "Never", "typing.NoReturn", "typing.Never", "typing_extensions.NoReturn", "typing_extensions.Never"}
+)
 
 
 @dataclass(frozen=True)
 class Candidate:
-    op: str                                     # "delete-call", "constant-return", ...
-    original: cst.CSTNode                       # the node replaced
+    op: str  # "delete-call", "constant-return", ...
+    original: cst.CSTNode  # the node replaced
     replacement: cst.CSTNode | cst.RemovalSentinel
-    function: str                               # qualified name of the innermost function
-    hint: tuple[tuple[str, str], ...]           # catalog fields that may rebuild it
+    function: str  # qualified name of the innermost function
+    hint: tuple[tuple[str, str], ...]  # catalog fields that may rebuild it
 
 
-def candidates(definition: cst.FunctionDef, qualname: str, parents, code: Callable[[cst.CSTNode], str],
-               raising: frozenset[str]) -> Iterator[Candidate]:
+def candidates(
+    definition: cst.FunctionDef, qualname: str, parents, code: Callable[[cst.CSTNode], str], raising: frozenset[str]
+) -> Iterator[Candidate]:
     """Every statement-level mutant of one top-level function or method, in source order.
     `raising`: names of functions that never return (annotated NoReturn), whose string
     arguments count as raised."""
@@ -82,8 +100,7 @@ def _deleted_calls(line: cst.SimpleStatementLine, function: str, code) -> Iterat
             continue
         name = get_full_name_for_node(value.func)
         target = line if len(line.body) == 1 else small
-        yield Candidate("delete-call", target, cst.RemoveFromParent(), function,
-                        (("call", name),) if name else ())
+        yield Candidate("delete-call", target, cst.RemoveFromParent(), function, (("call", name),) if name else ())
 
 
 def _constant_returns(function: cst.FunctionDef, qualname: str) -> Iterator[Candidate]:
@@ -97,7 +114,8 @@ def _constant_returns(function: cst.FunctionDef, qualname: str) -> Iterator[Cand
             keep.append(body[0])
     for value in ("True", "False"):
         new_body = function.body.with_changes(
-            body=keep + [cst.SimpleStatementLine([cst.Return(value=cst.Name(value))])])
+            body=keep + [cst.SimpleStatementLine([cst.Return(value=cst.Name(value))])]
+        )
         yield Candidate("constant-return", function.body, new_body, qualname, (("value", value),))
 
 
@@ -110,7 +128,7 @@ def _returns_bool(function: cst.FunctionDef) -> bool:
 
     class Own(cst.CSTVisitor):
         def visit_FunctionDef(self, node):
-            return node is function     # nested definitions return for themselves
+            return node is function  # nested definitions return for themselves
 
         def visit_Lambda(self, node):
             return False
@@ -150,8 +168,11 @@ def _negated(test: cst.BaseExpression, function: str, code) -> Candidate:
         if test.lpar and not inverted.lpar:
             inverted = inverted.with_changes(lpar=test.lpar, rpar=test.rpar)
     else:
-        inner = test if test.lpar or isinstance(test, ATOMS) else \
-            test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        inner = (
+            test
+            if test.lpar or isinstance(test, ATOMS)
+            else test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        )
         inverted = cst.UnaryOperation(operator=cst.Not(), expression=inner)
     return Candidate("negate", test, inverted, function, (("condition", code(test).strip()),))
 
@@ -166,10 +187,11 @@ def _dropped_operands(node: cst.BooleanOperation, function: str, code) -> Iterat
 def _merged_strings(function: cst.FunctionDef, qualname: str, raising: frozenset[str]) -> Iterator[Candidate]:
     literals = _raised_literals(function, raising)
     for i, (keep, keep_value) in enumerate(literals):
-        for drop, drop_value in literals[i + 1:]:
+        for drop, drop_value in literals[i + 1 :]:
             if drop_value != keep_value:
-                yield Candidate("merge-strings", drop, keep.deep_clone(), qualname,
-                                (("drop", drop_value), ("keep", keep_value)))
+                yield Candidate(
+                    "merge-strings", drop, keep.deep_clone(), qualname, (("drop", drop_value), ("keep", keep_value))
+                )
 
 
 def _raised_literals(function: cst.FunctionDef, raising: frozenset[str]) -> list[tuple[cst.CSTNode, str]]:
@@ -216,9 +238,13 @@ def never_returning(source: str) -> frozenset[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return frozenset()
-    return frozenset(node.name for node in ast.walk(tree)
-                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None
-                     and ast.unparse(node.returns) in _NO_RETURN)
+    return frozenset(
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.returns is not None
+        and ast.unparse(node.returns) in _NO_RETURN
+    )
 
 
 def imported_names(source: str) -> list[tuple[str, int, str]]:
@@ -227,5 +253,9 @@ def imported_names(source: str) -> list[tuple[str, int, str]]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    return [(node.module or "", node.level, alias.name) for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) for alias in node.names]
+    return [
+        (node.module or "", node.level, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    ]

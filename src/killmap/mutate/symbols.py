@@ -33,12 +33,14 @@ def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
         part = parts[depth]
         accessor = parts[depth + 1] if depth + 1 < len(parts) and parts[depth + 1] in ACCESSORS else None
         found = _one_of(definitions(body, part), part, accessor)
-        where = ".".join(parts[:depth + 1])
+        where = ".".join(parts[: depth + 1])
         if not found:
             raise SymbolError(f"no symbol {symbol!r} in {path} ({where!r} not found)")
         if len(found) > 1:
-            raise SymbolError(f"{part!r} is defined {len(found)} times in {path}; the target is ambiguous "
-                              "(aim at the scope that holds them all and narrow with op 'replace')")
+            raise SymbolError(
+                f"{part!r} is defined {len(found)} times in {path}; the target is ambiguous "
+                "(aim at the scope that holds them all and narrow with op 'replace')"
+            )
         node = found[0]
         depth += 2 if accessor and _accessor_of(node, part) == accessor else 1
         inner = getattr(node, "body", None)
@@ -68,9 +70,12 @@ def _blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
             orelse = orelse.orelse if isinstance(orelse, cst.If) else None
         return blocks
     if isinstance(statement, (cst.Try, cst.TryStar)):
-        return [statement.body, *(h.body for h in statement.handlers),
-                *([statement.orelse.body] if statement.orelse else []),
-                *([statement.finalbody.body] if statement.finalbody else [])]
+        return [
+            statement.body,
+            *(h.body for h in statement.handlers),
+            *([statement.orelse.body] if statement.orelse else []),
+            *([statement.finalbody.body] if statement.finalbody else []),
+        ]
     if isinstance(statement, cst.With):
         return [statement.body]
     return []
@@ -92,11 +97,15 @@ def _one_of(found: list[cst.CSTNode], name: str, accessor: str | None) -> list[c
 
 
 def _accessor_of(node: cst.CSTNode, name: str) -> str | None:
-    """"setter" for a `@name.setter` function, and so on; None otherwise."""
+    """ "setter" for a `@name.setter` function, and so on; None otherwise."""
     for decorator in getattr(node, "decorators", ()):
         target = decorator.decorator
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
-                and target.value.value == name and target.attr.value in ACCESSORS:
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == name
+            and target.attr.value in ACCESSORS
+        ):
             return target.attr.value
     return None
 
@@ -104,8 +113,12 @@ def _accessor_of(node: cst.CSTNode, name: str) -> str | None:
 def _decorated_by(node: cst.CSTNode, name: str) -> bool:
     for decorator in getattr(node, "decorators", ()):
         target = decorator.decorator
-        if isinstance(target, cst.Name) and target.value == name \
-                or isinstance(target, cst.Attribute) and target.attr.value == name:
+        if (
+            isinstance(target, cst.Name)
+            and target.value == name
+            or isinstance(target, cst.Attribute)
+            and target.attr.value == name
+        ):
             return True
     return False
 
@@ -115,8 +128,13 @@ def _defines(node: cst.CSTNode, name: str) -> bool:
         return node.name.value == name
     if isinstance(node, cst.SimpleStatementLine):
         for small in node.body:
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                [small.target] if isinstance(small, cst.AnnAssign) else []
+            targets = (
+                [t.target for t in small.targets]
+                if isinstance(small, cst.Assign)
+                else [small.target]
+                if isinstance(small, cst.AnnAssign)
+                else []
+            )
             if any(isinstance(t, cst.Name) and t.value == name for t in targets):
                 return True
     return False

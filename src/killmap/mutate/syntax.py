@@ -80,8 +80,7 @@ def _docstring_node(node: ast.AST) -> ast.Constant | None:
     if not isinstance(node, _DOC_HOLDERS) or not node.body:
         return None
     first = node.body[0]
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-            and isinstance(first.value.value, str):
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         doc = ast.Constant(value=first.value.value)
         first.value.value = ""  # the tree is ours (parsed just now); the words go in separately
         return doc

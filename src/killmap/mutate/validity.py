@@ -15,28 +15,41 @@ Import-time failures are caught later, in the run, where the module is really im
 
 from __future__ import annotations
 
+import ast
 import functools
 import sys
 from collections import Counter
 from dataclasses import dataclass
 
 from pyflakes import checker
-import ast
-
 
 # pyflakes findings that mean dead or suspicious code, not code that cannot run: a
 # mutant that adds one still runs as written. Every other kind (undefined names, bad
 # format strings, misplaced return/yield/break, and any kind a future pyflakes adds)
 # is `broken`: when in doubt, a mutant is not read as a result.
-DEAD_CODE_FINDINGS = frozenset({
-    "UnusedImport", "UnusedVariable", "UnusedAnnotation", "UnusedIndirectAssignment",
-    "RedefinedWhileUnused", "ImportShadowedByLoopVar", "ImportStarUsed",
-    "FStringMissingPlaceholders", "TStringMissingPlaceholders", "IsLiteral", "IfTuple",
-    "AssertTuple", "RaiseNotImplemented", "MultiValueRepeatedKeyLiteral",
-    "MultiValueRepeatedKeyVariable", "PercentFormatExtraNamedArguments",
-    "StringDotFormatExtraNamedArguments", "StringDotFormatExtraPositionalArguments",
-    "DoctestSyntaxError",
-})
+DEAD_CODE_FINDINGS = frozenset(
+    {
+        "UnusedImport",
+        "UnusedVariable",
+        "UnusedAnnotation",
+        "UnusedIndirectAssignment",
+        "RedefinedWhileUnused",
+        "ImportShadowedByLoopVar",
+        "ImportStarUsed",
+        "FStringMissingPlaceholders",
+        "TStringMissingPlaceholders",
+        "IsLiteral",
+        "IfTuple",
+        "AssertTuple",
+        "RaiseNotImplemented",
+        "MultiValueRepeatedKeyLiteral",
+        "MultiValueRepeatedKeyVariable",
+        "PercentFormatExtraNamedArguments",
+        "StringDotFormatExtraNamedArguments",
+        "StringDotFormatExtraPositionalArguments",
+        "DoctestSyntaxError",
+    }
+)
 
 
 # Findings about a name the module resolves some way pyflakes cannot see (a star import, a
@@ -50,17 +63,19 @@ NAME_FINDINGS = frozenset({"UndefinedName", "ImportStarUsage"})
 @dataclass(frozen=True)
 class Validity:
     ok: bool
-    problem: str = ""      # one line, for the report
-    cause: str = ""        # "syntax" or "pyflakes"
-    warnings: tuple[str, ...] = ()   # dead code the mutant left behind; it still runs
+    problem: str = ""  # one line, for the report
+    cause: str = ""  # "syntax" or "pyflakes"
+    warnings: tuple[str, ...] = ()  # dead code the mutant left behind; it still runs
 
 
 def _findings(source: str | ast.Module, filename: str) -> list[tuple[str, tuple, str]]:
     tree = ast.parse(source, filename=filename) if isinstance(source, str) else source
     flakes = checker.Checker(tree, filename=filename)
     # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
-    return [(type(m).__name__, _line_free_args(m), f"line {m.lineno}: {m.message % m.message_args}")
-            for m in flakes.messages]
+    return [
+        (type(m).__name__, _line_free_args(m), f"line {m.lineno}: {m.message % m.message_args}")
+        for m in flakes.messages
+    ]
 
 
 def _line_free_args(message) -> tuple[str, ...]:
@@ -97,8 +112,10 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
         if (exc.msg or "").startswith("f-string") and sys.version_info < (3, 12):
             # pluggy's f"{func.__name__}{inspect.signature(func)}" stubbed with '"()"': a value
             # that is valid on its own, spliced inside braces of an f-string of the same quotes.
-            hint = ("; before Python 3.12 an f-string's braces may not hold its own quote character: "
-                    "write the value with the other quotes")
+            hint = (
+                "; before Python 3.12 an f-string's braces may not hold its own quote character: "
+                "write the value with the other quotes"
+            )
         return Validity(False, f"the mutant does not parse: {exc.msg} (line {exc.lineno}){hint}", "syntax")
     before = _original_findings(original, filename)
     after = _findings(tree, filename)
@@ -109,9 +126,14 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
     fatal = [text for kind, args, text in after if (kind, args) in added and kind not in DEAD_CODE_FINDINGS]
     dead = [text for kind, args, text in after if (kind, args) in added and kind in DEAD_CODE_FINDINGS]
     if fatal:
-        return Validity(False, "the mutant cannot run as written (pyflakes): " + "; ".join(fatal), "pyflakes",
-                        tuple(dead))
+        return Validity(
+            False, "the mutant cannot run as written (pyflakes): " + "; ".join(fatal), "pyflakes", tuple(dead)
+        )
     if dead and werror:
-        return Validity(False, "werror = true, and the mutant leaves dead code (pyflakes): " + "; ".join(dead),
-                        "pyflakes", tuple(dead))
+        return Validity(
+            False,
+            "werror = true, and the mutant leaves dead code (pyflakes): " + "; ".join(dead),
+            "pyflakes",
+            tuple(dead),
+        )
     return Validity(True, warnings=tuple(dead))

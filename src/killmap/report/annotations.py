@@ -22,13 +22,26 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, TextIO
 
-SEVERITY = ("vacuous", "overreach", "wrong-cause", "visible", "unevidenced", "timeout",
-            "escaped", "broken", "not-applied", "stale", "flaky", "inconclusive")
-MAX_ANNOTATIONS = 10             # GitHub shows at most 10 error annotations per step
-SUMMARY_LIMIT = 1024 * 1024      # and at most 1 MiB of job summary per step
+SEVERITY = (
+    "vacuous",
+    "overreach",
+    "wrong-cause",
+    "visible",
+    "unevidenced",
+    "timeout",
+    "escaped",
+    "broken",
+    "not-applied",
+    "stale",
+    "flaky",
+    "inconclusive",
+)
+MAX_ANNOTATIONS = 10  # GitHub shows at most 10 error annotations per step
+SUMMARY_LIMIT = 1024 * 1024  # and at most 1 MiB of job summary per step
 
 
 def escape_data(text: str) -> str:
@@ -73,8 +86,7 @@ def _path(root: str, rel: str, workspace: str | None) -> str:
     return rel
 
 
-def workflow_commands(doc: Mapping[str, Any], workspace: str | None = None
-                      ) -> tuple[list[str], list[dict[str, Any]]]:
+def workflow_commands(doc: Mapping[str, Any], workspace: str | None = None) -> tuple[list[str], list[dict[str, Any]]]:
     """The annotation lines to print, and the failed contracts left over past the cap."""
     failed = failed_in_order(doc)
     shown, rest = failed[:MAX_ANNOTATIONS], failed[MAX_ANNOTATIONS:]
@@ -83,8 +95,10 @@ def workflow_commands(doc: Mapping[str, Any], workspace: str | None = None
 
 def overflow_note(rest: list[dict[str, Any]]) -> str:
     names = ", ".join(f"`{m['name']}` ({m['verdict']})" for m in rest)
-    return (f"**Not annotated:** GitHub shows at most {MAX_ANNOTATIONS} annotations per step, so "
-            f"{len(rest)} more failed contract(s) are listed here only: {names}.\n")
+    return (
+        f"**Not annotated:** GitHub shows at most {MAX_ANNOTATIONS} annotations per step, so "
+        f"{len(rest)} more failed contract(s) are listed here only: {names}.\n"
+    )
 
 
 def summary_text(markdown: str, rest: list[dict[str, Any]], room: int = SUMMARY_LIMIT) -> str:
@@ -93,10 +107,9 @@ def summary_text(markdown: str, rest: list[dict[str, Any]], room: int = SUMMARY_
     text = markdown.rstrip("\n") + "\n" + ("\n" + note if note else "")
     if len(text.encode("utf-8")) <= room:
         return text
-    cut = ("\n_The job summary is full: the rest is in the reports artifact "
-           "(killmap.md, killmap.html, killmap.json)._\n")
+    cut = "\n_The job summary is full: the rest is in the reports artifact (killmap.md, killmap.html, killmap.json)._\n"
     budget = room - len(cut.encode("utf-8")) - len(note.encode("utf-8")) - 1
-    kept = markdown.encode("utf-8")[:max(budget, 0)].decode("utf-8", "ignore")
+    kept = markdown.encode("utf-8")[: max(budget, 0)].decode("utf-8", "ignore")
     kept = kept[: kept.rfind("\n") + 1] if "\n" in kept else ""
     text = kept + cut + ("\n" + note if note else "")
     return text if len(text.encode("utf-8")) <= room else ""
@@ -106,8 +119,13 @@ def enabled(mode: str, env: Mapping[str, str]) -> bool:
     return mode == "github" or (mode == "auto" and env.get("GITHUB_ACTIONS") == "true")
 
 
-def publish(doc: Mapping[str, Any], markdown_path: Path, mode: str,
-            env: Mapping[str, str] | None = None, out: TextIO | None = None) -> None:
+def publish(
+    doc: Mapping[str, Any],
+    markdown_path: Path,
+    mode: str,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+) -> None:
     env = os.environ if env is None else env
     out = out or sys.stdout
     if not enabled(mode, env):
@@ -116,8 +134,10 @@ def publish(doc: Mapping[str, Any], markdown_path: Path, mode: str,
     for line in commands:
         out.write(line + "\n")
     if rest:
-        out.write(f"killmap: {len(rest)} more failed contract(s) not annotated (GitHub shows "
-                  f"{MAX_ANNOTATIONS} per step); the job summary names them\n")
+        out.write(
+            f"killmap: {len(rest)} more failed contract(s) not annotated (GitHub shows "
+            f"{MAX_ANNOTATIONS} per step); the job summary names them\n"
+        )
     out.flush()
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:

@@ -9,16 +9,27 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from killmap.catalog.testids import named_count
+from killmap.report.document import contract_cell
 from killmap.verdict.baseline import baseline_summary
 from killmap.verdict.judge import Verdict, explanation
 from killmap.verdict.lab import LabResult
-from killmap.report.document import contract_cell
-from killmap.catalog.testids import named_count
 
-STYLE = {"held": "green", "vacuous": "red", "overreach": "yellow", "visible": "red",
-         "not-applied": "magenta", "broken": "magenta", "timeout": "yellow", "flaky": "yellow",
-         "stale": "cyan", "unevidenced": "yellow", "wrong-cause": "red", "inconclusive": "yellow",
-         "escaped": "bold red"}
+STYLE = {
+    "held": "green",
+    "vacuous": "red",
+    "overreach": "yellow",
+    "visible": "red",
+    "not-applied": "magenta",
+    "broken": "magenta",
+    "timeout": "yellow",
+    "flaky": "yellow",
+    "stale": "cyan",
+    "unevidenced": "yellow",
+    "wrong-cause": "red",
+    "inconclusive": "yellow",
+    "escaped": "bold red",
+}
 
 
 class LiveProgress:
@@ -26,12 +37,18 @@ class LiveProgress:
 
     def __init__(self, console: Console):
         self.console = console
-        self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=console, transient=True,
-                                 disable=not console.is_terminal)
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
         self.task = None
 
-    def __enter__(self) -> "LiveProgress":
+    def __enter__(self) -> LiveProgress:
         self.progress.__enter__()
         return self
 
@@ -49,8 +66,9 @@ class LiveProgress:
             self.progress.advance(self.task)
             verdict: Verdict = data
             style = STYLE.get(verdict.verdict, "white")
-            self.progress.console.print(f"[{style}]{verdict.verdict:>12}[/] {escape(verdict.name)}"
-                                        f"{' (cached)' if verdict.cached else ''}")
+            self.progress.console.print(
+                f"[{style}]{verdict.verdict:>12}[/] {escape(verdict.name)}{' (cached)' if verdict.cached else ''}"
+            )
 
 
 def make_console() -> Console:
@@ -70,12 +88,17 @@ def render(console: Console, result: LabResult) -> None:
     for v in result.verdicts:
         style = STYLE.get(v.verdict, "white")
         mutant = result.mutants.get(v.name)
-        cell = contract_cell(ran=bool(v.selected or v.red), red=len(v.red),
-                             expected=named_count(v.expected, v.selected),
-                             invariant=bool(mutant and mutant.mutation.invariant),
-                             reached_by=len(v.reached_by), held=v.held)
-        table.add_row(escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell),
-                      ("cached" if v.cached else f"{v.duration:.2f}s"))
+        cell = contract_cell(
+            ran=bool(v.selected or v.red),
+            red=len(v.red),
+            expected=named_count(v.expected, v.selected),
+            invariant=bool(mutant and mutant.mutation.invariant),
+            reached_by=len(v.reached_by),
+            held=v.held,
+        )
+        table.add_row(
+            escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell), ("cached" if v.cached else f"{v.duration:.2f}s")
+        )
     console.print(table)
     for v in result.verdicts:
         if v.held:

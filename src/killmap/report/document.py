@@ -14,13 +14,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-
 import killmap
 from killmap import pytest_version
+from killmap.catalog.testids import named_count
 from killmap.errors import GateError
 from killmap.verdict.judge import HELD, VERDICTS, explanation
 from killmap.verdict.lab import LabResult
-from killmap.catalog.testids import named_count
 
 SCHEMA = "killmap-report/1"
 Document = dict[str, Any]
@@ -31,51 +30,82 @@ def to_json(result: LabResult, root: Path) -> Document:
     for verdict in result.verdicts:
         mutant = result.mutants[verdict.name]
         mutation = mutant.mutation
-        mutations.append({
-            "name": verdict.name,
-            "catalog": mutation.catalog,
-            "op": mutation.op,
-            "target": str(mutation.target),
-            "file": mutant.file,
-            "lines": list(mutant.changed_lines),
-            "replacement": _replacement(mutant),
-            "note": mutation.note,
-            "verdict": verdict.verdict,
-            "explanation": explanation(verdict.verdict, mutation.invariant),
-            "detail": verdict.detail,
-            "expected": list(verdict.expected),
-            "may_kill": list(mutation.may_kill),
-            "invariant": mutation.invariant,
-            "control": mutation.control,
-            "require": mutation.require,
-            "red": [dict(r.__dict__) for r in verdict.red],
-            "missing": list(verdict.missing),
-            "unexpected": list(verdict.unexpected),
-            "reached_by": list(verdict.reached_by),
-            "selected_tests": len(verdict.selected),
-            "selected": list(verdict.selected),
-            "selection": verdict.selection,
-            "duration_seconds": round(verdict.duration, 4),
-            **{k: verdict.extras[k] for k in ("run_seconds", "confirm_seconds", "selected_baseline_seconds",
-                                               "broken_cause", "path", "path_reason", "swap")
-               if k in verdict.extras},
-            "warnings": list(verdict.extras.get("warnings", ())),
-            "timeout_seconds": verdict.timeout,
-            "cached": verdict.cached,
-            "sites": mutant.sites,
-            "target_sha256": mutant.target_sha256,
-            "target_pin": mutant.target_pin,
-            "diff": mutant.diff,
-        })
-    return _document(mutations, root=str(root), jobs=result.jobs, wall=result.wall,
-                     baselines=[{"tests": list(b.settings.tests), "collected": len(b.collected),
-                                 "runs": b.runs, "wall_seconds": round(b.wall, 4),
-                                 "ignored": list(b.ignored), "reach_recorded_by": b.tracer}
-                                for b in result.baselines])
+        mutations.append(
+            {
+                "name": verdict.name,
+                "catalog": mutation.catalog,
+                "op": mutation.op,
+                "target": str(mutation.target),
+                "file": mutant.file,
+                "lines": list(mutant.changed_lines),
+                "replacement": _replacement(mutant),
+                "note": mutation.note,
+                "verdict": verdict.verdict,
+                "explanation": explanation(verdict.verdict, mutation.invariant),
+                "detail": verdict.detail,
+                "expected": list(verdict.expected),
+                "may_kill": list(mutation.may_kill),
+                "invariant": mutation.invariant,
+                "control": mutation.control,
+                "require": mutation.require,
+                "red": [dict(r.__dict__) for r in verdict.red],
+                "missing": list(verdict.missing),
+                "unexpected": list(verdict.unexpected),
+                "reached_by": list(verdict.reached_by),
+                "selected_tests": len(verdict.selected),
+                "selected": list(verdict.selected),
+                "selection": verdict.selection,
+                "duration_seconds": round(verdict.duration, 4),
+                **{
+                    k: verdict.extras[k]
+                    for k in (
+                        "run_seconds",
+                        "confirm_seconds",
+                        "selected_baseline_seconds",
+                        "broken_cause",
+                        "path",
+                        "path_reason",
+                        "swap",
+                    )
+                    if k in verdict.extras
+                },
+                "warnings": list(verdict.extras.get("warnings", ())),
+                "timeout_seconds": verdict.timeout,
+                "cached": verdict.cached,
+                "sites": mutant.sites,
+                "target_sha256": mutant.target_sha256,
+                "target_pin": mutant.target_pin,
+                "diff": mutant.diff,
+            }
+        )
+    return _document(
+        mutations,
+        root=str(root),
+        jobs=result.jobs,
+        wall=result.wall,
+        baselines=[
+            {
+                "tests": list(b.settings.tests),
+                "collected": len(b.collected),
+                "runs": b.runs,
+                "wall_seconds": round(b.wall, 4),
+                "ignored": list(b.ignored),
+                "reach_recorded_by": b.tracer,
+            }
+            for b in result.baselines
+        ],
+    )
 
 
-def _document(mutations: list[dict[str, Any]], *, root: str, jobs: int, wall: float,
-              baselines: list[dict[str, Any]], shard: str | None = None) -> Document:
+def _document(
+    mutations: list[dict[str, Any]],
+    *,
+    root: str,
+    jobs: int,
+    wall: float,
+    baselines: list[dict[str, Any]],
+    shard: str | None = None,
+) -> Document:
     counts = Counter(m["verdict"] for m in mutations)
     return {
         "schema": SCHEMA,
@@ -109,14 +139,17 @@ def held_count(doc: Document) -> int:
 
 
 def red_vs_expected(entry: dict[str, Any]) -> str:
-    return contract_cell(ran=bool(entry["selected_tests"] or entry["red"]), red=len(entry["red"]),
-                         expected=named_count(entry["expected"], entry.get("selected", ())),
-                         invariant=entry["invariant"],
-                         reached_by=len(entry["reached_by"]), held=entry["verdict"] == HELD)
+    return contract_cell(
+        ran=bool(entry["selected_tests"] or entry["red"]),
+        red=len(entry["red"]),
+        expected=named_count(entry["expected"], entry.get("selected", ())),
+        invariant=entry["invariant"],
+        reached_by=len(entry["reached_by"]),
+        held=entry["verdict"] == HELD,
+    )
 
 
-def contract_cell(*, ran: bool, red: int, expected: int, invariant: bool, reached_by: int,
-                  held: bool) -> str:
+def contract_cell(*, ran: bool, red: int, expected: int, invariant: bool, reached_by: int, held: bool) -> str:
     """The "red / expected" cell of every table (terminal, Markdown, HTML).
 
     An invariant expects nothing, like no other contract: "0 / 0" would read as a contract
@@ -149,16 +182,26 @@ def _details(entry: dict[str, Any]) -> str:
 def to_junit(doc: Document) -> str:
     """One testcase per mutation; every verdict but held is a failure, so CI shows it red."""
     mutations = doc["mutations"]
-    suite = ET.Element("testsuite", name="killmap", tests=str(len(mutations)),
-                       failures=str(len(mutations) - held_count(doc)), errors="0",
-                       time=f"{doc['wall_seconds']:.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name="killmap",
+        tests=str(len(mutations)),
+        failures=str(len(mutations) - held_count(doc)),
+        errors="0",
+        time=f"{doc['wall_seconds']:.3f}",
+    )
     for entry in mutations:
-        case = ET.SubElement(suite, "testcase", name=entry["name"],
-                             classname=f"killmap.{entry['catalog']}",
-                             time=f"{entry['duration_seconds']:.3f}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            name=entry["name"],
+            classname=f"killmap.{entry['catalog']}",
+            time=f"{entry['duration_seconds']:.3f}",
+        )
         if entry["verdict"] != HELD:
-            failure = ET.SubElement(case, "failure", type=entry["verdict"],
-                                    message=f"{entry['verdict']}: {entry['detail']}"[:1000])
+            failure = ET.SubElement(
+                case, "failure", type=entry["verdict"], message=f"{entry['verdict']}: {entry['detail']}"[:1000]
+            )
             failure.text = _details(entry)
         else:
             ET.SubElement(case, "system-out").text = _details(entry)
@@ -171,22 +214,33 @@ MARKDOWN_LIMIT = 65_536  # GitHub's limit on a comment body; counted here in UTF
 def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
     """A review comment: a summary table and what differed per failed contract (markdown_report.py)."""
     from killmap.report.markdown_report import to_markdown as render
+
     return render(doc, limit)
 
 
 def to_html(doc: Document) -> str:
     """One self-contained page with the kill matrix (html_report.py)."""
     from killmap.report.html_report import to_html as render
+
     return render(doc)
 
 
 # Stryker's mutation-testing-report-schema has no contract verdicts; each maps to the status
 # whose meaning is closest, and the exact verdict rides along in an extra field.
 _STRYKER_STATUS = {
-    "held": "Killed", "vacuous": "Survived", "overreach": "Killed", "visible": "Killed",
-    "wrong-cause": "Killed", "unevidenced": "NoCoverage", "broken": "CompileError",
-    "timeout": "Timeout", "not-applied": "RuntimeError", "stale": "RuntimeError",
-    "flaky": "RuntimeError", "inconclusive": "RuntimeError", "escaped": "RuntimeError",
+    "held": "Killed",
+    "vacuous": "Survived",
+    "overreach": "Killed",
+    "visible": "Killed",
+    "wrong-cause": "Killed",
+    "unevidenced": "NoCoverage",
+    "broken": "CompileError",
+    "timeout": "Timeout",
+    "not-applied": "RuntimeError",
+    "stale": "RuntimeError",
+    "flaky": "RuntimeError",
+    "inconclusive": "RuntimeError",
+    "escaped": "RuntimeError",
 }
 
 
@@ -210,30 +264,47 @@ def to_stryker(doc: Document) -> Document:
         killed_by = [r["id"] for r in m["red"]]
         for test_id in killed_by + m["reached_by"]:
             tests.setdefault(test_id.split("::")[0], set()).add(test_id)
-        files[m["file"]]["mutants"].append({
-            "id": m["name"], "mutatorName": m["op"], "description": m["note"] or m["name"],
-            "replacement": m["replacement"],
-            "location": {"start": {"line": first, "column": 1},
-                         "end": {"line": max(last, first), "column": len(source_lines[max(last, first) - 1]) + 1}},
-            "status": status, "statusReason": f"{m['verdict']}: {m['detail']}" + "".join(
-                f"; warning: {w}" for w in m.get("warnings", ())),
-            "killedBy": killed_by, "coveredBy": m["reached_by"], "testsCompleted": m["selected_tests"],
-            "duration": int(m["duration_seconds"] * 1000),
-            "killmapVerdict": m["verdict"], "killmapExpected": m["expected"],
-        })
+        files[m["file"]]["mutants"].append(
+            {
+                "id": m["name"],
+                "mutatorName": m["op"],
+                "description": m["note"] or m["name"],
+                "replacement": m["replacement"],
+                "location": {
+                    "start": {"line": first, "column": 1},
+                    "end": {"line": max(last, first), "column": len(source_lines[max(last, first) - 1]) + 1},
+                },
+                "status": status,
+                "statusReason": f"{m['verdict']}: {m['detail']}"
+                + "".join(f"; warning: {w}" for w in m.get("warnings", ())),
+                "killedBy": killed_by,
+                "coveredBy": m["reached_by"],
+                "testsCompleted": m["selected_tests"],
+                "duration": int(m["duration_seconds"] * 1000),
+                "killmapVerdict": m["verdict"],
+                "killmapExpected": m["expected"],
+            }
+        )
     return {
         "schemaVersion": "2",
         "thresholds": {"high": 100, "low": 100},
         "projectRoot": str(root),
         "files": files,
-        "testFiles": {f: {"tests": [{"id": t, "name": t.split("::", 1)[-1]} for t in sorted(ids)]}
-                      for f, ids in sorted(tests.items())},
+        "testFiles": {
+            f: {"tests": [{"id": t, "name": t.split("::", 1)[-1]} for t in sorted(ids)]}
+            for f, ids in sorted(tests.items())
+        },
         "framework": {"name": "killmap", "version": killmap.__version__},
     }
 
 
-REPORT_FILES = {"json": "killmap.json", "junit": "killmap.junit.xml", "markdown": "killmap.md",
-                "html": "killmap.html", "stryker": "mutation-report.json"}
+REPORT_FILES = {
+    "json": "killmap.json",
+    "junit": "killmap.junit.xml",
+    "markdown": "killmap.md",
+    "html": "killmap.html",
+    "stryker": "mutation-report.json",
+}
 
 
 def check_report_dir(folder: Path) -> None:
@@ -243,15 +314,16 @@ def check_report_dir(folder: Path) -> None:
         if path.exists() or path.is_symlink():
             if not path.is_dir():
                 what = "names" if path == folder else f"is inside {path}, which is"
-                raise GateError(f"--report-dir {what} an existing file, not a folder: {path}",
-                                field="--report-dir")
+                raise GateError(f"--report-dir {what} an existing file, not a folder: {path}", field="--report-dir")
             if not os.access(path, os.W_OK | os.X_OK):
                 raise GateError(f"--report-dir: cannot write in {path}", field="--report-dir")
             break
     for name in REPORT_FILES.values():
         if (folder / name).is_dir():
-            raise GateError(f"--report-dir: {folder / name} is a folder, so the report cannot be "
-                            "written there", field="--report-dir")
+            raise GateError(
+                f"--report-dir: {folder / name} is a folder, so the report cannot be written there",
+                field="--report-dir",
+            )
 
 
 def write_reports(doc: Document, folder: Path) -> dict[str, Path]:
@@ -289,14 +361,15 @@ def merge(paths: list[Path], expected_names: list[str] | None = None) -> Documen
     order = expected_names or [m["name"] for _, doc in docs for m in doc["mutations"]]
     missing = [name for name in order if name not in by_name]
     if missing:
-        raise GateError(f"no shard reported {', '.join(missing)}: a shard is missing or failed",
-                        field="shards")
+        raise GateError(f"no shard reported {', '.join(missing)}: a shard is missing or failed", field="shards")
     extra = [name for name in by_name if name not in order]
     if extra:
-        raise GateError(f"shards report mutations the catalog does not have: {', '.join(extra)}",
-                        field="shards")
-    return _document([by_name[name] for name in order], root=docs[0][1]["root"],
-                     jobs=max(doc["jobs"] for _, doc in docs),
-                     wall=max(doc["wall_seconds"] for _, doc in docs),
-                     baselines=[b for _, doc in docs for b in doc["baselines"]],
-                     shard=f"merged from {len(docs)} report(s)")
+        raise GateError(f"shards report mutations the catalog does not have: {', '.join(extra)}", field="shards")
+    return _document(
+        [by_name[name] for name in order],
+        root=docs[0][1]["root"],
+        jobs=max(doc["jobs"] for _, doc in docs),
+        wall=max(doc["wall_seconds"] for _, doc in docs),
+        baselines=[b for _, doc in docs for b in doc["baselines"]],
+        shard=f"merged from {len(docs)} report(s)",
+    )

@@ -18,8 +18,21 @@ from killmap.catalog.testids import matches
 
 CAUSES = ("assertion", "crash", "broken", "error")
 # The order "sort by verdict" uses, worst first; the same as the annotations' (annotations.py).
-VERDICT_ORDER = ("vacuous", "overreach", "wrong-cause", "visible", "unevidenced", "timeout", "escaped",
-                 "broken", "not-applied", "stale", "flaky", "inconclusive", "held")
+VERDICT_ORDER = (
+    "vacuous",
+    "overreach",
+    "wrong-cause",
+    "visible",
+    "unevidenced",
+    "timeout",
+    "escaped",
+    "broken",
+    "not-applied",
+    "stale",
+    "flaky",
+    "inconclusive",
+    "held",
+)
 
 
 def matrix(doc: dict[str, Any]) -> tuple[list[str], dict[tuple[str, str], dict[str, Any]]]:
@@ -42,9 +55,13 @@ def matrix(doc: dict[str, Any]) -> tuple[list[str], dict[tuple[str, str], dict[s
         columns.update(red)
         columns.update(expected)
         for test in set(red) | expected:
-            cells[(m["name"], test)] = {"cause": red[test]["cause"] if test in red else None,
-                                        "expected": test in expected, "may": test in may,
-                                        "ran": test in ran or test in red, "red": red.get(test)}
+            cells[(m["name"], test)] = {
+                "cause": red[test]["cause"] if test in red else None,
+                "expected": test in expected,
+                "may": test in may,
+                "ran": test in ran or test in red,
+                "red": red.get(test),
+            }
     return sorted(columns), cells
 
 
@@ -81,23 +98,29 @@ def _cell(m: dict[str, Any], test: str, cell: dict[str, Any] | None, selected: f
 def red_vs_expected(m: dict[str, Any]) -> str:
     # The one rendering every format shares (an invariant shows what it measured).
     from killmap.report.document import red_vs_expected as shared
+
     return shared(m)
 
 
 def _details(m: dict[str, Any], width: int) -> str:
     esc = html.escape
-    reds = "".join(f"<li><code>{esc(r['id'])}</code> {esc(r['cause'])} {esc(r['exception'] or '')} "
-                   f"at {esc(r['raised_at'] or '?')}</li>" for r in m["red"])
+    reds = "".join(
+        f"<li><code>{esc(r['id'])}</code> {esc(r['cause'])} {esc(r['exception'] or '')} "
+        f"at {esc(r['raised_at'] or '?')}</li>"
+        for r in m["red"]
+    )
     where = f"{m['file']}:{min(m['lines'])}" if m.get("lines") else m["file"]
-    return (f"<tr class='details' hidden><td colspan='{width}'>"
-            f"<p><b>{esc(m['verdict'])}</b>: {esc(m['explanation'])}.</p>"
-            f"<p><b>What differed:</b> {esc(m['detail'])}</p>"
-            f"<p><b>Target:</b> <code>{esc(m['target'])}</code> ({esc(m['op'])}, at <code>{esc(where)}</code>)"
-            f"{' &mdash; ' + esc(m['note']) if m.get('note') else ''}</p>"
-            f"<p><b>Expected red:</b> {esc(', '.join(m['expected']) or 'nothing (invariant)')}"
-            f"{'; may go red: ' + esc(', '.join(m['may_kill'])) if m.get('may_kill') else ''}</p>"
-            + "".join(f"<p class='warning'>warning: {esc(w)}</p>" for w in m.get("warnings", ()))
-            + f"<ul>{reds}</ul><pre>{esc(m['diff'])}</pre></td></tr>")
+    return (
+        f"<tr class='details' hidden><td colspan='{width}'>"
+        f"<p><b>{esc(m['verdict'])}</b>: {esc(m['explanation'])}.</p>"
+        f"<p><b>What differed:</b> {esc(m['detail'])}</p>"
+        f"<p><b>Target:</b> <code>{esc(m['target'])}</code> ({esc(m['op'])}, at <code>{esc(where)}</code>)"
+        f"{' &mdash; ' + esc(m['note']) if m.get('note') else ''}</p>"
+        f"<p><b>Expected red:</b> {esc(', '.join(m['expected']) or 'nothing (invariant)')}"
+        f"{'; may go red: ' + esc(', '.join(m['may_kill'])) if m.get('may_kill') else ''}</p>"
+        + "".join(f"<p class='warning'>warning: {esc(w)}</p>" for w in m.get("warnings", ()))
+        + f"<ul>{reds}</ul><pre>{esc(m['diff'])}</pre></td></tr>"
+    )
 
 
 STYLE = """
@@ -194,45 +217,61 @@ def to_html(doc: dict[str, Any]) -> str:
         else:
             files.append((file, 1))
     width = 3 + len(columns)
-    head = ("<thead><tr><th rowspan='2'>mutation</th><th rowspan='2'>verdict</th>"
-            "<th rowspan='2'>red / expected</th>"
-            + "".join(f"<th class='file' colspan='{n}'>{esc(f)}</th>" for f, n in files) + "</tr><tr>"
-            + "".join(f"<th class='test' title='{esc(t)}' data-test='{esc(t)}'>"
-                      f"{esc(t.split('::', 1)[1] if '::' in t else t)}</th>" for t in columns)
-            + "</tr></thead>")
+    head = (
+        "<thead><tr><th rowspan='2'>mutation</th><th rowspan='2'>verdict</th>"
+        "<th rowspan='2'>red / expected</th>"
+        + "".join(f"<th class='file' colspan='{n}'>{esc(f)}</th>" for f, n in files)
+        + "</tr><tr>"
+        + "".join(
+            f"<th class='test' title='{esc(t)}' data-test='{esc(t)}'>"
+            f"{esc(t.split('::', 1)[1] if '::' in t else t)}</th>"
+            for t in columns
+        )
+        + "</tr></thead>"
+    )
     bodies = []
     for index, m in enumerate(mutations):
-        selected = frozenset(m.get("selected") or ())   # a row asks once per column
+        selected = frozenset(m.get("selected") or ())  # a row asks once per column
         row = "".join(_cell(m, test, cells.get((m["name"], test)), selected) for test in columns)
         bodies.append(
             f"<tbody id='{esc(m['name'])}' class='mutation' data-name='{esc(m['name'])}' "
             f"data-verdict='{esc(m['verdict'])}' data-index='{index}'>"
             f"<tr class='row' aria-expanded='false'><td class='name'>{esc(m['name'])}</td>"
             f"<td class='verdict {esc(m['verdict'])}'>{esc(m['verdict'])}</td>"
-            f"<td class='count'>{red_vs_expected(m)}</td>{row}</tr>{_details(m, width)}</tbody>")
+            f"<td class='count'>{red_vs_expected(m)}</td>{row}</tr>{_details(m, width)}</tbody>"
+        )
     present = [v for v in VERDICT_ORDER if any(m["verdict"] == v for m in mutations)]
-    options = "".join(f"<option value='{v}'>{v} ({sum(m['verdict'] == v for m in mutations)})</option>"
-                      for v in present)
+    options = "".join(
+        f"<option value='{v}'>{v} ({sum(m['verdict'] == v for m in mutations)})</option>" for v in present
+    )
     failed = len(mutations) - held
     legend = "".join(f"<span><i class='cell cause-{c}' style='{_swatch(c)}'></i>red: {c}</span>" for c in CAUSES)
-    legend += ("<span><i style='outline:3px solid #1565c0;outline-offset:-3px'></i>expected red</span>"
-               "<span><i style='outline:2px dashed #1565c0;outline-offset:-3px'></i>may go red</span>")
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>killmap report</title>"
-            f"<style>{STYLE}</style></head><body>"
-            f"<h1>killmap: {held}/{len(mutations)} contracts held</h1>"
-            f"<p class='meta'>killmap {esc(str(doc.get('killmap_version', '')))}, Python "
-            f"{esc(str(doc.get('python', '')))}, pytest {esc(str(doc.get('pytest', '')))}"
-            f"{', shard ' + esc(str(doc['shard'])) if doc.get('shard') else ''}; "
-            f"{doc.get('wall_seconds', 0):.1f}s. Click a row for its details and diff.</p>"
-            "<div class='controls'><label>verdict <select id='verdict-filter'>"
-            f"<option value=''>all ({len(mutations)})</option><option value='failed'>every failed ({failed})</option>"
-            f"{options}</select></label><button id='sort-name' type='button'>sort by name</button>"
-            "<button id='sort-verdict' type='button'>sort by verdict</button><span id='shown'></span></div>"
-            f"<p class='legend'>{legend}</p>"
-            f"<table id='matrix'>{head}{''.join(bodies)}</table>"
-            f"<script>{SCRIPT % {'order': json.dumps(list(VERDICT_ORDER))}}</script></body></html>\n")
+    legend += (
+        "<span><i style='outline:3px solid #1565c0;outline-offset:-3px'></i>expected red</span>"
+        "<span><i style='outline:2px dashed #1565c0;outline-offset:-3px'></i>may go red</span>"
+    )
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>killmap report</title>"
+        f"<style>{STYLE}</style></head><body>"
+        f"<h1>killmap: {held}/{len(mutations)} contracts held</h1>"
+        f"<p class='meta'>killmap {esc(str(doc.get('killmap_version', '')))}, Python "
+        f"{esc(str(doc.get('python', '')))}, pytest {esc(str(doc.get('pytest', '')))}"
+        f"{', shard ' + esc(str(doc['shard'])) if doc.get('shard') else ''}; "
+        f"{doc.get('wall_seconds', 0):.1f}s. Click a row for its details and diff.</p>"
+        "<div class='controls'><label>verdict <select id='verdict-filter'>"
+        f"<option value=''>all ({len(mutations)})</option><option value='failed'>every failed ({failed})</option>"
+        f"{options}</select></label><button id='sort-name' type='button'>sort by name</button>"
+        "<button id='sort-verdict' type='button'>sort by verdict</button><span id='shown'></span></div>"
+        f"<p class='legend'>{legend}</p>"
+        f"<table id='matrix'>{head}{''.join(bodies)}</table>"
+        f"<script>{SCRIPT % {'order': json.dumps(list(VERDICT_ORDER))}}</script></body></html>\n"
+    )
 
 
 def _swatch(cause: str) -> str:
-    return {"assertion": "background:#c62828", "crash": "background:#ef6c00", "broken": "background:#6a1b9a",
-            "error": "background:#455a64"}[cause]
+    return {
+        "assertion": "background:#c62828",
+        "crash": "background:#ef6c00",
+        "broken": "background:#6a1b9a",
+        "error": "background:#455a64",
+    }[cause]

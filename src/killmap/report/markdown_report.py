@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from killmap.verdict.judge import HELD
 from killmap.report.document import MARKDOWN_LIMIT, Document, held_count, red_vs_expected
+from killmap.verdict.judge import HELD
 
 
 def _size(text: str) -> int:
@@ -18,8 +18,10 @@ def _size(text: str) -> int:
 
 def _row(entry: dict[str, Any]) -> str:
     mark = "✅" if entry["verdict"] == HELD else "❌"
-    return (f"| `{entry['name']}` | {mark} {entry['verdict']} | {red_vs_expected(entry)} | "
-            f"{entry['duration_seconds']:.2f}s{' (cached)' if entry['cached'] else ''} |")
+    return (
+        f"| `{entry['name']}` | {mark} {entry['verdict']} | {red_vs_expected(entry)} | "
+        f"{entry['duration_seconds']:.2f}s{' (cached)' if entry['cached'] else ''} |"
+    )
 
 
 def _failure(entry: dict[str, Any], fold: bool, diff_limit: int | None = None) -> list[str]:
@@ -31,8 +33,14 @@ def _failure(entry: dict[str, Any], fold: bool, diff_limit: int | None = None) -
     if diff:
         body += ["", "<details><summary>mutant diff</summary>", "", "```diff", diff, "```", "", "</details>"]
     if fold:
-        return ["", f"<details><summary><code>{entry['name']}</code>: {entry['verdict']}</summary>", "",
-                *body, "", "</details>"]
+        return [
+            "",
+            f"<details><summary><code>{entry['name']}</code>: {entry['verdict']}</summary>",
+            "",
+            *body,
+            "",
+            "</details>",
+        ]
     return ["", f"### `{entry['name']}`: {entry['verdict']}", "", *body]
 
 
@@ -40,9 +48,12 @@ def _warnings(doc: Document) -> list[str]:
     warned = [entry for entry in doc["mutations"] if entry.get("warnings")]
     if not warned:
         return []
-    return ["", "**Warnings** (the mutant still ran and was judged; `werror = true` makes "
-            "dead-code findings broken):", "",
-            *(f"- `{entry['name']}`: {'; '.join(entry['warnings'])}" for entry in warned)]
+    return [
+        "",
+        "**Warnings** (the mutant still ran and was judged; `werror = true` makes dead-code findings broken):",
+        "",
+        *(f"- `{entry['name']}`: {'; '.join(entry['warnings'])}" for entry in warned),
+    ]
 
 
 def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
@@ -52,8 +63,12 @@ def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
     (worst first), every detail is folded, and what does not fit is counted, with a pointer
     to the full reports (killmap.html, killmap.json) in the reports artifact.
     """
-    lines = [f"## killmap: {held_count(doc)}/{len(doc['mutations'])} contracts held", "",
-             "| mutation | verdict | red / expected | time |", "|---|---|---|---|"]
+    lines = [
+        f"## killmap: {held_count(doc)}/{len(doc['mutations'])} contracts held",
+        "",
+        "| mutation | verdict | red / expected | time |",
+        "|---|---|---|---|",
+    ]
     lines += [_row(entry) for entry in doc["mutations"]]
     lines += _warnings(doc)
     for entry in doc["mutations"]:
@@ -65,14 +80,19 @@ def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
 
 def _folded_markdown(doc: Document, limit: int) -> str:
     from killmap.report.annotations import failed_in_order
+
     failed = failed_in_order(doc)
     held = [m for m in doc["mutations"] if m["verdict"] == HELD]
     counts = Counter(m["verdict"] for m in failed)
-    head = [f"## killmap: {len(held)}/{len(doc['mutations'])} contracts held", "",
-            f"**{len(failed)} failed:** " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
-            "",
-            "_A large catalog: failed contracts first, worst first, details folded. The full report is "
-            "`killmap.html` (the kill matrix) and `killmap.json` in the reports artifact._", ""]
+    head = [
+        f"## killmap: {len(held)}/{len(doc['mutations'])} contracts held",
+        "",
+        f"**{len(failed)} failed:** " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
+        "",
+        "_A large catalog: failed contracts first, worst first, details folded. The full report is "
+        "`killmap.html` (the kill matrix) and `killmap.json` in the reports artifact._",
+        "",
+    ]
     tail_room = 600  # for the closing count and pointer
     budget = limit - tail_room
     out = "\n".join(head) + "\n"
@@ -102,8 +122,16 @@ def _folded_markdown(doc: Document, limit: int) -> str:
     warnings_listed = bool(warned) and fits(warned)
     if warnings_listed:
         out += warned
-    held_block = ("\n<details><summary>" + f"{len(held)} held</summary>\n\n" +
-                  ", ".join(f"`{m['name']}`" for m in held) + "\n\n</details>\n") if held else ""
+    held_block = (
+        (
+            "\n<details><summary>"
+            + f"{len(held)} held</summary>\n\n"
+            + ", ".join(f"`{m['name']}`" for m in held)
+            + "\n\n</details>\n"
+        )
+        if held
+        else ""
+    )
     held_listed = bool(held_block) and fits(held_block)
     if held_listed:
         out += held_block
@@ -117,7 +145,9 @@ def _folded_markdown(doc: Document, limit: int) -> str:
     if held and not held_listed:
         missing.append(f"the names of the {len(held)} held")
     if missing:
-        out += (f"\n**Not shown here** (GitHub's {limit:,}-character limit): {'; '.join(missing)}. "
-                "Every contract, with its red tests and diff, is in `killmap.html` and `killmap.json` "
-                "in the reports artifact.\n")
+        out += (
+            f"\n**Not shown here** (GitHub's {limit:,}-character limit): {'; '.join(missing)}. "
+            "Every contract, with its red tests and diff, is in `killmap.html` and `killmap.json` "
+            "in the reports artifact.\n"
+        )
     return out

@@ -23,25 +23,44 @@ from rich.markup import escape
 from rich.table import Table
 
 import killmap
-from killmap.report.console import LiveProgress
 from killmap.errors import GateError
+from killmap.report.console import LiveProgress
 from killmap.verdict.sweep import STATUSES, SweepEntry, SweepResult, score, status_of
 
 SCHEMA = "killmap-sweep/1"
 FILES = {"json": "killmap-sweep.json", "html": "killmap-sweep.html", "stryker": "mutation-report.sweep.json"}
-STYLE = {"survived": "bold red", "killed": "green", "unreached": "yellow", "broken": "magenta",
-         "timeout": "cyan", "named": "blue", "flaky": "yellow", "inconclusive": "yellow", "escaped": "bold red"}
-_STRYKER = {"killed": "Killed", "survived": "Survived", "unreached": "NoCoverage", "broken": "CompileError",
-            "timeout": "Timeout", "named": "Ignored", "flaky": "RuntimeError", "inconclusive": "RuntimeError",
-            "escaped": "RuntimeError"}
+STYLE = {
+    "survived": "bold red",
+    "killed": "green",
+    "unreached": "yellow",
+    "broken": "magenta",
+    "timeout": "cyan",
+    "named": "blue",
+    "flaky": "yellow",
+    "inconclusive": "yellow",
+    "escaped": "bold red",
+}
+_STRYKER = {
+    "killed": "Killed",
+    "survived": "Survived",
+    "unreached": "NoCoverage",
+    "broken": "CompileError",
+    "timeout": "Timeout",
+    "named": "Ignored",
+    "flaky": "RuntimeError",
+    "inconclusive": "RuntimeError",
+    "escaped": "RuntimeError",
+}
 Document = dict[str, Any]
 
 
 def one_line(diff: str) -> str:
     """The change in one line: the first line removed, and what replaced it."""
+
     def first(sign: str) -> str:
-        lines = [line[1:].strip() for line in diff.splitlines()
-                 if line.startswith(sign) and not line.startswith(sign * 3)]
+        lines = [
+            line[1:].strip() for line in diff.splitlines() if line.startswith(sign) and not line.startswith(sign * 3)
+        ]
         # A comment or a blank line goes with the statement it sits on; show the code.
         return next((line for line in lines if line and not line.startswith("#")), "")
 
@@ -54,15 +73,28 @@ def _entry(entry: SweepEntry) -> dict[str, Any]:
     m, v = entry.mutant, entry.verdict
     diff = m.mutant.diff
     return {
-        "id": m.id, "file": m.file, "function": m.function, "inner": m.inner, "op": m.op, "line": m.line,
-        "lines": list(m.mutant.changed_lines), "status": entry.status, "named": entry.named,
-        "verdict": v.verdict if v else None, "detail": v.detail if v else f"the catalog's {entry.named!r} "
-                                                                          "makes this change; `killmap run` judges it",
-        "red": [dict(r.__dict__) for r in v.red] if v else [], "reached_by": list(v.reached_by) if v else [],
-        "selected_tests": len(v.selected) if v else 0, "duration_seconds": round(v.duration, 4) if v else 0.0,
+        "id": m.id,
+        "file": m.file,
+        "function": m.function,
+        "inner": m.inner,
+        "op": m.op,
+        "line": m.line,
+        "lines": list(m.mutant.changed_lines),
+        "status": entry.status,
+        "named": entry.named,
+        "verdict": v.verdict if v else None,
+        "detail": v.detail if v else f"the catalog's {entry.named!r} makes this change; `killmap run` judges it",
+        "red": [dict(r.__dict__) for r in v.red] if v else [],
+        "reached_by": list(v.reached_by) if v else [],
+        "selected_tests": len(v.selected) if v else 0,
+        "duration_seconds": round(v.duration, 4) if v else 0.0,
         **{k: v.extras[k] for k in ("run_seconds", "confirm_seconds") if v and k in v.extras},
-        "cached": bool(v and v.cached), "retried": bool(v and v.extras.get("retried")), "warnings": list(v.extras.get("warnings", ())) if v else [],
-        "mutmut_name": m.mutmut_name, "change": one_line(diff), "diff": diff,
+        "cached": bool(v and v.cached),
+        "retried": bool(v and v.extras.get("retried")),
+        "warnings": list(v.extras.get("warnings", ())) if v else [],
+        "mutmut_name": m.mutmut_name,
+        "change": one_line(diff),
+        "diff": diff,
         "hint": {"op": m.hint[0], "fields": dict(m.hint[1])} if m.hint else None,
         "gate": {"tests": list(m.mutant.mutation.settings.tests), "paths": list(m.mutant.mutation.settings.paths)},
     }
@@ -82,19 +114,36 @@ def to_document(result: SweepResult, root: Path) -> Document:
     enumeration = result.enumeration
     lab = result.lab
     return {
-        "schema": SCHEMA, "killmap_version": killmap.__version__, "python": platform.python_version(),
-        "pytest": pytest.__version__, "mutmut": result.mutmut_version, "root": str(root),
-        "jobs": lab.jobs if lab else 0, "wall_seconds": round(result.wall, 4),
+        "schema": SCHEMA,
+        "killmap_version": killmap.__version__,
+        "python": platform.python_version(),
+        "pytest": pytest.__version__,
+        "mutmut": result.mutmut_version,
+        "root": str(root),
+        "jobs": lab.jobs if lab else 0,
+        "wall_seconds": round(result.wall, 4),
         "sweep": {
-            "targets": [str(t) for t in result.targets], "ops": list(result.ops),
-            "generated": {"total": len(entries), **{op: sum(e["op"].startswith(op + ":") for e in entries)
-                                                      for op in ("mutmut", "killmap")},
-                          "identical": enumeration.identical, "duplicates": enumeration.duplicates,
-                          "pragma": enumeration.pragma, "unlocated": enumeration.unlocated},
+            "targets": [str(t) for t in result.targets],
+            "ops": list(result.ops),
+            "generated": {
+                "total": len(entries),
+                **{op: sum(e["op"].startswith(op + ":") for e in entries) for op in ("mutmut", "killmap")},
+                "identical": enumeration.identical,
+                "duplicates": enumeration.duplicates,
+                "pragma": enumeration.pragma,
+                "unlocated": enumeration.unlocated,
+            },
             "summary": _counts(entries),
             "functions": [{"file": f, "function": fn, **_counts(group)} for (f, fn), group in functions.items()],
-            "baselines": [{"tests": list(b.settings.tests), "collected": len(b.collected), "runs": b.runs,
-                           "wall_seconds": round(b.wall, 4)} for b in (lab.baselines if lab else [])],
+            "baselines": [
+                {
+                    "tests": list(b.settings.tests),
+                    "collected": len(b.collected),
+                    "runs": b.runs,
+                    "wall_seconds": round(b.wall, 4),
+                }
+                for b in (lab.baselines if lab else [])
+            ],
             "mutants": entries,
         },
     }
@@ -115,6 +164,7 @@ def read_document(folder: Path) -> Document:
 
 # --- the terminal ----------------------------------------------------------------------------
 
+
 class SweepProgress(LiveProgress):
     """The gate's progress bar, with the sweep's statuses instead of contract verdicts."""
 
@@ -134,31 +184,42 @@ def render(console: Console, doc: Document) -> None:
     sweep = doc["sweep"]
     order = {s: i for i, s in enumerate(STATUSES)}
     # Survivors first; unreached and named are counted below and listed in the reports.
-    shown = sorted((e for e in sweep["mutants"] if e["status"] not in ("killed", "unreached", "named")),
-                   key=lambda e: (order[e["status"]], e["file"], e["line"]))
+    shown = sorted(
+        (e for e in sweep["mutants"] if e["status"] not in ("killed", "unreached", "named")),
+        key=lambda e: (order[e["status"]], e["file"], e["line"]),
+    )
     for e in shown:
         style = STYLE.get(e["status"], "white")
-        console.print(f"[{style}]{e['status']:>9}[/] {escape(e['file'])}:{e['line']} [bold]{escape(e['function'])}[/] "
-                      f"{escape(e['op'])}  {escape(e['change'])}  [dim]{escape(e['id'])}[/]")
+        console.print(
+            f"[{style}]{e['status']:>9}[/] {escape(e['file'])}:{e['line']} [bold]{escape(e['function'])}[/] "
+            f"{escape(e['op'])}  {escape(e['change'])}  [dim]{escape(e['id'])}[/]"
+        )
         if e["status"] != "survived":
             console.print(f"          [dim]{escape(e['detail'][:200])}[/]")
     table = Table(title="killmap sweep, per function")
     for column in ("function", "killed", "survived", "unreached", "broken", "timeout", "named", "score"):
         table.add_column(column, justify="left" if column == "function" else "right")
     for f in sweep["functions"]:
-        table.add_row(escape(f"{f['file']}::{f['function']}"), *(str(f[s]) for s in
-                      ("killed", "survived", "unreached", "broken", "timeout", "named")), _percent(f["score"]))
+        table.add_row(
+            escape(f"{f['file']}::{f['function']}"),
+            *(str(f[s]) for s in ("killed", "survived", "unreached", "broken", "timeout", "named")),
+            _percent(f["score"]),
+        )
     console.print(table)
     total, generated = sweep["summary"], sweep["generated"]
     others = ", ".join(f"{total[s]} {s}" for s in ("flaky", "inconclusive", "escaped") if total[s])
-    console.print(f"{total['total']} mutants ({generated['mutmut']} mutmut, {generated['killmap']} killmap): "
-                  f"{total['killed']} killed, {total['survived']} survived, {total['unreached']} unreached, "
-                  f"{total['broken']} broken, {total['timeout']} timeout, {total['named']} named"
-                  + (f", {others}" if others else "")
-                  + f"; score {_percent(total['score'])} (broken and unreached left out) in {doc['wall_seconds']:.1f}s")
+    console.print(
+        f"{total['total']} mutants ({generated['mutmut']} mutmut, {generated['killmap']} killmap): "
+        f"{total['killed']} killed, {total['survived']} survived, {total['unreached']} unreached, "
+        f"{total['broken']} broken, {total['timeout']} timeout, {total['named']} named"
+        + (f", {others}" if others else "")
+        + f"; score {_percent(total['score'])} (broken and unreached left out) in {doc['wall_seconds']:.1f}s"
+    )
     if total["survived"]:
-        console.print("a survivor is a defect the tests do not see: strengthen a test, sweep again, then "
-                      "`killmap sweep --promote ID --name NAME` keeps it as a named mutation")
+        console.print(
+            "a survivor is a defect the tests do not see: strengthen a test, sweep again, then "
+            "`killmap sweep --promote ID --name NAME` keeps it as a named mutation"
+        )
 
 
 def _percent(value: float | None) -> str:
@@ -167,31 +228,43 @@ def _percent(value: float | None) -> str:
 
 # --- HTML and Stryker -------------------------------------------------------------------------
 
+
 def to_html(doc: Document) -> str:
     esc = html.escape
     sweep = doc["sweep"]
-    parts = [f"<h1>killmap sweep: score {_percent(sweep['summary']['score'])}, "
-             f"{sweep['summary']['survived']} survived of {sweep['summary']['total']}</h1>",
-             f"<p>targets: {esc(', '.join(sweep['targets']))}; operators: {esc(', '.join(sweep['ops']))}</p>"]
+    parts = [
+        f"<h1>killmap sweep: score {_percent(sweep['summary']['score'])}, "
+        f"{sweep['summary']['survived']} survived of {sweep['summary']['total']}</h1>",
+        f"<p>targets: {esc(', '.join(sweep['targets']))}; operators: {esc(', '.join(sweep['ops']))}</p>",
+    ]
     for f in sweep["functions"]:
         group = [e for e in sweep["mutants"] if e["file"] == f["file"] and e["function"] == f["function"]]
         counts = ", ".join(f"{f[s]} {s}" for s in STATUSES if f[s])
-        parts.append(f"<section><h2>{esc(f['file'])}::{esc(f['function'])}</h2>"
-                     f"<p>score {_percent(f['score'])}: {esc(counts)}</p><ul>")
+        parts.append(
+            f"<section><h2>{esc(f['file'])}::{esc(f['function'])}</h2>"
+            f"<p>score {_percent(f['score'])}: {esc(counts)}</p><ul>"
+        )
         for e in sorted(group, key=lambda e: (e["status"] != "survived", e["line"])):
-            body = f"<pre>{esc(e['diff'])}</pre>" if e["status"] == "survived" else \
-                f"<details><summary>diff</summary><pre>{esc(e['diff'])}</pre></details>"
+            body = (
+                f"<pre>{esc(e['diff'])}</pre>"
+                if e["status"] == "survived"
+                else f"<details><summary>diff</summary><pre>{esc(e['diff'])}</pre></details>"
+            )
             reds = ", ".join(r["id"] for r in e["red"])
-            parts.append(f"<li class='{esc(e['status'])}'><b>{esc(e['status'])}</b> line {e['line']} "
-                         f"<code>{esc(e['op'])}</code> <code>{esc(e['change'])}</code> <small>{esc(e['id'])}</small>"
-                         + (f"<br><small>red: {esc(reds)}</small>" if reds else "")
-                         + (f"<br><small>{esc(e['detail'])}</small>" if e["status"] not in ("killed", "survived") else "")
-                         + f"{body}</li>")
+            parts.append(
+                f"<li class='{esc(e['status'])}'><b>{esc(e['status'])}</b> line {e['line']} "
+                f"<code>{esc(e['op'])}</code> <code>{esc(e['change'])}</code> <small>{esc(e['id'])}</small>"
+                + (f"<br><small>red: {esc(reds)}</small>" if reds else "")
+                + (f"<br><small>{esc(e['detail'])}</small>" if e["status"] not in ("killed", "survived") else "")
+                + f"{body}</li>"
+            )
         parts.append("</ul></section>")
-    return ("<!doctype html><meta charset='utf-8'><title>killmap sweep</title><style>"
-            "body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:.6em}"
-            ".survived b{color:#b00}.killed b{color:#070}.unreached b,.timeout b{color:#a60}"
-            ".broken b,.named b{color:#55a}</style>" + "".join(parts))
+    return (
+        "<!doctype html><meta charset='utf-8'><title>killmap sweep</title><style>"
+        "body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:.6em}"
+        ".survived b{color:#b00}.killed b{color:#070}.unreached b,.timeout b{color:#a60}"
+        ".broken b,.named b{color:#55a}</style>" + "".join(parts)
+    )
 
 
 def to_stryker(doc: Document) -> Document:
@@ -201,26 +274,48 @@ def to_stryker(doc: Document) -> Document:
     for e in doc["sweep"]["mutants"]:
         if e["file"] not in files:
             path = root / e["file"]
-            files[e["file"]] = {"language": "python", "mutants": [],
-                                "source": path.read_text(encoding="utf-8") if path.is_file() else ""}
+            files[e["file"]] = {
+                "language": "python",
+                "mutants": [],
+                "source": path.read_text(encoding="utf-8") if path.is_file() else "",
+            }
         lines = files[e["file"]]["source"].split("\n")
         first, last = min(e["lines"] or [1]), min(max(e["lines"] or [1]), len(lines))
         killed_by = [r["id"] for r in e["red"]]
         for test in killed_by + e["reached_by"]:
             tests.setdefault(test.split("::")[0], set()).add(test)
-        replacement = [line[1:] for line in e["diff"].splitlines() if line.startswith("+") and not line.startswith("+++")]
-        files[e["file"]]["mutants"].append({
-            "id": e["id"], "mutatorName": e["op"], "replacement": "\n".join(replacement),
-            "location": {"start": {"line": first, "column": 1},
-                         "end": {"line": max(last, first), "column": len(lines[max(last, first) - 1]) + 1}},
-            "status": _STRYKER[e["status"]], "statusReason": f"{e['status']}: {e['detail']}",
-            "killedBy": killed_by, "coveredBy": e["reached_by"], "testsCompleted": e["selected_tests"],
-            "duration": int(e["duration_seconds"] * 1000), "killmapStatus": e["status"],
-        })
-    return {"schemaVersion": "2", "thresholds": {"high": 80, "low": 60}, "projectRoot": str(root), "files": files,
-            "testFiles": {f: {"tests": [{"id": t, "name": t.split("::", 1)[-1]} for t in sorted(ids)]}
-                          for f, ids in sorted(tests.items())},
-            "framework": {"name": "killmap sweep", "version": killmap.__version__}}
+        replacement = [
+            line[1:] for line in e["diff"].splitlines() if line.startswith("+") and not line.startswith("+++")
+        ]
+        files[e["file"]]["mutants"].append(
+            {
+                "id": e["id"],
+                "mutatorName": e["op"],
+                "replacement": "\n".join(replacement),
+                "location": {
+                    "start": {"line": first, "column": 1},
+                    "end": {"line": max(last, first), "column": len(lines[max(last, first) - 1]) + 1},
+                },
+                "status": _STRYKER[e["status"]],
+                "statusReason": f"{e['status']}: {e['detail']}",
+                "killedBy": killed_by,
+                "coveredBy": e["reached_by"],
+                "testsCompleted": e["selected_tests"],
+                "duration": int(e["duration_seconds"] * 1000),
+                "killmapStatus": e["status"],
+            }
+        )
+    return {
+        "schemaVersion": "2",
+        "thresholds": {"high": 80, "low": 60},
+        "projectRoot": str(root),
+        "files": files,
+        "testFiles": {
+            f: {"tests": [{"id": t, "name": t.split("::", 1)[-1]} for t in sorted(ids)]}
+            for f, ids in sorted(tests.items())
+        },
+        "framework": {"name": "killmap sweep", "version": killmap.__version__},
+    }
 
 
 def write(doc: Document, folder: Path) -> dict[str, Path]:

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from killmap.engine.guard import escaped_note
+from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
 from killmap.engine.core import Engine
+from killmap.engine.guard import escaped_note
+from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
+from killmap.engine.runner import Scenario
 from killmap.errors import GateError
 from killmap.verdict.imports import first_syntax_error, unreachable_test_files
-from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
-from killmap.catalog.project import module_name
-from killmap.engine.runner import Scenario
 
 
 @dataclass
@@ -34,16 +34,16 @@ class Baseline:
     settings: GateSettings
     collected: tuple[str, ...]
     durations: dict[str, float]
-    overhead: float                      # what a run pays once besides its tests (session_costs)
+    overhead: float  # what a run pays once besides its tests (session_costs)
     coverage: dict[str, dict[str, list[int]]]
     runs: int
     wall: float
-    imported: tuple[str, ...] = ()       # project source files the tests imported
-    ignored: tuple[str, ...] = ()        # test files whose imports cannot reach a target
-    targets: tuple[str, ...] = ()        # what pytest was given: the tests, and the deselected
+    imported: tuple[str, ...] = ()  # project source files the tests imported
+    ignored: tuple[str, ...] = ()  # test files whose imports cannot reach a target
+    targets: tuple[str, ...] = ()  # what pytest was given: the tests, and the deselected
     mutated_files: tuple[str, ...] = ()  # the files the mutations change (traced, swapped into)
-    tracer: str = ""                     # what recorded the tests' lines: coverage, sys.monitoring
-    per_test: float = 0.0                # what a run pays per test besides its duration
+    tracer: str = ""  # what recorded the tests' lines: coverage, sys.monitoring
+    per_test: float = 0.0  # what a run pays per test besides its duration
     not_passed: dict[str, int] = field(default_factory=dict)  # "skipped"/"xfailed": how many
 
     @cached_property
@@ -64,22 +64,35 @@ def source_files(files: list[str], settings: GateSettings) -> list[str]:
     def under(rel: str, folder: str) -> bool:
         return folder in (".", "") or rel.startswith(folder.rstrip("/") + "/")
 
-    return [f for f in files if f.endswith(".py")
-            and any(under(f, p) for p in settings.paths)
-            and not any(under(f, t) or f == t for t in settings.tests)
-            and not f.rsplit("/", 1)[-1].startswith(("test_", "conftest"))]
+    return [
+        f
+        for f in files
+        if f.endswith(".py")
+        and any(under(f, p) for p in settings.paths)
+        and not any(under(f, t) or f == t for t in settings.tests)
+        and not f.rsplit("/", 1)[-1].startswith(("test_", "conftest"))
+    ]
 
 
-def run_baseline(root: Path, files: list[str], settings: GateSettings, group: list[Mutation],
-                 engine: Engine, *, runs: int, timeout: float) -> Baseline:
+def run_baseline(
+    root: Path,
+    files: list[str],
+    settings: GateSettings,
+    group: list[Mutation],
+    engine: Engine,
+    *,
+    runs: int,
+    timeout: float,
+) -> Baseline:
     """The unmutated suite, `runs` times in parallel (each tracing what it claims): what every
     verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
     # Test files whose imports never reach a mutated file can run none of its code: they
     # need no baseline and no mutant run (imports.py says why this errs towards running).
     keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
-    unreachable = unreachable_test_files(root, files, settings.tests, settings.paths,
-                                         {m.target.path for m in group}, keep)
+    unreachable = unreachable_test_files(
+        root, files, settings.tests, settings.paths, {m.target.path for m in group}, keep
+    )
     ignored = unreachable.files
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
@@ -90,12 +103,23 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     # once, in one run, and the runs share tracing's cost as they go, where one traced run
     # of everything would cost several untraced ones.
     claims = engine.scratch.run_dir("trace-claims") / "claims"
-    scenarios = [Scenario(label=f"baseline-{i + 1}", tests=settings.tests + deselect, confine=settings.confine,
-                          timeout=timeout, sys_path=settings.paths, coverage_files=targets,
-                          trace_claims=str(claims) if runs > 1 else None, ignore=tuple(ignored),
-                          session_tests=settings.tests + deselect, swap_targets=targets, tracer=engine.tracer,
-                          trace_collection=i == 0)
-                 for i in range(runs)]
+    scenarios = [
+        Scenario(
+            label=f"baseline-{i + 1}",
+            tests=settings.tests + deselect,
+            confine=settings.confine,
+            timeout=timeout,
+            sys_path=settings.paths,
+            coverage_files=targets,
+            trace_claims=str(claims) if runs > 1 else None,
+            ignore=tuple(ignored),
+            session_tests=settings.tests + deselect,
+            swap_targets=targets,
+            tracer=engine.tracer,
+            trace_collection=i == 0,
+        )
+        for i in range(runs)
+    ]
     where = f"baseline of {', '.join(settings.tests)}"
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
@@ -112,8 +136,10 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
         if outcome.escaped:
             raise GateError(f"{where}: the unmutated tests {escaped_note(outcome.escaped, engine.displaced)}")
         if outcome.status == "timeout":
-            raise GateError(f"{where}: the unmutated tests did not finish in {timeout:.0f}s"
-                            + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else ""))
+            raise GateError(
+                f"{where}: the unmutated tests did not finish in {timeout:.0f}s"
+                + (f" (stuck in {outcome.in_progress})" if outcome.in_progress else "")
+            )
         if outcome.collect_errors:
             node, message = outcome.collect_errors[0]
             raise GateError(f"{where}: collection failed in {node or 'the session'}: {error_line(message)}")
@@ -124,27 +150,45 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
         if not outcome.collected:
             raise GateError(f"{where}: no tests collected")
     # Flakes first: a test red in one run and green in another is a flake, not a red baseline.
-    flaky = sorted({t for o in outcomes[1:] for t, r in o.tests.items()
-                    if t in first.tests and first.tests[t].outcome != r.outcome})
+    flaky = sorted(
+        {
+            t
+            for o in outcomes[1:]
+            for t, r in o.tests.items()
+            if t in first.tests and first.tests[t].outcome != r.outcome
+        }
+    )
     if flaky:
-        raise GateError(f"{where}: flaky test(s), outcome differs between baseline runs: "
-                        + ", ".join(flaky) + "; fix them or list them in [gate] exclude", field="exclude")
+        raise GateError(
+            f"{where}: flaky test(s), outcome differs between baseline runs: "
+            + ", ".join(flaky)
+            + "; fix them or list them in [gate] exclude",
+            field="exclude",
+        )
     # Not a flaky outcome: an id that changes from run to run (marshmallow parametrizes over
     # datetime.now()), which no exact id in `exclude` can ever name.
     drifting = sorted({t for o in outcomes[1:] for t in set(o.collected) ^ set(first.collected)})
     if drifting:
-        raise GateError(f"{where}: test id(s) collected in one baseline run and not the other (an id that "
-                        "changes between runs, such as a time in a parametrize id): " + ", ".join(drifting)
-                        + "; list them in [gate] exclude by the test's name without its parameters",
-                        field="exclude")
+        raise GateError(
+            f"{where}: test id(s) collected in one baseline run and not the other (an id that "
+            "changes between runs, such as a time in a parametrize id): "
+            + ", ".join(drifting)
+            + "; list them in [gate] exclude by the test's name without its parameters",
+            field="exclude",
+        )
     for outcome in outcomes:
         if outcome.red:
             names = ", ".join(sorted(outcome.red))
             denied = settings.confine and any(r.exc_type == "PermissionError" for r in outcome.red.values())
-            raise GateError(f"{where} is red, so no verdict could mean anything; failing: {names}"
-                            + ("; a PermissionError there may be the confinement: tests may write only in "
-                               "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
-                               if denied else ""))
+            raise GateError(
+                f"{where} is red, so no verdict could mean anything; failing: {names}"
+                + (
+                    "; a PermissionError there may be the confinement: tests may write only in "
+                    "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
+                    if denied
+                    else ""
+                )
+            )
     durations = untraced_durations(outcomes)
     wall = max(o.wall for o in outcomes)
     overhead, per_test = session_costs(outcomes, durations)
@@ -153,9 +197,22 @@ def run_baseline(root: Path, files: list[str], settings: GateSettings, group: li
     coverage = _union([o.coverage or {} for o in outcomes])
     tracer = tracers_of(outcomes)
     not_passed = Counter(r.outcome for r in first.tests.values() if r.outcome != "passed")
-    return Baseline(settings, first.collected, durations, overhead, coverage, runs, wall,
-                    imported, tuple(ignored), settings.tests + deselect, targets, tracer, per_test,
-                    dict(sorted(not_passed.items())))
+    return Baseline(
+        settings,
+        first.collected,
+        durations,
+        overhead,
+        coverage,
+        runs,
+        wall,
+        imported,
+        tuple(ignored),
+        settings.tests + deselect,
+        targets,
+        tracer,
+        per_test,
+        dict(sorted(not_passed.items())),
+    )
 
 
 def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:
@@ -188,8 +245,13 @@ def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
     untraced one, and its own duration is all there is.
     """
     first = outcomes[0]
-    return {t: max((o.tests[t].duration for o in outcomes if t in o.tests and not o.tests[t].traced),
-                   default=first.tests[t].duration) for t in first.tests}
+    return {
+        t: max(
+            (o.tests[t].duration for o in outcomes if t in o.tests and not o.tests[t].traced),
+            default=first.tests[t].duration,
+        )
+        for t in first.tests
+    }
 
 
 def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[str, list[int]]]:
@@ -211,12 +273,14 @@ def check_runner_imports(group: list[Mutation], settings: GateSettings, preloade
     for mutation in group:
         module = module_name(mutation.target.path, settings.paths)
         parts = module.split(".") if module else []
-        taken = next((".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in preloaded),
-                     None)
+        taken = next((".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in preloaded), None)
         if taken is not None:
-            raise mutation.fail(f"{module} cannot be mutated here: pytest itself imported {taken} before any "
-                                "test runs (pytest or one of its plugins uses it), so every test sees that copy, "
-                                "never the sandbox's mutant", "target")
+            raise mutation.fail(
+                f"{module} cannot be mutated here: pytest itself imported {taken} before any "
+                "test runs (pytest or one of its plugins uses it), so every test sees that copy, "
+                "never the sandbox's mutant",
+                "target",
+            )
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
@@ -224,5 +288,6 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:
                 if not baseline.index.names_any(entry):
-                    raise mutation.fail(f"{entry!r} matches no collected test (under "
-                                        f"{', '.join(mutation.settings.tests)})", key)
+                    raise mutation.fail(
+                        f"{entry!r} matches no collected test (under {', '.join(mutation.settings.tests)})", key
+                    )

@@ -38,7 +38,7 @@ def _gate_source_digest() -> str:
     """The gate's own code: a fixed bug in killmap must invalidate what it decided."""
     folder = Path(killmap.__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*.py")):   # every layer's subpackage, not just the top
+    for path in sorted(folder.rglob("*.py")):  # every layer's subpackage, not just the top
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
@@ -46,9 +46,17 @@ def _gate_source_digest() -> str:
 @functools.lru_cache(maxsize=1)
 def _environment() -> tuple[tuple[str, str], ...]:
     # Once per process: it reads every file of killmap's own source.
-    return tuple(sorted({"killmap": killmap.__version__, "killmap_source": _gate_source_digest(),
-                         "python": platform.python_version(), "implementation": sys.implementation.name,
-                         "pytest": pytest_version()}.items()))
+    return tuple(
+        sorted(
+            {
+                "killmap": killmap.__version__,
+                "killmap_source": _gate_source_digest(),
+                "python": platform.python_version(),
+                "implementation": sys.implementation.name,
+                "pytest": pytest_version(),
+            }.items()
+        )
+    )
 
 
 def environment_key() -> dict[str, str]:
@@ -70,7 +78,7 @@ def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
             if isinstance(node, _FUNCTIONS):
                 start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 end = node.end_lineno or node.lineno
-                text = "\n".join(lines[start - 1:end])
+                text = "\n".join(lines[start - 1 : end])
                 found[prefix + node.name] = (start, end, hashlib.sha256(text.encode()).hexdigest())
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, prefix + node.name + ".")
@@ -103,8 +111,11 @@ def dependencies(root: Path, executed: dict[str, set[int] | None]) -> dict[str, 
             continue
         source = path.read_text(encoding="utf-8", errors="replace")
         functions = functions_of(source)
-        used = {name: digest for name, (start, end, digest) in functions.items()
-                if lines is None or any(start <= line <= end for line in lines)}
+        used = {
+            name: digest
+            for name, (start, end, digest) in functions.items()
+            if lines is None or any(start <= line <= end for line in lines)
+        }
         deps[rel] = {"skeleton": skeleton_of(source), "functions": used}
     return deps
 
@@ -144,12 +155,11 @@ class VerdictCache:
             self.entries: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.entries = {}
-        self._checked: dict[str, tuple[dict[str, Any], bool]] = {}   # name -> (entry, deps hold)
+        self._checked: dict[str, tuple[dict[str, Any], bool]] = {}  # name -> (entry, deps hold)
 
     @staticmethod
     def static_key(fingerprint: dict[str, Any], diff: str, tests_digest: str) -> str:
-        return _digest({"entry": fingerprint, "diff": diff, "tests": tests_digest,
-                        "env": environment_key()})
+        return _digest({"entry": fingerprint, "diff": diff, "tests": tests_digest, "env": environment_key()})
 
     def lookup(self, name: str, static_key: str) -> dict[str, Any] | None:
         entry = self.entries.get(name)
@@ -171,16 +181,29 @@ class VerdictCache:
 
     @staticmethod
     def mutant_key(mutation, text: str, patch_text: str | None) -> str:
-        return _digest({"target": str(mutation.target), "op": mutation.op,
-                        "params": [list(p) for p in mutation.params], "count": mutation.count,
-                        "text": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                        "patch": patch_text, "env": environment_key()})
+        return _digest(
+            {
+                "target": str(mutation.target),
+                "op": mutation.op,
+                "params": [list(p) for p in mutation.params],
+                "count": mutation.count,
+                "text": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "patch": patch_text,
+                "env": environment_key(),
+            }
+        )
 
     @staticmethod
     def validity_key(original: str, mutated: str, file: str, werror: bool) -> str:
-        return _digest({"original": hashlib.sha256(original.encode("utf-8")).hexdigest(),
-                        "mutated": hashlib.sha256(mutated.encode("utf-8")).hexdigest(),
-                        "file": file, "werror": werror, "env": environment_key()})
+        return _digest(
+            {
+                "original": hashlib.sha256(original.encode("utf-8")).hexdigest(),
+                "mutated": hashlib.sha256(mutated.encode("utf-8")).hexdigest(),
+                "file": file,
+                "werror": werror,
+                "env": environment_key(),
+            }
+        )
 
     def mutant(self, key: str) -> dict[str, Any] | None:
         return self.entries.get("#mutants", {}).get(key)

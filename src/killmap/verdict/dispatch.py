@@ -21,12 +21,13 @@ offered, which is the catalog's, so the first such id is the one named, as befor
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from killmap.verdict.baseline import Baseline, check_contract_ids
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.mutate.mutant import Mutant
 from killmap.engine.pool import Worker
+from killmap.mutate.mutant import Mutant
+from killmap.verdict.baseline import Baseline, check_contract_ids
 from killmap.verdict.trial import expected_seconds, select_tests
 
 Progress = Callable[[str, Any], None]
@@ -42,8 +43,15 @@ class Dispatch:
     `close()`; `results()` waits for the last and returns them by mutation name.
     """
 
-    def __init__(self, settings: GateSettings, baseline: Callable[[], Baseline], workers: list[Worker],
-                 run: Callable[..., Any], progress: Progress, on_done: Callable[[Mutation, Any], None]):
+    def __init__(
+        self,
+        settings: GateSettings,
+        baseline: Callable[[], Baseline],
+        workers: list[Worker],
+        run: Callable[..., Any],
+        progress: Progress,
+        on_done: Callable[[Mutation, Any], None],
+    ):
         self.settings = settings
         self._baseline_source = baseline
         self._workers = workers
@@ -83,7 +91,7 @@ class Dispatch:
 
     def join(self) -> None:
         while self._thread.is_alive():
-            self._thread.join(0.2)   # short joins keep ^C responsive
+            self._thread.join(0.2)  # short joins keep ^C responsive
 
     def results(self) -> dict[str, Any]:
         """Every offered mutant's result, once all have run; the first error, if any."""
@@ -101,8 +109,7 @@ class Dispatch:
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)
             return
-        threads = [threading.Thread(target=self._drain, args=(worker,), daemon=True)
-                   for worker in self._workers]
+        threads = [threading.Thread(target=self._drain, args=(worker,), daemon=True) for worker in self._workers]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -138,7 +145,7 @@ class Dispatch:
             self._announce_baseline()
             if not self._offered:
                 return None
-            for mutation, mutant in self._offered:   # in catalog order: the first bad id is named
+            for mutation, mutant in self._offered:  # in catalog order: the first bad id is named
                 if mutation.name not in self._selections:
                     # An unknown contract id is a catalog error (exit 2): nothing more starts.
                     check_contract_ids([mutation], self.baseline)

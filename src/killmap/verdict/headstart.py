@@ -21,9 +21,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine.core import Engine
+from killmap.verdict.baseline import Baseline, run_baseline
 
 
 class HeadStart:
@@ -34,21 +34,22 @@ class HeadStart:
     of them would wait for its turn.
     """
 
-    def __init__(self, root: Path, files: list[str], group: list[Mutation], engine: Engine, *,
-                 runs: int, timeout: float):
+    def __init__(
+        self, root: Path, files: list[str], group: list[Mutation], engine: Engine, *, runs: int, timeout: float
+    ):
         self.settings: GateSettings = group[0].settings
         self.names = frozenset(m.name for m in group)
         self.engine = engine
         self._baseline: Baseline | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(root, files, group, runs, timeout),
-                                        name="killmap-headstart", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(root, files, group, runs, timeout), name="killmap-headstart", daemon=True
+        )
         self._thread.start()
 
     def _run(self, root, files, group, runs, timeout) -> None:
         try:
-            self._baseline = run_baseline(root, files, self.settings, group, self.engine, runs=runs,
-                                          timeout=timeout)
+            self._baseline = run_baseline(root, files, self.settings, group, self.engine, runs=runs, timeout=timeout)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the gate's thread by baseline()
             self._error = exc
 

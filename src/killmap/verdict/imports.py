@@ -14,21 +14,31 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_DYNAMIC_CALLS = {"import_module", "__import__", "importorskip", "load_module", "exec_module",
-                  "run_module", "run_path", "entry_points", "iter_modules", "walk_packages"}
+_DYNAMIC_CALLS = {
+    "import_module",
+    "__import__",
+    "importorskip",
+    "load_module",
+    "exec_module",
+    "run_module",
+    "run_path",
+    "entry_points",
+    "iter_modules",
+    "walk_packages",
+}
 
 
 class ImportGraph:
     def __init__(self, root: Path, files: list[str], paths: tuple[str, ...]):
         self.root = root
-        self.modules: dict[str, str] = {}            # dotted name -> relative file
+        self.modules: dict[str, str] = {}  # dotted name -> relative file
         for rel in files:
             if rel.endswith(".py"):
                 for name in _module_names(rel, paths):
                     self.modules.setdefault(name, rel)
         self._edges: dict[str, set[str] | None] = {}  # file -> imported files (None: anything)
-        self._packages: dict[str, str] | None = None   # file -> its first dotted name
-        self.scanned: set[str] = set()   # files read by the line scan, never parsed
+        self._packages: dict[str, str] | None = None  # file -> its first dotted name
+        self.scanned: set[str] = set()  # files read by the line scan, never parsed
 
     def _imports_of(self, rel: str) -> set[str] | None:
         if rel in self._edges:
@@ -98,7 +108,7 @@ def _module_names(rel: str, paths: tuple[str, ...]) -> list[str]:
     for entry in (*paths, "."):
         prefix = "" if entry in (".", "") else entry.rstrip("/") + "/"
         if rel.startswith(prefix):
-            dotted = rel[len(prefix):-3].replace("/", ".")
+            dotted = rel[len(prefix) : -3].replace("/", ".")
             if dotted.endswith(".__init__"):
                 dotted = dotted[: -len(".__init__")]
             if dotted and all(part.isidentifier() for part in dotted.split(".")):
@@ -118,8 +128,13 @@ def parsed_imports(text: str) -> list[ast.Import | ast.ImportFrom] | None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             found.append(node)
         elif isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
-                node.func.id if isinstance(node.func, ast.Name) else ""
+            name = (
+                node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else node.func.id
+                if isinstance(node.func, ast.Name)
+                else ""
+            )
             if name in _DYNAMIC_CALLS:
                 return None
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -132,8 +147,10 @@ def parsed_imports(text: str) -> list[ast.Import | ast.ImportFrom] | None:
 # Every import statement holds the keyword on some line. A line that is one import statement
 # and nothing else: `import a.b as c, d` or `from ..a import (b as c, d)`, perhaps with a comment.
 _IMPORT_WORD = re.compile(r"\bimport\b")
-_LONE_IMPORT = re.compile(r"[ \t]*(?:import[ \t]+[\w., \t]+|from[ \t]+[\w.]+[ \t]+import[ \t]+"
-                          r"(?:\*|[\w, \t]+|\([\w, \t]*\)))[ \t]*(?:#.*)?")
+_LONE_IMPORT = re.compile(
+    r"[ \t]*(?:import[ \t]+[\w., \t]+|from[ \t]+[\w.]+[ \t]+import[ \t]+"
+    r"(?:\*|[\w, \t]+|\([\w, \t]*\)))[ \t]*(?:#.*)?"
+)
 _RUN_TIME_IMPORT = re.compile("|".join(sorted(_DYNAMIC_CALLS | {"pytest_plugins"})))
 
 
@@ -178,27 +195,35 @@ def _resolve_relative(module: str | None, level: int, package: str) -> str | Non
 @dataclass(frozen=True)
 class Unreachable:
     """Test files no target can be reached from, for pytest's --ignore."""
+
     files: tuple[str, ...]
     # Those of them read by the line scan alone: not known to parse. pytest would have
     # reported a syntax error collecting one, so the baseline checks them (in parallel).
     unparsed: tuple[str, ...] = ()
 
 
-def unreachable_test_files(root: Path, files: list[str], tests: tuple[str, ...],
-                           paths: tuple[str, ...], targets: set[str], keep: set[str]) -> Unreachable:
+def unreachable_test_files(
+    root: Path, files: list[str], tests: tuple[str, ...], paths: tuple[str, ...], targets: set[str], keep: set[str]
+) -> Unreachable:
     """Python files under the pytest targets that provably cannot run a target's code.
 
     The caller passes them to pytest as --ignore, so pytest's own collection rules still
     decide what a test file is; `keep` (files the contract names) is never ignored.
     """
+
     def under(rel: str, folder: str) -> bool:
         return folder in (".", "") or rel == folder or rel.startswith(folder.rstrip("/") + "/")
 
     # `keep` holds files and folders ("tests", "tests/"): a folder the contract names keeps
     # every file in it, since each of its tests must (or may) go red.
-    candidates = [f for f in files if f.endswith(".py") and any(under(f, t) for t in tests)
-                  and f.rsplit("/", 1)[-1] != "conftest.py"
-                  and not any(f == k or (not k.endswith(".py") and under(f, k)) for k in keep)]
+    candidates = [
+        f
+        for f in files
+        if f.endswith(".py")
+        and any(under(f, t) for t in tests)
+        and f.rsplit("/", 1)[-1] != "conftest.py"
+        and not any(f == k or (not k.endswith(".py") and under(f, k)) for k in keep)
+    ]
     if not candidates:
         return Unreachable(())
     graph = ImportGraph(root, files, paths)
@@ -225,5 +250,5 @@ def first_syntax_error(root: Path, files: tuple[str, ...]) -> tuple[str, str] | 
         except SyntaxError as exc:
             return rel, f"SyntaxError: {exc.msg} (line {exc.lineno})"
         except (OSError, UnicodeDecodeError):
-            continue   # unreadable files are never ignored: they reach anything
+            continue  # unreadable files are never ignored: they reach anything
     return None

@@ -14,21 +14,34 @@ from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
 
-HELD = "held"               # every kills test went red by a real failure; nothing else did
-VACUOUS = "vacuous"         # a kills test stayed green: it does not guard against this defect
-OVERREACH = "overreach"     # a test outside kills + may_kill went red
-VISIBLE = "visible"         # an invariant mutation turned something red
+HELD = "held"  # every kills test went red by a real failure; nothing else did
+VACUOUS = "vacuous"  # a kills test stayed green: it does not guard against this defect
+OVERREACH = "overreach"  # a test outside kills + may_kill went red
+VISIBLE = "visible"  # an invariant mutation turned something red
 WRONG_CAUSE = "wrong-cause"  # require = "assertion" and a kills test went red otherwise
 NOT_APPLIED = "not-applied"  # the operator matched the wrong number of sites, or changed nothing
-BROKEN_VERDICT = "broken"   # the mutant does not compile cleanly, or is not the code that ran
-TIMEOUT = "timeout"         # the mutant ran past the limit that the unmutated tests meet
-FLAKY = "flaky"             # a confirming re-run disagreed with the first run
-STALE = "stale"             # the target changed since the mutation was pinned
+BROKEN_VERDICT = "broken"  # the mutant does not compile cleanly, or is not the code that ran
+TIMEOUT = "timeout"  # the mutant ran past the limit that the unmutated tests meet
+FLAKY = "flaky"  # a confirming re-run disagreed with the first run
+STALE = "stale"  # the target changed since the mutation was pinned
 UNEVIDENCED = "unevidenced"  # nothing proves the verdict: region unreached, or control not held
 INCONCLUSIVE = "inconclusive"  # the environment, not the mutant, failed (e.g. a slow machine)
-ESCAPED = "escaped"         # the mutant wrote into the user's working tree (restored)
-VERDICTS = (HELD, VACUOUS, OVERREACH, VISIBLE, WRONG_CAUSE, NOT_APPLIED, BROKEN_VERDICT, TIMEOUT,
-            FLAKY, STALE, UNEVIDENCED, INCONCLUSIVE, ESCAPED)
+ESCAPED = "escaped"  # the mutant wrote into the user's working tree (restored)
+VERDICTS = (
+    HELD,
+    VACUOUS,
+    OVERREACH,
+    VISIBLE,
+    WRONG_CAUSE,
+    NOT_APPLIED,
+    BROKEN_VERDICT,
+    TIMEOUT,
+    FLAKY,
+    STALE,
+    UNEVIDENCED,
+    INCONCLUSIVE,
+    ESCAPED,
+)
 
 EXPLANATIONS = {
     HELD: "the tests named in kills went red by a real failure, and nothing else did",
@@ -47,8 +60,10 @@ EXPLANATIONS = {
 }
 
 # An invariant's `held` is the opposite observation: nothing went red, where it was reached.
-INVARIANT_HELD = ("nothing went red although tests executed the change, and its control at the same "
-                  "site held: the change is invisible to this suite")
+INVARIANT_HELD = (
+    "nothing went red although tests executed the change, and its control at the same "
+    "site held: the change is invisible to this suite"
+)
 
 
 def explanation(verdict: str, invariant: bool) -> str:
@@ -63,9 +78,9 @@ class RedTest:
     phase: str | None
     exception: str | None
     message: str
-    raised_at: str | None                 # the deepest frame inside the project
+    raised_at: str | None  # the deepest frame inside the project
     reached: bool | None
-    raised_innermost: str | None = None   # the innermost frame anywhere (maybe site-packages)
+    raised_innermost: str | None = None  # the innermost frame anywhere (maybe site-packages)
 
 
 @dataclass(frozen=True)
@@ -73,10 +88,10 @@ class Verdict:
     name: str
     verdict: str
     detail: str
-    expected: tuple[str, ...] = ()          # the kills entries
+    expected: tuple[str, ...] = ()  # the kills entries
     red: tuple[RedTest, ...] = ()
-    missing: tuple[str, ...] = ()           # kills entries with no red test
-    unexpected: tuple[str, ...] = ()        # red tests outside the contract
+    missing: tuple[str, ...] = ()  # kills entries with no red test
+    unexpected: tuple[str, ...] = ()  # red tests outside the contract
     reached_by: tuple[str, ...] = ()
     selected: tuple[str, ...] = ()
     selection: str = ""
@@ -100,7 +115,7 @@ class Evidence:
     region_executed: bool
     import_time: bool
     timeout: float
-    selected_baseline_seconds: float     # what the same tests took unmutated, this run
+    selected_baseline_seconds: float  # what the same tests took unmutated, this run
     # Of the kills tests red without reaching the change in the baseline, those that do reach
     # it run by themselves, unmutated (trial.py traces them only then): None when not run.
     reached_alone: frozenset[str] | None = None
@@ -115,23 +130,36 @@ class Evidence:
         that test left (wcwidth's lru_cache held the mutant's result, and a later test never
         called the mutated function). Not a test red for line numbers, or for a test the
         selection left out: run by itself, such a test still never runs the change."""
-        return (not self.import_time and test_id not in self.reached_by
-                and self.reached_alone is not None and test_id in self.reached_alone)
+        return (
+            not self.import_time
+            and test_id not in self.reached_by
+            and self.reached_alone is not None
+            and test_id in self.reached_alone
+        )
 
 
 def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> Verdict:
     run = evidence.run
 
-    timings = {"run_seconds": round(run.wall, 4),
-               "confirm_seconds": round(evidence.confirm.wall, 4) if evidence.confirm else 0.0,
-               "selected_baseline_seconds": round(evidence.selected_baseline_seconds, 4)}
+    timings = {
+        "run_seconds": round(run.wall, 4),
+        "confirm_seconds": round(evidence.confirm.wall, 4) if evidence.confirm else 0.0,
+        "selected_baseline_seconds": round(evidence.selected_baseline_seconds, 4),
+    }
 
     def verdict(kind: str, detail: str, **more: Any) -> Verdict:
         extras = {**timings, **more.pop("extras", {})}
-        return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
-                       reached_by=evidence.reached_by,
-                       duration=run.wall + (evidence.confirm.wall if evidence.confirm else 0.0),
-                       timeout=evidence.timeout, extras=extras, **{**base, **more})
+        return Verdict(
+            name=mutation.name,
+            verdict=kind,
+            detail=detail,
+            expected=mutation.kills,
+            reached_by=evidence.reached_by,
+            duration=run.wall + (evidence.confirm.wall if evidence.confirm else 0.0),
+            timeout=evidence.timeout,
+            extras=extras,
+            **{**base, **more},
+        )
 
     red_tests = tuple(_red(run, evidence))
     if run.sandbox_writes:
@@ -139,53 +167,95 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
     if run.escaped:
         # Nothing else matters: the user's files were written. They are restored, and the
         # gate fails so that someone looks.
-        return verdict(ESCAPED, "the mutant wrote to the working tree: " + ", ".join(run.escaped)
-                       + " (restored byte for byte; what it wrote is kept in killmap's cache folder, "
-                       "under displaced/)", red=red_tests)
+        return verdict(
+            ESCAPED,
+            "the mutant wrote to the working tree: "
+            + ", ".join(run.escaped)
+            + " (restored byte for byte; what it wrote is kept in killmap's cache folder, "
+            "under displaced/)",
+            red=red_tests,
+        )
     if run.status == "timeout":
         where = f" (in {run.in_progress})" if run.in_progress else ""
         if evidence.selected_baseline_seconds >= evidence.timeout:
-            return verdict(INCONCLUSIVE, f"timed out after {evidence.timeout:.1f}s{where}, but the same tests "
-                           f"took {evidence.selected_baseline_seconds:.1f}s unmutated in this run: the limit is "
-                           "too tight for this machine, so it is not the mutant's loop", red=red_tests)
-        return verdict(TIMEOUT, f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
-                       f"{evidence.selected_baseline_seconds:.2f}s unmutated", red=red_tests)
+            return verdict(
+                INCONCLUSIVE,
+                f"timed out after {evidence.timeout:.1f}s{where}, but the same tests "
+                f"took {evidence.selected_baseline_seconds:.1f}s unmutated in this run: the limit is "
+                "too tight for this machine, so it is not the mutant's loop",
+                red=red_tests,
+            )
+        return verdict(
+            TIMEOUT,
+            f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
+            f"{evidence.selected_baseline_seconds:.2f}s unmutated",
+            red=red_tests,
+        )
     if run.status != "done" or not run.finished:
         if run.sandbox_writes:
-            return verdict(INCONCLUSIVE, f"the mutant wrote to or deleted {len(run.sandbox_writes)} file(s) of "
-                           f"its own sandbox (first: {run.sandbox_writes[0]}), so its session could not report; "
-                           "killmap repaired the sandbox, but no verdict can be read from this run",
-                           red=red_tests)
+            return verdict(
+                INCONCLUSIVE,
+                f"the mutant wrote to or deleted {len(run.sandbox_writes)} file(s) of "
+                f"its own sandbox (first: {run.sandbox_writes[0]}), so its session could not report; "
+                "killmap repaired the sandbox, but no verdict can be read from this run",
+                red=red_tests,
+            )
         unaccounted = [t for t in base.get("selected", ()) if t not in run.tests]
         if unaccounted and not run.collect_errors:
-            return verdict(INCONCLUSIVE, f"{len(unaccounted)} selected test(s) never got an outcome, even "
-                           f"after {run.segments} session(s) (first: {unaccounted[0]}); the process ended "
-                           f"with status {run.child_exit}; log tail: {run.log_tail[-300:]}", red=red_tests)
+            return verdict(
+                INCONCLUSIVE,
+                f"{len(unaccounted)} selected test(s) never got an outcome, even "
+                f"after {run.segments} session(s) (first: {unaccounted[0]}); the process ended "
+                f"with status {run.child_exit}; log tail: {run.log_tail[-300:]}",
+                red=red_tests,
+            )
         if not run.collect_errors:
-            return verdict(INCONCLUSIVE, "the test process ended without its report (exit "
-                           f"{run.exit_code}); log tail: {run.log_tail[-400:]}", red=red_tests)
+            return verdict(
+                INCONCLUSIVE,
+                f"the test process ended without its report (exit {run.exit_code}); log tail: {run.log_tail[-400:]}",
+                red=red_tests,
+            )
     if run.collect_errors:
         node, message = run.collect_errors[0]
-        return verdict(BROKEN_VERDICT, f"collection failed in {node or 'the session'}: {error_line(message)}",
-                       red=red_tests, extras={"broken_cause": "collection"})
+        return verdict(
+            BROKEN_VERDICT,
+            f"collection failed in {node or 'the session'}: {error_line(message)}",
+            red=red_tests,
+            extras={"broken_cause": "collection"},
+        )
     if run.conftest_error:
         # The baseline loaded this conftest: under the mutant it no longer imports, so no
         # test can run at all. pytest stops with a usage error, not a collection report.
         where, message = run.conftest_error
-        return verdict(BROKEN_VERDICT, f"{where or 'a conftest'} does not import under the mutant: "
-                       f"{error_line(message)}", red=red_tests, extras={"broken_cause": "import"})
+        return verdict(
+            BROKEN_VERDICT,
+            f"{where or 'a conftest'} does not import under the mutant: {error_line(message)}",
+            red=red_tests,
+            extras={"broken_cause": "import"},
+        )
     proof = run.proof or {}
     if proof.get("import_error"):
-        return verdict(BROKEN_VERDICT, f"the mutated module {proof['module']} does not import: "
-                       f"{proof['import_error']}", red=red_tests, extras={"broken_cause": "import"})
+        return verdict(
+            BROKEN_VERDICT,
+            f"the mutated module {proof['module']} does not import: {proof['import_error']}",
+            red=red_tests,
+            extras={"broken_cause": "import"},
+        )
     if proof and not (proof.get("file_matches") and proof.get("text_matches")):
-        return verdict(BROKEN_VERDICT, f"the module the tests imported was not the mutant: {proof['module']} "
-                       f"came from {proof.get('loaded_file')}", red=red_tests,
-                       extras={"broken_cause": "origin"})
+        return verdict(
+            BROKEN_VERDICT,
+            f"the module the tests imported was not the mutant: {proof['module']} came from {proof.get('loaded_file')}",
+            red=red_tests,
+            extras={"broken_cause": "origin"},
+        )
     if proof.get("modules_from_working_tree"):
-        return verdict(BROKEN_VERDICT, "modules were imported from the working tree instead of the sandbox: "
-                       + ", ".join(proof["modules_from_working_tree"]), red=red_tests,
-                       extras={"broken_cause": "origin"})
+        return verdict(
+            BROKEN_VERDICT,
+            "modules were imported from the working tree instead of the sandbox: "
+            + ", ".join(proof["modules_from_working_tree"]),
+            red=red_tests,
+            extras={"broken_cause": "origin"},
+        )
     # A session that ended normally may still have run fewer tests than were selected: a
     # fresh one is given the baseline's node ids, and a mutant that changes a parametrize id
     # (marshmallow's `[exclude]` became `[include0]`) makes pytest refuse them all and run
@@ -193,79 +263,119 @@ def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> V
     not_run = [t for t in base.get("selected", ()) if t not in run.tests]
     if not_run:
         why = refused_arguments(run)
-        return verdict(INCONCLUSIVE, f"{len(not_run)} selected test(s) did not run in the mutant (first: "
-                       f"{not_run[0]})" + (f": pytest said {why!r}" if why else "")
-                       + "; a mutant that changes test ids (a parametrize value taken from the mutated "
-                         "code) cannot be judged by them", red=red_tests)
+        return verdict(
+            INCONCLUSIVE,
+            f"{len(not_run)} selected test(s) did not run in the mutant (first: "
+            f"{not_run[0]})"
+            + (f": pytest said {why!r}" if why else "")
+            + "; a mutant that changes test ids (a parametrize value taken from the mutated "
+            "code) cannot be judged by them",
+            red=red_tests,
+        )
     broken = [r for r in red_tests if r.cause == BROKEN]
     if broken:
         first = broken[0]
-        return verdict(BROKEN_VERDICT, f"{first.id} went red by {first.exception} raised from the mutated "
-                       f"file at {first.raised_at}: the mutant does not compile cleanly, so this is not a kill",
-                       red=red_tests, extras={"broken_cause": "name-or-import"})
+        return verdict(
+            BROKEN_VERDICT,
+            f"{first.id} went red by {first.exception} raised from the mutated "
+            f"file at {first.raised_at}: the mutant does not compile cleanly, so this is not a kill",
+            red=red_tests,
+            extras={"broken_cause": "name-or-import"},
+        )
 
     red_ids = {r.id for r in red_tests}
     if evidence.confirm is not None:
         flipped = _disagreements(run, evidence.confirm)
         if flipped:
-            return verdict(FLAKY, "a re-run of the same mutant disagreed on: " + ", ".join(flipped),
-                           red=red_tests)
+            return verdict(FLAKY, "a re-run of the same mutant disagreed on: " + ", ".join(flipped), red=red_tests)
 
     if mutation.uncontracted:
         return _uncontracted(verdict, red_tests, evidence)
 
     if mutation.invariant:
         if red_ids:
-            return verdict(VISIBLE, f"{len(red_ids)} test(s) went red under an invariant mutation: "
-                           + ", ".join(sorted(red_ids)), red=red_tests, unexpected=tuple(sorted(red_ids)))
+            return verdict(
+                VISIBLE,
+                f"{len(red_ids)} test(s) went red under an invariant mutation: " + ", ".join(sorted(red_ids)),
+                red=red_tests,
+                unexpected=tuple(sorted(red_ids)),
+            )
         if not evidence.region_executed:
-            return verdict(UNEVIDENCED, "nothing went red, but no test executed the mutated code, "
-                           "so nothing proves it invisible", red=red_tests)
-        return verdict(HELD, "nothing went red, and the mutated code was executed by "
-                       f"{len(evidence.reached_by) or 'import-time'} test(s)", red=red_tests)
+            return verdict(
+                UNEVIDENCED,
+                "nothing went red, but no test executed the mutated code, so nothing proves it invisible",
+                red=red_tests,
+            )
+        return verdict(
+            HELD,
+            "nothing went red, and the mutated code was executed by "
+            f"{len(evidence.reached_by) or 'import-time'} test(s)",
+            red=red_tests,
+        )
 
     if not red_ids and not evidence.region_executed and not evidence.import_time:
         # Nothing went red and no test (the kills tests included) runs the mutated code: the
         # diagnosis is not a weak assertion but missing reach.
-        return verdict(UNEVIDENCED, "no test executes the mutated code, the kills tests included, so "
-                       "the contract cannot be judged: " + ", ".join(mutation.kills), red=red_tests,
-                       missing=mutation.kills)
+        return verdict(
+            UNEVIDENCED,
+            "no test executes the mutated code, the kills tests included, so "
+            "the contract cannot be judged: " + ", ".join(mutation.kills),
+            red=red_tests,
+            missing=mutation.kills,
+        )
     collected = run.collected
-    missing = tuple(entry for entry in mutation.kills
-                    if not any(matches(entry, r) for r in red_ids))
+    missing = tuple(entry for entry in mutation.kills if not any(matches(entry, r) for r in red_ids))
     allowed = mutation.kills + mutation.may_kill
     unexpected = tuple(sorted(r for r in red_ids if not any(matches(e, r) for e in allowed)))
     kill_reds = [r for r in red_tests if any(matches(e, r.id) for e in mutation.kills)]
-    green_kill_tests = tuple(sorted(t for t in collected if t not in red_ids
-                                    and any(matches(e, t) for e in mutation.kills)))
+    green_kill_tests = tuple(
+        sorted(t for t in collected if t not in red_ids and any(matches(e, t) for e in mutation.kills))
+    )
     if missing or green_kill_tests:
         names = ", ".join(green_kill_tests or missing)
         # The contract failed, but the defect may well be caught: by tests kills does not
         # name. Said first, or it read as "nothing notices" at the end of a long line.
-        caught = (f"; the defect is caught, but by {len(unexpected)} test(s) outside the contract: "
-                  f"{_some(unexpected)}" if unexpected else "")
-        return verdict(VACUOUS, f"stayed green: {names}{caught}",
-                       red=red_tests, missing=tuple(green_kill_tests or missing), unexpected=unexpected)
+        caught = (
+            f"; the defect is caught, but by {len(unexpected)} test(s) outside the contract: {_some(unexpected)}"
+            if unexpected
+            else ""
+        )
+        return verdict(
+            VACUOUS,
+            f"stayed green: {names}{caught}",
+            red=red_tests,
+            missing=tuple(green_kill_tests or missing),
+            unexpected=unexpected,
+        )
     if unexpected:
-        return verdict(OVERREACH, "red outside kills and may_kill: " + ", ".join(unexpected),
-                       red=red_tests, unexpected=unexpected)
+        return verdict(
+            OVERREACH, "red outside kills and may_kill: " + ", ".join(unexpected), red=red_tests, unexpected=unexpected
+        )
     unreached = [r.id for r in kill_reds if r.reached is False]
     if unreached:
-        why = (", not even when run by itself (red for another reason: line numbers, a test the selection "
-               "leaves out)" if evidence.reached_alone is not None else " (red for another reason)")
-        return verdict(UNEVIDENCED, f"went red without executing the mutated code{why}: " + ", ".join(unreached),
-                       red=red_tests)
+        why = (
+            ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
+            if evidence.reached_alone is not None
+            else " (red for another reason)"
+        )
+        return verdict(
+            UNEVIDENCED, f"went red without executing the mutated code{why}: " + ", ".join(unreached), red=red_tests
+        )
     if mutation.require == ASSERTION:
         wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in kill_reds if r.cause != ASSERTION]
         if wrong:
-            return verdict(WRONG_CAUSE, "went red without an assertion failing: " + "; ".join(wrong),
-                           red=red_tests)
+            return verdict(WRONG_CAUSE, "went red without an assertion failing: " + "; ".join(wrong), red=red_tests)
     causes = sorted({r.cause for r in kill_reds})
     carried = [r.id for r in kill_reds if evidence.through_state(r.id)]
-    carried_note = (f"; {len(carried)} of them through state an earlier test left (run by themselves they "
-                    "execute the mutated code; in the run an earlier test had, for them)" if carried else "")
-    return verdict(HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)}){carried_note}",
-                   red=red_tests)
+    carried_note = (
+        f"; {len(carried)} of them through state an earlier test left (run by themselves they "
+        "execute the mutated code; in the run an earlier test had, for them)"
+        if carried
+        else ""
+    )
+    return verdict(
+        HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)}){carried_note}", red=red_tests
+    )
 
 
 def _some(ids: tuple[str, ...], shown: int = 5) -> str:
@@ -282,15 +392,26 @@ def _uncontracted(verdict, red_tests: tuple[RedTest, ...], evidence: Evidence) -
     """
     if red_tests:
         if all(r.reached is False for r in red_tests):
-            return verdict(UNEVIDENCED, "went red without executing the mutated code (red for another "
-                           "reason): " + ", ".join(r.id for r in red_tests), red=red_tests)
+            return verdict(
+                UNEVIDENCED,
+                "went red without executing the mutated code (red for another "
+                "reason): " + ", ".join(r.id for r in red_tests),
+                red=red_tests,
+            )
         ids = tuple(sorted(r.id for r in red_tests))
         causes = sorted({r.cause for r in red_tests})
-        return verdict(OVERREACH, f"{len(ids)} test(s) went red ({', '.join(causes)}), no contract: "
-                       + ", ".join(ids), red=red_tests, unexpected=ids)
+        return verdict(
+            OVERREACH,
+            f"{len(ids)} test(s) went red ({', '.join(causes)}), no contract: " + ", ".join(ids),
+            red=red_tests,
+            unexpected=ids,
+        )
     if evidence.region_executed or evidence.import_time:
-        return verdict(VACUOUS, f"nothing went red, though {len(evidence.reached_by) or 'every'} test(s) "
-                       "executed the mutated code", red=red_tests)
+        return verdict(
+            VACUOUS,
+            f"nothing went red, though {len(evidence.reached_by) or 'every'} test(s) executed the mutated code",
+            red=red_tests,
+        )
     return verdict(UNEVIDENCED, "nothing went red, and no test executed the mutated code", red=red_tests)
 
 
@@ -303,10 +424,15 @@ def _red(run: RunOutcome, evidence: Evidence):
             # original's own `type(value)` on a path that never binds `value`.
             cause = CRASH
         yield RedTest(
-            id=result.id, cause=cause, phase=result.phase, exception=result.exc_type,
+            id=result.id,
+            cause=cause,
+            phase=result.phase,
+            exception=result.exc_type,
             message=result.message,
-            raised_at=_where(result.raised_at), raised_innermost=_where(result.raised_innermost),
-            reached=True if evidence.import_time else (result.id in reached or evidence.through_state(result.id)))
+            raised_at=_where(result.raised_at),
+            raised_innermost=_where(result.raised_innermost),
+            reached=True if evidence.import_time else (result.id in reached or evidence.through_state(result.id)),
+        )
 
 
 _NAME_IN_MESSAGE = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)'")
@@ -328,8 +454,7 @@ def _disagreements(first: RunOutcome, again: RunOutcome) -> list[str]:
     for test_id, result in again.tests.items():
         before = first.tests.get(test_id)
         if before is not None and before.red != result.red:
-            flipped.append(f"{test_id} ({'red' if before.red else 'green'} then "
-                           f"{'red' if result.red else 'green'})")
+            flipped.append(f"{test_id} ({'red' if before.red else 'green'} then {'red' if result.red else 'green'})")
     return sorted(flipped)
 
 
@@ -340,7 +465,11 @@ def judge_control(mutation: Mutation, verdict: Verdict, control: Verdict | None)
     if control is None or control.verdict != HELD:
         state = control.verdict if control else "not run"
         from dataclasses import replace
-        return replace(verdict, verdict=UNEVIDENCED,
-                       detail=f"nothing went red, but its control {mutation.control!r} was {state}, "
-                              "not held: an invariance without a firing control proves nothing")
+
+        return replace(
+            verdict,
+            verdict=UNEVIDENCED,
+            detail=f"nothing went red, but its control {mutation.control!r} was {state}, "
+            "not held: an invariance without a firing control proves nothing",
+        )
     return verdict

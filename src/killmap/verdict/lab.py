@@ -15,20 +15,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from killmap.catalog.plan import LabOptions, load
+from killmap.catalog.project import check_targets_copied, project_files
+from killmap.catalog.reader import GateSettings, Mutation
+from killmap.engine.core import Engine, memory_limit
+from killmap.engine.launch import Launch
+from killmap.mutate.mutant import Mutant
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.verdict.cache import VerdictCache, test_files_digest
-from killmap.catalog.reader import GateSettings, Mutation
 from killmap.verdict.dispatch import Dispatch, Progress
-from killmap.engine.core import Engine, memory_limit
 from killmap.verdict.headstart import HeadStart
-from killmap.engine.launch import Launch
 from killmap.verdict.judge import Verdict
-from killmap.mutate.mutant import Mutant
-from killmap.catalog.plan import LabOptions, load
-from killmap.verdict.prepare import (MutantBuilder, build_and_remember, check_control_sites, remembered_mutant,
-                             static_verdict, with_warnings)
-from killmap.catalog.project import check_targets_copied, project_files
+from killmap.verdict.prepare import (
+    MutantBuilder,
+    build_and_remember,
+    check_control_sites,
+    remembered_mutant,
+    static_verdict,
+    with_warnings,
+)
 from killmap.verdict.trial import run_mutant
 
 
@@ -45,18 +51,22 @@ class LabResult:
         return all(v.held for v in self.verdicts)
 
 
-
-
-def run_lab(root: Path, options: LabOptions, progress: Progress = lambda kind, data: None,
-            launch: Launch | None = None) -> LabResult:
+def run_lab(
+    root: Path, options: LabOptions, progress: Progress = lambda kind, data: None, launch: Launch | None = None
+) -> LabResult:
     """The gate: every selected mutation of the catalogs, to its verdict."""
     _, mutations = load(root, options)
     return run_mutations(root, mutations, options, progress, launch=launch)
 
 
-def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
-                  progress: Progress = lambda kind, data: None,
-                  mutants: dict[str, Mutant] | None = None, launch: Launch | None = None) -> LabResult:
+def run_mutations(
+    root: Path,
+    mutations: list[Mutation],
+    options: LabOptions,
+    progress: Progress = lambda kind, data: None,
+    mutants: dict[str, Mutant] | None = None,
+    launch: Launch | None = None,
+) -> LabResult:
     """The engine's interface for every command: these mutations, to their verdicts.
 
     The mutations need not come from a catalog (try builds one from the command line,
@@ -65,8 +75,9 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     its first line, for the engine to adopt (launch.py).
     """
     import time
+
     started = time.perf_counter()
-    memory_limit(1)   # a malformed setting is bad input, whether or not anything runs
+    memory_limit(1)  # a malformed setting is bad input, whether or not anything runs
     files = project_files(root)
     check_targets_copied(mutations, files)
     # A focused run answers another question than the contract: its verdicts are not the gate's.
@@ -95,7 +106,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             decided[mutation.name] = early
             return
         if cache is None:
-            return   # the key hashes every test file and the gate's own source: only a cache needs it
+            return  # the key hashes every test file and the gate's own source: only a cache needs it
         keys[mutation.name] = key_of(mutation, mutant)
         hit = cache.lookup(mutation.name, keys[mutation.name])
         if hit is not None:
@@ -105,7 +116,7 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, cache) for m in mutations}
     pending = [m for m in mutations if not cached_already(m, known[m.name])]
     if not pending and launch is not None:
-        launch.dismiss()   # every verdict is cached: no worker will be needed
+        launch.dismiss()  # every verdict is cached: no worker will be needed
     progress("planned", len(mutations))
     announce = _Announcer(mutations, progress)
 
@@ -113,9 +124,16 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
         announce.done(result[0])
 
     def trial(engine: Engine):
-        return lambda worker, job, selection: run_mutant(root, engine, worker, job, confirm=options.confirm,
-                                                         focus=options.focus, swap=options.swap,
-                                                         selection=selection)
+        return lambda worker, job, selection: run_mutant(
+            root,
+            engine,
+            worker,
+            job,
+            confirm=options.confirm,
+            focus=options.focus,
+            swap=options.swap,
+            selection=selection,
+        )
 
     head = None
     early: Engine | None = None
@@ -126,10 +144,15 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             # built and checked (headstart.py says why the two are independent), and run
             # each mutant from the moment both it and the baseline are there (dispatch.py).
             first = [m for m in pending if m.settings == pending[0].settings]
-            early = Engine(root, files, _sandboxes(options, len(pending)), cache_dir=options.cache_dir,
-                           tracer=options.tracer, launch=launch)
-            head = HeadStart(root, files, first, early, runs=options.baseline_runs,
-                             timeout=options.baseline_timeout)
+            early = Engine(
+                root,
+                files,
+                _sandboxes(options, len(pending)),
+                cache_dir=options.cache_dir,
+                tracer=options.tracer,
+                launch=launch,
+            )
+            head = HeadStart(root, files, first, early, runs=options.baseline_runs, timeout=options.baseline_timeout)
             dispatch = Dispatch(head.settings, head.baseline, early.workers, trial(early), progress, announced)
         with _prompt_handover():
             for mutation in mutations:
@@ -152,11 +175,20 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     to_run = [m for m in mutations if m.name not in decided]
     baselines: list[Baseline] = []
     if not to_run and head is not None:
-        _stop_early(early, head, dispatch)   # everything turned out static or cached
+        _stop_early(early, head, dispatch)  # everything turned out static or cached
     elif to_run:
-        engine = head.engine if head is not None else Engine(
-            root, files, _sandboxes(options, len(to_run)), cache_dir=options.cache_dir, tracer=options.tracer,
-            launch=launch)
+        engine = (
+            head.engine
+            if head is not None
+            else Engine(
+                root,
+                files,
+                _sandboxes(options, len(to_run)),
+                cache_dir=options.cache_dir,
+                tracer=options.tracer,
+                launch=launch,
+            )
+        )
         with engine:
             groups: dict[GateSettings, list[Mutation]] = {}
             for mutation in to_run:
@@ -164,13 +196,26 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
             # The dispatched group first: one user of the workers at a time.
             ordered = sorted(groups.values(), key=lambda group: not (head is not None and head.covers(group)))
             if head is not None and not head.covers(ordered[0]):
-                dispatch.join()   # nothing of its settings is left to run; its baseline is not needed
+                dispatch.join()  # nothing of its settings is left to run; its baseline is not needed
             for group in ordered:
                 if head is None or not head.covers(group):
                     # A group the head start did not cover: its own baseline, then its mutants.
-                    dispatch = Dispatch(group[0].settings, lambda group=group: run_baseline(
-                        root, files, group[0].settings, group, engine, runs=options.baseline_runs,
-                        timeout=options.baseline_timeout), engine.workers, trial(engine), progress, announced)
+                    dispatch = Dispatch(
+                        group[0].settings,
+                        lambda group=group: run_baseline(
+                            root,
+                            files,
+                            group[0].settings,
+                            group,
+                            engine,
+                            runs=options.baseline_runs,
+                            timeout=options.baseline_timeout,
+                        ),
+                        engine.workers,
+                        trial(engine),
+                        progress,
+                        announced,
+                    )
                     for mutation in group:
                         dispatch.offer(mutation, mutants[mutation.name])
                 results = dispatch.results()
@@ -186,15 +231,15 @@ def run_mutations(root: Path, mutations: list[Mutation], options: LabOptions,
     # Controls are judged last: an invariant holds only if its control held in this run.
     for mutation in mutations:
         if mutation.invariant and mutation.name in decided:
-            decided[mutation.name] = judge.judge_control(mutation, decided[mutation.name],
-                                                         decided.get(mutation.control or ""))
+            decided[mutation.name] = judge.judge_control(
+                mutation, decided[mutation.name], decided.get(mutation.control or "")
+            )
     announce.rest()
     if cache is not None:
         cache.save()
     verdicts = [with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
     # Sandboxes actually used: none when every verdict came from the cache or was static.
-    return LabResult(verdicts, mutants, baselines, time.perf_counter() - started,
-                     min(options.jobs, len(to_run)))
+    return LabResult(verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)))
 
 
 def _stop_early(early: Engine | None, head: HeadStart | None, dispatch: Dispatch | None) -> None:
@@ -264,6 +309,7 @@ class _Announcer:
 
 # --- before anything runs ----------------------------------------------------------------
 
+
 def _sandboxes(options: LabOptions, runnable: int) -> int:
     jobs = max(1, min(options.jobs, runnable))
     return max(jobs, min(options.baseline_runs, options.jobs))
@@ -271,12 +317,14 @@ def _sandboxes(options: LabOptions, runnable: int) -> int:
 
 # --- cache round trip ----------------------------------------------------------------------
 
+
 def _verdict_to_json(verdict: Verdict) -> dict[str, Any]:
     return asdict(verdict)
 
 
 def _verdict_from_json(data: dict[str, Any]) -> Verdict:
     from killmap.verdict.judge import RedTest
+
     data = dict(data)
     data["red"] = tuple(RedTest(**r) for r in data.get("red", ()))
     for key in ("expected", "missing", "unexpected", "reached_by", "selected"):

@@ -9,15 +9,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from killmap.verdict import judge
-from killmap.verdict.cache import VerdictCache
 from killmap.catalog.reader import Mutation
 from killmap.errors import GateError
-from killmap.verdict.judge import Verdict
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_pins
-from killmap.verdict.reach import enclosing_functions, headed_classes, region_of
 from killmap.mutate.validity import Validity, check_mutant
+from killmap.verdict import judge
+from killmap.verdict.cache import VerdictCache
+from killmap.verdict.judge import Verdict
+from killmap.verdict.reach import enclosing_functions, headed_classes, region_of
 
 
 class MutantBuilder:
@@ -30,6 +30,7 @@ class MutantBuilder:
 
     def build(self, mutation: Mutation) -> Mutant:
         from killmap.mutate.mutants import Sources, build_mutant
+
         if self._sources is None:
             self._sources = Sources(self.root)
         return build_mutant(self.root, mutation, self._sources)
@@ -56,9 +57,18 @@ def remembered_mutant(root: Path, mutation: Mutation, cache: VerdictCache | None
     known = cache.mutant(key)
     if known is None:
         return None
-    return Mutant(mutation, mutation.target.path, text, known["mutated"], known["sites"], known["reason"],
-                  known["target_sha256"], tuple(known["changed_lines"]),
-                  tuple(known["mutant_changed_lines"]), known["target_pin"])
+    return Mutant(
+        mutation,
+        mutation.target.path,
+        text,
+        known["mutated"],
+        known["sites"],
+        known["reason"],
+        known["target_sha256"],
+        tuple(known["changed_lines"]),
+        tuple(known["mutant_changed_lines"]),
+        known["target_pin"],
+    )
 
 
 def mutant_to_show(root: Path, mutation: Mutation, cache_dir: Path | None = None) -> Mutant:
@@ -74,10 +84,18 @@ def build_and_remember(root: Path, mutation: Mutation, sources: MutantBuilder, c
         return sources.build(mutation)
     key, _ = found
     mutant = sources.build(mutation)
-    cache.store_mutant(key, {"mutated": mutant.mutated, "sites": mutant.sites, "reason": mutant.reason,
-                             "target_sha256": mutant.target_sha256, "changed_lines": list(mutant.changed_lines),
-                             "mutant_changed_lines": list(mutant.mutant_changed_lines),
-                             "target_pin": mutant.target_pin})
+    cache.store_mutant(
+        key,
+        {
+            "mutated": mutant.mutated,
+            "sites": mutant.sites,
+            "reason": mutant.reason,
+            "target_sha256": mutant.target_sha256,
+            "changed_lines": list(mutant.changed_lines),
+            "mutant_changed_lines": list(mutant.mutant_changed_lines),
+            "target_pin": mutant.target_pin,
+        },
+    )
     return mutant
 
 
@@ -91,17 +109,20 @@ def _validity(mutant: Mutant, werror: bool, cache: VerdictCache | None) -> Valid
     if known is not None:
         return Validity(known["ok"], known["problem"], known["cause"], tuple(known["warnings"]))
     validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, werror)
-    cache.store_mutant(key, {"ok": validity.ok, "problem": validity.problem, "cause": validity.cause,
-                             "warnings": list(validity.warnings)})
+    cache.store_mutant(
+        key,
+        {"ok": validity.ok, "problem": validity.problem, "cause": validity.cause, "warnings": list(validity.warnings)},
+    )
     return validity
 
 
-def static_verdict(root: Path, mutation: Mutation, mutant: Mutant,
-                    cache: VerdictCache | None = None) -> tuple[Verdict | None, tuple[str, ...]]:
+def static_verdict(
+    root: Path, mutation: Mutation, mutant: Mutant, cache: VerdictCache | None = None
+) -> tuple[Verdict | None, tuple[str, ...]]:
     """The verdict known before anything runs, if any, and the mutant's dead-code warnings."""
+
     def verdict(kind: str, detail: str, **extras: Any) -> Verdict:
-        return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills,
-                       extras=extras)
+        return Verdict(name=mutation.name, verdict=kind, detail=detail, expected=mutation.kills, extras=extras)
 
     stale = check_pins(root, mutation, mutant)
     if stale:
@@ -146,13 +167,23 @@ def control_site_problems(mutations: list[Mutation], mutants: dict[str, Mutant])
             continue  # reported as not-applied; the site cannot be judged
         mine_region = region_of(mine.original, mine.changed_lines)
         theirs_region = region_of(theirs.original, theirs.changed_lines)
-        same_function = bool(enclosing_functions(mine.original, mine.changed_lines)
-                             & enclosing_functions(theirs.original, theirs.changed_lines))
-        same_class = any(first <= line <= last for first, last in headed_classes(mine.original, mine.changed_lines)
-                         for line in theirs.changed_lines)
+        same_function = bool(
+            enclosing_functions(mine.original, mine.changed_lines)
+            & enclosing_functions(theirs.original, theirs.changed_lines)
+        )
+        same_class = any(
+            first <= line <= last
+            for first, last in headed_classes(mine.original, mine.changed_lines)
+            for line in theirs.changed_lines
+        )
         if mine.file != theirs.file or not (same_function or same_class or mine_region.lines & theirs_region.lines):
-            problems.append(mutation.fail(f"control {mutation.control!r} changes {theirs.file} lines "
-                                f"{sorted(theirs_region.lines)}, neither in the same function as this "
-                                f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "
-                                "them", "control"))
+            problems.append(
+                mutation.fail(
+                    f"control {mutation.control!r} changes {theirs.file} lines "
+                    f"{sorted(theirs_region.lines)}, neither in the same function as this "
+                    f"mutation's {mine.file} lines {sorted(mine_region.lines)} nor overlapping "
+                    "them",
+                    "control",
+                )
+            )
     return problems

@@ -24,15 +24,14 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 @dataclass(frozen=True)
 class Region:
-    lines: frozenset[int]     # lines whose execution means "this test ran the change"
-    import_time: bool         # True when the change runs at import (module or class level)
+    lines: frozenset[int]  # lines whose execution means "this test ran the change"
+    import_time: bool  # True when the change runs at import (module or class level)
 
     def reached_by(self, coverage_of_file: dict[str, list[int]] | None) -> tuple[str, ...]:
         """Test ids (coverage contexts) that executed the region; "" is import time."""
         if not coverage_of_file:
             return ()
-        return tuple(sorted(ctx for ctx, lines in coverage_of_file.items()
-                            if ctx and self.lines.intersection(lines)))
+        return tuple(sorted(ctx for ctx, lines in coverage_of_file.items() if ctx and self.lines.intersection(lines)))
 
     def executed_at_all(self, coverage_of_file: dict[str, list[int]] | None) -> bool:
         return any(self.lines.intersection(lines) for lines in (coverage_of_file or {}).values())
@@ -165,8 +164,9 @@ def enclosing_functions(source: str, changed_lines: tuple[int, ...]) -> frozense
     return frozenset(found)
 
 
-def rebound_names(original: str, mutated: str, original_lines: tuple[int, ...],
-                  mutated_lines: tuple[int, ...]) -> frozenset[str] | None:
+def rebound_names(
+    original: str, mutated: str, original_lines: tuple[int, ...], mutated_lines: tuple[int, ...]
+) -> frozenset[str] | None:
     """Names bound on a line the mutation changed, on either side (assigned, deleted, moved
     under a condition, a parameter, an import, a def): a NameError or UnboundLocalError for
     one of them may be the mutant's own doing. Any other name is bound exactly where the

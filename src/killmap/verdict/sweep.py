@@ -27,25 +27,38 @@ from pathlib import Path, PurePosixPath
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from killmap.verdict import judge
-from killmap.mutate import mutmut_adapter
-from killmap.mutate import sweep_ops
-from killmap.catalog.reader import MAX_TIMEOUT, Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
+from killmap.catalog.project import project_files
+from killmap.catalog.reader import (
+    MAX_TIMEOUT,
+    Catalog,
+    GateSettings,
+    Mutation,
+    Target,
+    discover_catalogs,
+    load_catalogs,
+)
 from killmap.errors import GateError
-from killmap.verdict.judge import Verdict
-from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations
+from killmap.mutate import mutmut_adapter, sweep_ops
 from killmap.mutate.mutants import Mutant, Sources, build_mutant
 from killmap.mutate.patching import split_lines
-from killmap.catalog.project import project_files
 from killmap.mutate.splice import SplicedFile
 from killmap.mutate.symbols import SymbolError, resolve_symbol
+from killmap.verdict import judge
+from killmap.verdict.judge import Verdict
+from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations
 
 OPS = ("mutmut", "killmap")
 STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")
 SCORED = ("killed", "timeout", "survived")
-RETRY_FACTOR = 4.0      # a timeout is re-run with this many times its limit before it counts
-_STATUS_OF_VERDICT = {judge.OVERREACH: "killed", judge.VACUOUS: "survived", judge.BROKEN_VERDICT: "broken",
-                      judge.TIMEOUT: "timeout", judge.FLAKY: "flaky", judge.ESCAPED: "escaped"}
+RETRY_FACTOR = 4.0  # a timeout is re-run with this many times its limit before it counts
+_STATUS_OF_VERDICT = {
+    judge.OVERREACH: "killed",
+    judge.VACUOUS: "survived",
+    judge.BROKEN_VERDICT: "broken",
+    judge.TIMEOUT: "timeout",
+    judge.FLAKY: "flaky",
+    judge.ESCAPED: "escaped",
+}
 
 
 @dataclass(frozen=True)
@@ -62,12 +75,12 @@ class SweepTarget:
 class SweepMutant:
     id: str
     file: str
-    function: str                       # the top-level function or method: the report's group
-    inner: str                          # the innermost function holding the change
-    op: str                             # "mutmut:swap_op", "killmap:negate", ...
-    mutant: Mutant                      # what the engine runs; its mutation has no contract
-    hint: tuple[str, tuple[tuple[str, str], ...]] | None = None   # catalog op and fields
-    mutmut_name: str | None = None      # what `mutmut run` calls the same mutant
+    function: str  # the top-level function or method: the report's group
+    inner: str  # the innermost function holding the change
+    op: str  # "mutmut:swap_op", "killmap:negate", ...
+    mutant: Mutant  # what the engine runs; its mutation has no contract
+    hint: tuple[str, tuple[tuple[str, str], ...]] | None = None  # catalog op and fields
+    mutmut_name: str | None = None  # what `mutmut run` calls the same mutant
 
     @property
     def line(self) -> int:
@@ -77,9 +90,9 @@ class SweepMutant:
 @dataclass
 class Enumeration:
     mutants: list[SweepMutant] = field(default_factory=list)
-    identical: int = 0        # rendered to the original text
-    duplicates: int = 0       # the same text as an earlier mutant (another operator)
-    pragma: int = 0           # killmap candidates a `# pragma: no mutate` covers
+    identical: int = 0  # rendered to the original text
+    duplicates: int = 0  # the same text as an earlier mutant (another operator)
+    pragma: int = 0  # killmap candidates a `# pragma: no mutate` covers
     unlocated: list[str] = field(default_factory=list)
 
 
@@ -104,6 +117,7 @@ class SweepResult:
 
 # --- targets -------------------------------------------------------------------------------
 
+
 def load_optional_catalogs(root: Path, paths: tuple[Path, ...]) -> list[Catalog]:
     """The catalogs named, or found; none is fine when the targets are given."""
     try:
@@ -118,8 +132,11 @@ def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> li
     mutations = [m for c in catalogs for m in c.mutations]
     if not texts:
         if not mutations:
-            raise GateError("nothing to sweep: name files or file::symbol targets, or add a catalog "
-                            "(mutations/*.toml) whose targets the sweep then covers", field="TARGET")
+            raise GateError(
+                "nothing to sweep: name files or file::symbol targets, or add a catalog "
+                "(mutations/*.toml) whose targets the sweep then covers",
+                field="TARGET",
+            )
         texts = list(dict.fromkeys(str(m.target) for m in mutations))
     files = project_files(root)
     targets: list[SweepTarget] = []
@@ -127,8 +144,7 @@ def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> li
         path, _, symbol = text.partition("::")
         normal = PurePosixPath(path).as_posix().rstrip("/") if path not in ("", ".") else ""
         if normal.startswith("/") or normal == ".." or normal.startswith("../"):
-            raise GateError(f"{text!r} is outside the project: targets are paths relative to its root",
-                            field="TARGET")
+            raise GateError(f"{text!r} is outside the project: targets are paths relative to its root", field="TARGET")
         if (root / normal).is_dir() and not symbol:
             chosen = [f for f in files if f.endswith(".py") and (not normal or f.startswith(normal + "/"))]
             if not chosen:
@@ -152,6 +168,7 @@ def _settings_for(path: str, catalogs: list[Catalog]) -> GateSettings:
 
 # --- enumeration ---------------------------------------------------------------------------
 
+
 def enumerate_mutants(root: Path, targets: list[SweepTarget], ops: tuple[str, ...]) -> Enumeration:
     found = Enumeration()
     by_file: dict[str, list[SweepTarget]] = {}
@@ -163,8 +180,7 @@ def enumerate_mutants(root: Path, targets: list[SweepTarget], ops: tuple[str, ..
     return found
 
 
-def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, found: Enumeration,
-                    seen: set[str]) -> None:
+def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, found: Enumeration, seen: set[str]) -> None:
     code = (root / path).read_text(encoding="utf-8")
     parsed = mutmut_adapter.mutations(path, code)
     spliced = SplicedFile(parsed.module, code)
@@ -192,9 +208,16 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
             found.duplicates += 1
             return
         seen.add(ident)
-        mutation = Mutation(name=ident, target=Target(path, definition.qualname), op=op,
-                            params=(("sweep", ident),), kills=(), settings=settings, uncontracted=True,
-                            note=f"sweep mutant ({op}) of {path}::{inner}")
+        mutation = Mutation(
+            name=ident,
+            target=Target(path, definition.qualname),
+            op=op,
+            params=(("sweep", ident),),
+            kills=(),
+            settings=settings,
+            uncontracted=True,
+            note=f"sweep mutant ({op}) of {path}::{inner}",
+        )
         mutant = Mutant(mutation, path, code, text, 1, "", "", old_lines, new_lines)
         found.mutants.append(SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name))
 
@@ -203,23 +226,32 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
             definition = definitions.get(id(m.function))
             if definition is None or not wanted(m.original):
                 continue
-            hint = ("negate", (("condition", spliced.module.code_for_node(m.original).strip()),)) \
-                if m.operator == "remove_unary_ops" and isinstance(m.original.operator, cst.Not) else None
-            add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint,
-                m.mutmut_name)
+            hint = (
+                ("negate", (("condition", spliced.module.code_for_node(m.original).strip()),))
+                if m.operator == "remove_unary_ops" and isinstance(m.original.operator, cst.Not)
+                else None
+            )
+            add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint, m.mutmut_name)
     if "killmap" in ops:
         raising = _never_returning(root, path, code, settings)
         for definition in spliced.definitions:
-            for candidate in sweep_ops.candidates(definition.node, definition.qualname, parents,
-                                                  parsed.module.code_for_node, raising):
+            for candidate in sweep_ops.candidates(
+                definition.node, definition.qualname, parents, parsed.module.code_for_node, raising
+            ):
                 if not wanted(candidate.original):
                     continue
                 span = positions[candidate.original]
                 if any(line in parsed.pragma_lines for line in range(span.start.line, span.end.line + 1)):
                     found.pragma += 1
                     continue
-                add(definition, candidate.original, candidate.replacement, f"killmap:{candidate.op}",
-                    candidate.function, (candidate.op, candidate.hint) if candidate.hint else None)
+                add(
+                    definition,
+                    candidate.original,
+                    candidate.replacement,
+                    f"killmap:{candidate.op}",
+                    candidate.function,
+                    (candidate.op, candidate.hint) if candidate.hint else None,
+                )
 
 
 def _code_lines(text: str, lines: tuple[int, ...]) -> tuple[int, ...]:
@@ -229,8 +261,11 @@ def _code_lines(text: str, lines: tuple[int, ...]) -> tuple[int, ...]:
     call a mutant no test executes reached. Kept as they are when nothing else is left
     (a deletion marks the line after it, which may be blank)."""
     source = split_lines(text)
-    code = tuple(n for n in lines if 0 < n <= len(source) and source[n - 1].strip()
-                 and not source[n - 1].lstrip().startswith("#"))
+    code = tuple(
+        n
+        for n in lines
+        if 0 < n <= len(source) and source[n - 1].strip() and not source[n - 1].lstrip().startswith("#")
+    )
     return code or lines
 
 
@@ -244,8 +279,11 @@ def _target_ranges(module: cst.Module, positions, targets: list[SweepTarget]) ->
             node = resolve_symbol(module, target.symbol, target.path)
         except SymbolError as error:
             raise GateError(str(error), field="TARGET") from None
-        start = positions[node.decorators[0]].start.line if getattr(node, "decorators", None) \
+        start = (
+            positions[node.decorators[0]].start.line
+            if getattr(node, "decorators", None)
             else positions[node].start.line
+        )
         ranges.append((start, positions[node].end.line))
     return ranges
 
@@ -268,6 +306,7 @@ def _never_returning(root: Path, path: str, code: str, settings: GateSettings) -
 
 # --- named mutants, the run, the statuses ----------------------------------------------------
 
+
 def named_mutants(root: Path, mutants: list[SweepMutant], catalogs: list[Catalog]) -> dict[str, str]:
     """Sweep mutant id -> the catalog mutation that makes the same change at the same site:
     overlapping changed lines of the original, and the same syntax (formatting aside) in
@@ -280,17 +319,20 @@ def named_mutants(root: Path, mutants: list[SweepMutant], catalogs: list[Catalog
         try:
             built = build_mutant(root, mutation, sources)
         except GateError:
-            continue   # `killmap run` reports it; the sweep only compares
+            continue  # `killmap run` reports it; the sweep only compares
         if built.applied:
             site = sites.setdefault(built.file, _Sites(built.original))
             known.setdefault(built.file, []).append(
-                (mutation.name, built.changed_lines, site.key(built.mutated or "", built.changed_lines)))
+                (mutation.name, built.changed_lines, site.key(built.mutated or "", built.changed_lines))
+            )
     named: dict[str, str] = {}
     for sweep_mutant in mutants:
         mutant = sweep_mutant.mutant
         for name, lines, key in known.get(sweep_mutant.file, ()):
-            if set(lines) & set(mutant.changed_lines) and \
-                    sites[mutant.file].key(mutant.mutated or "", mutant.changed_lines) == key:
+            if (
+                set(lines) & set(mutant.changed_lines)
+                and sites[mutant.file].key(mutant.mutated or "", mutant.changed_lines) == key
+            ):
                 named[sweep_mutant.id] = name
                 break
     return named
@@ -302,8 +344,10 @@ class _Sites:
 
     def __init__(self, original: str):
         self.lines = split_lines(original)
-        self.tops = [(min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", ())]), n.end_lineno or n.lineno)
-                     for n in ast.parse(original).body]
+        self.tops = [
+            (min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", ())]), n.end_lineno or n.lineno)
+            for n in ast.parse(original).body
+        ]
         self._memo: dict[tuple[int, str], str] = {}
 
     def key(self, text: str, changed: tuple[int, ...]) -> str:
@@ -312,8 +356,8 @@ class _Sites:
         if top is not None:
             start, end = top
             tail = len(self.lines) - end
-            if lines[:start - 1] == self.lines[:start - 1] and lines[len(lines) - tail:] == self.lines[end:]:
-                return self._dump(start, "".join(lines[start - 1:len(lines) - tail]))
+            if lines[: start - 1] == self.lines[: start - 1] and lines[len(lines) - tail :] == self.lines[end:]:
+                return self._dump(start, "".join(lines[start - 1 : len(lines) - tail]))
         return self._dump(0, text)
 
     def _dump(self, start: int, text: str) -> str:
@@ -338,8 +382,14 @@ def score(counts: dict[str, int]) -> float | None:
     return None if total == 0 else (counts.get("killed", 0) + counts.get("timeout", 0)) / total
 
 
-def run_sweep(root: Path, targets: list[SweepTarget], ops: tuple[str, ...], options: LabOptions,
-              catalogs: list[Catalog], progress: Progress = lambda kind, data: None) -> SweepResult:
+def run_sweep(
+    root: Path,
+    targets: list[SweepTarget],
+    ops: tuple[str, ...],
+    options: LabOptions,
+    catalogs: list[Catalog],
+    progress: Progress = lambda kind, data: None,
+) -> SweepResult:
     started = time.perf_counter()
     version = mutmut_adapter.version()
     enumeration = enumerate_mutants(root, targets, ops)
@@ -348,18 +398,23 @@ def run_sweep(root: Path, targets: list[SweepTarget], ops: tuple[str, ...], opti
     lab = None
     verdicts: dict[str, Verdict] = {}
     if to_run:
-        lab = run_mutations(root, [m.mutant.mutation for m in to_run], options, progress,
-                            mutants={m.id: m.mutant for m in to_run})
+        lab = run_mutations(
+            root, [m.mutant.mutation for m in to_run], options, progress, mutants={m.id: m.mutant for m in to_run}
+        )
         verdicts = {v.name: v for v in lab.verdicts}
         verdicts.update(_retry_timeouts(root, to_run, verdicts, options, progress))
-    entries = [SweepEntry(m, "named", None, named[m.id]) if m.id in named
-               else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
-               for m in enumeration.mutants]
+    entries = [
+        SweepEntry(m, "named", None, named[m.id])
+        if m.id in named
+        else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
+        for m in enumeration.mutants
+    ]
     return SweepResult(targets, ops, entries, enumeration, lab, time.perf_counter() - started, version)
 
 
-def _retry_timeouts(root: Path, ran: list[SweepMutant], verdicts: dict[str, Verdict], options: LabOptions,
-                    progress: Progress) -> dict[str, Verdict]:
+def _retry_timeouts(
+    root: Path, ran: list[SweepMutant], verdicts: dict[str, Verdict], options: LabOptions, progress: Progress
+) -> dict[str, Verdict]:
     """A timeout is confirmed with RETRY_FACTOR times the limit before it is reported.
 
     The gate's limit is 10 x what the selected tests took green; a mutant that turns most
@@ -370,11 +425,18 @@ def _retry_timeouts(root: Path, ran: list[SweepMutant], verdicts: dict[str, Verd
     again = [m for m in ran if verdicts[m.id].verdict == judge.TIMEOUT and verdicts[m.id].timeout]
     if not again:
         return {}
-    retried = {m.id: dataclasses.replace(m.mutant, mutation=dataclasses.replace(
-        m.mutant.mutation, timeout=min(MAX_TIMEOUT, RETRY_FACTOR * (verdicts[m.id].timeout or 0))))
-        for m in again}
-    second = run_mutations(root, [mutant.mutation for mutant in retried.values()], options, progress,
-                           mutants=retried)
+    retried = {
+        m.id: dataclasses.replace(
+            m.mutant,
+            mutation=dataclasses.replace(
+                m.mutant.mutation, timeout=min(MAX_TIMEOUT, RETRY_FACTOR * (verdicts[m.id].timeout or 0))
+            ),
+        )
+        for m in again
+    }
+    second = run_mutations(root, [mutant.mutation for mutant in retried.values()], options, progress, mutants=retried)
     note = f" (confirmed with {RETRY_FACTOR:g} x the first limit)"
-    return {v.name: dataclasses.replace(v, detail=v.detail + note, extras={**v.extras, "retried": True})
-            for v in second.verdicts}
+    return {
+        v.name: dataclasses.replace(v, detail=v.detail + note, extras={**v.extras, "retried": True})
+        for v in second.verdicts
+    }

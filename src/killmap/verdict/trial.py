@@ -12,22 +12,22 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from killmap.verdict import judge
-from killmap.verdict.baseline import Baseline
-from killmap.verdict.cache import dependencies
+from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine.core import Engine
-from killmap.verdict.judge import Evidence, Verdict
-from killmap.mutate.mutant import Mutant
 from killmap.engine.pool import Worker
-from killmap.catalog.project import module_name
-from killmap.verdict.reach import Region, rebound_names, region_of
 from killmap.engine.runner import Scenario
+from killmap.mutate.mutant import Mutant
+from killmap.verdict import judge
+from killmap.verdict.baseline import Baseline
+from killmap.verdict.cache import dependencies
+from killmap.verdict.judge import Evidence, Verdict
+from killmap.verdict.reach import Region, rebound_names, region_of
 
 MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 10.0
-FORK_START = 0.2   # what a fork of the collected session pays before its first test, at most
+FORK_START = 0.2  # what a fork of the collected session pays before its first test, at most
 
 
 def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str | None, Region]:
@@ -37,12 +37,12 @@ def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...],
     when no coverage was recorded for the file; the second value then says why (None
     when the tests were read from coverage).
     """
-    return tests_reaching(mutant.original, mutant.changed_lines, baseline.coverage.get(mutant.file),
-                          baseline.collected)
+    return tests_reaching(mutant.original, mutant.changed_lines, baseline.coverage.get(mutant.file), baseline.collected)
 
 
-def tests_reaching(source: str, changed_lines: tuple[int, ...], file_coverage: dict[str, list[int]] | None,
-                   collected: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, Region]:
+def tests_reaching(
+    source: str, changed_lines: tuple[int, ...], file_coverage: dict[str, list[int]] | None, collected: tuple[str, ...]
+) -> tuple[tuple[str, ...], str | None, Region]:
     """`reaching_tests` for any changed lines of any file (red-first: a fix's lines at HEAD)."""
     region = region_of(source, changed_lines)
     if region.import_time:
@@ -52,8 +52,7 @@ def tests_reaching(source: str, changed_lines: tuple[int, ...], file_coverage: d
     if region.lines.intersection(file_coverage.get("", ())):
         # A function that runs while tests are collected (say, to build parameters) changes
         # what exists to run: treat it like import-time code.
-        return collected, "all tests: the change runs while tests are collected", \
-            Region(region.lines, True)
+        return collected, "all tests: the change runs while tests are collected", Region(region.lines, True)
     reaching = set(region.reached_by(file_coverage))
     return tuple(t for t in collected if t in reaching), None, region
 
@@ -104,9 +103,17 @@ def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) 
     return Limits(max(MIN_TIMEOUT, TIMEOUT_FACTOR * fresh), max(MIN_TIMEOUT, TIMEOUT_FACTOR * swap), fresh, swap)
 
 
-def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool,
-               focus: tuple[str, ...] | None = None, swap: bool = True,
-               selection: tuple[tuple[str, ...], str, Region] | None = None):
+def run_mutant(
+    root: Path,
+    engine: Engine,
+    worker: Worker,
+    job,
+    *,
+    confirm: bool,
+    focus: tuple[str, ...] | None = None,
+    swap: bool = True,
+    selection: tuple[tuple[str, ...], str, Region] | None = None,
+):
     """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
     Returns the verdict and the dependencies its cache entry is keyed on. `focus`: run
     only the selected tests these entries match; `selection`, select_tests' answer when the
@@ -120,21 +127,32 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     base = {"selected": selected, "selection": selection}
     deps = _deps(root, baseline, selected)
     if not selected:
-        verdict = Verdict(name=mutation.name, verdict=judge.UNEVIDENCED,
-                          detail="no test executes the mutated code, so nothing proves it invisible",
-                          **base)
+        verdict = Verdict(
+            name=mutation.name,
+            verdict=judge.UNEVIDENCED,
+            detail="no test executes the mutated code, so nothing proves it invisible",
+            **base,
+        )
         return verdict, deps
     module = module_name(mutant.file, mutation.settings.paths)
     # The swap (swap.py) is sound only for changes that run neither at import nor while
     # tests are collected: select_tests marks both as import-time.
     swappable = swap and not original_region.import_time
-    scenario = Scenario(label=f"mutant-{mutation.name}", tests=selected, timeout=limits.fresh,
-                        swap_timeout=limits.swap,
-                        confine=mutation.settings.confine,
-                        sys_path=mutation.settings.paths, writes=((mutant.file, mutant.mutated or ""),),
-                        mutated_file=mutant.file, expect_module=module,
-                        session_tests=baseline.targets, ignore=baseline.ignored, swap=swappable,
-                        swap_targets=baseline.mutated_files or (mutant.file,))
+    scenario = Scenario(
+        label=f"mutant-{mutation.name}",
+        tests=selected,
+        timeout=limits.fresh,
+        swap_timeout=limits.swap,
+        confine=mutation.settings.confine,
+        sys_path=mutation.settings.paths,
+        writes=((mutant.file, mutant.mutated or ""),),
+        mutated_file=mutant.file,
+        expect_module=module,
+        session_tests=baseline.targets,
+        ignore=baseline.ignored,
+        swap=swappable,
+        swap_targets=baseline.mutated_files or (mutant.file,),
+    )
     if confirm:
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
         allowed = tuple(t for t in selected if any(matches(e, t) for e in mutation.contract_tests()))
@@ -150,20 +168,30 @@ def run_mutant(root: Path, engine: Engine, worker: Worker, job, *, confirm: bool
     file_coverage = baseline.coverage.get(mutant.file)
     timeout, unmutated = limits.on(run.path)
     reached_by = original_region.reached_by(file_coverage)
-    evidence = Evidence(run=run, confirm=confirm, reached_by=reached_by,
-                        region_executed=original_region.executed_at_all(file_coverage),
-                        import_time=original_region.import_time,
-                        timeout=timeout, selected_baseline_seconds=unmutated,
-                        reached_alone=_reached_alone(engine, worker, scenario, run, mutation, baseline,
-                                                     original_region, reached_by, limits.swap),
-                        rebound=_rebound_if_named(mutant, run, confirm))
+    evidence = Evidence(
+        run=run,
+        confirm=confirm,
+        reached_by=reached_by,
+        region_executed=original_region.executed_at_all(file_coverage),
+        import_time=original_region.import_time,
+        timeout=timeout,
+        selected_baseline_seconds=unmutated,
+        reached_alone=_reached_alone(
+            engine, worker, scenario, run, mutation, baseline, original_region, reached_by, limits.swap
+        ),
+        rebound=_rebound_if_named(mutant, run, confirm),
+    )
     verdict = judge.judge_run(mutation, evidence, base)
-    why = run.fallback or ("" if run.path == "swap" else
-                           "the change runs at import or while tests are collected" if original_region.import_time
-                           else "the swap is off (--no-swap)")
+    why = run.fallback or (
+        ""
+        if run.path == "swap"
+        else "the change runs at import or while tests are collected"
+        if original_region.import_time
+        else "the swap is off (--no-swap)"
+    )
     extras = {**verdict.extras, "path": run.path, "path_reason": why}
     if run.proof and run.proof.get("swap"):
-        extras["swap"] = run.proof["swap"]   # how many function objects now run the mutant's code
+        extras["swap"] = run.proof["swap"]  # how many function objects now run the mutant's code
     return replace(verdict, extras=extras), deps
 
 
@@ -172,17 +200,28 @@ def _rebound_if_named(mutant: Mutant, *runs) -> frozenset[str] | None:
     only a red NameError or UnboundLocalError is read against them. Otherwise None, as for
     texts that do not parse: both module texts are parsed and walked, which cost more than
     the rest of a mutant's bookkeeping."""
-    named = any(result.exc_type in ("NameError", "UnboundLocalError")
-                for run in runs if run is not None for result in run.red.values())
+    named = any(
+        result.exc_type in ("NameError", "UnboundLocalError")
+        for run in runs
+        if run is not None
+        for result in run.red.values()
+    )
     if not named:
         return None
-    return rebound_names(mutant.original, mutant.mutated or "", mutant.changed_lines,
-                         mutant.mutant_changed_lines)
+    return rebound_names(mutant.original, mutant.mutated or "", mutant.changed_lines, mutant.mutant_changed_lines)
 
 
-def _reached_alone(engine: Engine, worker: Worker, scenario: Scenario, run, mutation: Mutation,
-                   baseline: Baseline, region: Region, reached_by: tuple[str, ...],
-                   limit: float) -> frozenset[str] | None:
+def _reached_alone(
+    engine: Engine,
+    worker: Worker,
+    scenario: Scenario,
+    run,
+    mutation: Mutation,
+    baseline: Baseline,
+    region: Region,
+    reached_by: tuple[str, ...],
+    limit: float,
+) -> frozenset[str] | None:
     """When a kills test went red without running the changed code in the baseline: which of
     those tests do run it when run by themselves, unmutated and traced. Not run otherwise
     (None): it costs a run."""
@@ -190,15 +229,29 @@ def _reached_alone(engine: Engine, worker: Worker, scenario: Scenario, run, muta
         return None
     reached = set(reached_by)
     unreached = [t for t in run.red if t not in reached and any(matches(e, t) for e in mutation.kills)]
-    if not unreached or len(unreached) > 5:   # a few runs at most; beyond that, judged as before
+    if not unreached or len(unreached) > 5:  # a few runs at most; beyond that, judged as before
         return None
     found: set[str] = set()
-    for test in unreached:   # each by itself: a test before it could run the change for it
-        alone = engine.run(worker, replace(
-            scenario, label=f"alone-{mutation.name}", tests=(test,), writes=(), mutated_file=None,
-            expect_module=None, swap=False, swap_timeout=None, timeout=limit, confirm_kills=None,
-            confirm_allowed=None, coverage_files=baseline.mutated_files or (scenario.mutated_file,),
-            trace_claims=None, tracer=engine.tracer))
+    for test in unreached:  # each by itself: a test before it could run the change for it
+        alone = engine.run(
+            worker,
+            replace(
+                scenario,
+                label=f"alone-{mutation.name}",
+                tests=(test,),
+                writes=(),
+                mutated_file=None,
+                expect_module=None,
+                swap=False,
+                swap_timeout=None,
+                timeout=limit,
+                confirm_kills=None,
+                confirm_allowed=None,
+                coverage_files=baseline.mutated_files or (scenario.mutated_file,),
+                trace_claims=None,
+                tracer=engine.tracer,
+            ),
+        )
         if alone.status != "done" or not alone.finished or alone.coverage is None:
             return None
         if test in region.reached_by(alone.coverage.get(mutation.target.path)):
