@@ -15,12 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yamlish
+import yaml
 from gatekit import copy_fixture, gate_env
 from test_annotations import OVERREACH, UNEVIDENCED
 
 ROOT = Path(__file__).resolve().parents[2]
-ACTION = yamlish.load((ROOT / "action.yml").read_text())
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 STEPS = {step.get("id", step["name"]): step for step in ACTION["runs"]["steps"]}
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
 
