@@ -6,7 +6,8 @@ Creates benchmarks/.venv (gitignored) on first use with `pip install -e .[bench]
 (killmap, mutgate==0.1.1, matplotlib) and re-runs itself there; the project's own .venv
 is never touched. Every tool runs with that venv's interpreter, on private copies, with
 its own verdict-cache folder, so nothing in the working tree or ~/.cache is written but
-the results: OUT/bench.json and OUT/scaling.png.
+the results: OUT/bench.json, OUT/scaling.png, OUT/measured.md and (unless --quick)
+docs/speed/measured-<python>.md, the table the speed page includes.
 
 What is measured (rows marked R are repeated R times, interleaved so that drift hits
 every row alike, and the median is reported; the others run once, in the first repeat):
@@ -84,7 +85,7 @@ REPO = HERE.parent
 
 sys.path.insert(0, str(HERE))  # the sibling scripts are modules too; stdlib-only at import
 import realworld_bench  # noqa: E402 - the corpora: preparation, estimates and table rows
-from bench_results import floor_of, plot, plot_paths, print_table, summarize  # noqa: E402
+from bench_results import floor_of, measured_path, plot, plot_paths, print_table, summarize, write_markdown  # noqa: E402
 
 sys.path.pop(0)
 VENV = HERE / ".venv"
@@ -617,7 +618,10 @@ def main(argv: list[str] | None = None) -> int:
         plot(results, out_dir / "scaling.png")
         plot_paths(runs, out_dir / "paths.png")
         print_table(results)
-        say(f"wrote {out_dir / 'bench.json'}, {out_dir / 'scaling.png'} and {out_dir / 'paths.png'}")
+        # The speed page includes the table as Markdown; a --quick run is too rough to replace it.
+        tables = write_markdown(results, out_dir / "measured.md", *([] if args.quick else [measured_path(results)]))
+        say(f"wrote {out_dir / 'bench.json'}, {out_dir / 'scaling.png'}, {out_dir / 'paths.png'}, ")
+        say("and the table as Markdown: " + ", ".join(str(p) for p in tables))
         return 0
     finally:
         if args.keep:
