@@ -1,0 +1,48 @@
+"""`killmap list` and `killmap show`: what the catalogs hold, and one mutant as a diff. Nothing runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from killmap.commands.shared import EXIT_FAILED, EXIT_HELD, add_catalog_option, catalog_options
+from killmap.errors import GateError
+
+
+def add_parsers(sub) -> None:
+    listing = sub.add_parser("list", help="list the mutations")
+    listing.add_argument("names", nargs="*", metavar="NAME")
+    add_catalog_option(listing)
+    show = sub.add_parser("show", help="show a mutant as a diff")
+    show.add_argument("names", nargs=1, metavar="NAME")
+    add_catalog_option(show)
+
+
+def list_main(root: Path, args: argparse.Namespace) -> int:
+    from killmap.catalog.plan import load
+
+    _, mutations = load(root, catalog_options(args))
+    for m in mutations:
+        if args.names and m.name not in args.names:
+            continue
+        contract = f"invariant (control: {m.control})" if m.invariant else f"kills {len(m.kills)}"
+        print(f"{m.name:40} {m.op:16} {str(m.target):60} {contract}")
+    return EXIT_HELD
+
+
+def show_main(root: Path, args: argparse.Namespace) -> int:
+    from killmap.catalog.plan import load
+    from killmap.verdict.prepare import mutant_to_show
+
+    _, mutations = load(root, catalog_options(args))
+    wanted = args.names[0]
+    found = [m for m in mutations if m.name == wanted]
+    if not found:
+        raise GateError(f"no mutation named {wanted!r}", field="NAME")
+    mutant = mutant_to_show(root, found[0])
+    if not mutant.applied:
+        print(f"not applied: {mutant.reason}")
+        return EXIT_FAILED
+    sys.stdout.write(mutant.diff)
+    return EXIT_HELD

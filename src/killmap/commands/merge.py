@@ -1,0 +1,33 @@
+"""`killmap merge`: shard reports joined into one document, and every format rendered again."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from killmap.commands.shared import add_annotations_option, add_catalog_option, catalog_options, publish, report_dir
+
+
+def add_parser(sub) -> None:
+    merge = sub.add_parser("merge", help="join shard reports into one, and render every format")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
+    merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
+    add_catalog_option(merge)
+    add_annotations_option(merge)
+
+
+def main(root: Path, args: argparse.Namespace) -> int:
+    from killmap.catalog.plan import load
+    from killmap.report.document import check_report_dir, held_count, merge, write_reports
+
+    reports = report_dir(args.report_dir, root)
+    check_report_dir(reports)
+    _, mutations = load(root, catalog_options(args))
+    document = merge(args.reports, [m.name for m in mutations])
+    paths = write_reports(document, reports)
+    print(
+        f"merged {len(args.reports)} report(s): {held_count(document)}/{len(document['mutations'])} contracts held; "
+        f"reports: {paths['json']}"
+    )
+    publish(document, paths, args.annotations)
+    return document["exit_code"]

@@ -1,0 +1,118 @@
+"""`killmap run`: the gate. Every selected mutation's verdict, the reports, and the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from killmap.commands.shared import EXIT_HELD, add_annotations_option, publish, report_dir
+from killmap.errors import GateError
+
+if TYPE_CHECKING:  # imported where it starts the workers, not before
+    from killmap.engine.launch import Launch
+
+_ASCII_NUMBER = re.compile(r"[0-9]{1,9}")
+
+
+def add_parser(sub) -> None:
+    run = sub.add_parser("run", help="run the gate")
+    run.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
+    run.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this mutation")
+    run.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
+    run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel sandboxes")
+    run.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
+    run.add_argument(
+        "--changed",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="BASE",
+        help="only mutations whose target, kills tests or entry changed since BASE "
+        "(default: the merge base with the main branch)",
+    )
+    run.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
+    run.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
+    run.add_argument(
+        "--no-swap",
+        action="store_true",
+        help="run every mutant in a fresh pytest session instead of swapping its code into a fork of the collected one",
+    )
+    run.add_argument(
+        "--reach-tracer",
+        choices=("auto", "coverage"),
+        default="auto",
+        help="what records which lines each baseline test runs: auto is sys.monitoring "
+        "on Python 3.12+ (tests at full speed), else coverage's C tracer",
+    )
+    run.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only shard K of N (1-based); join the reports with 'killmap merge'",
+    )
+    add_annotations_option(run)
+
+
+def main(root: Path, args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise GateError("--jobs must be at least 1", field="--jobs")
+    if args.baseline_runs < 1:
+        raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
+    from killmap.engine.launch import Launch
+
+    # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
+    with Launch(args.jobs) as launch:  # no run has more sandboxes than jobs (lab._sandboxes)
+        return _run_launched(root, args, launch)
+
+
+def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
+    from killmap.report.console import LiveProgress, make_console, render
+    from killmap.report.document import check_report_dir, to_json, write_reports
+    from killmap.verdict.lab import LabOptions, run_lab
+
+    reports = report_dir(args.report_dir, root)
+    check_report_dir(reports)
+    options = LabOptions(
+        catalogs=tuple(args.catalogs),
+        only=tuple(args.only),
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        baseline_runs=args.baseline_runs,
+        confirm=not args.no_confirm,
+        shard=parse_shard(args.shard),
+        swap=not args.no_swap,
+        tracer=args.reach_tracer,
+    )
+    console = make_console()
+    if args.changed is not None:
+        from killmap.commands.changed import changed_mutations
+
+        names = changed_mutations(root, options, args.changed or None)
+        console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
+        if not names:
+            return EXIT_HELD
+        options = LabOptions(**{**options.__dict__, "names": tuple(names)})
+    with LiveProgress(console) as progress:
+        result = run_lab(root, options, progress, launch)
+    render(console, result)
+    document = to_json(result, root)
+    if options.shard:
+        document["shard"] = args.shard
+    paths = write_reports(document, reports)
+    console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+    publish(document, paths, args.annotations)
+    return document["exit_code"]
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    k, _, n = text.partition("/")
+    # ASCII digits only: str.isdigit() also accepts '²' and '³', which int() refuses, and
+    # a bounded length keeps int() clear of its 4300-digit limit.
+    if not (_ASCII_NUMBER.fullmatch(k) and _ASCII_NUMBER.fullmatch(n)) or not 1 <= int(k) <= int(n):
+        raise GateError(f"--shard takes K/N with 1 <= K <= N, got {text!r}", field="--shard")
+    return int(k), int(n)
