@@ -83,56 +83,17 @@ def _folded_markdown(doc: Document, limit: int) -> str:
 
     failed = failed_in_order(doc)
     held = [m for m in doc["mutations"] if m["verdict"] == HELD]
-    counts = Counter(m["verdict"] for m in failed)
-    head = [
-        f"## killmap: {len(held)}/{len(doc['mutations'])} contracts held",
-        "",
-        f"**{len(failed)} failed:** " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
-        "",
-        "_A large catalog: failed contracts first, worst first, details folded. The full report is "
-        "`killmap.html` (the kill matrix) and `killmap.json` in the reports artifact._",
-        "",
-    ]
     tail_room = 600  # for the closing count and pointer
     budget = limit - tail_room
-    out = "\n".join(head) + "\n"
-
-    def fits(piece: str, within: int = budget) -> bool:
-        return _size(out) + _size(piece) <= within
-
-    # The rows take at most two thirds, so the worst failures keep room for their details.
-    table = "| mutation | verdict | red / expected | time |\n|---|---|---|---|\n"
-    rows_shown = 0
-    if failed and fits(table):
-        out += table
-        for entry in failed:
-            row = _row(entry) + "\n"
-            if not fits(row, budget * 2 // 3):
-                break
-            out += row
-            rows_shown += 1
-    details_shown = 0
-    for entry in failed[:rows_shown]:
-        piece = "\n".join(_failure(entry, fold=True, diff_limit=3000)) + "\n"
-        if not fits(piece):
-            break
-        out += piece
-        details_shown += 1
+    out = _folded_head(doc, failed, held)
+    out, rows_shown = _failed_rows(out, failed, budget)
+    out, details_shown = _failed_details(out, failed[:rows_shown], budget)
     warned = "\n".join(_warnings(doc)) + "\n" if _warnings(doc) else ""
-    warnings_listed = bool(warned) and fits(warned)
+    warnings_listed = bool(warned) and _fits(out, warned, budget)
     if warnings_listed:
         out += warned
-    held_block = (
-        (
-            "\n<details><summary>"
-            + f"{len(held)} held</summary>\n\n"
-            + ", ".join(f"`{m['name']}`" for m in held)
-            + "\n\n</details>\n"
-        )
-        if held
-        else ""
-    )
-    held_listed = bool(held_block) and fits(held_block)
+    held_block = _held_block(held)
+    held_listed = bool(held_block) and _fits(out, held_block, budget)
     if held_listed:
         out += held_block
     missing = []
@@ -151,3 +112,62 @@ def _folded_markdown(doc: Document, limit: int) -> str:
             "in the reports artifact.\n"
         )
     return out
+
+
+# The folded report is built piece by piece: each piece goes in only if the text so far
+# plus the piece stays within its budget, and what is left out is counted at the end.
+def _fits(out: str, piece: str, within: int) -> bool:
+    return _size(out) + _size(piece) <= within
+
+
+def _folded_head(doc: Document, failed: list[dict[str, Any]], held: list[dict[str, Any]]) -> str:
+    counts = Counter(m["verdict"] for m in failed)
+    head = [
+        f"## killmap: {len(held)}/{len(doc['mutations'])} contracts held",
+        "",
+        f"**{len(failed)} failed:** " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
+        "",
+        "_A large catalog: failed contracts first, worst first, details folded. The full report is "
+        "`killmap.html` (the kill matrix) and `killmap.json` in the reports artifact._",
+        "",
+    ]
+    return "\n".join(head) + "\n"
+
+
+def _failed_rows(out: str, failed: list[dict[str, Any]], budget: int) -> tuple[str, int]:
+    """The table of failed contracts, worst first, and how many rows fitted."""
+    # The rows take at most two thirds, so the worst failures keep room for their details.
+    table = "| mutation | verdict | red / expected | time |\n|---|---|---|---|\n"
+    rows_shown = 0
+    if failed and _fits(out, table, budget):
+        out += table
+        for entry in failed:
+            row = _row(entry) + "\n"
+            if not _fits(out, row, budget * 2 // 3):
+                break
+            out += row
+            rows_shown += 1
+    return out, rows_shown
+
+
+def _failed_details(out: str, shown: list[dict[str, Any]], budget: int) -> tuple[str, int]:
+    """The folded details of the contracts whose rows are shown, while they fit."""
+    details_shown = 0
+    for entry in shown:
+        piece = "\n".join(_failure(entry, fold=True, diff_limit=3000)) + "\n"
+        if not _fits(out, piece, budget):
+            break
+        out += piece
+        details_shown += 1
+    return out, details_shown
+
+
+def _held_block(held: list[dict[str, Any]]) -> str:
+    if not held:
+        return ""
+    return (
+        "\n<details><summary>"
+        + f"{len(held)} held</summary>\n\n"
+        + ", ".join(f"`{m['name']}`" for m in held)
+        + "\n\n</details>\n"
+    )
