@@ -21,6 +21,13 @@ COMMANDS = ("red-first", "try", "prove")
 
 
 def add_commands(sub) -> None:
+    # One declaration per command, in the order `killmap --help` lists them.
+    _add_red_first(sub)
+    _add_try(sub)
+    _add_prove(sub)
+
+
+def _add_red_first(sub) -> None:
     red = sub.add_parser("red-first", help="revert the fix, keep the tests: do they fail without it?")
     red.add_argument(
         "base",
@@ -61,6 +68,8 @@ def add_commands(sub) -> None:
     red.add_argument("--timeout", type=float, default=None, help="seconds for one tree's run")
     red.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
 
+
+def _add_try(sub) -> None:
     trying = sub.add_parser("try", help="run one ad-hoc mutation and show what turns red")
     trying.add_argument("target", metavar="TARGET", help="path/to/file.py or path/to/file.py::Qualified.name")
     trying.add_argument("--op", required=True, help="the operator (see 'The catalog' in the README)")
@@ -86,6 +95,8 @@ def add_commands(sub) -> None:
     )
     trying.add_argument("--jobs", "-j", type=int, default=min(os.cpu_count() or 1, 2), help="sandboxes")
 
+
+def _add_prove(sub) -> None:
     prove = sub.add_parser("prove", help="which named defects does this test catch?")
     prove.add_argument("tests", nargs="+", metavar="TEST", help="pytest node ids (or a file)")
     prove.add_argument(
