@@ -48,6 +48,37 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
     """Append the entry; return a one-line account of what was written where."""
     if not NAME_PATTERN.match(name):
         raise GateError("must be a kebab-case name such as 'limit-check-deleted'", field="--name")
+    entry = _killed_entry(report_dir, mutant_id)
+    settings = GateSettings(tests=tuple(entry["gate"]["tests"]), paths=tuple(entry["gate"]["paths"]))
+    current = _current(root, entry, settings)
+    catalogs = load_optional_catalogs(root, (catalog,) if catalog is not None and catalog.is_file() else ())
+    for known in (m for c in load_optional_catalogs(root, ()) + catalogs for m in c.mutations):
+        if known.name == name:
+            raise GateError(f"a mutation named {name!r} already exists in {known.catalog}", field="--name")
+    path = _catalog_path(root, catalog, catalogs, entry["file"])
+    rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+    existing = path.read_text(encoding="utf-8") if path.is_file() else None
+    gate = load_catalog(root, path).settings if existing is not None else settings
+    if (gate.tests, gate.paths) != (settings.tests, settings.paths):
+        raise GateError(
+            f"the sweep ran this mutant under [gate] tests {list(settings.tests)}, paths "
+            f"{list(settings.paths)}, but this catalog runs {list(gate.tests)}, {list(gate.paths)}: "
+            "promote it into a catalog with the same [gate]",
+            file=rel,
+            field="--catalog",
+        )
+    contract = _observed_contract(entry)
+    fields, pin = _operator(root, rel, path.parent, gate, name, current, contract)
+    block = _toml_block({"name": name, "target": fields.pop("target"), "pin": pin, **fields, **contract})
+    _write_checked(root, path, _catalog_text(existing, gate, block), existing, rel, name, current)
+    return (
+        f"{rel}: added {name!r} (op {fields['op']}, {len(contract['kills'])} kill(s), pinned); "
+        f"hold it with `killmap run --only {name}`"
+    )
+
+
+def _killed_entry(report_dir: Path, mutant_id: str) -> dict[str, Any]:
+    """The mutant's entry in the last sweep's report, refused unless it was killed."""
     doc = read_document(report_dir)
     entry = next((e for e in doc["sweep"]["mutants"] if e["id"] == mutant_id), None)
     if entry is None:
@@ -68,38 +99,33 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
             ),
             field="--promote",
         )
-    settings = GateSettings(tests=tuple(entry["gate"]["tests"]), paths=tuple(entry["gate"]["paths"]))
-    current = _current(root, entry, settings)
-    catalogs = load_optional_catalogs(root, (catalog,) if catalog is not None and catalog.is_file() else ())
-    for known in (m for c in load_optional_catalogs(root, ()) + catalogs for m in c.mutations):
-        if known.name == name:
-            raise GateError(f"a mutation named {name!r} already exists in {known.catalog}", field="--name")
-    path = _catalog_path(root, catalog, catalogs, entry["file"])
-    rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-    existing = path.read_text(encoding="utf-8") if path.is_file() else None
-    gate = load_catalog(root, path).settings if existing is not None else settings
-    if (gate.tests, gate.paths) != (settings.tests, settings.paths):
-        raise GateError(
-            f"the sweep ran this mutant under [gate] tests {list(settings.tests)}, paths "
-            f"{list(settings.paths)}, but this catalog runs {list(gate.tests)}, {list(gate.paths)}: "
-            "promote it into a catalog with the same [gate]",
-            file=rel,
-            field="--catalog",
-        )
+    return entry
+
+
+def _observed_contract(entry: dict[str, Any]) -> dict[str, Any]:
+    """The red set the sweep observed, as `kills` (and `require`), with a note of where it came from."""
     reds = entry["red"]
     contract: dict[str, Any] = {"kills": sorted(r["id"] for r in reds)}
     if all(r["cause"] == "assertion" for r in reds):
         contract["require"] = "assertion"
-    contract["note"] = f"promoted from killmap sweep {mutant_id} ({entry['op']}): {entry['change']}"
-    fields, pin = _operator(root, rel, path.parent, gate, name, current, contract)
-    block = _toml_block({"name": name, "target": fields.pop("target"), "pin": pin, **fields, **contract})
+    contract["note"] = f"promoted from killmap sweep {entry['id']} ({entry['op']}): {entry['change']}"
+    return contract
+
+
+def _catalog_text(existing: str | None, gate: GateSettings, block: str) -> str:
+    """The entry appended to the catalog as it is (comments and layout kept), or a new catalog."""
     if existing is None:
-        text = (
+        return (
             f"# Named mutations promoted from `killmap sweep`.\n\n[gate]\ntests = {_toml(list(gate.tests))}\n"
             f"paths = {_toml(list(gate.paths))}\n\n{block}"
         )
-    else:
-        text = existing + ("" if existing.endswith("\n\n") else "\n" if existing.endswith("\n") else "\n\n") + block
+    return existing + ("" if existing.endswith("\n\n") else "\n" if existing.endswith("\n") else "\n\n") + block
+
+
+def _write_checked(
+    root: Path, path: Path, text: str, existing: str | None, rel: str, name: str, current: SweepMutant
+) -> None:
+    """Write the catalog, read it back, and put it back as it was unless the entry rebuilds the mutant."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     try:
@@ -112,10 +138,6 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
         else:
             path.write_text(existing, encoding="utf-8")
         raise
-    return (
-        f"{rel}: added {name!r} (op {fields['op']}, {len(contract['kills'])} kill(s), pinned); "
-        f"hold it with `killmap run --only {name}`"
-    )
 
 
 def _current(root: Path, entry: dict[str, Any], settings: GateSettings) -> SweepMutant:
