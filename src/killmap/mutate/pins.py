@@ -18,6 +18,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,10 +88,37 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
     prove that the only change is the pins.
     """
     lines = split_lines(text)
-    blocks: list[tuple[int, int]] = []  # [start, end) of each [[mutation]] block
+    blocks, inside_string = _mutation_blocks(lines)
+    edits: dict[int, str] = {}
+    inserts: dict[int, list[str]] = {}
+    for block_start, block_end in blocks:
+        keys = _block_keys(lines, block_start, block_end, inside_string)
+        name_line = keys.get("name")
+        if name_line is None:
+            continue
+        name = tomllib.loads(lines[name_line])["name"]
+        if name not in updates:
+            continue
+        for field, value in updates[name].items():
+            if field in keys:
+                edits[keys[field]] = _with_value(lines[keys[field]], keys[field], field, value, name, catalog)
+            else:
+                anchor = keys.get("target", name_line)
+                inserts.setdefault(anchor, []).append(f'{field} = "{value}"\n')
+    result = _edited(lines, edits, inserts)
+    _prove_only_pins_changed(text, result, updates, catalog)
+    return result
+
+
+# The catalog is read as lines, not through a TOML writer, so that its comments and layout
+# stay; these helpers find the blocks and keys well enough to edit them, and
+# _prove_only_pins_changed re-parses the result to catch whatever they get wrong.
+def _mutation_blocks(lines: list[str]) -> tuple[list[tuple[int, int]], set[int]]:
+    """[start, end) of each [[mutation]] block, and the lines that continue a multi-line string."""
+    blocks: list[tuple[int, int]] = []
     start = None
     in_multiline = False
-    inside_string: set[int] = set()  # lines that continue a multi-line string
+    inside_string: set[int] = set()
     for index, line in enumerate(lines):
         if in_multiline:
             inside_string.add(index)
@@ -108,39 +136,35 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
                 start = index
     if start is not None:
         blocks.append((start, len(lines)))
+    return blocks, inside_string
 
-    edits: dict[int, str] = {}
-    inserts: dict[int, list[str]] = {}
-    for block_start, block_end in blocks:
-        keys: dict[str, int] = {}
-        for index in range(block_start + 1, block_end):
-            # `pin = ...` written inside a multi-line note is text, not the pin key.
-            key = None if index in inside_string else _KEY.match(lines[index])
-            if key and key.group(1) not in keys:
-                keys[key.group(1)] = index
-        name_line = keys.get("name")
-        if name_line is None:
-            continue
-        name = tomllib.loads(lines[name_line])["name"]
-        if name not in updates:
-            continue
-        for field, value in updates[name].items():
-            rendered = f'{field} = "{value}"'
-            if field in keys:
-                # Only the value is replaced: the indent and a trailing comment stay.
-                old = lines[keys[field]]
-                quoted = _QUOTED_VALUE.match(old)
-                if quoted is None:
-                    raise GateError(
-                        f"line {keys[field] + 1}: {field} is not a one-line string; edit the pins by hand",
-                        file=catalog,
-                        mutation=name,
-                        field=field,
-                    )
-                edits[keys[field]] = f'{old[: quoted.start(1)]}"{value}"{old[quoted.end(1) :]}'
-            else:
-                anchor = keys.get("target", name_line)
-                inserts.setdefault(anchor, []).append(rendered + "\n")
+
+def _block_keys(lines: list[str], block_start: int, block_end: int, inside_string: set[int]) -> dict[str, int]:
+    """The line of each key's first assignment in the block."""
+    keys: dict[str, int] = {}
+    for index in range(block_start + 1, block_end):
+        # `pin = ...` written inside a multi-line note is text, not the pin key.
+        key = None if index in inside_string else _KEY.match(lines[index])
+        if key and key.group(1) not in keys:
+            keys[key.group(1)] = index
+    return keys
+
+
+def _with_value(old: str, index: int, field: str, value: str, name: str, catalog: str) -> str:
+    """The line with its value replaced: the indent and a trailing comment stay."""
+    quoted = _QUOTED_VALUE.match(old)
+    if quoted is None:
+        raise GateError(
+            f"line {index + 1}: {field} is not a one-line string; edit the pins by hand",
+            file=catalog,
+            mutation=name,
+            field=field,
+        )
+    return f'{old[: quoted.start(1)]}"{value}"{old[quoted.end(1) :]}'
+
+
+def _edited(lines: list[str], edits: dict[int, str], inserts: dict[int, list[str]]) -> str:
+    """The lines with their edits, and the new keys after their anchor line."""
     out = []
     for index, line in enumerate(lines):
         out.append(edits.get(index, line))
@@ -148,9 +172,7 @@ def rewrite_pins(text: str, updates: dict[str, dict[str, str]], catalog: str) ->
             if not out[-1].endswith("\n"):
                 out[-1] += "\n"
             out.extend(inserts[index])
-    result = "".join(out)
-    _prove_only_pins_changed(text, result, updates, catalog)
-    return result
+    return "".join(out)
 
 
 def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[str, str]], catalog: str) -> None:
@@ -167,8 +189,13 @@ def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[st
     for entry in old.get("mutation", []):
         for field, value in updates.get(entry.get("name"), {}).items():
             entry[field] = value
-    strip = lambda data: [{k: v for k, v in e.items() if k not in pin_fields} for e in data.get("mutation", [])]
-    pins = lambda data: [{k: e.get(k) for k in pin_fields} for e in data.get("mutation", [])]
+
+    def strip(data: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in e.items() if k not in pin_fields} for e in data.get("mutation", [])]
+
+    def pins(data: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{k: e.get(k) for k in pin_fields} for e in data.get("mutation", [])]
+
     if strip(old) != strip(new) or pins(old) != pins(new) or old.get("gate") != new.get("gate"):
         raise GateError(
             "could not rewrite pins without changing anything else; edit the pins by hand", file=catalog, field="pin"
