@@ -18,7 +18,8 @@ import killmap
 from killmap import pytest_version
 from killmap.catalog.testids import named_count
 from killmap.errors import GateError
-from killmap.verdict.judge import HELD, VERDICTS, explanation
+from killmap.mutate.mutant import Mutant
+from killmap.verdict.judge import HELD, VERDICTS, Verdict, explanation
 from killmap.verdict.lab import LabResult
 
 SCHEMA = "killmap-report/1"
@@ -26,58 +27,7 @@ Document = dict[str, Any]
 
 
 def to_json(result: LabResult, root: Path) -> Document:
-    mutations = []
-    for verdict in result.verdicts:
-        mutant = result.mutants[verdict.name]
-        mutation = mutant.mutation
-        mutations.append(
-            {
-                "name": verdict.name,
-                "catalog": mutation.catalog,
-                "op": mutation.op,
-                "target": str(mutation.target),
-                "file": mutant.file,
-                "lines": list(mutant.changed_lines),
-                "replacement": _replacement(mutant),
-                "note": mutation.note,
-                "verdict": verdict.verdict,
-                "explanation": explanation(verdict.verdict, mutation.invariant),
-                "detail": verdict.detail,
-                "expected": list(verdict.expected),
-                "may_kill": list(mutation.may_kill),
-                "invariant": mutation.invariant,
-                "control": mutation.control,
-                "require": mutation.require,
-                "red": [dict(r.__dict__) for r in verdict.red],
-                "missing": list(verdict.missing),
-                "unexpected": list(verdict.unexpected),
-                "reached_by": list(verdict.reached_by),
-                "selected_tests": len(verdict.selected),
-                "selected": list(verdict.selected),
-                "selection": verdict.selection,
-                "duration_seconds": round(verdict.duration, 4),
-                **{
-                    k: verdict.extras[k]
-                    for k in (
-                        "run_seconds",
-                        "confirm_seconds",
-                        "selected_baseline_seconds",
-                        "broken_cause",
-                        "path",
-                        "path_reason",
-                        "swap",
-                    )
-                    if k in verdict.extras
-                },
-                "warnings": list(verdict.extras.get("warnings", ())),
-                "timeout_seconds": verdict.timeout,
-                "cached": verdict.cached,
-                "sites": mutant.sites,
-                "target_sha256": mutant.target_sha256,
-                "target_pin": mutant.target_pin,
-                "diff": mutant.diff,
-            }
-        )
+    mutations = [_mutation_entry(verdict, result.mutants[verdict.name]) for verdict in result.verdicts]
     return _document(
         mutations,
         root=str(root),
@@ -95,6 +45,57 @@ def to_json(result: LabResult, root: Path) -> Document:
             for b in result.baselines
         ],
     )
+
+
+# Extras a run may record beyond the verdict: each is in the entry only when it was recorded.
+_REPORTED_EXTRAS = (
+    "run_seconds",
+    "confirm_seconds",
+    "selected_baseline_seconds",
+    "broken_cause",
+    "path",
+    "path_reason",
+    "swap",
+)
+
+
+def _mutation_entry(verdict: Verdict, mutant: Mutant) -> dict[str, Any]:
+    """One mutation's entry: the catalog's words, the verdict, the run and the mutant, in that order."""
+    mutation = mutant.mutation
+    return {
+        "name": verdict.name,
+        "catalog": mutation.catalog,
+        "op": mutation.op,
+        "target": str(mutation.target),
+        "file": mutant.file,
+        "lines": list(mutant.changed_lines),
+        "replacement": _replacement(mutant),
+        "note": mutation.note,
+        "verdict": verdict.verdict,
+        "explanation": explanation(verdict.verdict, mutation.invariant),
+        "detail": verdict.detail,
+        "expected": list(verdict.expected),
+        "may_kill": list(mutation.may_kill),
+        "invariant": mutation.invariant,
+        "control": mutation.control,
+        "require": mutation.require,
+        "red": [dict(r.__dict__) for r in verdict.red],
+        "missing": list(verdict.missing),
+        "unexpected": list(verdict.unexpected),
+        "reached_by": list(verdict.reached_by),
+        "selected_tests": len(verdict.selected),
+        "selected": list(verdict.selected),
+        "selection": verdict.selection,
+        "duration_seconds": round(verdict.duration, 4),
+        **{k: verdict.extras[k] for k in _REPORTED_EXTRAS if k in verdict.extras},
+        "warnings": list(verdict.extras.get("warnings", ())),
+        "timeout_seconds": verdict.timeout,
+        "cached": verdict.cached,
+        "sites": mutant.sites,
+        "target_sha256": mutant.target_sha256,
+        "target_pin": mutant.target_pin,
+        "diff": mutant.diff,
+    }
 
 
 def _document(
