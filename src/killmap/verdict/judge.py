@@ -7,7 +7,9 @@ proven to be applied, valid, the very code that ran, reached, and stable on a re
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from killmap.catalog.reader import Mutation
@@ -139,250 +141,265 @@ class Evidence:
 
 
 def judge_run(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> Verdict:
-    run = evidence.run
+    """The first check in _CHECKS that has a verdict gives it; a mutant that passes them all held."""
+    case = _case(mutation, evidence, base)
+    for check in _CHECKS:
+        found = check(case)
+        if found is not None:
+            return found
+    return _held(case)
 
-    timings = {
-        "run_seconds": round(run.wall, 4),
-        "confirm_seconds": round(evidence.confirm.wall, 4) if evidence.confirm else 0.0,
-        "selected_baseline_seconds": round(evidence.selected_baseline_seconds, 4),
-    }
 
-    def verdict(kind: str, detail: str, **more: Any) -> Verdict:
-        extras = {**timings, **more.pop("extras", {})}
+@dataclass(frozen=True)
+class _Case:
+    """One mutant before the judge: what every check reads, and how it words its verdict."""
+
+    mutation: Mutation
+    evidence: Evidence
+    base: dict[str, Any]
+    red_tests: tuple[RedTest, ...]
+    timings: dict[str, Any]
+
+    @property
+    def run(self) -> RunOutcome:
+        return self.evidence.run
+
+    def verdict(self, kind: str, detail: str, **more: Any) -> Verdict:
+        evidence = self.evidence
+        run = evidence.run
+        extras = {**self.timings, **more.pop("extras", {})}
         return Verdict(
-            name=mutation.name,
+            name=self.mutation.name,
             verdict=kind,
             detail=detail,
-            expected=mutation.kills,
+            expected=self.mutation.kills,
             reached_by=evidence.reached_by,
             duration=run.wall + (evidence.confirm.wall if evidence.confirm else 0.0),
             timeout=evidence.timeout,
             extras=extras,
-            **{**base, **more},
+            **{**self.base, **more},
         )
 
+    # The contract's sets, read only by the checks after the mutant is proven to be itself
+    # (cached_property writes the instance's __dict__, which a frozen dataclass allows).
+    @cached_property
+    def red_ids(self) -> set[str]:
+        return {r.id for r in self.red_tests}
+
+    @cached_property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(entry for entry in self.mutation.kills if not any(matches(entry, r) for r in self.red_ids))
+
+    @cached_property
+    def unexpected(self) -> tuple[str, ...]:
+        allowed = self.mutation.kills + self.mutation.may_kill
+        return tuple(sorted(r for r in self.red_ids if not any(matches(e, r) for e in allowed)))
+
+    @cached_property
+    def kill_reds(self) -> list[RedTest]:
+        return [r for r in self.red_tests if any(matches(e, r.id) for e in self.mutation.kills)]
+
+    @cached_property
+    def green_kill_tests(self) -> tuple[str, ...]:
+        kills = self.mutation.kills
+        return tuple(
+            sorted(t for t in self.run.collected if t not in self.red_ids and any(matches(e, t) for e in kills))
+        )
+
+
+def _case(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> _Case:
+    run = evidence.run
+    timings: dict[str, Any] = {
+        "run_seconds": round(run.wall, 4),
+        "confirm_seconds": round(evidence.confirm.wall, 4) if evidence.confirm else 0.0,
+        "selected_baseline_seconds": round(evidence.selected_baseline_seconds, 4),
+    }
     red_tests = tuple(_red(run, evidence))
     if run.sandbox_writes:
         timings["sandbox_writes"] = list(run.sandbox_writes)
-    if run.escaped:
-        # Nothing else matters: the user's files were written. They are restored, and the
-        # gate fails so that someone looks.
-        return verdict(
-            ESCAPED,
-            "the mutant wrote to the working tree: "
-            + ", ".join(run.escaped)
-            + " (restored byte for byte; what it wrote is kept in killmap's cache folder, "
-            "under displaced/)",
-            red=red_tests,
+    return _Case(mutation, evidence, base, red_tests, timings)
+
+
+# The checks, in the order of the table in docs/verdicts.md. Each returns a verdict, or None
+# to pass the mutant on to the next.
+
+
+def _escaped(case: _Case) -> Verdict | None:
+    run = case.run
+    if not run.escaped:
+        return None
+    # Nothing else matters: the user's files were written. They are restored, and the
+    # gate fails so that someone looks.
+    return case.verdict(
+        ESCAPED,
+        "the mutant wrote to the working tree: "
+        + ", ".join(run.escaped)
+        + " (restored byte for byte; what it wrote is kept in killmap's cache folder, "
+        "under displaced/)",
+        red=case.red_tests,
+    )
+
+
+def _timed_out(case: _Case) -> Verdict | None:
+    run, evidence = case.run, case.evidence
+    if run.status != "timeout":
+        return None
+    where = f" (in {run.in_progress})" if run.in_progress else ""
+    if evidence.selected_baseline_seconds >= evidence.timeout:
+        return case.verdict(
+            INCONCLUSIVE,
+            f"timed out after {evidence.timeout:.1f}s{where}, but the same tests "
+            f"took {evidence.selected_baseline_seconds:.1f}s unmutated in this run: the limit is "
+            "too tight for this machine, so it is not the mutant's loop",
+            red=case.red_tests,
         )
-    if run.status == "timeout":
-        where = f" (in {run.in_progress})" if run.in_progress else ""
-        if evidence.selected_baseline_seconds >= evidence.timeout:
-            return verdict(
-                INCONCLUSIVE,
-                f"timed out after {evidence.timeout:.1f}s{where}, but the same tests "
-                f"took {evidence.selected_baseline_seconds:.1f}s unmutated in this run: the limit is "
-                "too tight for this machine, so it is not the mutant's loop",
-                red=red_tests,
-            )
-        return verdict(
-            TIMEOUT,
-            f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
-            f"{evidence.selected_baseline_seconds:.2f}s unmutated",
-            red=red_tests,
+    return case.verdict(
+        TIMEOUT,
+        f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
+        f"{evidence.selected_baseline_seconds:.2f}s unmutated",
+        red=case.red_tests,
+    )
+
+
+def _incomplete(case: _Case) -> Verdict | None:
+    """A session that did not report, unless a collection error explains it (judged next)."""
+    run = case.run
+    if run.status == "done" and run.finished:
+        return None
+    if run.sandbox_writes:
+        return case.verdict(
+            INCONCLUSIVE,
+            f"the mutant wrote to or deleted {len(run.sandbox_writes)} file(s) of "
+            f"its own sandbox (first: {run.sandbox_writes[0]}), so its session could not report; "
+            "killmap repaired the sandbox, but no verdict can be read from this run",
+            red=case.red_tests,
         )
-    if run.status != "done" or not run.finished:
-        if run.sandbox_writes:
-            return verdict(
-                INCONCLUSIVE,
-                f"the mutant wrote to or deleted {len(run.sandbox_writes)} file(s) of "
-                f"its own sandbox (first: {run.sandbox_writes[0]}), so its session could not report; "
-                "killmap repaired the sandbox, but no verdict can be read from this run",
-                red=red_tests,
-            )
-        unaccounted = [t for t in base.get("selected", ()) if t not in run.tests]
-        if unaccounted and not run.collect_errors:
-            return verdict(
-                INCONCLUSIVE,
-                f"{len(unaccounted)} selected test(s) never got an outcome, even "
-                f"after {run.segments} session(s) (first: {unaccounted[0]}); the process ended "
-                f"with status {run.child_exit}; log tail: {run.log_tail[-300:]}",
-                red=red_tests,
-            )
-        if not run.collect_errors:
-            return verdict(
-                INCONCLUSIVE,
-                f"the test process ended without its report (exit {run.exit_code}); log tail: {run.log_tail[-400:]}",
-                red=red_tests,
-            )
-    if run.collect_errors:
-        node, message = run.collect_errors[0]
-        return verdict(
-            BROKEN_VERDICT,
-            f"collection failed in {node or 'the session'}: {error_line(message)}",
-            red=red_tests,
-            extras={"broken_cause": "collection"},
+    unaccounted = [t for t in case.base.get("selected", ()) if t not in run.tests]
+    if unaccounted and not run.collect_errors:
+        return case.verdict(
+            INCONCLUSIVE,
+            f"{len(unaccounted)} selected test(s) never got an outcome, even "
+            f"after {run.segments} session(s) (first: {unaccounted[0]}); the process ended "
+            f"with status {run.child_exit}; log tail: {run.log_tail[-300:]}",
+            red=case.red_tests,
         )
-    if run.conftest_error:
-        # The baseline loaded this conftest: under the mutant it no longer imports, so no
-        # test can run at all. pytest stops with a usage error, not a collection report.
-        where, message = run.conftest_error
-        return verdict(
-            BROKEN_VERDICT,
-            f"{where or 'a conftest'} does not import under the mutant: {error_line(message)}",
-            red=red_tests,
-            extras={"broken_cause": "import"},
+    if not run.collect_errors:
+        return case.verdict(
+            INCONCLUSIVE,
+            f"the test process ended without its report (exit {run.exit_code}); log tail: {run.log_tail[-400:]}",
+            red=case.red_tests,
         )
-    proof = run.proof or {}
-    if proof.get("import_error"):
-        return verdict(
-            BROKEN_VERDICT,
-            f"the mutated module {proof['module']} does not import: {proof['import_error']}",
-            red=red_tests,
-            extras={"broken_cause": "import"},
-        )
-    if proof and not (proof.get("file_matches") and proof.get("text_matches")):
-        return verdict(
-            BROKEN_VERDICT,
-            f"the module the tests imported was not the mutant: {proof['module']} came from {proof.get('loaded_file')}",
-            red=red_tests,
-            extras={"broken_cause": "origin"},
-        )
-    if proof.get("modules_from_working_tree"):
-        return verdict(
-            BROKEN_VERDICT,
-            "modules were imported from the working tree instead of the sandbox: "
-            + ", ".join(proof["modules_from_working_tree"]),
-            red=red_tests,
-            extras={"broken_cause": "origin"},
-        )
+    return None
+
+
+def _collection_failed(case: _Case) -> Verdict | None:
+    if not case.run.collect_errors:
+        return None
+    node, message = case.run.collect_errors[0]
+    return case.verdict(
+        BROKEN_VERDICT,
+        f"collection failed in {node or 'the session'}: {error_line(message)}",
+        red=case.red_tests,
+        extras={"broken_cause": "collection"},
+    )
+
+
+def _conftest_broken(case: _Case) -> Verdict | None:
+    if not case.run.conftest_error:
+        return None
+    # The baseline loaded this conftest: under the mutant it no longer imports, so no
+    # test can run at all. pytest stops with a usage error, not a collection report.
+    where, message = case.run.conftest_error
+    return case.verdict(
+        BROKEN_VERDICT,
+        f"{where or 'a conftest'} does not import under the mutant: {error_line(message)}",
+        red=case.red_tests,
+        extras={"broken_cause": "import"},
+    )
+
+
+def _import_failed(case: _Case) -> Verdict | None:
+    proof = case.run.proof or {}
+    if not proof.get("import_error"):
+        return None
+    return case.verdict(
+        BROKEN_VERDICT,
+        f"the mutated module {proof['module']} does not import: {proof['import_error']}",
+        red=case.red_tests,
+        extras={"broken_cause": "import"},
+    )
+
+
+def _not_the_mutant(case: _Case) -> Verdict | None:
+    proof = case.run.proof or {}
+    if not proof or (proof.get("file_matches") and proof.get("text_matches")):
+        return None
+    return case.verdict(
+        BROKEN_VERDICT,
+        f"the module the tests imported was not the mutant: {proof['module']} came from {proof.get('loaded_file')}",
+        red=case.red_tests,
+        extras={"broken_cause": "origin"},
+    )
+
+
+def _from_working_tree(case: _Case) -> Verdict | None:
+    proof = case.run.proof or {}
+    if not proof.get("modules_from_working_tree"):
+        return None
+    return case.verdict(
+        BROKEN_VERDICT,
+        "modules were imported from the working tree instead of the sandbox: "
+        + ", ".join(proof["modules_from_working_tree"]),
+        red=case.red_tests,
+        extras={"broken_cause": "origin"},
+    )
+
+
+def _tests_not_run(case: _Case) -> Verdict | None:
     # A session that ended normally may still have run fewer tests than were selected: a
     # fresh one is given the baseline's node ids, and a mutant that changes a parametrize id
     # (marshmallow's `[exclude]` became `[include0]`) makes pytest refuse them all and run
     # nothing. Every missing test would otherwise read as green.
-    not_run = [t for t in base.get("selected", ()) if t not in run.tests]
-    if not_run:
-        why = refused_arguments(run)
-        return verdict(
-            INCONCLUSIVE,
-            f"{len(not_run)} selected test(s) did not run in the mutant (first: "
-            f"{not_run[0]})"
-            + (f": pytest said {why!r}" if why else "")
-            + "; a mutant that changes test ids (a parametrize value taken from the mutated "
-            "code) cannot be judged by them",
-            red=red_tests,
-        )
-    broken = [r for r in red_tests if r.cause == BROKEN]
-    if broken:
-        first = broken[0]
-        return verdict(
-            BROKEN_VERDICT,
-            f"{first.id} went red by {first.exception} raised from the mutated "
-            f"file at {first.raised_at}: the mutant does not compile cleanly, so this is not a kill",
-            red=red_tests,
-            extras={"broken_cause": "name-or-import"},
-        )
-
-    red_ids = {r.id for r in red_tests}
-    if evidence.confirm is not None:
-        flipped = _disagreements(run, evidence.confirm)
-        if flipped:
-            return verdict(FLAKY, "a re-run of the same mutant disagreed on: " + ", ".join(flipped), red=red_tests)
-
-    if mutation.uncontracted:
-        return _uncontracted(verdict, red_tests, evidence)
-
-    if mutation.invariant:
-        if red_ids:
-            return verdict(
-                VISIBLE,
-                f"{len(red_ids)} test(s) went red under an invariant mutation: " + ", ".join(sorted(red_ids)),
-                red=red_tests,
-                unexpected=tuple(sorted(red_ids)),
-            )
-        if not evidence.region_executed:
-            return verdict(
-                UNEVIDENCED,
-                "nothing went red, but no test executed the mutated code, so nothing proves it invisible",
-                red=red_tests,
-            )
-        return verdict(
-            HELD,
-            "nothing went red, and the mutated code was executed by "
-            f"{len(evidence.reached_by) or 'import-time'} test(s)",
-            red=red_tests,
-        )
-
-    if not red_ids and not evidence.region_executed and not evidence.import_time:
-        # Nothing went red and no test (the kills tests included) runs the mutated code: the
-        # diagnosis is not a weak assertion but missing reach.
-        return verdict(
-            UNEVIDENCED,
-            "no test executes the mutated code, the kills tests included, so "
-            "the contract cannot be judged: " + ", ".join(mutation.kills),
-            red=red_tests,
-            missing=mutation.kills,
-        )
-    collected = run.collected
-    missing = tuple(entry for entry in mutation.kills if not any(matches(entry, r) for r in red_ids))
-    allowed = mutation.kills + mutation.may_kill
-    unexpected = tuple(sorted(r for r in red_ids if not any(matches(e, r) for e in allowed)))
-    kill_reds = [r for r in red_tests if any(matches(e, r.id) for e in mutation.kills)]
-    green_kill_tests = tuple(
-        sorted(t for t in collected if t not in red_ids and any(matches(e, t) for e in mutation.kills))
-    )
-    if missing or green_kill_tests:
-        names = ", ".join(green_kill_tests or missing)
-        # The contract failed, but the defect may well be caught: by tests kills does not
-        # name. Said first, or it read as "nothing notices" at the end of a long line.
-        caught = (
-            f"; the defect is caught, but by {len(unexpected)} test(s) outside the contract: {_some(unexpected)}"
-            if unexpected
-            else ""
-        )
-        return verdict(
-            VACUOUS,
-            f"stayed green: {names}{caught}",
-            red=red_tests,
-            missing=tuple(green_kill_tests or missing),
-            unexpected=unexpected,
-        )
-    if unexpected:
-        return verdict(
-            OVERREACH, "red outside kills and may_kill: " + ", ".join(unexpected), red=red_tests, unexpected=unexpected
-        )
-    unreached = [r.id for r in kill_reds if r.reached is False]
-    if unreached:
-        why = (
-            ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
-            if evidence.reached_alone is not None
-            else " (red for another reason)"
-        )
-        return verdict(
-            UNEVIDENCED, f"went red without executing the mutated code{why}: " + ", ".join(unreached), red=red_tests
-        )
-    if mutation.require == ASSERTION:
-        wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in kill_reds if r.cause != ASSERTION]
-        if wrong:
-            return verdict(WRONG_CAUSE, "went red without an assertion failing: " + "; ".join(wrong), red=red_tests)
-    causes = sorted({r.cause for r in kill_reds})
-    carried = [r.id for r in kill_reds if evidence.through_state(r.id)]
-    carried_note = (
-        f"; {len(carried)} of them through state an earlier test left (run by themselves they "
-        "execute the mutated code; in the run an earlier test had, for them)"
-        if carried
-        else ""
-    )
-    return verdict(
-        HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)}){carried_note}", red=red_tests
+    run = case.run
+    not_run = [t for t in case.base.get("selected", ()) if t not in run.tests]
+    if not not_run:
+        return None
+    why = refused_arguments(run)
+    return case.verdict(
+        INCONCLUSIVE,
+        f"{len(not_run)} selected test(s) did not run in the mutant (first: "
+        f"{not_run[0]})"
+        + (f": pytest said {why!r}" if why else "")
+        + "; a mutant that changes test ids (a parametrize value taken from the mutated "
+        "code) cannot be judged by them",
+        red=case.red_tests,
     )
 
 
-def _some(ids: tuple[str, ...], shown: int = 5) -> str:
-    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+def _broken_reds(case: _Case) -> Verdict | None:
+    broken = [r for r in case.red_tests if r.cause == BROKEN]
+    if not broken:
+        return None
+    first = broken[0]
+    return case.verdict(
+        BROKEN_VERDICT,
+        f"{first.id} went red by {first.exception} raised from the mutated "
+        f"file at {first.raised_at}: the mutant does not compile cleanly, so this is not a kill",
+        red=case.red_tests,
+        extras={"broken_cause": "name-or-import"},
+    )
 
 
-def _uncontracted(verdict, red_tests: tuple[RedTest, ...], evidence: Evidence) -> Verdict:
+def _flaky(case: _Case) -> Verdict | None:
+    if case.evidence.confirm is None:
+        return None
+    flipped = _disagreements(case.run, case.evidence.confirm)
+    if not flipped:
+        return None
+    return case.verdict(FLAKY, "a re-run of the same mutant disagreed on: " + ", ".join(flipped), red=case.red_tests)
+
+
+def _uncontracted(case: _Case) -> Verdict | None:
     """A mutant with no contract (a sweep's): report what went red, and whether it was reached.
 
     Everything above (escaped, timeout, incomplete, broken, origin, flaky) has already
@@ -390,6 +407,9 @@ def _uncontracted(verdict, red_tests: tuple[RedTest, ...], evidence: Evidence) -
     `overreach` is "tests outside the (empty) contract went red", and its red set is the
     kill set; `vacuous` is "the tests that reach it stayed green": the sweep's survivor.
     """
+    if not case.mutation.uncontracted:
+        return None
+    red_tests, evidence, verdict = case.red_tests, case.evidence, case.verdict
     if red_tests:
         if all(r.reached is False for r in red_tests):
             return verdict(
@@ -413,6 +433,144 @@ def _uncontracted(verdict, red_tests: tuple[RedTest, ...], evidence: Evidence) -
             red=red_tests,
         )
     return verdict(UNEVIDENCED, "nothing went red, and no test executed the mutated code", red=red_tests)
+
+
+def _invariant(case: _Case) -> Verdict | None:
+    """An invariant's verdict is final here: whatever went red, the contract checks below do not apply."""
+    if not case.mutation.invariant:
+        return None
+    red_ids, evidence = case.red_ids, case.evidence
+    if red_ids:
+        return case.verdict(
+            VISIBLE,
+            f"{len(red_ids)} test(s) went red under an invariant mutation: " + ", ".join(sorted(red_ids)),
+            red=case.red_tests,
+            unexpected=tuple(sorted(red_ids)),
+        )
+    if not evidence.region_executed:
+        return case.verdict(
+            UNEVIDENCED,
+            "nothing went red, but no test executed the mutated code, so nothing proves it invisible",
+            red=case.red_tests,
+        )
+    return case.verdict(
+        HELD,
+        f"nothing went red, and the mutated code was executed by {len(evidence.reached_by) or 'import-time'} test(s)",
+        red=case.red_tests,
+    )
+
+
+def _reached_by_nothing(case: _Case) -> Verdict | None:
+    evidence = case.evidence
+    if case.red_ids or evidence.region_executed or evidence.import_time:
+        return None
+    # Nothing went red and no test (the kills tests included) runs the mutated code: the
+    # diagnosis is not a weak assertion but missing reach.
+    return case.verdict(
+        UNEVIDENCED,
+        "no test executes the mutated code, the kills tests included, so "
+        "the contract cannot be judged: " + ", ".join(case.mutation.kills),
+        red=case.red_tests,
+        missing=case.mutation.kills,
+    )
+
+
+def _vacuous(case: _Case) -> Verdict | None:
+    missing, green_kill_tests, unexpected = case.missing, case.green_kill_tests, case.unexpected
+    if not (missing or green_kill_tests):
+        return None
+    names = ", ".join(green_kill_tests or missing)
+    # The contract failed, but the defect may well be caught: by tests kills does not
+    # name. Said first, or it read as "nothing notices" at the end of a long line.
+    caught = (
+        f"; the defect is caught, but by {len(unexpected)} test(s) outside the contract: {_some(unexpected)}"
+        if unexpected
+        else ""
+    )
+    return case.verdict(
+        VACUOUS,
+        f"stayed green: {names}{caught}",
+        red=case.red_tests,
+        missing=tuple(green_kill_tests or missing),
+        unexpected=unexpected,
+    )
+
+
+def _overreach(case: _Case) -> Verdict | None:
+    unexpected = case.unexpected
+    if not unexpected:
+        return None
+    return case.verdict(
+        OVERREACH, "red outside kills and may_kill: " + ", ".join(unexpected), red=case.red_tests, unexpected=unexpected
+    )
+
+
+def _unreached_kills(case: _Case) -> Verdict | None:
+    unreached = [r.id for r in case.kill_reds if r.reached is False]
+    if not unreached:
+        return None
+    why = (
+        ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
+        if case.evidence.reached_alone is not None
+        else " (red for another reason)"
+    )
+    return case.verdict(
+        UNEVIDENCED, f"went red without executing the mutated code{why}: " + ", ".join(unreached), red=case.red_tests
+    )
+
+
+def _wrong_cause(case: _Case) -> Verdict | None:
+    if case.mutation.require != ASSERTION:
+        return None
+    wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in case.kill_reds if r.cause != ASSERTION]
+    if not wrong:
+        return None
+    return case.verdict(WRONG_CAUSE, "went red without an assertion failing: " + "; ".join(wrong), red=case.red_tests)
+
+
+def _held(case: _Case) -> Verdict:
+    """Every check above passed: the kills tests went red, reached, by the cause required."""
+    kill_reds = case.kill_reds
+    causes = sorted({r.cause for r in kill_reds})
+    carried = [r.id for r in kill_reds if case.evidence.through_state(r.id)]
+    carried_note = (
+        f"; {len(carried)} of them through state an earlier test left (run by themselves they "
+        "execute the mutated code; in the run an earlier test had, for them)"
+        if carried
+        else ""
+    )
+    return case.verdict(
+        HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)}){carried_note}", red=case.red_tests
+    )
+
+
+# The order is the argument: nothing counts as a kill until the mutant is proven to be
+# applied, valid, the very code that ran, reached, and stable on a re-run. A mutant with no
+# contract, or an invariant, gets its verdict before the contract's checks.
+_CHECKS: tuple[Callable[[_Case], Verdict | None], ...] = (
+    _escaped,
+    _timed_out,
+    _incomplete,
+    _collection_failed,
+    _conftest_broken,
+    _import_failed,
+    _not_the_mutant,
+    _from_working_tree,
+    _tests_not_run,
+    _broken_reds,
+    _flaky,
+    _uncontracted,
+    _invariant,
+    _reached_by_nothing,
+    _vacuous,
+    _overreach,
+    _unreached_kills,
+    _wrong_cause,
+)
+
+
+def _some(ids: tuple[str, ...], shown: int = 5) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 def _red(run: RunOutcome, evidence: Evidence):
