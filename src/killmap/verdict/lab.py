@@ -82,50 +82,94 @@ def run_mutations(
     check_targets_copied(mutations, files)
     # A focused run answers another question than the contract: its verdicts are not the gate's.
     cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
-    sources = MutantBuilder(root)
+    lab = _Lab(root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress))
     prebuilt = dict(mutants or {})
-    mutants = {}
-    decided: dict[str, Verdict] = {}
-    warnings: dict[str, tuple[str, ...]] = {}
-    keys: dict[str, str] = {}
-    digests: dict[GateSettings, str] = {}
-
-    def key_of(mutation: Mutation, mutant: Mutant) -> str:
-        if mutation.settings not in digests:
-            digests[mutation.settings] = test_files_digest(root, files, mutation.settings.tests)
-        return VerdictCache.static_key(mutation.fingerprint(), mutant.diff, digests[mutation.settings])
-
-    def cached_already(mutation: Mutation, mutant: Mutant | None) -> bool:
-        return bool(cache and mutant and cache.lookup(mutation.name, key_of(mutation, mutant)) is not None)
-
-    def settle(mutation: Mutation, mutant: Mutant) -> None:
-        """The mutant's static verdict or cached one, if it has either."""
-        mutants[mutation.name] = mutant
-        early, warnings[mutation.name] = static_verdict(root, mutation, mutant, cache)
-        if early is not None:
-            decided[mutation.name] = early
-            return
-        if cache is None:
-            return  # the key hashes every test file and the gate's own source: only a cache needs it
-        keys[mutation.name] = key_of(mutation, mutant)
-        hit = cache.lookup(mutation.name, keys[mutation.name])
-        if hit is not None:
-            decided[mutation.name] = _verdict_from_json(hit)
 
     # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
     known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, cache) for m in mutations}
-    pending = [m for m in mutations if not cached_already(m, known[m.name])]
+    pending = [m for m in mutations if not lab.cached_already(m, known[m.name])]
     if not pending and launch is not None:
         launch.dismiss()  # every verdict is cached: no worker will be needed
     progress("planned", len(mutations))
-    announce = _Announcer(mutations, progress)
+    head, early, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending)
+    if dispatch is not None:
+        dispatch.close()
+    for mutation in mutations:
+        if mutation.name in lab.decided:
+            lab.announce.done(lab.decided[mutation.name])
 
-    def announced(mutation: Mutation, result) -> None:
-        announce.done(result[0])
+    to_run = [m for m in mutations if m.name not in lab.decided]
+    baselines: list[Baseline] = []
+    if not to_run and head is not None:
+        _stop_early(early, head, dispatch)  # everything turned out static or cached
+    elif to_run:
+        baselines = _run_the_rest(lab, to_run, head, dispatch)
+    # Controls are judged last: an invariant holds only if its control held in this run.
+    decided = lab.decided
+    for mutation in mutations:
+        if mutation.invariant and mutation.name in decided:
+            decided[mutation.name] = judge.judge_control(
+                mutation, decided[mutation.name], decided.get(mutation.control or "")
+            )
+    lab.announce.rest()
+    if cache is not None:
+        cache.save()
+    verdicts = [with_warnings(decided[m.name], lab.warnings[m.name]) for m in mutations]
+    mutants = {m.name: lab.mutants[m.name] for m in mutations}
+    # Sandboxes actually used: none when every verdict came from the cache or was static.
+    return LabResult(verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)))
 
-    def trial(engine: Engine):
+
+@dataclass(frozen=True)
+class _Lab:
+    """One call of run_mutations: what every phase reads, and what it has settled so far
+    (the dicts fill as mutants are built and verdicts land)."""
+
+    root: Path
+    files: list[str]
+    options: LabOptions
+    progress: Progress
+    launch: Launch | None
+    cache: VerdictCache | None
+    sources: MutantBuilder
+    announce: _Announcer
+    mutants: dict[str, Mutant] = field(default_factory=dict)
+    decided: dict[str, Verdict] = field(default_factory=dict)
+    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    digests: dict[GateSettings, str] = field(default_factory=dict)
+
+    def key_of(self, mutation: Mutation, mutant: Mutant) -> str:
+        if mutation.settings not in self.digests:
+            self.digests[mutation.settings] = test_files_digest(self.root, self.files, mutation.settings.tests)
+        return VerdictCache.static_key(mutation.fingerprint(), mutant.diff, self.digests[mutation.settings])
+
+    def cached_already(self, mutation: Mutation, mutant: Mutant | None) -> bool:
+        cache = self.cache
+        return bool(cache and mutant and cache.lookup(mutation.name, self.key_of(mutation, mutant)) is not None)
+
+    def settle(self, mutation: Mutation, mutant: Mutant) -> None:
+        """The mutant's static verdict or cached one, if it has either."""
+        cache = self.cache
+        self.mutants[mutation.name] = mutant
+        early, self.warnings[mutation.name] = static_verdict(self.root, mutation, mutant, cache)
+        if early is not None:
+            self.decided[mutation.name] = early
+            return
+        if cache is None:
+            return  # the key hashes every test file and the gate's own source: only a cache needs it
+        self.keys[mutation.name] = self.key_of(mutation, mutant)
+        hit = cache.lookup(mutation.name, self.keys[mutation.name])
+        if hit is not None:
+            self.decided[mutation.name] = _verdict_from_json(hit)
+
+    def announced(self, mutation: Mutation, result) -> None:
+        self.announce.done(result[0])
+
+    def trial(self, engine: Engine):
+        options = self.options
         return lambda worker, job, selection: run_mutant(
-            root,
+            self.root,
             engine,
             worker,
             job,
@@ -135,6 +179,25 @@ def run_mutations(
             selection=selection,
         )
 
+    def new_engine(self, runnable: int) -> Engine:
+        options = self.options
+        return Engine(
+            self.root,
+            self.files,
+            _sandboxes(options, runnable),
+            cache_dir=options.cache_dir,
+            tracer=options.tracer,
+            launch=self.launch,
+        )
+
+
+def _build_while_the_baseline_runs(
+    lab: _Lab, mutations: list[Mutation], known: dict[str, Mutant | None], pending: list[Mutation]
+) -> tuple[HeadStart | None, Engine | None, Dispatch | None]:
+    """Every mutant built (or remembered) and settled; when something will run, the engine
+    and the first group's baseline started before, and each mutant of that group dispatched
+    as soon as it is built."""
+    root, options = lab.root, lab.options
     head = None
     early: Engine | None = None
     dispatch: Dispatch | None = None
@@ -144,102 +207,86 @@ def run_mutations(
             # built and checked (headstart.py says why the two are independent), and run
             # each mutant from the moment both it and the baseline are there (dispatch.py).
             first = [m for m in pending if m.settings == pending[0].settings]
-            early = Engine(
-                root,
-                files,
-                _sandboxes(options, len(pending)),
-                cache_dir=options.cache_dir,
-                tracer=options.tracer,
-                launch=launch,
+            early = lab.new_engine(len(pending))
+            head = HeadStart(
+                root, lab.files, first, early, runs=options.baseline_runs, timeout=options.baseline_timeout
             )
-            head = HeadStart(root, files, first, early, runs=options.baseline_runs, timeout=options.baseline_timeout)
-            dispatch = Dispatch(head.settings, head.baseline, early.workers, trial(early), progress, announced)
+            dispatch = Dispatch(
+                head.settings, head.baseline, early.workers, lab.trial(early), lab.progress, lab.announced
+            )
         with _prompt_handover():
             for mutation in mutations:
-                settle(mutation, known[mutation.name] or build_and_remember(root, mutation, sources, cache))
-                if dispatch is not None and mutation.name not in decided and mutation.name in head.names:
-                    dispatch.offer(mutation, mutants[mutation.name])
-            check_control_sites(mutations, mutants)
+                lab.settle(mutation, known[mutation.name] or build_and_remember(root, mutation, lab.sources, lab.cache))
+                if dispatch is not None and mutation.name not in lab.decided and mutation.name in head.names:
+                    dispatch.offer(mutation, lab.mutants[mutation.name])
+            check_control_sites(mutations, lab.mutants)
     except BaseException:
         # Also when ^C lands between the engine's start and the head start's: no worker
         # may outlive the gate.
         _stop_early(early, head, dispatch)
         raise
-    if dispatch is not None:
-        dispatch.close()
-    mutants = {m.name: mutants[m.name] for m in mutations}
-    for mutation in mutations:
-        if mutation.name in decided:
-            announce.done(decided[mutation.name])
+    return head, early, dispatch
 
-    to_run = [m for m in mutations if m.name not in decided]
+
+def _run_the_rest(
+    lab: _Lab, to_run: list[Mutation], head: HeadStart | None, dispatch: Dispatch | None
+) -> list[Baseline]:
+    """The mutants no static check or cache decided, group by group (one group per settings,
+    one baseline each); the head start's group first, on its own dispatch."""
     baselines: list[Baseline] = []
-    if not to_run and head is not None:
-        _stop_early(early, head, dispatch)  # everything turned out static or cached
-    elif to_run:
-        engine = (
-            head.engine
-            if head is not None
-            else Engine(
-                root,
-                files,
-                _sandboxes(options, len(to_run)),
-                cache_dir=options.cache_dir,
-                tracer=options.tracer,
-                launch=launch,
-            )
-        )
-        with engine:
-            groups: dict[GateSettings, list[Mutation]] = {}
-            for mutation in to_run:
-                groups.setdefault(mutation.settings, []).append(mutation)
-            # The dispatched group first: one user of the workers at a time.
-            ordered = sorted(groups.values(), key=lambda group: not (head is not None and head.covers(group)))
-            if head is not None and not head.covers(ordered[0]):
-                dispatch.join()  # nothing of its settings is left to run; its baseline is not needed
-            for group in ordered:
-                if head is None or not head.covers(group):
-                    # A group the head start did not cover: its own baseline, then its mutants.
-                    dispatch = Dispatch(
-                        group[0].settings,
-                        lambda group=group: run_baseline(
-                            root,
-                            files,
-                            group[0].settings,
-                            group,
-                            engine,
-                            runs=options.baseline_runs,
-                            timeout=options.baseline_timeout,
-                        ),
-                        engine.workers,
-                        trial(engine),
-                        progress,
-                        announced,
-                    )
-                    for mutation in group:
-                        dispatch.offer(mutation, mutants[mutation.name])
-                results = dispatch.results()
-                baselines.append(dispatch.baseline)
-                for mutation in group:
-                    verdict, deps = results[mutation.name]
-                    decided[mutation.name] = verdict
-                    # A run that wrote where it must not proved something about a tree that
-                    # was not pristine: never reuse its verdict.
-                    tainted = verdict.verdict == judge.ESCAPED or verdict.extras.get("sandbox_writes")
-                    if cache is not None and not tainted and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
-                        cache.store(mutation.name, keys[mutation.name], deps, _verdict_to_json(verdict))
-    # Controls are judged last: an invariant holds only if its control held in this run.
-    for mutation in mutations:
-        if mutation.invariant and mutation.name in decided:
-            decided[mutation.name] = judge.judge_control(
-                mutation, decided[mutation.name], decided.get(mutation.control or "")
-            )
-    announce.rest()
-    if cache is not None:
-        cache.save()
-    verdicts = [with_warnings(decided[m.name], warnings[m.name]) for m in mutations]
-    # Sandboxes actually used: none when every verdict came from the cache or was static.
-    return LabResult(verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)))
+    engine = head.engine if head is not None else lab.new_engine(len(to_run))
+    with engine:
+        groups: dict[GateSettings, list[Mutation]] = {}
+        for mutation in to_run:
+            groups.setdefault(mutation.settings, []).append(mutation)
+        # The dispatched group first: one user of the workers at a time.
+        ordered = sorted(groups.values(), key=lambda group: not (head is not None and head.covers(group)))
+        if head is not None and not head.covers(ordered[0]):
+            dispatch.join()  # nothing of its settings is left to run; its baseline is not needed
+        for group in ordered:
+            if head is None or not head.covers(group):
+                dispatch = _dispatch_with_its_own_baseline(lab, engine, group)
+            results = dispatch.results()
+            baselines.append(dispatch.baseline)
+            _record(lab, group, results)
+    return baselines
+
+
+def _dispatch_with_its_own_baseline(lab: _Lab, engine: Engine, group: list[Mutation]) -> Dispatch:
+    """A group the head start did not cover: its own baseline, then its mutants."""
+    options = lab.options
+    dispatch = Dispatch(
+        group[0].settings,
+        lambda: run_baseline(
+            lab.root,
+            lab.files,
+            group[0].settings,
+            group,
+            engine,
+            runs=options.baseline_runs,
+            timeout=options.baseline_timeout,
+        ),
+        engine.workers,
+        lab.trial(engine),
+        lab.progress,
+        lab.announced,
+    )
+    for mutation in group:
+        dispatch.offer(mutation, lab.mutants[mutation.name])
+    return dispatch
+
+
+def _record(lab: _Lab, group: list[Mutation], results: dict[str, Any]) -> None:
+    """Each run verdict decided, and remembered when it can be trusted again."""
+    cache = lab.cache
+    for mutation in group:
+        verdict, deps = results[mutation.name]
+        lab.decided[mutation.name] = verdict
+        # A run that wrote where it must not proved something about a tree that
+        # was not pristine: never reuse its verdict.
+        tainted = verdict.verdict == judge.ESCAPED or verdict.extras.get("sandbox_writes")
+        if cache is not None and not tainted and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
+            cache.store(mutation.name, lab.keys[mutation.name], deps, _verdict_to_json(verdict))
 
 
 def _stop_early(early: Engine | None, head: HeadStart | None, dispatch: Dispatch | None) -> None:
