@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -30,6 +31,9 @@ from killmap.catalog.contract import (
 )
 from killmap.catalog.testids import matches
 from killmap.errors import GateError
+
+# How a field's error is raised: the message, and the field it names (with the file and mutation).
+_Fail = Callable[[str, str], GateError]
 
 
 def relative_path(root: Path, path: Path) -> str:
@@ -139,6 +143,9 @@ def entry_mutation(
 def read_mutation(
     root: Path, rel: str, folder: Path, settings: GateSettings, index: int, entry: Any, *, adhoc: bool = False
 ) -> Mutation:
+    """One [[mutation]] entry, field group by field group, in the order its errors are reported:
+    name and operator, the operator's own fields, the target, the contract, the pin and the
+    run's settings, then the test ids the contract names."""
     if not isinstance(entry, dict):
         raise GateError(f"[[mutation]] #{index + 1} must be a table", file=rel)
     name = entry.get("name")
@@ -152,6 +159,19 @@ def read_mutation(
     op = entry.get("op")
     if op not in OPERATORS:
         raise fail(f"unknown operator {op!r} (known: {', '.join(OPERATORS)})", "op")
+    params = _operator_params(root, folder, op, entry, fail)
+    target = _target(root, entry.get("target"), fail)
+    contract = _contract_fields(entry, fail, adhoc=adhoc)
+    run_fields = _pin_and_run_fields(entry, fail)
+    _refuse_loose_test_ids(root, contract["kills"], contract["may_kill"], fail)
+    _refuse_contradictions(contract["kills"], contract["may_kill"], fail)
+    return Mutation(
+        name=name, target=target, op=op, params=tuple(params), **contract, **run_fields, catalog=rel, settings=settings
+    )
+
+
+def _operator_params(root: Path, folder: Path, op: str, entry: dict[str, Any], fail: _Fail) -> list[tuple[str, str]]:
+    """The fields the operator takes (no other, every required one), each a valid string."""
     required, optional = OPERATORS[op]
     allowed = COMMON_FIELDS | required | optional
     for key in entry:
@@ -185,8 +205,11 @@ def read_mutation(
             raise fail(f"patch file not found: {relative_path(root, patch)}", "patch")
         _require_utf8(patch, lambda why: fail(f"patch file {relative_path(root, patch)} {why}", "patch"))
         params = [(k, relative_path(root, patch) if k == "patch" else v) for k, v in params]
+    return params
 
-    target = entry.get("target")
+
+def _target(root: Path, target: Any, fail: _Fail) -> Target:
+    """A Python file of the project, read as UTF-8, and the symbol after '::' if any."""
     if not isinstance(target, str) or not target:
         raise fail("must be 'path/to/file.py' or 'path/to/file.py::Qualified.name'", "target")
     file_part, _, symbol = target.partition("::")
@@ -208,7 +231,12 @@ def read_mutation(
     if not file_part.endswith(".py"):
         raise fail("target must be a Python source file", "target")
     _require_utf8(root / file_part, lambda why: fail(f"target file {file_part} {why}", "target"))
+    return Target(file_part, symbol or None)
 
+
+def _contract_fields(entry: dict[str, Any], fail: _Fail, *, adhoc: bool) -> dict[str, Any]:
+    """What must go red (kills), what may (may_kill), or nothing with its control (invariant),
+    and the cause required: the Mutation's fields of those names."""
     invariant = entry.get("invariant", False)
     if not isinstance(invariant, bool):
         raise fail("must be true or false", "invariant")
@@ -232,6 +260,12 @@ def read_mutation(
         raise fail(f"must be one of {', '.join(REQUIREMENTS)}", "require")
     if require is not None and invariant:
         raise fail("an invariant turns nothing red, so it cannot require a kill cause", "require")
+    return {"invariant": invariant, "kills": kills, "may_kill": may_kill, "control": control, "require": require}
+
+
+def _pin_and_run_fields(entry: dict[str, Any], fail: _Fail) -> dict[str, Any]:
+    """The pin, and how the mutant is built and run (count, werror, timeout), and its note:
+    the Mutation's fields of those names."""
     pin = entry.get("pin")
     if pin is not None and (not isinstance(pin, str) or not TARGET_PIN_PATTERN.match(pin)):
         raise fail(
@@ -251,6 +285,10 @@ def read_mutation(
     timeout = entry.get("timeout")
     if timeout is not None:
         timeout = _timeout(timeout, fail(TIMEOUT_RULE + f", got {_shown(timeout)}", "timeout"))
+    return {"pin": pin, "count": count, "werror": werror, "note": note, "timeout": timeout}
+
+
+def _refuse_loose_test_ids(root: Path, kills: tuple[str, ...], may_kill: tuple[str, ...], fail: _Fail) -> None:
     for entry_list, key in ((kills, "kills"), (may_kill, "may_kill")):
         for test_id in entry_list:
             # A folder may be named with or without its slash ("tests" is "tests/"); any
@@ -264,25 +302,6 @@ def read_mutation(
                 raise fail(
                     f"{test_id!r} is not a pytest node id (path.py::name), a test file or a folder of the project", key
                 )
-    _refuse_contradictions(kills, may_kill, fail)
-    return Mutation(
-        name=name,
-        target=Target(file_part, symbol or None),
-        op=op,
-        params=tuple(params),
-        kills=kills,
-        may_kill=may_kill,
-        invariant=invariant,
-        control=control,
-        require=require,
-        pin=pin,
-        note=note,
-        count=count,
-        timeout=timeout,
-        werror=werror,
-        catalog=rel,
-        settings=settings,
-    )
 
 
 def _refuse_contradictions(kills: tuple[str, ...], may_kill: tuple[str, ...], fail) -> None:
