@@ -114,14 +114,14 @@ def missing_name(exc: BaseException | None) -> dict[str, Any] | None:
 
 def _root_cause(exc: BaseException) -> BaseException:
     seen: set[int] = set()
-    while id(exc) not in seen and (exc.__cause__ or exc.__context__) is not None:
+    while id(exc) not in seen and (cause := exc.__cause__ or exc.__context__) is not None:
         seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+        exc = cause
     return exc
 
 
 def read_records(path) -> list[dict[str, Any]]:
-    records = []
+    records: list[dict[str, Any]] = []
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:

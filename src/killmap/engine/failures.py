@@ -81,8 +81,8 @@ def _doctest_failure(error: BaseException):
         # No doctest ran in this process, so this is not one; importing the module to ask
         # cost each fork its import (it is not among what the collected session imported).
         return None
-    if type(error).__name__ == "MultipleDoctestFailures" and getattr(error, "failures", None):
-        error = error.failures[0]
+    if type(error).__name__ == "MultipleDoctestFailures" and (failures := getattr(error, "failures", None)):
+        error = failures[0]
     if isinstance(error, doctest.DocTestFailure):
         test, example = error.test, error.example
         line = test.lineno + example.lineno + 1 if test.lineno is not None else None

@@ -32,6 +32,14 @@ from typing import Any
 AVAILABLE = sys.version_info >= (3, 12)
 NAME = "killmap-reach"
 
+# sys.monitoring exists on Python 3.12+ only, and mypy checks as 3.10 (pyproject), whose sys
+# has no such attribute: it is reached through this name, and nothing below runs unless
+# AVAILABLE.
+if sys.version_info >= (3, 12):
+    _monitoring = sys.monitoring
+else:
+    _monitoring: Any = None
+
 
 # 4 first: nobody claims it. 5 is CPython's OPTIMIZER_ID, unused by CPython itself; 3 is
 # Hypothesis's, which it takes to explain a failing example (held by the gate, Hypothesis
@@ -43,7 +51,7 @@ TOOL_IDS = (4, 5, 3, 2, 1, 0)
 def free_tool_id() -> int | None:
     """A sys.monitoring tool id nobody holds, in TOOL_IDS' order."""
     for tool in TOOL_IDS:
-        if sys.monitoring.get_tool(tool) is None:
+        if _monitoring.get_tool(tool) is None:
             return tool
     return None
 
@@ -76,10 +84,10 @@ class LineMonitor:
 
     def _arm(self, code: types.CodeType) -> None:
         self._armed[id(code)] = code
-        sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.LINE)
+        _monitoring.set_local_events(self.tool, code, _monitoring.events.LINE)
 
     def _register(self) -> None:
-        monitoring = sys.monitoring
+        monitoring = _monitoring
         monitoring.use_tool_id(self.tool, NAME)
         lines, disable = self.lines, monitoring.DISABLE
 
@@ -102,20 +110,20 @@ class LineMonitor:
         if not self._registered:
             self._register()
         self._started = True
-        sys.monitoring.restart_events()
+        _monitoring.restart_events()
 
     def stop(self) -> None:
         self._started = False
 
     def switch_context(self, context: str) -> None:
         self.context = context
-        sys.monitoring.restart_events()
+        _monitoring.restart_events()
 
     def close(self) -> None:
         """Give the tool id back: a test tool may take it next, and must not inherit the
         events armed on target code (our callbacks, with no event left on, never fire)."""
         if self._registered:
-            monitoring = sys.monitoring
+            monitoring = _monitoring
             monitoring.set_events(self.tool, 0)
             for code in self._armed.values():
                 monitoring.set_local_events(self.tool, code, 0)

@@ -174,6 +174,7 @@ class Recorder:
             os._exit(0)
         self._report_to = done_write
         self._started = time.perf_counter()
+        assert self.snapshot is not None  # a snapshot is taken only when one was asked for
         log = os.open(self.snapshot["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
         os.dup2(log, 2)

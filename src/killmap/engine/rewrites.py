@@ -109,7 +109,8 @@ def _with_filename(code: types.CodeType, filename: str) -> types.CodeType | None
     and the line monitor read it: importlib's own fix for a moved pyc (in place). An
     interpreter without it rewrites the module instead."""
     try:
-        from _imp import _fix_co_filename
+        # A private CPython helper (what importlib calls for a moved pyc): typeshed lists none.
+        from _imp import _fix_co_filename  # type: ignore[attr-defined]
     except ImportError:
         return None
     _fix_co_filename(code, filename)

@@ -88,7 +88,8 @@ def pipes_from(argv: list[str]) -> list[tuple[int, int]]:
     if ARGUMENT not in argv:
         return []
     spec = argv[argv.index(ARGUMENT) + 1]
-    return [tuple(int(fd) for fd in pair.split(",")) for pair in spec.split(";") if pair]
+    pairs = [pair.split(",") for pair in spec.split(";") if pair]
+    return [(int(requests), int(responses)) for requests, responses in pairs]
 
 
 def fork_siblings(pipes: list[tuple[int, int]]) -> tuple[list[int], bool]:

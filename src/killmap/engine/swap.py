@@ -112,8 +112,8 @@ def swap_in(path: str, original_text: str, mutant_text: str, functions: LiveFunc
     # function holds one. A generator expression's code is reached through its enclosing
     # function's constants, which the swap replaces whole.
     where: dict[tuple, Place | None] = {}
-    for place, code in original.items():
-        where[_identity(code)] = None if _identity(code) in where else place
+    for known, code in original.items():
+        where[_identity(code)] = None if _identity(code) in where else known
     live = functions.by_file.get(path, [])
     plan = []
     for function in live:
