@@ -9,6 +9,7 @@ The sweep (splice.py, sweep_ops.py) builds its mutants with the same pieces.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 
 import libcst as cst
@@ -75,7 +76,7 @@ class _ParentCollector(cst.CSTVisitor):
         self.stack.pop()
 
 
-def parents_of(wrapper: MetadataWrapper, mutation: Mutation) -> dict[cst.CSTNode, cst.CSTNode]:
+def parents_of(wrapper: MetadataWrapper, mutation: Mutation) -> Mapping[cst.CSTNode, cst.CSTNode]:
     """Each node's parent, for the top-level statement holding the target symbol.
 
     libcst's ParentNodeProvider walks the whole module; an operator only ever looks up
@@ -204,6 +205,7 @@ def transform_statements(wrapper: MetadataWrapper, replacements, parents=None) -
         if text.count(before) != 1:
             return module.visit(_Replace(replacements)).code
         after = top.visit(_Replace(replacements))
+        assert not isinstance(after, cst.FlattenSentinel)  # _Replace puts in a node or a removal only
         after_text = "" if isinstance(after, cst.RemovalSentinel) else module.code_for_node(after)
         text = text.replace(before, after_text, 1)
     return text

@@ -122,7 +122,7 @@ def _configured() -> Iterator[Any]:
         raise _moved("mutmut.configuration.Config or mutmut.mutation.file_mutation is gone", exc) from None
     if fields != set(_CONFIG_FIELDS):
         raise _moved(f"its Config fields changed ({', '.join(sorted(fields ^ set(_CONFIG_FIELDS)))})")
-    values = dict(_CONFIG_FIELDS)
+    values: dict[str, Any] = dict(_CONFIG_FIELDS)  # a value of its own type per Config field
     values["process_isolation"] = configuration.ProcessIsolation(values["process_isolation"])
     values["forkserver_warmup"] = configuration.ForkServerWarmup(values["forkserver_warmup"])
     saved = configuration._config
@@ -210,7 +210,7 @@ def _operator(original: cst.CSTNode, mutated: cst.CSTNode) -> str:
             isinstance(a.value, cst.Name)
             and a.value.value == "None"
             and not (isinstance(b.value, cst.Name) and b.value.value == "None")
-            for b, a in zip(original.args, mutated.args)
+            for b, a in zip(original.args, mutated.args, strict=True)
         ):
             return "arg_removal"
         if not original.func.deep_equals(mutated.func):

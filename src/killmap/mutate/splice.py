@@ -88,7 +88,7 @@ class SplicedFile:
         if not texts:
             return
         start = class_text.find(texts[0])
-        for child, text in zip(owner.body.body, texts):
+        for child, text in zip(owner.body.body, texts, strict=True):
             if start < 0 or class_text[start : start + len(text)] != text:
                 self.unlocated.append(f"class {owner.name.value}")
                 return
@@ -124,6 +124,7 @@ class SplicedFile:
             start, end = self._offset(span.start), self._offset(span.end)
             old = self.code[start:end]
             if "\n" not in old and "\r" not in old and self.module.code_for_node(original) == old:
+                assert isinstance(replacement, cst.CSTNode)  # a span is looked up for a node, not a removal
                 new = self.module.code_for_node(replacement)
                 if "\n" not in new and "\r" not in new:
                     if new == old:
@@ -141,6 +142,7 @@ class SplicedFile:
         changed = definition.node.visit(Replace(replacements))
         if isinstance(changed, cst.RemovalSentinel):
             return None
+        assert not isinstance(changed, cst.FlattenSentinel)  # Replace puts in a node or a removal only
         text = self.render(definition.owner, changed)
         if text == definition.text:
             return None

@@ -67,6 +67,7 @@ def _canonical(node: Any) -> Any:
             fields.append([name, _canonical(value)])
         if docstring is not None:
             # The docstring constant was serialized as written; put back its normalized words.
+            assert isinstance(docstring.value, str)  # _docstring_node takes str constants only
             fields.append(["docstring", _normal_docstring(docstring.value)])
         return [type(node).__name__, fields]
     if isinstance(node, list):
