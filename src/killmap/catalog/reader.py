@@ -91,8 +91,8 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        mutation, key = _near_syntax_error(text, str(exc))
-        raise GateError(f"not valid TOML: {exc}", file=rel, mutation=mutation, field=key) from None
+        near, key = _near_syntax_error(text, str(exc))
+        raise GateError(f"not valid TOML: {exc}", file=rel, mutation=near, field=key) from None
     except RecursionError:
         # The TOML parser recurses once per nested array or inline table: a few hundred
         # levels exhaust Python's stack. No catalog field is nested at all.

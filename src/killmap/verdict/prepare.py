@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from killmap.catalog.reader import Mutation
 from killmap.errors import GateError
@@ -19,6 +19,9 @@ from killmap.verdict.cache import VerdictCache
 from killmap.verdict.judge import Verdict
 from killmap.verdict.reach import enclosing_functions, headed_classes, region_of
 
+if TYPE_CHECKING:
+    from killmap.mutate.mutants import Sources
+
 
 class MutantBuilder:
     """The operators' parsed sources, parsed (and libcst imported) only when a mutant must
@@ -26,7 +29,7 @@ class MutantBuilder:
 
     def __init__(self, root: Path):
         self.root = root
-        self._sources = None
+        self._sources: Sources | None = None
 
     def build(self, mutation: Mutation) -> Mutant:
         from killmap.mutate.mutants import Sources, build_mutant
@@ -51,7 +54,7 @@ def _mutant_key(root: Path, mutation: Mutation) -> tuple[str, str] | None:
 def remembered_mutant(root: Path, mutation: Mutation, cache: VerdictCache | None) -> Mutant | None:
     """The mutant, when the same operator already ran on the same text; else None."""
     found = _mutant_key(root, mutation) if cache is not None else None
-    if found is None:
+    if cache is None or found is None:
         return None
     key, text = found
     known = cache.mutant(key)
@@ -80,7 +83,7 @@ def mutant_to_show(root: Path, mutation: Mutation, cache_dir: Path | None = None
 def build_and_remember(root: Path, mutation: Mutation, sources: MutantBuilder, cache: VerdictCache | None) -> Mutant:
     """The mutant, built, and remembered in the cache for the next run."""
     found = _mutant_key(root, mutation) if cache is not None else None
-    if found is None:
+    if cache is None or found is None:
         return sources.build(mutation)
     key, _ = found
     mutant = sources.build(mutation)

@@ -118,7 +118,7 @@ def _body_statements(statement: ast.stmt) -> list[ast.stmt]:
         for child in getattr(statement, field_name, []) or []:
             if isinstance(child, ast.stmt):
                 body.append(child)
-            elif isinstance(child, ast.excepthandler):
+            elif isinstance(child, ast.ExceptHandler):
                 body.extend(child.body)
     return sorted(body, key=lambda s: s.lineno)
 
