@@ -14,8 +14,10 @@ import ast
 import configparser
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -230,7 +232,9 @@ def _parsed_trees(root: Path, files: list[Path]) -> list[tuple[str, ast.Module]]
     return trees
 
 
-def _target(root: Path, files: list[Path], test_trees: list[ast.Module] = ()) -> tuple[str, str, str, ast.AST] | None:
+def _target(
+    root: Path, files: list[Path], test_trees: Sequence[ast.Module] = ()
+) -> tuple[str, str, str, ast.AST] | None:
     """The first public function of the largest module (then the next largest, and so on)
     that nothing runs at import; a public method of a public class when no module has such a
     function; the same again, import or not, when nothing else is public; None when the
@@ -263,7 +267,7 @@ def _target(root: Path, files: list[Path], test_trees: list[ast.Module] = ()) ->
     return None
 
 
-def _public_function(node: ast.AST) -> bool:
+def _public_function(node: ast.AST) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_")
 
 

@@ -170,7 +170,7 @@ def _project_relative(root: Path, cwd: Path, given: str) -> str:
 
 def test_patterns(tree: dict[str, bytes]) -> tuple[str, ...]:
     """pytest's `python_files`, from pyproject.toml or pytest.ini at HEAD."""
-    value = None
+    value: object = None
     if "pytest.ini" in tree:
         parser = configparser.ConfigParser()
         try:

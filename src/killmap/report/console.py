@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from killmap.catalog.testids import named_count
@@ -46,7 +46,7 @@ class LiveProgress:
             transient=True,
             disable=not console.is_terminal,
         )
-        self.task = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> LiveProgress:
         self.progress.__enter__()
