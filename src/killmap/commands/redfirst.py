@@ -117,18 +117,7 @@ def run_red_first(
             _scenario(engine, "head", settings.tests, settings, options.timeout or HEAD_TIMEOUT, traced),
             None,
         )
-        if head.stuck:
-            raise GateError(f"HEAD: {head.stuck}", field="HEAD")
-        if not head.collected:
-            why = (head.conftest or {}).get("error") or (
-                f"{head.collect_errors[0][0]}: {_first_line(head.collect_errors[0][1])}"
-                if head.collect_errors
-                else None
-            )
-            raise GateError("HEAD: no tests collected" + (f" ({why})" if why else ""), field="HEAD")
-        for entry in options.expect:
-            if not any(matches(entry, t) for t in head.collected):
-                raise GateError(f"{entry!r} matches no test collected at HEAD", field="--expect")
+        _refuse_unusable_head(head, options.expect)
         changes = test_changes(change, head.collected)
         chosen, selection = _select(change, settings, options, head, changes)
         limit = options.timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * head.wall)
@@ -151,14 +140,35 @@ def run_red_first(
             say=say,
         )
     rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
-    problems = [
-        f"HEAD does not collect {node or 'the session'}: "
-        f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
-        for node, message in head.collect_errors
-    ] + judge(rows, options.expect)
+    problems = _problems(head, rows, options.expect)
     return RedFirstResult(
         change, options, settings, rows, problems, selection, len(head.collected), time.perf_counter() - started
     )
+
+
+def _refuse_unusable_head(head: TreeRun, expect: tuple[str, ...]) -> None:
+    """Bad input, not a finding: a HEAD that did not finish or collected nothing gives the
+    reverted tree nothing to be compared with, and an --expect must name a test HEAD has."""
+    if head.stuck:
+        raise GateError(f"HEAD: {head.stuck}", field="HEAD")
+    if not head.collected:
+        why = (head.conftest or {}).get("error") or (
+            f"{head.collect_errors[0][0]}: {_first_line(head.collect_errors[0][1])}" if head.collect_errors else None
+        )
+        raise GateError("HEAD: no tests collected" + (f" ({why})" if why else ""), field="HEAD")
+    for entry in expect:
+        if not any(matches(entry, t) for t in head.collected):
+            raise GateError(f"{entry!r} matches no test collected at HEAD", field="--expect")
+
+
+def _problems(head: TreeRun, rows: list[Row], expect: tuple[str, ...]) -> list[str]:
+    """HEAD's collection errors first (a module HEAD cannot import hides its tests), then
+    one sentence per test that breaks the contract."""
+    return [
+        f"HEAD does not collect {node or 'the session'}: "
+        f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
+        for node, message in head.collect_errors
+    ] + judge(rows, expect)
 
 
 # --- running one tree ---------------------------------------------------------------------
@@ -339,7 +349,7 @@ def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that
     was not collected by its file. A red the re-run does not repeat is flaky."""
     jobs = []
-    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees):
+    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees, strict=False):
         reds = [t for t, s in sides.items() if s.red]
         if reds:
             files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
