@@ -185,13 +185,7 @@ LEAVES_DEAD_CODE = "the mutant would leave dead code"
 
 def render(root: Path, plan: Plan) -> str:
     target = f"{plan.module}::{plan.function}"
-    verified = []
-    for op, name, fields in _candidates(plan):
-        if op == "revert-patch":
-            verified.append((op, name, fields, "needs the fix's patch", plan.module))
-            continue
-        why, fields = _verify(root, plan, op, name, fields, target)
-        verified.append((op, name, fields, why, target))
+    verified = _verified(root, plan, target)
     plan.examples = [
         (op, name, fields, not why or why.startswith(LEAVES_DEAD_CODE))
         for op, name, fields, why, _ in verified
@@ -204,7 +198,38 @@ def render(root: Path, plan: Plan) -> str:
             "or write the catalog by hand (README: The catalog)",
             field="--package",
         )
-    out = [
+    out = _header(plan, target)
+    op, name, fields, _, entry_target = live
+    out += [f"# {op}: {OPERATOR_NOTES[op]}"]
+    out += _entry(plan, op, name, fields, entry_target)
+    out.append(f"note = {_toml('a starter mutation written by killmap init: replace it with a defect worth naming')}")
+    out.append("")
+    for op, name, fields, why, entry_target in verified:
+        if (op, name) == live[:2]:
+            continue
+        out += _commented_example(plan, op, name, fields, why, entry_target)
+    return "\n".join(out)
+
+
+# op, name, fields, why it does not apply ("" when it does), target
+_Verified = tuple[str, str, dict[str, object], str, str]
+
+
+def _verified(root: Path, plan: Plan, target: str) -> list[_Verified]:
+    """Every candidate, built with the gate's own operators (a patch cannot be: it is not saved yet)."""
+    verified: list[_Verified] = []
+    for op, name, fields in _candidates(plan):
+        if op == "revert-patch":
+            verified.append((op, name, fields, "needs the fix's patch", plan.module))
+            continue
+        why, fields = _verify(root, plan, op, name, fields, target)
+        verified.append((op, name, fields, why, target))
+    return verified
+
+
+def _header(plan: Plan, target: str) -> list[str]:
+    """What the catalog is and how to go on from it, then the detected [gate]."""
+    return [
         f"# killmap catalog for {plan.package}, written by `killmap init` (killmap {__version__}).",
         "#",
         "# Each [[mutation]] is a named, deliberate defect and the exact tests it must turn red.",
@@ -224,26 +249,22 @@ def render(root: Path, plan: Plan) -> str:
         f"paths = {_toml(plan.paths)}  # detected: {plan.paths_reason}",
         "",
     ]
-    op, name, fields, _, entry_target = live
-    out += [f"# {op}: {OPERATOR_NOTES[op]}"]
-    out += _entry(plan, op, name, fields, entry_target)
-    out.append(f"note = {_toml('a starter mutation written by killmap init: replace it with a defect worth naming')}")
+
+
+def _commented_example(
+    plan: Plan, op: str, name: str, fields: dict[str, object], why: str, entry_target: str
+) -> list[str]:
+    """One operator's example, commented out, with what it takes to make it apply."""
+    out = [f"# {op}: {OPERATOR_NOTES[op]}"]
+    if op == "revert-patch":
+        out.append(f"#   save the fix first: git diff <before-the-fix> -- {plan.module} > mutations/{fields['patch']}")
+        out.append("#   (the target must be exactly the patch's postimage; `killmap pin` pins the patch too)")
+    elif why.startswith(LEAVES_DEAD_CODE):
+        # It runs (dead code is a warning, not broken): only the live one is kept clean.
+        out.append(f"#   applies, with a warning in a run: {why}.")
+    elif why:
+        out.append(f"#   not as written here: {why}.")
+        out.append("#   The fields only show the shape; aim it at code where it applies.")
+    out += [f"# {line}" for line in _entry(plan, op, name, fields, entry_target)]
     out.append("")
-    for op, name, fields, why, entry_target in verified:
-        if (op, name) == live[:2]:
-            continue
-        out.append(f"# {op}: {OPERATOR_NOTES[op]}")
-        if op == "revert-patch":
-            out.append(
-                f"#   save the fix first: git diff <before-the-fix> -- {plan.module} > mutations/{fields['patch']}"
-            )
-            out.append("#   (the target must be exactly the patch's postimage; `killmap pin` pins the patch too)")
-        elif why.startswith(LEAVES_DEAD_CODE):
-            # It runs (dead code is a warning, not broken): only the live one is kept clean.
-            out.append(f"#   applies, with a warning in a run: {why}.")
-        elif why:
-            out.append(f"#   not as written here: {why}.")
-            out.append("#   The fields only show the shape; aim it at code where it applies.")
-        out += [f"# {line}" for line in _entry(plan, op, name, fields, entry_target)]
-        out.append("")
-    return "\n".join(out)
+    return out
