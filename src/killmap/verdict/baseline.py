@@ -24,7 +24,7 @@ from killmap.engine.guard import escaped_note
 from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
 from killmap.engine.runner import Scenario
 from killmap.errors import GateError
-from killmap.verdict.imports import first_syntax_error, unreachable_test_files
+from killmap.verdict.imports import Unreachable, first_syntax_error, unreachable_test_files
 
 
 @dataclass
@@ -87,39 +87,13 @@ def run_baseline(
     """The unmutated suite, `runs` times in parallel (each tracing what it claims): what every
     verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
-    # Test files whose imports never reach a mutated file can run none of its code: they
-    # need no baseline and no mutant run (imports.py says why this errs towards running).
-    keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
-    unreachable = unreachable_test_files(
-        root, files, settings.tests, settings.paths, {m.target.path for m in group}, keep
-    )
+    unreachable = _unreachable(root, files, settings, group)
     ignored = unreachable.files
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     targets = tuple(sorted({m.target.path for m in group}))
-    # Every run is a fork of its worker's collected session (which the mutants then reuse),
-    # and traces the tests it claims first (plugin.Recorder.claims): each test is traced
-    # once, in one run, and the runs share tracing's cost as they go, where one traced run
-    # of everything would cost several untraced ones.
-    claims = engine.scratch.run_dir("trace-claims") / "claims"
-    scenarios = [
-        Scenario(
-            label=f"baseline-{i + 1}",
-            tests=settings.tests + deselect,
-            confine=settings.confine,
-            timeout=timeout,
-            sys_path=settings.paths,
-            coverage_files=targets,
-            trace_claims=str(claims) if runs > 1 else None,
-            ignore=tuple(ignored),
-            session_tests=settings.tests + deselect,
-            swap_targets=targets,
-            tracer=engine.tracer,
-            trace_collection=i == 0,
-        )
-        for i in range(runs)
-    ]
+    scenarios = _scenarios(engine, settings, deselect, targets, tuple(ignored), runs=runs, timeout=timeout)
     where = f"baseline of {', '.join(settings.tests)}"
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
@@ -131,7 +105,81 @@ def run_baseline(
     broken = parsing.result()
     if broken is not None:
         raise GateError(f"{where}: collection failed in {broken[0]}: {broken[1]}")
+    # In this order: a run that did not complete, then flakes (a test red in one run and
+    # green in another is a flake, not a red baseline), then red.
+    _refuse_incomplete(where, outcomes, engine, timeout)
+    _refuse_unstable(where, outcomes)
+    _refuse_red(where, outcomes, settings)
     first = outcomes[0]
+    durations = untraced_durations(outcomes)
+    wall = max(o.wall for o in outcomes)
+    overhead, per_test = session_costs(outcomes, durations)
+    sources = set(source_files(files, settings))
+    imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
+    coverage = _union([o.coverage or {} for o in outcomes])
+    tracer = tracers_of(outcomes)
+    not_passed = Counter(r.outcome for r in first.tests.values() if r.outcome != "passed")
+    return Baseline(
+        settings,
+        first.collected,
+        durations,
+        overhead,
+        coverage,
+        runs,
+        wall,
+        imported,
+        tuple(ignored),
+        settings.tests + deselect,
+        targets,
+        tracer,
+        per_test,
+        dict(sorted(not_passed.items())),
+    )
+
+
+def _unreachable(root: Path, files: list[str], settings: GateSettings, group: list[Mutation]) -> Unreachable:
+    """Test files whose imports never reach a mutated file can run none of its code: they
+    need no baseline and no mutant run (imports.py says why this errs towards running)."""
+    keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
+    return unreachable_test_files(root, files, settings.tests, settings.paths, {m.target.path for m in group}, keep)
+
+
+def _scenarios(
+    engine: Engine,
+    settings: GateSettings,
+    deselect: tuple[str, ...],
+    targets: tuple[str, ...],
+    ignored: tuple[str, ...],
+    *,
+    runs: int,
+    timeout: float,
+) -> list[Scenario]:
+    """The baseline's runs. Every run is a fork of its worker's collected session (which the
+    mutants then reuse), and traces the tests it claims first (plugin.Recorder.claims): each
+    test is traced once, in one run, and the runs share tracing's cost as they go, where one
+    traced run of everything would cost several untraced ones."""
+    claims = engine.scratch.run_dir("trace-claims") / "claims"
+    return [
+        Scenario(
+            label=f"baseline-{i + 1}",
+            tests=settings.tests + deselect,
+            confine=settings.confine,
+            timeout=timeout,
+            sys_path=settings.paths,
+            coverage_files=targets,
+            trace_claims=str(claims) if runs > 1 else None,
+            ignore=ignored,
+            session_tests=settings.tests + deselect,
+            swap_targets=targets,
+            tracer=engine.tracer,
+            trace_collection=i == 0,
+        )
+        for i in range(runs)
+    ]
+
+
+def _refuse_incomplete(where: str, outcomes: list[RunOutcome], engine: Engine, timeout: float) -> None:
+    """A run that escaped, timed out, could not collect or did not report measures nothing."""
     for outcome in outcomes:
         if outcome.escaped:
             raise GateError(f"{where}: the unmutated tests {escaped_note(outcome.escaped, engine.displaced)}")
@@ -149,7 +197,11 @@ def run_baseline(
             raise GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}")
         if not outcome.collected:
             raise GateError(f"{where}: no tests collected")
-    # Flakes first: a test red in one run and green in another is a flake, not a red baseline.
+
+
+def _refuse_unstable(where: str, outcomes: list[RunOutcome]) -> None:
+    """The runs must agree: on every test's outcome, and on which tests there are."""
+    first = outcomes[0]
     flaky = sorted(
         {
             t
@@ -176,6 +228,9 @@ def run_baseline(
             + "; list them in [gate] exclude by the test's name without its parameters",
             field="exclude",
         )
+
+
+def _refuse_red(where: str, outcomes: list[RunOutcome], settings: GateSettings) -> None:
     for outcome in outcomes:
         if outcome.red:
             names = ", ".join(sorted(outcome.red))
@@ -189,30 +244,6 @@ def run_baseline(
                     else ""
                 )
             )
-    durations = untraced_durations(outcomes)
-    wall = max(o.wall for o in outcomes)
-    overhead, per_test = session_costs(outcomes, durations)
-    sources = set(source_files(files, settings))
-    imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
-    coverage = _union([o.coverage or {} for o in outcomes])
-    tracer = tracers_of(outcomes)
-    not_passed = Counter(r.outcome for r in first.tests.values() if r.outcome != "passed")
-    return Baseline(
-        settings,
-        first.collected,
-        durations,
-        overhead,
-        coverage,
-        runs,
-        wall,
-        imported,
-        tuple(ignored),
-        settings.tests + deselect,
-        targets,
-        tracer,
-        per_test,
-        dict(sorted(not_passed.items())),
-    )
 
 
 def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:
