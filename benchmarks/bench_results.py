@@ -62,7 +62,7 @@ def floor_of(run: dict, measured: tuple[dict[str, float], float], jobs: int) -> 
         "exact": exact,
         "mismatches": mismatches,
         "bound_seconds": plain_wall + scheduled,
-        "timed_out_seconds": sum(c for c, m in zip(costs, run["mutations"]) if m["verdict"] == "timeout"),
+        "timed_out_seconds": sum(c for c, m in zip(costs, run["mutations"], strict=True) if m["verdict"] == "timeout"),
     }
 
 
@@ -338,7 +338,7 @@ def plot_paths(runs: dict, path: Path) -> None:
     if not subjects:
         return
     fig, axes = plt.subplots(len(subjects), 1, figsize=(12, 2.4 * len(subjects)), squeeze=False)
-    for ax, key in zip(axes[:, 0], subjects):
+    for ax, key in zip(axes[:, 0], subjects, strict=True):
         mutations = runs[key][-1]["mutations"]
         ax.bar(
             range(len(mutations)),
@@ -382,7 +382,7 @@ def plot(res: dict, path: Path) -> None:
     ax.bar(list(x), km, 0.27, label=f"killmap --jobs {res['jobs_killmap']}")
     ax.bar([i + 0.27 for i in x], fl, 0.27, label="floor")
     ax.set_xticks(list(x), labels)
-    for i, (a, b, c) in enumerate(zip(mg, km, fl)):
+    for i, (a, b, c) in enumerate(zip(mg, km, fl, strict=True)):
         for dx, v in ((-0.27, a), (0, b), (0.27, c)):
             if v:
                 ax.text(i + dx, v, f"{v:.1f}" if v >= 1 else f"{v:.2f}", ha="center", va="bottom", fontsize=8)
@@ -402,7 +402,7 @@ def plot(res: dict, path: Path) -> None:
     for phase in ("startup", "setup", "baseline", "mutants", "tail"):
         vals = [res["phases_median_seconds"].get(k, {}).get(phase) or 0 for k in keys]
         ax.bar(names, vals, bottom=bottom, label=phase)
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_ylabel("seconds (median per phase)")
     gp = res["non_reaching_x10"]["growth_percent"]
     ax.set_title(f"non-reaching tests x10: {gp:+.0f}% wall" if gp is not None else "non-reaching tests x10")

@@ -269,7 +269,7 @@ def catalog_without(text: str, skip: set[str]) -> str:
         return text
     head, *blocks = text.split("\n[[mutation]]\n")
     names = [tomllib.loads("[[mutation]]\n" + block)["mutation"][0]["name"] for block in blocks]
-    result = "\n[[mutation]]\n".join([head, *(b for b, n in zip(blocks, names) if n not in skip)])
+    result = "\n[[mutation]]\n".join([head, *(b for b, n in zip(blocks, names, strict=True) if n not in skip)])
     if [e["name"] for e in tomllib.loads(result)["mutation"]] != [n for n in names if n not in skip]:
         raise SystemExit("--skip: could not cut the catalog into [[mutation]] blocks")
     return result
@@ -417,10 +417,10 @@ def print_table(corpus: Corpus, rows: list[Row]) -> None:
     ]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
     print(f"\n{corpus.folder}")
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for c in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(c, widths)))
+        print("  ".join(v.ljust(w) for v, w in zip(c, widths, strict=True)))
     for r in rows:
         for problem in r.problems:
             print(f"  {r.name}: {problem}")

@@ -46,7 +46,8 @@ def test_a_test_id_that_changes_between_baseline_runs_is_named_as_such_and_exclu
         tmp_path / "proj",
         "def one():\n    return 1\n",
         (
-            "import itertools, os, time\nimport pytest\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+            "import itertools, os, time\nimport pytest\nfrom pkg import one\n\n\n"
+            "def test_one():\n    assert one() == 1\n\n\n"
             "@pytest.mark.parametrize('stamp', [f'{os.getpid()}-{time.time_ns()}'])\n"
             "def test_stamped(stamp):\n    assert stamp\n"
         ),
@@ -164,7 +165,8 @@ def test_a_warning_made_an_error_while_collecting_is_named_not_its_last_line(tmp
     # last line was "See https://docs.pytest.org/...", which named nothing.
     project = copy_fixture("basic", tmp_path)
     (project / "tests" / "test_warns.py").write_text(
-        "import warnings\n\nimport basicpkg.core  # noqa: F401\n\nwarnings.warn('this suite is old\\nSee the changelog', DeprecationWarning)\n\n\n"
+        "import warnings\n\nimport basicpkg.core  # noqa: F401\n\n"
+        "warnings.warn('this suite is old\\nSee the changelog', DeprecationWarning)\n\n\n"
         "def test_x():\n    pass\n"
     )
     (project / "pytest.ini").write_text("[pytest]\nfilterwarnings =\n    error\n")

@@ -285,7 +285,9 @@ def test_a_package_that_only_runs_its_functions_at_import_still_gets_a_target(tm
         tmp_path,
         {
             "src/demo/__init__.py": "",
-            "src/demo/core.py": "def register(function):\n    return function\n\n\n@register\ndef _hidden():\n    pass\n",
+            "src/demo/core.py": (
+                "def register(function):\n    return function\n\n\n@register\ndef _hidden():\n    pass\n"
+            ),
         },
     )
     assert detect(root).function == "register"

@@ -265,7 +265,10 @@ def test_the_gate_selects_the_same_tests_and_gives_the_same_verdicts_under_eithe
     assert [b.tracer for b in traced.baselines] == ["coverage"] * len(traced.baselines)
     assert [b.coverage for b in auto.baselines] == [b.coverage for b in traced.baselines]
     assert any(contexts for b in auto.baselines for contexts in b.coverage.values())
-    shown = lambda result: [(v.name, v.verdict, v.selected, tuple(r.id for r in v.red)) for v in result.verdicts]
+
+    def shown(result):
+        return [(v.name, v.verdict, v.selected, tuple(r.id for r in v.red)) for v in result.verdicts]
+
     assert shown(auto) == shown(traced)
 
 

@@ -82,7 +82,11 @@ def _gate(project: Path, plugins: Path, *args: str):
     return run_gate(project, *args, env=gate_env(project, {"PYTHONPATH": str(plugins)}))
 
 
-DOUBLE = "from pkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\ndef test_zero():\n    assert double(0) == 0\n"
+DOUBLE = (
+    "from pkg import double\n\n\n"
+    "def test_double():\n    assert double(2) == 4\n\n\n"
+    "def test_zero():\n    assert double(0) == 0\n"
+)
 
 
 def test_a_project_that_distributes_with_xdist_in_addopts_runs_in_the_gate(tmp_path, plugins):

@@ -101,7 +101,8 @@ def test_a_conditionally_defined_function_and_a_property_setter_are_held_swapped
         {
             "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
             "pkg/__init__.py": (
-                "import sys\n\nif sys.version_info >= (3,):\n    def enfold(dt, fold=1):\n        return (dt, fold)\n\n\n"
+                "import sys\n\nif sys.version_info >= (3,):\n"
+                "    def enfold(dt, fold=1):\n        return (dt, fold)\n\n\n"
                 "class Delta:\n    def __init__(self, days):\n        self.days = days\n\n    @property\n"
                 "    def weeks(self):\n        return self.days // 7\n\n    @weeks.setter\n"
                 "    def weeks(self, value):\n        self.days = value * 7\n"
@@ -115,7 +116,8 @@ def test_a_conditionally_defined_function_and_a_property_setter_are_held_swapped
                 '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
                 '[[mutation]]\nname = "enfold-drops-fold"\ntarget = "pkg/__init__.py::enfold"\nop = "constant-return"\n'
                 'value = "(dt, 0)"\nkills = ["tests/test_pkg.py::test_enfold"]\n\n'
-                '[[mutation]]\nname = "weeks-reads-zero"\ntarget = "pkg/__init__.py::Delta.weeks"\nop = "constant-return"\n'
+                '[[mutation]]\nname = "weeks-reads-zero"\ntarget = "pkg/__init__.py::Delta.weeks"\n'
+                'op = "constant-return"\n'
                 'value = "0"\nkills = ["tests/test_pkg.py::test_weeks_read"]\n\n'
                 '[[mutation]]\nname = "weeks-setter-forgets-seven"\ntarget = "pkg/__init__.py::Delta.weeks.setter"\n'
                 'op = "replace"\nold = "value * 7"\nnew = "value"\nkills = ["tests/test_pkg.py::test_weeks_write"]\n'
@@ -193,7 +195,9 @@ def test_a_mutant_that_renames_a_parametrized_test_is_inconclusive_not_green(tmp
         tmp_path / "proj",
         {
             "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": 'MODES = ("exclude", "include")\n\n\ndef known(mode):\n    return mode in ("exclude", "include")\n',
+            "pkg/__init__.py": (
+                'MODES = ("exclude", "include")\n\n\ndef known(mode):\n    return mode in ("exclude", "include")\n'
+            ),
             "tests/test_pkg.py": (
                 "import pytest\nimport pkg\n\n\n@pytest.mark.parametrize('mode', pkg.MODES)\n"
                 "def test_known(mode):\n    assert pkg.known(mode)\n"

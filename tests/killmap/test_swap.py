@@ -29,7 +29,7 @@ def reds(entry) -> list[tuple[str, str]]:
 def test_verdicts_and_red_sets_are_identical_with_and_without_the_swap(both_runs):
     swapped, fresh = both_runs
     assert swapped.code == fresh.code == 0, swapped.stderr + fresh.stderr
-    for a, b in zip(swapped.report["mutations"], fresh.report["mutations"]):
+    for a, b in zip(swapped.report["mutations"], fresh.report["mutations"], strict=True):
         assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (
             b["name"],
             b["verdict"],
@@ -136,7 +136,7 @@ def test_every_verdict_of_the_verdicts_fixture_is_the_same_with_and_without_the_
     # controls must all read the same whichever path their mutants took.
     swapped = run_gate(copy_fixture("verdicts", tmp_path / "swap"), "run", "--no-cache")
     fresh = run_gate(copy_fixture("verdicts", tmp_path / "fresh"), "run", "--no-cache", "--no-swap")
-    pairs = list(zip(swapped.report["mutations"], fresh.report["mutations"]))
+    pairs = list(zip(swapped.report["mutations"], fresh.report["mutations"], strict=True))
     assert any(a.get("path") == "swap" for a, _ in pairs)
     for a, b in pairs:
         assert (a["name"], a["verdict"], reds(a), a["reached_by"]) == (

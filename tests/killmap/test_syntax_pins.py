@@ -40,7 +40,8 @@ def unrelated(x):
 
 # What black (or ruff format) with a narrow line length, and a person, might do to parse:
 # wrapped lines, other quotes, a magic trailing comma, parentheses, blank lines, comments,
-# a docstring re-indented with trailing spaces. Nothing a program can observe changes.
+# a docstring re-indented with trailing spaces (written \x20, which no editor strips).
+# Nothing a program can observe changes.
 REFORMATTED = '''\
 LIMIT = 10
 def parse(
@@ -49,7 +50,7 @@ def parse(
 ):
     """Split on sep.
 
-        Spaces around each part go.   
+        Spaces around each part go.\x20\x20\x20
         """
 
     parts = [

@@ -73,7 +73,7 @@ def tree_at(root: Path, commit: str) -> dict[str, bytes]:
         rel = path.decode("utf-8", "surrogateescape")[len(prefix) :]
         if "__pycache__" not in rel.split("/"):
             wanted.append((rel, sha))
-    return dict(zip([rel for rel, _ in wanted], _blobs(root, [sha for _, sha in wanted])))
+    return dict(zip([rel for rel, _ in wanted], _blobs(root, [sha for _, sha in wanted]), strict=True))
 
 
 def _blobs(root: Path, shas: list[str]) -> list[bytes]:

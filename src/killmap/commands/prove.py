@@ -61,7 +61,10 @@ class Proof:
     def sentence(self) -> str:
         caught, missed = self.of(CAUGHT), self.of(MISSED)
         measured = len(caught) + len(missed)
-        names = lambda found: ", ".join(f"`{f.mutation}`" for f in found)
+
+        def names(found: list[Finding]) -> str:
+            return ", ".join(f"`{f.mutation}`" for f in found)
+
         if not measured:
             text = f"{self.test} runs none of the code the catalog's named defects change"
         elif not caught:
@@ -115,7 +118,7 @@ def run_prove(
     proofs = []
     for test in options.tests:
         proof = Proof(test)
-        for mutation, verdict in zip(candidates, result.verdicts):
+        for mutation, verdict in zip(candidates, result.verdicts, strict=True):
             finding = _finding(
                 test,
                 mutation,

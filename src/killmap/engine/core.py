@@ -100,7 +100,7 @@ class Engine:
                 for worker in self.pool.workers:
                     worker.begin_copy(pristine, files, manifest, hashes)
             else:
-                for worker, tree in zip(self.pool.workers, trees):
+                for worker, tree in zip(self.pool.workers, trees, strict=True):
                     own = self.scratch.tree_copy(tree, f"tree-{worker.index}")
                     listed = sorted(tree)
                     worker.begin_copy(own, listed, self.scratch.manifest(listed, f"files-{worker.index}"))

@@ -12,8 +12,9 @@ the whole configuration ("unrecognized arguments: -n"). Leaving it on is worse:
   run, so two runs of the same mutant can disagree.
 
 So each is left loaded, its options parse as the user wrote them, and its effect is turned off
-before it acts (randomly keeps reseeding, from the project's seed or RANDOMLY_SEED). Every run of the gate registers this plugin (worker.py), which is what makes
-the baseline, a mutant and `check` see the same project.
+before it acts (randomly keeps reseeding, from the project's seed or RANDOMLY_SEED). Every
+run of the gate registers this plugin (worker.py), which is what makes the baseline, a
+mutant and `check` see the same project.
 """
 
 from __future__ import annotations

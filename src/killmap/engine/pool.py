@@ -118,7 +118,8 @@ class Pool:
         if processes is None:
             processes = start_workers(len(sandboxes), start_dir or sandboxes[0])
         self.workers = [
-            Worker(index, sandbox, process) for index, (sandbox, process) in enumerate(zip(sandboxes, processes))
+            Worker(index, sandbox, process)
+            for index, (sandbox, process) in enumerate(zip(sandboxes, processes, strict=True))
         ]
 
     def map(

@@ -4,8 +4,9 @@ Its own process group (a timeout kills all it started), its output to its log, b
 cached outside the sandbox, the sandbox as its folder and first on `sys.path` with the user's
 working tree nowhere on it, its writes confined (confine.py), its memory limited
 (reaper.py), and pytest's rewritten test modules shared with every other session
-(rewrites.py); then, for a traced run, the recorder of its lines started before it collects. The collected session's server and a fresh child both enter this way; a fork of
-the server inherits it.
+(rewrites.py); then, for a traced run, the recorder of its lines started before it collects.
+The collected session's server and a fresh child both enter this way; a fork of the server
+inherits it.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ since those are the findings the gate exists for: vacuous (a kill that does not 
 and overreach (a red nobody declared), then wrong-cause (a kill for the wrong reason),
 visible (an invariance that is not), unevidenced (nothing proves the verdict) and timeout
 (the mutant loops). Then the verdicts that say the mutation itself needs work: escaped
-(it wrote into the working tree, which was restored), broken, not-applied, stale. Last, those that say the run itself could not decide: flaky,
-inconclusive. Within a verdict, catalog order.
+(it wrote into the working tree, which was restored), broken, not-applied, stale. Last,
+those that say the run itself could not decide: flaky, inconclusive. Within a verdict,
+catalog order.
 """
 
 from __future__ import annotations

@@ -65,7 +65,10 @@ def one_line(diff: str) -> str:
         return next((line for line in lines if line and not line.startswith("#")), "")
 
     old, new = first("-"), first("+")
-    clip = lambda text: text if len(text) <= 72 else text[:69] + "..."
+
+    def clip(text: str) -> str:
+        return text if len(text) <= 72 else text[:69] + "..."
+
     return f"{clip(old) or '(nothing)'}  ->  {clip(new) or '(deleted)'}"
 
 
