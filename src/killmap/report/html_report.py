@@ -209,37 +209,9 @@ def to_html(doc: dict[str, Any]) -> str:
     mutations = doc["mutations"]
     held = sum(m["verdict"] == "held" for m in mutations)
     columns, cells = matrix(doc)
-    files: list[tuple[str, int]] = []
-    for test in columns:
-        file = test.split("::")[0]
-        if files and files[-1][0] == file:
-            files[-1] = (file, files[-1][1] + 1)
-        else:
-            files.append((file, 1))
+    head = _table_head(columns)
     width = 3 + len(columns)
-    head = (
-        "<thead><tr><th rowspan='2'>mutation</th><th rowspan='2'>verdict</th>"
-        "<th rowspan='2'>red / expected</th>"
-        + "".join(f"<th class='file' colspan='{n}'>{esc(f)}</th>" for f, n in files)
-        + "</tr><tr>"
-        + "".join(
-            f"<th class='test' title='{esc(t)}' data-test='{esc(t)}'>"
-            f"{esc(t.split('::', 1)[1] if '::' in t else t)}</th>"
-            for t in columns
-        )
-        + "</tr></thead>"
-    )
-    bodies = []
-    for index, m in enumerate(mutations):
-        selected = frozenset(m.get("selected") or ())  # a row asks once per column
-        row = "".join(_cell(m, test, cells.get((m["name"], test)), selected) for test in columns)
-        bodies.append(
-            f"<tbody id='{esc(m['name'])}' class='mutation' data-name='{esc(m['name'])}' "
-            f"data-verdict='{esc(m['verdict'])}' data-index='{index}'>"
-            f"<tr class='row' aria-expanded='false'><td class='name'>{esc(m['name'])}</td>"
-            f"<td class='verdict {esc(m['verdict'])}'>{esc(m['verdict'])}</td>"
-            f"<td class='count'>{red_vs_expected(m)}</td>{row}</tr>{_details(m, width)}</tbody>"
-        )
+    bodies = [_mutation_body(m, index, columns, cells, width) for index, m in enumerate(mutations)]
     present = [v for v in VERDICT_ORDER if any(m["verdict"] == v for m in mutations)]
     options = "".join(
         f"<option value='{v}'>{v} ({sum(m['verdict'] == v for m in mutations)})</option>" for v in present
@@ -265,6 +237,46 @@ def to_html(doc: dict[str, Any]) -> str:
         f"<p class='legend'>{legend}</p>"
         f"<table id='matrix'>{head}{''.join(bodies)}</table>"
         f"<script>{SCRIPT % {'order': json.dumps(list(VERDICT_ORDER))}}</script></body></html>\n"
+    )
+
+
+def _table_head(columns: list[str]) -> str:
+    """Two header rows: each test file over its run of columns, then each test's name in it."""
+    esc = html.escape
+    files: list[tuple[str, int]] = []
+    for test in columns:
+        file = test.split("::")[0]
+        if files and files[-1][0] == file:
+            files[-1] = (file, files[-1][1] + 1)
+        else:
+            files.append((file, 1))
+    return (
+        "<thead><tr><th rowspan='2'>mutation</th><th rowspan='2'>verdict</th>"
+        "<th rowspan='2'>red / expected</th>"
+        + "".join(f"<th class='file' colspan='{n}'>{esc(f)}</th>" for f, n in files)
+        + "</tr><tr>"
+        + "".join(
+            f"<th class='test' title='{esc(t)}' data-test='{esc(t)}'>"
+            f"{esc(t.split('::', 1)[1] if '::' in t else t)}</th>"
+            for t in columns
+        )
+        + "</tr></thead>"
+    )
+
+
+def _mutation_body(
+    m: dict[str, Any], index: int, columns: list[str], cells: dict[tuple[str, str], dict[str, Any]], width: int
+) -> str:
+    """One mutation's <tbody>: its row of the matrix, and its details (shown when the row is clicked)."""
+    esc = html.escape
+    selected = frozenset(m.get("selected") or ())  # a row asks once per column
+    row = "".join(_cell(m, test, cells.get((m["name"], test)), selected) for test in columns)
+    return (
+        f"<tbody id='{esc(m['name'])}' class='mutation' data-name='{esc(m['name'])}' "
+        f"data-verdict='{esc(m['verdict'])}' data-index='{index}'>"
+        f"<tr class='row' aria-expanded='false'><td class='name'>{esc(m['name'])}</td>"
+        f"<td class='verdict {esc(m['verdict'])}'>{esc(m['verdict'])}</td>"
+        f"<td class='count'>{red_vs_expected(m)}</td>{row}</tr>{_details(m, width)}</tbody>"
     )
 
 
