@@ -38,11 +38,7 @@ class CheckResult:
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
     """`launch`: the worker the command started at its first line (launch.py), which imports
     pytest while this reads the catalogs and builds the mutants."""
-    from killmap.mutate.mutants import Sources, build_mutant
-    from killmap.mutate.pins import check_pins
-    from killmap.mutate.validity import check_mutant
     from killmap.verdict.lab import LabOptions, load
-    from killmap.verdict.prepare import control_site_problems
 
     result = CheckResult()
     try:
@@ -51,26 +47,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.append(exc)
         return result
     result.catalogs, result.mutations = len(loaded), len(mutations)
-
-    sources = Sources(root)
-    mutants = {}
-    for mutation in mutations:
-        try:
-            mutant = build_mutant(root, mutation, sources)
-        except GateError as exc:
-            result.problems.append(exc)
-            continue
-        mutants[mutation.name] = mutant
-        stale = check_pins(root, mutation, mutant)
-        if stale:
-            result.problems.append(mutation.fail(f"stale pin: {stale}", "pin"))
-        if not mutant.applied:
-            result.problems.append(mutation.fail(f"not applied: {mutant.reason}", "op"))
-            continue
-        validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
-        if not validity.ok:
-            result.problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", "op"))
-    result.problems.extend(control_site_problems(mutations, mutants))
+    result.problems.extend(_mutant_problems(root, mutations))
 
     groups: dict[GateSettings, list[Mutation]] = {}
     for mutation in mutations:
@@ -86,17 +63,52 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.extend(errors)
         if errors:
             continue  # ids from a failed collection would only add noise
-        index = TestIndex(ids)
-        for mutation in group:
-            for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
-                for entry in entries:
-                    if not index.names_any(entry):
-                        result.problems.append(
-                            mutation.fail(
-                                f"{entry!r} matches no collected test (under {', '.join(settings.tests)})", key
-                            )
-                        )
+        result.problems.extend(_unresolved_ids(group, TestIndex(ids), settings))
     return result
+
+
+def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
+    """What building each mutant tells without pytest: it builds, its pins hold, it applies
+    and is valid, and each invariant's control fires at its site."""
+    from killmap.mutate.mutants import Sources, build_mutant
+    from killmap.mutate.pins import check_pins
+    from killmap.mutate.validity import check_mutant
+    from killmap.verdict.prepare import control_site_problems
+
+    problems: list[GateError] = []
+    sources = Sources(root)
+    mutants = {}
+    for mutation in mutations:
+        try:
+            mutant = build_mutant(root, mutation, sources)
+        except GateError as exc:
+            problems.append(exc)
+            continue
+        mutants[mutation.name] = mutant
+        stale = check_pins(root, mutation, mutant)
+        if stale:
+            problems.append(mutation.fail(f"stale pin: {stale}", "pin"))
+        if not mutant.applied:
+            problems.append(mutation.fail(f"not applied: {mutant.reason}", "op"))
+            continue
+        validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
+        if not validity.ok:
+            problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", "op"))
+    problems.extend(control_site_problems(mutations, mutants))
+    return problems
+
+
+def _unresolved_ids(group: list[Mutation], index: TestIndex, settings: GateSettings) -> list[GateError]:
+    """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
+    problems = []
+    for mutation in group:
+        for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
+            for entry in entries:
+                if not index.names_any(entry):
+                    problems.append(
+                        mutation.fail(f"{entry!r} matches no collected test (under {', '.join(settings.tests)})", key)
+                    )
+    return problems
 
 
 def _collect(
