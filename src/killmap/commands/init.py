@@ -66,6 +66,7 @@ def _segment(source: str, node: ast.AST) -> str | None:
 def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     """(op, short name, fields) per operator, from the function's own code where it has a site."""
     source, fn = plan.source, plan.node
+    assert fn is not None  # detect() builds every Plan around the node it aims at
     nodes = [n for n in ast.walk(fn) if n is not fn]
     docstring = ast.get_docstring(fn, clean=False) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     slug = re.sub(r"[^a-z0-9]+", "-", plan.function.split(".")[-1].lower()).strip("-") or "target"

@@ -182,15 +182,15 @@ def _operator(
         {"target": f"{current.file}::{current.function}", "op": "replace", "old": old, "new": new}
         for old, new in _replacements(current.mutant.original, current.mutant.mutated or "")
     ]
-    for fields in candidates:
-        entry = {"name": name, **fields, **contract}
+    for candidate in candidates:
+        entry = {"name": name, **candidate, **contract}
         try:
             mutation: Mutation = read_mutation(root, rel, folder, gate, 0, entry)
             built = build_mutant(root, mutation)
         except GateError:
             continue
         if built.applied and built.mutated == current.mutant.mutated:
-            return dict(fields), built.target_pin
+            return dict(candidate), built.target_pin
     raise GateError(
         f"no catalog operator rebuilds {current.id} exactly; write its entry by hand from `killmap-sweep.json`'s diff",
         field="--promote",

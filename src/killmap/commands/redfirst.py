@@ -335,7 +335,7 @@ def _select(
             chosen[test_id] = "reaches the changed source"
         elif any(matches(e, test_id) for e in options.expect):
             chosen[test_id] = "--expect"
-    counts = {}
+    counts: dict[str, int] = {}
     for why in chosen.values():
         counts[why] = counts.get(why, 0) + 1
     summary = ", ".join(f"{n} {why}" for why, n in counts.items())
@@ -349,7 +349,7 @@ def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that
     was not collected by its file. A red the re-run does not repeat is flaky."""
     jobs = []
-    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees, strict=False):
+    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees, strict=True):
         reds = [t for t, s in sides.items() if s.red]
         if reds:
             files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
