@@ -217,7 +217,12 @@ def _build_while_the_baseline_runs(
         with _prompt_handover():
             for mutation in mutations:
                 lab.settle(mutation, known[mutation.name] or build_and_remember(root, mutation, lab.sources, lab.cache))
-                if dispatch is not None and mutation.name not in lab.decided and mutation.name in head.names:
+                if (
+                    dispatch is not None
+                    and head is not None  # made with the dispatch
+                    and mutation.name not in lab.decided
+                    and mutation.name in head.names
+                ):
                     dispatch.offer(mutation, lab.mutants[mutation.name])
             check_control_sites(mutations, lab.mutants)
     except BaseException:
@@ -242,11 +247,14 @@ def _run_the_rest(
         # The dispatched group first: one user of the workers at a time.
         ordered = sorted(groups.values(), key=lambda group: not (head is not None and head.covers(group)))
         if head is not None and not head.covers(ordered[0]):
+            assert dispatch is not None  # made with the head start (_build_while_the_baseline_runs)
             dispatch.join()  # nothing of its settings is left to run; its baseline is not needed
         for group in ordered:
             if head is None or not head.covers(group):
                 dispatch = _dispatch_with_its_own_baseline(lab, engine, group)
+            assert dispatch is not None  # the head start's, for the group it covers
             results = dispatch.results()
+            assert dispatch.baseline is not None  # results() raises when the baseline did not run
             baselines.append(dispatch.baseline)
             _record(lab, group, results)
     return baselines
