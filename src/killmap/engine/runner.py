@@ -17,6 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from killmap.engine.outcome import RunOutcome, TestResult, read_outcome, tracers_of
 from killmap.engine.pool import Worker
@@ -83,10 +84,48 @@ class Scenario:
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
+    """One request to the worker, from building it to reading back what the run wrote."""
     folder = scratch.run_dir(scenario.label)
     sandbox = worker.sandbox
     worker.wait_sandbox()  # copied by the worker itself, perhaps still under way
-    request = {
+    request = _request(worker, scratch, root, scenario, folder)
+    _add_run_options(request, sandbox, scenario, folder)
+    if "session" in request:
+        worker.session_stale = False
+    if worker.containment is not None:
+        worker.containment.started(request["id"], time.time_ns())
+    try:
+        response = worker.request(request)
+    finally:
+        escaped = worker.containment.finished(request["id"]) if worker.containment is not None else ()
+        sandbox_writes = _sandbox_writes(worker, unmutated=not scenario.writes)
+    if response.get("status") == "error":
+        response = {**response, "status": "error"}
+    outcome = read_outcome(
+        folder / "events.jsonl",
+        folder / "pytest.log",
+        response,
+        folder / "coverage.json" if scenario.coverage_files else None,
+    )
+    outcome = replace(outcome, escaped=escaped, sandbox_writes=sandbox_writes)
+    if outcome.coverage is not None:
+        # Coverage speaks in sandbox paths; the rest of the gate speaks in project paths.
+        prefix = str(sandbox.resolve()) + "/"
+        outcome = _relative_coverage(outcome, prefix)
+    if scenario.confirm_kills is not None and (folder / "confirm-events.jsonl").exists():
+        confirmation = read_outcome(
+            folder / "confirm-events.jsonl", folder / "confirm-pytest.log", {"status": "done", "wall": 0.0}
+        )
+        if confirmation.finished:
+            outcome = replace(outcome, confirmation=replace(confirmation, wall=confirmation.final_wall))
+    return outcome
+
+
+def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, folder: Path) -> dict[str, Any]:
+    """What every run is given: its sandbox, files, pytest arguments, limits and confinement,
+    and the collected session it forks, when it runs in one."""
+    sandbox = worker.sandbox
+    request: dict[str, Any] = {
         "id": scenario.label,
         "sandbox": str(sandbox),
         "writes": dict(scenario.writes),
@@ -123,27 +162,39 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         and not scenario.collect_only
         and ((scenario.swap and scenario.mutated_file) or unmutated)
     ):
-        # One collected session per worker and key: the same targets, paths and filters. An
-        # unmutated run (a baseline) is a fork of it running every collected item; a traced
-        # one needs a session that traced its own collection (worker.py).
-        key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.ignore, scenario.confine])
-        request["session"] = {
-            "key": key,
-            "tests": list(scenario.tests),
-            "log": str(folder / "session.log"),
-            "all": unmutated and tuple(scenario.tests) == tuple(scenario.session_tests),
-            "args": [*scenario.session_tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}"],
-            "timeout": 900.0,
-            "restart": worker.session_stale,
-            "prepare": [str(sandbox / rel) for rel in scenario.swap_targets],
-            "swap": {
-                "module": scenario.expect_module,
-                "file": str(sandbox / scenario.mutated_file),
-                "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else "",
-            }
-            if scenario.swap and scenario.mutated_file
-            else None,
+        request["session"] = _session(worker, scratch, scenario, folder, unmutated=unmutated)
+    return request
+
+
+def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path, *, unmutated: bool) -> dict[str, Any]:
+    """One collected session per worker and key: the same targets, paths and filters. An
+    unmutated run (a baseline) is a fork of it running every collected item; a traced one
+    needs a session that traced its own collection (worker.py)."""
+    sandbox = worker.sandbox
+    session_tests = scenario.session_tests or ()
+    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.ignore, scenario.confine])
+    return {
+        "key": key,
+        "tests": list(scenario.tests),
+        "log": str(folder / "session.log"),
+        "all": unmutated and tuple(scenario.tests) == tuple(session_tests),
+        "args": [*session_tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}"],
+        "timeout": 900.0,
+        "restart": worker.session_stale,
+        "prepare": [str(sandbox / rel) for rel in scenario.swap_targets],
+        "swap": {
+            "module": scenario.expect_module,
+            "file": str(sandbox / scenario.mutated_file),
+            "original": str(scratch.pristine / scenario.mutated_file) if scratch.pristine else "",
         }
+        if scenario.swap and scenario.mutated_file
+        else None,
+    }
+
+
+def _add_run_options(request: dict[str, Any], sandbox: Path, scenario: Scenario, folder: Path) -> None:
+    """What only some runs ask for: per-test lines, the origin proof, test files left out,
+    and the confirmation's snapshot."""
     if scenario.coverage_files:
         request["coverage"] = {
             "include": [str(sandbox / f) for f in scenario.coverage_files],
@@ -172,35 +223,6 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
             "kill_ids": list(scenario.confirm_kills),
             "allowed_ids": (list(scenario.confirm_allowed) if scenario.confirm_allowed is not None else None),
         }
-    if "session" in request:
-        worker.session_stale = False
-    if worker.containment is not None:
-        worker.containment.started(request["id"], time.time_ns())
-    try:
-        response = worker.request(request)
-    finally:
-        escaped = worker.containment.finished(request["id"]) if worker.containment is not None else ()
-        sandbox_writes = _sandbox_writes(worker, unmutated=not scenario.writes)
-    if response.get("status") == "error":
-        response = {**response, "status": "error"}
-    outcome = read_outcome(
-        folder / "events.jsonl",
-        folder / "pytest.log",
-        response,
-        folder / "coverage.json" if scenario.coverage_files else None,
-    )
-    outcome = replace(outcome, escaped=escaped, sandbox_writes=sandbox_writes)
-    if outcome.coverage is not None:
-        # Coverage speaks in sandbox paths; the rest of the gate speaks in project paths.
-        prefix = str(sandbox.resolve()) + "/"
-        outcome = _relative_coverage(outcome, prefix)
-    if scenario.confirm_kills is not None and (folder / "confirm-events.jsonl").exists():
-        confirmation = read_outcome(
-            folder / "confirm-events.jsonl", folder / "confirm-pytest.log", {"status": "done", "wall": 0.0}
-        )
-        if confirmation.finished:
-            outcome = replace(outcome, confirmation=replace(confirmation, wall=confirmation.final_wall))
-    return outcome
 
 
 def _sandbox_writes(worker: Worker, unmutated: bool) -> tuple[str, ...]:
