@@ -134,10 +134,24 @@ def run_mutant(
             **base,
         )
         return verdict, deps
+    scenario = _scenario(job, selected, limits, original_region, swap=swap, confirm=confirm)
+    run = engine.run(worker, scenario, complete=True)
+    confirmation = run.confirmation if run.status == "done" and run.finished else None
+    if confirmation is not None:
+        run = replace(run, wall=max(run.wall - confirmation.wall, 0.0))
+    evidence = _evidence(engine, worker, job, scenario, run, confirmation, original_region, limits)
+    verdict = judge.judge_run(mutation, evidence, base)
+    return _with_path(verdict, run, original_region), deps
+
+
+def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *, swap: bool, confirm: bool) -> Scenario:
+    """The mutant's run: its selected tests and limits, the mutant written in (or swapped
+    into the collected session), its origin to prove, and what its confirmation re-runs."""
+    mutation, mutant, baseline = job
     module = module_name(mutant.file, mutation.settings.paths)
     # The swap (swap.py) is sound only for changes that run neither at import nor while
     # tests are collected: select_tests marks both as import-time.
-    swappable = swap and not original_region.import_time
+    swappable = swap and not region.import_time
     scenario = Scenario(
         label=f"mutant-{mutation.name}",
         tests=selected,
@@ -157,10 +171,14 @@ def run_mutant(
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
         allowed = tuple(t for t in selected if any(matches(e, t) for e in mutation.contract_tests()))
         scenario = replace(scenario, confirm_kills=kills, confirm_allowed=allowed)
-    run = engine.run(worker, scenario, complete=True)
-    confirm = run.confirmation if run.status == "done" and run.finished else None
-    if confirm is not None:
-        run = replace(run, wall=max(run.wall - confirm.wall, 0.0))
+    return scenario
+
+
+def _evidence(
+    engine: Engine, worker: Worker, job, scenario: Scenario, run, confirm, original_region: Region, limits: Limits
+) -> Evidence:
+    """What the run proved, for the judge, with reach read from the baseline."""
+    mutation, mutant, baseline = job
     # Reach from the baseline, not the mutant: up to the first execution of a changed
     # statement, the mutant and the original execute the same instructions, so a test
     # reaches the change in the mutant exactly when it runs the changed statements in the
@@ -168,7 +186,7 @@ def run_mutant(
     file_coverage = baseline.coverage.get(mutant.file)
     timeout, unmutated = limits.on(run.path)
     reached_by = original_region.reached_by(file_coverage)
-    evidence = Evidence(
+    return Evidence(
         run=run,
         confirm=confirm,
         reached_by=reached_by,
@@ -181,7 +199,11 @@ def run_mutant(
         ),
         rebound=_rebound_if_named(mutant, run, confirm),
     )
-    verdict = judge.judge_run(mutation, evidence, base)
+
+
+def _with_path(verdict: Verdict, run, original_region: Region) -> Verdict:
+    """The verdict, saying which path the run took (a fork with the mutant swapped in, or a
+    fresh session) and why."""
     why = run.fallback or (
         ""
         if run.path == "swap"
@@ -192,7 +214,7 @@ def run_mutant(
     extras = {**verdict.extras, "path": run.path, "path_reason": why}
     if run.proof and run.proof.get("swap"):
         extras["swap"] = run.proof["swap"]  # how many function objects now run the mutant's code
-    return replace(verdict, extras=extras), deps
+    return replace(verdict, extras=extras)
 
 
 def _rebound_if_named(mutant: Mutant, *runs) -> frozenset[str] | None:
