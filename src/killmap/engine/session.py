@@ -99,54 +99,24 @@ class SessionServer:
 
 
 def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: dict[str, Any]) -> None:
+    """One run in the fork, step by step in the fork's own order (its output, its items, the
+    swap, the recorder, the tests, the report); it never returns: every path ends in os._exit."""
     code = 70
     try:
         os.setsid()  # its own process group: a timeout kills everything it started
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        sys.stdout = open(1, "w", closefd=False)
-        sys.stderr = open(2, "w", closefd=False)
+        _write_to_run_log(request["log"])
         items = list(session.items) if request.get("all") else [by_id.get(test) for test in request["tests"]]
         if any(item is None for item in items):
             _fallback(request, "a selected test was not collected by the session")
         swap = request.get("swap")
-        proof_swap = None
-        if swap:
-            if swap["module"] not in sys.modules:
-                _fallback(request, f"{swap['module']} was not imported while tests were collected")
-            import time
-
-            began = time.perf_counter()
-            result = swap_in(
-                swap["file"],
-                Path(swap["original"]).read_text(encoding="utf-8"),
-                Path(swap["file"]).read_text(encoding="utf-8"),
-                server.functions,
-            )
-            swap_seconds = time.perf_counter() - began
-            if not result.ok:
-                _fallback(request, result.reason)
-            proof_swap = {"swapped": result.swapped, "changed": list(result.places), "seconds": round(swap_seconds, 4)}
-            linecache.checkcache()  # tracebacks read the mutant's text from disk
+        proof_swap = _swap_mutant_in(server, request, swap) if swap else None
         traced = request.get("coverage")
         if not traced and isinstance(server.coverage, LineMonitor):
             # An untraced fork gives the line monitor's tool id back (3.12+): the mutant's
             # tests may want every sys.monitoring id (Hypothesis explains a failing example
             # with one), as under plain pytest. coverage's C tracer is already off.
             server.coverage.close()
-        recorder = Recorder(
-            request["events"],
-            mutated_file=request.get("mutated_file"),
-            coverage=server.coverage if traced else None,
-            trace_claims=trace_claims_of(request),
-            snapshot=request.get("snapshot"),
-        )
-        session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
-        session.items[:] = items
-        recorder.set_collected([item.nodeid for item in items])
-        if recorder.snapshot and items:
-            recorder.take_snapshot(session)  # in the copy, items are now the re-runs
+        recorder = _start_recording(server, session, request, items, traced=bool(traced))
         exit_code = _run_items(session)
         # Only a traced run (a baseline) reports the session's imports: a mutant's run would
         # find the same files the session collected, and the scan is not free.
@@ -160,20 +130,72 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
         )
         code = 0
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
-        import traceback
-
-        # Into the run's own log, by name: pytest's capture gives fd 2 back to the session's
-        # log between tests, so a traceback printed to stderr landed there, and the gate's
-        # message quoted an empty log tail (pluggy's baseline).
-        try:
-            with open(request["log"], "a", encoding="utf-8") as log:
-                traceback.print_exc(file=log)
-        except OSError:
-            traceback.print_exc()
+        _log_traceback(request["log"])
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _write_to_run_log(path: str) -> None:
+    """The fork's stdout and stderr, at the fd level and in sys, go to the run's own log."""
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdout = open(1, "w", closefd=False)
+    sys.stderr = open(2, "w", closefd=False)
+
+
+def _swap_mutant_in(server: SessionServer, request: dict[str, Any], swap: dict[str, Any]) -> dict[str, Any]:
+    """The mutant's code swapped into the collected session's module (swap.py), or the fork
+    falls back to a fresh session; what the origin proof reports of the swap."""
+    if swap["module"] not in sys.modules:
+        _fallback(request, f"{swap['module']} was not imported while tests were collected")
+    import time
+
+    began = time.perf_counter()
+    result = swap_in(
+        swap["file"],
+        Path(swap["original"]).read_text(encoding="utf-8"),
+        Path(swap["file"]).read_text(encoding="utf-8"),
+        server.functions,
+    )
+    swap_seconds = time.perf_counter() - began
+    if not result.ok:
+        _fallback(request, result.reason)
+    proof_swap = {"swapped": result.swapped, "changed": list(result.places), "seconds": round(swap_seconds, 4)}
+    linecache.checkcache()  # tracebacks read the mutant's text from disk
+    return proof_swap
+
+
+def _start_recording(server: SessionServer, session, request: dict[str, Any], items: list, *, traced: bool) -> Recorder:
+    """The fork's recorder registered, and the session's items narrowed to the run's."""
+    recorder = Recorder(
+        request["events"],
+        mutated_file=request.get("mutated_file"),
+        coverage=server.coverage if traced else None,
+        trace_claims=trace_claims_of(request),
+        snapshot=request.get("snapshot"),
+    )
+    session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
+    session.items[:] = items
+    recorder.set_collected([item.nodeid for item in items])
+    if recorder.snapshot and items:
+        recorder.take_snapshot(session)  # in the copy, items are now the re-runs
+    return recorder
+
+
+def _log_traceback(path: str) -> None:
+    import traceback
+
+    # Into the run's own log, by name: pytest's capture gives fd 2 back to the session's
+    # log between tests, so a traceback printed to stderr landed there, and the gate's
+    # message quoted an empty log tail (pluggy's baseline).
+    try:
+        with open(path, "a", encoding="utf-8") as log:
+            traceback.print_exc(file=log)
+    except OSError:
+        traceback.print_exc()
 
 
 def _fallback(request: dict[str, Any], reason: str) -> None:
