@@ -160,6 +160,53 @@ def tracers_of(outcomes: list[RunOutcome]) -> str:
 def read_outcome(
     events_path: Path, log_path: Path, response: dict[str, Any], coverage_path: Path | None = None
 ) -> RunOutcome:
+    """A run's outcome from the recorder's events, the log's tail, the coverage written, and
+    the worker's response."""
+    events = _read_events(events_path)
+    final = events.final
+    log_tail = ""
+    if log_path.exists():
+        log_tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+    coverage = None
+    if coverage_path is not None and coverage_path.exists():
+        coverage = json.loads(coverage_path.read_text(encoding="utf-8"))
+    return RunOutcome(
+        status=response.get("status", "error"),
+        wall=response.get("wall", 0.0),
+        collected=tuple(events.collected),
+        tests=events.tests,
+        collect_errors=tuple(events.errors),
+        conftest_error=events.conftest,
+        in_progress=events.started,
+        exit_code=final.get("exit_code"),
+        proof=final.get("proof"),
+        imported=tuple(final.get("imported", ())),
+        final_wall=final.get("wall", 0.0),
+        finished=bool(final),
+        log_tail=log_tail,
+        coverage=coverage,
+        child_exit=response.get("child_exit"),
+        path=response.get("path", "fresh"),
+        fallback=response.get("fallback", ""),
+        tracer=final.get("tracer", ""),
+        session_seconds=response.get("session_seconds", 0.0),
+    )
+
+
+@dataclass(frozen=True)
+class _Events:
+    """What the recorder's events file says, read in one pass."""
+
+    collected: list[str]
+    tests: dict[str, TestResult]
+    errors: list[tuple[str, str]]
+    conftest: tuple[str, str] | None
+    started: str | None  # the test that started and never reported: where the run stopped
+    final: dict[str, Any]
+
+
+def _read_events(events_path: Path) -> _Events:
+    # One loop, inline: it runs once per test of every run, so no call per event.
     tests: dict[str, TestResult] = {}
     collected: list[str] = []
     errors: list[tuple[str, str]] = []
@@ -206,30 +253,4 @@ def read_outcome(
                     started = None
             elif kind == "final":
                 final = event
-    log_tail = ""
-    if log_path.exists():
-        log_tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-    coverage = None
-    if coverage_path is not None and coverage_path.exists():
-        coverage = json.loads(coverage_path.read_text(encoding="utf-8"))
-    return RunOutcome(
-        status=response.get("status", "error"),
-        wall=response.get("wall", 0.0),
-        collected=tuple(collected),
-        tests=tests,
-        collect_errors=tuple(errors),
-        conftest_error=conftest,
-        in_progress=started,
-        exit_code=final.get("exit_code"),
-        proof=final.get("proof"),
-        imported=tuple(final.get("imported", ())),
-        final_wall=final.get("wall", 0.0),
-        finished=bool(final),
-        log_tail=log_tail,
-        coverage=coverage,
-        child_exit=response.get("child_exit"),
-        path=response.get("path", "fresh"),
-        fallback=response.get("fallback", ""),
-        tracer=final.get("tracer", ""),
-        session_seconds=response.get("session_seconds", 0.0),
-    )
+    return _Events(collected, tests, errors, conftest, started, final)
