@@ -242,6 +242,8 @@ def _server_pids() -> tuple[int, ...]:
 
 
 def _session_server(request: dict[str, Any]) -> _Server | None:
+    """The collected session for the request's key: the running one, or a new one (None when
+    that key's session could not collect, now or before)."""
     spec = request["session"]
     key = spec["key"]
     if spec.get("restart"):
@@ -253,6 +255,11 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         _servers.pop().close()
     if key in _unavailable:
         return None
+    return _start_session_server(request, spec, key)
+
+
+def _start_session_server(request: dict[str, Any], spec: dict[str, Any], key: str) -> _Server | None:
+    """Fork the server, and wait until it has collected and says it is ready."""
     traced = (request.get("coverage") or {}).get("include")
     requests_read, requests_write = os.pipe()  # worker -> server
     responses_read, responses_write = os.pipe()  # server -> worker
@@ -261,32 +268,7 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
     if pid == 0:  # the server: collect once, then serve forks (never returns)
         os.close(requests_write)
         os.close(responses_read)
-        code = 70
-        try:
-            enter_sandbox(request, spec["log"], _start_entry[0])
-            cov = None
-            if traced:
-                # Collection recorded (what runs at import is reach evidence), then paused:
-                # a traced baseline run resumes it, mutant runs never do.
-                cov = collection_recorder(
-                    traced,
-                    request["coverage"].get("tracer", "auto"),
-                    collection=request["coverage"].get("collection", True),
-                )
-            plugin = SessionServer(
-                requests_read,
-                responses_write,
-                request.get("blocked_root"),
-                request.get("ignore"),
-                spec.get("prepare"),
-                cov,
-            )
-            pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
-            code = 0
-        except BaseException:  # noqa: BLE001
-            traceback.print_exc()
-        finally:
-            os._exit(code)
+        _serve_session(request, spec, traced, requests_read, responses_write)
     os.close(requests_read)
     os.close(responses_write)
     server = _Server(
@@ -306,6 +288,34 @@ def _session_server(request: dict[str, Any]) -> _Server | None:
         return None
     _servers.append(server)
     return server
+
+
+def _serve_session(
+    request: dict[str, Any], spec: dict[str, Any], traced: list[str] | None, requests_read: int, responses_write: int
+) -> None:
+    """The server process: pytest collects in the sandbox, then SessionServer serves forks.
+    Never returns."""
+    code = 70
+    try:
+        enter_sandbox(request, spec["log"], _start_entry[0])
+        cov = None
+        if traced:
+            # Collection recorded (what runs at import is reach evidence), then paused:
+            # a traced baseline run resumes it, mutant runs never do.
+            cov = collection_recorder(
+                traced,
+                request["coverage"].get("tracer", "auto"),
+                collection=request["coverage"].get("collection", True),
+            )
+        plugin = SessionServer(
+            requests_read, responses_write, request.get("blocked_root"), request.get("ignore"), spec.get("prepare"), cov
+        )
+        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
+        code = 0
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+    finally:
+        os._exit(code)
 
 
 def _read_line(server: _Server, deadline: float) -> dict[str, Any] | None:
@@ -341,6 +351,31 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     ):
         return None, "the collected session did not trace its collection of these files"
     started = time.perf_counter()
+    pid = _ask_for_fork(server, request, started)
+    if pid is None:
+        return None, "the collected session ended"
+    done, timed_out = _wait_for_fork(server, request, pid, started)
+    if done is None:  # the server itself is gone: nothing it said can be trusted
+        if server in _servers:
+            _servers.remove(server)
+        server.close()
+        return None, "the collected session ended"
+    if done["exit"] == FALLBACK and not timed_out:
+        why = Path(request["events"]).with_suffix(".fallback")
+        return None, why.read_text(encoding="utf-8") if why.exists() else "the swap was refused"
+    return {
+        "id": request["id"],
+        "status": "timeout" if timed_out else "done",
+        "child_exit": done["exit"],
+        "wall": time.perf_counter() - started,
+        "path": "swap",
+        "session_seconds": round(server.collect_seconds, 4),
+    }, ""
+
+
+def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> int | None:
+    """The run sent to the server, and the pid of the fork it started; None (the server
+    dropped) when the server is gone."""
     run = {
         key: request.get(key)
         for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot", "coverage", "sandbox")
@@ -354,13 +389,20 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     except OSError:
         _servers.remove(server)
         server.close()
-        return None, "the collected session ended"
+        return None
     forked = _read_line(server, started + 60)
     if not forked or "pid" not in forked:
         _servers.remove(server)
         server.close()
-        return None, "the collected session ended"
-    pid = forked["pid"]
+        return None
+    return forked["pid"]
+
+
+def _wait_for_fork(
+    server: _Server, request: dict[str, Any], pid: int, started: float
+) -> tuple[dict[str, Any] | None, bool]:
+    """The server's word that the fork ended (None if the server is gone), and whether it was
+    killed at its limit; everything the fork started is killed either way."""
     _current_child.append(pid)
     # A fork does not collect: its limit is not charged for the collection a fresh session
     # pays (trial.Limits); a fallback below gets the fresh limit from its own start.
@@ -378,22 +420,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     except OSError:
         pass
     kill_descendants(keep=_server_pids() + tuple(_siblings))
-    if done is None:  # the server itself is gone: nothing it said can be trusted
-        if server in _servers:
-            _servers.remove(server)
-        server.close()
-        return None, "the collected session ended"
-    if done["exit"] == FALLBACK and not timed_out:
-        why = Path(request["events"]).with_suffix(".fallback")
-        return None, why.read_text(encoding="utf-8") if why.exists() else "the swap was refused"
-    return {
-        "id": request["id"],
-        "status": "timeout" if timed_out else "done",
-        "child_exit": done["exit"],
-        "wall": time.perf_counter() - started,
-        "path": "swap",
-        "session_seconds": round(server.collect_seconds, 4),
-    }, ""
+    return done, timed_out
 
 
 def _child(request: dict[str, Any]) -> None:
