@@ -23,6 +23,7 @@ import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -188,15 +189,34 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
     wrapper = MetadataWrapper(parsed.module, unsafe_skip_copy=True)
     positions, parents = wrapper.resolve(PositionProvider), wrapper.resolve(ParentNodeProvider)
     ranges = _target_ranges(parsed.module, positions, targets)
-    settings = targets[0].settings
-    definitions = {id(d.node): d for d in spliced.definitions}
+    sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen)
+    if "mutmut" in ops:
+        _add_mutmut_mutants(sweep, parsed)
+    if "killmap" in ops:
+        _add_killmap_mutants(sweep, root, parsed, parents)
 
-    def wanted(node: cst.CSTNode) -> bool:
-        line = positions[node].start.line
-        return ranges is None or any(start <= line <= end for start, end in ranges)
 
-    def add(definition, original, replacement, op, inner, hint=None, mutmut_name=None) -> None:
-        made = spliced.mutant(definition, original, replacement)
+@dataclass(frozen=True)
+class _FileSweep:
+    """One file being enumerated: which of its nodes the targets cover, and how a change to
+    one becomes a mutant (once per text, counted otherwise)."""
+
+    path: str
+    code: str
+    spliced: SplicedFile
+    positions: Any
+    ranges: list[tuple[int, int]] | None
+    settings: GateSettings
+    found: Enumeration
+    seen: set[str]
+
+    def wanted(self, node: cst.CSTNode) -> bool:
+        line = self.positions[node].start.line
+        return self.ranges is None or any(start <= line <= end for start, end in self.ranges)
+
+    def add(self, definition, original, replacement, op, inner, hint=None, mutmut_name=None) -> None:
+        path, code, found = self.path, self.code, self.found
+        made = self.spliced.mutant(definition, original, replacement)
         if made is None:
             found.identical += 1
             return
@@ -204,54 +224,63 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
         old_lines, new_lines = _code_lines(code, old_lines), _code_lines(text, new_lines)
         digest = hashlib.sha256(f"{path}\0{definition.qualname}\0{function_text}".encode()).hexdigest()[:8]
         ident = f"{PurePosixPath(path).stem}.{definition.qualname}.{digest}"
-        if ident in seen:
+        if ident in self.seen:
             found.duplicates += 1
             return
-        seen.add(ident)
+        self.seen.add(ident)
         mutation = Mutation(
             name=ident,
             target=Target(path, definition.qualname),
             op=op,
             params=(("sweep", ident),),
             kills=(),
-            settings=settings,
+            settings=self.settings,
             uncontracted=True,
             note=f"sweep mutant ({op}) of {path}::{inner}",
         )
         mutant = Mutant(mutation, path, code, text, 1, "", "", old_lines, new_lines)
         found.mutants.append(SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name))
 
-    if "mutmut" in ops:
-        for m in parsed.mutations:
-            definition = definitions.get(id(m.function))
-            if definition is None or not wanted(m.original):
+
+def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
+    """mutmut's mutations of the file, inside the targets; a removed `not` keeps its
+    condition as the hint that names the catalog's `negate`."""
+    spliced = sweep.spliced
+    definitions = {id(d.node): d for d in spliced.definitions}
+    for m in parsed.mutations:
+        definition = definitions.get(id(m.function))
+        if definition is None or not sweep.wanted(m.original):
+            continue
+        hint = (
+            ("negate", (("condition", spliced.module.code_for_node(m.original).strip()),))
+            if m.operator == "remove_unary_ops" and isinstance(m.original.operator, cst.Not)
+            else None
+        )
+        sweep.add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint, m.mutmut_name)
+
+
+def _add_killmap_mutants(sweep: _FileSweep, root: Path, parsed, parents) -> None:
+    """killmap's statement-level candidates (sweep_ops.py) of each definition, inside the
+    targets, except those a `# pragma: no mutate` covers."""
+    raising = _never_returning(root, sweep.path, sweep.code, sweep.settings)
+    for definition in sweep.spliced.definitions:
+        for candidate in sweep_ops.candidates(
+            definition.node, definition.qualname, parents, parsed.module.code_for_node, raising
+        ):
+            if not sweep.wanted(candidate.original):
                 continue
-            hint = (
-                ("negate", (("condition", spliced.module.code_for_node(m.original).strip()),))
-                if m.operator == "remove_unary_ops" and isinstance(m.original.operator, cst.Not)
-                else None
+            span = sweep.positions[candidate.original]
+            if any(line in parsed.pragma_lines for line in range(span.start.line, span.end.line + 1)):
+                sweep.found.pragma += 1
+                continue
+            sweep.add(
+                definition,
+                candidate.original,
+                candidate.replacement,
+                f"killmap:{candidate.op}",
+                candidate.function,
+                (candidate.op, candidate.hint) if candidate.hint else None,
             )
-            add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint, m.mutmut_name)
-    if "killmap" in ops:
-        raising = _never_returning(root, path, code, settings)
-        for definition in spliced.definitions:
-            for candidate in sweep_ops.candidates(
-                definition.node, definition.qualname, parents, parsed.module.code_for_node, raising
-            ):
-                if not wanted(candidate.original):
-                    continue
-                span = positions[candidate.original]
-                if any(line in parsed.pragma_lines for line in range(span.start.line, span.end.line + 1)):
-                    found.pragma += 1
-                    continue
-                add(
-                    definition,
-                    candidate.original,
-                    candidate.replacement,
-                    f"killmap:{candidate.op}",
-                    candidate.function,
-                    (candidate.op, candidate.hint) if candidate.hint else None,
-                )
 
 
 def _code_lines(text: str, lines: tuple[int, ...]) -> tuple[int, ...]:
