@@ -105,8 +105,7 @@ def run_baseline(
     broken = parsing.result()
     if broken is not None:
         raise GateError(f"{where}: collection failed in {broken[0]}: {broken[1]}")
-    # In this order: a run that did not complete, then flakes (a test red in one run and
-    # green in another is a flake, not a red baseline), then red.
+    # Incomplete runs first, then flakes (red in one run only is a flake, not red), then red.
     _refuse_incomplete(where, outcomes, engine, timeout)
     _refuse_unstable(where, outcomes)
     _refuse_red(where, outcomes, settings)
