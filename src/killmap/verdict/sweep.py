@@ -304,15 +304,13 @@ def _target_ranges(module: cst.Module, positions, targets: list[SweepTarget]) ->
         return None
     ranges = []
     for target in targets:
+        assert target.symbol is not None  # a target without one made the range the whole file, above
         try:
             node = resolve_symbol(module, target.symbol, target.path)
         except SymbolError as error:
             raise GateError(str(error), field="TARGET") from None
-        start = (
-            positions[node.decorators[0]].start.line
-            if getattr(node, "decorators", None)
-            else positions[node].start.line
-        )
+        decorators = getattr(node, "decorators", None)
+        start = positions[decorators[0]].start.line if decorators else positions[node].start.line
         ranges.append((start, positions[node].end.line))
     return ranges
 

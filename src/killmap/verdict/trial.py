@@ -119,12 +119,12 @@ def run_mutant(
     only the selected tests these entries match; `selection`, select_tests' answer when the
     caller already has it."""
     mutation, mutant, baseline = job
-    selected, selection, original_region = selection or select_tests(mutation, mutant, baseline)
+    selected, reason, original_region = selection or select_tests(mutation, mutant, baseline)
     if focus is not None:
         selected = tuple(t for t in selected if any(matches(entry, t) for entry in focus))
-        selection += f"; focused on {', '.join(focus)}"
+        reason += f"; focused on {', '.join(focus)}"
     limits = _timeout(mutation, baseline, selected)
-    base = {"selected": selected, "selection": selection}
+    base: dict[str, Any] = {"selected": selected, "selection": reason}
     deps = _deps(root, baseline, selected)
     if not selected:
         verdict = Verdict(
@@ -253,6 +253,7 @@ def _reached_alone(
     unreached = [t for t in run.red if t not in reached and any(matches(e, t) for e in mutation.kills)]
     if not unreached or len(unreached) > 5:  # a few runs at most; beyond that, judged as before
         return None
+    assert scenario.mutated_file is not None  # the mutant's run (_scenario) names the mutated file
     found: set[str] = set()
     for test in unreached:  # each by itself: a test before it could run the change for it
         alone = engine.run(
