@@ -4,8 +4,14 @@ refusals, the linear splice, killmap's operators, the promotion's entries."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 import textwrap
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 import pytest
 from sweepkit import require_mutmut
@@ -197,8 +203,12 @@ def test_kept_only_while_ci_must_not_skip(monkeypatch):
     monkeypatch.delenv("KILLMAP_REQUIRE_SWEEP")
     with pytest.raises(pytest.skip.Exception):
         require_mutmut()
-    ci = (Path(__file__).resolve().parents[2] / ".ci/run").read_text()
-    assert "KILLMAP_REQUIRE_SWEEP=1" in ci and "'.[sweep]'" in ci
+    root = Path(__file__).resolve().parents[2]
+    ci = (root / ".ci/run").read_text()
+    assert "KILLMAP_REQUIRE_SWEEP=1" in ci and "'.[test]'" in ci
+    # ...and the test extra CI installs is the one that brings mutmut
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(requirement.startswith("mutmut") for requirement in extras["test"])
 
 
 # --- the splice: exact, and linear in the file --------------------------------------------------
