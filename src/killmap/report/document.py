@@ -39,7 +39,6 @@ def to_json(result: LabResult, root: Path) -> Document:
                 "collected": len(b.collected),
                 "runs": b.runs,
                 "wall_seconds": round(b.wall, 4),
-                "ignored": list(b.ignored),
                 "reach_recorded_by": b.tracer,
             }
             for b in result.baselines

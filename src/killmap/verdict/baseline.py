@@ -4,14 +4,15 @@ measured against.
 It must be green and stable (run twice: a test whose outcome differs is flaky, exit 2),
 and its runs record per-test line coverage of the mutation targets (each run the tests it
 reaches before the others, so every test once): the reach evidence that selects each
-mutant's tests. Test
-files whose imports cannot reach a target are left out of it and of every mutant run.
+mutant's tests. It runs every test the [gate] names, never fewer: which tests can reach a
+mutation is read from what they ran, not guessed from their imports. A library can import the
+mutated module by a name no import statement shows (Django's URL conf and template tags, a
+`-p` plugin, an entry point), and a test left out on such a guess once made an overreach `held`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -24,7 +25,6 @@ from killmap.engine.guard import escaped_note
 from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
 from killmap.engine.runner import Scenario
 from killmap.errors import GateError
-from killmap.verdict.imports import Unreachable, first_syntax_error, unreachable_test_files
 
 
 @dataclass
@@ -39,7 +39,6 @@ class Baseline:
     runs: int
     wall: float
     imported: tuple[str, ...] = ()  # project source files the tests imported
-    ignored: tuple[str, ...] = ()  # test files whose imports cannot reach a target
     targets: tuple[str, ...] = ()  # what pytest was given: the tests, and the deselected
     mutated_files: tuple[str, ...] = ()  # the files the mutations change (traced, swapped into)
     tracer: str = ""  # what recorded the tests' lines: coverage, sys.monitoring
@@ -87,24 +86,15 @@ def run_baseline(
     """The unmutated suite, `runs` times in parallel (each tracing what it claims): what every
     verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
-    unreachable = _unreachable(root, files, settings, group)
-    ignored = unreachable.files
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     targets = tuple(sorted({m.target.path for m in group}))
-    scenarios = _scenarios(engine, settings, deselect, targets, tuple(ignored), runs=runs, timeout=timeout)
+    scenarios = _scenarios(engine, settings, deselect, targets, runs=runs, timeout=timeout)
     where = f"baseline of {', '.join(settings.tests)}"
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
-    # An ignored file the import filter only scanned may not parse, which pytest would have
-    # said collecting it: checked while the baseline runs, not before it.
-    with ThreadPoolExecutor(1) as background:
-        parsing = background.submit(first_syntax_error, root, unreachable.unparsed)
-        outcomes: list[RunOutcome] = engine.run_all(scenarios)
-    broken = parsing.result()
-    if broken is not None:
-        raise GateError(f"{where}: collection failed in {broken[0]}: {broken[1]}")
+    outcomes: list[RunOutcome] = engine.run_all(scenarios)
     # Incomplete runs first, then flakes (red in one run only is a flake, not red), then red.
     _refuse_incomplete(where, outcomes, engine, timeout)
     _refuse_unstable(where, outcomes)
@@ -127,7 +117,6 @@ def run_baseline(
         runs,
         wall,
         imported,
-        tuple(ignored),
         settings.tests + deselect,
         targets,
         tracer,
@@ -136,19 +125,11 @@ def run_baseline(
     )
 
 
-def _unreachable(root: Path, files: list[str], settings: GateSettings, group: list[Mutation]) -> Unreachable:
-    """Test files whose imports never reach a mutated file can run none of its code: they
-    need no baseline and no mutant run (imports.py says why this errs towards running)."""
-    keep = {entry.split("::")[0].split("[")[0] for m in group for entry in m.contract_tests()}
-    return unreachable_test_files(root, files, settings.tests, settings.paths, {m.target.path for m in group}, keep)
-
-
 def _scenarios(
     engine: Engine,
     settings: GateSettings,
     deselect: tuple[str, ...],
     targets: tuple[str, ...],
-    ignored: tuple[str, ...],
     *,
     runs: int,
     timeout: float,
@@ -167,7 +148,6 @@ def _scenarios(
             sys_path=settings.paths,
             coverage_files=targets,
             trace_claims=str(claims) if runs > 1 else None,
-            ignore=ignored,
             session_tests=settings.tests + deselect,
             swap_targets=targets,
             tracer=engine.tracer,

@@ -163,7 +163,6 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
         mutated_file=mutant.file,
         expect_module=module,
         session_tests=baseline.targets,
-        ignore=baseline.ignored,
         swap=swappable,
         swap_targets=baseline.mutated_files or (mutant.file,),
     )
