@@ -169,6 +169,10 @@ def test_a_test_file_whose_imports_never_reach_a_target_still_runs_in_the_baseli
     assert run.report["baselines"][0]["collected"] == 24  # test_alone ran in the baseline
     entry = run.mutation("shared-off-by-one")
     assert entry["selected"] and "tests/test_other.py::test_alone" not in entry["selected"]
+    left_out = 24 - entry["selected_tests"]
+    assert (
+        f"{left_out} of 24 left out: the traced baseline shows they never ran the changed lines" in entry["selection"]
+    )
 
 
 def test_imports_followed_through_project_modules_keep_a_test_in(tmp_path):

@@ -64,7 +64,17 @@ def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tupl
     contract = baseline.index.named_by_any(mutation.contract_tests())
     wanted = contract.union(reaching)  # once: thousands of collected tests are checked against it
     chosen = tuple(t for t in baseline.collected if t in wanted)
-    return chosen, f"{len(reaching)} test(s) reach the change, plus the contract", region
+    return chosen, selection_reason(len(reaching), len(chosen), len(baseline.collected)), region
+
+
+def selection_reason(reaching: int, chosen: int, collected: int) -> str:
+    """Why a mutant runs the tests it runs, and how many of the baseline's it left out by which
+    rule: the only rule is the traced baseline, so a test left out never ran the change."""
+    said = f"{reaching} test(s) reach the change, plus the contract"
+    left_out = collected - chosen
+    if not left_out:
+        return said
+    return f"{said}; {left_out} of {collected} left out: the traced baseline shows they never ran the changed lines"
 
 
 def expected_seconds(selected: tuple[str, ...], baseline: Baseline) -> float:
