@@ -38,11 +38,8 @@ class Recorder:
         tracing: bool = False,
         trace_claims: str | None = None,
         snapshot: dict[str, Any] | None = None,
-        ignore: list[str] | None = None,
     ):
         self.events = open(events_path, "a", encoding="utf-8")
-        # A set, not --ignore: pytest checks each path against its --ignore list one by one.
-        self.ignore = {os.path.realpath(p) for p in ignore or ()}
         self.snapshot = snapshot  # where a confirmation run reports, if one is wanted
         self.confirming = False  # True in the forked confirmation process
         self.red: set[str] = set()
@@ -82,11 +79,6 @@ class Recorder:
             cause = getattr(failure, "cause", failure)
             where = str(getattr(failure, "path", "") or "").replace(os.getcwd() + os.sep, "")
             self.emit(event="conftest_error", path=where, message=shorten(f"{type(cause).__name__}: {cause}"))
-
-    def pytest_ignore_collect(self, collection_path, config):
-        if self.ignore and os.path.realpath(collection_path) in self.ignore:
-            return True
-        return None  # let pytest and the project's own rules decide
 
     def pytest_collectreport(self, report):
         if report.failed:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
 import tempfile
 import time
@@ -69,7 +68,6 @@ class Scenario:
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
     confirm_allowed: tuple[str, ...] | None = None  # kills + may_kill: reds inside the contract
-    ignore: tuple[str, ...] = ()  # relative test files left out of collection
     collect_only: bool = False  # collect and prove the origin, run nothing
     confine: bool = True  # Landlock: writes only beneath sandbox, temp and /dev
     # Run in a fork of a session that collected these targets once (session.py), with the
@@ -172,7 +170,7 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
     needs a session that traced its own collection (worker.py)."""
     sandbox = worker.sandbox
     session_tests = scenario.session_tests or ()
-    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.ignore, scenario.confine])
+    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.confine])
     return {
         "key": key,
         "tests": list(scenario.tests),
@@ -211,11 +209,6 @@ def _add_run_options(request: dict[str, Any], sandbox: Path, scenario: Scenario,
             "file": str(sandbox / scenario.mutated_file),
             "sha256": hashlib.sha256(data).hexdigest(),
         }
-    if scenario.ignore:
-        # Joined as text: a project can have hundreds of test files that reach no target, and
-        # a Path join per file per run was a millisecond of every run.
-        inside = f"{sandbox}{os.sep}"
-        request["ignore"] = [inside + rel for rel in scenario.ignore]
     if scenario.confirm_kills is not None:
         request["snapshot"] = {
             "events": str(folder / "confirm-events.jsonl"),

@@ -44,23 +44,15 @@ class SessionServer:
         requests_fd: int,
         responses_fd: int,
         blocked_root: str | None,
-        ignore: list[str] | None = None,
         prepare: list[str] | None = None,
         coverage: Any = None,
     ):
         self.requests = os.fdopen(requests_fd, "r", encoding="utf-8")
         self.responses = os.fdopen(responses_fd, "w", encoding="utf-8")
         self.blocked_root = blocked_root
-        self.ignore = {os.path.realpath(p) for p in ignore or ()}
         self.prepare = list(prepare or ())  # files mutants will be swapped into: compiled once
         self.coverage = coverage  # started before collection, when a traced run needs it
         self.functions: LiveFunctions | None = None
-
-    def pytest_ignore_collect(self, collection_path, config):
-        # The same test files are left out as in every other run (see Recorder).
-        if self.ignore and os.path.realpath(collection_path) in self.ignore:
-            return True
-        return None
 
     def _say(self, **message: Any) -> None:
         self.responses.write(json.dumps(message) + "\n")

@@ -307,9 +307,7 @@ def _serve_session(
                 request["coverage"].get("tracer", "auto"),
                 collection=request["coverage"].get("collection", True),
             )
-        plugin = SessionServer(
-            requests_read, responses_write, request.get("blocked_root"), request.get("ignore"), spec.get("prepare"), cov
-        )
+        plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"), spec.get("prepare"), cov)
         pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
         code = 0
     except BaseException:  # noqa: BLE001
@@ -438,7 +436,6 @@ def _child(request: dict[str, Any]) -> None:
             tracing=cov is not None,
             trace_claims=trace_claims_of(request),
             snapshot=request.get("snapshot"),
-            ignore=request.get("ignore"),
         )
         exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser()])
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.
