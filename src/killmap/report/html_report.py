@@ -15,24 +15,11 @@ import json
 from typing import Any
 
 from killmap.catalog.testids import matches
+from killmap.report.annotations import SEVERITY
 
 CAUSES = ("assertion", "crash", "broken", "error")
-# The order "sort by verdict" uses, worst first; the same as the annotations' (annotations.py).
-VERDICT_ORDER = (
-    "vacuous",
-    "overreach",
-    "wrong-cause",
-    "visible",
-    "unevidenced",
-    "timeout",
-    "escaped",
-    "broken",
-    "not-applied",
-    "stale",
-    "flaky",
-    "inconclusive",
-    "held",
-)
+# The order "sort by verdict" uses, worst first: the annotations' severity, then held.
+VERDICT_ORDER = (*SEVERITY, "held")
 
 
 def matrix(doc: dict[str, Any]) -> tuple[list[str], dict[tuple[str, str], dict[str, Any]]]:
