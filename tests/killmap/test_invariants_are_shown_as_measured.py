@@ -12,7 +12,7 @@ import re
 import pytest
 from gatekit import run_gate
 
-from killmap.report.document import contract_cell
+from killmap.report.cells import contract_cell
 
 MOD = "src/pkg/mod.py"
 SOURCE = "def positive(n):\n    return n > 0\n"
@@ -123,7 +123,7 @@ def test_the_cell_says_what_was_measured(kwargs, shown):
 
 
 def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does():
-    from killmap.report.document import red_vs_expected
+    from killmap.report.cells import red_vs_expected
 
     selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_q"]
     entry = {

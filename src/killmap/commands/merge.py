@@ -18,7 +18,8 @@ def add_parser(sub) -> None:
 
 def main(root: Path, args: argparse.Namespace) -> int:
     from killmap.catalog.plan import load
-    from killmap.report.document import check_report_dir, held_count, merge, write_reports
+    from killmap.report.cells import held_count
+    from killmap.report.document import check_report_dir, merge, write_reports
 
     reports = report_dir(args.report_dir, root)
     check_report_dir(reports)

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from killmap.catalog.testids import named_count
-from killmap.report.document import contract_cell
+from killmap.report.cells import contract_cell
 from killmap.verdict.baseline import baseline_summary
 from killmap.verdict.judge import Verdict, explanation
 from killmap.verdict.lab import LabResult

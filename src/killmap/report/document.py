@@ -16,14 +16,13 @@ from typing import Any
 
 import killmap
 from killmap import pytest_version
-from killmap.catalog.testids import named_count
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
+from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count
 from killmap.verdict.judge import HELD, VERDICTS, Verdict, explanation
 from killmap.verdict.lab import LabResult
 
 SCHEMA = "killmap-report/1"
-Document = dict[str, Any]
 
 
 def to_json(result: LabResult, root: Path) -> Document:
@@ -134,38 +133,6 @@ def _replacement(mutant) -> str:
     return "\n".join(new[i - 1] for i in mutant.mutant_changed_lines if 0 < i <= len(new))
 
 
-def held_count(doc: Document) -> int:
-    return sum(m["verdict"] == HELD for m in doc["mutations"])
-
-
-def red_vs_expected(entry: dict[str, Any]) -> str:
-    return contract_cell(
-        ran=bool(entry["selected_tests"] or entry["red"]),
-        red=len(entry["red"]),
-        expected=named_count(entry["expected"], entry.get("selected", ())),
-        invariant=entry["invariant"],
-        reached_by=len(entry["reached_by"]),
-        held=entry["verdict"] == HELD,
-    )
-
-
-def contract_cell(*, ran: bool, red: int, expected: int, invariant: bool, reached_by: int, held: bool) -> str:
-    """The "red / expected" cell of every table (terminal, Markdown, HTML).
-
-    An invariant expects nothing, like no other contract: "0 / 0" would read as a contract
-    with nothing in it, so it says that the zero was measured, and by how many tests.
-    """
-    if not ran:
-        return "not run"
-    if not invariant:
-        return f"{red} / {expected}"
-    if red:
-        return f"invariant: {red} red, 0 allowed"
-    if not reached_by and held:  # held needs the change executed: by code run at import
-        return "invariant: 0 red, reached at import"
-    return f"invariant: 0 red, reached by {reached_by}"
-
-
 def _details(entry: dict[str, Any]) -> str:
     lines = [f"verdict: {entry['verdict']} - {entry['explanation']}", f"detail: {entry['detail']}"]
     if entry["expected"]:
@@ -206,9 +173,6 @@ def to_junit(doc: Document) -> str:
         else:
             ET.SubElement(case, "system-out").text = _details(entry)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
-
-
-MARKDOWN_LIMIT = 65_536  # GitHub's limit on a comment body; counted here in UTF-8 bytes, stricter
 
 
 def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:

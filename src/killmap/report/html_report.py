@@ -16,6 +16,7 @@ from typing import Any
 
 from killmap.catalog.testids import matches
 from killmap.report.annotations import SEVERITY
+from killmap.report.cells import red_vs_expected  # the one rendering every format shares
 
 CAUSES = ("assertion", "crash", "broken", "error")
 # The order "sort by verdict" uses, worst first: the annotations' severity, then held.
@@ -80,13 +81,6 @@ def _cell(m: dict[str, Any], test: str, cell: dict[str, Any] | None, selected: f
         what += ", outside the contract"
     mark = cell["cause"][0].upper() if cell["cause"] else ("○" if cell["expected"] else "")
     return f"<td class='{' '.join(classes)}' title='{esc(test)}: {esc(what)}'>{mark}</td>"
-
-
-def red_vs_expected(m: dict[str, Any]) -> str:
-    # The one rendering every format shares (an invariant shows what it measured).
-    from killmap.report.document import red_vs_expected as shared
-
-    return shared(m)
 
 
 def _details(m: dict[str, Any], width: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from killmap.report.document import MARKDOWN_LIMIT, Document, held_count, red_vs_expected
+from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count, red_vs_expected
 from killmap.verdict.judge import HELD
 
 
