@@ -16,7 +16,7 @@ import killmap.verdict.lab as lab
 from killmap.catalog.plan import LabOptions
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import session_costs
-from killmap.verdict.trial import FORK_START, MIN_TIMEOUT, TIMEOUT_FACTOR, _timeout
+from killmap.verdict.trial import FORK_START, MIN_TIMEOUT, TIMEOUT_FACTOR, mutant_timeout
 
 
 def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutcome:
@@ -44,19 +44,19 @@ def test_a_mutant_of_three_tests_is_not_charged_the_whole_suites_cost_per_test()
     assert once == 2.5  # a fresh session's collection
     assert abs(per_test - (15.0 - 1.0) / 10_000) < 1e-9  # the rest of the wall, per test
     mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
-    limits = _timeout(mutation, baseline, ("t::1", "t::2", "t::3"))
+    limits = mutant_timeout(mutation, baseline, ("t::1", "t::2", "t::3"))
     limit, unmutated = limits.fresh, limits.fresh_unmutated
     assert abs(unmutated - (2.5 + 3 * per_test + 3 * 0.0001)) < 1e-9
     assert limit == max(MIN_TIMEOUT, TIMEOUT_FACTOR * unmutated) < 26
     # The whole suite is still charged the whole suite.
-    unmutated_all = _timeout(mutation, baseline, tuple(run.tests)).fresh_unmutated
+    unmutated_all = mutant_timeout(mutation, baseline, tuple(run.tests)).fresh_unmutated
     assert abs(unmutated_all - (2.5 + 14.0 + 1.0)) < 1e-6
 
 
 def test_a_catalog_timeout_is_the_limit_whatever_the_baseline_cost():
     baseline, _, _ = _baseline(_forked_run(100, wall=1.0, each=0.001, collect=0.5))
     mutation = SimpleNamespace(timeout=7.0, settings=SimpleNamespace(timeout=None))
-    limits = _timeout(mutation, baseline, ("t::1",))
+    limits = mutant_timeout(mutation, baseline, ("t::1",))
     assert limits.fresh == limits.swap == 7.0
 
 
@@ -95,7 +95,7 @@ def test_a_fork_of_the_collected_session_is_not_charged_the_collection():
     run = _forked_run(100, wall=1.0, each=0.001, collect=10.0)
     baseline, once, per_test = _baseline(run)
     mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
-    limits = _timeout(mutation, baseline, ("t::1", "t::2"))
+    limits = mutant_timeout(mutation, baseline, ("t::1", "t::2"))
     tests = 2 * per_test + 2 * 0.001
     assert abs(limits.fresh_unmutated - (10.0 + tests)) < 1e-9
     assert abs(limits.swap_unmutated - (FORK_START + tests)) < 1e-9

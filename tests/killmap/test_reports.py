@@ -92,14 +92,14 @@ def test_merging_without_every_shard_is_an_error_naming_what_is_missing(tmp_path
 
 
 def test_a_shard_keeps_an_invariant_with_its_control(tmp_path):
-    from killmap.catalog.plan import _shard
+    from killmap.catalog.plan import shard_mutations
     from killmap.catalog.reader import load_catalog
 
     project = copy_fixture("verdicts", tmp_path)
     seen = {}
     mutations = list(load_catalog(project, project / "mutations" / "verdicts.toml").mutations)
     for k in (1, 2, 3):
-        for m in _shard(mutations, k, 3):
+        for m in shard_mutations(mutations, k, 3):
             seen[m.name] = k
     assert len(seen) == len(mutations)
     for m in mutations:

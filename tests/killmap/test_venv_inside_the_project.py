@@ -86,7 +86,7 @@ def test_a_venv_git_does_not_ignore_is_not_copied_into_the_sandbox(tmp_path):
 
 
 def test_only_the_venvs_inside_the_project_are_left_out_and_a_project_that_is_one_keeps_its_files():
-    from killmap.catalog.project import _outside_venvs
+    from killmap.catalog.project import without_venvs
 
     files = [
         "pkg/__init__.py",
@@ -97,8 +97,8 @@ def test_only_the_venvs_inside_the_project_are_left_out_and_a_project_that_is_on
         "tools/run.py",
         "docs/not-a-pyvenv.cfg",
     ]
-    assert _outside_venvs(files) == ["pkg/__init__.py", "tools/run.py", "docs/not-a-pyvenv.cfg"]
+    assert without_venvs(files) == ["pkg/__init__.py", "tools/run.py", "docs/not-a-pyvenv.cfg"]
     # A project whose root is itself a venv (pyvenv.cfg at the top): leaving out "every
     # file under it" would leave out the whole project.
     rooted = ["pyvenv.cfg", "pkg/__init__.py", "lib/python3.11/site-packages/dep.py"]
-    assert _outside_venvs(rooted) == rooted
+    assert without_venvs(rooted) == rooted

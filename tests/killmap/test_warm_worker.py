@@ -12,12 +12,12 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
     module.write_text("def later():\n    return 1\n")
     script = textwrap.dedent(f"""
         import gc, sys
-        from killmap.engine.failures import _real_paths
+        from killmap.engine.failures import real_paths_seen
         from killmap.engine.swap import LiveFunctions
         from killmap.engine.warm import warm_worker
         warm_worker()
         assert "pdb" in sys.modules, "pdb is left for every session to import"
-        assert _real_paths, "the module paths are left for every fork to resolve"
+        assert real_paths_seen, "the module paths are left for every fork to resolve"
         assert gc.get_freeze_count() > 0, "the worker's heap is not frozen"
         import inspect
         assert inspect._filesbymodname.get("pytest"), "inspect has every module's file to find again"

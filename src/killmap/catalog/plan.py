@@ -47,14 +47,14 @@ def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]
         wanted |= {m.control for m in mutations if m.name in wanted and m.control}
         mutations = [m for m in mutations if m.name in wanted]
     if options.shard is not None:
-        mutations = _shard(mutations, *options.shard)
+        mutations = shard_mutations(mutations, *options.shard)
     if options.names is not None:
         wanted = set(options.names) | {m.control for m in mutations if m.name in options.names and m.control}
         mutations = [m for m in mutations if m.name in wanted]
     return catalogs, mutations
 
 
-def _shard(mutations: list[Mutation], k: int, n: int) -> list[Mutation]:
+def shard_mutations(mutations: list[Mutation], k: int, n: int) -> list[Mutation]:
     """Deal mutations round-robin in catalog order; an invariant stays with its control,
     since it is judged against the control's verdict in the same run."""
     group_of: dict[str, int] = {}

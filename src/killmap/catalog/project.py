@@ -58,7 +58,7 @@ def project_files(root: Path) -> list[str]:
         files = [f for f in listed.decode("utf-8", "surrogateescape").split("\0") if f]
         found = sorted(f for f in files if (root / f).is_file() and "__pycache__" not in f)
         if found:
-            return _outside_venvs(found)
+            return without_venvs(found)
         # Nothing listed: a project inside a folder its enclosing checkout ignores. It is
         # not that checkout's to describe; walk it like a project without git.
     except (OSError, subprocess.SubprocessError):
@@ -121,7 +121,7 @@ def ignored_package_files(root: Path, files: list[str]) -> list[str]:
     return sorted(set(found) - set(files))
 
 
-def _outside_venvs(files: list[str]) -> list[str]:
+def without_venvs(files: list[str]) -> list[str]:
     """Leave out every virtual environment (a folder holding `pyvenv.cfg`) that git does not
     ignore: on Python < 3.13 `python3 -m venv .venv` writes no .gitignore, and each sandbox
     would copy thousands of installed files the gate imports from the venv itself."""

@@ -107,7 +107,7 @@ def _frames(tb) -> list[tuple[str, int]]:
     return found
 
 
-_real_paths: dict[str, str] = {}
+real_paths_seen: dict[str, str] = {}
 
 
 def real_path(path: str) -> str:
@@ -118,9 +118,9 @@ def real_path(path: str) -> str:
     this before it forks (`warm_real_paths`), from the unmutated sandbox, so each fork
     starts with the answers. A path a mutant introduces is a new string: resolved afresh.
     """
-    found = _real_paths.get(path)
+    found = real_paths_seen.get(path)
     if found is None:
-        found = _real_paths[path] = os.path.realpath(path)
+        found = real_paths_seen[path] = os.path.realpath(path)
     return found
 
 

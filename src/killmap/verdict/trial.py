@@ -101,7 +101,7 @@ class Limits:
         return (self.swap, self.swap_unmutated) if path == "swap" else (self.fresh, self.fresh_unmutated)
 
 
-def _timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> Limits:
+def mutant_timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> Limits:
     """A session's start (collection, for a fresh one; FORK_START for a fork of the collected
     one), pytest's cost per selected test, and the selected tests' own durations, times
     TIMEOUT_FACTOR; a catalog timeout is the limit on either path."""
@@ -133,7 +133,7 @@ def run_mutant(
     if focus is not None:
         selected = tuple(t for t in selected if any(matches(entry, t) for entry in focus))
         reason += f"; focused on {', '.join(focus)}"
-    limits = _timeout(mutation, baseline, selected)
+    limits = mutant_timeout(mutation, baseline, selected)
     base: dict[str, Any] = {"selected": selected, "selection": reason}
     deps = _deps(root, baseline, selected)
     if not selected:
