@@ -7,7 +7,7 @@ land on one verdict. Breaking the check behind a verdict turns its test here red
 from __future__ import annotations
 
 import pytest
-from gatekit import copy_fixture, run_gate, tree_digest, write_project
+from gatekit import copy_fixture, one_mutation_project, run_gate, tree_digest, write_project
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +198,21 @@ def test_a_limit_the_unmutated_tests_cannot_meet_is_inconclusive_not_a_timeout(v
     entry = verdicts_run.mutation("limit-below-the-unmutated-time")
     assert entry["verdict"] == "inconclusive"
     assert "unmutated" in entry["detail"]
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [("pytest.skip('sentinel')", "was skipped"), ("pytest.xfail('sentinel')", "xfailed under the mutant")],
+)
+def test_a_kills_test_the_mutant_skips_or_xfails_is_vacuous_and_says_so_not_stayed_green(tmp_path, call, said):
+    # The mutant returns 0, the sentinel on which the kills test skips or xfails itself.
+    tests = (
+        "import pytest\nfrom pkg import one\n\n\n"
+        f"def test_one():\n    if one() == 0:\n        {call}\n    assert one() == 1\n"
+    )
+    project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", tests)
+    run = run_gate(project, "run", "--no-cache")
+    entry = run.mutation("one-mutated")
+    assert entry["verdict"] == "vacuous", entry
+    assert entry["detail"].startswith(f"{said}: tests/test_pkg.py::test_one"), entry["detail"]
+    assert "stayed green" not in entry["detail"]

@@ -479,7 +479,7 @@ def _vacuous(case: _Case) -> Verdict | None:
     missing, green_kill_tests, unexpected = case.missing, case.green_kill_tests, case.unexpected
     if not (missing or green_kill_tests):
         return None
-    names = ", ".join(green_kill_tests or missing)
+    said = _how_not_red(case.run, green_kill_tests) if green_kill_tests else "stayed green: " + ", ".join(missing)
     # The contract failed, but the defect may well be caught: by tests kills does not
     # name. Said first, or it read as "nothing notices" at the end of a long line.
     caught = (
@@ -489,11 +489,25 @@ def _vacuous(case: _Case) -> Verdict | None:
     )
     return case.verdict(
         VACUOUS,
-        f"stayed green: {names}{caught}",
+        f"{said}{caught}",
         red=case.red_tests,
         missing=tuple(green_kill_tests or missing),
         unexpected=unexpected,
     )
+
+
+# A kills test that was skipped or xfailed under the mutant is not red either, but "stayed
+# green" would send the reader to its assertions when the mutant made it skip.
+_NOT_RED = {"skipped": "was skipped", "xfailed": "xfailed under the mutant"}
+
+
+def _how_not_red(run: RunOutcome, ids: tuple[str, ...]) -> str:
+    """The kills tests that did not go red, grouped by what they did instead."""
+    groups: dict[str, list[str]] = {}
+    for test_id in ids:
+        outcome = run.tests[test_id].outcome if test_id in run.tests else "passed"
+        groups.setdefault(_NOT_RED.get(outcome, "stayed green"), []).append(test_id)
+    return "; ".join(f"{said}: {', '.join(group)}" for said, group in groups.items())
 
 
 def _overreach(case: _Case) -> Verdict | None:
