@@ -345,3 +345,29 @@ def test_tests_that_write_into_the_working_tree_are_exit_2_and_the_file_is_resto
     assert run.code == 2, run.stdout + run.stderr
     assert "wrote to the working tree: src/foldroute/names.py" in run.stderr
     assert untouched(project) == before
+
+
+def test_tests_sharing_a_file_and_a_cause_are_one_line_and_the_environment_s_reds_stand_apart(tmp_path):
+    project = change_repo("rf-absence", tmp_path)
+    cases = "".join(f"\n\ndef test_lane_{n}():\n    assert LANES[0].startswith('Qwen3')\n" for n in range(4))
+    (project / "tests" / "test_lanes.py").write_text("from absentpkg.arch import LANES\n" + cases)
+    # Red at HEAD as well as without the fix: the environment lacks what it needs, not the fix.
+    needs = "".join(
+        f"\n\ndef test_needs_a_service_{n}():\n    assert os.environ.get('RF_NO_SERVICE')\n" for n in range(3)
+    )
+    (project / "tests" / "test_service.py").write_text("import os\n" + needs)
+    commit_all(project, "four tests that import a module the fix adds, and one the environment breaks")
+    run = review(project, "red-first")
+    lanes = [t for t in run.report["tests"] if t["id"].startswith("tests/test_lanes.py::")]
+    assert len(lanes) == 4 and {t["cause"] for t in lanes} == {"absence"}  # the JSON keeps every test
+    for text in (run.stdout, run.markdown()):
+        assert "4 tests in `tests/test_lanes.py`" in text, text
+        assert "tests/test_lanes.py::test_lane_0" not in text.split("<details>")[0], text
+        own, environment = text.split("### Red with and without the fix")
+        assert "test_service.py" not in own and "4 tests in `tests/test_lanes.py`" in own
+        assert (
+            "3 tests in `tests/test_service.py`: each fails with the fix and without it: HEAD is not green"
+            in environment
+        )
+    folded = run.markdown().split("<summary>4 tests in `tests/test_lanes.py`")[1].split("</details>")[0]
+    assert all(f"`tests/test_lanes.py::test_lane_{n}`" in folded for n in range(4)), folded

@@ -148,6 +148,77 @@ def _shown(test: dict[str, Any], doc: Document) -> bool:
     return test["change"] in ("added", "modified") or test["class"] != P2P or bool(test["problem"])
 
 
+GROUP_AT = 3  # from three tests sharing a file and a cause, one line reads better than the rows
+
+
+def _file_cell(side: dict[str, Any]) -> str:
+    """The cell without the line it was raised at: tests failing alike fail on different lines."""
+    raised_at = side["raised_at"].rsplit(":", 1)[0] if side["raised_at"] else None
+    return cell({**side, "raised_at": raised_at})
+
+
+def _group_key(test: dict[str, Any]) -> tuple[str, ...]:
+    """The file, and all that the row says of the test but its name and line: one cause."""
+    return (
+        test["id"].split("::")[0],
+        test["class"],
+        test["change"],
+        _file_cell(test["reverted"]),
+        _file_cell(test["head"]),
+    )
+
+
+def _entries(tests: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The rows in order, one entry each, but GROUP_AT or more sharing a key make one entry."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for t in tests:
+        groups.setdefault(_group_key(t), []).append(t)
+    entries, placed = [], set()
+    for t in tests:
+        key = _group_key(t)
+        if len(groups[key]) < GROUP_AT:
+            entries.append([t])
+        elif key not in placed:
+            placed.add(key)
+            entries.append(groups[key])
+    return entries
+
+
+def _group_name(entry: list[dict[str, Any]]) -> str:
+    return f"{len(entry)} tests in `{entry[0]['id'].split('::')[0]}`"
+
+
+def _table(entries: list[list[dict[str, Any]]], terminal: bool) -> list[str]:
+    """A row per entry; in Markdown each group's tests listed in full below, folded."""
+    if not entries:
+        return []
+    lines = ["| test | change | with the fix reverted | with the fix | class |", "|---|---|---|---|---|"]
+    for entry in entries:
+        t = entry[0]
+        klass = f"**{t['class']}**" + (f" ({t['cause']})" if t["cause"] else "")
+        name = f"`{t['id']}`" if len(entry) == 1 else _group_name(entry) + (" (listed in the report)" * terminal)
+        show = cell if len(entry) == 1 else _file_cell
+        lines.append(f"| {name} | {t['change']} | {show(t['reverted'])} | {show(t['head'])} | {klass} |")
+    for entry in [] if terminal else [e for e in entries if len(e) > 1]:
+        summary = f"{_group_name(entry)}: {entry[0]['class']}; with the fix reverted {_file_cell(entry[0]['reverted'])}"
+        lines += ["", f"<details><summary>{summary}</summary>", ""]
+        lines += [f"- `{t['id']}`" for t in entry] + ["", "</details>"]
+    return lines
+
+
+def _problem_lines(entries: list[list[dict[str, Any]]]) -> list[str]:
+    """Each test's sentence; a group whose tests break the contract alike, one sentence."""
+    lines = []
+    for entry in entries:
+        problems = [t["problem"] for t in entry if t["problem"]]
+        rests = {p[len(t["id"]) :] for t in entry if (p := t["problem"]) and p.startswith(t["id"])}
+        if len(entry) > 1 and len(problems) == len(entry) and len(rests) == 1:
+            lines.append(f"{_group_name(entry)}: each{rests.pop()}")
+        else:
+            lines += problems
+    return lines
+
+
 def to_markdown(doc: Document, *, terminal: bool = False) -> str:
     reverted = ", ".join(f"`{c['path']}` ({c['status']})" for c in doc["reverted"])
     head = "the working tree" if doc["head"] == "working tree" else f"HEAD `{doc['head'][:10]}`"
@@ -170,13 +241,24 @@ def to_markdown(doc: Document, *, terminal: bool = False) -> str:
         "",
     ]
     shown = [t for t in doc["tests"] if _shown(t, doc)]
-    if shown:
-        lines += ["| test | change | with the fix reverted | with the fix | class |", "|---|---|---|---|---|"]
-        for t in shown:
-            klass = f"**{t['class']}**" + (f" ({t['cause']})" if t["cause"] else "")
-            lines.append(f"| `{t['id']}` | {t['change']} | {cell(t['reverted'])} | {cell(t['head'])} | {klass} |")
-    if doc["problems"]:
-        lines += ["", "**Why it does not hold:**", ""] + [f"- {p}" for p in doc["problems"]]
+    own = _entries([t for t in shown if t["class"] != F2F])
+    environment = _entries([t for t in shown if t["class"] == F2F])
+    lines += _table(own, terminal)
+    row_problems = {t["problem"] for t in doc["tests"] if t["problem"]}
+    general = [p for p in doc["problems"] if p not in row_problems]
+    own_problems = _problem_lines(own) + general
+    if own_problems:
+        lines += ["", "**Why it does not hold:**", ""] + [f"- {p}" for p in own_problems]
+    if environment:
+        # Apart, so a reviewer sees at once whether the added tests prove the fix.
+        lines += [
+            "",
+            "### Red with and without the fix: the environment, not the change",
+            "",
+            "These fail at HEAD too (HEAD is not green), so they say nothing about the fix.",
+            "",
+        ]
+        lines += _table(environment, terminal) + [""] + [f"- {p}" for p in _problem_lines(environment)]
     folded = [t for t in doc["tests"] if not _shown(t, doc)]
     if terminal:
         if folded:
