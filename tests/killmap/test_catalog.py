@@ -280,9 +280,15 @@ def test_a_gate_timeout_that_is_not_positive_names_the_timeout_field(km_project)
     assert_names(error, mutation=None, field="timeout")
 
 
-def test_a_catalog_without_mutations_names_the_file(km_project):
-    error = rejected(km_project, '[gate]\ntests = ["tests"]\n')
+def test_a_catalog_with_neither_gate_nor_mutations_names_the_file(km_project):
+    error = rejected(km_project, "")
     assert_names(error, mutation=None, field="mutation")
+
+
+def test_a_catalog_of_gate_alone_is_read_with_its_settings_and_no_mutation(km_project):
+    catalog = km_project.catalog('[gate]\ntests = ["tests"]\npaths = ["lib"]\n')
+    assert catalog.mutations == ()
+    assert catalog.settings.tests == ("tests",) and catalog.settings.paths == ("lib",)
 
 
 def test_a_revert_patch_whose_patch_file_is_missing_names_the_patch_field(km_project):

@@ -106,7 +106,10 @@ def load_catalog(root: Path, path: Path) -> Catalog:
         )
     settings = read_gate_settings(rel, data.get("gate", {}))
     entries = data.get("mutation", [])
-    if not isinstance(entries, list) or not entries:
+    # A catalog of [gate] alone is how a new user sets `tests` and `paths` to sweep before
+    # naming anything. A file with neither is a mistake (an empty or misnamed file): it
+    # would gate nothing and set nothing, so it is refused rather than pass as "all held".
+    if not isinstance(entries, list) or (not entries and "gate" not in data):
         raise GateError("no [[mutation]] entries", file=rel, field="mutation")
     mutations = tuple(read_mutation(root, rel, path.parent, settings, i, e) for i, e in enumerate(entries))
     names = {m.name for m in mutations}

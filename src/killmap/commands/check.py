@@ -52,6 +52,11 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     groups: dict[GateSettings, list[Mutation]] = {}
     for mutation in mutations:
         groups.setdefault(mutation.settings, []).append(mutation)
+    # A catalog of [gate] alone (set up to sweep before naming anything): its tests must
+    # still collect, or the sweep would fail later on the same typo.
+    for catalog in loaded:
+        if not catalog.mutations:
+            groups.setdefault(catalog.settings, [])
     try:
         collected = _collect(root, list(groups), launch)
     except GateError as exc:

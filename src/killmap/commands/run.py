@@ -97,7 +97,10 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         options = LabOptions(**{**options.__dict__, "names": tuple(names)})
     with LiveProgress(console) as progress:
         result = run_lab(root, options, progress, launch)
-    render(console, result)
+    if result.verdicts:
+        render(console, result)
+    else:
+        console.print(_nothing_to_gate(root, options.catalogs), markup=False)
     document = to_json(result, root)
     if options.shard:
         document["shard"] = args.shard
@@ -105,6 +108,20 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     publish(document, paths, args.annotations)
     return document["exit_code"]
+
+
+def _nothing_to_gate(root: Path, catalogs: tuple[Path, ...]) -> str:
+    """Why no mutation ran: a catalog of [gate] alone names none (a new user's first file,
+    written to sweep before naming anything), or the selection left none."""
+    from killmap.catalog.plan import LabOptions, load
+
+    _, every = load(root, LabOptions(catalogs=catalogs))
+    if every:
+        return f"nothing to gate: none of the {len(every)} mutation(s) is selected"
+    return (
+        "nothing to gate: the catalog(s) name no [[mutation]] yet; "
+        "'killmap sweep PATH' finds defects worth naming, with their [gate] settings"
+    )
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

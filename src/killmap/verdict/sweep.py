@@ -133,9 +133,12 @@ def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> li
     mutations = [m for c in catalogs for m in c.mutations]
     if not texts:
         if not mutations:
+            # A catalog of [gate] alone still gives the sweep its tests and paths, but no
+            # target: the files to sweep are the user's to name.
             raise GateError(
-                "nothing to sweep: name files or file::symbol targets, or add a catalog "
-                "(mutations/*.toml) whose targets the sweep then covers",
+                "nothing to sweep: name files or file::symbol targets (a catalog's [gate] "
+                "tests and paths are used for them), or add [[mutation]] entries whose "
+                "targets the sweep then covers",
                 field="TARGET",
             )
         texts = list(dict.fromkeys(str(m.target) for m in mutations))
