@@ -1,9 +1,8 @@
 """`killmap init` on projects that have never met killmap, and `killmap --version`.
 
 `fresh` is a flat-layout project whose pytest testpaths is `checks`; the basic fixture is a
-src layout. init must detect both, aim at the first public function of the largest module
-that nothing runs at import,
-write a catalog that `check` and `list` load, and never overwrite one.
+src layout. init must detect both, aim at the function nothing runs at import that the
+tests call directly and that branches most, write a catalog that `check` and `list` load, and never overwrite one.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ def test_init_detects_a_flat_project_and_its_testpaths_and_check_and_list_load_t
     data = tomllib.loads(catalog.read_text())
     assert data["gate"] == {"tests": ["checks"], "paths": ["."]}
     [live] = data["mutation"]
-    # rates.py is the largest module; quote is its first public function; the first test naming it.
+    # quote: five tests call it, four branches (the most); the first test naming it.
     assert live["target"] == "shipping/rates.py::quote"
     assert live["op"] == "constant-return" and live["kills"] == ["checks/test_rates.py::test_local_parcel"]
     checked = run_gate(project, "check")
@@ -115,7 +114,8 @@ def test_init_on_a_src_layout(tmp_path):
     assert done.code == 0, done.stderr
     data = tomllib.loads((project / "mutations" / "basicpkg.toml").read_text())
     assert data["gate"] == {"tests": ["tests"], "paths": ["src"]}
-    assert data["mutation"][0]["target"] == "src/basicpkg/core.py::is_even"
+    # classify, not the first function is_even: the tests call classify, and it branches.
+    assert data["mutation"][0]["target"] == "src/basicpkg/core.py::classify"
     assert run_gate(project, "check").code == 0
 
 
@@ -320,3 +320,76 @@ def test_a_project_without_code_is_an_error(tmp_path):
 def test_version():
     done = subprocess.run([sys.executable, "-m", "killmap", "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == f"killmap {killmap.__version__}"
+
+
+def test_init_aims_at_a_branching_function_the_tests_call_over_a_trivial_first_helper(tmp_path):
+    # bottle's shape: one module, a bytes helper first that every test reaches incidentally,
+    # the router's `match`, which the tests call directly and which branches, further down.
+    project = _project(
+        tmp_path / "demo",
+        {
+            "demo.py": """\
+            def tob(s, enc="utf8"):
+                return s.encode(enc)
+
+
+            def html_escape(text):
+                return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+            class Router:
+                def __init__(self):
+                    self.routes = {}
+
+                def add(self, rule, target):
+                    self.routes[rule] = target
+
+                def match(self, path):
+                    if path in self.routes:
+                        return self.routes[path]
+                    for rule, target in self.routes.items():
+                        if rule.endswith("*") and path.startswith(rule[:-1]):
+                            return target
+                    raise LookupError(path)
+            """,
+            "tests/test_bytes.py": """\
+            from demo import tob
+
+
+            def test_tob():
+                assert tob("a") == b"a"
+            """,
+            "tests/test_router.py": """\
+            import pytest
+
+            from demo import Router, tob
+
+
+            def test_exact():
+                router = Router()
+                router.add("/a", 1)
+                assert router.match("/a") == 1 and tob("x")
+
+
+            def test_wildcard():
+                router = Router()
+                router.add("/static/*", 2)
+                assert router.match("/static/x.css") == 2
+
+
+            def test_missing():
+                with pytest.raises(LookupError):
+                    Router().match("/nowhere")
+            """,
+        },
+    )
+    plan = detect(project)
+    assert (plan.module, plan.function) == ("demo.py", "Router.match")
+    assert plan.kills == "tests/test_router.py::test_exact"
+    done = run_gate(project, "init")
+    assert done.code == 0, done.stderr
+    assert "aimed at demo.py::Router.match" in done.stdout
+    considered = done.stdout.split("considered:")[1]
+    assert considered.index("Router.match") < considered.index("tob") < considered.index("Router.add"), done.stdout
+    assert "called directly by 3 tests, 4 branches" in done.stdout, done.stdout
+    assert "chose Router.match" in done.stdout, done.stdout

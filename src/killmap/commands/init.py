@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from killmap import __version__
-from killmap.commands.init_detect import Plan, detect
+from killmap.commands.init_detect import Plan, choice_reason, detect
 from killmap.errors import GateError
 
 
@@ -39,6 +39,9 @@ def main(root: Path, package: str | None = None) -> int:
         f"  aimed at {plan.module}::{plan.function}; {live} of {len(plan.examples)} operator examples "
         f"apply there; kills guessed: {plan.kills} ({plan.kills_reason})"
     )
+    considered = "; ".join(f"{c.module}::{c.function} ({c.reason()})" for c in plan.considered)
+    print(f"  considered: {considered}")
+    print(f"  chose {plan.function}: {choice_reason(plan.considered)}")
     print("next: killmap check, then killmap run")
     return 0
 
@@ -234,9 +237,8 @@ def _header(plan: Plan, target: str) -> list[str]:
         f"# killmap catalog for {plan.package}, written by `killmap init` (killmap {__version__}).",
         "#",
         "# Each [[mutation]] is a named, deliberate defect and the exact tests it must turn red.",
-        f"# The live one is aimed at {target}, the first public function of",
-        "# the largest module that nothing runs at import, and its kills is only a guess",
-        f"# ({plan.kills_reason}).",
+        f"# The live one is aimed at {target} ({choice_reason(plan.considered)}),",
+        f"# and its kills is only a guess ({plan.kills_reason}).",
         "# `killmap check` validates the catalog in seconds; `killmap run` applies each mutation",
         "# in a sandbox copy and says what really went red: make the contract say what should,",
         "# and rename the mutation after its defect. `killmap pin NAME` binds a mutation to its",

@@ -3,9 +3,10 @@
 The layout (`src/` or flat: `[gate] paths`) and pytest's test paths (`testpaths` in
 pytest.ini, pyproject.toml, tox.ini or setup.cfg, in pytest's order; else `tests/` or
 `test/`: `[gate] tests`); the package (the one the project is named after, else the
-largest, passing over one with nothing to aim at); the function to aim at (the first public
-function of the package's largest module that neither the package nor its tests run while
-they are imported); and a guess at the test that guards it.
+largest, passing over one with nothing to aim at); the function to aim at (among the public
+functions and methods that neither the package nor its tests run while they are imported, the
+one the tests call directly that branches most; else the first of the largest module); and a
+guess at the test that guards it.
 """
 
 from __future__ import annotations
@@ -60,6 +61,41 @@ class Plan:
     source: str = ""
     node: ast.AST | None = None
     examples: list[tuple[str, str, dict[str, object], bool]] = field(default_factory=list)
+    considered: list[Candidate] = field(default_factory=list)  # the best three, the chosen first
+
+
+CALLERS_CAP = 3  # past a few direct callers, being called everywhere (a bytes helper) is no merit
+BRANCHES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.match_case, ast.comprehension)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A function init could aim at, and what speaks for it."""
+
+    module: str
+    function: str  # qualified name inside the module
+    callers: int  # test functions that call it by name
+    branches: int  # if, match case, loop, try, and/or, conditional expression, comprehension
+
+    @property
+    def score(self) -> int:
+        # Both count: a test that calls it can see a mutant of it, and a branch is a decision to get wrong.
+        return self.branches * min(self.callers, CALLERS_CAP)
+
+    def reason(self) -> str:
+        tests = f"{self.callers} test{'' if self.callers == 1 else 's'}"
+        branches = f"{self.branches} branch{'' if self.branches == 1 else 'es'}"
+        return f"called directly by {tests}, {branches}: score {self.score}"
+
+
+def choice_reason(considered: Sequence[Candidate]) -> str:
+    """Why the first of `considered` was chosen, in a clause."""
+    best = considered[0]
+    if best.score:
+        return f"the highest score, branches times direct test callers (counted up to {CALLERS_CAP})"
+    if best.callers:
+        return "the tests call it directly (none they call branches)"
+    return "no test calls a branching function directly: the first public one of the largest module"
 
 
 def detect(root: Path, package: str | None = None) -> Plan:
@@ -98,9 +134,11 @@ def detect(root: Path, package: str | None = None) -> Plan:
             + (f" (the others: {', '.join(others)})" if others else ""),
             field="--package",
         )
-    module, function, source, node = aimed
+    module, function, source, node, considered = aimed
     kills, kills_reason = _guess_kills(test_modules, tests, function.split(".")[-1])
-    return Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason, source, node)
+    plan = Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason, source, node)
+    plan.considered = considered
+    return plan
 
 
 def _layout(root: Path) -> tuple[Path, list[str], str]:
@@ -234,17 +272,18 @@ def _parsed_trees(root: Path, files: list[Path]) -> list[tuple[str, ast.Module]]
 
 def _target(
     root: Path, files: list[Path], test_trees: Sequence[ast.Module] = ()
-) -> tuple[str, str, str, ast.AST] | None:
-    """The first public function of the largest module (then the next largest, and so on)
-    that nothing runs at import; a public method of a public class when no module has such a
-    function; the same again, import or not, when nothing else is public; None when the
-    package has no public function or method at all."""
+) -> tuple[str, str, str, ast.AST, list[Candidate]] | None:
+    """Of the public functions, then the public methods of public classes, that nothing runs
+    at import: the one the tests call directly that branches most (Candidate.score), ties to
+    the first of the largest module; the same again, import or not, when nothing else is
+    public; None when the package has no public function or method at all. With it, the best
+    three considered."""
     ranked = sorted(files, key=lambda p: (-p.stat().st_size, p.as_posix()))
     parsed = []
     for path in ranked:
         try:
             source = path.read_text(encoding="utf-8")
-            parsed.append((path, source, ast.parse(source)))
+            parsed.append((path.relative_to(root).as_posix(), source, ast.parse(source)))
         except (OSError, UnicodeDecodeError, SyntaxError):
             continue
     # A function run while the package or a test module is imported (a decorator, a call in
@@ -253,18 +292,62 @@ def _target(
     # mutation: its mutants run at import or collection, and most break it instead of
     # saying what the tests catch. It is aimed at only when nothing else is public.
     at_import = _run_at_import([tree for _, _, tree in parsed] + list(test_trees))
+    # The first public function of the largest module is a trivial helper as often as not
+    # (bottle's `tob`): the tests' direct calls and the branches say where a mutant tells.
+    callers = _test_callers(test_trees)
     for avoid in (at_import, frozenset()):
-        for path, source, tree in parsed:
-            for node in tree.body:
-                if _public_function(node) and node.name not in avoid:
-                    return path.relative_to(root).as_posix(), node.name, source, node
-        for path, source, tree in parsed:
-            for cls in tree.body:
-                if isinstance(cls, ast.ClassDef) and not cls.name.startswith("_"):
-                    for node in cls.body:
-                        if _public_function(node) and node.name not in avoid:
-                            return path.relative_to(root).as_posix(), f"{cls.name}.{node.name}", source, node
+        found = [
+            (Candidate(rel, name, callers.get(node.name, 0), _branches(node)), source, node)
+            for rel, name, source, node in _public_callables(parsed)
+            if node.name not in avoid
+        ]
+        if found:
+            # sorted() is stable: a tie keeps the old order, functions first, largest module first.
+            found.sort(key=lambda f: (-f[0].score, not f[0].callers, not f[0].branches))
+            best, source, node = found[0]
+            return best.module, best.function, source, node, [c for c, _, _ in found[:3]]
     return None
+
+
+def _public_callables(parsed: list[tuple[str, str, ast.Module]]):
+    """(module, qualified name, source, node): every module's public functions, then the public
+    methods of its public classes, the largest module first."""
+    for rel, source, tree in parsed:
+        for node in tree.body:
+            if _public_function(node):
+                yield rel, node.name, source, node
+    for rel, source, tree in parsed:
+        for cls in tree.body:
+            if isinstance(cls, ast.ClassDef) and not cls.name.startswith("_"):
+                for node in cls.body:
+                    if _public_function(node):
+                        yield rel, f"{cls.name}.{node.name}", source, node
+
+
+def _test_callers(test_trees: Sequence[ast.Module]) -> dict[str, int]:
+    """For each name, how many test functions call it (`name(...)` or `x.name(...)`)."""
+    counts: dict[str, int] = {}
+    for tree in test_trees:
+        for _, test in _tests_in("", tree):
+            names = {_called_name(n) for n in ast.walk(test) if isinstance(n, ast.Call)}
+            for name in filter(None, names):
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _branches(function: ast.AST) -> int:
+    count = 0
+    for node in ast.walk(function):
+        if isinstance(node, ast.BoolOp):
+            count += len(node.values) - 1
+        elif isinstance(node, BRANCHES):
+            count += 1
+    return count
 
 
 def _public_function(node: ast.AST) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
