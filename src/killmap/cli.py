@@ -9,7 +9,11 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from killmap.commands.shared import EXIT_ERROR, EXIT_INTERRUPTED
@@ -42,35 +46,81 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    with _ending_signals_interrupt():
+        args = build_parser().parse_args(argv)
+        try:
+            return _dispatch(args)
+        except GateError as exc:
+            print(f"killmap: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        except KeyboardInterrupt as interrupt:
+            return _interrupted(interrupt)
+        except RuntimeError as exc:
+            # ^C while a class is being created (libcst's, imported while the workers start)
+            # reaches us on Python 3.11 wrapped: "Error calling __set_name__", caused by it.
+            behind = _interrupt_behind(exc)
+            if behind is not None:
+                return _interrupted(behind)
+            raise
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread as ^C raises KeyboardInterrupt: so a
+    cancelled CI job or `timeout` unwinds the gate the same way, through every `finally`
+    that stops its workers and removes its scratch folder."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# An interrupted gate's exit code: 130 for ^C, 128 + the signal's number for the others.
+INTERRUPTED_CODES = frozenset({EXIT_INTERRUPTED, *(128 + s for s in ENDING_SIGNALS)})
+
+
+@contextmanager
+def _ending_signals_interrupt() -> Iterator[None]:
+    """While a command runs: SIGTERM and SIGHUP raise Terminated, the first time only (a
+    second must not cut short the stopping of the workers, which is bounded: stop_workers
+    waits 5 s, then SIGKILL). The previous handlers come back after, so main() called in
+    another program leaves its handlers as they were. Only in the main thread, the one that
+    may set handlers. Workers never inherit them: they are started by exec (`python -m
+    killmap.engine.worker`), which resets a Python handler to the default."""
+    raised: list[int] = []
+
+    def handle(signum: int, frame: object) -> None:
+        if not raised:
+            raised.append(signum)
+            raise Terminated(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {signum: signal.signal(signum, handle) for signum in ENDING_SIGNALS}
     try:
-        return _dispatch(args)
-    except GateError as exc:
-        print(f"killmap: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        return _interrupted()
-    except RuntimeError as exc:
-        # ^C while a class is being created (libcst's, imported while the workers start)
-        # reaches us on Python 3.11 wrapped: "Error calling __set_name__", caused by it.
-        if _caused_by_interrupt(exc):
-            return _interrupted()
-        raise
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
-def _interrupted() -> int:
+def _interrupted(interrupt: KeyboardInterrupt) -> int:
+    if isinstance(interrupt, Terminated):
+        name = signal.Signals(interrupt.signum).name
+        print(f"killmap: interrupted by {name}; the working tree was not touched", file=sys.stderr)
+        return 128 + interrupt.signum
     print("killmap: interrupted; the working tree was not touched", file=sys.stderr)
     return EXIT_INTERRUPTED
 
 
-def _caused_by_interrupt(exc: BaseException) -> bool:
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
     seen = 0
     cause: BaseException | None = exc
     while cause is not None and seen < 20:
         if isinstance(cause, KeyboardInterrupt):
-            return True
+            return cause
         cause, seen = cause.__cause__ or cause.__context__, seen + 1
-    return False
+    return None
 
 
 def entry() -> None:
@@ -80,10 +130,10 @@ def entry() -> None:
     (every dataclass's generated methods) as unhandled, even when it was handled, and
     then ends the process by SIGINT instead of the exit code (-2, not 130). An interrupted
     gate has already stopped its workers and removed its sandboxes, so it leaves at once,
-    with its own code.
+    with its own code (130, or 143 and 129 for SIGTERM and SIGHUP, raised the same way).
     """
     code = main()
-    if code == EXIT_INTERRUPTED:
+    if code in INTERRUPTED_CODES:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
