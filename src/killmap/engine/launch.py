@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from killmap.engine.sandbox import OWNER_FILE, owner, remove_abandoned
+from killmap.engine.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.siblings import open_pipes
 
 WorkerProcess = Any  # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives
@@ -112,9 +112,9 @@ class Launch:
     def __init__(self, count: int):
         self.folder = Path(tempfile.mkdtemp(prefix="killmap-start-"))
         # Named by its gate, as a scratch folder is: a gate killed outright leaves it, and the
-        # next one removes it (sandbox.remove_abandoned).
+        # next one removes it, with any scratch folder such a gate left (sandbox.remove_abandoned).
         (self.folder / OWNER_FILE).write_text(owner(), encoding="utf-8")
-        remove_abandoned(self.folder.parent, keep=self.folder)
+        remove_abandoned_everywhere(keep=self.folder)
         self.processes: list[WorkerProcess] | None = None
         self.dismissed = False
         try:

@@ -71,7 +71,7 @@ class Scratch:
     def __init__(self, parent: str | None = None) -> None:
         self.path = Path(tempfile.mkdtemp(prefix="killmap-", dir=parent))
         (self.path / OWNER_FILE).write_text(owner(), encoding="utf-8")
-        remove_abandoned(self.path.parent, keep=self.path)
+        remove_abandoned_everywhere(keep=self.path)
         # Numbers for run folders and basetemps, asked for by every pool thread at once:
         # next() on a count is one atomic step, where `+= 1` and a later read were not.
         self._numbers = itertools.count(1)
@@ -145,6 +145,18 @@ def remove_abandoned(folder: Path, keep: Path) -> None:
             shutil.rmtree(candidate, ignore_errors=True)  # its gate is gone
         except (OSError, ValueError):
             continue  # not a scratch folder, not ours to read, or its gate may be running
+
+
+def remove_abandoned_everywhere(keep: Path) -> None:
+    """remove_abandoned beside `keep` and wherever else a gate may have made its folders:
+    tempfile's choice (the start folder, a scratch under TMPDIR) and the RAM disk (a scratch
+    when no TMPDIR was set). Called as every gate starts, so a gate whose every verdict is
+    cached, which makes no scratch of its own, still clears the RAM disk."""
+    places = {keep.parent, Path(tempfile.gettempdir())}
+    if sys.platform.startswith("linux"):
+        places.add(Path(RAM_DISK))
+    for place in places:
+        remove_abandoned(place, keep)
 
 
 def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
