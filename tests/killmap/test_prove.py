@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from reviewkit import fixture_repo, review, untouched
 
@@ -72,3 +74,23 @@ def test_bad_input_is_one_line_and_exit_2(provable, args, field, words):
     run = review(provable[0], "prove", *args)
     assert run.code == 2, run.stdout + run.stderr
     assert f"field {field!r}" in run.stderr and words in run.stderr
+
+
+def test_prove_with_report_dir_writes_the_verdicts_and_its_proof_there(provable, tmp_path):
+    folder = tmp_path / "prove-reports"
+    run = review(provable[0], "prove", EXACT, "--report-dir", str(folder))
+    assert run.code == 0, run.stdout + run.stderr
+    document = json.loads((folder / "killmap.json").read_text())
+    # Every defect that is not an invariant, judged against its contract with only the given
+    # test run: the kills test discount-wrong names is the one given.
+    verdicts = {m["name"]: m["verdict"] for m in document["mutations"]}
+    assert verdicts == {
+        "member-discount-dropped": "vacuous",
+        "discount-wrong": "held",
+        "label-unit-dropped": "unevidenced",
+    }
+    [proved] = document["prove"]
+    assert proved["test"] == EXACT and proved["sentence"].startswith(f"{EXACT} catches all 2 of the 2")
+    caught = {f["mutation"] for f in proved["findings"] if f["status"] == "caught"}
+    assert caught == {"member-discount-dropped", "discount-wrong"}
+    assert f"reports: {folder / 'killmap.json'}" in run.stdout

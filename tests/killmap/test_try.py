@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -132,3 +133,16 @@ def test_a_symbol_the_file_lacks_is_said_of_the_command_line_not_of_a_catalog(ba
     assert run.code == 2, run.stdout + run.stderr
     assert "field 'TARGET'" in run.stderr and "'no_such_function' not found" in run.stderr
     assert "mutation 'try'" not in run.stderr and ".toml" not in run.stderr
+
+
+def test_try_with_report_dir_writes_the_mutants_reds_there_as_run_writes_its_reports(basic, tmp_path):
+    folder = tmp_path / "try-reports"
+    run = review(basic, "try", CLASSIFY, "--op", "negate", "--condition", "not is_even(n)", "--report-dir", str(folder))
+    assert run.code == 0, run.stdout + run.stderr
+    [entry] = json.loads((folder / "killmap.json").read_text())["mutations"]
+    assert entry["name"] == "try" and entry["op"] == "negate"
+    assert {r["id"] for r in entry["red"]} == {
+        "tests/test_core.py::test_odd_is_refused",
+        "tests/test_core.py::test_even_is_accepted",
+    }
+    assert (folder / "killmap.md").exists() and f"reports: {folder / 'killmap.json'}" in run.stdout

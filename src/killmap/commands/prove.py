@@ -21,7 +21,7 @@ from killmap.commands.trying import UNREADABLE
 from killmap.engine.launch import Launch
 from killmap.errors import GateError
 from killmap.verdict import judge
-from killmap.verdict.lab import LabOptions, load, run_mutations
+from killmap.verdict.lab import LabOptions, LabResult, load, run_mutations
 from killmap.verdict.trial import reaching_tests
 
 CAUGHT, MISSED, NOT_REACHED, NOT_MEASURED = "caught", "missed", "not reached", "not measured"
@@ -91,7 +91,8 @@ def run_prove(
     options: ProveOptions,
     progress: Callable[[str, Any], None] = lambda k, d: None,
     launch: Launch | None = None,
-) -> list[Proof]:
+) -> tuple[list[Proof], LabResult]:
+    """Each given test's proof, and the verdicts they were read from (for the reports)."""
     _, mutations = load(root, LabOptions(catalogs=options.catalogs))
     by_name = {m.name: m for m in mutations}
     for name in options.mutations:
@@ -130,7 +131,7 @@ def run_prove(
             if finding is not None:
                 proof.findings.append(finding)
         proofs.append(proof)
-    return proofs
+    return proofs, result
 
 
 def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Finding | None:

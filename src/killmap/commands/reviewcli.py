@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from killmap.commands.shared import REPORTS_ON_REQUEST_HELP, add_report_options, report_dir
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
@@ -93,7 +94,8 @@ def _add_try(sub) -> None:
         default=None,
         help="the catalog to save into and take [gate] from (default: the only one)",
     )
-    trying.add_argument("--jobs", "-j", type=int, default=min(os.cpu_count() or 1, 2), help="sandboxes")
+    # One mutant and its baseline: a third sandbox would have nothing to run.
+    add_report_options(trying, jobs=min(os.cpu_count() or 1, 2), reports=REPORTS_ON_REQUEST_HELP)
 
 
 def _add_prove(sub) -> None:
@@ -103,7 +105,7 @@ def _add_prove(sub) -> None:
         "--mutation", action="append", default=[], metavar="NAME", help="also run this catalog mutation, reached or not"
     )
     prove.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
-    prove.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel sandboxes")
+    add_report_options(prove, reports=REPORTS_ON_REQUEST_HELP)
 
 
 def dispatch(root: Path, args: argparse.Namespace) -> int:
@@ -167,19 +169,25 @@ def _try(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         catalog=args.catalog,
         jobs=args.jobs,
         cwd=Path.cwd(),
+        reports=_checked_report_dir(args, root),
     )
     return run_try(root, options, lambda line: print(line, flush=True), launch)
 
 
 def _prove(root: Path, args: argparse.Namespace, launch: Launch) -> int:
+    from dataclasses import asdict
+
     from killmap.commands.prove import ProveOptions, render, run_prove
+    from killmap.commands.shared import write_lab_reports
     from killmap.verdict.baseline import baseline_summary
+
+    reports = _checked_report_dir(args, root)
 
     def progress(kind, data) -> None:
         if kind == "baseline-done":
             print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s", flush=True)
 
-    proofs = run_prove(
+    proofs, result = run_prove(
         root,
         ProveOptions(
             tests=tuple(args.tests), mutations=tuple(args.mutation), catalogs=tuple(args.catalogs), jobs=args.jobs
@@ -187,6 +195,23 @@ def _prove(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         progress,
         launch,
     )
+    # The verdicts as the gate's reports, with what prove read from them per test.
+    proved = [{"test": p.test, "sentence": p.sentence(), "findings": asdict(p)["findings"]} for p in proofs]
+    written = write_lab_reports(result, root, reports, {"prove": proved}) if reports else None
     print()
     print(render(proofs), end="")
+    if written:
+        print(written)
     return 1 if any(p.caught_none for p in proofs) else 0
+
+
+def _checked_report_dir(args: argparse.Namespace, root: Path) -> Path | None:
+    """--report-dir as run reads it, refused before anything runs if it cannot be written;
+    None when not given: try and prove write nothing unless asked."""
+    from killmap.report.document import check_report_dir
+
+    if args.report_dir is None:
+        return None
+    folder = report_dir(args.report_dir, root)
+    check_report_dir(folder)
+    return folder

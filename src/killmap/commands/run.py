@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from killmap.commands.shared import EXIT_HELD, add_annotations_option, publish, report_dir
+from killmap.commands.shared import EXIT_HELD, add_annotations_option, add_report_options, publish, report_dir
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
@@ -21,8 +20,7 @@ def add_parser(sub) -> None:
     run = sub.add_parser("run", help="run the gate")
     run.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     run.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this mutation")
-    run.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
-    run.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel sandboxes")
+    add_report_options(run)
     run.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
     run.add_argument(
         "--changed",

@@ -7,12 +7,14 @@ contract failed, 2 bad input, 130 interrupted. Everything a command found is in 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from killmap.catalog.plan import LabOptions
+    from killmap.verdict.lab import LabResult
 
 EXIT_HELD, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -22,6 +24,29 @@ def report_dir(given: Path | None, root: Path) -> Path:
     """The reports' folder: the one given (relative to where the user stands), else reports/."""
     folder = given or root / "reports"
     return folder if folder.is_absolute() else Path.cwd() / folder
+
+
+REPORTS_HELP = "where reports go (default: reports/)"
+# A reviewer's experiment (try, prove) leaves the working tree as it was unless asked.
+REPORTS_ON_REQUEST_HELP = "write the reports (run's formats) into this folder (default: none written)"
+
+
+def add_report_options(command: argparse.ArgumentParser, jobs: int | None = None, reports: str = REPORTS_HELP) -> None:
+    """--report-dir and --jobs, declared once for every command that prints verdicts."""
+    command.add_argument("--report-dir", type=Path, default=None, help=reports)
+    default = jobs if jobs is not None else os.cpu_count() or 1
+    command.add_argument("--jobs", "-j", type=int, default=default, help="parallel sandboxes")
+
+
+def write_lab_reports(result: LabResult, root: Path, folder: Path, extra: dict[str, Any] | None = None) -> str:
+    """A command's verdicts written as the gate's reports (run's writer, run's formats);
+    returns the line that says where."""
+    from killmap.report.document import to_json, write_reports
+
+    document = to_json(result, root)
+    document.update(extra or {})
+    paths = write_reports(document, folder)
+    return f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})"
 
 
 def catalog_options(args: argparse.Namespace) -> LabOptions:

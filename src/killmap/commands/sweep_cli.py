@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from killmap.commands.shared import add_report_options
 from killmap.errors import GateError
 
 
@@ -42,8 +43,7 @@ def add_parser(sub) -> None:
         metavar="PATH",
         help="pytest targets to run instead of the catalog's [gate] tests (repeatable)",
     )
-    sweep.add_argument("--report-dir", type=Path, default=None, help="where reports go (default: reports/)")
-    sweep.add_argument("--jobs", "-j", type=int, default=None, help="parallel sandboxes")
+    add_report_options(sweep)
     sweep.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
     sweep.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     sweep.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
@@ -61,7 +61,6 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
         return _promote(root, args, report_dir)
     if args.name is not None:
         raise GateError("--name goes with --promote ID", field="--name")
-    import os
 
     from killmap.report.console import make_console
     from killmap.report.document import check_report_dir
@@ -72,7 +71,7 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     ops = tuple(dict.fromkeys(op.strip() for op in args.ops.split(",") if op.strip()))
     if not ops or any(op not in OPS for op in ops):
         raise GateError(f"--ops takes a comma-separated list of {', '.join(OPS)}, got {args.ops!r}", field="--ops")
-    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+    jobs = args.jobs
     if jobs < 1:
         raise GateError("--jobs must be at least 1", field="--jobs")
     if args.baseline_runs < 1:

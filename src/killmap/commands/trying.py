@@ -32,6 +32,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from killmap.catalog.reader import GateSettings, entry_mutation, load_catalog
+from killmap.commands.shared import write_lab_reports
 from killmap.engine.launch import Launch
 from killmap.errors import GateError
 from killmap.mutate.pins import pins_for
@@ -66,6 +67,7 @@ class TryOptions:
     catalog: Path | None = None
     jobs: int = 2
     cwd: Path = field(default_factory=Path.cwd)
+    reports: Path | None = None  # where the verdict's reports go: none written when None
 
 
 def _catalog_path(root: Path, options: TryOptions) -> Path | None:
@@ -141,6 +143,8 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
         {mutation.name: mutant},
         launch=launch,
     )
+    if options.reports is not None:
+        say(write_lab_reports(result, root, options.reports))
     verdict = result.verdicts[0]
     if verdict.verdict in UNREADABLE:
         say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")

@@ -1,0 +1,21 @@
+"""Every command that prints verdicts takes the same --report-dir and --jobs (issue 30)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+# red-first runs two trees, one sandbox each: a --jobs would not change how many it uses.
+SHARED = [(c, f) for c in ("run", "try", "prove", "sweep", "red-first") for f in ("--report-dir", "--jobs")]
+SHARED.remove(("red-first", "--jobs"))
+
+
+@pytest.mark.parametrize(("command", "flag"), SHARED)
+def test_every_command_that_prints_verdicts_lists_report_dir_and_jobs_in_its_help(command, flag):
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", command, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert flag in done.stdout
