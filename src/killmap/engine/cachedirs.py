@@ -26,3 +26,10 @@ def displaced_folder(folder: Path | None) -> Path:
 def rewrites_folder(folder: Path | None) -> Path:
     """Where pytest's rewritten test modules are kept between gates (rewrites.py)."""
     return cache_base(folder) / "rewrites"
+
+
+def baseline_red_file(folder: Path | None) -> Path:
+    """Where a red baseline's every failing test id is listed: the refusal names a few."""
+    import time
+
+    return cache_base(folder) / "baseline-red" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"

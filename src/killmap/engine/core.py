@@ -76,6 +76,7 @@ class Engine:
         # Where what a run wrote over the user's files is kept: named once (it is stamped with
         # the time), so every message names the folder that really holds it.
         self.displaced = displaced_folder(cache_dir)
+        self.cache_dir = cache_dir  # where what outlives the gate goes (cachedirs)
         # Every sandbox, the pristine copy, and room for what the runs write beside them.
         self.scratch = Scratch(scratch_parent(_bytes_of(root, files, trees), count + 2))
         self.scratch.kept_rewrites = rewrites_folder(cache_dir)

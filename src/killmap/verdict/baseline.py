@@ -20,6 +20,7 @@ from pathlib import Path
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
+from killmap.engine.cachedirs import baseline_red_file
 from killmap.engine.core import Engine
 from killmap.engine.guard import escaped_note
 from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
@@ -98,7 +99,7 @@ def run_baseline(
     # Incomplete runs first, then flakes (red in one run only is a flake, not red), then red.
     _refuse_incomplete(where, outcomes, engine, timeout)
     _refuse_unstable(where, outcomes)
-    _refuse_red(where, outcomes, settings)
+    _refuse_red(where, outcomes, settings, baseline_red_file(engine.cache_dir))
     first = outcomes[0]
     durations = untraced_durations(outcomes)
     wall = max(o.wall for o in outcomes)
@@ -209,13 +210,12 @@ def _refuse_unstable(where: str, outcomes: list[RunOutcome]) -> None:
         )
 
 
-def _refuse_red(where: str, outcomes: list[RunOutcome], settings: GateSettings) -> None:
+def _refuse_red(where: str, outcomes: list[RunOutcome], settings: GateSettings, listed: Path) -> None:
     for outcome in outcomes:
         if outcome.red:
-            names = ", ".join(sorted(outcome.red))
             denied = settings.confine and any(r.exc_type == "PermissionError" for r in outcome.red.values())
             raise GateError(
-                f"{where} is red, so no verdict could mean anything; failing: {names}"
+                f"{where} is red, so no verdict could mean anything; {red_summary(sorted(outcome.red), listed)}"
                 + (
                     "; a PermissionError there may be the confinement: tests may write only in "
                     "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
@@ -223,6 +223,29 @@ def _refuse_red(where: str, outcomes: list[RunOutcome], settings: GateSettings) 
                     else ""
                 )
             )
+
+
+def red_summary(red: list[str], listed: Path, shown: int = 3) -> str:
+    """The red tests said short: a count, the files with theirs, a few ids, and the way out.
+
+    One line of 244 ids could not be read and said nothing of what to do: every id goes to
+    `listed` instead, a file outside the project that outlives the gate."""
+    by_file = Counter(t.split("::", 1)[0] for t in red)
+    files = [f"{f}: {n}" for f, n in by_file.most_common(shown)]
+    more_files = f", {len(by_file) - shown} more files" if len(by_file) > shown else ""
+    more = f" and {len(red) - shown} more" if len(red) > shown else ""
+    try:
+        listed.parent.mkdir(parents=True, exist_ok=True)
+        listed.write_text("".join(f"{t}\n" for t in red), encoding="utf-8")
+        where = f"all {len(red)} listed in {listed}"
+    except OSError as error:  # the refusal still stands, with what could be said
+        where = f"the full list could not be written to {listed}: {error.strerror}"
+    worst = by_file.most_common(1)[0][0]
+    return (
+        f"{len(red)} failing test(s) ({', '.join(files)}{more_files}): {', '.join(red[:shown])}{more}; "
+        f"{where}; they fail under plain pytest too: fix them, leave them out with "
+        f'[gate] exclude = ["{worst}"] (a file or a test id), or narrow [gate] tests to the files that matter'
+    )
 
 
 def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:
