@@ -37,7 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
     check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
-    init.add_argument("--package", default=None, help="the package to aim at (default: detected)")
+    init.add_argument(
+        "--package",
+        default=None,
+        help="the package or module to aim at: a dotted name (app.routing), a folder or a .py file (default: detected)",
+    )
     reviewcli.add_commands(sub)  # red-first, try, prove
     browse.add_parsers(sub)  # list, show
     pin.add_parser(sub)

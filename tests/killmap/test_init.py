@@ -393,3 +393,71 @@ def test_init_aims_at_a_branching_function_the_tests_call_over_a_trivial_first_h
     assert considered.index("Router.match") < considered.index("tob") < considered.index("Router.add"), done.stdout
     assert "called directly by 3 tests, 4 branches" in done.stdout, done.stdout
     assert "chose Router.match" in done.stdout, done.stdout
+
+
+def _two_packages(root: Path) -> Path:
+    # A framework's shape: the project's own package is the larger, its router a subpackage
+    # init would not pick by itself, and a second, vendored package beside it.
+    return _project(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "app"\nversion = "0"\n',
+            "src/app/__init__.py": "",
+            "src/app/ws.py": "def close_code(code):\n    if code > 1000:\n        return code\n    return 1000\n"
+            + "# The websocket helper: larger than the router, so init aims here by itself.\n" * 3,
+            "src/app/routing/__init__.py": "",
+            "src/app/routing/matcher.py": "def match(path):\n    if path == '/':\n        return 'home'\n"
+            "    return None\n",
+            "src/other/__init__.py": "",
+            "src/other/util.py": "def helper(x):\n    return x\n",
+            "tests/test_app.py": "from app.ws import close_code\n\n\ndef test_close():\n    assert close_code(1)\n",
+        },
+    )
+
+
+def test_init_lists_the_packages_it_saw_and_says_how_to_aim_it_with_package(tmp_path):
+    project = _two_packages(tmp_path / "demo")
+    done = run_gate(project, "init")
+    assert done.code == 0, done.stderr
+    assert "aimed at src/app/ws.py::close_code" in done.stdout, done.stdout
+    assert "packages seen: app (aimed at), other; in app: app.routing, app.ws" in done.stdout, done.stdout
+    assert "aim elsewhere: killmap init --package app.routing" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    "given, package, module",
+    [
+        ("app.routing", "app.routing", "src/app/routing/matcher.py"),
+        ("src/app/routing", "app.routing", "src/app/routing/matcher.py"),
+        ("src/app/routing/", "app.routing", "src/app/routing/matcher.py"),
+        ("app/routing", "app.routing", "src/app/routing/matcher.py"),
+        ("src/app/routing/matcher.py", "app.routing.matcher", "src/app/routing/matcher.py"),
+        ("app.routing.matcher", "app.routing.matcher", "src/app/routing/matcher.py"),
+        ("other", "other", "src/other/util.py"),
+    ],
+)
+def test_package_takes_a_dotted_name_a_folder_or_a_file(tmp_path, given, package, module):
+    plan = detect(_two_packages(tmp_path), given)
+    assert (plan.package, plan.module) == (package, module)
+
+
+def test_init_package_given_as_a_folder_writes_the_catalog_for_that_package(tmp_path):
+    project = _two_packages(tmp_path / "demo")
+    done = run_gate(project, "init", "--package", "src/app/routing")
+    assert done.code == 0, done.stderr
+    assert "aimed at src/app/routing/matcher.py::match" in done.stdout, done.stdout
+    assert (project / "mutations" / "app.routing.toml").is_file()
+    assert run_gate(project, "check").code == 0
+
+
+@pytest.mark.parametrize("given", ["app.nowhere", "src/app/nowhere", "tests/test_app.py", "tests", "../outside"])
+@pytest.mark.parametrize("layout", ["src", "flat"])
+def test_package_that_names_nothing_in_the_source_is_one_line_naming_the_flag(tmp_path, given, layout):
+    root = _two_packages(tmp_path / "demo")
+    if layout == "flat":
+        for name in ("app", "other"):
+            (root / "src" / name).rename(root / name)
+        given = given.replace("src/", "")
+    with pytest.raises(GateError, match="seen: app, other|not a package folder") as caught:
+        detect(root, given)
+    assert caught.value.field == "--package"

@@ -42,8 +42,31 @@ def main(root: Path, package: str | None = None) -> int:
     considered = "; ".join(f"{c.module}::{c.function} ({c.reason()})" for c in plan.considered)
     print(f"  considered: {considered}")
     print(f"  chose {plan.function}: {choice_reason(plan.considered)}")
+    for line in _where_else(plan):
+        print(line)
     print("next: killmap check, then killmap run")
     return 0
+
+
+def _where_else(plan: Plan) -> list[str]:
+    """The packages init saw and how to aim it at another: on a framework it picks one package
+    by name and size, and its core (the router) may be another, or a subpackage of it."""
+
+    def listed(names: list[str]) -> str:
+        shown = ", ".join(names[:8])
+        return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+
+    top = plan.package.split(".")[0]
+    seen = [f"{name} (aimed at)" if name == plan.package else name for name in plan.seen]
+    lines = [f"  packages seen: {listed(seen)}"]
+    if plan.inside:
+        lines[0] += f"; in {top}: {listed(plan.inside)}"
+    aimed = plan.module.removesuffix(".py").replace("/", ".")
+    others = [n for n in plan.inside if not aimed.endswith(n) and n != plan.package]
+    others += [n for n in plan.seen if n != plan.package]
+    example = others[0] if others else plan.package
+    lines.append(f"  aim elsewhere: killmap init --package {example} (a dotted name, a folder or a .py file)")
+    return lines
 
 
 # --- the examples ------------------------------------------------------------------------

@@ -62,6 +62,8 @@ class Plan:
     node: ast.AST | None = None
     examples: list[tuple[str, str, dict[str, object], bool]] = field(default_factory=list)
     considered: list[Candidate] = field(default_factory=list)  # the best three, the chosen first
+    seen: list[str] = field(default_factory=list)  # the packages and modules init found at the top
+    inside: list[str] = field(default_factory=list)  # the aimed package's own subpackages and modules
 
 
 CALLERS_CAP = 3  # past a few direct callers, being called everywhere (a bytes helper) is no merit
@@ -101,12 +103,10 @@ def choice_reason(considered: Sequence[Candidate]) -> str:
 def detect(root: Path, package: str | None = None) -> Plan:
     base, paths, paths_reason = _layout(root)
     candidates = _packages(base)
+    seen = sorted(candidates)
     if package is not None:
-        if package not in candidates:
-            raise GateError(
-                f"no package or module {package!r} under {base.relative_to(root).as_posix() or '.'}", field="--package"
-            )
-        chosen = package
+        chosen, files = _aimed_package(root, base, package, seen)
+        candidates = {**candidates, chosen: files}
     elif not candidates:
         raise GateError(
             f"no Python package or module found under {base.relative_to(root).as_posix() or '.'}"
@@ -138,7 +138,64 @@ def detect(root: Path, package: str | None = None) -> Plan:
     kills, kills_reason = _guess_kills(test_modules, tests, function.split(".")[-1])
     plan = Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason, source, node)
     plan.considered = considered
+    plan.seen = seen
+    top = chosen.split(".")[0]
+    plan.inside = _inside(base / top, top) if (base / top).is_dir() else []
     return plan
+
+
+def _aimed_package(root: Path, base: Path, package: str, seen: list[str]) -> tuple[str, list[Path]]:
+    """`--package` as a dotted name (app.routing), a folder (src/app/routing) or a file
+    (src/app/routing/matcher.py): its dotted name and its source files."""
+    where = base.relative_to(root).as_posix() or "."
+    if "/" in package or "\\" in package or package.endswith(".py"):
+        given = Path(package)
+        path = given if given.is_absolute() else root / given
+        if not path.exists() and not given.is_absolute():
+            path = base / given  # app/routing, written from inside the source folder
+        try:
+            parts = path.resolve().relative_to(base.resolve()).parts
+        except ValueError:
+            parts = ()
+        # A test folder or module is not code to aim at, even in a flat layout.
+        inner = base.joinpath(*parts, *(() if path.is_file() else ("x.py",)))
+        source = bool(parts) and parts[0] not in NOT_PACKAGES and _is_source(inner, base)
+        if not path.exists() or not source or not all(p.removesuffix(".py").isidentifier() for p in parts):
+            raise GateError(f"{package!r} is not a package folder or module file under {where}", field="--package")
+        dotted = ".".join(parts).removesuffix(".py")
+    else:
+        dotted = package
+        names = package.split(".")
+        path = base.joinpath(*names)
+        if not all(n.isidentifier() for n in names) or not path.is_dir():
+            path = path.with_name(names[-1] + ".py")
+    files = (
+        [path]
+        if path.is_file() and path.suffix == ".py"
+        else sorted(p for p in path.rglob("*.py") if _is_source(p, path))
+        if path.is_dir()
+        else []
+    )
+    if not files:
+        raise GateError(
+            f"no package or module {package!r} under {where} (seen: {', '.join(seen) or 'none'}; "
+            "give a dotted name, a folder or a .py file)",
+            field="--package",
+        )
+    return dotted, files
+
+
+def _inside(folder: Path, dotted: str) -> list[str]:
+    """The subpackages and modules directly inside a package, dotted: where else init could aim."""
+    found = []
+    for entry in sorted(folder.iterdir()):
+        name = entry.name.removesuffix(".py")
+        if entry.is_dir() and (entry / "__init__.py").is_file() and _is_source(entry / "x.py", folder):
+            found.append(f"{dotted}.{entry.name}")
+        elif entry.is_file() and entry.suffix == ".py" and name.isidentifier() and not name.startswith("__"):
+            if _is_source(entry, folder):
+                found.append(f"{dotted}.{name}")
+    return found
 
 
 def _layout(root: Path) -> tuple[Path, list[str], str]:
