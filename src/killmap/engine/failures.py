@@ -144,3 +144,14 @@ def _exception_text(exc_type, value) -> str:
 def shorten(text: str, limit: int = 600) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shorten_middle(text: str, limit: int = 1200) -> str:
+    """A traceback cut in its middle: its first line says what failed, its last ones name
+    the exception (a collection error's "E   ModuleNotFoundError: ..." comes after the
+    importlib frames, and a cut at the end lost it)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    half = (limit - 5) // 2
+    return text[:half] + "\n...\n" + text[-half:]

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
-from killmap.engine.failures import describe_failure, real_path, shorten, unrendered_failure
+from killmap.engine.failures import describe_failure, real_path, shorten, shorten_middle, unrendered_failure
 
 
 class Recorder:
@@ -84,7 +84,7 @@ class Recorder:
         if report.failed:
             # Sandbox paths mean nothing to the user: show project-relative ones.
             text = str(report.longrepr).replace(os.getcwd() + os.sep, "")
-            self.emit(event="collect_error", id=report.nodeid, message=shorten(text))
+            self.emit(event="collect_error", id=report.nodeid, message=shorten_middle(text))
 
     def pytest_collection_finish(self, session):
         self.set_collected([item.nodeid for item in session.items])

@@ -106,7 +106,8 @@ def render(console: Console, result: LabResult) -> None:
         style = STYLE.get(v.verdict, "white")
         console.print(f"[{style}]{v.verdict}[/] [bold]{escape(v.name)}[/]: {escape(v.detail)}")
         mutant = result.mutants.get(v.name)
-        console.print(f"  [dim]{explanation(v.verdict, bool(mutant and mutant.mutation.invariant))}[/]")
+        invariant = bool(mutant and mutant.mutation.invariant)
+        console.print(f"  [dim]{explanation(v.verdict, invariant, v.extras.get('broken_cause', ''))}[/]")
         for red in v.red:
             where = f" at {escape(red.raised_at)}" if red.raised_at else ""
             console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")

@@ -70,7 +70,7 @@ def _mutation_entry(verdict: Verdict, mutant: Mutant) -> dict[str, Any]:
         "replacement": _replacement(mutant),
         "note": mutation.note,
         "verdict": verdict.verdict,
-        "explanation": explanation(verdict.verdict, mutation.invariant),
+        "explanation": explanation(verdict.verdict, mutation.invariant, verdict.extras.get("broken_cause", "")),
         "detail": verdict.detail,
         "expected": list(verdict.expected),
         "may_kill": list(mutation.may_kill),

@@ -68,8 +68,19 @@ INVARIANT_HELD = (
 )
 
 
-def explanation(verdict: str, invariant: bool) -> str:
-    """The one-line meaning of a verdict, for the mutation it was given to."""
+# A mutant that compiled but that the tests cannot load under: its detail names the
+# exception, and "does not compile cleanly" would be false.
+BROKEN_BY_CAUSE = {
+    "import": "the mutant compiles, but the tests cannot load under it, so no test judged it",
+    "collection": "the mutant compiles, but the tests cannot load under it, so no test judged it",
+}
+
+
+def explanation(verdict: str, invariant: bool, broken_cause: str = "") -> str:
+    """The one-line meaning of a verdict, for the mutation it was given to (a broken one's
+    by what broke it: the verdict's `broken_cause`)."""
+    if verdict == BROKEN_VERDICT and broken_cause in BROKEN_BY_CAUSE:
+        return BROKEN_BY_CAUSE[broken_cause]
     return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
 
 
@@ -296,9 +307,13 @@ def _collection_failed(case: _Case) -> Verdict | None:
     if not case.run.collect_errors:
         return None
     node, message = case.run.collect_errors[0]
+    # pytest's first line, "ImportError while importing test module", names no exception.
+    what = "does not import under the mutant" if message.startswith("ImportError while importing") else ""
     return case.verdict(
         BROKEN_VERDICT,
-        f"collection failed in {node or 'the session'}: {error_line(message)}",
+        f"{node} {what}: {error_line(message)}"
+        if what and node
+        else f"collection failed in {node or 'the session'}: {error_line(message)}",
         red=case.red_tests,
         extras={"broken_cause": "collection"},
     )
