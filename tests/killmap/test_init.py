@@ -461,3 +461,77 @@ def test_package_that_names_nothing_in_the_source_is_one_line_naming_the_flag(tm
     with pytest.raises(GateError, match="seen: app, other|not a package folder") as caught:
         detect(root, given)
     assert caught.value.field == "--package"
+
+
+_ROUTER = """\
+def route(path):
+    if path.startswith("/"):
+        return path.strip("/").split("/")
+    return None
+
+
+def render(name, value):
+    if value is None:
+        return name
+    return f"{name}={value}"
+"""
+
+
+@pytest.mark.parametrize(
+    "helper, importer",
+    [
+        # the helper calls the target itself at module level
+        ("from demo.core import route\n\nROUTES = route('/a/b')\n", "from helpers import ROUTES"),
+        # through a function of its own, called at module level, imported as tests.helpers
+        (
+            "from demo.core import route\n\n\ndef build_app():\n    return route('/a')\n\n\nAPP = build_app()\n",
+            "from tests.helpers import APP",
+        ),
+        # a class whose constructor calls it, built at module level, imported relatively
+        (
+            "from demo.core import route\n\n\nclass App:\n    def __init__(self):\n        self.routes = route('/')\n"
+            "\n\nAPP = App()\n",
+            "from .helpers import APP",
+        ),
+    ],
+    ids=["direct", "through-a-function", "through-a-constructor"],
+)
+def test_a_target_a_helper_module_of_the_tests_runs_at_import_is_passed_over(tmp_path, helper, importer):
+    # A test module that builds the application at module level runs the router while pytest
+    # collects: a mutant of it would select every test ("runs while tests are collected").
+    tests = (
+        "import pytest\n\nfrom demo.core import render, route\n"
+        + importer
+        + "\n\n\ndef test_route():\n    assert route('/a') == ['a']\n\n\ndef test_route_none():\n"
+        "    assert route('a') is None\n\n\ndef test_render():\n    assert render('a', None) == 'a'\n"
+    )
+    root = _project(
+        tmp_path,
+        {
+            "src/demo/__init__.py": "",
+            "src/demo/core.py": _ROUTER,
+            "tests/__init__.py": "",
+            "tests/helpers.py": helper,
+            "tests/test_core.py": tests,
+        },
+    )
+    plan = detect(root)
+    assert [c.function for c in plan.considered][:1] == ["render"], plan.considered
+    assert not plan.runs_at_import
+
+
+def test_init_says_so_when_every_candidate_runs_while_the_tests_are_collected(tmp_path):
+    project = _project(
+        tmp_path / "demo",
+        {
+            "src/demo/__init__.py": "",
+            "src/demo/core.py": _ROUTER,
+            "tests/helpers.py": "from demo.core import render, route\n\nAPP = [route('/'), render('a', 1)]\n",
+            "tests/test_core.py": "from helpers import APP\nfrom demo.core import route\n\n\n"
+            "def test_route():\n    assert route('/a') == ['a'] and APP\n",
+        },
+    )
+    done = run_gate(project, "init")
+    assert done.code == 0, done.stderr
+    assert "aimed at src/demo/core.py::route" in done.stdout, done.stdout
+    assert "note: route, like every public function here, runs while" in done.stdout, done.stdout

@@ -42,6 +42,11 @@ def main(root: Path, package: str | None = None) -> int:
     considered = "; ".join(f"{c.module}::{c.function} ({c.reason()})" for c in plan.considered)
     print(f"  considered: {considered}")
     print(f"  chose {plan.function}: {choice_reason(plan.considered)}")
+    if plan.runs_at_import:
+        print(
+            f"  note: {plan.function}, like every public function here, runs while the package is imported "
+            "or the tests are collected: a first run may select every test for it"
+        )
     for line in _where_else(plan):
         print(line)
     print("next: killmap check, then killmap run")

@@ -4,7 +4,8 @@ The layout (`src/` or flat: `[gate] paths`) and pytest's test paths (`testpaths`
 pytest.ini, pyproject.toml, tox.ini or setup.cfg, in pytest's order; else `tests/` or
 `test/`: `[gate] tests`); the package (the one the project is named after, else the
 largest, passing over one with nothing to aim at); the function to aim at (among the public
-functions and methods that neither the package nor its tests run while they are imported, the
+functions and methods that neither the package nor its tests (nor the helper modules they
+import) run while they are imported, directly or through a function they call, the
 one the tests call directly that branches most; else the first of the largest module); and a
 guess at the test that guards it.
 """
@@ -64,6 +65,7 @@ class Plan:
     considered: list[Candidate] = field(default_factory=list)  # the best three, the chosen first
     seen: list[str] = field(default_factory=list)  # the packages and modules init found at the top
     inside: list[str] = field(default_factory=list)  # the aimed package's own subpackages and modules
+    runs_at_import: bool = False  # every candidate runs at import or collection: this one too
 
 
 CALLERS_CAP = 3  # past a few direct callers, being called everywhere (a bytes helper) is no merit
@@ -122,8 +124,9 @@ def detect(root: Path, package: str | None = None) -> Plan:
     order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
     test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True))  # read once, used twice
     test_trees = [tree for _, tree in test_modules]
+    helpers = _imported_modules(root, [root / rel for rel, _ in test_modules])
     for chosen in order:
-        aimed = _target(root, candidates[chosen], test_trees)
+        aimed = _target(root, candidates[chosen], test_trees, helpers)
         if aimed is not None:
             break
     else:
@@ -134,10 +137,11 @@ def detect(root: Path, package: str | None = None) -> Plan:
             + (f" (the others: {', '.join(others)})" if others else ""),
             field="--package",
         )
-    module, function, source, node, considered = aimed
+    module, function, source, node, considered, runs_at_import = aimed
     kills, kills_reason = _guess_kills(test_modules, tests, function.split(".")[-1])
     plan = Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason, source, node)
     plan.considered = considered
+    plan.runs_at_import = runs_at_import
     plan.seen = seen
     top = chosen.split(".")[0]
     plan.inside = _inside(base / top, top) if (base / top).is_dir() else []
@@ -328,13 +332,14 @@ def _parsed_trees(root: Path, files: list[Path]) -> list[tuple[str, ast.Module]]
 
 
 def _target(
-    root: Path, files: list[Path], test_trees: Sequence[ast.Module] = ()
-) -> tuple[str, str, str, ast.AST, list[Candidate]] | None:
+    root: Path, files: list[Path], test_trees: Sequence[ast.Module] = (), helpers: Sequence[ast.Module] = ()
+) -> tuple[str, str, str, ast.AST, list[Candidate], bool] | None:
     """Of the public functions, then the public methods of public classes, that nothing runs
     at import: the one the tests call directly that branches most (Candidate.score), ties to
     the first of the largest module; the same again, import or not, when nothing else is
     public; None when the package has no public function or method at all. With it, the best
-    three considered."""
+    three considered, and whether it runs at import after all. `helpers`: the modules the
+    tests import at module level (tests/helpers.py), whose module-level code runs at collection."""
     ranked = sorted(files, key=lambda p: (-p.stat().st_size, p.as_posix()))
     parsed = []
     for path in ranked:
@@ -348,7 +353,7 @@ def _target(
     # `@signature`, attrs' tests calling `fields(C)` at module level) makes a poor first
     # mutation: its mutants run at import or collection, and most break it instead of
     # saying what the tests catch. It is aimed at only when nothing else is public.
-    at_import = _run_at_import([tree for _, _, tree in parsed] + list(test_trees))
+    at_import = _run_at_import([tree for _, _, tree in parsed] + list(test_trees) + list(helpers))
     # The first public function of the largest module is a trivial helper as often as not
     # (bottle's `tob`): the tests' direct calls and the branches say where a mutant tells.
     callers = _test_callers(test_trees)
@@ -362,7 +367,8 @@ def _target(
             # sorted() is stable: a tie keeps the old order, functions first, largest module first.
             found.sort(key=lambda f: (-f[0].score, not f[0].callers, not f[0].branches))
             best, source, node = found[0]
-            return best.module, best.function, source, node, [c for c, _, _ in found[:3]]
+            considered = [c for c, _, _ in found[:3]]
+            return best.module, best.function, source, node, considered, node.name in at_import
     return None
 
 
@@ -412,16 +418,13 @@ def _public_function(node: ast.AST) -> TypeGuard[ast.FunctionDef | ast.AsyncFunc
 
 
 def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
-    """Names the modules call or decorate with outside any function body: at import."""
+    """Names the modules call or decorate with outside any function body: at import; then,
+    by name, what the functions (and the constructors of the classes) so called call in
+    turn, so `APP = build_app()` in a test module rules out what build_app() runs."""
     names: set[str] = set()
 
     def called(expression: ast.AST) -> None:
-        for node in ast.walk(expression):
-            target = node.func if isinstance(node, ast.Call) else None
-            if isinstance(target, ast.Name):
-                names.add(target.id)
-            elif isinstance(target, ast.Attribute):
-                names.add(target.attr)
+        names.update(filter(None, (_called_name(n) for n in ast.walk(expression) if isinstance(n, ast.Call))))
 
     def block(statements: list[ast.stmt]) -> None:
         for statement in statements:
@@ -440,7 +443,96 @@ def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
 
     for tree in trees:
         block(tree.body)
+    calls = _calls_by_name(trees)
+    pending = list(names)
+    while pending:
+        for name in calls.get(pending.pop(), ()):
+            if name not in names:
+                names.add(name)
+                pending.append(name)
     return frozenset(names)
+
+
+def _calls_by_name(trees: list[ast.Module]) -> dict[str, set[str]]:
+    """For each function or method name (every definition of it, merged), the names its body
+    calls; a class's name stands for its constructor (__init__, __new__, __post_init__)."""
+    calls: dict[str, set[str]] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                owners = [node.name]
+            elif isinstance(node, ast.ClassDef):
+                owners = [node.name]
+                node = ast.Module(
+                    body=[m for m in node.body if getattr(m, "name", "") in ("__init__", "__new__", "__post_init__")],
+                    type_ignores=[],
+                )
+            else:
+                continue
+            found = {_called_name(n) for n in ast.walk(node) if isinstance(n, ast.Call)}
+            for owner in owners:
+                calls.setdefault(owner, set()).update(filter(None, found))
+    return calls
+
+
+HELPERS_CAP = 500  # modules followed from the tests' imports: enough for any test suite's own helpers
+
+
+def _imported_modules(root: Path, files: list[Path]) -> list[ast.Module]:
+    """The project's own modules (tests/helpers.py, a support package) that the test modules
+    and conftests import at module level, and that those import in turn: pytest runs their
+    module-level code while it collects. Found where pytest's import modes would find them:
+    beside the importing file, in any folder above it up to the project root, or relative."""
+    tests = {path.resolve() for path in files}  # already read as test modules
+    seen = set(tests)
+    queue, trees = list(files), []
+    while queue and len(seen) < HELPERS_CAP:
+        path = queue.pop(0)
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        if path.resolve() not in tests:
+            trees.append(tree)
+        for found in _import_targets(root, path, tree):
+            if found.resolve() not in seen:
+                seen.add(found.resolve())
+                queue.append(found)
+    return trees
+
+
+def _import_targets(root: Path, path: Path, tree: ast.Module):
+    """The files under root that the module's module-level imports may load."""
+    folders = [path.parent, *[f for f in path.parent.parents if f == root or root in f.parents]]
+    for statement in _module_level(tree.body):
+        names: list[tuple[list[str], list[str]]]
+        if isinstance(statement, ast.Import):
+            names, bases = [(a.name.split("."), []) for a in statement.names], folders
+        elif isinstance(statement, ast.ImportFrom) and statement.level <= len(path.parents):
+            module = statement.module.split(".") if statement.module else []
+            names = [(module, [a.name for a in statement.names])]
+            bases = [path.parents[statement.level - 1]] if statement.level else folders
+        else:
+            continue
+        for parts, imported in names:
+            # `from x import y`: y may be a module of package x, or a name in x.
+            wheres = [folder.joinpath(*parts, *tail) for folder in bases for tail in [[], *([n] for n in imported)]]
+            for where in wheres:
+                for candidate in (where.with_name(where.name + ".py"), where / "__init__.py"):
+                    inside = candidate.relative_to(root).parts if root in candidate.parents else ("..",)
+                    if candidate.is_file() and not any(p.startswith(".") or p == "site-packages" for p in inside):
+                        yield candidate
+
+
+def _module_level(statements: list[ast.stmt]):
+    """The statements that run at import: the module's own, and those inside its if and try
+    blocks (`try: import x`), not inside functions or classes."""
+    for statement in statements:
+        yield statement
+        if isinstance(statement, (ast.If, ast.Try)):
+            yield from _module_level(statement.body + statement.orelse)
+            if isinstance(statement, ast.Try):
+                yield from _module_level(statement.finalbody + [s for h in statement.handlers for s in h.body])
 
 
 def _guess_kills(test_modules: list[tuple[str, ast.Module]], tests: list[str], name: str) -> tuple[str, str]:
