@@ -103,6 +103,36 @@ def test_a_collection_error_is_reported(tmp_path):
     assert any("collection of tests failed in tests/test_syntax.py" in line for line in lines), lines
 
 
+def test_a_test_module_that_does_not_import_is_said_once_whole_and_by_its_file(tmp_path):
+    # Two [gate] settings both collect the failing module, and its import goes through a
+    # chain of modules: pytest's text grows past 600 characters before the line that names
+    # the exception. Seen as each failure twice, two of them cut at "No module name...".
+    from gatekit import write_project
+
+    chain = {f"pkg/m{i}.py": f"import pkg.m{i + 1}  # noqa: F401\n" for i in range(12)}
+    chain["pkg/m12.py"] = "import pkg._paths_that_are_gone  # noqa: F401\n"
+    entry = 'target = "pkg/__init__.py::one"\nop = "constant-return"\nkills = ["tests/test_pkg.py::test_one"]\n'
+    project = write_project(
+        tmp_path / "proj",
+        {
+            **chain,
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": "def one():\n    return 1\n",
+            "tests/test_pkg.py": "import pkg\n\n\ndef test_one():\n    assert pkg.one() == 1\n",
+            "tests/test_codec.py": "import pkg.m0  # noqa: F401\n\n\ndef test_codec():\n    pass\n",
+            "mutations/a.toml": f'[gate]\ntests = ["tests"]\n\n[[mutation]]\nname = "a"\nvalue = "0"\n{entry}',
+            "mutations/b.toml": (
+                '[gate]\ntests = ["tests/test_codec.py", "tests/test_pkg.py"]\n\n'
+                f'[[mutation]]\nname = "b"\nvalue = "2"\n{entry}'
+            ),
+        },
+    )
+    lines = _problems(run_gate(project, "check"))
+    said = [line for line in lines if "tests/test_codec.py" in line]
+    assert len(said) == 1, lines
+    assert said[0].endswith("ModuleNotFoundError: No module named 'pkg._paths_that_are_gone'"), said
+
+
 def test_a_collection_that_writes_into_the_working_tree_is_reported_and_the_file_restored(tmp_path):
     project = copy_fixture("basic", tmp_path)
     victim = project / "README.md"

@@ -63,10 +63,10 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.append(exc)
         return result
     for settings, group in groups.items():
-        ids, errors = collected[settings]
+        ids, errors, failed = collected[settings]
         result.collected += len(ids)
         result.problems.extend(errors)
-        if errors:
+        if failed:
             continue  # ids from a failed collection would only add noise
         result.problems.extend(_unresolved_ids(group, TestIndex(ids), settings))
     return result
@@ -118,8 +118,9 @@ def _unresolved_ids(group: list[Mutation], index: TestIndex, settings: GateSetti
 
 def _collect(
     root: Path, settings_list: list[GateSettings], launch: Launch | None = None
-) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError]]]:
-    """pytest's collection for each [gate] setting, in one warm worker's sandbox.
+) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError], bool]]:
+    """pytest's collection for each [gate] setting, in one warm worker's sandbox: its ids,
+    its problems, and whether it failed (a file that fails in several is said once).
 
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
@@ -128,7 +129,8 @@ def _collect(
     from killmap.engine.guard import escaped_note
     from killmap.engine.runner import Scenario
 
-    found: dict[GateSettings, tuple[tuple[str, ...], list[GateError]]] = {}
+    found: dict[GateSettings, tuple[tuple[str, ...], list[GateError], bool]] = {}
+    said: set[str] = set()
     with Engine(root, project_files(root), 1, launch=launch) as engine:
         worker = engine.workers[0]
         for index, settings in enumerate(settings_list):
@@ -150,14 +152,18 @@ def _collect(
             if outcome.status == "timeout":
                 errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
             for node, message in outcome.collect_errors:
-                errors.append(GateError(f"{where} failed in {node or 'the session'}: {error_line(message)}"))
-            if not errors and not outcome.finished:
+                failure = f"{node or 'the session'}: {error_line(message)}"
+                if failure not in said:
+                    said.add(failure)
+                    errors.append(GateError(f"{where} failed in {failure}"))
+            failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
+            if not failed and not outcome.finished:
                 errors.append(GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-300:]}"))
-            if not errors and refused_arguments(outcome):
+            if not failed and refused_arguments(outcome):
                 errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
-            if not errors and not outcome.collected:
+            if not failed and not outcome.collected:
                 errors.append(GateError(f"{where}: no tests collected"))
-            found[settings] = (outcome.collected, errors)
+            found[settings] = (outcome.collected, errors, bool(failed or errors))
     return found
 
 
