@@ -75,6 +75,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
 def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
     """What building each mutant tells without pytest: it builds, its pins hold, it applies
     and is valid, and each invariant's control fires at its site."""
+    from killmap.mutate.blame import broken_field, not_applied_field
     from killmap.mutate.mutants import Sources, build_mutant
     from killmap.mutate.pins import check_pins
     from killmap.mutate.validity import check_mutant
@@ -94,11 +95,11 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
         if stale:
             problems.append(mutation.fail(f"stale pin: {stale}", "pin"))
         if not mutant.applied:
-            problems.append(mutation.fail(f"not applied: {mutant.reason}", "op"))
+            problems.append(mutation.fail(f"not applied: {mutant.reason}", not_applied_field(mutation, mutant.reason)))
             continue
         validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
         if not validity.ok:
-            problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", "op"))
+            problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", broken_field(mutation)))
     problems.extend(control_site_problems(mutations, mutants))
     return problems
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ExpressionContext, ExpressionContextProvider
 
+from killmap.mutate.blame import near_miss
 from killmap.mutate.cst_tree import (
     ATOMS,
     call_matches,
@@ -49,7 +50,21 @@ def _op_replace(root, wrapper, scope, mutation, original):
     while at >= 0:
         sites.append(start + at)
         at = region.find(old, at + len(old))
+    if not sites and old:
+        raise _NotApplicable(_matched_nowhere(mutation, original, start, region))
     return original[:start] + region.replace(old, new) + original[end:], sites
+
+
+def _matched_nowhere(mutation, original: str, start: int, region: str) -> str:
+    """The not-applied reason of an `old` found nowhere, with its near-miss when there is one:
+    an `old` copied with the target's last line and its newline matches nothing, since the
+    target's text ends before that newline."""
+    said = f"op 'replace' matched 0 site(s) in {mutation.target}, expected {mutation.count}"
+    near = near_miss(mutation.param("old"), region)
+    if near is None:
+        return said
+    at, differs = near
+    return f"{said}; nearly at line {original.count(chr(10), 0, start + at) + 1}: {differs}"
 
 
 def _op_delete_call(root, wrapper, scope, mutation, original):

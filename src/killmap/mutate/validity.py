@@ -91,6 +91,19 @@ def _line_free_args(message) -> tuple[str, ...]:
     return tuple(str(a) for a in args)
 
 
+def _with_line(text: str, mutated: str) -> str:
+    """'line 160: undefined name x' with the mutant's line 160 shown: the line is the
+    catalog's text spliced in, which the user never sees whole otherwise."""
+    number, _, message = text.partition(": ")
+    lines = mutated.splitlines()
+    try:
+        index = int(number.removeprefix("line ")) - 1
+        shown = lines[index].strip() if index >= 0 else ""
+    except (ValueError, IndexError):
+        return text
+    return f"{number} `{shown}`: {message}" if shown else text
+
+
 @functools.lru_cache(maxsize=32)
 def _original_findings(original: str, filename: str) -> Counter:
     """Many mutations share one original file: check it once."""
@@ -116,14 +129,21 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
                 "; before Python 3.12 an f-string's braces may not hold its own quote character: "
                 "write the value with the other quotes"
             )
-        return Validity(False, f"the mutant does not parse: {exc.msg} (line {exc.lineno}){hint}", "syntax")
+        # The line from the mutant, not exc.text: Python reads that from the file on disk, when
+        # the target's path exists there, and would show the original's line.
+        where = _with_line(f"line {exc.lineno}: ", mutated).removesuffix(": ")
+        return Validity(False, f"the mutant does not parse: {exc.msg} ({where}){hint}", "syntax")
     before = _original_findings(original, filename)
     after = _findings(tree, filename)
     added = Counter(f[:2] for f in after) - before
     for kind, args in list(added):
         if kind in NAME_FINDINGS and before[(kind, args)]:
             del added[(kind, args)]
-    fatal = [text for kind, args, text in after if (kind, args) in added and kind not in DEAD_CODE_FINDINGS]
+    fatal = [
+        _with_line(text, mutated)
+        for kind, args, text in after
+        if (kind, args) in added and kind not in DEAD_CODE_FINDINGS
+    ]
     dead = [text for kind, args, text in after if (kind, args) in added and kind in DEAD_CODE_FINDINGS]
     if fatal:
         return Validity(
