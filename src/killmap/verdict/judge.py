@@ -504,10 +504,25 @@ def _vacuous(case: _Case) -> Verdict | None:
     )
     return case.verdict(
         VACUOUS,
-        f"{said}{caught}",
+        f"{said}{caught}{_maybe_equivalent(case)}",
         red=case.red_tests,
         missing=tuple(green_kill_tests or missing),
         unexpected=unexpected,
+    )
+
+
+def _maybe_equivalent(case: _Case) -> str:
+    """When nothing at all went red and the change is of a kind that often leaves behaviour as
+    it was (re.match -> re.fullmatch on an anchored pattern), "does not guard" may be wrong:
+    no test can catch an equivalent mutant. Said as a possibility, "" otherwise."""
+    from killmap.verdict.equivalence import maybe_equivalent
+
+    why = None if case.red_ids else maybe_equivalent(case.mutation)
+    if why is None:
+        return ""
+    return (
+        f"; no test reached a different outcome, and the change may be equivalent: {why}. "
+        "If it is, no test can catch it: aim the mutation at a defect that changes behaviour"
     )
 
 
