@@ -116,6 +116,7 @@ class RunOutcome:
     fallback: str = ""  # why a swap fell back to a fresh session
     tracer: str = ""  # what recorded its coverage, when traced
     session_seconds: float = 0.0  # a fork's: what its collected session took to collect
+    stuck: str = ""  # stopped at its limit: "busy" (using the CPU) or "idle"; "": cannot say
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -190,6 +191,7 @@ def read_outcome(
         fallback=response.get("fallback", ""),
         tracer=final.get("tracer", ""),
         session_seconds=response.get("session_seconds", 0.0),
+        stuck=response.get("stuck", ""),
     )
 
 

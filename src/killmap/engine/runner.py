@@ -363,6 +363,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         untraced=frozenset(untraced),
         tracer=tracers_of(segments),
         session_seconds=max(o.session_seconds for o in segments),
+        stuck=last.stuck,
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})),
     )

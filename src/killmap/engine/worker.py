@@ -33,6 +33,7 @@ from killmap.engine.sandbox import copy_files
 from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.session import FALLBACK, SessionServer
 from killmap.engine.siblings import fork_siblings, pipes_from
+from killmap.engine.stuck import CpuSample, cpu_seconds, watch_window
 from killmap.engine.warm import warm_worker
 
 _current_child: list[int] = []
@@ -166,6 +167,9 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         _child(request)
     _current_child.append(pid)
     deadline = started + request["timeout"]
+    watch_from = deadline - watch_window(request["timeout"])
+    sample: CpuSample | None = None
+    stuck = ""
     pause = 0.0005
     timed_out = False
     while True:
@@ -174,8 +178,11 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
             break
         if os.getppid() != parent:
             _terminate(signal.SIGTERM, None)
+        if sample is None and time.perf_counter() >= watch_from:
+            sample = CpuSample(cpu_seconds(pid), time.perf_counter())
         if time.perf_counter() >= deadline:
             timed_out = True
+            stuck = sample.state(pid, time.perf_counter()) if sample else ""
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
@@ -196,6 +203,7 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         "status": "timeout" if timed_out else "done",
         "child_exit": os.waitstatus_to_exitcode(status),
         "wall": wall,
+        "stuck": stuck,
     }
 
 
@@ -352,7 +360,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     pid = _ask_for_fork(server, request, started)
     if pid is None:
         return None, "the collected session ended"
-    done, timed_out = _wait_for_fork(server, request, pid, started)
+    done, timed_out, stuck = _wait_for_fork(server, request, pid, started)
     if done is None:  # the server itself is gone: nothing it said can be trusted
         if server in _servers:
             _servers.remove(server)
@@ -368,6 +376,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         "wall": time.perf_counter() - started,
         "path": "swap",
         "session_seconds": round(server.collect_seconds, 4),
+        "stuck": stuck,
     }, ""
 
 
@@ -398,14 +407,20 @@ def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> i
 
 def _wait_for_fork(
     server: _Server, request: dict[str, Any], pid: int, started: float
-) -> tuple[dict[str, Any] | None, bool]:
-    """The server's word that the fork ended (None if the server is gone), and whether it was
-    killed at its limit; everything the fork started is killed either way."""
+) -> tuple[dict[str, Any] | None, bool, str]:
+    """The server's word that the fork ended (None if the server is gone), whether it was
+    killed at its limit, and then whether it was busy or idle (stuck.py); everything the fork
+    started is killed either way."""
     _current_child.append(pid)
     # A fork does not collect: its limit is not charged for the collection a fresh session
     # pays (trial.Limits); a fallback below gets the fresh limit from its own start.
-    done = _read_line(server, started + request.get("swap_timeout", request["timeout"]))
+    limit = request.get("swap_timeout", request["timeout"])
+    done = _read_line(server, started + limit - watch_window(limit))
+    sample = CpuSample(cpu_seconds(pid), time.perf_counter())
+    if done is None:
+        done = _read_line(server, started + limit)
     timed_out = done is None
+    stuck = sample.state(pid, time.perf_counter()) if timed_out else ""
     if timed_out:
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -418,7 +433,7 @@ def _wait_for_fork(
     except OSError:
         pass
     kill_descendants(keep=_server_pids() + tuple(_siblings))
-    return done, timed_out
+    return done, timed_out, stuck
 
 
 def _child(request: dict[str, Any]) -> None:

@@ -53,7 +53,7 @@ EXPLANATIONS = {
     WRONG_CAUSE: "require = 'assertion', but a kills test went red by a crash or an error instead of asserting",
     NOT_APPLIED: "the mutation matched the wrong number of sites or changed nothing: fix the catalog entry",
     BROKEN_VERDICT: "the mutant does not compile cleanly or was not the code that ran: its reds prove nothing",
-    TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an infinite loop is a finding",
+    TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an endless loop or wait is a finding",
     FLAKY: "a re-run of the same mutant disagreed with the first run: fix the flaky test first",
     STALE: "the target changed since it was pinned: review the mutation, then run 'killmap pin'",
     UNEVIDENCED: "nothing proves this verdict: no test reached the mutated code, or its control did not hold",
@@ -255,7 +255,7 @@ def _timed_out(case: _Case) -> Verdict | None:
     run, evidence = case.run, case.evidence
     if run.status != "timeout":
         return None
-    where = f" (in {run.in_progress})" if run.in_progress else ""
+    where = _stuck_in(run)
     if evidence.selected_baseline_seconds >= evidence.timeout:
         return case.verdict(
             INCONCLUSIVE,
@@ -270,6 +270,23 @@ def _timed_out(case: _Case) -> Verdict | None:
         f"{evidence.selected_baseline_seconds:.2f}s unmutated",
         red=case.red_tests,
     )
+
+
+# What a run stopped at its limit was doing then (engine/stuck.py): the fix for a loop and
+# for a wait differ, and "an infinite loop" was once said of both.
+_STUCK = {
+    "busy": "busy: it kept the CPU running to the end, as a loop that never ends does",
+    "idle": "idle: it used almost no CPU at the end, waiting on something that never came "
+    "(a sleep, a lock, an await, a socket, a subprocess)",
+}
+
+
+def _stuck_in(run: RunOutcome) -> str:
+    """ " (in tests/t.py::test_x, busy: ...)": the test that was running when the limit
+    came, and whether it was busy or idle, as far as either is known."""
+    said = [f"in {run.in_progress}"] if run.in_progress else []
+    said += [_STUCK[run.stuck]] if run.stuck in _STUCK else []
+    return f" ({', '.join(said)})" if said else ""
 
 
 def _incomplete(case: _Case) -> Verdict | None:
