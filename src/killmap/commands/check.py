@@ -27,6 +27,17 @@ EXIT_OK, EXIT_ERROR = 0, 2
 COLLECT_TIMEOUT = 300.0
 
 
+@dataclass(frozen=True)
+class Collection:
+    """One [gate] setting's collection: its ids, its problems, whether it failed (a file that
+    fails in several is said once), and the tests the project's options deselect, with what."""
+
+    ids: tuple[str, ...]
+    problems: list[GateError]
+    failed: bool
+    deselected: dict[str, str]
+
+
 @dataclass
 class CheckResult:
     catalogs: int = 0
@@ -63,12 +74,12 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.append(exc)
         return result
     for settings, group in groups.items():
-        ids, errors, failed = collected[settings]
-        result.collected += len(ids)
-        result.problems.extend(errors)
-        if failed:
+        collection = collected[settings]
+        result.collected += len(collection.ids)
+        result.problems.extend(collection.problems)
+        if collection.failed:
             continue  # ids from a failed collection would only add noise
-        result.problems.extend(_unresolved_ids(group, TestIndex(ids), settings))
+        result.problems.extend(_unresolved_ids(group, collection, settings))
     return result
 
 
@@ -104,24 +115,37 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
     return problems
 
 
-def _unresolved_ids(group: list[Mutation], index: TestIndex, settings: GateSettings) -> list[GateError]:
+def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
     """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
+    index, deselected = TestIndex(collection.ids), TestIndex(tuple(collection.deselected))
     problems = []
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:
-                if not index.names_any(entry):
-                    problems.append(
-                        mutation.fail(f"{entry!r} matches no collected test (under {', '.join(settings.tests)})", key)
-                    )
+                if index.names_any(entry):
+                    continue
+                under = ", ".join(settings.tests)
+                named = deselected.named_by(entry)
+                if named:
+                    problems.append(mutation.fail(deselected_note(entry, named, collection.deselected, under), key))
+                else:
+                    problems.append(mutation.fail(f"{entry!r} matches no collected test (under {under})", key))
     return problems
+
+
+def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:
+    """A contract entry that names tests which exist and are deselected: not a typo."""
+    return (
+        f"{entry!r} names {len(named)} test(s) that exist but are deselected by {by[named[0]]}"
+        f" (under {under}; first: {named[0]}): the gate runs only what pytest selects, so name a"
+        " selected test, or change the options that deselect it"
+    )
 
 
 def _collect(
     root: Path, settings_list: list[GateSettings], launch: Launch | None = None
-) -> dict[GateSettings, tuple[tuple[str, ...], list[GateError], bool]]:
-    """pytest's collection for each [gate] setting, in one warm worker's sandbox: its ids,
-    its problems, and whether it failed (a file that fails in several is said once).
+) -> dict[GateSettings, Collection]:
+    """pytest's collection for each [gate] setting, in one warm worker's sandbox.
 
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
@@ -130,7 +154,7 @@ def _collect(
     from killmap.engine.guard import escaped_note
     from killmap.engine.runner import Scenario
 
-    found: dict[GateSettings, tuple[tuple[str, ...], list[GateError], bool]] = {}
+    found: dict[GateSettings, Collection] = {}
     said: set[str] = set()
     with Engine(root, project_files(root), 1, launch=launch) as engine:
         worker = engine.workers[0]
@@ -164,7 +188,8 @@ def _collect(
                 errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
             if not failed and not outcome.collected:
                 errors.append(GateError(f"{where}: no tests collected"))
-            found[settings] = (outcome.collected, errors, bool(failed or errors))
+            deselected = dict(outcome.deselected)
+            found[settings] = Collection(outcome.collected, errors, bool(failed or errors), deselected)
     return found
 
 

@@ -98,6 +98,7 @@ class RunOutcome:
     tests: dict[str, TestResult] = field(default_factory=dict)
     collect_errors: tuple[tuple[str, str], ...] = ()
     conftest_error: tuple[str, str] | None = None  # (conftest, error) when one did not load
+    deselected: tuple[tuple[str, str], ...] = ()  # (test, what deselected it): -m, -k, --deselect
     in_progress: str | None = None
     exit_code: int | None = None
     proof: dict[str, Any] | None = None
@@ -178,6 +179,7 @@ def read_outcome(
         tests=events.tests,
         collect_errors=tuple(events.errors),
         conftest_error=events.conftest,
+        deselected=tuple(events.deselected),
         in_progress=events.started,
         exit_code=final.get("exit_code"),
         proof=final.get("proof"),
@@ -203,6 +205,7 @@ class _Events:
     tests: dict[str, TestResult]
     errors: list[tuple[str, str]]
     conftest: tuple[str, str] | None
+    deselected: list[tuple[str, str]]
     started: str | None  # the test that started and never reported: where the run stopped
     final: dict[str, Any]
 
@@ -213,6 +216,7 @@ def _read_events(events_path: Path) -> _Events:
     collected: list[str] = []
     errors: list[tuple[str, str]] = []
     conftest: tuple[str, str] | None = None
+    deselected: list[tuple[str, str]] = []
     started: str | None = None
     final: dict[str, Any] = {}
     if events_path.exists():
@@ -230,6 +234,8 @@ def _read_events(events_path: Path) -> _Events:
                 errors.append((event["id"], event["message"]))
             elif kind == "conftest_error":
                 conftest = (event["path"], event["message"])
+            elif kind == "deselected":
+                deselected.extend((test_id, event["by"]) for test_id in event["ids"])
             elif kind == "start":
                 started = event["id"]
             elif kind == "test":
@@ -255,4 +261,4 @@ def _read_events(events_path: Path) -> _Events:
                     started = None
             elif kind == "final":
                 final = event
-    return _Events(collected, tests, errors, conftest, started, final)
+    return _Events(collected, tests, errors, conftest, deselected, started, final)

@@ -89,6 +89,12 @@ class Recorder:
     def pytest_collection_finish(self, session):
         self.set_collected([item.nodeid for item in session.items])
 
+    def pytest_deselected(self, items):
+        """Tests that exist and that the options deselect (`-m "not internal"` in the project's
+        addopts): a contract that names one is told so, not that it is a typo."""
+        if items:
+            self.emit(event="deselected", ids=[item.nodeid for item in items], by=deselected_by(items))
+
     def set_collected(self, ids: list[str]) -> None:
         self.collected = ids
         self.emit(event="collected", ids=ids)
@@ -283,6 +289,21 @@ class Recorder:
 
     def close(self) -> None:
         self.events.close()
+
+
+def deselected_by(items: list) -> str:
+    """What deselected these tests, in the words of the option that did. pytest calls
+    `pytest_deselected` once per deselection (--deselect, -k, -m), so one call has one cause."""
+    config = items[0].config
+    prefixes = tuple(config.getoption("deselect", None) or ())
+    if prefixes and all(item.nodeid.startswith(prefixes) for item in items):
+        return "--deselect (a [gate] exclude, or the project's pytest options)"
+    said = []
+    if config.getoption("markexpr", ""):
+        said.append(f"the marker expression {config.getoption('markexpr')!r} (-m)")
+    if config.getoption("keyword", ""):
+        said.append(f"the keyword expression {config.getoption('keyword')!r} (-k)")
+    return " or ".join(said) or "a pytest plugin"
 
 
 def trace_claims_of(request: dict[str, Any]) -> str | None:

@@ -349,6 +349,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         collected=tuple(collected),
         tests=tests,
         collect_errors=tuple(e for o in segments for e in o.collect_errors),
+        deselected=segments[0].deselected,
         in_progress=last.in_progress if last.status != "done" else None,
         exit_code=finished[-1].exit_code if finished else last.exit_code,
         proof=finished[-1].proof if finished else None,
