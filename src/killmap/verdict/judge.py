@@ -267,9 +267,21 @@ def _timed_out(case: _Case) -> Verdict | None:
     return case.verdict(
         TIMEOUT,
         f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
-        f"{evidence.selected_baseline_seconds:.2f}s unmutated",
+        f"{evidence.selected_baseline_seconds:.2f}s unmutated{_never_ran(case)}",
         red=case.red_tests,
     )
+
+
+def _never_ran(case: _Case) -> str:
+    """The selected tests a timed-out run never reached, the kills tests among them first: a
+    hang in one test ends the run, and a kills test after it proved nothing either way."""
+    run = case.run
+    left = [t for t in case.base.get("selected", ()) if t not in run.tests and t != run.in_progress]
+    if not left:
+        return ""
+    kills = [t for t in left if any(matches(entry, t) for entry in case.mutation.kills)]
+    said = f"; {len(left)} selected test(s) never ran: {_some(tuple(kills + [t for t in left if t not in kills]))}"
+    return said + (f" ({len(kills)} of them in kills)" if kills else "")
 
 
 # What a run stopped at its limit was doing then (engine/stuck.py): the fix for a loop and
