@@ -133,20 +133,33 @@ def test_a_test_module_that_does_not_import_is_said_once_whole_and_by_its_file(t
     assert said[0].endswith("ModuleNotFoundError: No module named 'pkg._paths_that_are_gone'"), said
 
 
-def test_a_kills_test_the_projects_marker_expression_deselects_is_said_to_be_deselected_not_missing(tmp_path):
-    # `-m "not internal"` in the project's own addopts: the test exists, pytest deselects it.
-    # It was reported as "matches no collected test", as if the id were a typo.
+def _internal_test_deselected(root):
     from gatekit import one_mutation_project
 
     project = one_mutation_project(
-        tmp_path / "proj",
+        root,
         "def one():\n    return 1\n",
         "import pytest\n\nimport pkg\n\n\n@pytest.mark.internal\ndef test_one():\n    assert pkg.one() == 1\n"
         "\n\ndef test_other():\n    assert pkg.one()\n",
     )
     with (project / "pyproject.toml").open("a") as toml:
         toml.write('\n[tool.pytest.ini_options]\naddopts = "-m \'not internal\'"\nmarkers = ["internal: not for CI"]\n')
-    [line] = _problems(run_gate(project, "check"))
+    return project
+
+
+def test_run_says_a_kills_test_the_projects_marker_expression_deselects_is_deselected_not_missing(tmp_path):
+    gate = run_gate(_internal_test_deselected(tmp_path / "proj"), "run", "--no-cache")
+    assert gate.code == 2, (gate.stdout, gate.stderr)
+    assert "Traceback" not in gate.stderr
+    [line] = [line for line in gate.stderr.splitlines() if line.startswith("killmap: ")]
+    assert "'tests/test_pkg.py::test_one'" in line and "field 'kills'" in line, line
+    assert "deselected by the marker expression 'not internal'" in line, line
+
+
+def test_a_kills_test_the_projects_marker_expression_deselects_is_said_to_be_deselected_not_missing(tmp_path):
+    # `-m "not internal"` in the project's own addopts: the test exists, pytest deselects it.
+    # It was reported as "matches no collected test", as if the id were a typo.
+    [line] = _problems(run_gate(_internal_test_deselected(tmp_path / "proj"), "check"))
     assert "'tests/test_pkg.py::test_one'" in line and "field 'kills'" in line, line
     assert "deselected by the marker expression 'not internal'" in line, line
     assert "matches no collected test" not in line, line

@@ -117,6 +117,8 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
 
 def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
     """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
+    from killmap.verdict.baseline import deselected_note
+
     index, deselected = TestIndex(collection.ids), TestIndex(tuple(collection.deselected))
     problems = []
     for mutation in group:
@@ -131,15 +133,6 @@ def _unresolved_ids(group: list[Mutation], collection: Collection, settings: Gat
                 else:
                     problems.append(mutation.fail(f"{entry!r} matches no collected test (under {under})", key))
     return problems
-
-
-def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:
-    """A contract entry that names tests which exist and are deselected: not a typo."""
-    return (
-        f"{entry!r} names {len(named)} test(s) that exist but are deselected by {by[named[0]]}"
-        f" (under {under}; first: {named[0]}): the gate runs only what pytest selects, so name a"
-        " selected test, or change the options that deselect it"
-    )
 
 
 def _collect(

@@ -30,7 +30,7 @@ import pytest
 
 from killmap.engine.failures import warm_real_paths
 from killmap.engine.monitor import LineMonitor
-from killmap.engine.plugin import Recorder, conclude_run, modules_from_working_tree, trace_claims_of
+from killmap.engine.plugin import Recorder, conclude_run, deselected_by, modules_from_working_tree, trace_claims_of
 from killmap.engine.swap import LiveFunctions, swap_in
 
 FALLBACK = 75  # the fork's exit status for "run me in a fresh session instead"
@@ -53,6 +53,12 @@ class SessionServer:
         self.prepare = list(prepare or ())  # files mutants will be swapped into: compiled once
         self.coverage = coverage  # started before collection, when a traced run needs it
         self.functions: LiveFunctions | None = None
+        self.deselected: list[tuple[list[str], str]] = []  # what collection deselected, and by what
+
+    def pytest_deselected(self, items):
+        # Collected once, here: each fork's recorder says it, as a fresh session's would.
+        if items:
+            self.deselected.append(([item.nodeid for item in items], deselected_by(items)))
 
     def _say(self, **message: Any) -> None:
         self.responses.write(json.dumps(message) + "\n")
@@ -172,6 +178,8 @@ def _start_recording(server: SessionServer, session, request: dict[str, Any], it
     session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
     session.items[:] = items
     recorder.set_collected([item.nodeid for item in items])
+    for ids, by in server.deselected:
+        recorder.emit(event="deselected", ids=ids, by=by)
     if recorder.snapshot and items:
         recorder.take_snapshot(session)  # in the copy, items are now the re-runs
     return recorder

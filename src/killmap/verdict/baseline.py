@@ -45,6 +45,7 @@ class Baseline:
     tracer: str = ""  # what recorded the tests' lines: coverage, sys.monitoring
     per_test: float = 0.0  # what a run pays per test besides its duration
     not_passed: dict[str, int] = field(default_factory=dict)  # "skipped"/"xfailed": how many
+    deselected: dict[str, str] = field(default_factory=dict)  # test: the option that deselected it
 
     @cached_property
     def index(self) -> TestIndex:
@@ -123,6 +124,7 @@ def run_baseline(
         tracer,
         per_test,
         dict(sorted(not_passed.items())),
+        dict(first.deselected),
     )
 
 
@@ -317,10 +319,23 @@ def check_runner_imports(group: list[Mutation], settings: GateSettings, preloade
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
+    deselected = TestIndex(baseline.deselected)
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:
-                if not baseline.index.names_any(entry):
-                    raise mutation.fail(
-                        f"{entry!r} matches no collected test (under {', '.join(mutation.settings.tests)})", key
-                    )
+                if baseline.index.names_any(entry):
+                    continue
+                under = ", ".join(mutation.settings.tests)
+                named = deselected.named_by(entry)
+                if named:
+                    raise mutation.fail(deselected_note(entry, named, baseline.deselected, under), key)
+                raise mutation.fail(f"{entry!r} matches no collected test (under {under})", key)
+
+
+def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:
+    """A contract entry that names tests which exist and are deselected: not a typo."""
+    return (
+        f"{entry!r} names {len(named)} test(s) that exist but are deselected by {by[named[0]]}"
+        f" (under {under}; first: {named[0]}): the gate runs only what pytest selects, so name a"
+        " selected test, or change the options that deselect it"
+    )
