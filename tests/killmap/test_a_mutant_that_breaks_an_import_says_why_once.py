@@ -53,3 +53,11 @@ def test_a_mutant_that_breaks_a_test_module_import_names_the_exception_and_no_ge
     entry = gate.mutation("part-renamed")
     _said_once(gate, entry)
     assert "tests/test_pkg.py" in entry["detail"], entry["detail"]
+
+
+def test_try_on_a_mutant_that_breaks_a_test_module_import_says_the_cause_once_too(tmp_path):
+    project = _project(tmp_path / "proj", conftest=False)
+    done = run_gate(project, "try", "pkg/core.py::PART", "--op", "replace", "--old", "'paths'", "--new", "'_paths'")
+    assert done.code == 1, (done.stdout, done.stderr)
+    assert "does not compile cleanly" not in done.stdout, done.stdout
+    assert done.stdout.count("No module named 'pkg._paths'") == 1, done.stdout

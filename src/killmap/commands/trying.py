@@ -148,7 +148,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     verdict = result.verdicts[0]
     if verdict.verdict in UNREADABLE:
         say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")
-        say(f"  {judge.EXPLANATIONS[verdict.verdict]}")
+        say(f"  {judge.explanation(verdict.verdict, mutation.invariant, verdict.extras.get('broken_cause', ''))}")
         return 1
     warnings = verdict.extras.get("warnings", ())
     say(
