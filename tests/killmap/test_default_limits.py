@@ -35,7 +35,7 @@ def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutc
 def _baseline(run: RunOutcome):
     durations = run.durations
     once, per_test = session_costs([run], durations)
-    return SimpleNamespace(overhead=once, per_test=per_test, durations=durations), once, per_test
+    return SimpleNamespace(overhead=once, per_test=per_test, durations=durations, per_test_timeout=None), once, per_test
 
 
 def test_a_mutant_of_three_tests_is_not_charged_the_whole_suites_cost_per_test():

@@ -118,6 +118,7 @@ class RunOutcome:
     tracer: str = ""  # what recorded its coverage, when traced
     session_seconds: float = 0.0  # a fork's: what its collected session took to collect
     stuck: str = ""  # stopped at its limit: "busy" (using the CPU) or "idle"; "": cannot say
+    per_test_timeout: float | None = None  # the project's own (pytest-timeout), when it sets one
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -194,6 +195,7 @@ def read_outcome(
         tracer=final.get("tracer", ""),
         session_seconds=response.get("session_seconds", 0.0),
         stuck=response.get("stuck", ""),
+        per_test_timeout=final.get("per_test_timeout"),
     )
 
 

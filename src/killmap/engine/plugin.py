@@ -61,6 +61,10 @@ class Recorder:
         self._claim_at: dict[str, int] = {}
         self.phases: dict[str, dict[str, Any]] = {}
         self._phase: dict[str, str] = {}  # the phase each test is in, for an interruption
+        # The project's own per-test timeout (pytest-timeout), read at the first test: a fork
+        # of the collected session never sees pytest_configure or collection.
+        self.per_test_timeout: float | None = None
+        self._timeout_read = False
 
     def emit(self, **event: Any) -> None:
         self.events.write(json.dumps(event) + "\n")
@@ -216,6 +220,9 @@ class Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.emit(event="start", id=item.nodeid)
+        if not self._timeout_read:
+            self._timeout_read = True
+            self.per_test_timeout = per_test_timeout_of(item.config)
         # The gate reads a red test from call.excinfo (failures.py), never from pytest's
         # rendering of it, which --tb=no does not skip: pytest still cuts and filters the
         # traceback (a stat of every frame's file, each frame's __tracebackhide__ asked) and
@@ -285,10 +292,30 @@ class Recorder:
             record.update(self._describe(call.excinfo, report))
 
     def _describe(self, excinfo, report) -> dict[str, Any]:
-        return describe_failure(excinfo, report, self.mutated_file)
+        described = describe_failure(excinfo, report, self.mutated_file)
+        if self.per_test_timeout and described["message"].startswith("Failed: Timeout"):
+            # pytest-timeout's own words ("Timeout >2s", "Timeout (>2s) from pytest-timeout." since
+            # 2.2) do not say whose limit it is: the project's, not the gate's.
+            described["message"] += f" (red by the project's per-test timeout, {self.per_test_timeout:g} s)"
+        return described
 
     def close(self) -> None:
         self.events.close()
+
+
+def per_test_timeout_of(config) -> float | None:
+    """The project's per-test timeout when pytest-timeout is active, in its own order: --timeout,
+    else PYTEST_TIMEOUT, else the `timeout` ini value; None without one (0 means none to it too)."""
+    if not config.pluginmanager.hasplugin("timeout"):
+        return None
+    said = config.getoption("timeout", None)
+    if said is None:
+        said = os.environ.get("PYTEST_TIMEOUT") or config.getini("timeout")
+    try:
+        value = float(said or 0)
+    except (TypeError, ValueError):
+        return None
+    return value if value > 0 else None
 
 
 def deselected_by(items: list) -> str:
@@ -361,7 +388,9 @@ def report_final(
         proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root)
         if swap is not None:
             proof["swap"] = swap  # which function objects were given the mutant's code
-    more = {"tracer": tracer} if tracer else {}  # what recorded the reach: coverage or sys.monitoring
+    more: dict[str, Any] = {"tracer": tracer} if tracer else {}  # what recorded the reach
+    if recorder.per_test_timeout:
+        more["per_test_timeout"] = recorder.per_test_timeout  # lets a mutant's limit wait for it
     recorder.emit(event="final", exit_code=int(exit_code), proof=proof, imported=imported, **more)
     recorder.close()
 

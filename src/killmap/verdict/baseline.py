@@ -46,6 +46,7 @@ class Baseline:
     per_test: float = 0.0  # what a run pays per test besides its duration
     not_passed: dict[str, int] = field(default_factory=dict)  # "skipped"/"xfailed": how many
     deselected: dict[str, str] = field(default_factory=dict)  # test: the option that deselected it
+    per_test_timeout: float | None = None  # the project's own (pytest-timeout): acts before the gate's
 
     @cached_property
     def index(self) -> TestIndex:
@@ -125,6 +126,7 @@ def run_baseline(
         per_test,
         dict(sorted(not_passed.items())),
         dict(first.deselected),
+        max((o.per_test_timeout or 0.0 for o in outcomes), default=0.0) or None,
     )
 
 

@@ -28,6 +28,7 @@ from killmap.verdict.reach import Region, rebound_names, region_of
 MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 10.0
 FORK_START = 0.2  # what a fork of the collected session pays before its first test, at most
+PER_TEST_MARGIN = 1.2  # the project's per-test timeout acts first, by this margin plus a second
 
 
 def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str | None, Region]:
@@ -104,13 +105,27 @@ class Limits:
 def mutant_timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> Limits:
     """A session's start (collection, for a fresh one; FORK_START for a fork of the collected
     one), pytest's cost per selected test, and the selected tests' own durations, times
-    TIMEOUT_FACTOR; a catalog timeout is the limit on either path."""
+    TIMEOUT_FACTOR; a catalog timeout is the limit on either path.
+
+    A project's own per-test timeout (pytest-timeout) acts first: each limit also waits for it
+    (in the run and in its confirmation) on top of the run's expected time, so a hanging test
+    is red by it and the rest of the selection still runs, instead of the gate's limit ending
+    the whole session."""
     tests = baseline.per_test * len(selected) + expected_seconds(selected, baseline)
     fresh, swap = baseline.overhead + tests, FORK_START + tests
     explicit = mutation.timeout or mutation.settings.timeout
     if explicit:
         return Limits(explicit, explicit, fresh, swap)
-    return Limits(max(MIN_TIMEOUT, TIMEOUT_FACTOR * fresh), max(MIN_TIMEOUT, TIMEOUT_FACTOR * swap), fresh, swap)
+    # Twice: the run waits for it, and its confirmation copy re-runs the red test and waits again.
+    wait = 2 * (baseline.per_test_timeout or 0.0)
+    floor_fresh = PER_TEST_MARGIN * (wait + fresh) + 1.0 if wait else 0.0
+    floor_swap = PER_TEST_MARGIN * (wait + swap) + 1.0 if wait else 0.0
+    return Limits(
+        max(MIN_TIMEOUT, TIMEOUT_FACTOR * fresh, floor_fresh),
+        max(MIN_TIMEOUT, TIMEOUT_FACTOR * swap, floor_swap),
+        fresh,
+        swap,
+    )
 
 
 def run_mutant(

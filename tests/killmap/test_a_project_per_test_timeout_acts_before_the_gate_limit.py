@@ -1,0 +1,54 @@
+"""A project's own per-test timeout (pytest-timeout) acts before the gate's limit: the hanging
+test is red by it and the rest of the selection still runs (issue 36, item 7). The gate's
+limit alone (MIN_TIMEOUT, 5 s, for this fast suite) ended the whole session first."""
+
+from __future__ import annotations
+
+from gatekit import run_gate, write_project
+
+from killmap.verdict.trial import MIN_TIMEOUT
+
+PER_TEST = MIN_TIMEOUT + 1  # above the gate's own limit for a fast suite: without the wait, it ended first
+
+TESTS = """from pkg import double
+
+
+def test_a_hangs():
+    assert double(3) == 6
+
+
+def test_b_fails():
+    assert double(2) == 4
+
+
+def test_c_passes():
+    assert double(0) == 0
+"""
+
+
+def test_a_hanging_test_is_red_by_the_project_per_test_timeout_and_the_rest_still_runs(tmp_path):
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": (
+                f'[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\ntimeout = {PER_TEST:g}\n'
+            ),
+            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+            "tests/test_pkg.py": TESTS,
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "hangs-on-three"\n'
+                'target = "pkg/__init__.py::double"\nop = "replace"\nold = "return x * 2"\n'
+                'new = "while x == 3:\\n        pass\\n    return x * 3"\n'
+                'kills = ["tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"]\n'
+            ),
+        },
+    )
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    entry = run.mutation("hangs-on-three")
+    assert entry["verdict"] != "timeout", run.stdout + run.stderr + entry["detail"]
+    red = {r["id"]: r for r in entry["red"]}
+    assert set(red) == {"tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"}, entry
+    assert "Timeout" in red["tests/test_pkg.py::test_a_hangs"]["message"]
+    assert "the project's per-test timeout" in red["tests/test_pkg.py::test_a_hangs"]["message"]
+    assert entry["selected_tests"] == 3 and "never ran" not in entry["detail"], entry
+    assert entry["verdict"] == "held", entry
