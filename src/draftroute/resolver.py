@@ -222,8 +222,11 @@ def classify_standalone_draft(model_id: str, cfg: Mapping[str, Any]) -> tuple[st
     return resolve_dspark_architecture(archs, model_type, model_id=model_id), True
 
 
-def resolve_route(spec: Mapping[str, Any], draft_config: Mapping[str, Any] | None, target: TargetInfo) -> Route:
-    """Decide how the draft named by `spec` is loaded (spec §4.3), or refuse by name."""
+def _read_spec(
+    spec: Mapping[str, Any], draft_config: Mapping[str, Any] | None
+) -> tuple[Any, Any, Mapping[str, Any] | None, Any, int]:
+    """Steps S1-S5 of spec §4.3, every refusal that needs no lane: (draft_load_config, model,
+    the translated draft config, method, k)."""
     # S1: a typo such as draft_load_confg must not silently fall back to the global loader.
     unknown = [key for key in spec if key not in ACCEPTED_SPEC_KEYS]
     if unknown:
@@ -248,6 +251,12 @@ def resolve_route(spec: Mapping[str, Any], draft_config: Mapping[str, Any] | Non
         refuse("R-K-MISSING", method=method)
     if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
         refuse("R-K-INVALID", value=k)
+    return draft_load_config, model, translated, method, k
+
+
+def resolve_route(spec: Mapping[str, Any], draft_config: Mapping[str, Any] | None, target: TargetInfo) -> Route:
+    """Decide how the draft named by `spec` is loaded (spec §4.3), or refuse by name."""
+    draft_load_config, model, translated, method, k = _read_spec(spec, draft_config)
 
     # S6
     if method == "dflash" and model is None:
