@@ -249,3 +249,17 @@ def test_changed_includes_a_mutation_whose_catalog_entry_changed(tmp_path):
     catalog.write_text(catalog.read_text().replace('new = "x * 11"', 'new = "x * 13"'))
     run = run_gate(project, "run", "--no-cache", "--changed", "HEAD")
     assert [m["name"] for m in run.report["mutations"]] == ["unrelated-scaled"]
+
+
+def test_a_change_to_killmap_inside_a_layer_subpackage_changes_the_gate_source_digest(tmp_path):
+    # The cache keys every verdict on killmap's own source: a fix in verdict/ or engine/ must
+    # invalidate verdicts as a fix in a top-level module does.
+    from killmap.verdict.cache import gate_source_digest
+
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "cli.py").write_text("x = 1\n")
+    layer_module = tmp_path / "engine" / "core.py"
+    layer_module.write_text("y = 1\n")
+    before = gate_source_digest(tmp_path)
+    layer_module.write_text("y = 2\n")
+    assert gate_source_digest(tmp_path) != before

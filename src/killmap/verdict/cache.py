@@ -34,11 +34,12 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
 
-def _gate_source_digest() -> str:
-    """The gate's own code: a fixed bug in killmap must invalidate what it decided."""
-    folder = Path(killmap.__file__).parent
+def gate_source_digest(folder: Path | None = None) -> str:
+    """The gate's own code (killmap's folder, every layer's subpackage included): a fixed bug
+    in killmap must invalidate what it decided."""
+    folder = folder or Path(killmap.__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*.py")):  # every layer's subpackage, not just the top
+    for path in sorted(folder.rglob("*.py")):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
@@ -50,7 +51,7 @@ def _environment() -> tuple[tuple[str, str], ...]:
         sorted(
             {
                 "killmap": killmap.__version__,
-                "killmap_source": _gate_source_digest(),
+                "killmap_source": gate_source_digest(),
                 "python": platform.python_version(),
                 "implementation": sys.implementation.name,
                 "pytest": pytest_version(),
