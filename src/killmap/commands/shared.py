@@ -38,6 +38,21 @@ def add_report_options(command: argparse.ArgumentParser, jobs: int | None = None
     command.add_argument("--jobs", "-j", type=int, default=default, help="parallel sandboxes")
 
 
+def add_cache_dir_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="killmap's cache folder, the verdict cache in it: keep it between CI runs "
+        "(default: $KILLMAP_CACHE_DIR, else $XDG_CACHE_HOME/killmap)",
+    )
+
+
+def cache_dir(given: Path | None) -> Path | None:
+    """--cache-dir, from where the user stands; None leaves the choice to cachedirs."""
+    return given.absolute() if given is not None else None
+
+
 def write_lab_reports(result: LabResult, root: Path, folder: Path, extra: dict[str, Any] | None = None) -> str:
     """A command's verdicts written as the gate's reports (run's writer, run's formats);
     returns the line that says where."""

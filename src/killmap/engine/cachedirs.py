@@ -11,8 +11,14 @@ from pathlib import Path
 
 
 def cache_base(folder: Path | None) -> Path:
-    """killmap's own cache folder: the one given (--cache-dir), else under XDG_CACHE_HOME."""
-    return folder or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "killmap"
+    """killmap's own cache folder: the one given (--cache-dir), else KILLMAP_CACHE_DIR (what a
+    CI job keeps between runs), else under XDG_CACHE_HOME."""
+    if folder is not None:
+        return folder
+    named = os.environ.get("KILLMAP_CACHE_DIR")
+    if named:
+        return Path(named).absolute()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "killmap"
 
 
 def displaced_folder(folder: Path | None) -> Path:

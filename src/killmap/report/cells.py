@@ -21,6 +21,15 @@ def held_count(doc: Document) -> int:
     return sum(m["verdict"] == HELD for m in doc["mutations"])
 
 
+def reused_line(reused: int, total: int) -> str:
+    """How much of the gate the verdict cache answered (a CI job restores it between runs)."""
+    return f"{reused} of {total} verdicts reused from the cache"
+
+
+def reused_count(doc: Document) -> int:
+    return sum(bool(m.get("cached")) for m in doc["mutations"])
+
+
 def red_vs_expected(entry: dict[str, Any]) -> str:
     return contract_cell(
         ran=bool(entry["selected_tests"] or entry["red"]),

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from killmap.catalog.testids import named_count
-from killmap.report.cells import contract_cell
+from killmap.report.cells import contract_cell, reused_line
 from killmap.verdict.baseline import baseline_summary
 from killmap.verdict.judge import Verdict, explanation
 from killmap.verdict.lab import LabResult
@@ -116,4 +116,8 @@ def render(console: Console, result: LabResult) -> None:
             console.print(f"[dim]warning {escape(v.name)}: {escape(warning)}[/]")
     held = sum(v.held for v in result.verdicts)
     ran = f"{result.jobs} job(s)" if result.jobs else "no mutant run: cached or decided statically"
-    console.print(f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})")
+    reused = sum(v.cached for v in result.verdicts)
+    console.print(
+        f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})"
+        + (f"; {reused_line(reused, len(result.verdicts))}" if reused else "")
+    )

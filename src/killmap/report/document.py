@@ -16,6 +16,7 @@ from typing import Any
 
 import killmap
 from killmap import pytest_version
+from killmap.catalog.shards import refuse_mixed_splits
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
 from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count
@@ -117,6 +118,8 @@ def _document(
         "wall_seconds": round(wall, 4),
         "exit_code": exit_code(mutations),
         "summary": {"total": len(mutations), **{k: counts.get(k, 0) for k in VERDICTS}},
+        # Verdicts the cache answered: what a CI job gains by keeping the cache folder.
+        "reused": sum(bool(m.get("cached")) for m in mutations),
         "baselines": baselines,
         "mutations": mutations,
     }
@@ -316,6 +319,7 @@ def merge(paths: list[Path], expected_names: list[str] | None = None) -> Documen
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             raise GateError(f"not a {SCHEMA} report", file=str(path), field="schema")
         docs.append((path, doc))
+    refuse_mixed_splits([(path, (doc.get("split") or {}).get("digest")) for path, doc in docs])
     by_name: dict[str, dict[str, Any]] = {}
     for path, doc in docs:
         for entry in doc["mutations"]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count, red_vs_expected
+from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count, red_vs_expected, reused_count, reused_line
 from killmap.verdict.judge import HELD
 
 
@@ -56,6 +56,11 @@ def _warnings(doc: Document) -> list[str]:
     ]
 
 
+def _reused(doc: Document) -> list[str]:
+    reused = reused_count(doc)
+    return [f"_{reused_line(reused, len(doc['mutations']))}._", ""] if reused else []
+
+
 def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
     """A summary table and, per failed contract, what differed and the diff: a review comment.
 
@@ -66,6 +71,7 @@ def to_markdown(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
     lines = [
         f"## killmap: {held_count(doc)}/{len(doc['mutations'])} contracts held",
         "",
+        *_reused(doc),
         "| mutation | verdict | red / expected | time |",
         "|---|---|---|---|",
     ]
@@ -125,6 +131,7 @@ def _folded_head(doc: Document, failed: list[dict[str, Any]], held: list[dict[st
     head = [
         f"## killmap: {len(held)}/{len(doc['mutations'])} contracts held",
         "",
+        *_reused(doc),
         f"**{len(failed)} failed:** " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".",
         "",
         "_A large catalog: failed contracts first, worst first, details folded. The full report is "

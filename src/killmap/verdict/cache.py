@@ -149,8 +149,11 @@ def test_files_digest(root: Path, files: list[str], tests: tuple[str, ...]) -> s
 
 class VerdictCache:
     def __init__(self, root: Path, folder: Path | None = None):
-        base = cache_base(folder)
-        self.path = base / hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16] / "verdicts.json"
+        # Named by the project folder's name, not its full path: a cache restored on a fresh CI
+        # runner, or a checkout elsewhere, still finds it. Sharing is safe, since every key is
+        # relative to the project and a verdict is reused only when its whole key matches.
+        project = hashlib.sha256(f"project:{root.resolve().name}".encode()).hexdigest()[:16]
+        self.path = cache_base(folder) / project / "verdicts.json"
         self.root = root
         try:
             self.entries: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
