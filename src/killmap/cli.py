@@ -27,13 +27,15 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from killmap import __version__
-    from killmap.commands import browse, merge, pin, reviewcli, run, sweep_cli
+    from killmap.commands import browse, comment, diff, merge, pin, reviewcli, run, sweep_cli
 
     parser = _Parser(prog="killmap", description="Mutation-testing gate built on named mutations.")
     parser.add_argument("--version", action="version", version=f"killmap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run.add_parser(sub)
     merge.add_parser(sub)
+    diff.add_parser(sub)
+    comment.add_parser(sub)
     check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
     check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
@@ -153,6 +155,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     """Each command's module, imported only when it is the one asked for."""
     from killmap.catalog.project import find_root
 
+    if args.command in ("diff", "comment"):  # they read reports, not a project
+        from killmap.commands import comment, diff
+
+        return (diff.main if args.command == "diff" else comment.main)(args)
     root = find_root(Path.cwd())
     command = args.command
     if command == "check":

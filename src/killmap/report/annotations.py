@@ -87,6 +87,11 @@ def _path(root: str, rel: str, workspace: str | None) -> str:
     return rel
 
 
+def workspace_path(root: str, rel: str, workspace: str | None) -> str:
+    """A report's file as GitHub names it in an annotation (see _path)."""
+    return _path(root, rel, workspace)
+
+
 def workflow_commands(doc: Mapping[str, Any], workspace: str | None = None) -> tuple[list[str], list[dict[str, Any]]]:
     """The annotation lines to print, and the failed contracts left over past the cap."""
     failed = failed_in_order(doc)
