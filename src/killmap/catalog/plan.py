@@ -7,10 +7,12 @@ merge) start without importing the engine, pytest or the judge.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from killmap.catalog.reader import Catalog, Mutation, discover_catalogs, load_catalogs
+from killmap.catalog.shards import Split, read_durations, split_items
 from killmap.errors import GateError
 
 
@@ -26,6 +28,7 @@ class LabOptions:
     baseline_timeout: float = 900.0
     confirm: bool = True
     shard: tuple[int, int] | None = None  # (k, n), 1-based
+    durations: Path | None = None  # an earlier report whose durations balance the shards
     # Only these tests (node ids or prefixes) run under each mutant: "which defects does
     # this test catch?" asks about one test, not about the contract.
     focus: tuple[str, ...] | None = None
@@ -47,16 +50,40 @@ def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]
         wanted |= {m.control for m in mutations if m.name in wanted and m.control}
         mutations = [m for m in mutations if m.name in wanted]
     if options.shard is not None:
-        mutations = shard_mutations(mutations, *options.shard)
+        mutations = shard_mutations(mutations, *options.shard, _durations(options))
     if options.names is not None:
         wanted = set(options.names) | {m.control for m in mutations if m.name in options.names and m.control}
         mutations = [m for m in mutations if m.name in wanted]
     return catalogs, mutations
 
 
-def shard_mutations(mutations: list[Mutation], k: int, n: int) -> list[Mutation]:
-    """Deal mutations round-robin in catalog order; an invariant stays with its control,
-    since it is judged against the control's verdict in the same run."""
+def shard_mutations(
+    mutations: list[Mutation], k: int, n: int, durations: Mapping[str, float] | None = None
+) -> list[Mutation]:
+    """Shard k of n (shards.py: by time with durations, else round-robin); an invariant
+    stays with its control, since it is judged against the control's verdict in the same run."""
+    chosen = split_mutations(mutations, n, durations).members(k)
+    return [m for m in mutations if m.name in chosen]
+
+
+def split_mutations(mutations: list[Mutation], n: int, durations: Mapping[str, float] | None = None) -> Split:
+    return split_items(_groups(mutations), n, durations)
+
+
+def shard_split(root: Path, options: LabOptions) -> Split | None:
+    """The split `load` cuts its shard from, for the report's record of it."""
+    if options.shard is None:
+        return None
+    _, mutations = load(root, LabOptions(catalogs=options.catalogs, only=options.only))
+    return split_mutations(mutations, options.shard[1], _durations(options))
+
+
+def _durations(options: LabOptions) -> dict[str, float] | None:
+    return read_durations(options.durations, "run") if options.durations is not None else None
+
+
+def _groups(mutations: list[Mutation]) -> list[list[str]]:
+    """The mutations that must share a shard: an invariant and its control."""
     group_of: dict[str, int] = {}
     groups: list[list[str]] = []
     by_name = {m.name: m for m in mutations}
@@ -80,5 +107,4 @@ def shard_mutations(mutations: list[Mutation], k: int, n: int) -> list[Mutation]
         if partner and partner in by_name and partner not in group_of:
             group_of[partner] = home
             groups[home].append(partner)
-    chosen = {name for index, group in enumerate(groups) if index % n == k - 1 for name in group}
-    return [m for m in mutations if m.name in chosen]
+    return groups

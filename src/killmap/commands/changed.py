@@ -106,3 +106,49 @@ def _raw_entries(data: dict) -> dict[str, object]:
         for entry in data.get("mutation", [])
         if isinstance(entry, dict) and isinstance(entry.get("name"), str)
     }
+
+
+class TouchedFunctions:
+    """`sweep --changed`: whether the change since BASE touched a function, by the text of
+    its definition then and now (the same reading as a named target's, above). A file new
+    since BASE is touched everywhere; one git does not list as changed is not read at all."""
+
+    def __init__(self, root: Path, base: str | None):
+        self.root = root
+        self.base = base or default_base(root)
+        _git(root, "rev-parse", "--verify", f"{self.base}^{{commit}}")
+        self.changed = set(_git(root, "diff", "--name-only", "--relative", self.base).split())
+        self.changed |= set(_git(root, "ls-files", "--others", "--exclude-standard").split())
+        self._modules: dict[str, tuple[object, object]] = {}
+
+    def __call__(self, path: str, function: str) -> bool:
+        if path not in self.changed:
+            return False
+        if path not in self._modules:
+            then = _at_base(self.root, self.base, path)
+            now = (self.root / path).read_text(encoding="utf-8")
+            self._modules[path] = (_parsed(then), _parsed(now))
+        then_module, now_module = self._modules[path]
+        return then_module is None or _definition_text(then_module, path, function) != _definition_text(
+            now_module, path, function
+        )
+
+
+def _parsed(source: str | None):
+    import libcst as cst
+
+    if source is None:
+        return None
+    try:
+        return cst.parse_module(source)
+    except Exception:  # noqa: BLE001 - a file that did not parse at BASE has changed throughout
+        return None
+
+
+def _definition_text(module, path: str, function: str) -> str:
+    from killmap.mutate.symbols import SymbolError, resolve_symbol
+
+    try:
+        return module.code_for_node(resolve_symbol(module, function, path))
+    except SymbolError:
+        return module.code  # absent or ambiguous: the whole file stands for it, which changed

@@ -10,7 +10,13 @@ from killmap.commands.shared import add_annotations_option, add_catalog_option, 
 
 def add_parser(sub) -> None:
     merge = sub.add_parser("merge", help="join shard reports into one, and render every format")
-    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="killmap.json files")
+    merge.add_argument(
+        "reports",
+        nargs="+",
+        type=Path,
+        metavar="REPORT",
+        help="killmap.json files, or a sweep's killmap-sweep.json files",
+    )
     merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
     add_catalog_option(merge)
     add_annotations_option(merge)
@@ -20,9 +26,12 @@ def main(root: Path, args: argparse.Namespace) -> int:
     from killmap.catalog.plan import load
     from killmap.report.cells import held_count
     from killmap.report.document import check_report_dir, merge, write_reports
+    from killmap.report.sweep_report import is_sweep_report
 
     reports = report_dir(args.report_dir, root)
     check_report_dir(reports)
+    if is_sweep_report(args.reports[0]):
+        return _merge_sweeps(args.reports, reports)
     _, mutations = load(root, catalog_options(args))
     document = merge(args.reports, [m.name for m in mutations])
     paths = write_reports(document, reports)
@@ -32,3 +41,16 @@ def main(root: Path, args: argparse.Namespace) -> int:
     )
     publish(document, paths, args.annotations)
     return document["exit_code"]
+
+
+def _merge_sweeps(paths: list[Path], folder: Path) -> int:
+    """Sweep shard reports (killmap-sweep.json) joined, and the sweep's formats rendered."""
+    from killmap.report.console import make_console
+    from killmap.report.sweep_report import merge, render, write
+
+    document = merge(paths)
+    console = make_console()
+    render(console, document)
+    written = write(document, folder)
+    console.print(f"merged {len(paths)} sweep report(s); reports: {written['json']}")
+    return 0

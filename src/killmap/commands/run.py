@@ -60,6 +60,13 @@ def add_parser(sub) -> None:
         metavar="K/N",
         help="run only shard K of N (1-based); join the reports with 'killmap merge'",
     )
+    run.add_argument(
+        "--durations",
+        type=Path,
+        default=None,
+        metavar="REPORT",
+        help="an earlier killmap.json: shards balanced by its mutations' durations (default: round-robin)",
+    )
     add_annotations_option(run)
 
 
@@ -76,6 +83,7 @@ def main(root: Path, args: argparse.Namespace) -> int:
 
 
 def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
+    from killmap.catalog.plan import shard_split
     from killmap.report.console import LiveProgress, make_console, render
     from killmap.report.document import check_report_dir, to_json, write_reports
     from killmap.verdict.lab import LabOptions, run_lab
@@ -91,10 +99,12 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         baseline_runs=args.baseline_runs,
         confirm=not args.no_confirm,
         shard=parse_shard(args.shard),
+        durations=_durations_for_shards(args),
         swap=not args.no_swap,
         tracer=args.reach_tracer,
     )
     console = make_console()
+    split = shard_split(root, options)  # read before the run: a bad --durations costs no time
     if args.changed is not None:
         from killmap.commands.changed import changed_mutations
 
@@ -112,6 +122,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     document = to_json(result, root)
     if options.shard:
         document["shard"] = args.shard
+        document["split"] = split.describe(options.shard[0]) if split else None
     paths = write_reports(document, reports)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     publish(document, paths, args.annotations)
@@ -130,6 +141,12 @@ def _nothing_to_gate(root: Path, catalogs: tuple[Path, ...]) -> str:
         "nothing to gate: the catalog(s) name no [[mutation]] yet; "
         "'killmap sweep PATH' finds defects worth naming, with their [gate] settings"
     )
+
+
+def _durations_for_shards(args: argparse.Namespace) -> Path | None:
+    if args.durations is not None and args.shard is None:
+        raise GateError("--durations balances shards: it goes with --shard K/N", field="--durations")
+    return args.durations
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

@@ -55,6 +55,27 @@ def add_parser(sub) -> None:
         help="turn this killed mutant of the last sweep into a named catalog entry",
     )
     sweep.add_argument("--name", default=None, help="with --promote: the new mutation's name")
+    sweep.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="sweep only shard K of N (1-based); join the reports with 'killmap merge'",
+    )
+    sweep.add_argument(
+        "--durations",
+        type=Path,
+        default=None,
+        metavar="REPORT",
+        help="an earlier killmap-sweep.json: shards balanced by its mutants' durations (default: round-robin)",
+    )
+    sweep.add_argument(
+        "--changed",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="BASE",
+        help="only the functions the change since BASE touched (default: the merge base with the main branch)",
+    )
 
 
 def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
@@ -90,13 +111,32 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
         confirm=not args.no_confirm,
     )
     console = make_console()
+    portion = _portion(root, args)
     with SweepProgress(console) as progress:
-        result = run_sweep(root, targets, ops, options, catalogs, progress)
+        result = run_sweep(root, targets, ops, options, catalogs, progress, portion)
     document = to_document(result, root)
     render(console, document)
     paths = write(document, report_dir)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     return 0
+
+
+def _portion(root: Path, args: argparse.Namespace):
+    """--shard, --durations and --changed: which of the enumerated mutants this sweep runs."""
+    from killmap.catalog.shards import read_durations
+    from killmap.commands.run import parse_shard
+    from killmap.verdict.sweep import Portion
+
+    shard = parse_shard(args.shard)
+    if args.durations is not None and shard is None:
+        raise GateError("--durations balances shards: it goes with --shard K/N", field="--durations")
+    durations = read_durations(args.durations, "sweep") if args.durations is not None else None
+    touched = None
+    if args.changed is not None:
+        from killmap.commands.changed import TouchedFunctions
+
+        touched = TouchedFunctions(root, args.changed or None)
+    return Portion(shard, durations, touched)
 
 
 def _with_tests(targets, tests: tuple[str, ...]):

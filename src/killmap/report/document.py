@@ -16,6 +16,7 @@ from typing import Any
 
 import killmap
 from killmap import pytest_version
+from killmap.catalog.shards import refuse_mixed_splits
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
 from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count
@@ -318,6 +319,7 @@ def merge(paths: list[Path], expected_names: list[str] | None = None) -> Documen
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             raise GateError(f"not a {SCHEMA} report", file=str(path), field="schema")
         docs.append((path, doc))
+    refuse_mixed_splits([(path, (doc.get("split") or {}).get("digest")) for path, doc in docs])
     by_name: dict[str, dict[str, Any]] = {}
     for path, doc in docs:
         for entry in doc["mutations"]:

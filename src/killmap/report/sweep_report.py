@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import killmap
+from killmap.catalog.shards import names_in_short, refuse_mixed_splits
 from killmap.errors import GateError
 from killmap.report.console import LiveProgress
 from killmap.verdict.sweep import STATUSES, SweepEntry, SweepResult, score, status_of
@@ -109,13 +110,29 @@ def _counts(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"total": len(entries), **found, "score": score(found)}
 
 
-def to_document(result: SweepResult, root: Path) -> Document:
-    entries = [_entry(e) for e in result.entries]
+def _per_function(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     functions: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for e in entries:
         functions.setdefault((e["file"], e["function"]), []).append(e)
+    return [{"file": f, "function": fn, **_counts(group)} for (f, fn), group in functions.items()]
+
+
+def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "total": len(entries),
+        **{op: sum(e["op"].startswith(op + ":") for e in entries) for op in ("mutmut", "killmap")},
+        **{k: enumeration[k] for k in ("identical", "duplicates", "pragma", "unlocated")},
+    }
+
+
+def to_document(result: SweepResult, root: Path) -> Document:
+    entries = [_entry(e) for e in result.entries]
     enumeration = result.enumeration
     lab = result.lab
+    split = None
+    if result.split is not None and result.shard is not None:
+        # The whole split's mutants, so that merge can name one that no shard reported.
+        split = {**result.split.describe(result.shard), "items": list(result.items)}
     return {
         "schema": SCHEMA,
         "killmap_version": killmap.__version__,
@@ -125,19 +142,14 @@ def to_document(result: SweepResult, root: Path) -> Document:
         "root": str(root),
         "jobs": lab.jobs if lab else 0,
         "wall_seconds": round(result.wall, 4),
+        "shard": split["shard"] if split else None,
+        "split": split,
         "sweep": {
             "targets": [str(t) for t in result.targets],
             "ops": list(result.ops),
-            "generated": {
-                "total": len(entries),
-                **{op: sum(e["op"].startswith(op + ":") for e in entries) for op in ("mutmut", "killmap")},
-                "identical": enumeration.identical,
-                "duplicates": enumeration.duplicates,
-                "pragma": enumeration.pragma,
-                "unlocated": enumeration.unlocated,
-            },
+            "generated": _generated(entries, enumeration.__dict__),
             "summary": _counts(entries),
-            "functions": [{"file": f, "function": fn, **_counts(group)} for (f, fn), group in functions.items()],
+            "functions": _per_function(entries),
             "baselines": [
                 {
                     "tests": list(b.settings.tests),
@@ -153,7 +165,10 @@ def to_document(result: SweepResult, root: Path) -> Document:
 
 
 def read_document(folder: Path) -> Document:
-    path = folder / FILES["json"]
+    return read_report(folder / FILES["json"])
+
+
+def read_report(path: Path) -> Document:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -163,6 +178,49 @@ def read_document(folder: Path) -> Document:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise GateError(f"not a {SCHEMA} report", file=str(path), field="schema")
     return doc
+
+
+def is_sweep_report(path: Path) -> bool:
+    """Whether `killmap merge` is given a sweep's report (else it is the gate's)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("schema") == SCHEMA
+    except (OSError, ValueError, AttributeError):
+        return False  # the gate's merge says what is wrong with it
+
+
+def merge(paths: list[Path]) -> Document:
+    """Sweep shard reports joined into the unsharded sweep's document: every mutant of the
+    split once, in enumeration order; one lost or reported twice is an error naming it."""
+    docs = [(path, read_report(path)) for path in paths]
+    refuse_mixed_splits([(path, (doc.get("split") or {}).get("digest")) for path, doc in docs])
+    by_id: dict[str, dict[str, Any]] = {}
+    for path, doc in docs:
+        for entry in doc["sweep"]["mutants"]:
+            if entry["id"] in by_id:
+                raise GateError("reported by two shards", file=str(path), mutation=entry["id"])
+            by_id[entry["id"]] = entry
+    split = docs[0][1].get("split")
+    order = split["items"] if split else [e["id"] for _, doc in docs for e in doc["sweep"]["mutants"]]
+    missing = [item for item in order if item not in by_id]
+    if missing:
+        raise GateError(f"no shard reported {names_in_short(missing)}: a shard is missing or failed", field="shards")
+    entries = [by_id[item] for item in order]
+    first = docs[0][1]
+    return {
+        **{k: first[k] for k in ("schema", "killmap_version", "python", "pytest", "mutmut", "root")},
+        "jobs": max(doc["jobs"] for _, doc in docs),
+        "wall_seconds": max(doc["wall_seconds"] for _, doc in docs),
+        "shard": f"merged from {len(docs)} report(s)",
+        "split": None,
+        "sweep": {
+            **{k: first["sweep"][k] for k in ("targets", "ops")},
+            "generated": _generated(entries, first["sweep"]["generated"]),
+            "summary": _counts(entries),
+            "functions": _per_function(entries),
+            "baselines": [b for _, doc in docs for b in doc["sweep"]["baselines"]],
+            "mutants": entries,
+        },
+    }
 
 
 # --- the terminal ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import ast
 import dataclasses
 import hashlib
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -38,6 +39,7 @@ from killmap.catalog.reader import (
     discover_catalogs,
     load_catalogs,
 )
+from killmap.catalog.shards import Split, split_items
 from killmap.errors import GateError
 from killmap.mutate import mutmut_adapter, sweep_ops
 from killmap.mutate.mutants import Mutant, Sources, build_mutant
@@ -105,6 +107,16 @@ class SweepEntry:
     named: str | None = None
 
 
+@dataclass(frozen=True)
+class Portion:
+    """Which of the enumerated mutants this sweep runs: those of the functions a change
+    touched (`touched(file, function)`), and of them shard k of n (shards.py)."""
+
+    shard: tuple[int, int] | None = None
+    durations: Mapping[str, float] | None = None  # from an earlier sweep report, by mutant id
+    touched: Callable[[str, str], bool] | None = None
+
+
 @dataclass
 class SweepResult:
     targets: list[SweepTarget]
@@ -114,6 +126,9 @@ class SweepResult:
     lab: LabResult | None
     wall: float
     mutmut_version: str
+    split: Split | None = None
+    shard: int | None = None  # 1-based, with split
+    items: tuple[str, ...] = ()  # every shard's mutants, in enumeration order, with split
 
 
 # --- targets -------------------------------------------------------------------------------
@@ -419,10 +434,20 @@ def run_sweep(
     options: LabOptions,
     catalogs: list[Catalog],
     progress: Progress = lambda kind, data: None,
+    portion: Portion = Portion(),
 ) -> SweepResult:
     started = time.perf_counter()
     version = mutmut_adapter.version()
     enumeration = enumerate_mutants(root, targets, ops)
+    touched = portion.touched
+    if touched is not None:
+        enumeration.mutants = [m for m in enumeration.mutants if touched(m.file, m.function)]
+    split, items = None, tuple(m.id for m in enumeration.mutants)
+    if portion.shard is not None:
+        # Every shard enumerates every mutant and keeps its own: the split is the same on each.
+        split = split_items([[item] for item in items], portion.shard[1], portion.durations)
+        mine = split.members(portion.shard[0])
+        enumeration.mutants = [m for m in enumeration.mutants if m.id in mine]
     named = named_mutants(root, enumeration.mutants, catalogs)
     to_run = [m for m in enumeration.mutants if m.id not in named]
     lab = None
@@ -439,7 +464,11 @@ def run_sweep(
         else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
         for m in enumeration.mutants
     ]
-    return SweepResult(targets, ops, entries, enumeration, lab, time.perf_counter() - started, version)
+    wall = time.perf_counter() - started
+    if split is None:
+        return SweepResult(targets, ops, entries, enumeration, lab, wall, version)
+    assert portion.shard is not None  # split is made only for a shard
+    return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items)
 
 
 def _retry_timeouts(
