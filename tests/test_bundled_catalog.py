@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+LOADER = "src/draftroute/loader.py"
+PATCH = "mutations/patches/seed-000-draft-load-config.patch"
+FIX_REVERTED = "draft-load-config-fix-reverted"
 
 
 def test_killmap_run_with_no_argument_holds_every_bundled_contract(tmp_path):
@@ -24,9 +30,58 @@ def test_killmap_run_with_no_argument_holds_every_bundled_contract(tmp_path):
     report = json.loads((tmp_path / "reports" / "killmap.json").read_text())
     verdicts = {m["name"]: m["verdict"] for m in report["mutations"]}
     assert done.returncode == 0, (verdicts, done.stdout[-3000:], done.stderr[-2000:])
-    assert len(verdicts) == 16
+    assert len(verdicts) == 17
     assert set(verdicts.values()) == {"held"}
     # every non-invariant lists the tests it turned red, each with a cause
     for entry in report["mutations"]:
         if not entry["invariant"]:
             assert entry["red"] and all(r["cause"] for r in entry["red"])
+    # the fix shipped as a patch, reverted: exactly the test that proves it, by an assertion
+    fix = next(entry for entry in report["mutations"] if entry["name"] == FIX_REVERTED)
+    assert [(r["id"], r["cause"]) for r in fix["red"]] == [
+        ("tests/draftroute/test_loader.py::test_draft_load_config_honoured[dflash]", "assertion")
+    ]
+
+
+def draftroute_project(root: Path) -> Path:
+    """The bundled subject alone, with its catalog and patch: a scratch project to change."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    for folder in ("src/draftroute", "tests/draftroute", "mutations"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=ignore)
+    shutil.copyfile(ROOT / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("changed", "old", "new", "pin"),
+    [
+        (LOADER, "# The draft's own load config", "# The draft`s own load config", "postimage_pin"),
+        (PATCH, "+    # The draft's own load config", "+    # The draft`s own load config", "patch_pin"),
+    ],
+    ids=["loader", "patch"],
+)
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_changed_byte_of_the_fix_or_its_patch_is_refused_in_one_line_naming_the_pin(
+    tmp_path, command, changed, old, new, pin
+):
+    project = draftroute_project(tmp_path / "project")
+    text = (project / changed).read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    (project / changed).write_text(text.replace(old, new), encoding="utf-8")
+    reports = tmp_path / "reports"
+    args = ["--no-cache", "--report-dir", str(reports)] if command == "run" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", command, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        timeout=300,
+    )
+    assert done.returncode == 2, (done.stdout[-3000:], done.stderr[-3000:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    prefix = "killmap: " if command == "run" else "killmap check: "
+    assert lines[0].startswith(f"{prefix}mutations/draftroute.toml: mutation '{FIX_REVERTED}': field '{pin}': ")
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not reports.exists()  # never a verdict: no report at all

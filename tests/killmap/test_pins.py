@@ -18,7 +18,7 @@ from killmap.mutate.syntax import syntax_pin
 
 MOD = "src/pkg/mod.py"
 CATALOG = "mutations/catalog.toml"
-PIN_LINE = re.compile(r'^(pin = "ast1:|patch_pin = "|preimage_pin = ")sha256:[0-9a-f]{64}"\n$')
+PIN_LINE = re.compile(r'^(pin = "ast1:|patch_pin = "|preimage_pin = "|postimage_pin = ")sha256:[0-9a-f]{64}"\n$')
 
 SOURCE = """\
 def parse(text):
@@ -125,6 +125,7 @@ def test_pin_writes_a_pin_for_every_mutation(pinned_project):
     # revert-patch's own pins stay byte pins: a patch's boundaries are bytes.
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", entries["parse-fix-reverted"]["patch_pin"])
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", entries["parse-fix-reverted"]["preimage_pin"])
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", entries["parse-fix-reverted"]["postimage_pin"])
 
 
 def test_pin_changes_nothing_but_the_inserted_pin_lines(pinned_project):
@@ -133,7 +134,13 @@ def test_pin_changes_nothing_but_the_inserted_pin_lines(pinned_project):
     inserted = [line for line in after.splitlines(keepends=True) if PIN_LINE.match(line)]
     kept = [line for line in after.splitlines(keepends=True) if not PIN_LINE.match(line)]
     assert "".join(kept) == CATALOG_TEXT
-    assert sorted(line.split(" =")[0] for line in inserted) == ["patch_pin", "pin", "pin", "preimage_pin"]
+    assert sorted(line.split(" =")[0] for line in inserted) == [
+        "patch_pin",
+        "pin",
+        "pin",
+        "postimage_pin",
+        "preimage_pin",
+    ]
 
 
 def test_pin_puts_the_pins_right_after_the_target_line(pinned_project):
@@ -142,7 +149,12 @@ def test_pin_puts_the_pins_right_after_the_target_line(pinned_project):
     first = lines.index('target = "src/pkg/mod.py::parse"')
     assert lines[first + 1].startswith("pin = ")
     second = lines.index('target = "src/pkg/mod.py"')
-    assert [line.split(" =")[0] for line in lines[second + 1 : second + 4]] == ["pin", "patch_pin", "preimage_pin"]
+    assert [line.split(" =")[0] for line in lines[second + 1 : second + 5]] == [
+        "pin",
+        "patch_pin",
+        "preimage_pin",
+        "postimage_pin",
+    ]
 
 
 def test_pin_run_twice_gives_the_same_bytes(pinned_project):
@@ -210,42 +222,80 @@ def test_blank_lines_and_comments_above_the_target_do_not_make_its_pin_stale(pin
 
 def test_a_changed_file_makes_a_whole_file_pin_stale(pinned_project):
     pin_in_process(pinned_project)
+    # Only the syntax pin: the byte pins of this revert-patch would refuse first.
+    without_byte_pins(pinned_project)
     pinned_project.module(SOURCE.replace("return x * 2", "return x * 3"))
     message = stale(pinned_project, "parse-fix-reverted")
     assert message is not None and "killmap pin parse-fix-reverted" in message
 
 
-def test_revert_patch_pins_the_patch_and_the_preimage(pinned_project):
+def without_byte_pins(project, *fields: str) -> None:
+    """The catalog with these pin lines of parse-fix-reverted removed (default: every byte pin)."""
+    catalog = project.read(CATALOG)
+    for field in fields or ("patch_pin", "postimage_pin", "preimage_pin"):
+        catalog = re.sub(rf'\n{field} = "sha256:[0-9a-f]{{64}}"', "", catalog)
+    project.write(CATALOG, catalog, dedent=False)
+
+
+def refusal(project, name: str) -> GateError:
+    mutation = mutations_of(project)[name]
+    with pytest.raises(GateError) as refused:
+        check_pins(project.root, mutation, build_mutant(project.root, mutation))
+    return refused.value
+
+
+def test_revert_patch_pins_the_patch_the_preimage_and_the_postimage(pinned_project):
     pin_in_process(pinned_project)
     entry = mutations_of(pinned_project)["parse-fix-reverted"]
     patch_bytes = (pinned_project.root / "mutations/fix.diff").read_bytes()
     assert entry.param("patch_pin") == "sha256:" + hashlib.sha256(patch_bytes).hexdigest()
     assert entry.param("preimage_pin") == sha256_text(PREIMAGE)
+    assert entry.param("postimage_pin") == "sha256:" + hashlib.sha256(SOURCE.encode()).hexdigest()
+    assert stale(pinned_project, "parse-fix-reverted") is None
 
 
-def test_a_changed_patch_file_makes_the_revert_patch_pin_stale(pinned_project):
+def test_a_changed_patch_file_is_refused_naming_the_patch_pin_not_judged_stale(pinned_project):
     pin_in_process(pinned_project)
     # Still a valid patch for the same file, giving the same preimage: only its bytes differ.
     pinned_project.write("mutations/fix.diff", unified(PREIMAGE, SOURCE, context=1), dedent=False)
     mutation = mutations_of(pinned_project)["parse-fix-reverted"]
     mutant = build_mutant(pinned_project.root, mutation)
     assert mutant.applied and mutant.mutated == PREIMAGE
-    message = check_pins(pinned_project.root, mutation, mutant)
-    assert message is not None
-    assert "the patch mutations/fix.diff changed" in message
-    assert "killmap pin parse-fix-reverted" in message
+    error = refusal(pinned_project, "parse-fix-reverted")
+    assert (error.field, error.mutation) == ("patch_pin", "parse-fix-reverted")
+    assert "the patch mutations/fix.diff is not the pinned patch" in str(error)
+    assert "killmap pin parse-fix-reverted" in str(error)
+    assert "\n" not in str(error)
 
 
-def test_a_changed_preimage_makes_the_revert_patch_pin_stale(pinned_project):
+def test_a_changed_byte_outside_the_hunks_is_refused_naming_the_postimage_pin(pinned_project):
     pin_in_process(pinned_project)
-    catalog = pinned_project.read(CATALOG)
+    # The patch still reverses (the change is in no hunk) and the syntax pin of a comment
+    # would not move: only the byte pin sees it.
+    pinned_project.module(SOURCE + "# a comment\n")
+    error = refusal(pinned_project, "parse-fix-reverted")
+    assert error.field == "postimage_pin"
+    assert f"{MOD} is not the patch's pinned postimage" in str(error)
+
+
+def test_a_changed_byte_inside_a_hunk_is_refused_naming_the_postimage_pin_not_judged_not_applied(pinned_project):
+    pin_in_process(pinned_project)
+    pinned_project.module(SOURCE.replace("[part.strip() for", "[part.strip()  for"))
+    mutation = mutations_of(pinned_project)["parse-fix-reverted"]
+    assert not build_mutant(pinned_project.root, mutation).applied
+    assert refusal(pinned_project, "parse-fix-reverted").field == "postimage_pin"
+
+
+def test_a_changed_preimage_is_refused_naming_the_preimage_pin(pinned_project):
+    pin_in_process(pinned_project)
     # Pin only the patch and the preimage, so the preimage check is the one that speaks.
-    catalog = re.sub(r'\npin = "ast1:sha256:[0-9a-f]{64}"(?=\npatch_pin)', "", catalog)
+    without_byte_pins(pinned_project, "postimage_pin")
+    catalog = re.sub(r'\npin = "ast1:sha256:[0-9a-f]{64}"(?=\npatch_pin)', "", pinned_project.read(CATALOG))
     pinned_project.write(CATALOG, catalog, dedent=False)
     pinned_project.module(SOURCE.replace("return x * 2", "return x * 3"))
-    message = stale(pinned_project, "parse-fix-reverted")
-    assert message is not None
-    assert "no longer gives the pinned preimage" in message
+    error = refusal(pinned_project, "parse-fix-reverted")
+    assert error.field == "preimage_pin"
+    assert "no longer gives the pinned preimage" in str(error)
 
 
 def test_pins_for_a_mutation_that_does_not_apply_still_pins_the_target(pinned_project):

@@ -22,12 +22,13 @@ OPERATORS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "merge-strings": (frozenset({"drop", "keep"}), frozenset()),
     "drop-operand": (frozenset({"operand"}), frozenset()),
     "negate": (frozenset({"condition"}), frozenset()),
-    "revert-patch": (frozenset({"patch"}), frozenset({"patch_pin", "preimage_pin"})),
+    "revert-patch": (frozenset({"patch"}), frozenset({"patch_pin", "preimage_pin", "postimage_pin"})),
 }
 # Every operator field a command line can give (`killmap try`; the pins are written by
 # --save, not given). Here, not in trying.py: the parser needs it, and a `killmap run`
 # need not import the reviewer's commands to build its parser.
-OP_FIELDS = tuple(sorted({f for req, opt in OPERATORS.values() for f in req | opt} - {"patch_pin", "preimage_pin"}))
+PATCH_PINS = ("patch_pin", "preimage_pin", "postimage_pin")  # a revert-patch's byte pins
+OP_FIELDS = tuple(sorted({f for req, opt in OPERATORS.values() for f in req | opt} - set(PATCH_PINS)))
 # Operator fields holding Python source text: they must parse as an expression.
 EXPRESSION_FIELDS = ("value", "condition", "operand")
 COMMON_FIELDS = frozenset(
@@ -56,7 +57,7 @@ REQUIREMENTS = ("assertion",)
 MAX_TIMEOUT = 86400.0
 TIMEOUT_RULE = f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f} (one day)"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")  # bytes: patch_pin, preimage_pin
+PIN_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")  # bytes: PATCH_PINS
 TARGET_PIN_PATTERN = re.compile(r"^(?:ast1:)?sha256:[0-9a-f]{64}$")  # pin: syntax, or old bytes
 
 

@@ -21,6 +21,7 @@ from killmap.catalog.contract import (
     MAY_BE_EMPTY,
     NAME_PATTERN,
     OPERATORS,
+    PATCH_PINS,
     PIN_PATTERN,
     REQUIREMENTS,
     TARGET_PIN_PATTERN,
@@ -194,7 +195,7 @@ def _operator_params(root: Path, folder: Path, op: str, entry: dict[str, Any], f
                 ast.parse(value.strip(), mode="eval")
             except SyntaxError as exc:
                 raise fail(f"is not a Python expression: {exc.msg}", key) from None
-        if key in ("patch_pin", "preimage_pin") and not PIN_PATTERN.match(value):
+        if key in PATCH_PINS and not PIN_PATTERN.match(value):
             raise fail("must look like 'sha256:<64 hex digits>'", key)
         params.append((key, value))
     if op == "replace" and entry["old"] == entry["new"]:

@@ -2,8 +2,10 @@
 
 A named mutation is written against code as it was. When that code changes, the
 mutation may no longer mean what its name says; the verdict is then "stale" until a
-person reviews it and re-pins. revert-patch mutations also pin the patch and the
-preimage, so a changed fix or a changed patch cannot pass silently.
+person reviews it and re-pins. revert-patch mutations also pin the patch, its preimage and
+its postimage (the target file as it is) byte for byte; a changed byte there is refused (a
+GateError naming the pin, exit 2), never a verdict: the patch's boundaries are what the
+entry claims, and a verdict over other bytes would prove something else.
 
 Two pin formats are read. `ast1:sha256:...` (what `killmap pin` writes) binds the
 target's normalized syntax: a formatter, a comment or a blank line leaves it valid (see
@@ -36,6 +38,10 @@ def patch_sha256(root: Path, mutation: Mutation) -> str:
     return "sha256:" + hashlib.sha256((root / mutation.param("patch")).read_bytes()).hexdigest()
 
 
+def postimage_sha256(root: Path, mutation: Mutation) -> str:
+    return "sha256:" + hashlib.sha256((root / mutation.target.path).read_bytes()).hexdigest()
+
+
 def pins_for(root: Path, mutation: Mutation, mutant: Mutant) -> dict[str, str]:
     """The pins this mutation should carry, computed from the current tree."""
     pins = {"pin": mutant.target_pin}
@@ -43,6 +49,8 @@ def pins_for(root: Path, mutation: Mutation, mutant: Mutant) -> dict[str, str]:
         pins["patch_pin"] = patch_sha256(root, mutation)
         if mutant.applied:
             pins["preimage_pin"] = sha256_text(mutant.mutated or "")
+            # Only a file the patch reverses is its postimage.
+            pins["postimage_pin"] = postimage_sha256(root, mutation)
     return pins
 
 
@@ -52,28 +60,47 @@ def current_pin(pin: str, mutant: Mutant) -> str:
 
 
 def check_pins(root: Path, mutation: Mutation, mutant: Mutant) -> str | None:
-    """A sentence saying what to review, or None when every pin still holds."""
+    """A sentence saying what to review, or None when every pin still holds.
+
+    A revert-patch's byte pins are checked first and raise a GateError instead (see the
+    module's docstring).
+    """
+    if mutation.op == "revert-patch":
+        check_patch_pins(root, mutation, mutant)
     if mutation.pin and mutation.pin != current_pin(mutation.pin, mutant):
         return (
             f"{mutation.target} changed since this mutation was pinned; review that the "
             f"mutation still means what its name says, then run 'killmap pin {mutation.name}'"
         )
-    if mutation.op == "revert-patch":
-        if mutation.param("patch_pin") and mutation.param("patch_pin") != patch_sha256(root, mutation):
-            return (
-                f"the patch {mutation.param('patch')} changed since it was pinned; review it, then run "
-                f"'killmap pin {mutation.name}'"
-            )
-        if (
-            mutation.param("preimage_pin")
-            and mutant.applied
-            and mutation.param("preimage_pin") != sha256_text(mutant.mutated or "")
-        ):
-            return (
-                f"reverting the patch no longer gives the pinned preimage of {mutation.target.path}; "
-                f"review it, then run 'killmap pin {mutation.name}'"
-            )
     return None
+
+
+def check_patch_pins(root: Path, mutation: Mutation, mutant: Mutant | None = None) -> None:
+    """Refuse, naming the pin, when a byte of the postimage, the patch or the preimage changed.
+
+    The postimage first: a change inside a hunk also stops the patch from reversing, and
+    the pin says which bytes moved better than 'not applied' does. Without a mutant only
+    the two files are checked: what a gate does before it starts a worker.
+    """
+    path, patch = mutation.target.path, mutation.param("patch")
+    checks = (
+        ("postimage_pin", lambda: postimage_sha256(root, mutation), f"{path} is not the patch's pinned postimage"),
+        ("patch_pin", lambda: patch_sha256(root, mutation), f"the patch {patch} is not the pinned patch"),
+        (
+            "preimage_pin",
+            lambda: sha256_text(mutant.mutated or "") if mutant is not None and mutant.applied else None,
+            f"reverting {patch} no longer gives the pinned preimage of {path}",
+        ),
+    )
+    for field, now, what in checks:
+        pinned = mutation.param(field)
+        actual = now() if pinned else None
+        if pinned and actual is not None and actual != pinned:
+            raise mutation.fail(
+                f"{what} (a changed byte; it is {actual}): review the fix and its patch, then run "
+                f"'killmap pin {mutation.name}'",
+                field,
+            )
 
 
 _TABLE = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
@@ -185,7 +212,7 @@ def _prove_only_pins_changed(before: str, after: str, updates: dict[str, dict[st
         raise GateError(
             "could not rewrite pins without breaking the TOML; edit the pins by hand", file=catalog, field="pin"
         )
-    pin_fields = ("pin", "patch_pin", "preimage_pin")
+    pin_fields = ("pin", "patch_pin", "preimage_pin", "postimage_pin")
     for entry in old.get("mutation", []):
         for field, value in updates.get(entry.get("name"), {}).items():
             entry[field] = value

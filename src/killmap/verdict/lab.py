@@ -21,6 +21,7 @@ from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine.core import Engine, memory_limit
 from killmap.engine.launch import Launch
 from killmap.mutate.mutant import Mutant
+from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.verdict.cache import VerdictCache, test_files_digest
@@ -80,6 +81,9 @@ def run_mutations(
     memory_limit(1)  # a malformed setting is bad input, whether or not anything runs
     files = project_files(root)
     check_targets_copied(mutations, files)
+    for mutation in mutations:
+        if mutation.op == "revert-patch":  # a changed byte is refused before a worker starts
+            check_patch_pins(root, mutation)
     # A focused run answers another question than the contract: its verdicts are not the gate's.
     cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
     lab = _Lab(root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress))
