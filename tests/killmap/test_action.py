@@ -153,3 +153,29 @@ def test_changed_only_runs_what_the_pull_request_changed_against_its_base(tmp_pa
     assert "2/2 contracts held" in gate.stdout and "(1 job(s))" in gate.stdout
     context["steps.gate.outputs.exit-code"] = _outputs(workspace)["exit-code"]
     assert _run_step(STEPS["Exit with killmap's code"], workspace, context, env).returncode == 0
+
+
+def test_the_action_sweeps_a_shard_balanced_by_the_durations_it_is_given(tmp_path):
+    import json
+    import shutil
+
+    from sweepkit import require_mutmut
+
+    require_mutmut()
+    project = copy_fixture("sweep", tmp_path)
+    env = _github(tmp_path, project)
+    inputs = {"working-directory": "sweep", "command": "sweep", "durations": "kept/killmap-sweep.json"}
+    context = _context({**inputs, "args": "src/sweeppkg/limits.py --ops killmap --jobs 2 --shard 1/2"})
+    # No report kept yet (the base branch's first run): a warning, and round-robin.
+    sweep = _run_step(STEPS["gate"], tmp_path, context, env)
+    assert sweep.returncode == 0, sweep.stderr
+    assert "::warning title=killmap::no durations report at kept/killmap-sweep.json" in sweep.stdout
+    report = project / "reports" / "killmap-sweep.json"
+    assert json.loads(report.read_text())["split"]["method"] == "round-robin"
+    assert _outputs(tmp_path) == {"exit-code": "0"}
+    (project / "kept").mkdir()
+    shutil.copy(report, project / "kept" / "killmap-sweep.json")
+    sweep = _run_step(STEPS["gate"], tmp_path, context, env)
+    assert sweep.returncode == 0 and "::warning" not in sweep.stdout, sweep.stdout + sweep.stderr
+    shard = json.loads(report.read_text())
+    assert shard["split"]["method"] == "time" and shard["shard"] == "1/2"
