@@ -62,7 +62,7 @@ def build_body(report: Path, base: Path | None) -> str:
 
 def _required(name: str, value: str | None) -> str:
     if not value:
-        raise GateError(f"comment needs {name}", field=name)
+        raise GateError("not set, and the comment needs it", field=name)
     return value
 
 
