@@ -112,6 +112,10 @@ class Mutation:
     # judge reports what went red and whether the change was reached, instead of checking
     # kills: "its red set is the kill set". The catalog loader never sets it.
     uncontracted: bool = False
+    # Only whether some test goes red matters (a sweep's mutant: killed or not), so its run
+    # stops at the first red test and confirms that one; `killmap sweep --every-red` and
+    # `--promote` run the whole selection, for the whole red set.
+    first_red: bool = False
 
     def param(self, key: str, default: Any = None) -> Any:
         return dict(self.params).get(key, default)
@@ -151,6 +155,9 @@ class Mutation:
             },
             # Only when set, so every catalog entry keeps the fingerprint (and cache key) it had.
             **({"uncontracted": True} if self.uncontracted else {}),
+            # A verdict from a run stopped at its first red has one red where a full run has
+            # them all: the two are never each other's cache entry.
+            **({"first_red": True} if self.first_red else {}),
         }
 
 

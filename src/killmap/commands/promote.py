@@ -67,7 +67,7 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
             file=rel,
             field="--catalog",
         )
-    contract = _observed_contract(entry)
+    contract = _observed_contract(entry, _whole_red_set(root, current))
     fields, pin = _operator(root, rel, path.parent, gate, name, current, contract)
     block = _toml_block({"name": name, "target": fields.pop("target"), "pin": pin, **fields, **contract})
     _write_checked(root, path, _catalog_text(existing, gate, block), existing, rel, name, current)
@@ -102,9 +102,28 @@ def _killed_entry(report_dir: Path, mutant_id: str) -> dict[str, Any]:
     return entry
 
 
-def _observed_contract(entry: dict[str, Any]) -> dict[str, Any]:
-    """The red set the sweep observed, as `kills` (and `require`), with a note of where it came from."""
-    reds = entry["red"]
+def _whole_red_set(root: Path, current: SweepMutant) -> list[dict[str, Any]]:
+    """Every test the mutant turns red. The sweep's run of a mutant stops at its first red
+    test (Mutation.first_red), and a contract of that one test would pass for a catalog entry
+    whose mutant turns others red too (an overreach): so it runs again, whole."""
+    from killmap.catalog.plan import LabOptions
+    from killmap.verdict.judge import OVERREACH
+    from killmap.verdict.lab import run_mutations
+
+    mutation = current.mutant.mutation
+    lab = run_mutations(root, [mutation], LabOptions(), mutants={mutation.name: current.mutant})
+    verdict = lab.verdicts[0]
+    if verdict.verdict != OVERREACH:
+        raise GateError(
+            f"cannot promote {current.id}: run again with its every test, it is not killed "
+            f"({verdict.verdict}: {verdict.detail}); sweep again",
+            field="--promote",
+        )
+    return [dict(r.__dict__) for r in verdict.red]
+
+
+def _observed_contract(entry: dict[str, Any], reds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The red set observed, as `kills` (and `require`), with a note of where it came from."""
     contract: dict[str, Any] = {"kills": sorted(r["id"] for r in reds)}
     if all(r["cause"] == "assertion" for r in reds):
         contract["require"] = "assertion"
@@ -207,6 +226,10 @@ def _replacements(original: str, mutated: str):
         old, new = "".join(a[start : len(a) - suffix + context]), "".join(b[start : len(b) - suffix + context])
         if old and old != new:
             yield old, new
+            if old.endswith("\n") and new.endswith("\n"):
+                # The target's text ends before its last line's newline: a change on a
+                # function's last line matches only without it.
+                yield old[:-1], new[:-1]
 
 
 def _toml(value: Any) -> str:

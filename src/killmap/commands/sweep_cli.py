@@ -49,6 +49,12 @@ def add_parser(sub) -> None:
     sweep.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     sweep.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
     sweep.add_argument(
+        "--every-red",
+        action="store_true",
+        help="run each killed mutant's every selected test, for its whole red set "
+        "(slower; by default a mutant's run stops at its first red test)",
+    )
+    sweep.add_argument(
         "--promote",
         metavar="ID",
         default=None,
@@ -113,7 +119,7 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     console = make_console()
     portion = _portion(root, args)
     with SweepProgress(console) as progress:
-        result = run_sweep(root, targets, ops, options, catalogs, progress, portion)
+        result = run_sweep(root, targets, ops, options, catalogs, progress, portion, every_red=args.every_red)
     document = to_document(result, root)
     render(console, document)
     paths = write(document, report_dir)

@@ -119,6 +119,7 @@ class RunOutcome:
     session_seconds: float = 0.0  # a fork's: what its collected session took to collect
     stuck: str = ""  # stopped at its limit: "busy" (using the CPU) or "idle"; "": cannot say
     per_test_timeout: float | None = None  # the project's own (pytest-timeout), when it sets one
+    stopped_after: str | None = None  # the first red test, when the run stopped there on purpose
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -196,6 +197,7 @@ def read_outcome(
         session_seconds=response.get("session_seconds", 0.0),
         stuck=response.get("stuck", ""),
         per_test_timeout=final.get("per_test_timeout"),
+        stopped_after=final.get("stopped_after"),
     )
 
 

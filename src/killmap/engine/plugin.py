@@ -38,9 +38,15 @@ class Recorder:
         tracing: bool = False,
         trace_claims: str | None = None,
         snapshot: dict[str, Any] | None = None,
+        first_red: bool = False,
     ):
         self.events = open(events_path, "a", encoding="utf-8")
         self.snapshot = snapshot  # where a confirmation run reports, if one is wanted
+        # Stop after the first red test (a sweep mutant: killed or not is all it asks); the
+        # test it stopped after goes in the final line, so the gate knows the rest were
+        # left out on purpose and does not resume them.
+        self.first_red = first_red
+        self.stopped_after: str | None = None
         self.confirming = False  # True in the forked confirmation process
         self.red: set[str] = set()
         self.collected: list[str] = []
@@ -260,6 +266,19 @@ class Recorder:
         if record["outcome"] == "failed":
             self.red.add(item.nodeid)
         self.emit(event="test", **record)
+        if record["outcome"] == "failed" and self.first_red and not self.confirming and stopped is None:
+            self.stop_after(item)
+
+    def stop_after(self, item) -> None:
+        """Leave out the tests after this one. pytest's run loop (and the collected session's)
+        iterates over `session.items` itself, so cutting the list there ends it after this item,
+        as a normal end: the session's fixtures are torn down and its final line written."""
+        items = item.session.items
+        for index, each in enumerate(items):
+            if each is item:
+                del items[index + 1 :]
+                break
+        self.stopped_after = item.nodeid
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item):
@@ -391,6 +410,8 @@ def report_final(
     more: dict[str, Any] = {"tracer": tracer} if tracer else {}  # what recorded the reach
     if recorder.per_test_timeout:
         more["per_test_timeout"] = recorder.per_test_timeout  # lets a mutant's limit wait for it
+    if recorder.stopped_after:
+        more["stopped_after"] = recorder.stopped_after  # the tests after it were left out on purpose
     recorder.emit(event="final", exit_code=int(exit_code), proof=proof, imported=imported, **more)
     recorder.close()
 

@@ -79,6 +79,9 @@ class Scenario:
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
     extra_args: tuple[str, ...] = ()
+    # Stop after the first red test (plugin.Recorder.first_red): a sweep mutant asks only
+    # whether it is killed. The tests after it are left out, not resumed.
+    stop_at_first_red: bool = False
 
 
 def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario) -> RunOutcome:
@@ -152,6 +155,8 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
             "read": [str(scratch.kept_rewrites)] if scratch.kept_rewrites else [],
         },
     }
+    if scenario.stop_at_first_red:
+        request["first_red"] = True
     if scenario.confine:
         request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
     unmutated = not scenario.writes
@@ -265,11 +270,13 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
             replace(scenario, tests=tuple(remaining), label=f"{scenario.label}-{len(segments) + 1}"),
         )
         segments.append(outcome)
-        if outcome.status != "done" or outcome.collect_errors:
+        if outcome.status != "done" or outcome.collect_errors or outcome.stopped_after:
             break
         died_in = outcome.in_progress if not outcome.finished else None
         if died_in and died_in not in outcome.tests:
             crashed[died_in] = _died(died_in, outcome.child_exit)
+        if crashed and scenario.stop_at_first_red:
+            break  # red by crash: the first red, and the tests after it are left out as well
         done = set(outcome.tests) | set(crashed)
         left = [t for t in remaining if t not in done]
         if not left or len(left) == len(remaining):
@@ -278,7 +285,9 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
     merged = _merge(segments, crashed)
     if merged.status != "done" or merged.collect_errors or len(segments) == 1 and not crashed:
         return merged
-    accounted = all(t in merged.tests for t in scenario.tests)
+    accounted = all(t in merged.tests for t in scenario.tests) or (
+        scenario.stop_at_first_red and any(r.red for r in merged.tests.values())
+    )
     if accounted and merged.proof is None and scenario.expect_module:
         # Every session that ran tests died before the origin proof: prove it apart.
         proof_run = run_scenario(
@@ -367,4 +376,5 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         stuck=last.stuck,
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})),
+        stopped_after=last.stopped_after or next(iter(crashed), None),
     )

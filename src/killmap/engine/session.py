@@ -174,6 +174,7 @@ def _start_recording(server: SessionServer, session, request: dict[str, Any], it
         coverage=server.coverage if traced else None,
         trace_claims=trace_claims_of(request),
         snapshot=request.get("snapshot"),
+        first_red=bool(request.get("first_red")),
     )
     session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
     session.items[:] = items

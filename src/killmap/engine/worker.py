@@ -385,7 +385,7 @@ def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> i
     dropped) when the server is gone."""
     run = {
         key: request.get(key)
-        for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot", "coverage", "sandbox")
+        for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot", "coverage", "sandbox", "first_red")
     }
     run["swap"] = request["session"].get("swap")
     run["tests"] = request["session"]["tests"]
@@ -451,6 +451,7 @@ def _child(request: dict[str, Any]) -> None:
             tracing=cov is not None,
             trace_claims=trace_claims_of(request),
             snapshot=request.get("snapshot"),
+            first_red=bool(request.get("first_red")),
         )
         exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser()])
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.

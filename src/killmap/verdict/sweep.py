@@ -435,7 +435,11 @@ def run_sweep(
     catalogs: list[Catalog],
     progress: Progress = lambda kind, data: None,
     portion: Portion = Portion(),
+    *,
+    every_red: bool = False,
 ) -> SweepResult:
+    """`every_red`: run each killed mutant's whole selection, for its whole red set; by default
+    its run stops at its first red test (Mutation.first_red), as mutmut's does."""
     started = time.perf_counter()
     version = mutmut_adapter.version()
     enumeration = enumerate_mutants(root, targets, ops)
@@ -449,7 +453,7 @@ def run_sweep(
         mine = split.members(portion.shard[0])
         enumeration.mutants = [m for m in enumeration.mutants if m.id in mine]
     named = named_mutants(root, enumeration.mutants, catalogs)
-    to_run = [m for m in enumeration.mutants if m.id not in named]
+    to_run = [m if every_red else _first_red(m) for m in enumeration.mutants if m.id not in named]
     lab = None
     verdicts: dict[str, Verdict] = {}
     if to_run:
@@ -469,6 +473,13 @@ def run_sweep(
         return SweepResult(targets, ops, entries, enumeration, lab, wall, version)
     assert portion.shard is not None  # split is made only for a shard
     return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items)
+
+
+def _first_red(sweep_mutant: SweepMutant) -> SweepMutant:
+    mutant = sweep_mutant.mutant
+    return dataclasses.replace(
+        sweep_mutant, mutant=dataclasses.replace(mutant, mutation=dataclasses.replace(mutant.mutation, first_red=True))
+    )
 
 
 def _retry_timeouts(

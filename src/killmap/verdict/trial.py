@@ -165,8 +165,21 @@ def run_mutant(
     if confirmation is not None:
         run = replace(run, wall=max(run.wall - confirmation.wall, 0.0))
     evidence = _evidence(engine, worker, job, scenario, run, confirmation, original_region, limits)
-    verdict = judge.judge_run(mutation, evidence, base)
+    verdict = judge.judge_run(mutation, evidence, _as_run(base, run))
     return _with_path(verdict, run, original_region), deps
+
+
+def _as_run(base: dict[str, Any], run) -> dict[str, Any]:
+    """A run stopped at its first red (a sweep mutant's) ran the selection up to that test: the
+    tests after it were left out on purpose, and are no evidence either way."""
+    if not run.stopped_after:
+        return base
+    ran = tuple(t for t in base["selected"] if t in run.tests)
+    left_out = len(base["selected"]) - len(ran)
+    said = f"; stopped at the first red, {run.stopped_after}" + (
+        f" ({left_out} selected test(s) after it left out: killed is all a sweep mutant asks)" if left_out else ""
+    )
+    return {**base, "selected": ran, "selection": base["selection"] + said}
 
 
 def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *, swap: bool, confirm: bool) -> Scenario:
@@ -190,6 +203,7 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
         session_tests=baseline.targets,
         swap=swappable,
         swap_targets=baseline.mutated_files or (mutant.file,),
+        stop_at_first_red=mutation.first_red,
     )
     if confirm:
         kills = tuple(t for t in selected if any(matches(e, t) for e in mutation.kills))
@@ -236,6 +250,8 @@ def _with_path(verdict: Verdict, run, original_region: Region) -> Verdict:
         else "the swap is off (--no-swap)"
     )
     extras = {**verdict.extras, "path": run.path, "path_reason": why}
+    if run.stopped_after:
+        extras["stopped_after"] = run.stopped_after  # the tests after it were left out (Mutation.first_red)
     if run.proof and run.proof.get("swap"):
         extras["swap"] = run.proof["swap"]  # how many function objects now run the mutant's code
     return replace(verdict, extras=extras)
