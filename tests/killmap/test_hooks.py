@@ -25,11 +25,12 @@ def _hooks() -> dict[str, dict]:
     return {hook["id"]: hook for hook in yaml.safe_load(MANIFEST.read_text())}
 
 
-def test_the_manifest_declares_both_hooks_as_documented():
+def test_the_manifest_declares_its_hooks_as_documented():
     hooks = _hooks()
-    assert set(hooks) == {"killmap", "killmap-catalog"}
-    gate, catalog = hooks["killmap"], hooks["killmap-catalog"]
+    assert set(hooks) == {"killmap", "killmap-catalog", "killmap-sweep"}
+    gate, catalog, sweep = hooks["killmap"], hooks["killmap-catalog"], hooks["killmap-sweep"]
     assert gate["entry"] == "killmap run --changed" and gate["stages"] == ["pre-push"]
+    assert sweep["entry"] == "killmap sweep --changed" and sweep["stages"] == ["pre-push"]
     assert catalog["entry"] == "killmap check"
     for hook in hooks.values():
         assert hook["pass_filenames"] is False and hook["language"] == "system"

@@ -192,3 +192,18 @@ def test_the_commit_hook_is_not_run_on_push_nor_the_push_hook_on_commit(project)
     for hook, stage in (("killmap-catalog", "pre-push"), ("killmap", "pre-commit")):
         done = try_repo(project, hook, "--hook-stage", stage)
         assert done.returncode == 1 and "No hook with id" in done.stdout + done.stderr, (hook, done.stdout)
+
+
+def test_the_sweep_push_hook_sweeps_only_the_function_the_branch_changed(project):
+    from sweepkit import require_mutmut
+
+    require_mutmut()
+    _git(project, "checkout", "-q", "-b", "feature")
+    source = project / "src" / "basicpkg" / "core.py"
+    source.write_text(source.read_text().replace("return n % 2 == 0", "return not n % 2"))
+    _git(project, "commit", "-q", "-am", "is_even, written otherwise")
+    done = try_repo(project, "killmap-sweep", "--hook-stage", "pre-push")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _passed(done, "killmap sweep (functions a change touched)"), done.stdout
+    assert "in the function(s) the change touched: src/basicpkg/core.py::is_even" in done.stdout
+    assert "core.py::classify" not in done.stdout

@@ -122,6 +122,10 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
         result = run_sweep(root, targets, ops, options, catalogs, progress, portion, every_red=args.every_red)
     document = to_document(result, root)
     render(console, document)
+    if args.changed is not None:
+        touched = sorted({f"{e.mutant.file}::{e.mutant.function}" for e in result.entries})
+        where = ", ".join(touched) or "none"
+        console.print(f"--changed: {len(result.entries)} mutant(s) in the function(s) the change touched: {where}")
     paths = write(document, report_dir)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     return 0
