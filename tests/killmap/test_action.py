@@ -9,15 +9,20 @@ for their wiring; the install step is not run (it would pip-install this checkou
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from gatekit import copy_fixture, gate_env
 from test_annotations import OVERREACH, UNEVIDENCED
+from test_ci_cache import two_function_project
+from test_comment import fake_github
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -37,6 +42,8 @@ def _context(inputs: dict[str, str], base_ref: str = "") -> dict[str, str]:
     context = {f"inputs.{name}": spec.get("default", "") for name, spec in ACTION["inputs"].items()}
     context.update({f"inputs.{k}": v for k, v in inputs.items()})
     context.update({"github.action_path": str(ROOT), "github.base_ref": base_ref})
+    # The verdict cache's folder and the diff's base, before any step set them (issue 29).
+    context.update({"steps.cache-key.outputs.dir": "", "steps.diff.outputs.base": ""})
     return context
 
 
@@ -80,7 +87,13 @@ def test_the_action_declares_its_inputs_and_wires_its_steps():
     assert names == [
         "Set up Python",
         "Install killmap",
+        "Key the verdict cache",
+        "Restore the verdict cache",
         "Run the gate",
+        "Compare with the base",
+        "Comment on the pull request",
+        "Keep the report for the next comparison",
+        "Save the verdict cache",
         "Upload the reports",
         "Exit with killmap's code",
     ]
@@ -179,3 +192,109 @@ def test_the_action_sweeps_a_shard_balanced_by_the_durations_it_is_given(tmp_pat
     assert sweep.returncode == 0 and "::warning" not in sweep.stdout, sweep.stdout + sweep.stderr
     shard = json.loads(report.read_text())
     assert shard["split"]["method"] == "time" and shard["shard"] == "1/2"
+
+
+def test_the_cache_steps_are_keyed_by_what_verdicts_depend_on_and_a_pull_request_restores_its_bases():
+    restore, save = STEPS["Restore the verdict cache"], STEPS["Save the verdict cache"]
+    assert restore["uses"].startswith("actions/cache/restore@") and restore["if"] == "inputs.cache == 'true'"
+    assert save["uses"].startswith("actions/cache/save@") and save["if"] == "always() && inputs.cache == 'true'"
+    prefix = "${{ steps.cache-key.outputs.key }}-"
+    assert restore["with"]["restore-keys"] == prefix and restore["with"]["key"].startswith(prefix)
+    assert save["with"]["path"] == restore["with"]["path"] == "${{ steps.cache-key.outputs.dir }}"
+    locks = STEPS["cache-key"]["env"]["KILLMAP_LOCKS"]
+    assert locks.startswith("${{ hashFiles(") and "requirements*.txt" in locks and "*.lock" in locks
+    assert ACTION["inputs"]["cache"]["default"] == "true" and ACTION["inputs"]["comment"]["default"] == "false"
+
+
+@pytest.fixture
+def github():
+    """GitHub's API, as a local server on 127.0.0.1 that records every request."""
+    with fake_github() as server:
+        yield server
+
+
+def _pull_request_push(workspace: Path, project: Path, context: dict[str, str], env: dict[str, str]):
+    """One push of a pull request, as its job runs: the gate, the diff against the base, the comment."""
+    (workspace / "github-output").unlink(missing_ok=True)
+    (workspace / "summary.md").unlink(missing_ok=True)
+    gate = _run_step(STEPS["gate"], workspace, context, env)
+    assert gate.returncode == 0 and not [line for line in gate.stdout.splitlines() if line.startswith("::")], (
+        gate.stdout
+    )
+    diff = _run_step(STEPS["diff"], workspace, context, env)
+    assert diff.returncode == 0, diff.stderr
+    context["steps.diff.outputs.base"] = _outputs(workspace).get("base", "")
+    comment = _run_step(STEPS["Comment on the pull request"], workspace, context, env)
+    assert comment.returncode == 0 and "::warning" not in comment.stdout, comment.stdout + comment.stderr
+    return gate, diff
+
+
+def test_a_pull_request_on_a_fresh_runner_reuses_the_bases_verdicts_diffs_against_its_report_and_keeps_one_comment(
+    tmp_path, github
+):
+    # The base branch's run, on a first runner: the gate, then the report kept in the cache folder.
+    first = tmp_path / "runner-1"
+    project = two_function_project(first / "ws" / "pkgproject")
+    env = {**_github(first / "ws", project), "RUNNER_OS": "Linux"}
+    context = _context({"working-directory": "pkgproject", "args": "--jobs 1"})
+    context["runner.temp"] = str(first / "temp")
+    context[EXPRESSION.search(STEPS["cache-key"]["env"]["KILLMAP_LOCKS"]).group(1)] = "lockhash"
+    assert _run_step(STEPS["cache-key"], first / "ws", context, env).returncode == 0
+    keyed = _outputs(first / "ws")
+    assert keyed["dir"] == str(first / "temp" / "killmap-cache")
+    assert re.fullmatch(r"killmap-Linux-py3\.\d+\.\d+-km[\w.+-]+-lockhash", keyed["key"]), keyed["key"]
+    context["steps.cache-key.outputs.dir"] = keyed["dir"]
+    assert _run_step(STEPS["gate"], first / "ws", context, env).returncode == 0
+    context["github.head_ref || github.ref_name"] = "main"
+    assert _run_step(STEPS["Keep the report for the next comparison"], first / "ws", context, env).returncode == 0
+    assert (first / "temp" / "killmap-cache" / "reports" / "main" / "killmap.json").is_file()
+
+    # A pull request on a fresh runner: the checkout at another path, the cache restored into
+    # another temporary folder (what actions/cache does), one function changed.
+    second = tmp_path / "runner-2"
+    moved = second / "workspace" / "pkgproject"
+    shutil.copytree(project, moved, ignore=shutil.ignore_patterns("reports"))
+    shutil.copytree(first / "temp" / "killmap-cache", second / "tmp" / "killmap-cache")
+    core = moved / "pkg" / "core.py"
+    core.write_text(core.read_text().replace("return x * 2", "return x + x"))  # double-adds no longer applies
+    event = second / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    env = {
+        **_github(second / "workspace", moved),
+        "GITHUB_API_URL": github.url,
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_EVENT_PATH": str(event),
+    }
+    context.update(
+        {
+            "inputs.compare": "base",
+            "inputs.comment": "true",
+            "inputs.github-token": "pr-token",
+            "github.base_ref": "main",
+            "github.head_ref || github.ref_name": "feature",
+            "steps.cache-key.outputs.dir": str(second / "tmp" / "killmap-cache"),
+        }
+    )
+    gate, diff = _pull_request_push(second / "workspace", moved, context, env)
+    assert "2/3 contracts held" in gate.stdout and "1 of 3 verdicts reused from the cache" in gate.stdout
+    annotations = [line for line in diff.stdout.splitlines() if line.startswith("::")]
+    assert len(annotations) == 1 and annotations[0].startswith(
+        "::error file=pkgproject/pkg/core.py,line=1,title=killmap regression%3A double-adds::"
+        "held on the base, not-applied here"
+    )
+    assert _outputs(second / "workspace")["exit-code"] == "1"
+    summary = (second / "workspace" / "summary.md").read_text()
+    assert summary.startswith("### killmap diff: 1 regression(s); 1 change(s); held 3/3 -> 2/3")
+    assert summary.index("| ❌ regressed | `double-adds` | held | not-applied |") < summary.index("## killmap: 2/3")
+    assert [(method, path) for method, path, _, _ in github.requests][-1] == ("POST", "/repos/o/r/issues/7/comments")
+    assert github.requests[-1][3] == "Bearer pr-token"
+
+    # The second push fixes the regression: the same comment is edited, not a second one added.
+    core.write_text(core.read_text().replace("return x + x", "return x * 2"))
+    github.requests.clear()
+    gate, diff = _pull_request_push(second / "workspace", moved, context, env)
+    # The cache keeps one verdict per mutation: double-returns-zero's is the first push's, and runs again.
+    assert "3/3 contracts held" in gate.stdout and "2 of 3 verdicts reused from the cache" in gate.stdout
+    assert not [line for line in diff.stdout.splitlines() if line.startswith("::")]
+    assert [method for method, *_ in github.requests] == ["GET", "PATCH"]
+    assert len(github.comments) == 2 and "no regression; 0 change(s)" in github.comments[-1]["body"]

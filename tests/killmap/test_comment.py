@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
@@ -74,14 +76,22 @@ class Handler(BaseHTTPRequestHandler):
         self._answer(404, {"message": "Not Found"})
 
 
-@pytest.fixture
-def github():
+@contextmanager
+def fake_github() -> Iterator[FakeGitHub]:
     server = FakeGitHub()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def github():
+    with fake_github() as server:
+        yield server
 
 
 def comment(tmp_path: Path, github: FakeGitHub, *args: str) -> subprocess.CompletedProcess:
