@@ -34,8 +34,11 @@ def build_project(root: Path) -> Path:
     shutil.copytree(
         REPO / "src" / "draftroute", root / "src" / "draftroute", ignore=shutil.ignore_patterns("__pycache__")
     )
-    (root / "tests").mkdir()
-    shutil.copyfile(WEAK_SUITE / "test_weak_refusals.py", root / "tests" / "test_weak_refusals.py")
+    # The repository's layout: weak.toml names its tests by their path from the root.
+    (root / "tests" / "fixtures" / "weak_suite").mkdir(parents=True)
+    shutil.copyfile(
+        WEAK_SUITE / "test_weak_refusals.py", root / "tests" / "fixtures" / "weak_suite" / "test_weak_refusals.py"
+    )
     (root / "mutations").mkdir()
     shutil.copyfile(WEAK_SUITE / "weak.toml", root / "mutations" / "weak.toml")
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
