@@ -107,6 +107,7 @@ class Engine:
                     worker.begin_copy(own, listed, self.scratch.manifest(listed, f"files-{worker.index}"))
             for worker in self.pool.workers:
                 worker.containment = containment
+                worker.pristine_check = self.scratch.repair_pristine
         except BaseException:
             self.close()
             raise

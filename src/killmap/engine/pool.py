@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
+import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,14 @@ class Worker:
     memory_limit: int | None = None  # bytes each run's process may allocate (reaper.py)
     # The sandbox's copy, asked for and not yet answered: (source, files, hashes) for its guard.
     copying: tuple[Path, list[str], dict[str, str] | None] | None = None
+    # What a replacement needs (replace): where workers start, and the sandbox's copy order.
+    start_dir: Path | None = None
+    order: tuple[Path, list[str], Path, dict[str, str] | None] | None = None
+    replacements: int = 0  # how many workers a run killed here (replace)
+    stopping: bool = False  # the gate is stopping it: its end is no run's doing (Pool.close)
+    # Repairs the pristine copy a run may have damaged (sandbox.Scratch.repair_pristine):
+    # every later run, and a replacement's sandbox, are copied and restored from it.
+    pristine_check: Callable[[], object] | None = None
 
     def wait_ready(self) -> None:
         """Wait for the worker's first line: it has imported pytest and can take requests.
@@ -57,6 +68,7 @@ class Worker:
         files, already computed, for the sandbox's guard."""
         assert self.process.stdin
         self.copying = (source, files, hashes)
+        self.order = (source, files, manifest, hashes)
         try:
             self.process.stdin.write(
                 json.dumps(
@@ -86,14 +98,79 @@ class Worker:
         self.guard = TreeGuard(self.sandbox, files, source, watch_new_files=True, hashes=hashes)
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
-        assert self.process.stdin and self.process.stdout
+        """One run's answer. A worker that dies during the run (a mutant can kill it) answers
+        as a run whose process was killed: the test in progress is red by crash, the run
+        resumes after it on a new worker, and the gate goes on (replace)."""
         self.wait_sandbox()
+        assert self.process.stdin and self.process.stdout
+        started = time.perf_counter()
         try:
             self.process.stdin.write(json.dumps(payload) + "\n")
             self.process.stdin.flush()
+            line = self.process.stdout.readline()
         except BrokenPipeError:
-            raise self._died() from None  # gone, as a worker that died mid-run
-        return self._read_response()
+            line = ""  # gone, as a worker that died mid-run
+        if self.pristine_check is not None:
+            self.pristine_check()
+        if line:
+            return json.loads(line)
+        if self.stopping:
+            raise self._died()
+        return self._buried(payload, time.perf_counter() - started)
+
+    def _buried(self, payload: dict[str, Any], wall: float) -> dict[str, Any]:
+        """After the worker died in a run: the run it left behind killed, and the answer that
+        run would have given had its own process been killed (as it was: reaper.die_with_parent)."""
+        status = self._ended()
+        if payload.get("events"):
+            kill_run(Path(payload["events"]).with_suffix(".pids"))
+            if payload.get("log"):
+                with open(payload["log"], "a", encoding="utf-8") as log:
+                    log.write(f"\nkillmap: {self.died_words(status)} during this run; a new worker replaces it\n")
+        self.replace()
+        return {"id": payload.get("id"), "status": "done", "child_exit": -signal.SIGKILL, "wall": wall}
+
+    def _ended(self) -> int | None:
+        """The dead worker's exit status, once it is reaped, and whatever is left of its process
+        group killed; None for a sibling (the first worker reaps it)."""
+        if not isinstance(self.process, subprocess.Popen):
+            return None
+        try:
+            status = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # its pipe closed, yet it lives: end it
+            self.process.kill()
+            status = self.process.wait()
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # a group outlives its leader; its id is not reused
+        except OSError:
+            pass
+        return status
+
+    def died_words(self, status: int | None) -> str:
+        if status is None or status >= 0:
+            return f"worker {self.index} died (exit {status})"
+        try:
+            return f"worker {self.index} died (killed by {signal.Signals(-status).name})"
+        except ValueError:
+            return f"worker {self.index} died (killed by signal {-status})"
+
+    def replace(self) -> None:
+        """A new worker process, in a new sandbox copied as the dead one's was.
+
+        A new folder, not the old one repaired: a process the dead worker could not kill may
+        still write there."""
+        assert self.start_dir is not None and self.order is not None
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        self.replacements += 1
+        self.process = start_workers(1, self.start_dir)[0]
+        self.sandbox = self.sandbox.with_name(f"sandbox-{self.index}.{self.replacements}")
+        self.started, self.session_stale, self.guard = False, False, None  # guarded once copied
+        self.begin_copy(*self.order)
 
     def _read_response(self) -> dict[str, Any]:
         assert self.process.stdout
@@ -103,7 +180,20 @@ class Worker:
         return json.loads(line)
 
     def _died(self) -> GateError:
-        return GateError(f"worker {self.index} died (exit {self.process.poll()}); its sandbox was {self.sandbox}")
+        return GateError(f"{self.died_words(self.process.poll())}; its sandbox was {self.sandbox}")
+
+
+def kill_run(pids: Path) -> None:
+    """Kill the process groups listed (worker._name_run): a run whose worker died."""
+    try:
+        listed = pids.read_text(encoding="ascii").split()
+    except OSError:
+        return
+    for pid in listed:
+        try:
+            os.killpg(int(pid), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
 
 
 class Pool:
@@ -118,7 +208,7 @@ class Pool:
         if processes is None:
             processes = start_workers(len(sandboxes), start_dir or sandboxes[0])
         self.workers = [
-            Worker(index, sandbox, process)
+            Worker(index, sandbox, process, start_dir=start_dir or sandbox.parent)
             for index, (sandbox, process) in enumerate(zip(sandboxes, processes, strict=True))
         ]
 
@@ -159,4 +249,6 @@ class Pool:
         return results
 
     def close(self) -> None:
+        for worker in self.workers:
+            worker.stopping = True
         stop_workers([worker.process for worker in self.workers])

@@ -14,6 +14,7 @@ import sys
 import time
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 
 
 def become_subreaper() -> None:
@@ -32,6 +33,24 @@ def become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def die_with_parent() -> None:
+    """On Linux, this process is killed (SIGKILL) the moment its parent ends; elsewhere nothing.
+
+    A run whose worker a mutant killed would otherwise go on past the test that did it, and
+    record later tests as if nothing had happened."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(70)
 
 
 def _children(pid: int) -> list[int]:

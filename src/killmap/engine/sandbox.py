@@ -14,6 +14,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
@@ -76,6 +77,10 @@ class Scratch:
         # next() on a count is one atomic step, where `+= 1` and a later read were not.
         self._numbers = itertools.count(1)
         self.pristine: Path | None = None
+        # What the pristine copy was made from, and its folders as made (repair_pristine).
+        self._pristine_source: tuple[Path, list[str]] | None = None
+        self._pristine_folders: dict[str, tuple[int, int]] = {}
+        self._pristine_lock = threading.Lock()
         # pytest's rewritten test modules (rewrites.py): written here by this gate's
         # sessions, read from here and from `kept_rewrites`, which outlives the gate.
         self.rewrites = self.path / "rewrites"
@@ -86,7 +91,25 @@ class Scratch:
         file a run wrote where it must not is restored from here, byte for byte."""
         if self.pristine is None:
             self.pristine = copy_files(root, files, self.path / "pristine")
+            self._pristine_source = (root, files)
+            self._pristine_folders = folder_stamps(self.pristine)
         return self.pristine
+
+    def repair_pristine(self) -> bool:
+        """Copy the pristine copy again if a run deleted, added or renamed anything in it
+        (a mutant that deletes the folders beside its sandbox); whether it did.
+
+        Every later run copies and restores from it. A file removed, created or renamed
+        changes its folder's mtime, so the folders alone are compared: a few stats a run."""
+        with self._pristine_lock:
+            if self.pristine is None or self._pristine_source is None:
+                return False
+            if folder_stamps(self.pristine) == self._pristine_folders:
+                return False
+            shutil.rmtree(self.pristine, ignore_errors=True)
+            copy_files(*self._pristine_source, self.pristine)
+            self._pristine_folders = folder_stamps(self.pristine)
+            return True
 
     def tree_copy(self, contents: dict[str, bytes], name: str) -> Path:
         """A tree written from given contents (another version of the project)."""
@@ -157,6 +180,18 @@ def remove_abandoned_everywhere(keep: Path) -> None:
         places.add(Path(RAM_DISK))
     for place in places:
         remove_abandoned(place, keep)
+
+
+def folder_stamps(root: Path) -> dict[str, tuple[int, int]]:
+    """(inode, mtime_ns) of `root` and every folder beneath it, by path; {} when it is gone."""
+    stamps: dict[str, tuple[int, int]] = {}
+    for folder, _, _ in os.walk(root):
+        try:
+            stat = os.stat(folder)
+        except OSError:
+            continue
+        stamps[folder] = (stat.st_ino, stat.st_mtime_ns)
+    return stamps
 
 
 def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:

@@ -16,9 +16,10 @@ What a started worker had, a sibling gets too:
 
 What differs: a sibling is the first worker's child, not the gate's. The first worker keeps
 its siblings out of the leftovers it kills after each run (worker.py), and reaps them when
-they end; a sibling treats the first worker as the gate, as the first worker treats the
-gate: when its parent is gone, it stops itself. The gate knows a sibling's pid from its
-ready line, and cannot wait for it as for a child: `SiblingProcess` polls.
+they end. Every worker watches the gate itself, a sibling too: a mutant can kill the first
+worker, and the gate then replaces it and goes on (pool.Worker.replace), so a sibling stops
+itself only when the gate is gone. The gate knows a sibling's pid from its ready line, and
+cannot wait for it as for a child: `SiblingProcess` polls.
 """
 
 from __future__ import annotations

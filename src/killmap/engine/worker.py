@@ -28,7 +28,7 @@ import pytest
 
 from killmap.engine.neutral import PluginNeutraliser
 from killmap.engine.plugin import Recorder, conclude_run, trace_claims_of
-from killmap.engine.reaper import become_subreaper, kill_descendants
+from killmap.engine.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
 from killmap.engine.sandbox import copy_files
 from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.session import FALLBACK, SessionServer
@@ -37,7 +37,7 @@ from killmap.engine.stuck import CpuSample, cpu_seconds, watch_window
 from killmap.engine.warm import warm_worker
 
 _current_child: list[int] = []
-_gate: list[int] = [0]  # the gate's pid: a worker whose parent changed stops itself
+_gate: list[int] = [0]  # the gate's pid: a worker whose gate is gone stops itself (_gate_gone)
 _siblings: list[int] = []  # in the first worker: the workers it forked (siblings.py)
 # The folder the worker started in, as `python -m` put it first on sys.path (None when
 # PYTHONSAFEPATH left it out). A run puts its sandbox there instead, so its tests see the
@@ -60,12 +60,9 @@ def _main() -> int:
     _start_entry[0] = sys.path[0] if sys.path and sys.path[0] == os.getcwd() else None
     signal.signal(signal.SIGTERM, _terminate)
     warm_worker()
-    # The other workers are forks of this one, warm from here on (siblings.py). A sibling's
-    # parent is this worker: it stands for the gate, whose death every worker watches for.
-    first = os.getpid()
-    _siblings[:], sibling = fork_siblings(pipes_from(sys.argv))
-    if sibling:
-        _gate[0] = first
+    # The other workers are forks of this one, warm from here on (siblings.py). Each watches
+    # the gate itself (_gate_gone): this worker may die first.
+    _siblings[:], _ = fork_siblings(pipes_from(sys.argv))
     become_subreaper()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
@@ -89,6 +86,21 @@ def _main() -> int:
         out.write(json.dumps(response) + "\n")
         out.flush()
     return 0
+
+
+def _gate_gone() -> bool:
+    """Whether the gate has ended. A sibling's parent is the first worker, which a mutant can
+    kill while the gate goes on (it replaces that worker): a sibling whose parent changed
+    asks after the gate itself, and stops only when the gate is gone."""
+    if os.getppid() == _gate[0]:
+        return False
+    try:
+        os.kill(_gate[0], 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (another user's pid would say so too: rare, and harmless)
+    return is_zombie(_gate[0])
 
 
 def _terminate(signum, frame):  # pragma: no cover - exercised by interrupt tests
@@ -160,12 +172,12 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
     deprecated since Python 3.12). Polling also watches the gate: a gate killed outright
     (SIGKILL) cannot stop its workers, so a worker whose parent changed stops itself.
     """
-    parent = os.getppid()
     started = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         _child(request)
     _current_child.append(pid)
+    _name_run(request, pid)
     deadline = started + request["timeout"]
     watch_from = deadline - watch_window(request["timeout"])
     sample: CpuSample | None = None
@@ -176,7 +188,7 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
-        if os.getppid() != parent:
+        if _gate_gone():
             _terminate(signal.SIGTERM, None)
         if sample is None and time.perf_counter() >= watch_from:
             sample = CpuSample(cpu_seconds(pid), time.perf_counter())
@@ -279,6 +291,7 @@ def _start_session_server(request: dict[str, Any], spec: dict[str, Any], key: st
         _serve_session(request, spec, traced, requests_read, responses_write)
     os.close(requests_read)
     os.close(responses_write)
+    _name_run(request, pid)
     server = _Server(
         key,
         pid,
@@ -338,7 +351,7 @@ def _read_line(server: _Server, deadline: float) -> dict[str, Any] | None:
             if not chunk:
                 return None
             server.pending += chunk
-        elif os.getppid() != _gate[0]:  # the gate is gone
+        elif _gate_gone():
             _terminate(signal.SIGTERM, None)
     line, server.pending = server.pending.split(b"\n", 1)
     return json.loads(line)
@@ -412,6 +425,7 @@ def _wait_for_fork(
     killed at its limit, and then whether it was busy or idle (stuck.py); everything the fork
     started is killed either way."""
     _current_child.append(pid)
+    _name_run(request, pid)
     # A fork does not collect: its limit is not charged for the collection a fresh session
     # pays (trial.Limits); a fallback below gets the fresh limit from its own start.
     limit = request.get("swap_timeout", request["timeout"])
@@ -436,9 +450,19 @@ def _wait_for_fork(
     return done, timed_out, stuck
 
 
+def _name_run(request: dict[str, Any], pid: int) -> None:
+    """Write down the run's process group, beside its events: should this worker die (a
+    mutant can kill it), the gate kills the run it leaves behind (pool.Worker.replace)."""
+    with open(Path(request["events"]).with_suffix(".pids"), "a", encoding="ascii") as pids:
+        pids.write(f"{pid}\n")
+
+
 def _child(request: dict[str, Any]) -> None:
     code = 70
     try:
+        # A run outlives no worker: killed with it, at the test that killed it (the gate
+        # names that test, red by crash), not at some later one.
+        die_with_parent()
         enter_sandbox(request, request["log"], _start_entry[0])
         cov = None
         if request.get("coverage"):
