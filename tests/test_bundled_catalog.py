@@ -83,5 +83,6 @@ def test_a_changed_byte_of_the_fix_or_its_patch_is_refused_in_one_line_naming_th
     assert len(lines) == 1, done.stderr
     prefix = "killmap: " if command == "run" else "killmap check: "
     assert lines[0].startswith(f"{prefix}mutations/draftroute.toml: mutation '{FIX_REVERTED}': field '{pin}': ")
+    assert "(a changed byte; it is sha256:" in lines[0]
     assert "Traceback" not in done.stdout + done.stderr
     assert not reports.exists()  # never a verdict: no report at all
