@@ -42,9 +42,17 @@ def test_a_copy_that_wins_the_import_anyway_makes_the_verdict_broken_not_vacuous
     assert "was not the mutant" in entry["detail"] and str(site) in entry["detail"]
 
 
+def named_elsewhere(project):
+    """The working tree's src/, as `@FILE` (the shadowed fixture's conftest reads it): a
+    variable naming the tree itself is rewritten to name the sandbox before the tests run."""
+    file = project.parent / "shadow-folder.txt"
+    file.write_text(str(project / "src"))
+    return f"@{file}"
+
+
 def test_the_working_tree_winning_the_import_makes_the_verdict_broken(tmp_path):
     project = copy_fixture("shadowed", tmp_path)
-    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"SHADOW_PATH": str(project / "src")}))
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"SHADOW_PATH": named_elsewhere(project)}))
     entry = run.mutation("answer-changed")
     assert entry["verdict"] == "broken"
     assert "was not the mutant" in entry["detail"] or "working tree" in entry["detail"]
@@ -180,7 +188,7 @@ def test_a_sibling_module_imported_from_the_working_tree_makes_the_verdict_broke
     # The mutated module is the sandbox's, but another project module came from the user's
     # tree: the run mixed the two, so its reds prove nothing about the mutant.
     project = copy_fixture("shadowed", tmp_path)
-    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"SHADOW_AFTER": str(project / "src")}))
+    run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"SHADOW_AFTER": named_elsewhere(project)}))
     entry = run.mutation("answer-changed")
     assert entry["verdict"] == "broken"
     assert "working tree" in entry["detail"] and "helperpkg" in entry["detail"]

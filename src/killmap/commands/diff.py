@@ -14,6 +14,7 @@ from pathlib import Path
 
 from killmap.commands.shared import EXIT_FAILED, EXIT_HELD, add_annotations_option
 from killmap.errors import GateError
+from killmap.report.cells import write_whole
 
 
 def add_parser(sub) -> None:
@@ -46,7 +47,7 @@ def _write(path: Path | None, text: str, option: str) -> None:
     if path is None:
         return
     try:
-        path.write_text(text, encoding="utf-8")
+        write_whole({path: text})
     except OSError as exc:
         raise GateError(f"cannot write {path}: {exc.strerror}", field=option) from None
 

@@ -21,6 +21,7 @@ import killmap
 from killmap.commands.redfirst import RedFirstResult
 from killmap.commands.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, Side
 from killmap.errors import GateError
+from killmap.report.cells import write_whole
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)
@@ -350,10 +351,14 @@ def write_reports(doc: Document, folder: Path) -> dict[str, Path]:
     paths = {kind: folder / name for kind, name in REPORT_FILES.items()}
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        paths["json"].write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        paths["markdown"].write_text(to_markdown(doc), encoding="utf-8")
-        paths["junit"].write_text(to_junit(doc), encoding="utf-8")
-        paths["html"].write_text(to_html(doc), encoding="utf-8")
+        write_whole(
+            {
+                paths["json"]: json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
+                paths["markdown"]: to_markdown(doc),
+                paths["junit"]: to_junit(doc),
+                paths["html"]: to_html(doc),
+            }
+        )
     except OSError as exc:
         raise GateError(f"cannot write the reports: {exc}", field="--report-dir") from None
     return paths

@@ -9,12 +9,13 @@ selected test accounted for.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from killmap.catalog.project import ignored_package_files
-from killmap.engine.cachedirs import displaced_folder, rewrites_folder
+from killmap.engine.cachedirs import cache_base, displaced_folder, rewrites_folder
 from killmap.engine.guard import Containment, TreeGuard, pristine_hashes
 from killmap.engine.launch import Launch
 from killmap.engine.outcome import RunOutcome
@@ -23,6 +24,7 @@ from killmap.engine.reaper import MEMORY_ENV, memory_limit_for
 from killmap.engine.rewrites import keep_new
 from killmap.engine.runner import Scenario, run_scenario, run_to_completion
 from killmap.engine.sandbox import Scratch, scratch_parent
+from killmap.engine.treewatch import TreeWatch
 from killmap.errors import GateError
 
 
@@ -81,6 +83,7 @@ class Engine:
         self.scratch = Scratch(scratch_parent(_bytes_of(root, files, trees), count + 2))
         self.scratch.kept_rewrites = rewrites_folder(cache_dir)
         self.pool: Pool | None = None
+        self.containment: Containment | None = None
         try:
             # The workers import pytest (about 0.3 s each) while the pristine copy is made
             # (many small system calls): neither needs the other before the first request.
@@ -92,8 +95,13 @@ class Engine:
             pristine = self.scratch.pristine_copy(root, files)
             hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             containment = Containment(
-                TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes), self.displaced
+                TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
+                self.displaced,
+                watch=lambda: TreeWatch(
+                    root, set(files), skip=[cache_base(cache_dir), self.scratch.path], slow=[Path(sys.prefix)]
+                ),
             )
+            self.containment = containment
             # Each worker copies its own sandbox, in parallel with the others and with the
             # gate's own work (building mutants): copying is thousands of small system calls.
             if trees is None:
@@ -136,9 +144,28 @@ class Engine:
         if self.pool is not None:
             self.pool.close()
             self.pool = None
+            self._final_check()
         if self.scratch.kept_rewrites is not None:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
         self.scratch.remove()
+
+    def _final_check(self) -> None:
+        """The whole tree once more, its slow folders included, with no run left to blame:
+        said in one line, since no verdict can carry it."""
+        if self.containment is None:
+            return
+        try:
+            written = self.containment.final()
+        except OSError as exc:  # the scratch must still be removed
+            print(f"killmap: the working tree could not be checked a last time: {exc}", file=sys.stderr)
+            return
+        if written.paths:
+            lost = f"; could not restore (no copy kept): {', '.join(written.unrestored)}" if written.unrestored else ""
+            print(
+                f"killmap: the working tree was written while the gate ran: {', '.join(written.paths)} "
+                f"(restored, or moved out, and kept under {self.displaced}){lost}",
+                file=sys.stderr,
+            )
 
     def __enter__(self) -> Engine:
         return self

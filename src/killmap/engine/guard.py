@@ -16,8 +16,11 @@ import hashlib
 import os
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from killmap.engine.treewatch import Found, TreeWatch
 
 
 @dataclass(frozen=True)
@@ -169,35 +172,63 @@ def escaped_note(paths: tuple[str, ...], displaced: Path) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a run wrote into the working tree: every path, and those not put back."""
+
+    paths: tuple[str, ...] = ()
+    unrestored: tuple[str, ...] = ()
+
+
 class Containment:
     """The working tree's guard, shared by every worker, and who is to blame for a write.
 
     Two workers run at once, so a write into the working tree found after one run may be
     the other's. Every run still in progress when the write happened (its file's mtime)
     is a suspect; each hears of it when its own run ends.
+
+    `watch`: makes the whole-tree watch (treewatch.py), at the start of the first run that
+    is not confined; before it, no run could have written into the tree.
     """
 
-    def __init__(self, tree: TreeGuard, displaced: Path):
+    def __init__(self, tree: TreeGuard, displaced: Path, watch: Callable[[], TreeWatch] | None = None):
         self.tree = tree
         self.displaced = displaced  # where overwritten content is kept
         self.test_writes: set[str] = set()  # sandbox files the unmutated tests themselves write
+        self._make_watch = watch
+        self.watch: TreeWatch | None = None
         self._active: dict[str, float] = {}
         self._pending: dict[str, set[str]] = {}
+        self._unrestored: set[str] = set()
         self._lock = threading.Lock()
 
-    def started(self, label: str, when_ns: int) -> None:
+    def started(self, label: str, when_ns: int, *, confined: bool = True) -> None:
         with self._lock:
+            if not confined and self.watch is None and self._make_watch is not None:
+                self.watch = self._make_watch()
             self._active[label] = when_ns
             self._pending[label] = set()
 
-    def finished(self, label: str) -> tuple[str, ...]:
+    def finished(self, label: str) -> Written:
         """The working-tree files written while this run was in progress, restored."""
         changes = self.tree.check_and_restore(keep_in=self.displaced / label)
+        written = {rel: self.tree.last_seen_ns.get(rel) for rel in changes.paths}
+        found = self.watch.check(self.displaced / label) if self.watch is not None else Found()
+        written.update(found.written)
         with self._lock:
-            for rel in changes.paths:
-                written = self.tree.last_seen_ns.get(rel)
+            self._unrestored.update(found.unrestored)
+            for rel, when in written.items():
                 for other, start in self._active.items():
-                    if written is None or written >= start:
+                    if when is None or when >= start:
                         self._pending[other].add(rel)
             self._active.pop(label, None)
-            return tuple(sorted(self._pending.pop(label, set())))
+            paths = tuple(sorted(self._pending.pop(label, set())))
+            return Written(paths, tuple(p for p in paths if p in self._unrestored))
+
+    def final(self) -> Written:
+        """After the last run: anything written since, and in the folders the watch compares
+        only at the end (the interpreter's installation), with no run left to blame."""
+        if self.watch is None:
+            return Written()
+        found = self.watch.check(self.displaced / "after-the-runs", final=True)
+        return Written(tuple(rel for rel, _ in found.written), found.unrestored)

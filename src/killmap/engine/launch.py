@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from killmap.engine.confine import hide_from_tests
 from killmap.engine.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.siblings import open_pipes
 
@@ -33,6 +34,11 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     """Start one worker process; it forks the other `count - 1` once it has imported pytest
     (siblings.py). The processes in order, the started one first."""
     env = dict(os.environ)
+    # The gate's own folder (the user's tree, most often) is named nowhere a test could read
+    # it: not in the workers' environment (a test's /proc/self/environ is its worker's), and
+    # not in the gate's /proc entries (confine.hide_from_tests).
+    env["PWD"] = env["OLDPWD"] = str(start_dir)
+    hide_from_tests()
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
     env.pop("COVERAGE_CORE", None)  # per-test contexts need the C tracer; see worker

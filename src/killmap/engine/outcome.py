@@ -112,6 +112,7 @@ class RunOutcome:
     segments: int = 1  # sessions it took to give every test an outcome
     untraced: frozenset[str] = frozenset()  # tests whose session died before saving coverage
     escaped: tuple[str, ...] = ()  # working-tree files written during the run (restored)
+    unrestored: tuple[str, ...] = ()  # of those, what could not be put back (no copy kept)
     sandbox_writes: tuple[str, ...] = ()  # sandbox files it wrote that tests do not (repaired)
     path: str = "fresh"  # swap (a fork of the collected session), fallback, fresh
     fallback: str = ""  # why a swap fell back to a fresh session

@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from killmap.engine import confine
+from killmap.engine.guard import Written
 from killmap.engine.outcome import RunOutcome, TestResult, read_outcome, tracers_of
 from killmap.engine.pool import Worker
 from killmap.engine.sandbox import Scratch
@@ -69,7 +70,7 @@ class Scenario:
     confirm_kills: tuple[str, ...] | None = None
     confirm_allowed: tuple[str, ...] | None = None  # kills + may_kill: reds inside the contract
     collect_only: bool = False  # collect and prove the origin, run nothing
-    confine: bool = True  # Landlock: writes only beneath sandbox, temp and /dev
+    confine: bool = True  # Landlock: writes only beneath sandbox, scratch and /dev
     # Run in a fork of a session that collected these targets once (session.py), with the
     # mutant's code swapped in; the worker falls back to a fresh session when it must.
     session_tests: tuple[str, ...] | None = None
@@ -94,11 +95,12 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     if "session" in request:
         worker.session_stale = False
     if worker.containment is not None:
-        worker.containment.started(request["id"], time.time_ns())
+        confined = "confine" in request and confine.available()
+        worker.containment.started(request["id"], time.time_ns(), confined=confined)
     try:
         response = worker.request(request)
     finally:
-        escaped = worker.containment.finished(request["id"]) if worker.containment is not None else ()
+        escaped = worker.containment.finished(request["id"]) if worker.containment is not None else Written()
         sandbox_writes = _sandbox_writes(worker, unmutated=not scenario.writes)
     if response.get("status") == "error":
         response = {**response, "status": "error"}
@@ -108,7 +110,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         response,
         folder / "coverage.json" if scenario.coverage_files else None,
     )
-    outcome = replace(outcome, escaped=escaped, sandbox_writes=sandbox_writes)
+    outcome = replace(outcome, escaped=escaped.paths, unrestored=escaped.unrestored, sandbox_writes=sandbox_writes)
     if outcome.coverage is not None:
         # Coverage speaks in sandbox paths; the rest of the gate speaks in project paths.
         prefix = str(sandbox.resolve()) + "/"
@@ -157,8 +159,11 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
     }
     if scenario.stop_at_first_red:
         request["first_red"] = True
-    if scenario.confine:
-        request["confine"] = [str(sandbox), tempfile.gettempdir(), str(scratch.path), "/dev"]
+    # The tests' temporary folder is the worker's own, inside the scratch: confinement grants
+    # the scratch but never the system's temporary folder, where the project may live.
+    request["tmpdir"] = str(scratch.path / "tmpdir" / str(worker.index))
+    if scenario.confine and not confine.switched_off():
+        request["confine"] = [str(sandbox), str(scratch.path), "/dev"]
     unmutated = not scenario.writes
     if (
         scenario.session_tests is not None
@@ -375,6 +380,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         session_seconds=max(o.session_seconds for o in segments),
         stuck=last.stuck,
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
+        unrestored=tuple(sorted({p for o in segments for p in o.unrestored})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})),
         stopped_after=last.stopped_after or next(iter(crashed), None),
     )

@@ -12,11 +12,12 @@ inherits it.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
 from killmap.engine import rewrites
-from killmap.engine.confine import confine_writes
+from killmap.engine.confine import confine_writes, drop_ptrace
 from killmap.engine.reaper import limit_memory
 from killmap.engine.tracing import per_test_coverage, untraced_assertion_rewriting
 
@@ -45,6 +46,8 @@ def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | Non
     if start_entry is not None:
         sandbox = os.getcwd()  # resolved, as python -m would have put it
         sys.path[:] = [sandbox if entry == start_entry else entry for entry in sys.path]
+    scrub_environment(os.getcwd(), request.get("blocked_root"), request.get("tmpdir"))
+    drop_ptrace()  # as root, a test could still read the gate's folder through /proc
     if request.get("confine"):
         confine_writes(request["confine"])
     isolate_imports(request["sys_path"], request.get("blocked_root"))
@@ -53,6 +56,42 @@ def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | Non
     shared = request.get("rewrites")
     if shared:  # before pytest imports its first test module
         rewrites.install(shared["write"], shared["read"])
+
+
+def scrub_environment(sandbox: str, blocked_root: str | None, tmpdir: str | None) -> None:
+    """Nothing in the environment a test (or what it starts) inherits names the working tree.
+
+    PWD and OLDPWD are the sandbox: a mutant that wrote through `$PWD` wrote into the user's
+    tree. Any other value naming the tree (PYTHONPATH=/project/src) names the sandbox in its
+    place, except what names the interpreter's own installation (a `.venv` inside the tree:
+    PATH and VIRTUAL_ENV must still find its tools, and `sys.prefix` says where it is anyway).
+    `tmpdir`: the tests' private temporary folder, inside the gate's scratch, as TMPDIR, TEMP
+    and TMP; the system's temporary folder is not writable under confinement (confine.py)."""
+    import tempfile
+
+    os.environ["PWD"] = os.environ["OLDPWD"] = sandbox
+    if tmpdir:
+        os.makedirs(tmpdir, exist_ok=True)
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            os.environ[name] = tmpdir
+        tempfile.tempdir = tmpdir  # the worker may have asked tempfile already; it remembers
+    if not blocked_root:
+        return
+    roots = sorted({blocked_root.rstrip(os.sep), os.path.realpath(blocked_root)}, key=len, reverse=True)
+    # A venv's own folder too (its bin/ is on PATH), but never a whole system prefix.
+    venv = [sys.prefix] if sys.prefix != sys.base_prefix else []
+    installed = {q.rstrip(os.sep) for p in _installation_paths() + venv for q in (p, os.path.realpath(p))}
+
+    def rewritten(entry: str) -> str:
+        if any(entry == p or entry.startswith(p + os.sep) for p in installed):
+            return entry
+        for root in roots:  # the root itself, or below it: never a sibling (/project2)
+            entry = re.sub(re.escape(root) + f"(?=$|{re.escape(os.sep)})", lambda _: sandbox, entry)
+        return entry
+
+    for name, value in list(os.environ.items()):
+        if name not in ("PWD", "OLDPWD") and any(root in value for root in roots):
+            os.environ[name] = os.pathsep.join(rewritten(entry) for entry in value.split(os.pathsep))
 
 
 def isolate_imports(prepend: list[str], blocked_root: str | None) -> None:

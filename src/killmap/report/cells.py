@@ -1,5 +1,6 @@
 """The pieces every report format shares: the document's type, how a contract's "red / expected"
-cell reads, how many contracts held, and the Markdown size limit.
+cell reads, how many contracts held, the Markdown size limit, and how a report file is written
+(whole or not at all).
 
 Kept apart from document.py, which renders every format: the renderers (Markdown, HTML, the
 console) read these, and document.py imports the renderers, so the shared pieces sit below both.
@@ -7,6 +8,9 @@ console) read these, and document.py imports the renderers, so the shared pieces
 
 from __future__ import annotations
 
+import os
+import secrets
+from pathlib import Path
 from typing import Any
 
 from killmap.catalog.testids import named_count
@@ -15,6 +19,30 @@ from killmap.verdict.judge import HELD
 Document = dict[str, Any]
 
 MARKDOWN_LIMIT = 65_536  # GitHub's limit on a comment body; counted here in UTF-8 bytes, stricter
+
+
+def write_whole(texts: dict[Path, str]) -> None:
+    """Write each file whole or not at all: every text to a temporary name in its own folder,
+    then each renamed into place (a rename is atomic within a file system).
+
+    A CI step reads the report next and takes what it finds for the truth: a gate stopped by
+    a signal while writing must leave no truncated file under a final name. Renamed only once
+    every text is written, so a stop also rarely leaves one format new and another old."""
+    written: list[tuple[Path, Path]] = []
+    try:
+        for path, text in texts.items():
+            temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+            written.append((temporary, path))
+            with open(temporary, "x", encoding="utf-8") as out:  # as the final file's mode would be
+                out.write(text)
+        for temporary, path in written:
+            os.replace(temporary, path)
+    finally:
+        for temporary, _ in written:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass  # renamed into place
 
 
 def held_count(doc: Document) -> int:

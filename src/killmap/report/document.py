@@ -19,7 +19,7 @@ from killmap import pytest_version
 from killmap.catalog.shards import refuse_mixed_splits
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
-from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count
+from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count, write_whole
 from killmap.verdict.judge import HELD, VERDICTS, Verdict, explanation
 from killmap.verdict.lab import LabResult
 
@@ -297,12 +297,15 @@ def write_reports(doc: Document, folder: Path) -> dict[str, Path]:
     paths = {kind: folder / name for kind, name in REPORT_FILES.items()}
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        paths["json"].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        paths["junit"].write_text(to_junit(doc), encoding="utf-8")
-        paths["markdown"].write_text(to_markdown(doc), encoding="utf-8")
-        paths["html"].write_text(to_html(doc), encoding="utf-8")
-        # Machine-read (mutation-testing-elements): compact, which is the C encoder's fast path.
-        paths["stryker"].write_text(json.dumps(to_stryker(doc)) + "\n", encoding="utf-8")
+        texts = {
+            paths["json"]: json.dumps(doc, indent=2) + "\n",
+            paths["junit"]: to_junit(doc),
+            paths["markdown"]: to_markdown(doc),
+            paths["html"]: to_html(doc),
+            # Machine-read (mutation-testing-elements): compact, which is the C encoder's fast path.
+            paths["stryker"]: json.dumps(to_stryker(doc)) + "\n",
+        }
+        write_whole(texts)
     except OSError as exc:  # checked up front; this is what changed since
         raise GateError(f"cannot write the reports: {exc}", field="--report-dir") from None
     return paths

@@ -25,6 +25,7 @@ from rich.table import Table
 import killmap
 from killmap.catalog.shards import names_in_short, refuse_mixed_splits
 from killmap.errors import GateError
+from killmap.report.cells import write_whole
 from killmap.report.console import LiveProgress
 from killmap.verdict.sweep import STATUSES, SweepEntry, SweepResult, score, status_of
 
@@ -383,9 +384,13 @@ def write(doc: Document, folder: Path) -> dict[str, Path]:
     paths = {kind: folder / name for kind, name in FILES.items()}
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        paths["json"].write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        paths["html"].write_text(to_html(doc), encoding="utf-8")
-        paths["stryker"].write_text(json.dumps(to_stryker(doc), indent=1) + "\n", encoding="utf-8")
+        write_whole(
+            {
+                paths["json"]: json.dumps(doc, indent=1) + "\n",
+                paths["html"]: to_html(doc),
+                paths["stryker"]: json.dumps(to_stryker(doc), indent=1) + "\n",
+            }
+        )
     except OSError as exc:
         raise GateError(f"cannot write the sweep reports: {exc}", field="--report-dir") from None
     return paths

@@ -241,12 +241,15 @@ def _escaped(case: _Case) -> Verdict | None:
         return None
     # Nothing else matters: the user's files were written. They are restored, and the
     # gate fails so that someone looks.
+    # A file the gate kept no copy of (an ignored log, where nothing confines the tests) is
+    # named apart, in one line: the user must look at it.
+    lost = f"; could not restore (no copy kept): {', '.join(run.unrestored)}" if run.unrestored else ""
     return case.verdict(
         ESCAPED,
         "the mutant wrote to the working tree: "
         + ", ".join(run.escaped)
-        + " (restored byte for byte; what it wrote is kept in killmap's cache folder, "
-        "under displaced/)",
+        + " (restored byte for byte, or a new file moved out; what it wrote is kept in killmap's "
+        f"cache folder, under displaced/){lost}",
         red=case.red_tests,
     )
 

@@ -1,0 +1,92 @@
+"""The whole-tree watch (engine/treewatch.py), on a small tree: what it finds, restores, moves
+out, and names as not restored. The gate's end-to-end cases are in test_tree_escape.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from killmap.engine.treewatch import TreeWatch
+
+
+def small_tree(root: Path) -> Path:
+    for rel, text in {
+        "src/pkg.py": "x = 1\n",
+        "build.log": "the user's log\n",
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".git/index": "DIRC the index",
+        ".git/refs/heads/main": "0" * 40 + "\n",
+        ".venv/lib/site.py": "installed\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def watch_of(root: Path) -> TreeWatch:
+    return TreeWatch(root, {"src/pkg.py"}, skip=[], slow=[root / ".venv"])
+
+
+def test_an_untouched_tree_finds_nothing(tmp_path):
+    root = small_tree(tmp_path / "tree")
+    watch = watch_of(root)
+    assert not watch.check(tmp_path / "kept").written
+    assert not watch.check(tmp_path / "kept", final=True).written
+
+
+def test_git_files_written_over_or_removed_are_restored_byte_for_byte_and_what_was_written_kept(tmp_path):
+    root = small_tree(tmp_path / "tree")
+    watch = watch_of(root)
+    with open(root / ".git/index", "ab") as index:
+        index.write(b"junk")
+    (root / ".git/refs/heads/main").unlink()
+    found = watch.check(tmp_path / "kept")
+    assert {rel for rel, _ in found.written} == {".git/index", ".git/refs/heads/main"}
+    assert found.unrestored == ()
+    assert (root / ".git/index").read_text() == "DIRC the index"
+    assert (root / ".git/refs/heads/main").read_text() == "0" * 40 + "\n"
+    assert (tmp_path / "kept/.git/index").read_text() == "DIRC the indexjunk"
+    assert not watch.check(tmp_path / "kept").written  # said once
+
+
+def test_a_new_file_and_its_new_folder_are_moved_out_never_deleted(tmp_path):
+    root = small_tree(tmp_path / "tree")
+    watch = watch_of(root)
+    (root / "new/deep").mkdir(parents=True)
+    (root / "new/deep/planted.txt").write_text("x")
+    found = watch.check(tmp_path / "kept")
+    assert "new/deep/planted.txt" in dict(found.written)
+    assert not (root / "new").exists()
+    assert (tmp_path / "kept/new/new/deep/planted.txt").read_text() == "x"
+
+
+def test_an_ignored_file_written_over_is_named_as_not_restored_and_left_as_it_is(tmp_path):
+    root = small_tree(tmp_path / "tree")
+    watch = watch_of(root)
+    with open(root / "build.log", "a") as log:
+        log.write("more")
+    found = watch.check(tmp_path / "kept")
+    assert found.unrestored == ("build.log",)
+    assert (root / "build.log").read_text() == "the user's log\nmore"  # never truncated: it may be the user's
+
+
+def test_a_bytecode_file_planted_in_the_tree_is_found(tmp_path):
+    root = small_tree(tmp_path / "tree")
+    watch = watch_of(root)
+    (root / "src/__pycache__").mkdir()
+    (root / "src/__pycache__/pkg.cpython-311.pyc").write_bytes(b"poison")
+    assert "src/__pycache__/pkg.cpython-311.pyc" in dict(watch.check(tmp_path / "kept").written)
+
+
+def test_tracked_files_are_left_to_the_tree_guard(tmp_path):
+    root = small_tree(tmp_path / "tree")
+    watch = watch_of(root)
+    (root / "src/pkg.py").write_text("x = 2\n")
+    assert not watch.check(tmp_path / "kept").written
+
+
+def test_the_installation_folder_is_compared_only_at_the_end(tmp_path):
+    root = small_tree(tmp_path / "tree")
+    watch = watch_of(root)
+    (root / ".venv/lib/evil.pth").write_text("import os")
+    assert not watch.check(tmp_path / "kept").written
+    assert ".venv/lib/evil.pth" in dict(watch.check(tmp_path / "kept", final=True).written)
