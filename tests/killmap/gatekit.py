@@ -85,6 +85,7 @@ def gate_env(project: Path, extra: dict[str, str] | None = None) -> dict[str, st
     env = dict(os.environ)
     env["XDG_CACHE_HOME"] = str(project.parent / "xdg-cache")
     env.pop("PYTEST_ADDOPTS", None)
+    env.pop("KILLMAP_CACHE_DIR", None)  # it would name one cache for every test's runs
     env.update(extra or {})
     return env
 
