@@ -87,9 +87,10 @@ INTERRUPTED_CODES = frozenset({EXIT_INTERRUPTED, *(128 + s for s in ENDING_SIGNA
 
 @contextmanager
 def _ending_signals_interrupt() -> Iterator[None]:
-    """While a command runs: SIGTERM and SIGHUP raise Terminated, the first time only (a
-    second must not cut short the stopping of the workers, which is bounded: stop_workers
-    waits 5 s, then SIGKILL). The previous handlers come back after, so main() called in
+    """While a command runs: SIGTERM and SIGHUP raise Terminated, and ^C KeyboardInterrupt,
+    the first time only (a second, of any of them, must not cut short the stopping of the
+    workers, which is bounded: stop_workers waits 5 s, then SIGKILL; a burst of ^C left the
+    scratch on the RAM disk). The previous handlers come back after, so main() called in
     another program leaves its handlers as they were. Only in the main thread, the one that
     may set handlers. Workers never inherit them: they are started by exec (`python -m
     killmap.engine.worker`), which resets a Python handler to the default."""
@@ -98,11 +99,13 @@ def _ending_signals_interrupt() -> Iterator[None]:
     def handle(signum: int, frame: object) -> None:
         if not raised:
             raised.append(signum)
-            raise Terminated(signum)
+            raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
 
     previous = {}
     if threading.current_thread() is threading.main_thread():
         previous = {signum: signal.signal(signum, handle) for signum in ENDING_SIGNALS}
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when ignored (nohup, &)
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, handle)
     try:
         yield
     finally:
