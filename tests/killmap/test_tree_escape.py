@@ -164,6 +164,7 @@ def test_an_ignored_file_the_gate_kept_no_copy_of_is_named_as_not_restored_in_on
     entry = unconfined.mutation("old-log-appender")
     assert entry["verdict"] == "escaped", entry["detail"]
     assert "could not restore (no copy kept): old.log" in entry["detail"]
+    assert "restored byte for byte" not in entry["detail"]  # it was not: it is never said to be
     assert "\n" not in entry["detail"]
 
 

@@ -243,15 +243,16 @@ def _escaped(case: _Case) -> Verdict | None:
     # gate fails so that someone looks.
     # A file the gate kept no copy of (an ignored log, where nothing confines the tests) is
     # named apart, in one line: the user must look at it.
-    lost = f"; could not restore (no copy kept): {', '.join(run.unrestored)}" if run.unrestored else ""
-    return case.verdict(
-        ESCAPED,
-        "the mutant wrote to the working tree: "
-        + ", ".join(run.escaped)
-        + " (restored byte for byte, or a new file moved out; what it wrote is kept in killmap's "
-        f"cache folder, under displaced/){lost}",
-        red=case.red_tests,
-    )
+    restored = [p for p in run.escaped if p not in run.unrestored]
+    said = []
+    if restored:
+        said.append(
+            ", ".join(restored) + " (restored byte for byte, or a new file moved out; what it wrote is kept "
+            "in killmap's cache folder, under displaced/)"
+        )
+    if run.unrestored:
+        said.append("could not restore (no copy kept): " + ", ".join(run.unrestored))
+    return case.verdict(ESCAPED, "the mutant wrote to the working tree: " + "; ".join(said), red=case.red_tests)
 
 
 def _timed_out(case: _Case) -> Verdict | None:
