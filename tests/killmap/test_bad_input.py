@@ -193,3 +193,66 @@ def test_a_catalog_error_found_while_building_is_all_the_output(tmp_path):
     line = _one_line_error(run)
     assert "'classify-call-deleted'" in line and "'target'" in line
     assert run.stdout.strip() == "", run.stdout
+
+
+def test_a_target_with_nothing_after_its_double_colon_is_one_line_naming_the_target_field(tmp_path):
+    # 'mod.py::' was taken for the whole file: a replace then matched anywhere in it.
+    from gatekit import one_mutation_project
+
+    project = one_mutation_project(tmp_path / "proj", "def one():\n    return 1\n", "def test_one():\n    pass\n")
+    catalog = project / "mutations" / "pkg.toml"
+    text = catalog.read_text().replace('"pkg/__init__.py::one"', '"pkg/__init__.py::"')
+    catalog.write_text(text.replace('op = "constant-return"\nvalue = "0"', 'op = "replace"\nold = "1"\nnew = "2"'))
+    line = _one_line_error(run_gate(project, "run", "--no-cache"))
+    assert "'one-mutated'" in line and "'target'" in line and "no symbol after '::'" in line, line
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="resource limits are POSIX")
+def test_more_jobs_than_the_open_files_limit_holds_are_capped_and_said_in_one_line(tmp_path):
+    import resource
+    import subprocess
+    import sys
+
+    from gatekit import one_mutation_project
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    )
+    temp = tmp_path / "temp"  # every folder the gate makes, start folder included, goes here
+    temp.mkdir()
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "run", "--no-cache", "--jobs", "10000", "--report-dir", str(tmp_path / "r")],
+        cwd=project,
+        env=gate_env(project, {"TMPDIR": str(temp)}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, min(1024, hard))),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "killmap: --jobs 10000 is more workers than this machine holds (ulimit -n is 1024): running 240"
+    ]
+    assert list(temp.iterdir()) == []  # no scratch, no start folder
+
+
+def test_a_project_outside_git_holding_dangling_symlinks_is_gated_without_a_traceback(tmp_path):
+    import os
+
+    from gatekit import one_mutation_project
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
+    )
+    os.symlink("/nonexistent/killmap-target", project / "dangling")
+    os.symlink("missing.py", project / "pkg" / "dangling.py")
+    run = run_gate(project, "run", "--no-cache")
+    assert run.code == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.verdicts() == {"one-mutated": "held"}
+    assert os.readlink(project / "dangling") == "/nonexistent/killmap-target"  # the tree as it was

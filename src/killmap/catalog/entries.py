@@ -213,7 +213,12 @@ def _target(root: Path, target: Any, fail: _Fail) -> Target:
     """A Python file of the project, read as UTF-8, and the symbol after '::' if any."""
     if not isinstance(target, str) or not target:
         raise fail("must be 'path/to/file.py' or 'path/to/file.py::Qualified.name'", "target")
-    file_part, _, symbol = target.partition("::")
+    file_part, separator, symbol = target.partition("::")
+    if separator and not symbol.strip():  # 'mod.py::' was read as the whole file
+        raise fail(
+            f"{target!r} names no symbol after '::': write 'path.py::Qualified.name', or drop '::' for the whole file",
+            "target",
+        )
     # The mutant is written to sandbox/<target>: an absolute path or one climbing out with
     # '..' would land outside the sandbox, in a real file. './src/x.py' is normalized so it
     # names the same file as the coverage and the reports do.

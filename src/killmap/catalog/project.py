@@ -67,7 +67,9 @@ def project_files(root: Path) -> list[str]:
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info")]
         for name in names:
-            if name.endswith((".pyc", ".pyo")):
+            # A dangling symlink (or a socket) has no bytes to copy: left out, as git's
+            # listing above leaves it out, instead of a FileNotFoundError from the copy.
+            if name.endswith((".pyc", ".pyo")) or not (Path(folder) / name).is_file():
                 continue
             found.append((Path(folder) / name).relative_to(root).as_posix())
     return sorted(found)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from killmap.commands.shared import REPORTS_ON_REQUEST_HELP, add_report_options, report_dir
+from killmap.commands.shared import REPORTS_ON_REQUEST_HELP, add_report_options, report_dir, usable_jobs
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
@@ -109,8 +109,8 @@ def _add_prove(sub) -> None:
 
 
 def dispatch(root: Path, args: argparse.Namespace) -> int:
-    if getattr(args, "jobs", 1) < 1:
-        raise GateError("--jobs must be at least 1", field="--jobs")
+    if hasattr(args, "jobs"):
+        args.jobs = usable_jobs(args.jobs)
     if getattr(args, "timeout", None) is not None and not 0 < args.timeout <= 86400:
         raise GateError("--timeout must be above 0 and at most 86400 seconds", field="--timeout")
     from killmap.engine.launch import Launch

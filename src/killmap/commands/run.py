@@ -15,6 +15,7 @@ from killmap.commands.shared import (
     cache_dir,
     publish,
     report_dir,
+    usable_jobs,
 )
 from killmap.errors import GateError
 
@@ -71,8 +72,7 @@ def add_parser(sub) -> None:
 
 
 def main(root: Path, args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise GateError("--jobs must be at least 1", field="--jobs")
+    args.jobs = usable_jobs(args.jobs)
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     from killmap.engine.launch import Launch

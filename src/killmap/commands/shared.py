@@ -38,6 +38,21 @@ def add_report_options(command: argparse.ArgumentParser, jobs: int | None = None
     command.add_argument("--jobs", "-j", type=int, default=default, help="parallel sandboxes")
 
 
+def usable_jobs(jobs: int) -> int:
+    """--jobs, checked, and capped at the workers this machine can hold, which is said in one
+    line: asked for more, the gate failed midway with a traceback and left its start folder."""
+    from killmap.engine.reaper import workers_the_machine_holds
+    from killmap.errors import GateError
+
+    if jobs < 1:
+        raise GateError("--jobs must be at least 1", field="--jobs")
+    most, why = workers_the_machine_holds()
+    if most is None or jobs <= most:
+        return jobs
+    print(f"killmap: --jobs {jobs} is more workers than this machine holds ({why}): running {most}", file=sys.stderr)
+    return most
+
+
 def add_cache_dir_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--cache-dir",

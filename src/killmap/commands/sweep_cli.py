@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from killmap.commands.shared import add_cache_dir_option, add_report_options, cache_dir
+from killmap.commands.shared import add_cache_dir_option, add_report_options, cache_dir, usable_jobs
 from killmap.errors import GateError
 
 
@@ -99,9 +99,7 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     ops = tuple(dict.fromkeys(op.strip() for op in args.ops.split(",") if op.strip()))
     if not ops or any(op not in OPS for op in ops):
         raise GateError(f"--ops takes a comma-separated list of {', '.join(OPS)}, got {args.ops!r}", field="--ops")
-    jobs = args.jobs
-    if jobs < 1:
-        raise GateError("--jobs must be at least 1", field="--jobs")
+    jobs = usable_jobs(args.jobs)
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     check_report_dir(report_dir)

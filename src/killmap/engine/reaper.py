@@ -127,6 +127,30 @@ def _reap() -> None:
             return
 
 
+# --- how many workers ---------------------------------------------------------------------------
+
+# Open files the gate keeps for itself (its imports, the reports, git, its guards), and what each
+# worker costs it while the workers start: two pipes, both ends open until the first worker has
+# inherited them (siblings.open_pipes).
+GATE_FILES = 64
+FILES_PER_WORKER = 4
+
+
+def workers_the_machine_holds() -> tuple[int | None, str]:
+    """The most workers this gate can start (None: no bound known), and the limit that says so:
+    the open files it may hold (`ulimit -n`). Past it, starting them fails midway with
+    "Too many open files"."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, ValueError, OSError):
+        return None, ""
+    if soft == resource.RLIM_INFINITY:
+        return None, ""
+    return max(1, (soft - GATE_FILES) // FILES_PER_WORKER), f"ulimit -n is {soft}"
+
+
 # --- memory ----------------------------------------------------------------------------------
 
 MEMORY_ENV = "KILLMAP_MEMORY_MB"
