@@ -43,7 +43,9 @@ def _context(inputs: dict[str, str], base_ref: str = "") -> dict[str, str]:
     context.update({f"inputs.{k}": v for k, v in inputs.items()})
     context.update({"github.action_path": str(ROOT), "github.base_ref": base_ref})
     # The verdict cache's folder and the diff's base, before any step set them (issue 29).
-    context.update({"steps.cache-key.outputs.dir": "", "steps.diff.outputs.base": ""})
+    context.update(
+        {"steps.cache-key.outputs.dir": "", "steps.diff.outputs.base": "", "steps.diff.outputs.exit-code": ""}
+    )
     return context
 
 
@@ -279,7 +281,7 @@ def test_a_pull_request_on_a_fresh_runner_reuses_the_bases_verdicts_diffs_agains
     assert "2/3 contracts held" in gate.stdout and "1 of 3 verdicts reused from the cache" in gate.stdout
     annotations = [line for line in diff.stdout.splitlines() if line.startswith("::")]
     assert len(annotations) == 1 and annotations[0].startswith(
-        "::error file=pkgproject/pkg/core.py,line=1,title=killmap regression%3A double-adds::"
+        "::error file=pkgproject/pkg/core.py,line=2,title=killmap regression%3A double-adds::"
         "held on the base, not-applied here"
     )
     assert _outputs(second / "workspace")["exit-code"] == "1"
@@ -298,3 +300,20 @@ def test_a_pull_request_on_a_fresh_runner_reuses_the_bases_verdicts_diffs_agains
     assert not [line for line in diff.stdout.splitlines() if line.startswith("::")]
     assert [method for method, *_ in github.requests] == ["GET", "PATCH"]
     assert len(github.comments) == 2 and "no regression; 0 change(s)" in github.comments[-1]["body"]
+
+
+def test_fail_on_regressions_fails_the_job_only_for_a_regression_and_never_hides_bad_input(tmp_path):
+    context = _context({"fail-on": "regressions"})
+    env = {"PATH": os.environ["PATH"]}
+    step = STEPS["Exit with killmap's code"]
+
+    def exit_code(gate: str, diff: str) -> int:
+        context.update({"steps.gate.outputs.exit-code": gate, "steps.diff.outputs.exit-code": diff})
+        return _run_step(step, tmp_path, context, env).returncode
+
+    assert exit_code("1", "0") == 0  # old failures only: tolerated
+    assert exit_code("1", "1") == 1  # a contract that held on the base does not hold
+    assert exit_code("1", "") == 1  # no base report to compare with: the gate's own code
+    assert exit_code("2", "0") == 2 and exit_code("0", "0") == 0
+    context["inputs.fail-on"] = "failures"
+    assert exit_code("1", "0") == 1  # the default: any failed contract

@@ -62,7 +62,8 @@ def compare(base: Document, head: Document) -> Document:
                     "head": new and new["verdict"],
                     "detail": entry["detail"],
                     "file": entry["file"],
-                    "lines": entry["lines"],
+                    # A mutant no longer built (not-applied) has no lines: where it applied on the base.
+                    "lines": (new and new["lines"]) or (old and old["lines"]) or [],
                 }
             )
     return {
