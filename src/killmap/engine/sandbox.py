@@ -79,7 +79,7 @@ class Scratch:
         self.pristine: Path | None = None
         # What the pristine copy was made from, and its folders as made (repair_pristine).
         self._pristine_source: tuple[Path, list[str]] | None = None
-        self._pristine_folders: dict[str, tuple[int, int]] = {}
+        self._pristine_folders: dict[str, tuple[int, int] | None] = {}
         self._pristine_lock = threading.Lock()
         # pytest's rewritten test modules (rewrites.py): written here by this gate's
         # sessions, read from here and from `kept_rewrites`, which outlives the gate.
@@ -100,11 +100,11 @@ class Scratch:
         (a mutant that deletes the folders beside its sandbox); whether it did.
 
         Every later run copies and restores from it. A file removed, created or renamed
-        changes its folder's mtime, so the folders alone are compared: a few stats a run."""
+        changes its folder's mtime, so the folders alone are compared: a stat each, a run."""
         with self._pristine_lock:
             if self.pristine is None or self._pristine_source is None:
                 return False
-            if folder_stamps(self.pristine) == self._pristine_folders:
+            if all(_stamp(folder) == stamp for folder, stamp in self._pristine_folders.items()):
                 return False
             shutil.rmtree(self.pristine, ignore_errors=True)
             copy_files(*self._pristine_source, self.pristine)
@@ -182,16 +182,17 @@ def remove_abandoned_everywhere(keep: Path) -> None:
         remove_abandoned(place, keep)
 
 
-def folder_stamps(root: Path) -> dict[str, tuple[int, int]]:
+def folder_stamps(root: Path) -> dict[str, tuple[int, int] | None]:
     """(inode, mtime_ns) of `root` and every folder beneath it, by path; {} when it is gone."""
-    stamps: dict[str, tuple[int, int]] = {}
-    for folder, _, _ in os.walk(root):
-        try:
-            stat = os.stat(folder)
-        except OSError:
-            continue
-        stamps[folder] = (stat.st_ino, stat.st_mtime_ns)
-    return stamps
+    return {folder: _stamp(folder) for folder, _, _ in os.walk(root)}
+
+
+def _stamp(folder: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(folder)
+    except OSError:
+        return None  # gone
+    return (stat.st_ino, stat.st_mtime_ns)
 
 
 def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
