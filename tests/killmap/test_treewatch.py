@@ -90,3 +90,40 @@ def test_the_installation_folder_is_compared_only_at_the_end(tmp_path):
     (root / ".venv/lib/evil.pth").write_text("import os")
     assert not watch.check(tmp_path / "kept").written
     assert ".venv/lib/evil.pth" in dict(watch.check(tmp_path / "kept", final=True).written)
+
+
+def git_tree(root: Path) -> Path:
+    import subprocess
+
+    (root / "src").mkdir(parents=True)
+    (root / "src/pkg.py").write_text("x = 1\n")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "start"], ["status", "--short"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True)
+    return root
+
+
+def test_an_index_only_refreshed_by_the_users_git_status_is_neither_an_escape_nor_put_back(tmp_path):
+    import os
+    import subprocess
+
+    root = git_tree(tmp_path / "tree")
+    watch = TreeWatch(root, {"src/pkg.py"}, skip=[], slow=[])
+    before = (root / ".git/index").read_bytes()
+    os.utime(root / "src/pkg.py", ns=(1, 1))  # as the guard's restore of a tracked file does
+    subprocess.run(["git", "status", "--short"], cwd=root, check=True, capture_output=True)
+    refreshed = (root / ".git/index").read_bytes()
+    assert refreshed != before  # git rewrote it, with new stat data
+    assert not watch.check(tmp_path / "kept").written
+    assert (root / ".git/index").read_bytes() == refreshed
+
+
+def test_an_index_whose_staging_changed_is_an_escape_and_put_back(tmp_path):
+    import subprocess
+
+    root = git_tree(tmp_path / "tree")
+    watch = TreeWatch(root, {"src/pkg.py"}, skip=[], slow=[])
+    before = (root / ".git/index").read_bytes()
+    (root / "src/pkg.py").write_text("x = 2\n")
+    subprocess.run(["git", "add", "src/pkg.py"], cwd=root, check=True)
+    assert ".git/index" in dict(watch.check(tmp_path / "kept").written)
+    assert (root / ".git/index").read_bytes() == before

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +32,7 @@ from pathlib import Path
 # What the gate keeps a copy of and restores: what a corrupt or moved write would cost the
 # user their staging area, their branch, or their repository's settings.
 GIT_KEPT_FILES = ("index", "HEAD", "packed-refs", "config")
+INDEX = ".git/index"
 GIT_KEPT_FOLDERS = ("refs",)
 
 
@@ -149,6 +152,8 @@ class TreeWatch:
             known = before.files.get(rel)
             if known == stamp or rel in self.tracked:
                 continue
+            if known is not None and rel == INDEX and self._refreshed(stamp, before):
+                continue
             written[rel] = stamp.mtime_ns
             if known is None:
                 if not self._move_out(rel, keep_in):
@@ -169,6 +174,27 @@ class TreeWatch:
             except OSError:
                 before.folders.add(rel)
         return Found(tuple(sorted(written.items())), tuple(sorted(unrestored)))
+
+    def _refreshed(self, stamp: Stamp, before: _Tree) -> bool:
+        """Whether `.git/index` was only refreshed: the same entries staged, new stat data.
+        `git status` (a shell prompt's, an editor's) rewrites it so whenever a tracked file's
+        mtime changed, and the guard restores tracked files: calling that an escape, and
+        putting the old index back, would fight the user's own git. The new one is kept."""
+        path = self.root / INDEX
+        saved, _ = self.git.get(INDEX, (b"", 0))
+        try:
+            current = path.read_bytes()
+            with tempfile.NamedTemporaryFile(prefix="killmap-index-") as copy:
+                copy.write(saved)
+                copy.flush()
+                staged = _staged(self.root, str(path))
+                same = staged is not None and staged == _staged(self.root, copy.name)
+        except OSError:
+            return False
+        if same:
+            self.git[INDEX] = (current, stamp.mtime_ns)
+            before.files[INDEX] = stamp
+        return same
 
     def _move_out(self, rel: str, keep_in: Path) -> bool:
         """A file the run made: out of the tree, kept, never deleted (it may be the user's)."""
@@ -202,6 +228,17 @@ class TreeWatch:
             return False
         before.files[rel] = Stamp(stat.st_size, stat.st_mtime_ns, stat.st_ino)
         return True
+
+
+def _staged(root: Path, index: str) -> str | None:
+    """What an index file stages (`git ls-files -s`: mode, object, stage, path), or None when
+    git cannot read it (a corrupt index, no git)."""
+    env = {**os.environ, "GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(["git", "ls-files", "-s", "-z"], cwd=root, env=env, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode(errors="replace") if done.returncode == 0 else None
 
 
 def _joined(one: Found, other: Found) -> Found:
