@@ -2,7 +2,8 @@
 
 A page shows what a command prints; test_tour.py runs every command of the page in a fresh copy
 of the repository and compares. What differs from run to run is normalized on both sides before
-the comparison (durations, the job count, git hashes, the copy's path, the padding of a table),
+the comparison (durations, the job count and the run settings beside it, git hashes, the copy's
+path, the padding of a table),
 and a line `...` in the page stands for any number of lines the page leaves out. Nothing else
 is forgiven: a verdict, a count, a test id or a line that drifted fails.
 
@@ -26,7 +27,8 @@ ELISION = "..."
 PROGRESS_LINE = re.compile(r"^ *[a-z][a-z-]* [a-z0-9][a-z0-9-]*$")
 VOLATILE = (
     (re.compile(r"\b\d+\.\d+s\b"), "<secs>"),  # durations: "0.12s", "in 3.5s"
-    (re.compile(r"\(\d+ job\(s\)\)"), "(<jobs> job(s))"),  # the machine's cores
+    # The machine's cores, and the run's settings said beside them (issue 35's seed, say).
+    (re.compile(r"\(\d+ job\(s\)[^)]*\)"), "(<jobs> job(s))"),
     (re.compile(r"\b[0-9a-f]{10}\b"), "<commit>"),  # red-first's short hashes of replayed commits
     (re.compile(r"[━─═]+"), "─"),  # a table's rules, as wide as its widest cell
     (re.compile(r"[ \t]+"), " "),  # a table cell's padding

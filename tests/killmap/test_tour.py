@@ -113,7 +113,7 @@ baseline: 98 tests green in 2 run(s), 3.87s
 ┃ name   ┃   time ┃
 │ alpha  │ 12.40s │
 └────────┴────────┘
-2/2 contracts held in 19.0s (4 job(s))
+2/2 contracts held in 19.0s (4 job(s), seed 20261201)
 reports: /tmp/copy/reports/killmap.json
 """
 
