@@ -14,17 +14,19 @@ def test_reverting_the_fix_turns_its_test_red_by_assertion(tmp_path):
     assert "-    if not is_even(n):" in entry["diff"]
 
 
-def test_pinning_a_revert_records_the_patch_and_the_preimage_and_a_changed_patch_is_stale(tmp_path):
+def test_pinning_a_revert_records_its_byte_pins_and_a_changed_patch_is_refused_not_judged(tmp_path):
     project = copy_fixture("basic", tmp_path)
     assert run_gate(project, "pin", "odd-refusal-fix-reverted").code == 0
     catalog = (project / "mutations" / "basic.toml").read_text()
-    assert catalog.count('patch_pin = "sha256:') == 1 and catalog.count('preimage_pin = "sha256:') == 1
+    for pin in ("patch_pin", "preimage_pin", "postimage_pin"):
+        assert catalog.count(f'{pin} = "sha256:') == 1, pin
     patch = project / "mutations" / "odd-refusal-fix.patch"
     patch.write_text(patch.read_text().replace('"odd numbers are refused"', '"odd numbers are refused" '))
     run = run_gate(project, "run", "--no-cache", "--only", "odd-refusal-fix-reverted")
-    entry = run.mutation("odd-refusal-fix-reverted")
-    assert entry["verdict"] == "stale"
-    assert "odd-refusal-fix.patch changed since it was pinned" in entry["detail"]
+    # A changed byte of the patch is bad input (issue 34): one line naming the pin, no report.
+    assert run.code == 2 and run.report is None
+    assert run.stderr.strip().splitlines() == [run.stderr.strip()]
+    assert "field 'patch_pin': the patch mutations/odd-refusal-fix.patch is not the pinned patch" in run.stderr
 
 
 def test_a_revert_refuses_when_the_file_is_no_longer_the_patch_postimage(tmp_path):
