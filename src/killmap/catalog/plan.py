@@ -15,6 +15,10 @@ from killmap.catalog.reader import Catalog, Mutation, discover_catalogs, load_ca
 from killmap.catalog.shards import Split, read_durations, split_items
 from killmap.errors import GateError
 
+# The gate's seed when `--seed` names none (docs/randomized.md); pytest-randomly's since
+# before there was a --seed.
+DEFAULT_SEED = 20261201
+
 
 @dataclass(frozen=True)
 class LabOptions:
@@ -34,6 +38,9 @@ class LabOptions:
     focus: tuple[str, ...] | None = None
     swap: bool = True  # run swappable mutants in a fork of the collected session
     tracer: str = "auto"  # the baseline's line recorder: auto (sys.monitoring on 3.12+) or coverage
+    # What randomized suites draw from (Hypothesis, pytest-randomly): an int, or None for
+    # `--seed random` (engine/neutral.py).
+    seed: int | None = DEFAULT_SEED
 
 
 def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]]:

@@ -25,6 +25,7 @@ _SKIP_DIRS = {
     "build",
     "dist",
     ".killmap-cache",
+    ".hypothesis",  # Hypothesis's saved examples: a run's private state, never the project's (neutral.py)
 }
 
 

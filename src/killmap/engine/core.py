@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from killmap.catalog.plan import DEFAULT_SEED
 from killmap.catalog.project import ignored_package_files
 from killmap.engine.cachedirs import cache_base, displaced_folder, rewrites_folder
 from killmap.engine.guard import Containment, TreeGuard, pristine_hashes
@@ -68,8 +70,10 @@ class Engine:
         trees: list[dict[str, bytes]] | None = None,
         tracer: str = "auto",
         launch: Launch | None = None,
+        seed: int | None = DEFAULT_SEED,
     ):
         self.root = root
+        self.seed = seed  # every run's, whatever its scenario says (runner.Scenario.seed)
         self.tracer = tracer  # what records a baseline's per-test lines (runner.Scenario.tracer)
         if trees is None:  # what the packages need to run, though git ignores it (_version.py)
             files = files + ignored_package_files(root, files)
@@ -128,7 +132,7 @@ class Engine:
     def run(self, worker: Worker, scenario: Scenario, *, complete: bool = False) -> RunOutcome:
         """One scenario on one worker. `complete`: resume until every test has an outcome."""
         runner = run_to_completion if complete else run_scenario
-        return runner(worker, self.scratch, self.root, scenario)
+        return runner(worker, self.scratch, self.root, replace(scenario, seed=self.seed))
 
     def run_all(self, scenarios: list[Scenario]) -> list[RunOutcome]:
         return self.map(scenarios, lambda worker, scenario: self.run(worker, scenario))

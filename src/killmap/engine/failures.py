@@ -52,6 +52,7 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
     shown = in_project[-1] if in_project else innermost
     return {
         "assertion": issubclass(exc_type, (AssertionError, pytest.fail.Exception)),
+        "search": is_search_failure(exc_type),
         "exc_type": exc_type.__name__,
         "exc_module": exc_type.__module__,
         "message": shorten(_exception_text(exc_type, value).replace(sandbox, "")),
@@ -62,6 +63,17 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
             innermost and in_mutated and innermost == in_mutated[-1] and real_path(innermost[0]) == mutated_file
         ),
     }
+
+
+# Hypothesis's own failures, which say how its search went, not what the code did: a test case
+# past its deadline (a timing), or a failure its replay did not repeat (Flaky, FlakyFailure).
+SEARCH_ERRORS = ("DeadlineExceeded", "Flaky")
+
+
+def is_search_failure(exc_type: type) -> bool:
+    """Whether the exception is one of Hypothesis's SEARCH_ERRORS, by its classes' names and
+    module: asking costs no import of Hypothesis in a run that never used it."""
+    return any(c.__module__ == "hypothesis.errors" and c.__name__ in SEARCH_ERRORS for c in exc_type.__mro__)
 
 
 def unrendered_failure(excinfo, style=None) -> str:

@@ -12,22 +12,32 @@ the whole configuration ("unrecognized arguments: -n"). Leaving it on is worse:
   run, so two runs of the same mutant can disagree.
 
 So each is left loaded, its options parse as the user wrote them, and its effect is turned off
-before it acts (randomly keeps reseeding, from the project's seed or RANDOMLY_SEED). Every
-run of the gate registers this plugin (worker.py), which is what makes the baseline, a
-mutant and `check` see the same project.
+before it acts (randomly keeps reseeding, from the gate's seed). Every run of the gate
+registers this plugin (worker.py), which is what makes the baseline, a mutant and `check` see
+the same project.
+
+Hypothesis draws each property test's inputs from a fresh seed every run, and replays the
+failing examples it saved in `.hypothesis/`: the same mutant was held, vacuous or flaky by luck,
+and by what an earlier run left on disk (issue 35). Every run gets the gate's seed (`--seed`,
+docs/randomized.md) and a Hypothesis home of its own (`private_hypothesis_home`).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import pytest
 
-# pytest-randomly's seed when the project names none (its default is a fresh one per run).
-RANDOMLY_SEED = 20261201
-
 
 class PluginNeutraliser:
+    def __init__(self, seed: int | None):
+        # The gate's seed (catalog.plan.DEFAULT_SEED unless --seed): pytest-randomly reseeds
+        # each test from it, Hypothesis draws every property test's examples from it. None is
+        # `--seed random`: each run draws its own.
+        self.seed = seed
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_load_initial_conftests(self, early_config: Any, parser: Any, args: Any):
         # pytest-cov decides here, from the early options, whether to start collecting; a
@@ -50,7 +60,31 @@ class PluginNeutraliser:
             option.randomly_reorganize = False
             # Its reseeding stays: each test then draws from `random` as it does under the
             # project's pytest, whichever other tests run before it (a mutant runs a subset).
-            # But from one seed for every run, or the flake guard's two runs would differ.
-            if not isinstance(option.randomly_seed, int):
-                option.randomly_seed = RANDOMLY_SEED
+            # But from one seed for every run, or the flake guard's two runs would differ:
+            # the gate's, which the report records, over one the project's addopts names.
+            if self.seed is not None:
+                option.randomly_seed = self.seed
         yield
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Hypothesis's seed, once the tests are imported: what its pytest plugin's
+        `--hypothesis-seed` sets (`core.global_force_seed`), set only when a test imported
+        Hypothesis. The option itself makes the plugin import Hypothesis at configure, in
+        every session of every project that has it installed: 0.15 to 0.8 s a fresh session
+        on a busy 2-core machine. Set here, a fork of the collected session inherits it.
+        With it Hypothesis neither reads nor saves examples (no database key)."""
+        core = sys.modules.get("hypothesis.core")
+        if core is not None and self.seed is not None:
+            core.global_force_seed = self.seed  # type: ignore[attr-defined]
+
+
+def private_hypothesis_home(folder: str) -> None:
+    """Hypothesis's folder (its example database, its cache of the code's constants) for one
+    run: empty, outside the sandbox, never shared with another run or the user's `.hypothesis/`.
+    Its documented variable, read when Hypothesis first needs the folder; and its setter when
+    the collected session already imported Hypothesis."""
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = folder
+    configuration = sys.modules.get("hypothesis.configuration")
+    if configuration is not None:
+        configuration.set_hypothesis_home_dir(folder)

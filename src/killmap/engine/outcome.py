@@ -28,7 +28,8 @@ ASSERTION = "assertion"  # AssertionError, pytest.fail, pytest.raises that did n
 CRASH = "crash"  # another exception from the code under test: a legitimate red
 BROKEN = "broken"  # NameError/ImportError/SyntaxError... raised from the mutated file
 ERROR = "error"  # red in fixture setup or teardown, not in the test itself
-CAUSES = (ASSERTION, CRASH, BROKEN, ERROR)
+SEARCH = "search"  # Hypothesis's DeadlineExceeded or Flaky: its search's timing, not an assertion
+CAUSES = (ASSERTION, CRASH, BROKEN, ERROR, SEARCH)
 # Broken-type errors from an import statement surface from the importing frame; a
 # NameError must come from the mutated file's own frame to be the mutant's doing.
 _IMPORT_TYPES = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError", "TabError")
@@ -51,6 +52,8 @@ class TestResult:
     assertion: bool = False  # AssertionError or pytest's own failure (fail, raises)
     interrupted: bool = False  # the test stopped the session, or the process died in it
     traced: bool = False  # its lines were recorded in this run (a baseline's), slowing it
+    search: bool = False  # red by Hypothesis's DeadlineExceeded or Flaky (failures.SEARCH_ERRORS)
+    randomized: bool = False  # it draws its inputs (a Hypothesis test)
 
     @property
     def red(self) -> bool:
@@ -64,6 +67,8 @@ class TestResult:
             return CRASH
         if self.phase in ("setup", "teardown"):
             return ERROR
+        if self.search:
+            return SEARCH
         if self.assertion:
             return ASSERTION
         if self.exc_type in BROKEN_TYPES and (
@@ -261,6 +266,8 @@ def _read_events(events_path: Path) -> _Events:
                     assertion=event.get("assertion", False),
                     interrupted=event.get("interrupted", False),
                     traced=event.get("traced", False),
+                    search=event.get("search", False),
+                    randomized=event.get("randomized", False),
                 )
                 if started == event["id"]:
                     started = None

@@ -24,6 +24,7 @@ import pytest
 
 from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
 from killmap.engine.failures import describe_failure, real_path, shorten, shorten_middle, unrendered_failure
+from killmap.engine.neutral import private_hypothesis_home
 
 
 class Recorder:
@@ -41,6 +42,8 @@ class Recorder:
         first_red: bool = False,
     ):
         self.events = open(events_path, "a", encoding="utf-8")
+        # Hypothesis's examples and caches, this run's alone, beside its events (neutral.py).
+        private_hypothesis_home(os.path.join(os.path.dirname(events_path), "hypothesis"))
         self.snapshot = snapshot  # where a confirmation run reports, if one is wanted
         # Stop after the first red test (a sweep mutant: killed or not is all it asks); the
         # test it stopped after goes in the final line, so the gate knows the rest were
@@ -190,6 +193,8 @@ class Recorder:
         self.coverage = None
         self.events.close()
         self.events = open(self.snapshot["events"], "a", encoding="utf-8")
+        # Not the run's: with --seed random, examples the run saved would decide the re-run.
+        private_hypothesis_home(os.path.join(os.path.dirname(self.snapshot["events"]), "hypothesis-confirm"))
         self.confirming = True
         self.phases = {}
         session.items[:] = [item for item in session.items if item.nodeid in wanted]
@@ -240,6 +245,8 @@ class Recorder:
         if traced:
             self.coverage.switch_context(item.nodeid)
         self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            self.phases[item.nodeid]["randomized"] = True  # it draws its inputs: judge.RANDOMIZED
         if traced:
             self.phases[item.nodeid]["traced"] = True  # its duration is not the untraced one
         outcome = yield

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from killmap.catalog.plan import DEFAULT_SEED
 from killmap.engine import confine
 from killmap.engine.guard import Written
 from killmap.engine.outcome import RunOutcome, TestResult, read_outcome, tracers_of
@@ -80,6 +81,9 @@ class Scenario:
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
     extra_args: tuple[str, ...] = ()
+    # What Hypothesis and pytest-randomly draw from (neutral.py); None explores. Set by the
+    # engine for every run of a command (core.Engine.run).
+    seed: int | None = DEFAULT_SEED
     # Stop after the first red test (plugin.Recorder.first_red): a sweep mutant asks only
     # whether it is killed. The tests after it are left out, not resumed.
     stop_at_first_red: bool = False
@@ -151,6 +155,7 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
         "memory_limit": worker.memory_limit,
+        "seed": scenario.seed,
         # pytest's rewritten test modules, shared by every session (rewrites.py).
         "rewrites": {
             "write": str(scratch.rewrites),
@@ -180,7 +185,7 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
     needs a session that traced its own collection (worker.py)."""
     sandbox = worker.sandbox
     session_tests = scenario.session_tests or ()
-    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.confine])
+    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.confine, scenario.seed])
     return {
         "key": key,
         "tests": list(scenario.tests),

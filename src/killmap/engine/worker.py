@@ -329,7 +329,7 @@ def _serve_session(
                 collection=request["coverage"].get("collection", True),
             )
         plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"), spec.get("prepare"), cov)
-        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser()])
+        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser(request.get("seed"))])
         code = 0
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
@@ -477,7 +477,7 @@ def _child(request: dict[str, Any]) -> None:
             snapshot=request.get("snapshot"),
             first_red=bool(request.get("first_red")),
         )
-        exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser()])
+        exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser(request.get("seed"))])
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.
         conclude_run(
             recorder,
