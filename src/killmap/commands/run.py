@@ -44,6 +44,13 @@ def add_parser(sub) -> None:
     run.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     run.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
     run.add_argument(
+        "--seed",
+        default=None,
+        metavar="N|random",
+        help="what Hypothesis and pytest-randomly draw from (default: a fixed seed; "
+        "'random': a new draw every run, to explore; docs/randomized.md)",
+    )
+    run.add_argument(
         "--no-swap",
         action="store_true",
         help="run every mutant in a fresh pytest session instead of swapping its code into a fork of the collected one",
@@ -102,6 +109,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         durations=_durations_for_shards(args),
         swap=not args.no_swap,
         tracer=args.reach_tracer,
+        seed=parse_seed(args.seed),
     )
     console = make_console()
     split = shard_split(root, options)  # read before the run: a bad --durations costs no time
@@ -147,6 +155,19 @@ def _durations_for_shards(args: argparse.Namespace) -> Path | None:
     if args.durations is not None and args.shard is None:
         raise GateError("--durations balances shards: it goes with --shard K/N", field="--durations")
     return args.durations
+
+
+def parse_seed(text: str | None) -> int | None:
+    """--seed: the default fixed seed, a number, or None for 'random'."""
+    from killmap.catalog.plan import DEFAULT_SEED
+
+    if text is None:
+        return DEFAULT_SEED
+    if text == "random":
+        return None
+    if not _ASCII_NUMBER.fullmatch(text):
+        raise GateError(f"--seed takes a whole number or 'random', got {text!r}", field="--seed")
+    return int(text)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

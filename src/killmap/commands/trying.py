@@ -45,6 +45,7 @@ UNREADABLE = {
     judge.NOT_APPLIED: "not applied",
     judge.TIMEOUT: "timeout",
     judge.FLAKY: "flaky",
+    judge.RANDOMIZED: "randomized",
     judge.INCONCLUSIVE: "inconclusive",
     judge.ESCAPED: "escaped",
     judge.STALE: "stale",

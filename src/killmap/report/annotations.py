@@ -39,6 +39,7 @@ SEVERITY = (
     "not-applied",
     "stale",
     "flaky",
+    "randomized",
     "inconclusive",
 )
 MAX_ANNOTATIONS = 10  # GitHub shows at most 10 error annotations per step

@@ -24,6 +24,7 @@ STYLE = {
     "broken": "magenta",
     "timeout": "yellow",
     "flaky": "yellow",
+    "randomized": "yellow",
     "stale": "cyan",
     "unevidenced": "yellow",
     "wrong-cause": "red",
@@ -116,6 +117,7 @@ def render(console: Console, result: LabResult) -> None:
             console.print(f"[dim]warning {escape(v.name)}: {escape(warning)}[/]")
     held = sum(v.held for v in result.verdicts)
     ran = f"{result.jobs} job(s)" if result.jobs else "no mutant run: cached or decided statically"
+    ran += f", seed {'random' if result.seed is None else result.seed}"  # docs/randomized.md
     reused = sum(v.cached for v in result.verdicts)
     console.print(
         f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})"

@@ -33,6 +33,7 @@ def to_json(result: LabResult, root: Path) -> Document:
         root=str(root),
         jobs=result.jobs,
         wall=result.wall,
+        seed=seed_name(result.seed),
         baselines=[
             {
                 "tests": list(b.settings.tests),
@@ -105,6 +106,7 @@ def _document(
     wall: float,
     baselines: list[dict[str, Any]],
     shard: str | None = None,
+    seed: int | str | None = None,
 ) -> Document:
     counts = Counter(m["verdict"] for m in mutations)
     return {
@@ -115,6 +117,8 @@ def _document(
         "root": root,
         "shard": shard,
         "jobs": jobs,
+        # What Hypothesis and pytest-randomly drew from (docs/randomized.md): "random" explored.
+        "seed": seed,
         "wall_seconds": round(wall, 4),
         "exit_code": exit_code(mutations),
         "summary": {"total": len(mutations), **{k: counts.get(k, 0) for k in VERDICTS}},
@@ -123,6 +127,11 @@ def _document(
         "baselines": baselines,
         "mutations": mutations,
     }
+
+
+def seed_name(seed: int | None) -> int | str:
+    """The seed as reports say it: the number, or "random" for `--seed random`."""
+    return "random" if seed is None else seed
 
 
 def exit_code(mutations: list[dict[str, Any]]) -> int:
@@ -206,6 +215,7 @@ _STRYKER_STATUS = {
     "not-applied": "RuntimeError",
     "stale": "RuntimeError",
     "flaky": "RuntimeError",
+    "randomized": "RuntimeError",
     "inconclusive": "RuntimeError",
     "escaped": "RuntimeError",
 }
@@ -343,4 +353,5 @@ def merge(paths: list[Path], expected_names: list[str] | None = None) -> Documen
         wall=max(doc["wall_seconds"] for _, doc in docs),
         baselines=[b for _, doc in docs for b in doc["baselines"]],
         shard=f"merged from {len(docs)} report(s)",
+        seed=docs[0][1].get("seed"),
     )

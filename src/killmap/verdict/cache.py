@@ -162,8 +162,10 @@ class VerdictCache:
         self._checked: dict[str, tuple[dict[str, Any], bool]] = {}  # name -> (entry, deps hold)
 
     @staticmethod
-    def static_key(fingerprint: dict[str, Any], diff: str, tests_digest: str) -> str:
-        return _digest({"entry": fingerprint, "diff": diff, "tests": tests_digest, "env": environment_key()})
+    def static_key(fingerprint: dict[str, Any], diff: str, tests_digest: str, seed: int | None = None) -> str:
+        # The seed too: a randomized suite's verdict holds for the draws it made (docs/randomized.md).
+        key = {"entry": fingerprint, "diff": diff, "tests": tests_digest, "env": environment_key()}
+        return _digest({**key, "seed": seed} if seed is not None else key)
 
     def lookup(self, name: str, static_key: str) -> dict[str, Any] | None:
         entry = self.entries.get(name)

@@ -25,6 +25,7 @@ NOT_APPLIED = "not-applied"  # the operator matched the wrong number of sites, o
 BROKEN_VERDICT = "broken"  # the mutant does not compile cleanly, or is not the code that ran
 TIMEOUT = "timeout"  # the mutant ran past the limit that the unmutated tests meet
 FLAKY = "flaky"  # a confirming re-run disagreed with the first run
+RANDOMIZED = "randomized"  # it disagreed on tests that draw random inputs (Hypothesis): luck, not a flake
 STALE = "stale"  # the target changed since the mutation was pinned
 UNEVIDENCED = "unevidenced"  # nothing proves the verdict: region unreached, or control not held
 INCONCLUSIVE = "inconclusive"  # the environment, not the mutant, failed (e.g. a slow machine)
@@ -39,6 +40,7 @@ VERDICTS = (
     BROKEN_VERDICT,
     TIMEOUT,
     FLAKY,
+    RANDOMIZED,
     STALE,
     UNEVIDENCED,
     INCONCLUSIVE,
@@ -55,6 +57,8 @@ EXPLANATIONS = {
     BROKEN_VERDICT: "the mutant does not compile cleanly or was not the code that ran: its reds prove nothing",
     TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an endless loop or wait is a finding",
     FLAKY: "a re-run of the same mutant disagreed with the first run: fix the flaky test first",
+    RANDOMIZED: "a re-run disagreed on a test that draws random inputs: its search finds this defect by luck; "
+    "keep the gate's fixed seed, or give the test more examples",
     STALE: "the target changed since it was pinned: review the mutation, then run 'killmap pin'",
     UNEVIDENCED: "nothing proves this verdict: no test reached the mutated code, or its control did not hold",
     INCONCLUSIVE: "the environment failed, not the mutant: re-run it",
@@ -444,6 +448,18 @@ def _flaky(case: _Case) -> Verdict | None:
     flipped = _disagreements(case.run, case.evidence.confirm)
     if not flipped:
         return None
+    drawn = {t for t, r in case.run.tests.items() if r.randomized}
+    if all(f.split(" (", 1)[0] in drawn for f in flipped):
+        # Not a flaky test: a search (Hypothesis) that found the defect in one run and not in
+        # the other. The way out is the search's, not a fix of the test.
+        return case.verdict(
+            RANDOMIZED,
+            "a re-run of the same mutant disagreed on tests that draw random inputs (Hypothesis): "
+            + ", ".join(flipped)
+            + ". Its search finds this defect on some draws only: run with a fixed seed (the default, "
+            "or --seed N; not --seed random), or give the test more examples (@settings(max_examples=...))",
+            red=case.red_tests,
+        )
     return case.verdict(FLAKY, "a re-run of the same mutant disagreed on: " + ", ".join(flipped), red=case.red_tests)
 
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killmap.catalog.plan import LabOptions, load
+from killmap.catalog.plan import DEFAULT_SEED, LabOptions, load
 from killmap.catalog.project import check_targets_copied, project_files
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine.core import Engine, memory_limit
@@ -46,6 +46,7 @@ class LabResult:
     baselines: list[Baseline] = field(default_factory=list)
     wall: float = 0.0
     jobs: int = 1
+    seed: int | None = DEFAULT_SEED  # what randomized suites drew from; None: --seed random
 
     @property
     def all_held(self) -> bool:
@@ -84,8 +85,10 @@ def run_mutations(
     for mutation in mutations:
         if mutation.op == "revert-patch":  # a changed byte is refused before a worker starts
             check_patch_pins(root, mutation)
-    # A focused run answers another question than the contract: its verdicts are not the gate's.
-    cache = VerdictCache(root, options.cache_dir) if options.use_cache and options.focus is None else None
+    # A focused run answers another question than the contract: its verdicts are not the gate's;
+    # nor are a --seed random run's, which explores, by luck.
+    usable = options.use_cache and options.focus is None and options.seed is not None
+    cache = VerdictCache(root, options.cache_dir) if usable else None
     lab = _Lab(root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress))
     prebuilt = dict(mutants or {})
 
@@ -121,7 +124,9 @@ def run_mutations(
     verdicts = [with_warnings(decided[m.name], lab.warnings[m.name]) for m in mutations]
     mutants = {m.name: lab.mutants[m.name] for m in mutations}
     # Sandboxes actually used: none when every verdict came from the cache or was static.
-    return LabResult(verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)))
+    return LabResult(
+        verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)), options.seed
+    )
 
 
 @dataclass(frozen=True)
@@ -146,7 +151,8 @@ class _Lab:
     def key_of(self, mutation: Mutation, mutant: Mutant) -> str:
         if mutation.settings not in self.digests:
             self.digests[mutation.settings] = test_files_digest(self.root, self.files, mutation.settings.tests)
-        return VerdictCache.static_key(mutation.fingerprint(), mutant.diff, self.digests[mutation.settings])
+        digest = self.digests[mutation.settings]
+        return VerdictCache.static_key(mutation.fingerprint(), mutant.diff, digest, self.options.seed)
 
     def cached_already(self, mutation: Mutation, mutant: Mutant | None) -> bool:
         cache = self.cache
@@ -192,6 +198,7 @@ class _Lab:
             cache_dir=options.cache_dir,
             tracer=options.tracer,
             launch=self.launch,
+            seed=options.seed,
         )
 
 
@@ -297,7 +304,11 @@ def _record(lab: _Lab, group: list[Mutation], results: dict[str, Any]) -> None:
         # A run that wrote where it must not proved something about a tree that
         # was not pristine: never reuse its verdict.
         tainted = verdict.verdict == judge.ESCAPED or verdict.extras.get("sandbox_writes")
-        if cache is not None and not tainted and verdict.verdict not in (judge.FLAKY, judge.INCONCLUSIVE):
+        if (
+            cache is not None
+            and not tainted
+            and verdict.verdict not in (judge.FLAKY, judge.RANDOMIZED, judge.INCONCLUSIVE)
+        ):
             cache.store(mutation.name, lab.keys[mutation.name], deps, _verdict_to_json(verdict))
 
 

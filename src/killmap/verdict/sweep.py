@@ -60,6 +60,7 @@ _STATUS_OF_VERDICT = {
     judge.BROKEN_VERDICT: "broken",
     judge.TIMEOUT: "timeout",
     judge.FLAKY: "flaky",
+    judge.RANDOMIZED: "flaky",  # the sweep's statuses: a draw's luck is no survivor or kill either
     judge.ESCAPED: "escaped",
 }
 
