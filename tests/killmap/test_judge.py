@@ -83,6 +83,21 @@ def test_a_confirmation_that_disagrees_makes_the_verdict_flaky(km_project):
     assert judge_run(_mutation(km_project), evidence, {}).verdict == "flaky"
 
 
+def test_a_confirmation_that_disagrees_on_a_hypothesis_test_is_randomized_not_flaky(km_project):
+    # The property test's search found the defect in one run and not in the other: its draws'
+    # luck, whose way out is a fixed seed or more examples, not a fix of a flaky test.
+    red = TestResult(
+        id=KILL, outcome="failed", phase="call", exc_type="AssertionError", assertion=True, randomized=True
+    )
+    green = TestResult(id=KILL, outcome="passed", randomized=True)
+    run = RunOutcome(**{**_red_run().__dict__, "tests": {KILL: red}})
+    confirm = RunOutcome(status="done", wall=0.1, collected=(KILL,), finished=True, tests={KILL: green})
+    evidence = Evidence(**{**_evidence(run).__dict__, "confirm": confirm})
+    verdict = judge_run(_mutation(km_project), evidence, {})
+    assert verdict.verdict == "randomized"
+    assert "fixed seed" in verdict.detail and "more examples" in verdict.detail
+
+
 def test_the_origin_proof_compares_the_bytes_on_disk_with_the_mutant(tmp_path, monkeypatch):
     module = tmp_path / "proofmod_km.py"
     module.write_text("X = 1\n")

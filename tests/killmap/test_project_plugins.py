@@ -136,9 +136,9 @@ def test_pytest_randomly_reseeds_each_test_from_one_seed_in_every_run(tmp_path, 
     # randomly reseeds `random` before each test, by default from a fresh seed every session:
     # the flake guard's two runs, and a mutant's, would each draw other numbers.
     drawn = (
-        "import random\n\nfrom killmap.engine.neutral import RANDOMLY_SEED\nfrom pkg import double\n\n\n"
+        "import random\n\nfrom killmap.catalog.plan import DEFAULT_SEED\nfrom pkg import double\n\n\n"
         "def test_double(request):\n"
-        "    assert request.config.getoption('randomly_seed') == RANDOMLY_SEED\n"
+        "    assert request.config.getoption('randomly_seed') == DEFAULT_SEED\n"
         "    assert double(2) == 4\n"
     )
     project = _project(tmp_path, "-p randomly", drawn)

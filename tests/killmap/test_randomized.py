@@ -1,0 +1,152 @@
+"""Randomized suites give one verdict: Hypothesis and pytest-randomly draw from the gate's seed.
+
+The fixture `randomized` has a property test that finds its mutant (a quoting function that
+leaves a tab unquoted) on about half of Hypothesis's random seeds: 10 uncached gates gave held 4,
+vacuous 5, flaky 1 before the seed was fixed (issue 35). `randomly` has a test whose values come
+from `random`, reseeded by pytest-randomly. Each gate here runs several copies of one mutation:
+every copy is a run of its own, with its own re-run, so one gate stands for several.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate
+
+from killmap.catalog.plan import DEFAULT_SEED
+
+pytest.importorskip("hypothesis")
+
+TAB = "tab-left-unquoted"
+PROPERTY = "tests/test_quoting.py::test_quoted_text_has_no_whitespace"
+
+
+def _copies(project: Path, catalog: str, name: str, count: int) -> list[str]:
+    """`count` copies of the catalog's one mutation, under other names: each is run and judged
+    on its own, so one gate makes `count` draws."""
+    path = project / "mutations" / catalog
+    text = path.read_text()
+    entry = text[text.index("[[mutation]]") :]
+    names = [name] + [f"{name}-{n}" for n in range(2, count + 1)]
+    path.write_text(text + "".join("\n" + entry.replace(f'"{name}"', f'"{n}"', 1) for n in names[1:]))
+    return names
+
+
+def _verdicts(project: Path, *args: str) -> list[str]:
+    ran = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1", *args)
+    assert ran.report is not None, ran.stdout + ran.stderr
+    return [m["verdict"] for m in ran.report["mutations"]]
+
+
+def test_a_property_test_that_finds_the_mutant_on_some_draws_gives_one_verdict_in_ten_uncached_runs(tmp_path):
+    project = copy_fixture("randomized", tmp_path)
+    _copies(project, "quoting.toml", TAB, 5)
+    seen = _verdicts(project) + _verdicts(project)
+    assert len(seen) == 10
+    assert set(seen) == {seen[0]}, seen
+
+
+def test_the_seed_is_recorded_and_seed_n_changes_the_draws_while_random_is_named(tmp_path):
+    project = copy_fixture("randomized", tmp_path)
+    default = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1")
+    assert default.report is not None, default.stdout + default.stderr
+    assert default.report["seed"] == DEFAULT_SEED
+    assert f"seed {DEFAULT_SEED}" in default.stdout
+    assert default.verdicts() == {TAB: "vacuous"}  # this seed draws no tab
+    three = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1", "--seed", "3")
+    assert three.report is not None and three.report["seed"] == 3
+    assert three.verdicts() == {TAB: "held"}  # seed 3 draws a tab
+    explored = run_gate(project, "run", "--jobs", "1", "--baseline-runs", "1", "--seed", "random")
+    assert explored.report is not None and explored.report["seed"] == "random"
+    assert explored.verdicts()[TAB] in ("held", "vacuous", "randomized")  # luck, named as such
+    bad = run_gate(project, "run", "--seed", "often")
+    assert bad.code == 2 and "--seed takes a whole number or 'random', got 'often'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def _save_a_failing_example(project: Path) -> None:
+    """What an earlier plain pytest run of the mutant leaves in the project's .hypothesis/: the
+    failing example, shrunk to a tab, which Hypothesis replays first in every later run."""
+    source = project / "src" / "quoting" / "__init__.py"
+    original = source.read_text()
+    source.write_text(original.replace("if char in SAFE:", 'if char in SAFE or char == "\\t":'))
+    env = gate_env(project, {"PYTHONPATH": str(project / "src")})
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    try:
+        for _ in range(20):  # each run finds the tab on about half of its random seeds
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", PROPERTY],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode == 1:
+                break
+        assert done.returncode == 1, done.stdout
+    finally:
+        source.write_text(original)
+    assert any((project / ".hypothesis" / "examples").rglob("*")), "no example saved"
+
+
+def test_two_projects_whose_hypothesis_folders_differ_give_the_same_verdict(tmp_path):
+    # The example database was copied into the sandbox as the user had it: with the failing
+    # example saved, 10 of 10 runs were held; without it, the dice decided.
+    clean = copy_fixture("randomized", tmp_path / "clean")
+    saved = copy_fixture("randomized", tmp_path / "saved")
+    _save_a_failing_example(saved)
+    assert _verdicts(saved) == _verdicts(clean) == ["vacuous"]  # the seed's draw, not the disk's
+    assert not (clean / ".hypothesis").exists()  # nothing the gate's runs saved reached the tree
+
+
+def test_a_mutant_that_makes_hypothesis_save_an_example_does_not_change_the_next_mutants_verdict(tmp_path):
+    project = copy_fixture("randomized", tmp_path)
+    alone = _verdicts(project, "--only", TAB)
+    # Every whitespace left unquoted: the property test finds it on any seed, and Hypothesis
+    # saves the failing example (a tab, a space...) where its database is.
+    catalog = project / "mutations" / "quoting.toml"
+    catalog.write_text(
+        catalog.read_text().replace(
+            "[[mutation]]",
+            '[[mutation]]\nname = "whitespace-left-unquoted"\ntarget = "src/quoting/__init__.py::quote"\n'
+            'op = "replace"\nold = "if char in SAFE:"\nnew = "if char in SAFE or char.isspace():"\n'
+            f'kills = ["{PROPERTY}"]\n\n[[mutation]]',
+            1,
+        )
+    )
+    ran = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1")
+    assert ran.report is not None, ran.stdout + ran.stderr
+    first = ran.mutation("whitespace-left-unquoted")
+    assert PROPERTY in [red["id"] for red in first["red"]]  # Hypothesis failed it, and saved that
+    assert ran.verdicts()[TAB] == alone[0] == "vacuous"  # the seed's draw, not the last mutant's example
+    assert not (project / ".hypothesis").exists()
+
+
+def test_a_pytest_randomly_suite_gives_one_verdict_in_ten_runs_and_seed_n_changes_it(tmp_path):
+    pytest.importorskip("pytest_randomly")
+    project = copy_fixture("randomly", tmp_path)
+    _copies(project, "picker.toml", "largest-is-last", 5)
+    seen = _verdicts(project) + _verdicts(project)
+    assert seen == ["vacuous"] * 10  # this seed draws the larger value last
+    assert set(_verdicts(project, "--seed", "1")) == {"held"}
+
+
+def test_a_hypothesis_deadline_is_a_search_cause_never_an_assertion(tmp_path):
+    project = one_mutation_project(
+        tmp_path / "deadline",
+        "def one():\n    return 1\n",
+        "from hypothesis import Phase, given, settings\nfrom hypothesis import strategies as st\n\n"
+        "from pkg import one\n\n\n@settings(deadline=20, max_examples=1, phases=[Phase.generate])\n"
+        "@given(st.just(0))\ndef test_one(x):\n    assert one() == 1\n",
+        value="__import__('time').sleep(0.1) or 1",
+        # A loaded machine must not turn the slow mutant into a timeout before Hypothesis speaks.
+        extra='require = "assertion"\ntimeout = 120\n',
+    )
+    ran = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1")
+    entry = ran.mutation("one-mutated")
+    assert entry["verdict"] == "wrong-cause", entry
+    assert [(r["id"], r["cause"]) for r in entry["red"]] == [("tests/test_pkg.py::test_one", "search")]
+    assert "DeadlineExceeded" in entry["detail"]
