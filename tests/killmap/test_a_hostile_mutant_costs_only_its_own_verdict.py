@@ -91,3 +91,17 @@ def test_a_mutant_that_deletes_the_folders_beside_its_sandbox_spoils_no_later_ve
     assert run.mutation("b-benign")["verdict"] == "held", run.mutation("b-benign")["detail"]
     assert run.mutation("c-benign")["verdict"] == "held", run.mutation("c-benign")["detail"]
     assert tree_digest(project) == before
+
+
+def test_a_mutant_that_deletes_the_folders_beside_its_sandbox_and_then_kills_its_worker_spoils_no_later_verdict(
+    tmp_path,
+):
+    # The new worker's sandbox is copied from the repaired pristine copy, by a file list that
+    # was beside the sandboxes too; the dead run's own folder is gone. A fresh session, so that
+    # the process killed is the worker (in a fork of the collected session, it is the session).
+    hostile = DELETES_ITS_NEIGHBOURS.replace("    return 0", "    " + KILLS_ITS_WORKER)
+    project = hostile_then_benign(tmp_path / "proj", hostile)
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1", "--no-swap")
+    assert run.code == 1, run.stderr
+    assert run.mutation("b-benign")["verdict"] == "held", run.mutation("b-benign")["detail"]
+    assert run.mutation("c-benign")["verdict"] == "held", run.mutation("c-benign")["detail"]

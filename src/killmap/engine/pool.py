@@ -124,9 +124,11 @@ class Worker:
         status = self._ended()
         if payload.get("events"):
             kill_run(Path(payload["events"]).with_suffix(".pids"))
-            if payload.get("log"):
+            try:  # the run's folder is beside the sandbox: a mutant may have deleted it
                 with open(payload["log"], "a", encoding="utf-8") as log:
                     log.write(f"\nkillmap: {self.died_words(status)} during this run; a new worker replaces it\n")
+            except (KeyError, OSError):
+                pass
         self.replace()
         return {"id": payload.get("id"), "status": "done", "child_exit": -signal.SIGKILL, "wall": wall}
 
@@ -170,7 +172,10 @@ class Worker:
         self.process = start_workers(1, self.start_dir)[0]
         self.sandbox = self.sandbox.with_name(f"sandbox-{self.index}.{self.replacements}")
         self.started, self.session_stale, self.guard = False, False, None  # guarded once copied
-        self.begin_copy(*self.order)
+        source, files, manifest, hashes = self.order
+        if not manifest.exists():  # beside the sandboxes: a mutant may have deleted it too
+            manifest.write_text(json.dumps(files), encoding="utf-8")
+        self.begin_copy(source, files, manifest, hashes)
 
     def _read_response(self) -> dict[str, Any]:
         assert self.process.stdout
