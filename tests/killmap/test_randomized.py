@@ -59,6 +59,9 @@ def test_the_seed_is_recorded_and_seed_n_changes_the_draws_while_random_is_named
     three = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1", "--seed", "3")
     assert three.report is not None and three.report["seed"] == 3
     assert three.verdicts() == {TAB: "held"}  # seed 3 draws a tab
+    assert three.report_dir is not None
+    assert '<property name="seed" value="3" />' in (three.report_dir / "killmap.junit.xml").read_text()
+    assert ", seed 3;" in (three.report_dir / "killmap.html").read_text()
     explored = run_gate(project, "run", "--jobs", "1", "--baseline-runs", "1", "--seed", "random")
     assert explored.report is not None and explored.report["seed"] == "random"
     assert explored.verdicts()[TAB] in ("held", "vacuous", "randomized")  # luck, named as such

@@ -169,6 +169,8 @@ def to_junit(doc: Document) -> str:
         errors="0",
         time=f"{doc['wall_seconds']:.3f}",
     )
+    if doc.get("seed") is not None:  # what randomized suites drew from (docs/randomized.md)
+        ET.SubElement(ET.SubElement(suite, "properties"), "property", name="seed", value=str(doc["seed"]))
     for entry in mutations:
         case = ET.SubElement(
             suite,
