@@ -153,3 +153,6 @@ def test_a_hypothesis_deadline_is_a_search_cause_never_an_assertion(tmp_path):
     assert entry["verdict"] == "wrong-cause", entry
     assert [(r["id"], r["cause"]) for r in entry["red"]] == [("tests/test_pkg.py::test_one", "search")]
     assert "DeadlineExceeded" in entry["detail"]
+    assert ran.report_dir is not None
+    page = (ran.report_dir / "killmap.html").read_text()
+    assert "td.cell.cause-search{" in page and "red: search" in page  # coloured, and in the legend

@@ -18,7 +18,7 @@ from killmap.catalog.testids import matches
 from killmap.report.annotations import SEVERITY
 from killmap.report.cells import red_vs_expected  # the one rendering every format shares
 
-CAUSES = ("assertion", "crash", "broken", "error")
+CAUSES = ("assertion", "crash", "broken", "error", "search")
 # The order "sort by verdict" uses, worst first: the annotations' severity, then held.
 VERDICT_ORDER = (*SEVERITY, "held")
 
@@ -128,6 +128,7 @@ td.cell.cause-assertion{background:#c62828}
 td.cell.cause-crash{background:#ef6c00}
 td.cell.cause-broken{background:#6a1b9a}
 td.cell.cause-error{background:#455a64}
+td.cell.cause-search{background:#00838f}
 td.cell.expected{outline:3px solid #1565c0;outline-offset:-3px}
 td.cell.missing{color:#1565c0;font-size:1em}
 td.cell.may{outline:2px dashed #1565c0;outline-offset:-3px}
@@ -268,4 +269,5 @@ def _swatch(cause: str) -> str:
         "crash": "background:#ef6c00",
         "broken": "background:#6a1b9a",
         "error": "background:#455a64",
+        "search": "background:#00838f",  # Hypothesis's deadline or Flaky (docs/randomized.md)
     }[cause]
