@@ -1,0 +1,254 @@
+"""A sweep of a whole real package, unsharded and as 4 shards: round-robin against time-balanced.
+
+    python3 benchmarks/shards.py [--quick] [--repeat 3] [--shards 4] [--jobs 2] [--out reports/bench]
+
+Subject: packaging 24.2 (the sdist the real-world corpus uses, downloaded once with pip),
+all of `src/packaging/` swept with `--ops mutmut` (3,149 mutants) against its whole test
+suite. `--quick` sweeps three of its modules (utils.py, requirements.py, _structures.py: 167
+mutants) against their three test files, once: a smoke run of minutes, not the measurement.
+
+Per repeat, one after another on this machine (a stand-in for N runners), each a fresh
+`killmap sweep --no-cache --jobs J` with its own empty cache folder:
+1. the unsharded sweep;
+2. the N shards dealt round-robin (`--shard K/N`);
+3. the N shards balanced by time (`--shard K/N --durations` the first repeat's unsharded
+   report), then each split's shards merged (`killmap merge`) and compared, by mutant id,
+   with the unsharded statuses;
+4. `--shard 1/2`: half of the package (round-robin over mutant ids is an even sample of it),
+   beside shard 1/N (1/N of it) and the unsharded sweep (all of it), for how the cost grows:
+   mutants per second and the peak memory (VmHWM, the gate process alone, not its workers).
+
+Printed: each shard's wall time (median of the repeats), max/mean per split (the target: the
+balanced split's slowest shard within 1.15x the mean), whether the merged statuses equal the
+unsharded ones, and mutants/s and peak memory at each size, with the 1-minute load average
+before each run. Everything is also written to OUT/shards.json.
+
+Creates benchmarks/.venv-shards (gitignored) on first use with killmap[sweep] (editable) and
+packaging's test dependency (pretend), then re-runs itself there. Never run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+VENV = HERE / ".venv-shards"
+WORK = HERE / ".shards-work"
+SDIST = HERE / "realworld" / ".work" / "sdists" / "packaging-24.2.tar.gz"
+TARGET = 1.15  # the balanced split's slowest shard, at most this times the mean
+QUICK_MODULES = ("utils", "requirements", "_structures")
+# The gate process run in-process, so that its own peak RSS is what is read: getrusage's
+# RUSAGE_CHILDREN would fold in its workers.
+GATE = (
+    "import resource, sys\n"
+    "from killmap.cli import main\n"
+    "code = main(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "sys.exit(code)\n"
+)
+
+
+def ensure_venv() -> None:
+    sys.path.insert(0, str(HERE))
+    from venvs import for_this_python, run_inside
+
+    run_inside(
+        for_this_python(VENV),
+        Path(__file__),
+        what="killmap[sweep] (editable) and pretend",
+        probe="import killmap, mutmut, pretend",
+        install=["-e", f"{REPO}[sweep]", "pretend==1.0.9"],
+    )
+
+
+def subject(quick: bool) -> tuple[Path, list[str]]:
+    """A fresh copy of packaging 24.2, under git; and the sweep's targets and test arguments."""
+    if not SDIST.is_file():
+        SDIST.parent.mkdir(parents=True, exist_ok=True)
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+        subprocess.run([*pip, "packaging==24.2", "-d", str(SDIST.parent)], check=True)
+    root = WORK / "packaging-24.2"
+    shutil.rmtree(root, ignore_errors=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(SDIST) as archive:
+        archive.extractall(WORK, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(WORK)
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run([*git, *args], cwd=root, check=True)
+    if quick:
+        targets = [f"src/packaging/{m}.py" for m in QUICK_MODULES]
+        tests = [f"tests/test_{m.strip('_')}.py" for m in QUICK_MODULES]
+        return root, [*targets, "--ops", "mutmut", *(arg for test in tests for arg in ("--tests", test))]
+    return root, ["src/packaging/", "--ops", "mutmut", "--tests", "tests"]
+
+
+def _env(cache: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["XDG_CACHE_HOME"] = str(cache)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    for key in ("PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "PYTHONPATH", "KILLMAP_CACHE_DIR"):
+        env.pop(key, None)
+    return env
+
+
+def sweep(root: Path, args: list[str], label: str, jobs: int) -> dict:
+    """One `killmap sweep` from an empty cache: wall, peak memory of the gate, its report."""
+    folder = WORK / "reports" / label
+    cache = WORK / "cache" / label
+    for path in (folder, cache):
+        shutil.rmtree(path, ignore_errors=True)
+    peak = WORK / f"peak-{label}"
+    argv = [sys.executable, "-c", GATE, str(peak), "sweep", *args, "--no-cache", "--jobs", str(jobs)]
+    load, started = round(os.getloadavg()[0], 2), time.perf_counter()
+    done = subprocess.run(
+        [*argv, "--report-dir", str(folder)], cwd=root, env=_env(cache), capture_output=True, text=True
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"killmap sweep ({label}) failed ({done.returncode}): {done.stderr[-1500:]}")
+    report = folder / "killmap-sweep.json"
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    mutants = len(doc["sweep"]["mutants"])
+    peak_mb = int(peak.read_text()) / 1024
+    print(f"  {label:<22} {mutants:>5} mutants {wall:>8.1f} s  peak {peak_mb:>6.0f} MB  load {load}", flush=True)
+    return {"wall": round(wall, 2), "load1": load, "mutants": mutants, "peak_mb": round(peak_mb, 1), "report": report}
+
+
+def merged_statuses(root: Path, reports: list[Path], label: str) -> dict[str, str]:
+    folder = WORK / "reports" / f"merged-{label}"
+    shutil.rmtree(folder, ignore_errors=True)
+    argv = [sys.executable, "-m", "killmap", "merge", *map(str, reports), "--report-dir", str(folder)]
+    done = subprocess.run(argv, cwd=root, env=_env(WORK / "cache" / "merge"), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"killmap merge ({label}) failed ({done.returncode}): {done.stderr[-1500:]}")
+    return statuses(folder / "killmap-sweep.json")
+
+
+def statuses(report: Path) -> dict[str, str]:
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    return {m["id"]: m["status"] for m in doc["sweep"]["mutants"]}
+
+
+def one_repeat(root: Path, args: list[str], n: int, jobs: int, durations: Path | None, r: int) -> dict:
+    print(f"repeat {r + 1}", flush=True)
+    whole = sweep(root, args, f"r{r}-whole", jobs)
+    durations = durations or whole["report"]
+    splits: dict[str, list[dict]] = {"round-robin": [], "time": []}
+    for k in range(1, n + 1):
+        splits["round-robin"].append(sweep(root, [*args, "--shard", f"{k}/{n}"], f"r{r}-rr-{k}", jobs))
+    for k in range(1, n + 1):
+        timed = [*args, "--shard", f"{k}/{n}", "--durations", str(durations)]
+        splits["time"].append(sweep(root, timed, f"r{r}-time-{k}", jobs))
+    half = sweep(root, [*args, "--shard", "1/2"], f"r{r}-half", jobs)
+    unsharded = statuses(whole["report"])
+    equal = {}
+    for name, shards in splits.items():
+        merged = merged_statuses(root, [s["report"] for s in shards], f"r{r}-{name}")
+        equal[name] = {
+            "equal": merged == unsharded,
+            "differ": sorted(i for i in unsharded if merged.get(i) != unsharded[i])[:10],
+        }
+    return {"whole": whole, "splits": splits, "half": half, "equal": equal, "durations": durations}
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 2)
+
+
+def summarize(repeats: list[dict], n: int) -> dict:
+    """Per split, each shard's median wall over the repeats, and max/mean of those."""
+    out: dict = {"splits": {}}
+    for name in ("round-robin", "time"):
+        walls = [_median([r["splits"][name][k]["wall"] for r in repeats]) for k in range(n)]
+        mean = statistics.mean(walls)
+        out["splits"][name] = {
+            "walls": walls,
+            "mutants": [repeats[0]["splits"][name][k]["mutants"] for k in range(n)],
+            "max": max(walls),
+            "mean": round(mean, 2),
+            "max_over_mean": round(max(walls) / mean, 3),
+            "merged_equal": all(r["equal"][name]["equal"] for r in repeats),
+            "differ": repeats[-1]["equal"][name]["differ"],
+        }
+    sizes = {
+        f"{100 // n}%": [r["splits"]["round-robin"][0] for r in repeats],
+        "50%": [r["half"] for r in repeats],
+        "100%": [r["whole"] for r in repeats],
+    }
+    out["growth"] = {
+        size: {
+            "mutants": runs[0]["mutants"],
+            "wall": _median([x["wall"] for x in runs]),
+            "mutants_per_s": _median([x["mutants"] / x["wall"] for x in runs]),
+            "peak_mb": _median([x["peak_mb"] for x in runs]),
+        }
+        for size, runs in sizes.items()
+    }
+    loads = [
+        x["load1"] for r in repeats for x in [r["whole"], r["half"], *r["splits"]["round-robin"], *r["splits"]["time"]]
+    ]
+    out["load1"] = [min(loads), max(loads)]
+    return out
+
+
+def render(summary: dict, n: int, repeats: int) -> str:
+    lines = [f"sweep shards: {n} shards one after another, median of {repeats}, load {summary['load1']}", ""]
+    header = "| split | " + " | ".join(f"shard {k + 1}" for k in range(n)) + " | max / mean | merged = unsharded |"
+    lines += [header, "|---" * (n + 3) + "|"]
+    for name, split in summary["splits"].items():
+        cells = [f"{w:.1f} s ({m})" for w, m in zip(split["walls"], split["mutants"], strict=True)]
+        verdict = "yes" if split["merged_equal"] else f"no: {', '.join(split['differ'])}"
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {split['max_over_mean']:.3f}x | {verdict} |")
+    balanced = summary["splits"]["time"]["max_over_mean"]
+    met = "met" if balanced <= TARGET else "NOT met"
+    lines += ["", f"target: the balanced split's slowest shard within {TARGET}x the mean: {balanced:.3f}x, {met}", ""]
+    lines += ["| size | mutants | wall | mutants/s | peak memory of the gate |", "|---|---|---|---|---|"]
+    for size, row in summary["growth"].items():
+        speed, peak = f"{row['mutants_per_s']:.2f}", f"{row['peak_mb']:.0f} MB"
+        lines.append(f"| {size} | {row['mutants']} | {row['wall']:.1f} s | {speed} | {peak} |")
+    growth = summary["growth"]
+    first, last = next(iter(growth.values())), growth["100%"]
+    memory, count = last["peak_mb"] / first["peak_mb"], last["mutants"] / first["mutants"]
+    grows = "met" if memory <= count else "NOT met"
+    lines.append(f"\npeak memory x{memory:.2f} for x{count:.2f} the mutants: no faster than the count, {grows}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="three modules, one repeat")
+    parser.add_argument("--repeat", type=int, default=None, help="repeats (default 3, 1 with --quick)")
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=REPO / "reports" / "bench")
+    options = parser.parse_args()
+    ensure_venv()
+    repeat = options.repeat or (1 if options.quick else 3)
+    root, args = subject(options.quick)
+    repeats: list[dict] = []
+    for r in range(repeat):
+        # The first repeat's unsharded report balances every repeat: one split throughout.
+        repeats.append(
+            one_repeat(root, args, options.shards, options.jobs, repeats[0]["durations"] if repeats else None, r)
+        )
+    summary = summarize(repeats, options.shards)
+    table = render(summary, options.shards, repeat)
+    print("\n" + table)
+    options.out.mkdir(parents=True, exist_ok=True)
+    kept = {"quick": options.quick, "args": args, "summary": summary, "table": table}
+    (options.out / "shards.json").write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
