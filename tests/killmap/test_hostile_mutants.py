@@ -200,7 +200,7 @@ def outside_tmp_project():
     not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
     reason="Landlock is not available on this kernel",
 )
-def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens(tmp_path_factory):
+def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens_and_called_escaped(tmp_path_factory):
     import shutil
 
     project, home = outside_tmp_project()
@@ -216,8 +216,10 @@ def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens
             env=gate_env(project, {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg"))}),
         )
         entry = run.mutation("tree-writer")
-        # Denied: the write raised PermissionError inside the test, so nothing escaped.
-        assert entry["verdict"] == "held", entry["detail"]
+        # Denied: the write raised PermissionError inside the test, so nothing was written; the
+        # attempt is still the finding, with the path it reached for.
+        assert entry["verdict"] == "escaped", entry["detail"]
+        assert "confinement refused it" in entry["detail"] and run.code == 1
         assert entry["red"][0]["exception"] == "PermissionError"
         assert tree_digest(project) == before
     finally:

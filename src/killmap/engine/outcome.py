@@ -8,6 +8,7 @@ confirmation); its *outcome* holds one `TestResult` per test, and each red test 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +119,7 @@ class RunOutcome:
     untraced: frozenset[str] = frozenset()  # tests whose session died before saving coverage
     escaped: tuple[str, ...] = ()  # working-tree files written during the run (restored)
     unrestored: tuple[str, ...] = ()  # of those, what could not be put back (no copy kept)
+    denied: tuple[str, ...] = ()  # working-tree files a red test was refused writing (confinement)
     sandbox_writes: tuple[str, ...] = ()  # sandbox files it wrote that tests do not (repaired)
     path: str = "fresh"  # swap (a fork of the collected session), fallback, fresh
     fallback: str = ""  # why a swap fell back to a fresh session
@@ -134,6 +136,26 @@ class RunOutcome:
     @property
     def durations(self) -> dict[str, float]:
         return {k: v.duration for k, v in self.tests.items()}
+
+
+_QUOTED_PATH = re.compile(r"'(/[^']+)'")
+
+
+def denied_writes(outcome: RunOutcome, root: str) -> tuple[str, ...]:
+    """The working-tree files a red test was refused (PermissionError naming a path in the tree):
+    where Landlock confines the tests, a write into the tree never happens, but the mutant
+    tried it, and that is the same finding as a write the watch undid. Unmutated tests never
+    write there (the baseline would be red), so only a mutant's attempt shows up here."""
+    prefixes = tuple(dict.fromkeys([root.rstrip("/") + "/", os.path.realpath(root).rstrip("/") + "/"]))
+    denied = set()
+    for result in outcome.tests.values():
+        if not result.red or result.exc_type != "PermissionError":
+            continue
+        for path in _QUOTED_PATH.findall(result.message):
+            for prefix in prefixes:
+                if path.startswith(prefix):
+                    denied.add(path[len(prefix) :])
+    return tuple(sorted(denied))
 
 
 def refused_arguments(outcome: RunOutcome) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.engine import confine
 from killmap.engine.guard import Written
-from killmap.engine.outcome import RunOutcome, TestResult, read_outcome, tracers_of
+from killmap.engine.outcome import RunOutcome, TestResult, denied_writes, read_outcome, tracers_of
 from killmap.engine.pool import Worker
 from killmap.engine.sandbox import Scratch
 
@@ -115,6 +115,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         folder / "coverage.json" if scenario.coverage_files else None,
     )
     outcome = replace(outcome, escaped=escaped.paths, unrestored=escaped.unrestored, sandbox_writes=sandbox_writes)
+    outcome = replace(outcome, denied=denied_writes(outcome, str(root)))
     if outcome.coverage is not None:
         # Coverage speaks in sandbox paths; the rest of the gate speaks in project paths.
         prefix = str(sandbox.resolve()) + "/"
@@ -386,6 +387,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         stuck=last.stuck,
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         unrestored=tuple(sorted({p for o in segments for p in o.unrestored})),
+        denied=tuple(sorted({p for o in segments for p in o.denied})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})),
         stopped_after=last.stopped_after or next(iter(crashed), None),
     )

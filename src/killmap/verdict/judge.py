@@ -241,7 +241,7 @@ def _case(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> _Case
 
 def _escaped(case: _Case) -> Verdict | None:
     run = case.run
-    if not run.escaped:
+    if not run.escaped and not run.denied:
         return None
     # Nothing else matters: the user's files were written. They are restored, and the
     # gate fails so that someone looks.
@@ -256,6 +256,15 @@ def _escaped(case: _Case) -> Verdict | None:
         )
     if run.unrestored:
         said.append("could not restore (no copy kept): " + ", ".join(run.unrestored))
+    if not run.escaped:
+        # Landlock refused the write: nothing of the user's changed, but the mutant reached for
+        # the real tree, and a `held` would hide that on a machine without confinement.
+        return case.verdict(
+            ESCAPED,
+            "the mutant tried to write to the working tree, and confinement refused it (nothing there "
+            "changed): " + ", ".join(run.denied),
+            red=case.red_tests,
+        )
     return case.verdict(ESCAPED, "the mutant wrote to the working tree: " + "; ".join(said), red=case.red_tests)
 
 
