@@ -57,8 +57,12 @@ def test_a_signal_that_ends_the_gate_mid_run_leaves_no_folder_no_process_and_no_
     project = one_mutation_project(tmp_path / "project", "def one():\n    return 1\n", SLEEPING_TEST)
     temp, reports, tag = tmp_path / "temp", tmp_path / "reports", uuid.uuid4().hex
     temp.mkdir()
-    marker = temp / "started"  # in the temporary folder: a confined test may write nowhere else
-    env = gate_env(project, {"TMPDIR": str(temp), "KM_TEST_STARTED": str(marker), "KM_GATE_TAG": tag})
+    marker = temp / "started"
+    # Unconfined: the marker is how this test learns the run has started, and Landlock grants a
+    # test no folder outside the gate's own scratch (signals, not confinement, are tested here).
+    env = gate_env(
+        project, {"TMPDIR": str(temp), "KM_TEST_STARTED": str(marker), "KM_GATE_TAG": tag, "KILLMAP_CONFINE": "0"}
+    )
     before = tree_digest(project)
     gate = subprocess.Popen(
         [sys.executable, "-m", "killmap", "run", "--no-cache", "--report-dir", str(reports)],
