@@ -10,11 +10,13 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import shutil
 import socket
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
@@ -150,8 +152,9 @@ class Scratch:
 
 def remove_abandoned(folder: Path, keep: Path) -> None:
     """Scratch folders of gates that were killed outright (SIGKILL, a CI job cancelled),
-    which could not remove their own. A folder without the owner file, or whose owner is
-    alive (or might be: a pid in use by another user), is left alone."""
+    which could not remove their own. A folder whose owner is alive (or might be: a pid in
+    use by another user) is left alone, and so is one without the owner file, unless it is
+    a leftover (`is_leftover`)."""
     try:
         candidates = [p for p in folder.iterdir() if p.name.startswith("killmap-") and p != keep]
     except OSError:
@@ -166,8 +169,35 @@ def remove_abandoned(folder: Path, keep: Path) -> None:
             os.kill(pid, 0)
         except ProcessLookupError:
             shutil.rmtree(candidate, ignore_errors=True)  # its gate is gone
+        except FileNotFoundError:
+            if is_leftover(candidate):
+                shutil.rmtree(candidate, ignore_errors=True)
         except (OSError, ValueError):
             continue  # not a scratch folder, not ours to read, or its gate may be running
+
+
+# What a process left alive wrote after its gate removed the scratch, making its folders again
+# (engine/worker.py kills them first now): only bytecode and rewritten test modules, with no
+# owner file. A gate's scratch has its owner file from the moment it is made to its removal.
+LEFTOVER_ENTRY = re.compile(r"pycache-\d+|rewrites")
+# Nothing in it changed for this long: a folder a gate is making or removing right now (its
+# owner file not yet written, or already deleted) is never taken for one.
+LEFTOVER_AGE = 10 * 60
+
+
+def is_leftover(folder: Path, now: float | None = None) -> bool:
+    """Whether `folder`, a killmap-* folder without an owner file, is such a leftover: it holds
+    nothing but `pycache-N` and `rewrites`, and nothing in it changed for LEFTOVER_AGE."""
+    try:
+        if not all(LEFTOVER_ENTRY.fullmatch(name) for name in os.listdir(folder)):
+            return False
+        newest = os.lstat(folder).st_mtime
+        for parent, dirs, files in os.walk(folder):
+            for name in dirs + files:
+                newest = max(newest, os.lstat(os.path.join(parent, name)).st_mtime)
+    except OSError:
+        return False  # changing under us, or not ours to read: not provably abandoned
+    return (time.time() if now is None else now) - newest > LEFTOVER_AGE
 
 
 def remove_abandoned_everywhere(keep: Path) -> None:

@@ -31,6 +31,7 @@ import pytest
 from killmap.engine.failures import warm_real_paths
 from killmap.engine.monitor import LineMonitor
 from killmap.engine.plugin import Recorder, conclude_run, deselected_by, modules_from_working_tree, trace_claims_of
+from killmap.engine.reaper import die_with_parent
 from killmap.engine.swap import LiveFunctions, swap_in
 
 FALLBACK = 75  # the fork's exit status for "run me in a fresh session instead"
@@ -93,7 +94,10 @@ class SessionServer:
             self._say(pid=pid)
             _, status = os.waitpid(pid, 0)
             self._say(exit=os.waitstatus_to_exitcode(status))
-        return True
+        # The worker closed the pipe: it is done with this session, or gone. Ending the session
+        # as pytest would runs every plugin's last hooks, whose imports wrote bytecode into the
+        # gate's scratch while, or after, the gate removed it.
+        os._exit(0)
 
 
 def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: dict[str, Any]) -> None:
@@ -102,6 +106,7 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
     code = 70
     try:
         os.setsid()  # its own process group: a timeout kills everything it started
+        die_with_parent()  # a run outlives no server, as no server outlives its worker
         _write_to_run_log(request["log"])
         items = list(session.items) if request.get("all") else [by_id.get(test) for test in request["tests"]]
         if any(item is None for item in items):

@@ -52,6 +52,7 @@ def main() -> int:
         # The gate closed its end of the protocol pipe (interrupted or killed, perhaps
         # while this worker was still starting): nobody is left to answer. Leave without
         # a traceback; os._exit, because flushing the dead pipe at exit would print one.
+        kill_descendants()
         os._exit(0)
 
 
@@ -85,6 +86,10 @@ def _main() -> int:
             }
         out.write(json.dumps(response) + "\n")
         out.flush()
+    # The gate closed its pipe: it ended (its SIGTERM may come too late to be handled), or
+    # was killed outright. A session server left alive would end its pytest session on its
+    # own and write bytecode into the scratch as, or after, the gate removes it.
+    kill_descendants()
     return 0
 
 
@@ -318,6 +323,9 @@ def _serve_session(
     Never returns."""
     code = 70
     try:
+        # Killed with its worker however the worker ends (SIGKILL: its first worker's end, the
+        # gate's last resort, a mutant): never alive in a scratch its gate has removed.
+        die_with_parent()
         enter_sandbox(request, spec["log"], _start_entry[0])
         cov = None
         if traced:
