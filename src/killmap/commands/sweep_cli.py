@@ -61,6 +61,11 @@ def add_parser(sub) -> None:
         help="turn this killed mutant of the last sweep into a named catalog entry",
     )
     sweep.add_argument("--name", default=None, help="with --promote: the new mutation's name")
+    _add_portion_options(sweep)
+
+
+def _add_portion_options(sweep) -> None:
+    """Which of the mutants this sweep runs: a shard of them, those of a change."""
     sweep.add_argument(
         "--shard",
         default=None,

@@ -79,12 +79,7 @@ def run_mutations(
     import time
 
     started = time.perf_counter()
-    memory_limit(1)  # a malformed setting is bad input, whether or not anything runs
-    files = project_files(root)
-    check_targets_copied(mutations, files)
-    for mutation in mutations:
-        if mutation.op == "revert-patch":  # a changed byte is refused before a worker starts
-            check_patch_pins(root, mutation)
+    files = _checked_input(root, mutations)
     # A focused run answers another question than the contract: its verdicts are not the gate's;
     # nor are a --seed random run's, which explores, by luck.
     usable = options.use_cache and options.focus is None and options.seed is not None
@@ -127,6 +122,19 @@ def run_mutations(
     return LabResult(
         verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)), options.seed
     )
+
+
+def _checked_input(root: Path, mutations: list[Mutation]) -> list[str]:
+    """The project's files, once what is bad input whether or not anything runs is refused: a
+    malformed memory setting, a target the sandbox would not hold, a revert-patch's changed byte
+    (before a worker starts)."""
+    memory_limit(1)
+    files = project_files(root)
+    check_targets_copied(mutations, files)
+    for mutation in mutations:
+        if mutation.op == "revert-patch":
+            check_patch_pins(root, mutation)
+    return files
 
 
 @dataclass(frozen=True)
