@@ -125,8 +125,9 @@ def draftroute() -> dict:
     }
 
 
-def _from_sdist(requirement: str, folder: str) -> Path:
-    """A fresh private copy of a pinned sdist (downloaded once with pip), under git."""
+def _from_sdist(requirement: str, folder: str, copy: str) -> Path:
+    """A fresh private copy of a pinned sdist (downloaded once with pip), under git, in a folder
+    of the subject's own (`copy`): two subjects of one sdist each get their [tool.mutmut]."""
     sdists = WORK / "sdists"
     tarball = sdists / f"{folder}.tar.gz"
     if not tarball.is_file():
@@ -146,10 +147,16 @@ def _from_sdist(requirement: str, folder: str) -> Path:
             ],
             check=True,
         )
-    root = WORK / folder
+    root, unpacked = WORK / copy, WORK / "unpacked"
     shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(unpacked, ignore_errors=True)
     with tarfile.open(tarball) as archive:
-        archive.extractall(WORK, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(WORK)
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(unpacked, filter="data")
+        else:
+            archive.extractall(unpacked)
+    (unpacked / folder).rename(root)
+    shutil.rmtree(unpacked)
     _git_snapshot(root)
     return root
 
@@ -157,7 +164,7 @@ def _from_sdist(requirement: str, folder: str) -> Path:
 def packaging() -> dict:
     return {
         "name": "packaging 24.2 utils.py",
-        "root": _from_sdist(PACKAGING, "packaging-24.2"),
+        "root": _from_sdist(PACKAGING, "packaging-24.2", "packaging-24.2-utils"),
         "targets": ["src/packaging/utils.py"],
         "killmap_args": ["--tests", "tests/test_utils.py"],
         "mutmut": {
@@ -179,7 +186,7 @@ def packaging_specifiers() -> dict:
     test file, and each of its 420 mutants of click's parser.py is "not checked")."""
     return {
         "name": "packaging 24.2 specifiers.py",
-        "root": _from_sdist(PACKAGING, "packaging-24.2"),
+        "root": _from_sdist(PACKAGING, "packaging-24.2", "packaging-24.2-specifiers"),
         "targets": ["src/packaging/specifiers.py"],
         "killmap_args": ["--tests", "tests/test_specifiers.py"],
         "mutmut": {
