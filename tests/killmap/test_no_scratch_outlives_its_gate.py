@@ -100,7 +100,7 @@ import time
 
 def pytest_sessionfinish(session):
     time.sleep(0.3)
-    sys.path.insert(0, os.path.dirname(__file__))
+    sys.path.insert(0, os.environ["KM_LATE_LIB"])  # outside the scratch: it is there still
     import late_module  # noqa: F401
 """
 
@@ -110,14 +110,16 @@ def pytest_sessionfinish(session):
 def test_after_a_gate_run_no_folder_of_its_scratch_remains_on_the_ram_disk(tmp_path):
     project = copy_fixture("selection", tmp_path)
     (project / "tests" / "conftest.py").write_text(LATE_IMPORTING_CONFTEST, encoding="utf-8")
-    (project / "tests" / "late_module.py").write_text("LATE = True\n", encoding="utf-8")
+    library = tmp_path / "lib"
+    library.mkdir()
+    (library / "late_module.py").write_text("LATE = True\n", encoding="utf-8")
     # Beneath /dev, as the RAM disk is: confinement grants a run /dev, so a session left alone
     # could make its folders there again (anywhere else it may write only in the scratch as it
     # was). A folder of this test's own, so no other gate's scratch is counted.
     temp = Path("/dev/shm") / f"km-test-{uuid.uuid4().hex}"
     temp.mkdir()
     try:
-        env = gate_env(project, {"TMPDIR": str(temp)})
+        env = gate_env(project, {"TMPDIR": str(temp), "KM_LATE_LIB": str(library)})
         # Whether a worker reads the end of its pipe before the gate's SIGTERM is a race: the
         # gate runs a few times.
         for args in (("run",), ("run", "--no-cache"), ("run", "--no-cache"), ("run", "--no-cache")):
