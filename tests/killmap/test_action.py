@@ -165,7 +165,7 @@ def test_changed_only_runs_what_the_pull_request_changed_against_its_base(tmp_pa
     (workspace / "github-output").unlink()
     gate = _run_step(STEPS["gate"], workspace, context, env)
     assert "--changed: 2 mutation(s) see a change" in gate.stdout, gate.stdout + gate.stderr
-    assert "2/2 contracts held" in gate.stdout and "(1 job(s))" in gate.stdout
+    assert "2/2 contracts held" in gate.stdout and "(1 job(s), seed " in gate.stdout
     context["steps.gate.outputs.exit-code"] = _outputs(workspace)["exit-code"]
     assert _run_step(STEPS["Exit with killmap's code"], workspace, context, env).returncode == 0
 

@@ -209,7 +209,9 @@ def bad(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad")
     project = change_repo("rf-bad", folder)
     before = untouched(project)
-    run = review(project, "red-first", env=gate_env(project, {"RF_FLAKE_MARKER": str(folder / "marker")}))
+    # Unconfined: the marker that makes a test flip lies outside what Landlock grants a test.
+    env = gate_env(project, {"RF_FLAKE_MARKER": str(folder / "marker"), "KILLMAP_CONFINE": "0"})
+    run = review(project, "red-first", env=env)
     return run, untouched(project) == before
 
 
@@ -334,14 +336,16 @@ def test_a_head_that_collects_nothing_is_exit_2(tmp_path):
 
 def test_tests_that_write_into_the_working_tree_are_exit_2_and_the_file_is_restored(tmp_path):
     project = change_repo("rf-fold", tmp_path)
+    target = project / "src" / "foldroute" / "names.py"
+    # The real path is in the test's text: a variable naming the tree would be rewritten to name
+    # the sandbox. Unconfined, as on macOS: Landlock would refuse the write before it happened.
     (project / "tests" / "test_escape.py").write_text(
-        "import os\n\n\ndef test_writes_where_it_must_not():\n"
-        "    with open(os.environ['RF_ESCAPE'], 'a') as f:\n        f.write('# written by a test\\n')\n"
+        "def test_writes_where_it_must_not():\n"
+        f"    with open({str(target)!r}, 'a') as f:\n        f.write('# written by a test\\n')\n"
     )
     commit_all(project, "a test that escapes")
     before = untouched(project)
-    target = project / "src" / "foldroute" / "names.py"
-    run = review(project, "red-first", env=gate_env(project, {"RF_ESCAPE": str(target)}))
+    run = review(project, "red-first", env=gate_env(project, {"KILLMAP_CONFINE": "0"}))
     assert run.code == 2, run.stdout + run.stderr
     assert "wrote to the working tree: src/foldroute/names.py" in run.stderr
     assert untouched(project) == before
