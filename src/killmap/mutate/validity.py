@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from pyflakes import checker
 
+from killmap.mutate import skeleton
+
 # pyflakes findings that mean dead or suspicious code, not code that cannot run: a
 # mutant that adds one still runs as written. Every other kind (undefined names, bad
 # format strings, misplaced return/yield/break, and any kind a future pyflakes adds)
@@ -113,12 +115,48 @@ def _original_findings(original: str, filename: str) -> Counter:
         return Counter()
 
 
+_REDUCED_ORIGINALS: dict[tuple[str, str, tuple[str, ...]], Counter] = {}
+
+
+@functools.lru_cache(maxsize=32)
+def _original_stubs(original: str, filename: str) -> list[skeleton.Stub] | None:
+    try:
+        return skeleton.stubs_of(ast.parse(original, filename=filename))
+    except SyntaxError:
+        return None
+
+
+def _reduced_findings(original: str, mutated: str, filename: str):
+    """(the original's findings, the mutant's parsed tree) with every function the change does
+    not meet reduced in both (skeleton.py), or None when the two reductions do not match."""
+    original_span, mutant_span = skeleton.changed_span(original, mutated)
+    stubs = _original_stubs(original, filename)
+    tree = ast.parse(mutated, filename=filename)
+    reduced = tuple(skeleton.reduce_outside(tree, mutant_span, stubs))
+    # Checked for every mutant, not only the first of a key: the same functions must be reduced
+    # in the original, where the change's span is the original's own.
+    if stubs is None or tuple(skeleton.reduced_by_stubs(stubs, original_span)) != reduced:
+        return None
+    key = (original, filename, reduced)
+    if key not in _REDUCED_ORIGINALS:
+        original_tree = ast.parse(original, filename=filename)
+        skeleton.reduce_outside(original_tree, original_span, stubs)
+        if len(_REDUCED_ORIGINALS) > 256:  # one sweep's files at a time; a gate's are few
+            _REDUCED_ORIGINALS.clear()
+        _REDUCED_ORIGINALS[key] = Counter(f[:2] for f in _findings(original_tree, filename))
+    return _REDUCED_ORIGINALS[key], tree
+
+
 def check_mutant(original: str, mutated: str, filename: str, werror: bool = False) -> Validity:
     """`werror`: dead-code findings are broken too, for projects whose CI lints."""
     try:
-        # Parsed once: the tree is compiled (the compiler's own checks: a 'return' outside
-        # a function, a misplaced 'nonlocal') and then given to pyflakes.
-        tree = ast.parse(mutated, filename=filename)
+        # Parsed once: the tree, reduced outside the change, is compiled (the compiler's own
+        # checks: a 'return' outside a function, a misplaced 'nonlocal') and given to pyflakes.
+        reduced = _reduced_findings(original, mutated, filename)
+        if reduced is None:
+            tree, before = ast.parse(mutated, filename=filename), _original_findings(original, filename)
+        else:
+            before, tree = reduced
         compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         hint = ""
@@ -133,7 +171,6 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
         # the target's path exists there, and would show the original's line.
         where = _with_line(f"line {exc.lineno}: ", mutated).removesuffix(": ")
         return Validity(False, f"the mutant does not parse: {exc.msg} ({where}){hint}", "syntax")
-    before = _original_findings(original, filename)
     after = _findings(tree, filename)
     added = Counter(f[:2] for f in after) - before
     for kind, args in list(added):
