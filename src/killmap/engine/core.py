@@ -106,23 +106,27 @@ class Engine:
                 ),
             )
             self.containment = containment
-            # Each worker copies its own sandbox, in parallel with the others and with the
-            # gate's own work (building mutants): copying is thousands of small system calls.
-            if trees is None:
-                manifest = self.scratch.manifest(files, "files")
-                for worker in self.pool.workers:
-                    worker.begin_copy(pristine, files, manifest, hashes)
-            else:
-                for worker, tree in zip(self.pool.workers, trees, strict=True):
-                    own = self.scratch.tree_copy(tree, f"tree-{worker.index}")
-                    listed = sorted(tree)
-                    worker.begin_copy(own, listed, self.scratch.manifest(listed, f"files-{worker.index}"))
+            self._begin_copies(pristine, files, hashes, trees)
             for worker in self.pool.workers:
                 worker.containment = containment
                 worker.pristine_check = self.scratch.repair_pristine
         except BaseException:
             self.close()
             raise
+
+    def _begin_copies(self, pristine: Path, files: list[str], hashes, trees: list[dict[str, bytes]] | None) -> None:
+        """Each worker copies its own sandbox, in parallel with the others and with the gate's
+        own work (building mutants): copying is thousands of small system calls."""
+        assert self.pool is not None
+        if trees is None:
+            manifest = self.scratch.manifest(files, "files")
+            for worker in self.pool.workers:
+                worker.begin_copy(pristine, files, manifest, hashes)
+            return
+        for worker, tree in zip(self.pool.workers, trees, strict=True):
+            own = self.scratch.tree_copy(tree, f"tree-{worker.index}")
+            listed = sorted(tree)
+            worker.begin_copy(own, listed, self.scratch.manifest(listed, f"files-{worker.index}"))
 
     @property
     def workers(self) -> list[Worker]:

@@ -106,13 +106,8 @@ def run_mutations(
         _stop_early(early, head, dispatch)  # everything turned out static or cached
     elif to_run:
         baselines = _run_the_rest(lab, to_run, head, dispatch)
-    # Controls are judged last: an invariant holds only if its control held in this run.
+    _judge_controls(mutations, lab.decided)
     decided = lab.decided
-    for mutation in mutations:
-        if mutation.invariant and mutation.name in decided:
-            decided[mutation.name] = judge.judge_control(
-                mutation, decided[mutation.name], decided.get(mutation.control or "")
-            )
     lab.announce.rest()
     if cache is not None:
         cache.save()
@@ -122,6 +117,15 @@ def run_mutations(
     return LabResult(
         verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)), options.seed
     )
+
+
+def _judge_controls(mutations: list[Mutation], decided: dict[str, Verdict]) -> None:
+    """Controls are judged last: an invariant holds only if its control held in this run."""
+    for mutation in mutations:
+        if mutation.invariant and mutation.name in decided:
+            decided[mutation.name] = judge.judge_control(
+                mutation, decided[mutation.name], decided.get(mutation.control or "")
+            )
 
 
 def _checked_input(root: Path, mutations: list[Mutation]) -> list[str]:
