@@ -19,11 +19,15 @@ the same project.
 Hypothesis draws each property test's inputs from a fresh seed every run, and replays the
 failing examples it saved in `.hypothesis/`: the same mutant was held, vacuous or flaky by luck,
 and by what an earlier run left on disk (issue 35). Every run gets the gate's seed (`--seed`,
-docs/randomized.md) and a Hypothesis home of its own (`private_hypothesis_home`).
+docs/randomized.md) and a Hypothesis home of its own (`private_hypothesis_home`). And the same
+settings profile on every machine: Hypothesis loads its "ci" profile (derandomized, no database)
+when it finds a CI variable at import, so a CI runner drew other examples than a laptop from the
+same seed, and gave another verdict (`import_hypothesis_as_on_any_machine`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from typing import Any
@@ -46,6 +50,8 @@ class PluginNeutraliser:
         options = early_config.known_args_namespace
         if hasattr(options, "cov_source"):
             options.no_cov = True
+        # Before the first conftest can import Hypothesis, which picks its profile then.
+        import_hypothesis_as_on_any_machine()
         yield
 
     @pytest.hookimpl(hookwrapper=True)
@@ -88,3 +94,40 @@ def private_hypothesis_home(folder: str) -> None:
     configuration = sys.modules.get("hypothesis.configuration")
     if configuration is not None:
         configuration.set_hypothesis_home_dir(folder)
+
+
+# The variables by which Hypothesis (hypothesis/_settings.py, `_CI_VARS`, 6.1xx) decides it runs
+# on CI and loads its "ci" profile at import. Any value counts here: hiding one too many for the
+# length of an import changes nothing.
+CI_VARIABLES = (
+    "CI",
+    "__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI",
+    "TF_BUILD",
+    "bamboo.buildKey",
+    "BUILDKITE",
+    "CIRCLECI",
+    "CIRRUS_CI",
+    "CODEBUILD_BUILD_ID",
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "HEROKU_TEST_RUN_ID",
+    "TEAMCITY_VERSION",
+)
+
+
+def import_hypothesis_as_on_any_machine() -> None:
+    """Import Hypothesis with the CI variables hidden, so it keeps its "default" profile on a CI
+    runner too: its "ci" profile derandomizes every test (the gate's seed is then ignored) and
+    drops the database, so the same mutant was held on a laptop and vacuous on CI. Only the
+    automatic choice is undone: the variables are back before any conftest runs, and a project
+    that loads a profile itself (`settings.load_profile("ci")`) gets it, on every machine. The
+    import costs a fresh session 0.15 to 0.8 s, so it is paid only where it changes something:
+    a CI variable set and Hypothesis installed."""
+    hidden = {name: os.environ.pop(name) for name in CI_VARIABLES if name in os.environ}
+    try:
+        if hidden and "hypothesis" not in sys.modules and importlib.util.find_spec("hypothesis"):
+            import hypothesis  # noqa: F401
+    except Exception:  # noqa: BLE001 - a broken install: the project's own import says so, in the baseline
+        pass
+    finally:
+        os.environ.update(hidden)
