@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from pyflakes import checker
 
-from killmap.mutate import skeleton
+from killmap.mutate import fragment, skeleton
 
 # pyflakes findings that mean dead or suspicious code, not code that cannot run: a
 # mutant that adds one still runs as written. Every other kind (undefined names, bad
@@ -75,22 +75,9 @@ def _findings(source: str | ast.Module, filename: str) -> list[tuple[str, tuple,
     flakes = checker.Checker(tree, filename=filename)
     # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
     return [
-        (type(m).__name__, _line_free_args(m), f"line {m.lineno}: {m.message % m.message_args}")
+        (type(m).__name__, fragment.line_free_args(m), f"line {m.lineno}: {m.message % m.message_args}")
         for m in flakes.messages
     ]
-
-
-def _line_free_args(message) -> tuple[str, ...]:
-    """The message's arguments without the line numbers some of them carry.
-
-    'redefinition of unused %r from line %r' (and the other 'from line'/'on line'
-    messages) hold the earlier definition's line among their arguments; a mutant that
-    deletes a line above it would otherwise read as adding a finding.
-    """
-    args = message.message_args if isinstance(message.message_args, tuple) else (message.message_args,)
-    if "line %r" in message.message:
-        args = tuple(a for a in args if not isinstance(a, int))
-    return tuple(str(a) for a in args)
 
 
 def _with_line(text: str, mutated: str) -> str:
@@ -147,8 +134,11 @@ def _reduced_findings(original: str, mutated: str, filename: str):
     return _REDUCED_ORIGINALS[key], tree
 
 
-def check_mutant(original: str, mutated: str, filename: str, werror: bool = False) -> Validity:
-    """`werror`: dead-code findings are broken too, for projects whose CI lints."""
+def check_mutant(original: str, mutated: str, filename: str, werror: bool = False, quick: bool = True) -> Validity:
+    """`werror`: dead-code findings are broken too, for projects whose CI lints. `quick`: first
+    ask the function the change lies in alone (fragment.py), which answers most mutants."""
+    if quick and fragment.is_valid_quickly(original, mutated, filename):
+        return Validity(True)  # not one finding added, dead code included: `werror` is met too
     try:
         # Parsed once: the tree, reduced outside the change, is compiled (the compiler's own
         # checks: a 'return' outside a function, a misplaced 'nonlocal') and given to pyflakes.
