@@ -499,7 +499,7 @@ def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_p
     (tmp_path / "src/p/m.py").write_text(source)
     calls = []
 
-    def fake_run(root, mutations, options, progress, mutants):
+    def fake_run(root, mutations, options, progress, mutants, launch=None):
         calls.append({m.name: m.timeout for m in mutations})
         if len(calls) == 1:
             return LabResult(

@@ -121,8 +121,14 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     )
     console = make_console()
     portion = _portion(root, args)
-    with SweepProgress(console) as progress:
-        result = run_sweep(root, targets, ops, options, catalogs, progress, portion, every_red=args.every_red)
+    from killmap.engine.launch import Launch
+
+    # The workers start now, while the sweep enumerates its mutants (seconds on a large
+    # module: libcst and mutmut's operators), as `run` starts them while it reads its catalogs.
+    with Launch(jobs) as launch, SweepProgress(console) as progress:
+        result = run_sweep(
+            root, targets, ops, options, catalogs, progress, portion, every_red=args.every_red, launch=launch
+        )
     document = to_document(result, root)
     render(console, document)
     if args.changed is not None:

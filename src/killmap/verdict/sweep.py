@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -49,6 +49,9 @@ from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.verdict import judge
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations
+
+if TYPE_CHECKING:
+    from killmap.engine.launch import Launch
 
 OPS = ("mutmut", "killmap")
 STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")
@@ -438,9 +441,11 @@ def run_sweep(
     portion: Portion = Portion(),
     *,
     every_red: bool = False,
+    launch: Launch | None = None,
 ) -> SweepResult:
     """`every_red`: run each killed mutant's whole selection, for its whole red set; by default
-    its run stops at its first red test (Mutation.first_red), as mutmut's does."""
+    its run stops at its first red test (Mutation.first_red), as mutmut's does. `launch`: the
+    workers the command started at its first line (engine/launch.py)."""
     started = time.perf_counter()
     version = mutmut_adapter.version()
     enumeration = enumerate_mutants(root, targets, ops)
@@ -458,9 +463,8 @@ def run_sweep(
     lab = None
     verdicts: dict[str, Verdict] = {}
     if to_run:
-        lab = run_mutations(
-            root, [m.mutant.mutation for m in to_run], options, progress, mutants={m.id: m.mutant for m in to_run}
-        )
+        mutations, prebuilt = [m.mutant.mutation for m in to_run], {m.id: m.mutant for m in to_run}
+        lab = run_mutations(root, mutations, options, progress, mutants=prebuilt, launch=launch)
         verdicts = {v.name: v for v in lab.verdicts}
         verdicts.update(_retry_timeouts(root, to_run, verdicts, options, progress))
     entries = [
