@@ -125,3 +125,13 @@ def test_an_import_stands_in_as_itself_so_typing_cast_reads_its_first_argument_a
     assert not is_valid_quickly(module, mutated, "m.py")
     quick, whole = _both(module, mutated)
     assert quick == whole and not quick.ok and "forward annotation" in quick.problem
+
+
+def test_a_return_added_after_a_body_that_is_only_a_docstring_is_answered_alone():
+    module = 'def abstract(other):\n    """Subclasses say."""\n\n\nVALUE = 1\n'
+    mutated = module.replace('"""Subclasses say."""\n', '"""Subclasses say."""\n    return True\n')
+    assert is_valid_quickly(module, mutated, "m.py")
+    assert _both(module, mutated) == (Validity(True), Validity(True))
+    # Inserted below the function at module level, it is no longer the function's.
+    outside = module.replace('"""Subclasses say."""\n', '"""Subclasses say."""\nreturned = True\n')
+    assert not is_valid_quickly(module, outside, "m.py")

@@ -88,7 +88,10 @@ def _enclosing(functions: tuple[Extent, ...], head: int, last_changed: int) -> E
         if first_changed <= last_changed:
             if extent.body <= first_changed and last_changed <= extent.last:
                 return extent
-        elif extent.body - 1 <= head < extent.last:
+        elif extent.body - 1 <= head <= extent.last:
+            # Lines inserted after the last: the function's when indented as its body, which
+            # the check of its text as one whole definition tells (a constant return added
+            # after a docstring that is the whole body).
             return extent
     return None
 
