@@ -166,3 +166,25 @@ def test_a_hypothesis_deadline_is_a_search_cause_never_an_assertion(tmp_path):
     assert ran.report_dir is not None
     page = (ran.report_dir / "killmap.html").read_text()
     assert "td.cell.cause-search{" in page and "red: search" in page  # coloured, and in the legend
+
+
+def _profile_on_a_runner(hooked: bool) -> str:
+    code = (
+        "import os, sys\n"
+        "from killmap.engine.neutral import import_hypothesis_as_on_any_machine\n"
+        f"if {hooked}:\n"
+        "    import_hypothesis_as_on_any_machine()\n"
+        "assert 'hypothesis' not in sys.modules  # hooked, not imported: most projects never use it\n"
+        "import hypothesis\n"
+        "print(hypothesis.settings._current_profile, os.environ['CI'])\n"
+    )
+    env = dict(gate_env(Path.cwd()), CI="true")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_on_a_ci_runner_hypothesis_keeps_its_default_profile_only_when_the_gate_hooks_its_import():
+    if _profile_on_a_runner(hooked=False) != "ci true":
+        pytest.skip("this Hypothesis does not load a ci profile by itself")
+    assert _profile_on_a_runner(hooked=True) == "default true"  # and the tests still see CI

@@ -27,6 +27,7 @@ same seed, and gave another verdict (`import_hypothesis_as_on_any_machine`).
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.util
 import os
 import sys
@@ -116,18 +117,37 @@ CI_VARIABLES = (
 
 
 def import_hypothesis_as_on_any_machine() -> None:
-    """Import Hypothesis with the CI variables hidden, so it keeps its "default" profile on a CI
-    runner too: its "ci" profile derandomizes every test (the gate's seed is then ignored) and
-    drops the database, so the same mutant was held on a laptop and vacuous on CI. Only the
-    automatic choice is undone: the variables are back before any conftest runs, and a project
-    that loads a profile itself (`settings.load_profile("ci")`) gets it, on every machine. The
-    import costs a fresh session 0.15 to 0.8 s, so it is paid only where it changes something:
-    a CI variable set and Hypothesis installed."""
-    hidden = {name: os.environ.pop(name) for name in CI_VARIABLES if name in os.environ}
-    try:
-        if hidden and "hypothesis" not in sys.modules and importlib.util.find_spec("hypothesis"):
-            import hypothesis  # noqa: F401
-    except Exception:  # noqa: BLE001 - a broken install: the project's own import says so, in the baseline
-        pass
-    finally:
-        os.environ.update(hidden)
+    """Have Hypothesis imported with the CI variables hidden, so it keeps its "default" profile
+    on a CI runner too: its "ci" profile derandomizes every test (the gate's seed is then
+    ignored) and drops the database, so the same mutant was held on a laptop and vacuous on CI.
+    Only the automatic choice is undone: the variables are hidden for the length of
+    Hypothesis's own import, whoever imports it, and a project that loads a profile itself
+    (`settings.load_profile("ci")`) gets it, on every machine. Hooked, not imported here: the
+    import costs a session 0.15 to 0.8 s, and most projects never import Hypothesis."""
+    if "hypothesis" not in sys.modules and any(name in os.environ for name in CI_VARIABLES):
+        sys.meta_path.insert(0, _HypothesisImportWithoutCI())
+
+
+class _HypothesisImportWithoutCI(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: at the first import of `hypothesis` it steps aside, lets the real
+    finders find it, and wraps that spec's loader so the package runs with the CI variables
+    hidden. The loader stays the real one (Hypothesis reads its data files through it)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "hypothesis":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        loader = spec.loader if spec is not None else None
+        if loader is not None and hasattr(loader, "exec_module"):
+            run = loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                hidden = {name: os.environ.pop(name) for name in CI_VARIABLES if name in os.environ}
+                try:
+                    run(module)
+                finally:
+                    os.environ.update(hidden)
+
+            loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
