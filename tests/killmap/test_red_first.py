@@ -211,7 +211,9 @@ def bad(tmp_path_factory):
     before = untouched(project)
     # Unconfined: the marker that makes a test flip lies outside what Landlock grants a test.
     env = gate_env(project, {"RF_FLAKE_MARKER": str(folder / "marker"), "KILLMAP_CONFINE": "0"})
-    run = review(project, "red-first", env=env)
+    # test_settles loops forever with the fix reverted: 15 s for a tree's run, not the default
+    # (the same verdict, 40 s sooner; each tree's run takes about a second).
+    run = review(project, "red-first", "--timeout", "15", env=env)
     return run, untouched(project) == before
 
 
