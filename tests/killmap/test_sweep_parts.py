@@ -581,3 +581,15 @@ def test_a_node_whose_text_is_not_at_its_span_is_rendered_with_its_definition():
     for m in found.mutations:
         made = spliced.mutant(by_node[id(m.function)], m.original, m.mutated)
         assert made[0] == deep_replace(found.module, m.original, m.mutated).code, m.mutmut_name
+
+
+def test_a_module_at_the_project_root_that_imports_from_its_own_package_is_swept(tmp_path):
+    # `from . import refuse` in a file at the root: the package is the root folder itself, and
+    # finding what `refuse` does used to raise on the name-less path '.'.
+    from killmap.catalog.reader import GateSettings
+    from killmap.verdict.sweep import _never_returning
+
+    package = "from typing import NoReturn\n\n\ndef refuse(why) -> NoReturn:\n    raise ValueError(why)\n"
+    (tmp_path / "__init__.py").write_text(package)
+    code = "from . import refuse\n\n\ndef check(x):\n    if x:\n        refuse('no')\n"
+    assert _never_returning(tmp_path, "checks.py", code, GateSettings()) == frozenset({"refuse"})

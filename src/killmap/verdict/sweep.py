@@ -346,7 +346,9 @@ def _never_returning(root: Path, path: str, code: str, settings: GateSettings) -
         bases = [here.joinpath(*[".."] * (level - 1))] if level else [PurePosixPath(p) for p in settings.paths]
         for base in bases:
             stem = base.joinpath(*module.split(".")) if module else base
-            for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
+            # `from . import name` in a module at the root: the folder itself, no `.py` beside it.
+            module_file = (stem.with_suffix(".py"),) if stem.name else ()
+            for candidate in (*module_file, stem / "__init__.py"):
                 file = root / candidate
                 if file.is_file() and name in sweep_ops.never_returning(file.read_text(encoding="utf-8")):
                     names.add(name)
