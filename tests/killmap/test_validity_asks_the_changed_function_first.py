@@ -135,3 +135,11 @@ def test_a_return_added_after_a_body_that_is_only_a_docstring_is_answered_alone(
     # Inserted below the function at module level, it is no longer the function's.
     outside = module.replace('"""Subclasses say."""\n', '"""Subclasses say."""\nreturned = True\n')
     assert not is_valid_quickly(module, outside, "m.py")
+
+
+def test_a_mutant_that_parses_but_does_not_compile_is_not_vouched_for():
+    # `nonlocal` with nothing to bind parses and pyflakes is silent: only the compile sees it.
+    mutated = _mutant("        first = LIMIT\n", "        nonlocal first\n        first = LIMIT\n")
+    assert not is_valid_quickly(MODULE, mutated, "m.py")
+    quick, whole = _both(MODULE, mutated)
+    assert quick == whole and not quick.ok and quick.cause == "syntax"

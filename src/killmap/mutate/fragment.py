@@ -151,8 +151,12 @@ def _findings(text: str, extent: Extent, filename: str) -> Findings | None:
     return Findings(counts, _unused_imports(flakes))
 
 
+def _module_scope(flakes: checker.Checker) -> checker.ModuleScope:
+    return next(scope for scope in flakes.deadScopes if isinstance(scope, checker.ModuleScope))
+
+
 def _unused_imports(flakes: checker.Checker) -> frozenset[str]:
-    module = next(scope for scope in flakes.deadScopes if isinstance(scope, checker.ModuleScope))
+    module = _module_scope(flakes)
     return frozenset(name for name, b in module.items() if isinstance(b, checker.Importation) and not b.used)
 
 
@@ -173,7 +177,7 @@ def _module_reads(original: str, filename: str) -> tuple[frozenset[str], tuple[f
     for function in functions:
         function.body = [ast.copy_location(ast.Pass(), function.body[0])]
     flakes = checker.Checker(tree, filename=filename)
-    module = next(scope for scope in flakes.deadScopes if isinstance(scope, checker.ModuleScope))
+    module = _module_scope(flakes)
     exported = module.get("__all__")  # pyflakes counts a name `__all__` lists as used, at the end
     listed = exported.names if isinstance(exported, checker.ExportBinding) else []
     return frozenset([name for name, binding in module.items() if binding.used] + listed), reads
