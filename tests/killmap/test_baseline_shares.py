@@ -1,11 +1,13 @@
-"""Each baseline run traces the tests it claims first; together they miss no test's reach.
+"""The baseline runs every test once, traced, its files shared out between the workers; then
+the tests a mutant can select once more, untraced. Together the runs miss no test's reach.
 
-Tracing slows hot code several times over, so the baseline's runs share it: each test is
-traced by the first run to reach it, so a run that started late finds more tests claimed
-and the runs end together. Collection is the same program in every run: under coverage's
-C tracer only the first run records it, where tracing it doubled every session's collection. Selection is only as sound
-as the union: a test whose lines were lost would never be run under a mutant it can turn
-red. So the reach recorded must be the same whatever the number of runs.
+Tracing slows hot code several times over, and a suite can name a thousand tests that reach
+no mutation: each file is run by the first run to claim it, so a run that started late finds
+more files claimed and the runs end together. Collection is the same program in every run:
+under coverage's C tracer only the first run records it, where tracing it doubled every
+session's collection. Selection is only as sound as the union: a test whose lines were lost
+would never be run under a mutant it can turn red. So the reach recorded must be the same
+whatever the number of runs.
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ from gatekit import copy_fixture
 
 import killmap.verdict.baseline as baseline_module
 from killmap.catalog.plan import LabOptions
+from killmap.engine.claims import Claims, SharedItems
 from killmap.engine.outcome import RunOutcome, TestResult
-from killmap.engine.plugin import Recorder
 from killmap.verdict.baseline import untraced_durations
 from killmap.verdict.lab import run_lab
 
 UNRELATED = {f"tests/test_unrelated.py::test_unrelated_{i}" for i in range(1, 21)}
 SHARED = {"tests/test_shared.py::test_shared_direct", "tests/test_shared.py::test_shared_through_a_caller"}
+ANCHOR = "tests/test_lines.py::test_anchor_has_not_moved"
 
 
 def who_runs(coverage: dict[str, list[int]], line: int) -> set[str]:
@@ -34,7 +37,7 @@ def who_runs(coverage: dict[str, list[int]], line: int) -> set[str]:
 
 
 @pytest.mark.parametrize("runs", [1, 2, 3])
-def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(tmp_path, monkeypatch, runs):
+def test_every_test_that_runs_a_line_is_recorded_however_the_runs_share_the_files(tmp_path, monkeypatch, runs):
     project = copy_fixture("selection", tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     seen: list[list[RunOutcome]] = []
@@ -45,25 +48,53 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_tracing_is_shared(t
 
     monkeypatch.setattr(baseline_module, "untraced_durations", durations)
     result = run_lab(project, LabOptions(jobs=2, baseline_runs=runs, use_cache=False))
-    # Each test was traced in exactly one run, and its record says which (a duration taken
-    # from the run that traced it would inflate every timeout built on it).
     [outcomes] = seen
-    for test in outcomes[0].tests:
-        assert sum(o.tests[test].traced for o in outcomes) == 1, test
+    reach, guard = outcomes[:2], outcomes[2:]
+    assert len(guard) == 2 * (runs - 1)  # each further pass shared out between the two workers
+    # The first pass ran every test once, in one run or the other, and traced it there.
+    ran = [t for o in reach for t in o.tests]
+    assert sorted(ran) == sorted(UNRELATED | SHARED | {ANCHOR})
+    assert all(o.tests[t].traced for o in reach for t in o.tests)
+    # Each further pass ran, untraced, the tests a mutant can select, each once: those that ran
+    # a line of calc.py, and the anchor test, which runs none but a contract names.
+    for number in range(runs - 1):
+        again = [t for o in guard[2 * number : 2 * number + 2] for t in o.tests]
+        assert sorted(again) == sorted(UNRELATED | SHARED | {ANCHOR})
+    assert not any(r.traced for o in guard for r in o.tests.values())
     coverage = result.baselines[0].coverage["src/selpkg/calc.py"]
     # Twenty tests run the same line: whichever run traced each one, all twenty are there.
     assert who_runs(coverage, 9) == UNRELATED
     assert who_runs(coverage, 5) == SHARED
     # What ran while the tests were collected (OFFSET = 1, the def lines) is in no test's name.
     assert {1, 4, 8, 12} <= set(coverage[""])
-    recorded = [any("" in contexts for contexts in (o.coverage or {}).values()) for o in outcomes]
+    recorded = [any("" in contexts for contexts in (o.coverage or {}).values()) for o in reach]
     if result.baselines[0].tracer == "coverage":
-        # The first run's session traced its collection; the other worker's did not (a third
-        # run forked from the first session inherits what that one recorded).
-        assert recorded[0] and (runs == 1 or not all(recorded))
+        # The first run's session traced its collection; the other worker's did not.
+        assert recorded == [True, False]
     else:
         assert all(recorded)  # the line monitor records it in every run, cheaply
-    assert set(result.baselines[0].durations) == UNRELATED | SHARED | {"tests/test_lines.py::test_anchor_has_not_moved"}
+    assert set(result.baselines[0].durations) == UNRELATED | SHARED | {ANCHOR}
+
+
+def test_a_flaky_test_that_reaches_no_mutation_runs_once_and_stops_nothing(tmp_path):
+    # No mutant can select a test that never ran a line of a mutated file (unless a change runs
+    # at import, and then the confirmation re-runs its red): the flake guard's second run of it
+    # measured nothing a verdict uses. It runs once; a flaky test a mutant can select is still
+    # refused (test_bad_input.py).
+    from gatekit import gate_env, run_gate
+
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_elsewhere.py").write_text(
+        "import os\nfrom pathlib import Path\n\n\n"
+        "def test_flips_without_reaching_the_package():\n"
+        "    marker = Path(os.environ['ELSEWHERE_MARKER'])\n"
+        "    assert not marker.exists(), 'ran before'\n"
+        "    marker.write_text('ran')\n"
+    )
+    env = gate_env(project, {"ELSEWHERE_MARKER": str(tmp_path / "marker"), "KILLMAP_CONFINE": "0"})
+    run = run_gate(project, "run", "--no-cache", env=env)
+    assert run.code == 0, run.stdout + run.stderr
+    assert (tmp_path / "marker").exists()  # it ran, once: a second run would have been red
 
 
 def _run(durations: dict[str, float], traced: set[str] = frozenset()) -> RunOutcome:
@@ -90,42 +121,69 @@ def test_with_one_baseline_run_its_own_durations_are_kept():
     assert untraced_durations([only]) == {"a": 0.5, "b": 0.7}
 
 
-def test_a_test_is_traced_by_the_first_run_to_claim_it_and_by_no_other(tmp_path):
+class Item:
+    """What SharedItems reads of a pytest item: its node id."""
+
+    def __init__(self, nodeid: str):
+        self.nodeid = nodeid
+
+    def __repr__(self) -> str:
+        return self.nodeid
+
+
+def run_loop(items: list, shared: SharedItems):
+    """pytest's run loop as it reads the list: the next item fetched before each test starts;
+    yields (the test, the next item it was told of) as each test runs."""
+    for index, item in enumerate(items):
+        following = items[index + 1] if index + 1 < len(items) else None
+        shared.starting(index)
+        yield item.nodeid, (following.nodeid if following is not None else None)
+
+
+IDS = [f"tests/test_big.py::test_{n}" for n in range(6)] + ["tests/test_small.py::test_6"]
+
+
+def test_each_test_is_run_by_the_first_run_to_claim_it_and_by_no_other(tmp_path):
     claims = str(tmp_path / "claims")
-    ids = ["tests/test_a.py::test_one", "tests/test_a.py::test_two", "tests/test_b.py::test_three"]
-    ahead = Recorder(str(tmp_path / "ahead.jsonl"), trace_claims=claims)
-    behind = Recorder(str(tmp_path / "behind.jsonl"), trace_claims=claims)
-    ahead.set_collected(ids)
-    behind.set_collected(list(reversed(ids)))  # collected in another order: the same claims
-    assert ahead.claims(ids[0])
-    assert not behind.claims(ids[0])
-    assert behind.claims(ids[2])  # reached first by the other run
-    assert not ahead.claims(ids[2])
-    assert ahead.claims(ids[1]) and not behind.claims(ids[1])
-    # Without claims (one baseline run, a traced re-run) every test is traced.
-    alone = Recorder(str(tmp_path / "alone.jsonl"))
-    alone.set_collected(ids)
-    assert alone.claims(ids[0])
+    ahead_items = [Item(i) for i in IDS]
+    behind_items = [Item(i) for i in reversed(IDS)]  # collected in another order: the same claims
+    ahead = run_loop(ahead_items, SharedItems(claims, ahead_items))
+    behind = run_loop(behind_items, SharedItems(claims, behind_items))
+    ran_ahead, ran_behind = [], []
+    for _ in range(3):  # the two runs take turns, one test each
+        ran_ahead.append(next(ahead))
+        ran_behind.append(next(behind))
+    ran_ahead.extend(ahead)
+    ran_behind.extend(behind)
+    # Every test ran once, in one run or the other; one file's tests went to both: a test file
+    # that holds most of a suite is shared out too.
+    assert sorted(t for t, _ in ran_ahead + ran_behind) == sorted(IDS)
+    assert {t for t, _ in ran_ahead} & {t for t, _ in ran_behind} == set()
+    assert [t for t, _ in ran_ahead] == IDS[:4]
+    assert [t for t, _ in ran_behind] == IDS[4:][::-1]
+    # The next item the loop read before each test is the one that ran after it: a module's
+    # fixtures are torn down exactly when its last test in this run is done.
+    assert [n for _, n in ran_ahead] == [*IDS[1:4], None]
+    assert [n for _, n in ran_behind] == [*IDS[4:][::-1][1:], None]
 
 
-def test_a_test_that_cannot_be_claimed_is_traced_all_the_same(tmp_path):
-    # Tracing a test twice costs time; tracing it in no run loses its reach, and the gate
-    # would then select no test for a mutant it reaches. A claims file that cannot be
-    # opened, or a test the run did not collect, is traced by whoever meets it.
-    ids = ["tests/test_a.py::test_one", "tests/test_a.py::test_two"]
+def test_a_test_whose_claim_cannot_be_made_is_run_all_the_same(tmp_path):
+    # Running a test twice costs time; running it in no run loses its reach, and the
+    # gate would then select it for no mutant it reaches.
     nowhere = str(tmp_path / "missing-folder" / "claims")
-    first = Recorder(str(tmp_path / "first.jsonl"), trace_claims=nowhere)
-    second = Recorder(str(tmp_path / "second.jsonl"), trace_claims=nowhere)
-    for recorder in (first, second):
-        recorder.set_collected(ids)
-    assert all(first.claims(t) and second.claims(t) for t in ids)
-    claims = str(tmp_path / "claims")
-    third = Recorder(str(tmp_path / "third.jsonl"), trace_claims=claims)
-    third.set_collected(ids)
-    assert third.claims("tests/test_b.py::test_not_collected")
-    assert third.claims("tests/test_b.py::test_not_collected")
-    for recorder in (first, second, third):
-        recorder.close()
+    first_items, second_items = [Item(i) for i in IDS], [Item(i) for i in IDS]
+    first, second = SharedItems(nowhere, first_items), SharedItems(nowhere, second_items)
+    assert [t for t, _ in run_loop(first_items, first)] == IDS
+    assert [t for t, _ in run_loop(second_items, second)] == IDS
+    assert Claims(str(tmp_path / "claims"), ["a"]).take("never-listed")
+
+
+def test_a_claim_is_one_byte_at_the_keys_sorted_place(tmp_path):
+    path = tmp_path / "claims"
+    claims = Claims(str(path), ["b.py", "a.py", "c.py"])
+    assert claims.take("c.py") and not claims.take("c.py")
+    claims.close()
+    assert path.read_bytes() == b"\0\0\1"
 
 
 def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did_not(tmp_path):
@@ -164,3 +222,23 @@ def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did
         os.close(requests_read)
         stand_in.kill()
         stand_in.wait()
+
+
+def test_a_test_that_needs_the_others_to_run_first_keeps_the_gate_going_by_whole_runs(tmp_path):
+    # The last test passes only in a session that ran the twenty before it, as it does under
+    # plain pytest. Shared out, it runs in a session that ran some of them: red. The whole
+    # suite in each run, in pytest's own order, settles it green, and the gate goes on.
+    from gatekit import one_mutation_project, run_gate
+
+    earlier = "".join(f"\n\ndef test_{n:02}():\n    time.sleep(0.05)\n    RAN.append({n})\n" for n in range(20))
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "import time\n\nfrom pkg import one\n\nRAN = []\n\n\ndef test_one():\n    assert one() == 1\n"
+        + earlier
+        + "\n\ndef test_zz_after_the_others():\n    assert len(RAN) == 20\n",
+        value="2",
+    )
+    run = run_gate(project, "run", "--no-cache", "--jobs", "2")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.verdicts() == {"one-mutated": "held"}

@@ -11,7 +11,6 @@ project under test.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from killmap.engine.claims import SharedItems
 from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
 from killmap.engine.failures import describe_failure, real_path, shorten, shorten_middle, unrendered_failure
 from killmap.engine.neutral import private_hypothesis_home
@@ -37,7 +37,7 @@ class Recorder:
         mutated_file: str | None = None,
         coverage: Any = None,
         tracing: bool = False,
-        trace_claims: str | None = None,
+        run_claims: str | None = None,
         snapshot: dict[str, Any] | None = None,
         first_red: bool = False,
     ):
@@ -59,15 +59,11 @@ class Recorder:
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
         self.tracing = tracing  # whether `coverage` is started now
-        # The file where the runs of one baseline claim the tests they trace (None: trace
-        # every test). Each test is traced by the first run to reach it, so every test is
-        # traced once and tracing's cost (hot loops run several times slower) is shared
-        # between the runs as they go: a run that started late, or is slowed by what it
-        # traces, finds more tests already claimed, and the runs end together. A fixed
-        # split (run k of n the k-th n-th) left the earlier run's worker idle at the end.
-        self.trace_claims = trace_claims
-        self._claims_fd: int | None = None
-        self._claim_at: dict[str, int] = {}
+        # The file where the parallel runs of one baseline pass claim the test files each runs
+        # (claims.py); None runs every item.
+        self.run_claims = run_claims
+        self._shared: SharedItems | None = None
+        self._begun = 0  # items started so far: where the run loop is in `session.items`
         self.phases: dict[str, dict[str, Any]] = {}
         self._phase: dict[str, str] = {}  # the phase each test is in, for an interruption
         # The project's own per-test timeout (pytest-timeout), read at the first test: a fork
@@ -111,33 +107,12 @@ class Recorder:
     def set_collected(self, ids: list[str]) -> None:
         self.collected = ids
         self.emit(event="collected", ids=ids)
-        if self.trace_claims is not None:
-            # A claim is one byte of the shared file, at the test's place in the sorted ids:
-            # the same place in every run, whatever order each collected in (runs that
-            # collected different ids are refused by the baseline anyway).
-            self._claim_at = {test_id: index for index, test_id in enumerate(sorted(set(ids)))}
 
-    def claims(self, test_id: str) -> bool:
-        """Whether this run traces `test_id`: every test without claims; with them, a test
-        no other run claimed first. Claims are bytes of one file, set under an exclusive
-        lock: four system calls a test, on any file system (a file per test cost 75 us to
-        create in a disk-backed /tmp, 0.6 s for packaging's 8,369 tests)."""
-        if self.trace_claims is None:
-            return True
-        index = self._claim_at.get(test_id)
-        try:
-            if self._claims_fd is None:
-                self._claims_fd = os.open(self.trace_claims, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(self._claims_fd, fcntl.LOCK_EX)
-            try:
-                taken = index is not None and os.pread(self._claims_fd, 1, index) == b"\1"
-                if index is not None and not taken:
-                    os.pwrite(self._claims_fd, b"\1", index)
-            finally:
-                fcntl.flock(self._claims_fd, fcntl.LOCK_UN)
-        except OSError:
-            return True  # no claim could be made: tracing a test twice costs time, never evidence
-        return not taken
+    def share_items(self, session) -> None:
+        """With run claims, narrow the session's items to the files this run claims, as it
+        goes; `collected` stays the whole list, which every run of the pass compares."""
+        if self.run_claims is not None and session.items:
+            self._shared = SharedItems(self.run_claims, session.items)
 
     def _trace(self, on: bool) -> None:
         if on != self.tracing:
@@ -161,6 +136,7 @@ class Recorder:
         """
         if self.snapshot and session.items and not session.testsfailed:
             self.take_snapshot(session)
+        self.share_items(session)
         outcome = yield
         if self.confirming and outcome.excinfo is None:
             # The copy's re-runs are recorded, their fixtures torn down with the last one:
@@ -231,6 +207,9 @@ class Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.emit(event="start", id=item.nodeid)
+        if self._shared is not None:
+            self._shared.starting(self._begun)
+        self._begun += 1
         if not self._timeout_read:
             self._timeout_read = True
             self.per_test_timeout = per_test_timeout_of(item.config)
@@ -239,15 +218,13 @@ class Recorder:
         # traceback (a stat of every frame's file, each frame's __tracebackhide__ asked) and
         # compares every frame's locals for a RecursionError, for a report nobody prints.
         item.repr_failure = item._repr_failure_py = unrendered_failure
-        traced = self.coverage is not None and self.claims(item.nodeid)
-        if self.coverage is not None:
-            self._trace(traced)
-        if traced:
-            self.coverage.switch_context(item.nodeid)
+        traced = self.coverage is not None
         self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             self.phases[item.nodeid]["randomized"] = True  # it draws its inputs: judge.RANDOMIZED
         if traced:
+            self._trace(True)
+            self.coverage.switch_context(item.nodeid)
             self.phases[item.nodeid]["traced"] = True  # its duration is not the untraced one
         outcome = yield
         if traced:
@@ -359,9 +336,9 @@ def deselected_by(items: list) -> str:
     return " or ".join(said) or "a pytest plugin"
 
 
-def trace_claims_of(request: dict[str, Any]) -> str | None:
-    """The file where a run's request asks it to claim the tests it traces, if any."""
-    return (request.get("coverage") or {}).get("claims")
+def run_claims_of(request: dict[str, Any]) -> str | None:
+    """The file where a run's request asks it to claim the test files it runs, if any."""
+    return request.get("claims")
 
 
 def conclude_run(

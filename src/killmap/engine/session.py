@@ -30,7 +30,7 @@ import pytest
 
 from killmap.engine.failures import warm_real_paths
 from killmap.engine.monitor import LineMonitor
-from killmap.engine.plugin import Recorder, conclude_run, deselected_by, modules_from_working_tree, trace_claims_of
+from killmap.engine.plugin import Recorder, conclude_run, deselected_by, modules_from_working_tree, run_claims_of
 from killmap.engine.reaper import die_with_parent
 from killmap.engine.swap import LiveFunctions, swap_in
 
@@ -177,7 +177,7 @@ def _start_recording(server: SessionServer, session, request: dict[str, Any], it
         request["events"],
         mutated_file=request.get("mutated_file"),
         coverage=server.coverage if traced else None,
-        trace_claims=trace_claims_of(request),
+        run_claims=run_claims_of(request),
         snapshot=request.get("snapshot"),
         first_red=bool(request.get("first_red")),
     )
@@ -188,6 +188,7 @@ def _start_recording(server: SessionServer, session, request: dict[str, Any], it
         recorder.emit(event="deselected", ids=ids, by=by)
     if recorder.snapshot and items:
         recorder.take_snapshot(session)  # in the copy, items are now the re-runs
+    recorder.share_items(session)  # with run claims, the files no other run took first
     return recorder
 
 

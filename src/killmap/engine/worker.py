@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from killmap.engine.neutral import PluginNeutraliser
-from killmap.engine.plugin import Recorder, conclude_run, trace_claims_of
+from killmap.engine.plugin import Recorder, conclude_run, run_claims_of
 from killmap.engine.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
 from killmap.engine.sandbox import copy_files
 from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
@@ -401,13 +401,25 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     }, ""
 
 
+# What of a run's request its fork reads (session.py); the rest is the worker's own.
+_FORK_KEYS = (
+    "tests",
+    "events",
+    "log",
+    "mutated_file",
+    "expect",
+    "snapshot",
+    "coverage",
+    "sandbox",
+    "first_red",
+    "claims",
+)
+
+
 def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> int | None:
     """The run sent to the server, and the pid of the fork it started; None (the server
     dropped) when the server is gone."""
-    run = {
-        key: request.get(key)
-        for key in ("tests", "events", "log", "mutated_file", "expect", "snapshot", "coverage", "sandbox", "first_red")
-    }
+    run = {key: request.get(key) for key in _FORK_KEYS}
     run["swap"] = request["session"].get("swap")
     run["tests"] = request["session"]["tests"]
     run["all"] = request["session"].get("all", False)
@@ -481,7 +493,7 @@ def _child(request: dict[str, Any]) -> None:
             mutated_file=request.get("mutated_file"),
             coverage=cov,
             tracing=cov is not None,
-            trace_claims=trace_claims_of(request),
+            run_claims=run_claims_of(request),
             snapshot=request.get("snapshot"),
             first_red=bool(request.get("first_red")),
         )

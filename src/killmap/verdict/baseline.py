@@ -86,43 +86,42 @@ def run_baseline(
     runs: int,
     timeout: float,
 ) -> Baseline:
-    """The unmutated suite, `runs` times in parallel (each tracing what it claims): what every
-    verdict is measured against. Red, flaky or uncollectable is a GateError, exit 2."""
-    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    """The unmutated suite: what every verdict is measured against. Red, flaky or
+    uncollectable is a GateError, exit 2.
+
+    Every test runs once, traced, the workers sharing the tests out (the reach pass); then,
+    `runs` - 1 times more and untraced, the tests a mutant can select (the guard passes): the
+    flake guard and the untraced durations matter for those alone. A suite whose [gate] names
+    a thousand tests that reach no mutation ran each of them twice before. A red or a flake
+    in those runs is said only once whole runs confirm it (`_whole_passes`)."""
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
-    targets = tuple(sorted({m.target.path for m in group}))
-    scenarios = _scenarios(engine, settings, deselect, targets, runs=runs, timeout=timeout)
-    where = f"baseline of {', '.join(settings.tests)}"
+    passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout)
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
-    outcomes: list[RunOutcome] = engine.run_all(scenarios)
-    # Incomplete runs first, then flakes (red in one run only is a flake, not red), then red.
-    _refuse_incomplete(where, outcomes, engine, timeout)
-    _refuse_unstable(where, outcomes)
-    _refuse_red(where, outcomes, settings, baseline_red_file(engine.cache_dir))
-    first = outcomes[0]
+    done, settled = _shared_passes(passes, group, runs)
+    if not settled:
+        done = _whole_passes(passes, runs, [o for each in done for o in each])
+    outcomes = [o for each in done for o in each]
+    first = done[0][0]
     durations = untraced_durations(outcomes)
-    wall = max(o.wall for o in outcomes)
     overhead, per_test = session_costs(outcomes, durations)
     sources = set(source_files(files, settings))
-    imported = tuple(sorted({f for o in outcomes for f in o.imported if f in sources}))
-    coverage = _union([o.coverage or {} for o in outcomes])
-    tracer = tracers_of(outcomes)
-    not_passed = Counter(r.outcome for r in first.tests.values() if r.outcome != "passed")
+    ran = {t: r for o in done[0] for t, r in o.tests.items()}
+    not_passed = Counter(r.outcome for r in ran.values() if r.outcome != "passed")
     return Baseline(
         settings,
         first.collected,
         durations,
         overhead,
-        coverage,
+        _union([o.coverage or {} for o in done[0]]),
         runs,
-        wall,
-        imported,
-        settings.tests + deselect,
-        targets,
-        tracer,
+        sum(max(o.wall for o in each) for each in done),
+        tuple(sorted({f for o in outcomes for f in o.imported if f in sources})),
+        settings.tests + passes.deselect,
+        passes.targets,
+        tracers_of(outcomes),
         per_test,
         dict(sorted(not_passed.items())),
         dict(first.deselected),
@@ -130,36 +129,107 @@ def run_baseline(
     )
 
 
-def _scenarios(
-    engine: Engine,
-    settings: GateSettings,
-    deselect: tuple[str, ...],
+class _Passes:
+    """The baseline's passes over the suite: each is one run per worker, in parallel."""
+
+    def __init__(self, engine: Engine, settings: GateSettings, targets: tuple[str, ...], timeout: float):
+        self.engine, self.settings, self.targets, self.timeout = engine, settings, targets, timeout
+        self.deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+        self.everything = settings.tests + self.deselect
+        self.where = f"baseline of {', '.join(settings.tests)}"
+        self.shared = len(engine.workers) > 1
+
+    def run(self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool) -> list[RunOutcome]:
+        """Each worker runs `tests` (None: every test), traced or not; `shared`: the runs share
+        the tests out (claims.py), else each runs them all. Only the first run's session traces
+        collection, the same program in every session. Each run is a fork of its worker's
+        collected session, which the mutants then reuse."""
+        claims = str(self.engine.scratch.run_dir("baseline-claims") / label) if shared else None
+        scenarios = [
+            Scenario(
+                label=f"{label}-{i + 1}",
+                tests=self.everything if tests is None else tests,
+                confine=self.settings.confine,
+                timeout=self.timeout,
+                sys_path=self.settings.paths,
+                coverage_files=self.targets if traced else (),
+                run_claims=claims,
+                session_tests=self.everything,
+                swap_targets=self.targets,
+                tracer=self.engine.tracer,
+                trace_collection=i == 0,
+            )
+            for i in range(len(self.engine.workers))
+        ]
+        outcomes = self.engine.run_all(scenarios)
+        _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)
+        return outcomes
+
+    def refuse_red(self, outcomes: list[RunOutcome]) -> None:
+        _refuse_red(self.where, outcomes, self.settings, baseline_red_file(self.engine.cache_dir))
+
+
+def _shared_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
+    """The reach pass, then the guard passes, and whether they settle the baseline: not when a
+    test went red or flipped in them, and whole runs must decide. A test that needs another
+    to have run before it in its session goes red when the runs share the tests out, and a
+    guard pass runs only some of them."""
+    reach = passes.run("baseline", None, traced=True, shared=passes.shared)
+    _refuse_drifting(passes.where, reach)
+    if any(o.red for o in reach):
+        if passes.shared:
+            return [reach], False
+        passes.refuse_red(reach)  # one run ran every test, in pytest's own order: it is red
+    coverage = _union([o.coverage or {} for o in reach])
+    guarded = guarded_tests(reach[0].collected, coverage, passes.targets, group)
+    done = [reach]
+    for number in range(2, runs + 1 if guarded else 2):
+        guard = passes.run(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
+        done.append(guard)
+        if any(o.red for o in guard) or _flipped(reach, guard):
+            return done, False
+    return done, True
+
+
+def guarded_tests(
+    collected: tuple[str, ...],
+    coverage: dict[str, dict[str, list[int]]],
     targets: tuple[str, ...],
-    *,
-    runs: int,
-    timeout: float,
-) -> list[Scenario]:
-    """The baseline's runs. Every run is a fork of its worker's collected session (which the
-    mutants then reuse), and traces the tests it claims first (plugin.Recorder.claims): each
-    test is traced once, in one run, and the runs share tracing's cost as they go, where one
-    traced run of everything would cost several untraced ones."""
-    claims = engine.scratch.run_dir("trace-claims") / "claims"
-    return [
-        Scenario(
-            label=f"baseline-{i + 1}",
-            tests=settings.tests + deselect,
-            confine=settings.confine,
-            timeout=timeout,
-            sys_path=settings.paths,
-            coverage_files=targets,
-            trace_claims=str(claims) if runs > 1 else None,
-            session_tests=settings.tests + deselect,
-            swap_targets=targets,
-            tracer=engine.tracer,
-            trace_collection=i == 0,
+    group: list[Mutation],
+) -> tuple[str, ...]:
+    """The tests a mutant can select, in collection order: each test that ran a line of a
+    mutated file in its own run, and each test a contract names.
+
+    The rest never ran a line of any mutated file, so a mutant changes nothing they run: only
+    a change that runs at import selects them (every test, reach.py). Their flakes are the
+    confirmation's to catch (a red test re-run in a copy of the same session), as for a
+    test that turns flaky under a mutant."""
+    reaching = {context for path in targets for context in coverage.get(path, {}) if context}
+    named = TestIndex(collected).named_by_any([entry for m in group for entry in m.contract_tests()])
+    return tuple(t for t in collected if t in reaching or t in named)
+
+
+def _whole_passes(passes: _Passes, runs: int, shared: list[RunOutcome]) -> list[list[RunOutcome]]:
+    """Every test in every run, `runs` runs, in pytest's own order (the baseline as it was
+    before the runs shared the tests out): what it finds red is red, unless the test passed
+    in an earlier run (`shared`), which makes it flaky, as a test whose whole runs disagree
+    is. A test red only where the tests were shared out is settled green by them."""
+    whole: list[RunOutcome] = []
+    while len(whole) < runs:
+        whole.extend(passes.run(f"baseline-whole-{len(whole) + 1}", None, traced=True, shared=False))
+    _refuse_drifting(passes.where, whole)
+    red = {t for o in whole for t in o.red}
+    passed_before = {t for o in shared for t, r in o.tests.items() if r.outcome == "passed"}
+    flipped = sorted(set(_flipped(whole[:1], whole[1:])) | (red & passed_before))
+    if flipped:
+        raise GateError(
+            f"{passes.where}: flaky test(s), outcome differs between baseline runs: "
+            + ", ".join(flipped)
+            + "; fix them or list them in [gate] exclude",
+            field="exclude",
         )
-        for i in range(runs)
-    ]
+    passes.refuse_red(whole)
+    return [whole]
 
 
 def _refuse_incomplete(where: str, outcomes: list[RunOutcome], engine: Engine, timeout: float) -> None:
@@ -183,27 +253,18 @@ def _refuse_incomplete(where: str, outcomes: list[RunOutcome], engine: Engine, t
             raise GateError(f"{where}: no tests collected")
 
 
-def _refuse_unstable(where: str, outcomes: list[RunOutcome]) -> None:
-    """The runs must agree: on every test's outcome, and on which tests there are."""
-    first = outcomes[0]
-    flaky = sorted(
-        {
-            t
-            for o in outcomes[1:]
-            for t, r in o.tests.items()
-            if t in first.tests and first.tests[t].outcome != r.outcome
-        }
-    )
-    if flaky:
-        raise GateError(
-            f"{where}: flaky test(s), outcome differs between baseline runs: "
-            + ", ".join(flaky)
-            + "; fix them or list them in [gate] exclude",
-            field="exclude",
-        )
-    # Not a flaky outcome: an id that changes from run to run (marshmallow parametrizes over
-    # datetime.now()), which no exact id in `exclude` can ever name.
-    drifting = sorted({t for o in outcomes[1:] for t in set(o.collected) ^ set(first.collected)})
+def _flipped(earlier: list[RunOutcome], later: list[RunOutcome]) -> list[str]:
+    """The tests whose outcome in a later run differs from the one they had earlier."""
+    first = {t: r.outcome for o in earlier for t, r in o.tests.items()}
+    return sorted({t for o in later for t, r in o.tests.items() if t in first and first[t] != r.outcome})
+
+
+def _refuse_drifting(where: str, reach: list[RunOutcome]) -> None:
+    """Every session of the reach pass must collect the same ids. Not a flaky outcome: an id
+    that changes from session to session (marshmallow parametrizes over datetime.now()),
+    which no exact id in `exclude` can ever name."""
+    first = reach[0]
+    drifting = sorted({t for o in reach[1:] for t in set(o.collected) ^ set(first.collected)})
     if drifting:
         raise GateError(
             f"{where}: test id(s) collected in one baseline run and not the other (an id that "
@@ -215,18 +276,20 @@ def _refuse_unstable(where: str, outcomes: list[RunOutcome]) -> None:
 
 
 def _refuse_red(where: str, outcomes: list[RunOutcome], settings: GateSettings, listed: Path) -> None:
-    for outcome in outcomes:
-        if outcome.red:
-            denied = settings.confine and any(r.exc_type == "PermissionError" for r in outcome.red.values())
-            raise GateError(
-                f"{where} is red, so no verdict could mean anything; {red_summary(sorted(outcome.red), listed)}"
-                + (
-                    "; a PermissionError there may be the confinement: tests may write only in "
-                    "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
-                    if denied
-                    else ""
-                )
-            )
+    """Any red test: said once for the pass, since its runs shared the tests out."""
+    red = {t: r for o in outcomes for t, r in o.red.items()}
+    if not red:
+        return
+    denied = settings.confine and any(r.exc_type == "PermissionError" for r in red.values())
+    raise GateError(
+        f"{where} is red, so no verdict could mean anything; {red_summary(sorted(red), listed)}"
+        + (
+            "; a PermissionError there may be the confinement: tests may write only in "
+            "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
+            if denied
+            else ""
+        )
+    )
 
 
 def red_summary(red: list[str], listed: Path, shown: int = 3) -> str:
@@ -278,17 +341,16 @@ def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
     """Each test's duration from the runs that did not trace it (the slowest of them).
 
     Coverage slows hot code several times over, and a mutant runs its tests untraced: a
-    traced duration would inflate every timeout built on it. With one run there is no
-    untraced one, and its own duration is all there is.
+    traced duration would inflate every timeout built on it. A test no guard pass ran (no
+    mutant can select it, or there was one pass) has only its traced duration.
     """
-    first = outcomes[0]
-    return {
-        t: max(
-            (o.tests[t].duration for o in outcomes if t in o.tests and not o.tests[t].traced),
-            default=first.tests[t].duration,
-        )
-        for t in first.tests
-    }
+    untraced: dict[str, float] = {}
+    traced: dict[str, float] = {}
+    for outcome in outcomes:
+        for test, result in outcome.tests.items():
+            kept = traced if result.traced else untraced
+            kept[test] = max(kept.get(test, 0.0), result.duration)
+    return {t: untraced.get(t, d) for t, d in traced.items()} | untraced
 
 
 def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[str, list[int]]]:

@@ -311,7 +311,6 @@ def _reached_alone(
                 confirm_kills=None,
                 confirm_allowed=None,
                 coverage_files=baseline.mutated_files or (scenario.mutated_file,),
-                trace_claims=None,
                 tracer=engine.tracer,
             ),
         )
