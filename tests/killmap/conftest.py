@@ -82,3 +82,17 @@ class KmProject:
 @pytest.fixture
 def km_project(tmp_path: Path) -> KmProject:
     return KmProject(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def verdicts_run(tmp_path_factory):
+    """One real gate run over the `verdicts` fixture project (test_verdicts.py reads every
+    verdict from it; test_swap.py compares it with a --no-swap run): a run of a minute's CPU,
+    made once for the whole suite."""
+    from gatekit import copy_fixture, run_gate, tree_digest
+
+    project = copy_fixture("verdicts", tmp_path_factory.mktemp("verdicts"))
+    before = tree_digest(project)
+    run = run_gate(project, "run", "--no-cache", "--jobs", "2")
+    run.tree_unchanged = tree_digest(project) == before
+    return run

@@ -131,10 +131,10 @@ def test_swap_in_refuses_when_no_function_of_the_file_is_alive(tmp_path):
     assert not swap_in(str(path), text, "X = 2\n").ok
 
 
-def test_every_verdict_of_the_verdicts_fixture_is_the_same_with_and_without_the_swap(tmp_path):
+def test_every_verdict_of_the_verdicts_fixture_is_the_same_with_and_without_the_swap(tmp_path, verdicts_run):
     # One mutation per verdict and per broken cause: timeouts, flakes, broken imports and
     # controls must all read the same whichever path their mutants took.
-    swapped = run_gate(copy_fixture("verdicts", tmp_path / "swap"), "run", "--no-cache")
+    swapped = verdicts_run
     fresh = run_gate(copy_fixture("verdicts", tmp_path / "fresh"), "run", "--no-cache", "--no-swap")
     pairs = list(zip(swapped.report["mutations"], fresh.report["mutations"], strict=True))
     assert any(a.get("path") == "swap" for a, _ in pairs)

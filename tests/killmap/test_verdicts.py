@@ -7,16 +7,7 @@ land on one verdict. Breaking the check behind a verdict turns its test here red
 from __future__ import annotations
 
 import pytest
-from gatekit import copy_fixture, one_mutation_project, run_gate, tree_digest, write_project
-
-
-@pytest.fixture(scope="module")
-def verdicts_run(tmp_path_factory):
-    project = copy_fixture("verdicts", tmp_path_factory.mktemp("verdicts"))
-    before = tree_digest(project)
-    run = run_gate(project, "run", "--no-cache", "--jobs", "2")
-    run.tree_unchanged = tree_digest(project) == before
-    return run
+from gatekit import one_mutation_project, run_gate, write_project
 
 
 def test_a_failed_contract_exits_one_and_writes_the_report(verdicts_run):

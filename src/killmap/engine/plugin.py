@@ -59,7 +59,7 @@ class Recorder:
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
         self.tracing = tracing  # whether `coverage` is started now
-        # The file where the parallel runs of one baseline pass claim the test files each runs
+        # The file where the parallel runs of one baseline pass claim the tests each runs
         # (claims.py); None runs every item.
         self.run_claims = run_claims
         self._shared: SharedItems | None = None
@@ -109,7 +109,7 @@ class Recorder:
         self.emit(event="collected", ids=ids)
 
     def share_items(self, session) -> None:
-        """With run claims, narrow the session's items to the files this run claims, as it
+        """With run claims, narrow the session's items to the tests this run claims, as it
         goes; `collected` stays the whole list, which every run of the pass compares."""
         if self.run_claims is not None and session.items:
             self._shared = SharedItems(self.run_claims, session.items)
@@ -337,7 +337,7 @@ def deselected_by(items: list) -> str:
 
 
 def run_claims_of(request: dict[str, Any]) -> str | None:
-    """The file where a run's request asks it to claim the test files it runs, if any."""
+    """The file where a run's request asks it to claim the tests it runs, if any."""
     return request.get("claims")
 
 

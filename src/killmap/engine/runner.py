@@ -57,8 +57,8 @@ class Scenario:
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
     mutated_file: str | None = None
     expect_module: str | None = None
-    # A file the parallel runs of one baseline pass share: each runs only the test files it
-    # claims first there (claims.py); None runs every test.
+    # A file the parallel runs of one baseline pass share: each runs only the tests it claims
+    # first there (claims.py); None runs every test.
     run_claims: str | None = None
     # What records the per-test lines in a fork of the collected session: "auto" is
     # sys.monitoring on Python 3.12+ (monitor.py), "coverage" is coverage's C tracer.
