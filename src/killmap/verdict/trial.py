@@ -68,18 +68,6 @@ def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tupl
     return chosen, selection_reason(len(reaching), len(chosen), len(baseline.collected)), region
 
 
-def likely_killers_first(selected: tuple[str, ...], baseline: Baseline, file: str) -> tuple[str, ...]:
-    """The order a run that stops at its first red (a sweep mutant's) runs its tests in: the
-    most direct first, the test that ran the fewest lines of the mutated file, then the
-    fastest, then pytest's order. Every selected test ran the changed lines; one that ran
-    little else is a test of that code, and the likeliest to fail when it changes. In
-    pytest's order, a Tag.__init__ mutant of packaging ran 8,636 tests that build tags on
-    the way to something else before TestTag::test_lowercasing killed it, in 100 s."""
-    lines = {test: len(ran) for test, ran in (baseline.coverage.get(file) or {}).items()}
-    place = {test: index for index, test in enumerate(selected)}
-    return tuple(sorted(selected, key=lambda t: (lines.get(t, float("inf")), baseline.durations.get(t, 0.0), place[t])))
-
-
 def selection_reason(reaching: int, chosen: int, collected: int) -> str:
     """Why a mutant runs the tests it runs, and how many of the baseline's it left out by which
     rule: the only rule is the traced baseline, so a test left out never ran the change."""
@@ -204,7 +192,7 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
     swappable = swap and not region.import_time
     scenario = Scenario(
         label=f"mutant-{mutation.name}",
-        tests=likely_killers_first(selected, baseline, mutant.file) if mutation.first_red else selected,
+        tests=selected,
         timeout=limits.fresh,
         swap_timeout=limits.swap,
         confine=mutation.settings.confine,
