@@ -1,11 +1,14 @@
 """A sweep of a whole real package, unsharded and as 4 shards: round-robin against time-balanced.
 
-    python3 benchmarks/shards.py [--quick] [--repeat 3] [--shards 4] [--jobs 2] [--out reports/bench]
+    python3 benchmarks/shards.py [--quick] [--exclude MODULE] [--repeat 3] [--shards 4] [--jobs 2] [--out reports/bench]
 
 Subject: packaging 24.2 (the sdist the real-world corpus uses, downloaded once with pip),
 all of `src/packaging/` swept with `--ops mutmut` (3,149 mutants) against its whole test
 suite. `--quick` sweeps three of its modules (utils.py, requirements.py, _structures.py: 167
 mutants) against their three test files, once: a smoke run of minutes, not the measurement.
+`--exclude tags` leaves out tags.py (828 of the 3,149): each of its dearest mutants runs about
+8,600 tests in pytest's order before its first red, 100 s apiece, so tags.py alone sweeps in
+13 minutes here, and the whole benchmark (three and a half sweeps) would take two hours.
 
 Per repeat, one after another on this machine (a stand-in for N runners), each a fresh
 `killmap sweep --no-cache --jobs J` with its own empty cache folder:
@@ -71,7 +74,7 @@ def ensure_venv() -> None:
     )
 
 
-def subject(quick: bool) -> tuple[Path, list[str]]:
+def subject(quick: bool, exclude: tuple[str, ...] = ()) -> tuple[Path, list[str]]:
     """A fresh copy of packaging 24.2, under git; and the sweep's targets and test arguments."""
     if not SDIST.is_file():
         SDIST.parent.mkdir(parents=True, exist_ok=True)
@@ -89,6 +92,15 @@ def subject(quick: bool) -> tuple[Path, list[str]]:
         targets = [f"src/packaging/{m}.py" for m in QUICK_MODULES]
         tests = [f"tests/test_{m.strip('_')}.py" for m in QUICK_MODULES]
         return root, [*targets, "--ops", "mutmut", *(arg for test in tests for arg in ("--tests", test))]
+    if exclude:
+        # Every module but these, each named: what a sweep of the package without them sweeps.
+        package = root / "src" / "packaging"
+        kept = sorted(
+            p.relative_to(root).as_posix()
+            for p in package.rglob("*.py")
+            if p.relative_to(package).with_suffix("").as_posix() not in exclude
+        )
+        return root, [*kept, "--ops", "mutmut", "--tests", "tests"]
     return root, ["src/packaging/", "--ops", "mutmut", "--tests", "tests"]
 
 
@@ -246,6 +258,13 @@ def render(summary: dict, n: int, repeats: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="three modules, one repeat")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="leave this module of src/packaging out (tags: its 828 mutants alone take 13 min here)",
+    )
     parser.add_argument("--repeat", type=int, default=None, help="repeats (default 3, 1 with --quick)")
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=2)
@@ -253,7 +272,7 @@ def main() -> int:
     options = parser.parse_args()
     ensure_venv()
     repeat = options.repeat or (1 if options.quick else 3)
-    root, args = subject(options.quick)
+    root, args = subject(options.quick, tuple(options.exclude))
     repeats: list[dict] = []
     for r in range(repeat):
         # The first repeat's unsharded report balances every repeat: one split throughout.
@@ -264,7 +283,7 @@ def main() -> int:
     table = render(summary, options.shards, repeat)
     print("\n" + table)
     options.out.mkdir(parents=True, exist_ok=True)
-    kept = {"quick": options.quick, "args": args, "summary": summary, "table": table}
+    kept = {"quick": options.quick, "exclude": options.exclude, "args": args, "summary": summary, "table": table}
     (options.out / "shards.json").write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
     return 0
 
