@@ -186,9 +186,9 @@ def _env(cache: Path) -> dict[str, str]:
 
 
 def _killmap_source() -> str:
-    from killmap.verdict.cache import _gate_source_digest
+    from killmap.verdict.cache import gate_source_digest
 
-    return _gate_source_digest()
+    return gate_source_digest()
 
 
 def _loadavg() -> float:
