@@ -242,3 +242,34 @@ def test_a_test_that_needs_the_others_to_run_first_keeps_the_gate_going_by_whole
     run = run_gate(project, "run", "--no-cache", "--jobs", "2")
     assert run.code == 0, run.stdout + run.stderr
     assert run.verdicts() == {"one-mutated": "held"}
+
+
+def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before_them(tmp_path):
+    # Red on its 1st, 3rd, 5th... call: red in the shared run, so whole runs decide, and there
+    # one is green and the other red. It never passed before them, so only their own
+    # disagreement can call it flaky rather than red.
+    from gatekit import gate_env, one_mutation_project, run_gate
+
+    marker = tmp_path / "calls"
+    marker.mkdir()
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "import os\n\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+        "def test_flips_every_call():\n"
+        "    call = 1\n"
+        "    while True:\n"
+        "        try:\n"
+        f"            os.mkdir(os.path.join({str(marker)!r}, str(call)))\n"
+        "            break\n"
+        "        except FileExistsError:\n"
+        "            call += 1\n"
+        "    assert call % 2 == 0, f'call {call}'\n",
+        value="2",
+    )
+    env = gate_env(project, {"KILLMAP_CONFINE": "0"})
+    run = run_gate(project, "run", "--no-cache", "--jobs", "2", env=env)
+    lines = [line for line in run.stderr.splitlines() if line.startswith("killmap:")]
+    assert run.code == 2 and len(lines) == 1, run.stdout + run.stderr
+    assert "flaky" in lines[0] and "test_flips_every_call" in lines[0], lines[0]
+    assert len(list(marker.iterdir())) == 3  # the shared run, then two whole runs
