@@ -273,3 +273,39 @@ def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before
     assert run.code == 2 and len(lines) == 1, run.stdout + run.stderr
     assert "flaky" in lines[0] and "test_flips_every_call" in lines[0], lines[0]
     assert len(list(marker.iterdir())) == 3  # the shared run, then two whole runs
+
+
+RUN_IN_A_FRESH_SESSION = (
+    "import sys, pytest\n"
+    "from killmap.engine.plugin import Recorder\n"
+    "recorder = Recorder(sys.argv[1], run_claims=sys.argv[2])\n"
+    "code = pytest.main(['-q', '-p', 'no:cacheprovider', sys.argv[3]], plugins=[recorder])\n"
+    "recorder.close()\n"
+    "sys.exit(int(code))\n"
+)
+
+
+def test_a_fresh_session_shares_its_tests_out_as_a_fork_of_the_collected_one_does(tmp_path):
+    # A baseline run that cannot fork its worker's collected session runs in a fresh one,
+    # under pytest's own run loop: the same claims narrow it. The first run to claim takes
+    # every test; the second collects them all and runs none.
+    import json
+
+    tests = tmp_path / "test_three.py"
+    tests.write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n")
+    claims = tmp_path / "claims"
+    ran = []
+    for name in ("first", "second"):
+        events = tmp_path / f"{name}.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-c", RUN_IN_A_FRESH_SESSION, str(events), str(claims), str(tests)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode in (0, 5), done.stdout + done.stderr
+        lines = [json.loads(line) for line in events.read_text().splitlines()]
+        [collected] = [e["ids"] for e in lines if e["event"] == "collected"]
+        assert len(collected) == 3
+        ran.append([e["id"] for e in lines if e["event"] == "test"])
+    assert [len(r) for r in ran] == [3, 0], ran
