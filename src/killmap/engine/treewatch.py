@@ -21,6 +21,7 @@ into it is still found and named, at the end, without a mutation to blame.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -184,6 +185,8 @@ class TreeWatch:
         saved, _ = self.git.get(INDEX, (b"", 0))
         try:
             current = path.read_bytes()
+            if not _sealed(current, saved):
+                return False
             with tempfile.NamedTemporaryFile(prefix="killmap-index-") as copy:
                 copy.write(saved)
                 copy.flush()
@@ -228,6 +231,21 @@ class TreeWatch:
             return False
         before.files[rel] = Stamp(stat.st_size, stat.st_mtime_ns, stat.st_ino)
         return True
+
+
+def _sealed(index: bytes, saved: bytes) -> bool:
+    """Whether `index` ends in the checksum git writes over everything before it (SHA-1, or
+    SHA-256 in a SHA-256 repository), as every index git itself writes does. Git does not
+    check it when it reads an index, so bytes appended to a valid one (a mutant's junk) can
+    still list the same entries: only the seal tells git's own rewrite from a write into it.
+    An all-zero trailer (`index.skipHash`) is taken only where the saved index had one too."""
+    for size, algorithm in ((20, "sha1"), (32, "sha256")):
+        trailer = index[-size:]
+        if len(index) > size and trailer == hashlib.new(algorithm, index[:-size]).digest():
+            return True
+        if trailer == bytes(size) and saved[-size:] == bytes(size):
+            return True
+    return False
 
 
 def _staged(root: Path, index: str) -> str | None:
