@@ -179,13 +179,13 @@ def _prove(root: Path, args: argparse.Namespace, launch: Launch) -> int:
 
     from killmap.commands.prove import ProveOptions, render, run_prove
     from killmap.commands.shared import write_lab_reports
-    from killmap.verdict.baseline import baseline_summary
+    from killmap.verdict.baseline import baseline_line
 
     reports = _checked_report_dir(args, root)
 
     def progress(kind, data) -> None:
         if kind == "baseline-done":
-            print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s", flush=True)
+            print(baseline_line(data), flush=True)
 
     proofs, result = run_prove(
         root,

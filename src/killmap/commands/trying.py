@@ -37,7 +37,7 @@ from killmap.engine.launch import Launch
 from killmap.errors import GateError
 from killmap.mutate.pins import pins_for
 from killmap.verdict import judge
-from killmap.verdict.baseline import baseline_summary
+from killmap.verdict.baseline import baseline_line
 from killmap.verdict.lab import LabOptions, run_mutations
 
 UNREADABLE = {
@@ -134,7 +134,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
 
     def progress(kind: str, data: Any) -> None:
         if kind == "baseline-done":
-            say(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s")
+            say(baseline_line(data))
 
     result = run_mutations(
         root,

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from killmap.catalog.testids import named_count
 from killmap.report.cells import contract_cell, reused_line
-from killmap.verdict.baseline import baseline_summary
+from killmap.verdict.baseline import baseline_line
 from killmap.verdict.judge import Verdict, explanation
 from killmap.verdict.lab import LabResult
 
@@ -62,7 +62,7 @@ class LiveProgress:
         elif kind == "baseline":
             self.progress.console.print(f"baseline: running {', '.join(data.tests)} unmutated")
         elif kind == "baseline-done":
-            self.progress.console.print(f"baseline: {baseline_summary(data)} in {data.runs} run(s), {data.wall:.2f}s")
+            self.progress.console.print(baseline_line(data))
         elif kind == "done" and self.task is not None:
             self.progress.advance(self.task)
             verdict: Verdict = data

@@ -47,6 +47,9 @@ class Baseline:
     not_passed: dict[str, int] = field(default_factory=dict)  # "skipped"/"xfailed": how many
     deselected: dict[str, str] = field(default_factory=dict)  # test: the option that deselected it
     per_test_timeout: float | None = None  # the project's own (pytest-timeout): acts before the gate's
+    # How many tests the runs after the first ran again (guarded_tests), or None: every run ran
+    # every test (whole runs decided, or one run was asked for).
+    rerun: int | None = None
 
     @cached_property
     def index(self) -> TestIndex:
@@ -60,6 +63,17 @@ def baseline_summary(baseline: Baseline) -> str:
     others = sum(baseline.not_passed.values())
     said = f"{len(baseline.collected) - others} tests green"
     return ", ".join([said, *(f"{n} {kind}" for kind, n in baseline.not_passed.items())])
+
+
+def baseline_line(baseline: Baseline) -> str:
+    """What the console says of the baseline: "baseline: 98 tests green in 2 run(s), 1.10s",
+    saying how many ran only once when the runs after the first ran only the tests a mutant
+    can select."""
+    said = f"baseline: {baseline_summary(baseline)} in {baseline.runs} run(s)"
+    once = len(baseline.collected) - (baseline.rerun if baseline.rerun is not None else len(baseline.collected))
+    if baseline.runs > 1 and once > 0:
+        said += f" ({once} that no mutant selects: once)"
+    return f"{said}, {baseline.wall:.2f}s"
 
 
 def source_files(files: list[str], settings: GateSettings) -> list[str]:
@@ -126,6 +140,7 @@ def run_baseline(
         dict(sorted(not_passed.items())),
         dict(first.deselected),
         max((o.per_test_timeout or 0.0 for o in outcomes), default=0.0) or None,
+        len({t for each in done[1:] for o in each for t in o.tests}) if settled else None,
     )
 
 
