@@ -1,6 +1,7 @@
 """A sweep of a whole real package, unsharded and as 4 shards: round-robin against time-balanced.
 
-    python3 benchmarks/shards.py [--quick] [--exclude MODULE] [--repeat 3] [--shards 4] [--jobs 2] [--out reports/bench]
+    python3 benchmarks/shards.py [--subject packaging|click] [--quick] [--exclude MODULE] [--repeat 3]
+                                 [--shards 4] [--jobs 2] [--out reports/bench]
 
 Subject: packaging 24.2 (the sdist the real-world corpus uses, downloaded once with pip),
 all of `src/packaging/` swept with `--ops mutmut` (3,149 mutants) against its whole test
@@ -9,7 +10,9 @@ mutants) against their three test files, once: a smoke run of minutes, not the m
 `--exclude tags` leaves out tags.py (828 of the 3,149): each of its dearest mutants runs about
 8,600 tests in pytest's order before its first red, 100 s apiece here. Without it, the
 unsharded sweep was still on the other modules' dearest mutants (Version.__init__,
-SpecifierSet.__init__, about a minute each) after 17 minutes.
+SpecifierSet.__init__, about a minute each) after 17 minutes. `--subject click`: click
+8.1.8's types.py, parser.py, utils.py and formatting.py (1,878 mutants) against its whole
+suite but tests/test_imports.py (it imports click in a subprocess, which finds the venv's).
 
 Per repeat, one after another on this machine (a stand-in for N runners), each a fresh
 `killmap sweep --no-cache --jobs J` with its own empty cache folder:
@@ -48,7 +51,15 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 VENV = HERE / ".venv-shards"
 WORK = HERE / ".shards-work"
-SDIST = HERE / "realworld" / ".work" / "sdists" / "packaging-24.2.tar.gz"
+SDISTS = HERE / "realworld" / ".work" / "sdists"  # the real-world corpora's, shared
+PACKAGING = "packaging==24.2"
+CLICK = "click==8.1.8"
+# Four of click's modules, 1,878 of its 6,799 mutmut mutants, against its whole suite: the
+# whole package is about three and a half times the work, past a session's machine time.
+CLICK_MODULES = ("types", "parser", "utils", "formatting")
+# Both corpora's ground truth was observed with it (realworld.py); click 8.1.8's tests do not
+# collect under pytest 9, which makes one of their parametrize calls an error.
+PYTEST = "pytest==8.3.4"
 TARGET = 1.15  # the balanced split's slowest shard, at most this times the mean
 QUICK_MODULES = ("utils", "requirements", "_structures")
 # The gate process run in-process, so that its own peak RSS is what is read: getrusage's
@@ -69,26 +80,43 @@ def ensure_venv() -> None:
     run_inside(
         for_this_python(VENV),
         Path(__file__),
-        what="killmap[sweep] (editable) and pretend",
-        probe="import killmap, mutmut, pretend",
-        install=["-e", f"{REPO}[sweep]", "pretend==1.0.9"],
+        what=f"killmap[sweep] (editable), {PYTEST} and pretend",
+        probe=f"import killmap, mutmut, pretend, pytest; assert pytest.__version__ == {PYTEST.split('==')[1]!r}",
+        install=["-e", f"{REPO}[sweep]", PYTEST, "pretend==1.0.9"],
     )
 
 
-def subject(quick: bool, exclude: tuple[str, ...] = ()) -> tuple[Path, list[str]]:
-    """A fresh copy of packaging 24.2, under git; and the sweep's targets and test arguments."""
-    if not SDIST.is_file():
-        SDIST.parent.mkdir(parents=True, exist_ok=True)
+def fresh_copy(requirement: str, write: dict[str, str] | None = None) -> Path:
+    """A fresh copy of the sdist (downloaded once with pip), with `write`'s files added, under git."""
+    name, version = requirement.split("==")
+    sdist = SDISTS / f"{name}-{version}.tar.gz"
+    if not sdist.is_file():
+        sdist.parent.mkdir(parents=True, exist_ok=True)
         pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-        subprocess.run([*pip, "packaging==24.2", "-d", str(SDIST.parent)], check=True)
-    root = WORK / "packaging-24.2"
+        subprocess.run([*pip, requirement, "-d", str(sdist.parent)], check=True)
+    root = WORK / f"{name}-{version}"
     shutil.rmtree(root, ignore_errors=True)
     WORK.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(SDIST) as archive:
+    with tarfile.open(sdist) as archive:
         archive.extractall(WORK, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(WORK)
+    for rel, text in (write or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "init.defaultBranch=main"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
         subprocess.run([*git, *args], cwd=root, check=True)
+    return root
+
+
+def subject(name: str, quick: bool, exclude: tuple[str, ...] = ()) -> tuple[Path, list[str]]:
+    """A fresh copy of the subject, under git; and the sweep's targets and test arguments."""
+    if name == "click":
+        # The catalog gives only [gate]: click's whole suite, but the one file that imports
+        # click in a subprocess, which finds the venv's click (mutmut's dependency), not this one.
+        catalog = '[gate]\ntests = ["tests"]\npaths = ["src"]\nexclude = ["tests/test_imports.py"]\n'
+        root = fresh_copy(CLICK, {"mutations/click.toml": catalog})
+        return root, [*(f"src/click/{m}.py" for m in CLICK_MODULES), "--ops", "mutmut"]
+    root = fresh_copy(PACKAGING)
     if quick:
         targets = [f"src/packaging/{m}.py" for m in QUICK_MODULES]
         tests = [f"tests/test_{m.strip('_')}.py" for m in QUICK_MODULES]
@@ -258,7 +286,8 @@ def render(summary: dict, n: int, repeats: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="three modules, one repeat")
+    parser.add_argument("--subject", choices=("packaging", "click"), default="packaging")
+    parser.add_argument("--quick", action="store_true", help="three modules, one repeat (packaging)")
     parser.add_argument(
         "--exclude",
         action="append",
@@ -273,7 +302,7 @@ def main() -> int:
     options = parser.parse_args()
     ensure_venv()
     repeat = options.repeat or (1 if options.quick else 3)
-    root, args = subject(options.quick, tuple(options.exclude))
+    root, args = subject(options.subject, options.quick, tuple(options.exclude))
     repeats: list[dict] = []
     for r in range(repeat):
         # The first repeat's unsharded report balances every repeat: one split throughout.
@@ -284,7 +313,14 @@ def main() -> int:
     table = render(summary, options.shards, repeat)
     print("\n" + table)
     options.out.mkdir(parents=True, exist_ok=True)
-    kept = {"quick": options.quick, "exclude": options.exclude, "args": args, "summary": summary, "table": table}
+    kept = {
+        "subject": options.subject,
+        "quick": options.quick,
+        "exclude": options.exclude,
+        "args": args,
+        "summary": summary,
+        "table": table,
+    }
     (options.out / "shards.json").write_text(json.dumps(kept, indent=1, default=str) + "\n", encoding="utf-8")
     return 0
 
