@@ -93,7 +93,7 @@ def _entry(entry: SweepEntry) -> dict[str, Any]:
         "reached_by": list(v.reached_by) if v else [],
         "selected_tests": len(v.selected) if v else 0,
         "duration_seconds": round(v.duration, 4) if v else 0.0,
-        **{k: v.extras[k] for k in ("run_seconds", "confirm_seconds", "stopped_after", "order") if v and k in v.extras},
+        **{k: v.extras[k] for k in ("run_seconds", "confirm_seconds", "stopped_after") if v and k in v.extras},
         "cached": bool(v and v.cached),
         "retried": bool(v and v.extras.get("retried")),
         "warnings": list(v.extras.get("warnings", ())) if v else [],

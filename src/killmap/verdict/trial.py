@@ -160,51 +160,13 @@ def run_mutant(
         )
         return verdict, deps
     scenario = _scenario(job, selected, limits, original_region, swap=swap, confirm=confirm)
-    # Only with the confirmation: its re-run from a fresh session is what catches a red that
-    # the new order caused.
-    direct = direct_first(selected, baseline, mutant.file) if mutation.first_red and confirm else selected
-    if direct == selected:
-        return _tried(engine, worker, job, scenario, base, original_region, limits), deps
-    verdict = _tried(engine, worker, job, replace(scenario, tests=direct), base, original_region, limits)
-    if verdict.verdict not in (judge.FLAKY, judge.RANDOMIZED):
-        return _ordered(verdict, DIRECT_ORDER), deps
-    # Its re-run from a fresh session disagreed: a test went red for the state that the tests
-    # moved before it left, which pytest's order would not have. That order decides.
-    verdict = _tried(engine, worker, job, scenario, base, original_region, limits)
-    return _ordered(verdict, PYTEST_ORDER_AFTER_DIRECT), deps
-
-
-DIRECT_ORDER = "most direct first"
-PYTEST_ORDER_AFTER_DIRECT = "pytest's, after the most direct first disagreed with its re-run"
-
-
-def _ordered(verdict: Verdict, order: str) -> Verdict:
-    return replace(verdict, extras={**verdict.extras, "order": order})
-
-
-def direct_first(selected: tuple[str, ...], baseline: Baseline, file: str) -> tuple[str, ...]:
-    """The order a run that stops at its first red (a sweep mutant's) tries first: the tests
-    that ran the fewest lines of the mutated file first, pytest's order among equals. Every
-    selected test ran the changed lines; one that ran little else of the file tests that
-    code, and is the likeliest to fail when it changes. In pytest's order a Tag.__init__
-    mutant of packaging ran 8,636 tests that build tags on the way to something else before
-    TestTag::test_lowercasing killed it, in 100 s. The order is read from coverage only (not
-    from durations, which vary between runs), so it is the same on every run."""
-    lines = {test: len(ran) for test, ran in (baseline.coverage.get(file) or {}).items()}
-    everything = sum(lines.values()) + 1
-    return tuple(sorted(selected, key=lambda test: lines.get(test, everything)))
-
-
-def _tried(engine: Engine, worker: Worker, job, scenario: Scenario, base, original_region: Region, limits: Limits):
-    """The scenario run to completion and judged."""
-    mutation = job[0]
     run = engine.run(worker, scenario, complete=True)
     confirmation = run.confirmation if run.status == "done" and run.finished else None
     if confirmation is not None:
         run = replace(run, wall=max(run.wall - confirmation.wall, 0.0))
     evidence = _evidence(engine, worker, job, scenario, run, confirmation, original_region, limits)
     verdict = judge.judge_run(mutation, evidence, _as_run(base, run))
-    return _with_path(verdict, run, original_region)
+    return _with_path(verdict, run, original_region), deps
 
 
 def _as_run(base: dict[str, Any], run) -> dict[str, Any]:
