@@ -92,12 +92,12 @@ def test_the_installation_folder_is_compared_only_at_the_end(tmp_path):
     assert ".venv/lib/evil.pth" in dict(watch.check(tmp_path / "kept", final=True).written)
 
 
-def git_tree(root: Path) -> Path:
+def git_tree(root: Path, *init: str) -> Path:
     import subprocess
 
     (root / "src").mkdir(parents=True)
     (root / "src/pkg.py").write_text("x = 1\n")
-    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "start"], ["status", "--short"]):
+    for args in (["init", "-q", *init], ["add", "."], ["commit", "-q", "-m", "start"], ["status", "--short"]):
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True)
     return root
 
@@ -143,5 +143,47 @@ def test_bytes_appended_to_the_index_are_an_escape_though_git_still_reads_the_sa
     with open(root / ".git/index", "ab") as index:
         index.write(b"junk")
     assert subprocess.run(listed, cwd=root, check=True, capture_output=True).stdout == staged
+    assert ".git/index" in dict(watch.check(tmp_path / "kept").written)
+    assert (root / ".git/index").read_bytes() == before
+
+
+def _refreshed_by_git_status(root: Path) -> bytes:
+    import os
+    import subprocess
+
+    os.utime(root / "src/pkg.py", ns=(1, 1))  # as the guard's restore of a tracked file does
+    subprocess.run(["git", "status", "--short"], cwd=root, check=True, capture_output=True)
+    return (root / ".git/index").read_bytes()
+
+
+def test_an_index_refreshed_in_a_sha256_repository_is_sealed_by_its_sha256_trailer(tmp_path):
+    root = git_tree(tmp_path / "tree", "--object-format=sha256")
+    watch = TreeWatch(root, {"src/pkg.py"}, skip=[], slow=[])
+    refreshed = _refreshed_by_git_status(root)
+    assert not watch.check(tmp_path / "kept").written
+    assert (root / ".git/index").read_bytes() == refreshed
+
+
+def _unsealed(path: Path) -> None:
+    """The trailer git leaves all zero under index.skipHash (git 2.40+), written by hand."""
+    data = path.read_bytes()
+    path.write_bytes(data[:-20] + bytes(20))
+
+
+def test_an_unsealed_index_refreshed_is_kept_where_the_saved_one_was_unsealed_too(tmp_path):
+    root = git_tree(tmp_path / "tree")
+    _unsealed(root / ".git/index")
+    watch = TreeWatch(root, {"src/pkg.py"}, skip=[], slow=[])
+    _refreshed_by_git_status(root)
+    _unsealed(root / ".git/index")
+    assert not watch.check(tmp_path / "kept").written
+
+
+def test_an_index_unsealed_where_the_saved_one_was_sealed_is_an_escape(tmp_path):
+    root = git_tree(tmp_path / "tree")
+    watch = TreeWatch(root, {"src/pkg.py"}, skip=[], slow=[])
+    before = (root / ".git/index").read_bytes()
+    _refreshed_by_git_status(root)
+    _unsealed(root / ".git/index")
     assert ".git/index" in dict(watch.check(tmp_path / "kept").written)
     assert (root / ".git/index").read_bytes() == before
