@@ -89,3 +89,18 @@ def test_the_time_split_evens_out_what_round_robin_leaves_uneven():
     assert max(by_time.loads) <= 1.15 * mean
     dealt = [sum(DURATIONS[i] for i in split_items(_groups(), 4).members(k)) for k in (1, 2, 3, 4)]
     assert max(dealt) > max(by_time.loads)
+
+
+def test_a_sweep_with_durations_runs_its_longest_mutants_first_and_keeps_order_without():
+    from killmap.verdict.sweep import longest_first
+
+    class Swept:  # longest_first reads only the id
+        def __init__(self, id):
+            self.id = id
+
+    mutants = [Swept(item) for item in ITEMS]
+    ordered = [m.id for m in longest_first(mutants, DURATIONS)]  # type: ignore[arg-type]
+    assert [DURATIONS[i] for i in ordered] == sorted(DURATIONS.values(), reverse=True)
+    # Ties keep the enumeration's order, so every run of the same shard takes the same order.
+    assert ordered == sorted(ITEMS, key=lambda i: (-DURATIONS[i], ITEMS.index(i)))
+    assert longest_first(mutants, None) == mutants  # type: ignore[arg-type]

@@ -489,64 +489,6 @@ def test_a_pragma_keeps_killmap_operators_off_its_line(tmp_path):
 # --- the sweep's policies -------------------------------------------------------------------------
 
 
-def test_a_timeout_is_confirmed_with_four_times_the_limit_before_it_counts(tmp_path, monkeypatch):
-    from killmap.verdict import sweep
-    from killmap.verdict.judge import Verdict
-    from killmap.verdict.lab import LabOptions, LabResult
-
-    (tmp_path / "src/p").mkdir(parents=True)
-    source = "def slow(x):\n    return x + 1\n\n\ndef loop(x):\n    return x - 1\n"
-    (tmp_path / "src/p/m.py").write_text(source)
-    calls = []
-
-    def fake_run(root, mutations, options, progress, mutants, launch=None):
-        calls.append({m.name: m.timeout for m in mutations})
-        if len(calls) == 1:
-            return LabResult(
-                [Verdict(name=m.name, verdict=judge.TIMEOUT, detail="", timeout=6.0) for m in mutations], mutants
-            )
-        return LabResult(
-            [
-                Verdict(
-                    name=m.name,
-                    verdict=judge.OVERREACH if "slow" in m.name else judge.TIMEOUT,
-                    detail="d",
-                    timeout=m.timeout,
-                )
-                for m in mutations
-            ],
-            mutants,
-        )
-
-    monkeypatch.setattr(sweep, "run_mutations", fake_run)
-    monkeypatch.setattr(sweep.mutmut_adapter, "version", lambda: "3.8.1")
-    mutants = []
-    for name in ("slow", "loop"):
-        mutation = Mutation(
-            name=f"m.{name}.0",
-            target=Target("src/p/m.py", name),
-            op="killmap:negate",
-            params=(),
-            kills=(),
-            uncontracted=True,
-        )
-        mutants.append(
-            sweep.SweepMutant(
-                mutation.name,
-                "src/p/m.py",
-                name,
-                name,
-                mutation.op,
-                sweep.Mutant(mutation, "src/p/m.py", source, source + "#", 1),
-            )
-        )
-    monkeypatch.setattr(sweep, "enumerate_mutants", lambda root, targets, ops: sweep.Enumeration(mutants))
-    result = sweep.run_sweep(tmp_path, [], ("killmap",), LabOptions(), [])
-    assert calls == [{"m.slow.0": None, "m.loop.0": None}, {"m.slow.0": 24.0, "m.loop.0": 24.0}]
-    assert {e.mutant.function: e.status for e in result.entries} == {"slow": "killed", "loop": "timeout"}
-    assert all("confirmed with 4 x the first limit" in e.verdict.detail for e in result.entries)
-
-
 def test_the_same_mutant_from_two_operators_is_made_once(tmp_path):
     require_mutmut()
     from killmap.verdict.sweep import SweepTarget, enumerate_mutants

@@ -116,6 +116,10 @@ class Mutation:
     # stops at the first red test and confirms that one; `killmap sweep --every-red` and
     # `--promote` run the whole selection, for the whole red set.
     first_red: bool = False
+    # A timeout is run again at once with this many times its limits, and that run's verdict
+    # stands (a sweep's mutants: a mutant that turns most of its tests red can outrun a limit
+    # set from their green time without looping). None: a timeout is final.
+    retry_timeout: float | None = None
 
     def param(self, key: str, default: Any = None) -> Any:
         return dict(self.params).get(key, default)
@@ -158,6 +162,7 @@ class Mutation:
             # A verdict from a run stopped at its first red has one red where a full run has
             # them all: the two are never each other's cache entry.
             **({"first_red": True} if self.first_red else {}),
+            **({"retry_timeout": self.retry_timeout} if self.retry_timeout else {}),
         }
 
 

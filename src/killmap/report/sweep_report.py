@@ -74,6 +74,11 @@ def one_line(diff: str) -> str:
     return f"{clip(old) or '(nothing)'}  ->  {clip(new) or '(deleted)'}"
 
 
+# What a mutant's verdict may say about where its time went: its run, its confirmation, the
+# test it stopped after (first red), and a retried timeout's first run.
+_TIMINGS = ("run_seconds", "confirm_seconds", "stopped_after", "first_seconds")
+
+
 def _entry(entry: SweepEntry) -> dict[str, Any]:
     m, v = entry.mutant, entry.verdict
     diff = m.mutant.diff
@@ -93,7 +98,7 @@ def _entry(entry: SweepEntry) -> dict[str, Any]:
         "reached_by": list(v.reached_by) if v else [],
         "selected_tests": len(v.selected) if v else 0,
         "duration_seconds": round(v.duration, 4) if v else 0.0,
-        **{k: v.extras[k] for k in ("run_seconds", "confirm_seconds", "stopped_after") if v and k in v.extras},
+        **{k: v.extras[k] for k in _TIMINGS if v and k in v.extras},
         "cached": bool(v and v.cached),
         "retried": bool(v and v.extras.get("retried")),
         "warnings": list(v.extras.get("warnings", ())) if v else [],

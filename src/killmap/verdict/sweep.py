@@ -30,15 +30,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from killmap.catalog.project import project_files
-from killmap.catalog.reader import (
-    MAX_TIMEOUT,
-    Catalog,
-    GateSettings,
-    Mutation,
-    Target,
-    discover_catalogs,
-    load_catalogs,
-)
+from killmap.catalog.reader import Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
 from killmap.catalog.shards import Split, split_items
 from killmap.errors import GateError
 from killmap.mutate import mutmut_adapter, sweep_ops
@@ -461,14 +453,14 @@ def run_sweep(
         mine = split.members(portion.shard[0])
         enumeration.mutants = [m for m in enumeration.mutants if m.id in mine]
     named = named_mutants(root, enumeration.mutants, catalogs)
-    to_run = [m if every_red else _first_red(m) for m in enumeration.mutants if m.id not in named]
+    to_run = [_as_swept(m, every_red) for m in enumeration.mutants if m.id not in named]
     lab = None
     verdicts: dict[str, Verdict] = {}
     if to_run:
+        to_run = longest_first(to_run, portion.durations)
         mutations, prebuilt = [m.mutant.mutation for m in to_run], {m.id: m.mutant for m in to_run}
         lab = run_mutations(root, mutations, options, progress, mutants=prebuilt, launch=launch)
         verdicts = {v.name: v for v in lab.verdicts}
-        verdicts.update(_retry_timeouts(root, to_run, verdicts, options, progress))
     entries = [
         SweepEntry(m, "named", None, named[m.id])
         if m.id in named
@@ -482,38 +474,23 @@ def run_sweep(
     return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items)
 
 
-def _first_red(sweep_mutant: SweepMutant) -> SweepMutant:
-    mutant = sweep_mutant.mutant
-    return dataclasses.replace(
-        sweep_mutant, mutant=dataclasses.replace(mutant, mutation=dataclasses.replace(mutant.mutation, first_red=True))
-    )
-
-
-def _retry_timeouts(
-    root: Path, ran: list[SweepMutant], verdicts: dict[str, Verdict], options: LabOptions, progress: Progress
-) -> dict[str, Verdict]:
-    """A timeout is confirmed with RETRY_FACTOR times the limit before it is reported.
+def _as_swept(sweep_mutant: SweepMutant, every_red: bool) -> SweepMutant:
+    """A sweep mutant's run stops at its first red test (unless `every_red`), and a timeout is
+    confirmed with RETRY_FACTOR times its limit before it is reported.
 
     The gate's limit is 10 x what the selected tests took green; a mutant that turns most
     of them red takes longer than that for reasons that are not a loop (each red test is
-    reported, traced and re-run by the flake guard), the more so on a busy machine. A
-    mutant that finishes with the longer limit gets the verdict of that run; one that
-    still does not finish is a timeout."""
-    again = [m for m in ran if verdicts[m.id].verdict == judge.TIMEOUT and verdicts[m.id].timeout]
-    if not again:
-        return {}
-    retried = {
-        m.id: dataclasses.replace(
-            m.mutant,
-            mutation=dataclasses.replace(
-                m.mutant.mutation, timeout=min(MAX_TIMEOUT, RETRY_FACTOR * (verdicts[m.id].timeout or 0))
-            ),
-        )
-        for m in again
-    }
-    second = run_mutations(root, [mutant.mutation for mutant in retried.values()], options, progress, mutants=retried)
-    note = f" (confirmed with {RETRY_FACTOR:g} x the first limit)"
-    return {
-        v.name: dataclasses.replace(v, detail=v.detail + note, extras={**v.extras, "retried": True})
-        for v in second.verdicts
-    }
+    reported, traced and re-run by the flake guard), the more so on a busy machine."""
+    mutant = sweep_mutant.mutant
+    mutation = dataclasses.replace(mutant.mutation, first_red=not every_red, retry_timeout=RETRY_FACTOR)
+    return dataclasses.replace(sweep_mutant, mutant=dataclasses.replace(mutant, mutation=mutation))
+
+
+def longest_first(mutants: list[SweepMutant], durations: Mapping[str, float] | None) -> list[SweepMutant]:
+    """The mutants an earlier report (--durations) knows to be long, first: the workers then
+    end together, instead of one of them starting a long mutant when the rest are done. The
+    order of a run changes no verdict (each mutant runs alone in its sandbox), and without
+    durations it is the enumeration's."""
+    if not durations:
+        return mutants
+    return sorted(mutants, key=lambda m: -durations.get(m.id, 0.0))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from killmap.catalog.contract import MAX_TIMEOUT
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
@@ -159,14 +160,58 @@ def run_mutant(
             **base,
         )
         return verdict, deps
-    scenario = _scenario(job, selected, limits, original_region, swap=swap, confirm=confirm)
-    run = engine.run(worker, scenario, complete=True)
-    confirmation = run.confirmation if run.status == "done" and run.finished else None
-    if confirmation is not None:
-        run = replace(run, wall=max(run.wall - confirmation.wall, 0.0))
-    evidence = _evidence(engine, worker, job, scenario, run, confirmation, original_region, limits)
-    verdict = judge.judge_run(mutation, evidence, _as_run(base, run))
-    return _with_path(verdict, run, original_region), deps
+    trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm)
+    verdict = trial.judged(limits, base)
+    if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
+        verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
+    return verdict, deps
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """One mutant's run on its worker, to its verdict, under given limits."""
+
+    engine: Engine
+    worker: Worker
+    job: Any
+    selected: tuple[str, ...]
+    region: Region
+    swap: bool
+    confirm: bool
+
+    def judged(self, limits: Limits, base: dict[str, Any]) -> Verdict:
+        mutation = self.job[0]
+        scenario = _scenario(self.job, self.selected, limits, self.region, swap=self.swap, confirm=self.confirm)
+        run = self.engine.run(self.worker, scenario, complete=True)
+        confirmation = run.confirmation if run.status == "done" and run.finished else None
+        if confirmation is not None:
+            run = replace(run, wall=max(run.wall - confirmation.wall, 0.0))
+        evidence = _evidence(self.engine, self.worker, self.job, scenario, run, confirmation, self.region, limits)
+        verdict = judge.judge_run(mutation, evidence, _as_run(base, run))
+        return _with_path(verdict, run, self.region)
+
+
+def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base: dict[str, Any]) -> Verdict:
+    """A timeout run again at once, on the same worker, with `factor` times each limit
+    (Mutation.retry_timeout): that run's verdict stands, and its duration counts both runs.
+
+    At once and in place, not in a second lab after the first: there the retries of a sweep
+    shard ran alone while the other workers idled, after a second baseline, so a shard that
+    drew a timeout ran far past the time its report recorded for it, and no split by
+    recorded durations could balance the shards."""
+    longer = Limits(
+        min(MAX_TIMEOUT, factor * limits.fresh),
+        min(MAX_TIMEOUT, factor * limits.swap),
+        limits.fresh_unmutated,
+        limits.swap_unmutated,
+    )
+    second = trial.judged(longer, base)
+    return replace(
+        second,
+        detail=second.detail + f" (confirmed with {factor:g} x the first limit)",
+        duration=first.duration + second.duration,
+        extras={**second.extras, "retried": True, "first_seconds": round(first.duration, 4)},
+    )
 
 
 def _as_run(base: dict[str, Any], run) -> dict[str, Any]:

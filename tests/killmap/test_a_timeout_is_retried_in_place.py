@@ -1,0 +1,87 @@
+"""A sweep's timeout is run again at once, on its worker, with 4 x its limit, and that run's
+verdict stands (Mutation.retry_timeout). In place, not in a second lab after the first: there
+a shard's retries ran alone after a second baseline, far past the durations its report
+recorded, and no split by those durations could balance the shards (issue 33)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gatekit import write_project
+from sweepkit import require_mutmut, sweep
+
+import killmap.verdict.lab as lab
+from killmap.catalog.plan import LabOptions, load
+
+SOURCE = "import time\n\n\ndef slow():\n    return 1\n\n\ndef loop():\n    return 2\n"
+TESTS = "".join(
+    f"from pkg import slow, loop\n\n\ndef test_{n}():\n    assert slow() == 1\n    assert loop() == 2\n\n\n"
+    for n in ("a", "b", "c")
+)
+
+
+def _entry(name: str, target: str, old: str, new: str) -> str:
+    return (
+        f'[[mutation]]\nname = "{name}"\ntarget = "pkg/__init__.py::{target}"\nop = "replace"\n'
+        f'old = "{old}"\nnew = "{new}"\ntimeout = 1\nkills = ["tests/test_pkg.py::test_a"]\n\n'
+    )
+
+
+def test_a_timeout_is_confirmed_with_four_times_its_limit_and_the_longer_run_decides(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    catalog = (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+        # 0.6 s a call, three tests: past the 1 s limit, well within the retry's 4 s.
+        + _entry("slow-but-ends", "slow", "return 1", "time.sleep(0.6)\\n    return 1")
+        + _entry("loops", "loop", "return 2", "while True:\\n        pass")
+        + _entry("loops-unretried", "loop", "return 2", "while True:\\n        time.sleep(0.01)")
+    )
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": SOURCE,
+            "tests/test_pkg.py": TESTS,
+            "mutations/pkg.toml": catalog,
+        },
+    )
+    options = LabOptions(jobs=2, use_cache=False)
+    _, mutations = load(project, options)
+    retried = [dataclasses.replace(m, retry_timeout=4.0) if m.name != "loops-unretried" else m for m in mutations]
+    verdicts = {v.name: v for v in lab.run_mutations(project, retried, options).verdicts}
+
+    ends, loops, unretried = verdicts["slow-but-ends"], verdicts["loops"], verdicts["loops-unretried"]
+    # The longer run finished: its verdict (no test went red) stands, not the first timeout.
+    assert ends.verdict != "timeout" and ends.extras.get("retried") is True, ends.detail
+    assert ends.timeout == 4.0
+    # Both runs counted in its duration: the 1 s limit of the first, and the 1.8 s of the second.
+    assert ends.duration >= 2.8 and ends.extras["first_seconds"] >= 1.0
+    assert loops.verdict == "timeout" and "confirmed with 4 x the first limit" in loops.detail
+    assert loops.timeout == 4.0 and loops.duration >= 5.0
+    assert unretried.verdict == "timeout" and "retried" not in unretried.extras
+    assert unretried.timeout == 1.0 and unretried.duration < 4.0
+
+
+COUNTER = "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+
+
+def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path):
+    require_mutmut()
+    project = write_project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": COUNTER,
+            "tests/test_pkg.py": "from pkg import count\n\n\ndef test_count():\n    assert count(3) == 3\n",
+            # A 1 s limit: mutmut's `i += 1` -> `i = 1` and `i -= 1` never end.
+            "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\ntimeout = 1\n',
+        },
+    )
+    done, doc, _ = sweep(project, "pkg/__init__.py", "--ops", "mutmut", "--jobs", "2", "--no-cache")
+    assert done.code == 0, done.stderr
+    timeouts = [m for m in doc["sweep"]["mutants"] if m["status"] == "timeout"]
+    assert {m["change"] for m in timeouts} >= {"i += 1  ->  i -= 1", "i += 1  ->  i = 1"}, done.stdout
+    for mutant in timeouts:
+        assert mutant["retried"] and "confirmed with 4 x the first limit" in mutant["detail"]
+        # The first run's 1 s and the retry's 4 s: what the mutant cost, for --durations.
+        assert mutant["duration_seconds"] >= 5.0 and mutant["first_seconds"] >= 1.0
