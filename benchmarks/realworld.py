@@ -28,9 +28,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import sdists  # benchmarks/sdists.py: this script's folder is first on sys.path
 
 try:
     import tomllib
@@ -136,27 +137,7 @@ def prepare_env(work: Path, killmap_root: Path) -> Env:
 
 def fetch_sdist(env: Env, corpus: Corpus) -> Path:
     """The pinned sdist, downloaded once with pip (never a wheel: wheels hold no tests)."""
-    folder = env.work / "sdists"
-    tarball = folder / f"{corpus.folder}.tar.gz"
-    if not tarball.is_file():
-        print(f"downloading {corpus.requirement} (sdist) ...", flush=True)
-        subprocess.run(
-            [
-                str(env.python),
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                corpus.requirement,
-                "-d",
-                str(folder),
-            ],
-            check=True,
-        )
-    return tarball
+    return sdists.download(corpus.requirement, env.work / "sdists", env.python)
 
 
 def install(env: Env, corpus: Corpus) -> None:
@@ -182,27 +163,14 @@ def install(env: Env, corpus: Corpus) -> None:
 
 
 def extract(env: Env, corpus: Corpus, dest: Path) -> Path:
-    """A fresh copy of the sdist's tree at dest/<name>-<version>, as its own git checkout.
-
-    Why git: dest lives inside this repository's ignored .work/ folder, and killmap lists a
-    project's files with `git ls-files --others --exclude-standard`, which, run inside an
-    ignored folder of an enclosing repository, lists nothing. A user runs killmap in a
-    clone of the project; `git init` plus one commit makes the extracted sdist exactly that.
-    """
+    """A fresh copy of the sdist's tree at dest/<name>-<version>, as its own git checkout
+    (sdists.py says why git)."""
     tarball = fetch_sdist(env, corpus)
     install(env, corpus)
-    root = dest / corpus.folder
-    if root.exists():
-        shutil.rmtree(root)
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(tarball) as archive:
-        archive.extractall(dest, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(dest)
+    root = sdists.unpack(tarball, dest / corpus.folder)
     if not (root / "pyproject.toml").is_file() or not (root / "tests").is_dir():
         raise SystemExit(f"{tarball.name}: expected pyproject.toml and tests/ at {root}")
-    git = ["git", "-c", "user.name=realworld", "-c", "user.email=realworld@localhost", "-c", "init.defaultBranch=main"]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", f"{corpus.folder} sdist, as extracted"]):
-        subprocess.run([*git, *args], cwd=root, check=True)
-    return root
+    return sdists.snapshot(root, f"{corpus.folder} sdist, as extracted")
 
 
 def clean_env() -> dict[str, str]:

@@ -43,9 +43,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
+
+import sdists  # benchmarks/sdists.py: this script's folder is first on sys.path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -88,24 +89,12 @@ def ensure_venv() -> None:
 
 def fresh_copy(requirement: str, write: dict[str, str] | None = None) -> Path:
     """A fresh copy of the sdist (downloaded once with pip), with `write`'s files added, under git."""
-    name, version = requirement.split("==")
-    sdist = SDISTS / f"{name}-{version}.tar.gz"
-    if not sdist.is_file():
-        sdist.parent.mkdir(parents=True, exist_ok=True)
-        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-        subprocess.run([*pip, requirement, "-d", str(sdist.parent)], check=True)
-    root = WORK / f"{name}-{version}"
-    shutil.rmtree(root, ignore_errors=True)
-    WORK.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(sdist) as archive:
-        archive.extractall(WORK, filter="data") if hasattr(tarfile, "data_filter") else archive.extractall(WORK)
+    tarball = sdists.download(requirement, SDISTS)
+    root = sdists.unpack(tarball, WORK / requirement.replace("==", "-"))
     for rel, text in (write or {}).items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "init.defaultBranch=main"]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
-        subprocess.run([*git, *args], cwd=root, check=True)
-    return root
+    return sdists.snapshot(root)
 
 
 def subject(name: str, quick: bool, exclude: tuple[str, ...] = ()) -> tuple[Path, list[str]]:

@@ -39,9 +39,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
+
+import sdists  # benchmarks/sdists.py: this script's folder is first on sys.path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -89,12 +90,6 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _git_snapshot(root: Path) -> None:
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "init.defaultBranch=main"]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
-        subprocess.run([*git, *args], cwd=root, check=True)
-
-
 # --- subjects -------------------------------------------------------------------------------
 
 
@@ -115,7 +110,7 @@ def draftroute() -> dict:
         if (REPO / rel).is_file() and not rel.startswith("benchmarks/"):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, root / rel)
-    _git_snapshot(root)
+    sdists.snapshot(root)
     return {
         "name": "draftroute",
         "root": root,
@@ -125,46 +120,17 @@ def draftroute() -> dict:
     }
 
 
-def _from_sdist(requirement: str, folder: str, copy: str) -> Path:
+def _from_sdist(requirement: str, copy: str) -> Path:
     """A fresh private copy of a pinned sdist (downloaded once with pip), under git, in a folder
     of the subject's own (`copy`): two subjects of one sdist each get their [tool.mutmut]."""
-    sdists = WORK / "sdists"
-    tarball = sdists / f"{folder}.tar.gz"
-    if not tarball.is_file():
-        subprocess.run(
-            [
-                str(PYTHON),
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                requirement,
-                "-d",
-                str(sdists),
-            ],
-            check=True,
-        )
-    root, unpacked = WORK / copy, WORK / "unpacked"
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.rmtree(unpacked, ignore_errors=True)
-    with tarfile.open(tarball) as archive:
-        if hasattr(tarfile, "data_filter"):
-            archive.extractall(unpacked, filter="data")
-        else:
-            archive.extractall(unpacked)
-    (unpacked / folder).rename(root)
-    shutil.rmtree(unpacked)
-    _git_snapshot(root)
-    return root
+    tarball = sdists.download(requirement, WORK / "sdists", PYTHON)
+    return sdists.snapshot(sdists.unpack(tarball, WORK / copy))
 
 
 def packaging() -> dict:
     return {
         "name": "packaging 24.2 utils.py",
-        "root": _from_sdist(PACKAGING, "packaging-24.2", "packaging-24.2-utils"),
+        "root": _from_sdist(PACKAGING, "packaging-24.2-utils"),
         "targets": ["src/packaging/utils.py"],
         "killmap_args": ["--tests", "tests/test_utils.py"],
         "mutmut": {
@@ -186,7 +152,7 @@ def packaging_specifiers() -> dict:
     test file, and each of its 420 mutants of click's parser.py is "not checked")."""
     return {
         "name": "packaging 24.2 specifiers.py",
-        "root": _from_sdist(PACKAGING, "packaging-24.2", "packaging-24.2-specifiers"),
+        "root": _from_sdist(PACKAGING, "packaging-24.2-specifiers"),
         "targets": ["src/packaging/specifiers.py"],
         "killmap_args": ["--tests", "tests/test_specifiers.py"],
         "mutmut": {
