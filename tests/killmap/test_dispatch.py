@@ -12,7 +12,7 @@ import pytest
 from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate
 
 import killmap.verdict.lab as lab
-from killmap.catalog.plan import LabOptions
+from killmap.catalog.plan import LabOptions, load
 
 
 def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, monkeypatch):
@@ -131,3 +131,23 @@ def test_a_baseline_is_announced_once_the_last_mutant_is_offered():
     dispatch.close()
     dispatch.join()
     assert events == ["baseline", "baseline-done"]
+
+
+@pytest.mark.parametrize("dearest", ["classify-call-deleted", "odd-refusal-fix-reverted"])
+def test_what_a_mutant_took_in_an_earlier_run_decides_which_starts_first(tmp_path, monkeypatch, dearest):
+    # A sweep's --durations: a mutant that looped last time costs its limits, though its
+    # tests took milliseconds green; it starts first, whichever the baseline would pick.
+    project = copy_fixture("basic", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    options = LabOptions(jobs=1, use_cache=False)
+    _, mutations = load(project, options)
+    recorded = {m.name: 100.0 if m.name == dearest else 0.001 for m in mutations}
+    order: list[str] = []
+
+    def progress(kind, data):
+        if kind == "done":
+            order.append(data.name)
+
+    result = lab.run_mutations(project, mutations, options, progress, recorded=recorded)
+    assert order[0] == dearest and sorted(order) == sorted(m.name for m in mutations)
+    assert {v.verdict for v in result.verdicts} == {"held"}

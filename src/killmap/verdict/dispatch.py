@@ -7,8 +7,8 @@ done sat idle until the last mutant was built, though most of them were ready lo
 needs only its own text and the baseline: the dispatch hands each one to the next free
 worker from the moment both are there, while the gate builds the rest.
 
-Order among the mutants ready at a time: dearest first, by what their selected tests took in
-the baseline. What this changes is only when a run
+Order among the mutants ready at a time: dearest first, by what they took in an earlier run
+when the caller knows it, else by what their selected tests took in the baseline. What this changes is only when a run
 starts, never what it runs or how it is judged. The verdicts come back to the gate, which
 stores, announces and orders them as it does for any run.
 
@@ -21,7 +21,7 @@ offered, which is the catalog's, so the first such id is the one named, as befor
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from killmap.catalog.reader import GateSettings, Mutation
@@ -51,8 +51,10 @@ class Dispatch:
         run: Callable[..., Any],
         progress: Progress,
         on_done: Callable[[Mutation, Any], None],
+        recorded: Mapping[str, float] | None = None,
     ):
         self.settings = settings
+        self._recorded = recorded or {}
         self._baseline_source = baseline
         self._workers = workers
         self._run = run
@@ -150,9 +152,15 @@ class Dispatch:
                     # An unknown contract id is a catalog error (exit 2): nothing more starts.
                     check_contract_ids([mutation], self.baseline)
                     selection = select_tests(mutation, mutant, self.baseline)
-                    self._selections[mutation.name] = (selection, expected_seconds(selection[0], self.baseline))
+                    cost = self._recorded.get(mutation.name)
+                    if cost is None:
+                        cost = expected_seconds(selection[0], self.baseline)
+                    self._selections[mutation.name] = (selection, cost)
             # Dearest first (the classic rule for sharing jobs among workers): a long run
-            # started last would leave the other workers idle while it finishes.
+            # started last would leave the other workers idle while it finishes. What a mutant
+            # took in an earlier run, when the caller has it (a sweep's --durations), says
+            # better than the baseline what it costs: a mutant that loops costs its limits,
+            # though its tests took milliseconds green.
             dearest = max(self._offered, key=lambda job: self._selections[job[0].name][1])
             self._offered.remove(dearest)
             return dearest[0], dearest[1], self._selections[dearest[0].name][0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -68,13 +69,15 @@ def run_mutations(
     progress: Progress = lambda kind, data: None,
     mutants: dict[str, Mutant] | None = None,
     launch: Launch | None = None,
+    recorded: Mapping[str, float] | None = None,
 ) -> LabResult:
     """The engine's interface for every command: these mutations, to their verdicts.
 
     The mutations need not come from a catalog (try builds one from the command line,
     sweep from mutmut's operators); `mutants` gives prebuilt mutants by name, for
     mutations no catalog operator can rebuild. `launch`: workers the command started at
-    its first line, for the engine to adopt (launch.py).
+    its first line, for the engine to adopt (launch.py). `recorded`: seconds each mutation
+    took in an earlier run, by name, where known: the dearest start first (dispatch.py).
     """
     import time
 
@@ -84,7 +87,9 @@ def run_mutations(
     # nor are a --seed random run's, which explores, by luck.
     usable = options.use_cache and options.focus is None and options.seed is not None
     cache = VerdictCache(root, options.cache_dir) if usable else None
-    lab = _Lab(root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress))
+    lab = _Lab(
+        root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress), recorded
+    )
     prebuilt = dict(mutants or {})
 
     # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
@@ -154,6 +159,7 @@ class _Lab:
     cache: VerdictCache | None
     sources: MutantBuilder
     announce: _Announcer
+    recorded: Mapping[str, float] | None  # run_mutations' `recorded`
     mutants: dict[str, Mutant] = field(default_factory=dict)
     decided: dict[str, Verdict] = field(default_factory=dict)
     warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -235,7 +241,7 @@ def _build_while_the_baseline_runs(
                 root, lab.files, first, early, runs=options.baseline_runs, timeout=options.baseline_timeout
             )
             dispatch = Dispatch(
-                head.settings, head.baseline, early.workers, lab.trial(early), lab.progress, lab.announced
+                head.settings, head.baseline, early.workers, lab.trial(early), lab.progress, lab.announced, lab.recorded
             )
         with _prompt_handover():
             for mutation in mutations:
@@ -301,6 +307,7 @@ def _dispatch_with_its_own_baseline(lab: _Lab, engine: Engine, group: list[Mutat
         lab.trial(engine),
         lab.progress,
         lab.announced,
+        lab.recorded,
     )
     for mutation in group:
         dispatch.offer(mutation, lab.mutants[mutation.name])

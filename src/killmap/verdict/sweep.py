@@ -459,7 +459,9 @@ def run_sweep(
     if to_run:
         to_run = longest_first(to_run, portion.durations)
         mutations, prebuilt = [m.mutant.mutation for m in to_run], {m.id: m.mutant for m in to_run}
-        lab = run_mutations(root, mutations, options, progress, mutants=prebuilt, launch=launch)
+        lab = run_mutations(
+            root, mutations, options, progress, mutants=prebuilt, launch=launch, recorded=portion.durations
+        )
         verdicts = {v.name: v for v in lab.verdicts}
     entries = [
         SweepEntry(m, "named", None, named[m.id])
