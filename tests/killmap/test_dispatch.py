@@ -151,3 +151,22 @@ def test_what_a_mutant_took_in_an_earlier_run_decides_which_starts_first(tmp_pat
     result = lab.run_mutations(project, mutations, options, progress, recorded=recorded)
     assert order[0] == dearest and sorted(order) == sorted(m.name for m in mutations)
     assert {v.verdict for v in result.verdicts} == {"held"}
+
+
+def test_a_gate_shard_balanced_by_durations_starts_the_dearest_mutation_by_that_report_first(tmp_path, monkeypatch):
+    import json
+
+    project = copy_fixture("basic", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    report = tmp_path / "killmap.json"
+    order: list[str] = []
+    for dearest in ("classify-call-deleted", "odd-refusal-fix-reverted"):
+        entries = [
+            {"name": name, "duration_seconds": 100.0 if name == dearest else 0.001}
+            for name in ("classify-call-deleted", "odd-refusal-fix-reverted")
+        ]
+        report.write_text(json.dumps({"schema": "killmap-report/1", "mutations": entries}))
+        options = LabOptions(jobs=1, use_cache=False, shard=(1, 1), durations=report)
+        lab.run_lab(project, options, lambda kind, data: order.append(data.name) if kind == "done" else None)
+    # Each run's first verdict is the mutation that report called dearest.
+    assert order[0] == "classify-call-deleted" and order[2] == "odd-refusal-fix-reverted", order

@@ -57,7 +57,7 @@ def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]
         wanted |= {m.control for m in mutations if m.name in wanted and m.control}
         mutations = [m for m in mutations if m.name in wanted]
     if options.shard is not None:
-        mutations = shard_mutations(mutations, *options.shard, _durations(options))
+        mutations = shard_mutations(mutations, *options.shard, recorded_durations(options))
     if options.names is not None:
         wanted = set(options.names) | {m.control for m in mutations if m.name in options.names and m.control}
         mutations = [m for m in mutations if m.name in wanted]
@@ -82,10 +82,11 @@ def shard_split(root: Path, options: LabOptions) -> Split | None:
     if options.shard is None:
         return None
     _, mutations = load(root, LabOptions(catalogs=options.catalogs, only=options.only))
-    return split_mutations(mutations, options.shard[1], _durations(options))
+    return split_mutations(mutations, options.shard[1], recorded_durations(options))
 
 
-def _durations(options: LabOptions) -> dict[str, float] | None:
+def recorded_durations(options: LabOptions) -> dict[str, float] | None:
+    """Seconds per mutation from the report --durations names, if any."""
     return read_durations(options.durations, "run") if options.durations is not None else None
 
 

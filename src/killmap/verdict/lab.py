@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killmap.catalog.plan import DEFAULT_SEED, LabOptions, load
+from killmap.catalog.plan import DEFAULT_SEED, LabOptions, load, recorded_durations
 from killmap.catalog.project import check_targets_copied, project_files
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine.core import Engine, memory_limit
@@ -59,7 +59,8 @@ def run_lab(
 ) -> LabResult:
     """The gate: every selected mutation of the catalogs, to its verdict."""
     _, mutations = load(root, options)
-    return run_mutations(root, mutations, options, progress, launch=launch)
+    # A shard balanced by --durations also starts its dearest mutations first, by the same report.
+    return run_mutations(root, mutations, options, progress, launch=launch, recorded=recorded_durations(options))
 
 
 def run_mutations(
