@@ -3,20 +3,16 @@ project's files with git, and in an ignored folder of this repository git would 
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import subprocess
 import tarfile
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from benchkit import bench_module
 
 
 def _sdists():
-    spec = importlib.util.spec_from_file_location("bench_sdists", BENCH / "sdists.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("sdists")
 
 
 def _tarball(folder: Path) -> Path:

@@ -5,22 +5,16 @@ Not a timing test: the benchmark itself is benchmarks/run.py.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+
+from benchkit import bench_module
 
 from killmap.mutate.mutants import build_mutant
 from killmap.verdict.lab import LabOptions, run_lab
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return bench_module(name)
 
 
 synth = _load("synth")

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+from benchkit import bench_module
 
 
 def _venvs():
-    spec = importlib.util.spec_from_file_location("bench_venvs", BENCH / "venvs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("venvs")
 
 
 def _made_by(folder: Path, version: str) -> Path:
