@@ -80,3 +80,18 @@ def test_a_durations_report_of_the_wrong_kind_is_one_line_before_anything_runs(g
     assert "--durations" in line and str(wrong) in line
     alone = _one_line_error(run_gate(project, "run", "--durations", str(wrong)))
     assert "--shard" in alone
+
+
+@pytest.mark.parametrize("seconds", [float("nan"), float("inf"), -1.0])
+def test_a_durations_report_with_a_duration_that_is_not_seconds_is_one_line_naming_the_mutation(gated, seconds):
+    # NaN compares false with everything: the split would hang on the order of the entries,
+    # and two runners could cut different shards from the same report.
+    project, tmp, whole, _ = gated
+    report = dict(whole.report)
+    name = report["mutations"][0]["name"]
+    entries = report["mutations"]
+    report["mutations"] = [{**m, "duration_seconds": seconds if m["name"] == name else 1.0} for m in entries]
+    bad = tmp / "bad-durations.json"
+    bad.write_text(json.dumps(report))
+    line = _one_line_error(run_gate(project, "run", "--shard", "1/2", "--durations", str(bad)))
+    assert name in line and "duration_seconds" in line and str(bad) in line and "--durations" in line

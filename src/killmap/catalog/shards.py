@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -87,9 +88,19 @@ def read_durations(path: Path, kind: str) -> dict[str, float]:
     entries = doc["mutations"] if kind == "run" else doc.get("sweep", {}).get("mutants", [])
     key = "name" if kind == "run" else "id"
     try:
-        return {str(e[key]): float(e["duration_seconds"]) for e in entries}
+        durations = {str(e[key]): float(e["duration_seconds"]) for e in entries}
     except (KeyError, TypeError, ValueError):
         raise GateError("an entry has no name or duration_seconds", file=str(path), field=field) from None
+    # NaN compares false with everything: the split and the dispatch order would then hang on
+    # the order entries come in, and differ between runners.
+    bad = next((item for item, seconds in durations.items() if not (math.isfinite(seconds) and seconds >= 0)), None)
+    if bad is not None:
+        raise GateError(
+            f"{bad}: duration_seconds must be a finite number of seconds, not {durations[bad]}",
+            file=str(path),
+            field=field,
+        )
+    return durations
 
 
 def refuse_mixed_splits(splits: Sequence[tuple[Path, str | None]]) -> None:
