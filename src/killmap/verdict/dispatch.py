@@ -8,9 +8,9 @@ needs only its own text and the baseline: the dispatch hands each one to the nex
 worker from the moment both are there, while the gate builds the rest.
 
 Order among the mutants ready at a time: dearest first, by what they took in an earlier run
-when the caller knows it, else by what their selected tests took in the baseline. What this changes is only when a run
-starts, never what it runs or how it is judged. The verdicts come back to the gate, which
-stores, announces and orders them as it does for any run.
+when the caller knows it, else by what their selected tests took in the baseline. What this
+changes is only when a run starts, never what it runs or how it is judged. The verdicts come
+back to the gate, which stores, announces and orders them as it does for any run.
 
 A catalog error found while building is still the error reported: the gate cancels the
 dispatch (its runs are discarded with their workers) and raises its own. A contract id the
