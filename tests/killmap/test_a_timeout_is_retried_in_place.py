@@ -56,7 +56,7 @@ def test_a_timeout_is_confirmed_with_four_times_its_limit_and_the_longer_run_dec
     assert ends.timeout == 4.0
     # Both runs counted in its duration: the 1 s limit of the first, and the 1.8 s of the second.
     assert ends.duration >= 2.8 and ends.extras["first_seconds"] >= 1.0
-    assert loops.verdict == "timeout" and "confirmed with 4 x the first limit" in loops.detail
+    assert loops.verdict == "timeout" and "confirmed with 4 x the first limit, 1.0s" in loops.detail
     assert loops.timeout == 4.0 and loops.duration >= 5.0
     assert unretried.verdict == "timeout" and "retried" not in unretried.extras
     assert unretried.timeout == 1.0 and unretried.duration < 4.0

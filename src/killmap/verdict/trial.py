@@ -208,7 +208,8 @@ def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base:
     second = trial.judged(longer, base)
     return replace(
         second,
-        detail=second.detail + f" (confirmed with {factor:g} x the first limit)",
+        # The limit it names is the second run's: say the first, so the two add up for a reader.
+        detail=second.detail + f" (confirmed with {factor:g} x the first limit, {first.timeout or 0:.1f}s)",
         duration=first.duration + second.duration,
         extras={**second.extras, "retried": True, "first_seconds": round(first.duration, 4)},
     )
