@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
+from killmap.engine import guard as guard_module
 from killmap.engine.guard import TreeGuard
 
 FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
@@ -58,3 +60,67 @@ def test_a_file_rewritten_with_its_own_bytes_is_no_change(tmp_path):
     target.write_text("# src/pkg/core.py\n")  # the worker restores a mutated file like this
     os.utime(target, ns=(1, 1))
     assert not guard.check_and_restore()
+
+
+def settled_guard(tmp_path):
+    """A sandbox and its guard, checked once after its folders have settled (guard.RECENT_NS)."""
+    pristine = make_tree(tmp_path / "pristine")
+    sandbox = tmp_path / "sandbox"
+    shutil.copytree(pristine, sandbox)
+    guard = TreeGuard(sandbox, FILES, pristine, watch_new_files=True)
+    time.sleep(0.06)
+    assert not guard.check_and_restore()
+    return sandbox, guard
+
+
+def test_a_run_that_added_nothing_lists_no_folder(tmp_path, monkeypatch):
+    sandbox, guard = settled_guard(tmp_path)
+    (sandbox / "src" / "pkg" / "core.py").write_text("# same size!\n")  # a stat finds this one
+    listed = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path: listed.append(path) or real_scandir(path))
+    assert guard.check_and_restore().modified == ("src/pkg/core.py",)
+    assert listed == []
+
+
+def test_a_file_added_where_the_run_set_the_folders_mtime_back_is_found(tmp_path):
+    sandbox, guard = settled_guard(tmp_path)
+    folder = sandbox / "tests"
+    before = folder.stat()
+    (folder / "conftest.py").write_text("import pytest\n")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))  # the ctime moves all the same
+    assert guard.check_and_restore().added == ("tests/conftest.py",)
+    assert not (folder / "conftest.py").exists()
+
+
+def test_a_new_folder_that_stays_is_watched_from_then_on(tmp_path):
+    sandbox, guard = settled_guard(tmp_path)
+    cache = sandbox / "plugins" / "__pycache__"
+    cache.mkdir(parents=True)
+    (cache / "x.cpython-311.pyc").write_bytes(b"\0")
+    assert not guard.check_and_restore()  # bytecode only: nothing to report, the folder stays
+    time.sleep(0.06)
+    assert not guard.check_and_restore()  # now the sandbox's own folder has settled too
+    (sandbox / "plugins" / "conftest.py").write_text("import pytest\n")  # moves plugins/ alone
+    assert guard.check_and_restore().added == ("plugins/conftest.py",)
+
+
+def test_a_link_to_a_folder_is_a_new_file(tmp_path):
+    sandbox, guard = settled_guard(tmp_path)
+    os.symlink(tmp_path / "pristine" / "src", sandbox / "tests" / "more")
+    assert guard.check_and_restore().added == ("tests/more",)
+    assert not os.path.lexists(sandbox / "tests" / "more")
+
+
+def test_a_folder_changed_within_the_clocks_tick_is_listed_whatever_its_stamp(tmp_path, monkeypatch):
+    """A file created in the very tick the folder was stamped leaves the stamp as it was (the
+    clock of file times ticks in milliseconds, or seconds): such a folder is listed anyway."""
+    pristine = make_tree(tmp_path / "pristine")
+    sandbox = tmp_path / "sandbox"
+    shutil.copytree(pristine, sandbox)
+    frozen = (1, 5_000_000_123, 5_000_000_123)
+    monkeypatch.setattr(guard_module, "folder_stamp", lambda path: frozen)
+    monkeypatch.setattr(guard_module.time, "time_ns", lambda: frozen[2] + 1_000_000)
+    guard = TreeGuard(sandbox, FILES, pristine, watch_new_files=True)
+    (sandbox / "tests" / "conftest.py").write_text("import pytest\n")
+    assert guard.check_and_restore().added == ("tests/conftest.py",)

@@ -7,7 +7,8 @@ the user's working tree by absolute path. Prevention is not portable; detection 
 after each run says which files changed, appeared or vanished, and restores them byte for
 byte from the pristine copy the gate made when it started.
 
-Stat first, hash only on a difference: a run that wrote nothing costs one stat per file.
+Stat first, hash only on a difference: a run that wrote nothing costs one stat per file,
+and one per folder for the files it might have added (`FolderStamps`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import hashlib
 import os
 import shutil
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +86,7 @@ class TreeGuard:
         self._prefix = str(folder) + os.sep
         self._lock = threading.Lock()  # the working tree's guard is shared by every worker
         self.last_seen_ns: dict[str, int] = {}  # when a changed file was last written
+        self._folders = FolderStamps(self._prefix) if watch_new_files else None
 
     def check_and_restore(self, keep_in: Path | None = None) -> Changes:
         """What changed since the copy; undone. `keep_in`: first save what was written
@@ -107,7 +110,7 @@ class TreeGuard:
                 self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, known.sha256)
                 continue
             modified.append(rel)
-        added = self._new_files() if self.watch_new_files else []
+        added = self._folders.new_files(self.states) if self._folders is not None else []
         changes = Changes(tuple(modified), tuple(added), tuple(removed))
         if changes:
             for rel in modified:
@@ -115,6 +118,8 @@ class TreeGuard:
             if keep_in is not None:
                 self._save_displaced(changes, keep_in)
             self._restore(changes)
+        if self._folders is not None:
+            self._folders.restamp()  # after the restore, which moves the folders it touches
         return changes
 
     def _save_displaced(self, changes: Changes, folder: Path) -> None:
@@ -124,18 +129,6 @@ class TreeGuard:
                 dest = folder / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, dest)
-
-    def _new_files(self) -> list[str]:
-        found = []
-        root = str(self.folder)
-        for current, dirs, names in os.walk(root):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            base = current[len(root) + 1 :].replace(os.sep, "/")
-            for name in names:
-                rel = f"{base}/{name}" if base else name
-                if rel not in self.states and not name.endswith(".killmap-tmp"):
-                    found.append(rel)
-        return sorted(found)
 
     def _restore(self, changes: Changes) -> None:
         for rel in changes.modified + changes.removed:
@@ -153,6 +146,96 @@ class TreeGuard:
                 pass
         if changes.added:
             _remove_empty_dirs(self.folder, {str(Path(rel).parent) for rel in changes.added})
+
+
+Stamp = tuple[int, int, int]  # a folder's inode, mtime and ctime
+
+
+def folder_stamp(path: str) -> Stamp | None:
+    """What changes whenever an entry of the folder is created, removed or renamed; None
+    when it is gone. The ctime too: a run can set a folder's mtime back (os.utime), never
+    its ctime, which that very call moves to now."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+# A folder changed this recently is listed again at the next check whatever its stamp says: a
+# file's times come from a clock that ticks in milliseconds (a jiffy), so a file created in
+# the same tick as the stamp was taken would leave the stamp as it was. A filesystem that
+# keeps whole seconds (HFS+; FAT, two) needs seconds of margin (the "racy git" problem).
+RECENT_NS = 50_000_000
+RECENT_COARSE_NS = 3_000_000_000
+
+
+class FolderStamps:
+    """Every folder of a tree by its stamp, to find the files a run added without listing
+    the whole tree after every run: only a folder whose stamp moved can hold a new entry, so
+    a run that added nothing costs a stat per folder. Listing the tree (os.walk) after every
+    run cost the gate more than all its other checks of the run together."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix  # the tree's path, with its trailing separator
+        self.stamps: dict[str, Stamp | None] = {}
+        self._moved: set[str] = set()
+        for folder in self._folders_beneath(""):
+            self.stamps[folder] = self._settled(folder)
+
+    def new_files(self, known: Collection[str]) -> list[str]:
+        """The files not in `known` in every folder whose stamp moved (or that is new),
+        sorted; bytecode folders and the guard's own temporary files left out."""
+        found: list[str] = []
+        for folder, stamp in self.stamps.items():
+            if stamp is None or folder_stamp(self.prefix + folder) != stamp:
+                self._moved.add(folder)
+                found.extend(self._listed(folder, known))
+        return sorted(found)
+
+    def restamp(self) -> None:
+        """Stamp again the folders found moved or new, as the restore left them: a new folder
+        that is still there (bytecode in it, say) is watched from now on."""
+        for folder in self._moved:
+            if os.path.isdir(self.prefix + folder):
+                self.stamps[folder] = self._settled(folder)
+            else:
+                self.stamps.pop(folder, None)
+        self._moved.clear()
+
+    def _listed(self, folder: str, known: Collection[str]) -> list[str]:
+        found: list[str] = []
+        try:
+            entries = list(os.scandir(self.prefix + folder))
+        except OSError:
+            return found  # gone: its files are found removed, one stat each
+        for entry in entries:
+            rel = f"{folder}/{entry.name}" if folder else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__" and rel not in self.stamps:
+                    self._moved.add(rel)  # new: listed whole, and watched from now on if it stays
+                    found.extend(self._listed(rel, known))
+            elif rel not in known and not entry.name.endswith(".killmap-tmp"):
+                found.append(rel)  # a symbolic link too, to a folder or not: the run made it
+        return found
+
+    def _folders_beneath(self, top: str) -> list[str]:
+        """`top` and every folder beneath it but bytecode's, not following links."""
+        folders = []
+        for current, dirs, _ in os.walk(self.prefix + top):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            folders.append(current[len(self.prefix) :].replace(os.sep, "/").strip("/"))
+        return folders
+
+    def _settled(self, folder: str) -> Stamp | None:
+        """The folder's stamp, or None (list it at every check) while it changed too recently
+        for the stamp to be trusted."""
+        stamp = folder_stamp(self.prefix + folder)
+        if stamp is None:
+            return None
+        changed = max(stamp[1], stamp[2])
+        coarse = stamp[1] % 1_000_000 == 0  # whole milliseconds: a clock of seconds, most likely
+        return stamp if time.time_ns() - changed >= (RECENT_COARSE_NS if coarse else RECENT_NS) else None
 
 
 def _remove_empty_dirs(root: Path, parents: set[str]) -> None:
