@@ -27,7 +27,9 @@ every row alike, and the median is reported; the others run once, in the first r
         duration pytest measures (setup + call + teardown, summed as killmap's plugin sums
         it), summed per mutation over the tests killmap selected and over mutations,
         divided by the 2 jobs. Reported: gate wall / floor, and both parts of the floor.
-  c. R  killmap on S10000: the same 50 mutations, non-reaching tests x10 (5,500 tests).
+  c. R  killmap on S10000: the same 50 mutations, non-reaching tests x10 (5,500 tests), and
+        its floor as in b. (target <=1.5x: the gate runs each of its tests once, traced, the
+        non-reaching ones included; its growth over S1000 is printed beside it).
      1  killmap on S1000 with K = 10 and 25 mutations (`--only`), and with --no-confirm.
      R  The cached re-run of S1000: one populating run (without --no-cache), then
         `killmap run` again, each repeat.
@@ -113,22 +115,41 @@ def tapped(run_lab):
             marks["lab:end"] = time.perf_counter() - t0
     return run
 
-class TapLab(importlib.abc.MetaPathFinder):
+def tapped_baseline(run_baseline):
+    # The baseline starts with the lab (a head start, before the mutants are built) and says
+    # nothing until the first mutant runs on it: its own start and end are timed here.
+    def run(*args, **named):
+        marks.setdefault("baseline-run:start", time.perf_counter() - t0)
+        try:
+            return run_baseline(*args, **named)
+        finally:
+            marks["baseline-run:end"] = time.perf_counter() - t0
+    return run
+
+TAPS = {"killmap.verdict.lab": ("run_lab", tapped), "killmap.verdict.baseline": ("run_baseline", tapped_baseline)}
+
+class Tap(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != "killmap.verdict.lab":
+        if name not in TAPS:
             return None
+        attribute, wrap = TAPS.pop(name)
         sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            if TAPS:
+                sys.meta_path.insert(0, self)
         load = spec.loader.exec_module
         def exec_module(module):
             load(module)
-            module.run_lab = tapped(module.run_lab)
-            marks["killmap_file"] = module.__file__
+            setattr(module, attribute, wrap(getattr(module, attribute)))
+            if attribute == "run_lab":
+                marks["killmap_file"] = module.__file__
         spec.loader.exec_module = exec_module
         return spec
 
 import importlib.util
-sys.meta_path.insert(0, TapLab())
+sys.meta_path.insert(0, Tap())
 from killmap.cli import entry
 marks["imported"] = time.perf_counter() - t0
 try:
@@ -285,10 +306,14 @@ def run_killmap(
 def _phases(marks: dict) -> dict:
     """Seconds: process start -> lab, setup (catalog, sandboxes, workers started), baseline
     (its runs, while the gate builds and checks the mutants: lab.py starts both at once),
-    mutants (first baseline-done to last verdict), tail (pool stop, cache, reports, exit)."""
+    mutants (baseline in -> last verdict), tail (pool stop, cache, reports, exit).
+
+    The baseline is timed around run_baseline itself: the lab announces it only when the first
+    mutant is about to run on it, so its progress events came together and the baseline read
+    0.00 s, its runs counted as setup."""
     if "lab:start" not in marks:
         return {}
-    base0, base1 = marks.get("baseline:first"), marks.get("baseline-done:last")
+    base0, base1 = marks.get("baseline-run:start"), marks.get("baseline-run:end")
     last_done = max(marks.get("done:last", 0.0), base1 or 0.0)
     lab_end = marks.get("lab:end", marks["end"])
     out = {"startup": marks["lab:start"], "end": marks["end"], "killmap_file": marks.get("killmap_file")}
@@ -598,6 +623,11 @@ def main(argv: list[str] | None = None) -> int:
             d1k = measure_durations(s1k, work, ["tests"], ["src"])
             if "mutations" in runs["s1000/killmap"][-1]:
                 floors.setdefault("s1000", []).append(floor_of(runs["s1000/killmap"][-1], d1k, JOBS))
+            # S10000's too: the gate runs every test of its [gate] once (baseline.py), the
+            # non-reaching ones included, so their plain run is part of any gate's floor
+            d10k = measure_durations(s10k, work, ["tests"], ["src"])
+            if "mutations" in runs["s10000/killmap"][-1]:
+                floors.setdefault("s10000", []).append(floor_of(runs["s10000/killmap"][-1], d10k, JOBS))
             if "skipped" not in bundled and "mutations" in runs["bundled/killmap"][-1]:
                 dbu = measure_durations(
                     bundled["root"], work, bundled["tests"], bundled["paths"], bundled["pytest_args"]
