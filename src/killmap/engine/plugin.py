@@ -28,9 +28,18 @@ from killmap.engine.neutral import private_hypothesis_home
 
 
 class Recorder:
-    """Collects per-test evidence and writes it to `events_path` as JSON lines."""
+    """Collects per-test evidence and writes it to `events_path` as JSON lines.
 
-    def __init__(
+    A fresh session makes one for its run. The collected session registers one, idle, before
+    it forks anything, and each fork begins it for its own run (`begin`): registering a plugin
+    makes pluggy read every attribute of it for hooks, 1.6 ms and some 250 copied pages of
+    every fork, to find the same hooks every time."""
+
+    def __init__(self, events_path: str | None = None, **run: Any):
+        if events_path is not None:
+            self.begin(events_path, **run)
+
+    def begin(
         self,
         events_path: str,
         *,
@@ -40,7 +49,8 @@ class Recorder:
         run_claims: str | None = None,
         snapshot: dict[str, Any] | None = None,
         first_red: bool = False,
-    ):
+    ) -> None:
+        """This run's files and settings, and nothing recorded yet."""
         self.events = open(events_path, "a", encoding="utf-8")
         # Hypothesis's examples and caches, this run's alone, beside its events (neutral.py).
         private_hypothesis_home(os.path.join(os.path.dirname(events_path), "hypothesis"))

@@ -54,6 +54,7 @@ class SessionServer:
         self.prepare = list(prepare or ())  # files mutants will be swapped into: compiled once
         self.coverage = coverage  # started before collection, when a traced run needs it
         self.functions: LiveFunctions | None = None
+        self.recorder: Recorder | None = None  # registered once, begun in each fork
         self.deselected: list[tuple[list[str], str]] = []  # what collection deselected, and by what
 
     def pytest_deselected(self, items):
@@ -80,6 +81,10 @@ class SessionServer:
                 functions.originals(path, Path(path).read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
                 pass  # the fork meets the same problem and falls back
+        # Registered here, once, for every fork: no hook of it runs in this process, which
+        # only forks from here on (a hook of the loop it is in was chosen before it came).
+        self.recorder = Recorder()
+        session.config.pluginmanager.register(self.recorder, "killmap-recorder-fork")
         self._say(ready=True, collected=len(session.items))
         by_id = {item.nodeid: item for item in session.items}
         for line in self.requests:
@@ -172,8 +177,10 @@ def _swap_mutant_in(server: SessionServer, request: dict[str, Any], swap: dict[s
 
 
 def _start_recording(server: SessionServer, session, request: dict[str, Any], items: list, *, traced: bool) -> Recorder:
-    """The fork's recorder registered, and the session's items narrowed to the run's."""
-    recorder = Recorder(
+    """The fork's recorder begun, and the session's items narrowed to the run's."""
+    recorder = server.recorder
+    assert recorder is not None  # registered before the server said it was ready
+    recorder.begin(
         request["events"],
         mutated_file=request.get("mutated_file"),
         coverage=server.coverage if traced else None,
@@ -181,7 +188,6 @@ def _start_recording(server: SessionServer, session, request: dict[str, Any], it
         snapshot=request.get("snapshot"),
         first_red=bool(request.get("first_red")),
     )
-    session.config.pluginmanager.register(recorder, "killmap-recorder-fork")
     session.items[:] = items
     recorder.set_collected([item.nodeid for item in items])
     for ids, by in server.deselected:
