@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from gatekit import write_project
 
 from killmap.catalog.project import project_files
 from killmap.engine.core import Engine
 from killmap.engine.pool import Pool
+from killmap.engine.sandbox import Scratch
 from killmap.errors import GateError
 
 PROJECT = {
@@ -47,3 +50,21 @@ def test_a_sandbox_that_cannot_be_copied_is_an_error_naming_its_worker(tmp_path)
         assert worker.guard is None
     finally:
         pool.close()
+
+
+def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repaired(tmp_path):
+    """Every restore copies from the pristine copy: a run that deletes a file there and puts its
+    folder's mtime back as it was must not leave the next restore without a source."""
+    project = write_project(tmp_path / "project", PROJECT)
+    scratch = Scratch(str(tmp_path))
+    try:
+        pristine = scratch.pristine_copy(project, project_files(project))
+        folder = pristine / "src" / "copied"
+        before = folder.stat()
+        (folder / "core.py").unlink()
+        os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert scratch.repair_pristine()
+        assert (folder / "core.py").read_text() == PROJECT["src/copied/core.py"]
+        assert not scratch.repair_pristine()
+    finally:
+        scratch.remove()

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from killmap.engine.guard import Stamp, folder_stamp
+
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
 # this file, made on this host (a container sharing /tmp has its own pids), whose gate is
 # gone, is ever removed by another gate.
@@ -81,7 +83,7 @@ class Scratch:
         self.pristine: Path | None = None
         # What the pristine copy was made from, and its folders as made (repair_pristine).
         self._pristine_source: tuple[Path, list[str]] | None = None
-        self._pristine_folders: dict[str, tuple[int, int] | None] = {}
+        self._pristine_folders: dict[str, Stamp | None] = {}
         self._pristine_lock = threading.Lock()
         # pytest's rewritten test modules (rewrites.py): written here by this gate's
         # sessions, read from here and from `kept_rewrites`, which outlives the gate.
@@ -102,11 +104,12 @@ class Scratch:
         (a mutant that deletes the folders beside its sandbox); whether it did.
 
         Every later run copies and restores from it. A file removed, created or renamed
-        changes its folder's mtime, so the folders alone are compared: a stat each, a run."""
+        changes its folder's mtime and ctime (guard.folder_stamp: a run can set the mtime back,
+        not the ctime), so the folders alone are compared: a stat each, a run."""
         with self._pristine_lock:
             if self.pristine is None or self._pristine_source is None:
                 return False
-            if all(_stamp(folder) == stamp for folder, stamp in self._pristine_folders.items()):
+            if all(folder_stamp(folder) == stamp for folder, stamp in self._pristine_folders.items()):
                 return False
             shutil.rmtree(self.pristine, ignore_errors=True)
             copy_files(*self._pristine_source, self.pristine)
@@ -212,17 +215,10 @@ def remove_abandoned_everywhere(keep: Path) -> None:
         remove_abandoned(place, keep)
 
 
-def folder_stamps(root: Path) -> dict[str, tuple[int, int] | None]:
-    """(inode, mtime_ns) of `root` and every folder beneath it, by path; {} when it is gone."""
-    return {folder: _stamp(folder) for folder, _, _ in os.walk(root)}
-
-
-def _stamp(folder: str) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(folder)
-    except OSError:
-        return None  # gone
-    return (stat.st_ino, stat.st_mtime_ns)
+def folder_stamps(root: Path) -> dict[str, Stamp | None]:
+    """The stamp of `root` and of every folder beneath it (guard.folder_stamp: its inode, mtime
+    and ctime, which a run cannot set back), by path; {} when it is gone."""
+    return {folder: folder_stamp(folder) for folder, _, _ in os.walk(root)}
 
 
 def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
