@@ -124,3 +124,20 @@ def test_a_folder_changed_within_the_clocks_tick_is_listed_whatever_its_stamp(tm
     guard = TreeGuard(sandbox, FILES, pristine, watch_new_files=True)
     (sandbox / "tests" / "conftest.py").write_text("import pytest\n")
     assert guard.check_and_restore().added == ("tests/conftest.py",)
+
+
+def test_a_folder_replaced_by_a_link_to_another_folder_is_undone_without_touching_that_folder(tmp_path):
+    """The link is what the run added; the folder's files come back in the sandbox, not through
+    the link into the folder it points at, and nothing there is taken for the run's own."""
+    sandbox, guard = settled_guard(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("the user's\n")
+    shutil.rmtree(sandbox / "tests")
+    os.symlink(outside, sandbox / "tests")
+    changes = guard.check_and_restore()
+    assert changes.added == ("tests",)
+    assert changes.removed == ("tests/test_core.py",)
+    assert sorted(os.listdir(outside)) == ["precious.txt"]
+    assert not os.path.islink(sandbox / "tests")
+    assert (sandbox / "tests" / "test_core.py").read_text() == "# tests/test_core.py\n"

@@ -131,6 +131,15 @@ class TreeGuard:
                 shutil.copyfile(source, dest)
 
     def _restore(self, changes: Changes) -> None:
+        # What the run added goes first: a link it put where a folder was (to a folder outside
+        # the tree) would otherwise carry the restored files there.
+        for rel in changes.added:
+            try:
+                os.unlink(self.folder / rel)
+            except OSError:
+                pass
+        if changes.added:
+            _remove_empty_dirs(self.folder, {str(Path(rel).parent) for rel in changes.added})
         for rel in changes.modified + changes.removed:
             dest = self.folder / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -139,13 +148,6 @@ class TreeGuard:
             os.replace(tmp, dest)  # a new inode: a hard link the run made cannot carry it back
             stat = dest.stat()
             self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, self.states[rel].sha256)
-        for rel in changes.added:
-            try:
-                os.unlink(self.folder / rel)
-            except OSError:
-                pass
-        if changes.added:
-            _remove_empty_dirs(self.folder, {str(Path(rel).parent) for rel in changes.added})
 
 
 Stamp = tuple[int, int, int]  # a folder's inode, mtime and ctime
@@ -180,7 +182,7 @@ class FolderStamps:
         self.prefix = prefix  # the tree's path, with its trailing separator
         self.stamps: dict[str, Stamp | None] = {}
         self._moved: set[str] = set()
-        for folder in self._folders_beneath(""):
+        for folder in self._every_folder():
             self.stamps[folder] = self._settled(folder)
 
     def new_files(self, known: Collection[str]) -> list[str]:
@@ -205,6 +207,8 @@ class FolderStamps:
 
     def _listed(self, folder: str, known: Collection[str]) -> list[str]:
         found: list[str] = []
+        if os.path.islink(self.prefix + folder):
+            return found  # a link the run put in a folder's place: its parent lists the link itself
         try:
             entries = list(os.scandir(self.prefix + folder))
         except OSError:
@@ -219,10 +223,10 @@ class FolderStamps:
                 found.append(rel)  # a symbolic link too, to a folder or not: the run made it
         return found
 
-    def _folders_beneath(self, top: str) -> list[str]:
-        """`top` and every folder beneath it but bytecode's, not following links."""
+    def _every_folder(self) -> list[str]:
+        """The tree's folders but bytecode's, not following links."""
         folders = []
-        for current, dirs, _ in os.walk(self.prefix + top):
+        for current, dirs, _ in os.walk(self.prefix):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             folders.append(current[len(self.prefix) :].replace(os.sep, "/").strip("/"))
         return folders
