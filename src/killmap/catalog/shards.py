@@ -96,7 +96,7 @@ def read_durations(path: Path, kind: str) -> dict[str, float]:
     bad = next((item for item, seconds in durations.items() if not (math.isfinite(seconds) and seconds >= 0)), None)
     if bad is not None:
         raise GateError(
-            f"{bad}: duration_seconds must be a finite number of seconds, not {durations[bad]}",
+            f"{bad}: duration_seconds must be a finite, non-negative number of seconds, not {durations[bad]}",
             file=str(path),
             field=field,
         )
