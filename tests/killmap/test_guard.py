@@ -141,3 +141,20 @@ def test_a_folder_replaced_by_a_link_to_another_folder_is_undone_without_touchin
     assert sorted(os.listdir(outside)) == ["precious.txt"]
     assert not os.path.islink(sandbox / "tests")
     assert (sandbox / "tests" / "test_core.py").read_text() == "# tests/test_core.py\n"
+
+
+def test_a_file_rewritten_at_its_size_with_its_mtime_set_back_is_found_and_undone(tmp_path):
+    """Same size, same mtime (os.utime): only the ctime tells, and the run cannot set it."""
+    sandbox, guard = settled_guard(tmp_path)
+    target = sandbox / "tests" / "test_core.py"
+    before = target.stat()
+    target.write_text("# tests/test_xxxx.py\n")  # the same length as "# tests/test_core.py\n"
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.stat().st_size == before.st_size and target.stat().st_mtime_ns == before.st_mtime_ns
+
+    changes = guard.check_and_restore()
+
+    assert changes.modified == ("tests/test_core.py",)
+    assert target.read_text() == "# tests/test_core.py\n"
+    assert guard.last_seen_ns["tests/test_core.py"] > before.st_mtime_ns  # when it was really written
+    assert not guard.check_and_restore()

@@ -3,12 +3,14 @@
 A mutant is hostile code running as the user. It can append a test to its sandbox's
 test file (poisoning every later run on that worker), delete the sandbox, or write into
 the user's working tree by absolute path. Prevention is not portable; detection is. A
-`TreeGuard` remembers the files of one tree (size, mtime, and a hash taken lazily), and
-after each run says which files changed, appeared or vanished, and restores them byte for
-byte from the pristine copy the gate made when it started.
+`TreeGuard` remembers the files of one tree (size, mtime, ctime, and a hash taken lazily),
+and after each run says which files changed, appeared or vanished, and restores them byte
+for byte from the pristine copy the gate made when it started.
 
-Stat first, hash only on a difference: a run that wrote nothing costs one stat per file,
-and one per folder for the files it might have added (`FolderStamps`).
+Stat first, hash only on a difference (of size, mtime or ctime): a run that wrote nothing
+costs one stat per file, and one per folder for the files it might have added
+(`FolderStamps`). The ctime because a run can write a file's bytes and set its mtime back;
+nothing but the kernel sets a ctime.
 """
 
 from __future__ import annotations
@@ -29,7 +31,16 @@ from killmap.engine.treewatch import Found, TreeWatch
 class FileState:
     size: int
     mtime_ns: int
+    ctime_ns: int  # a run can set a file's mtime back (os.utime), never its ctime
     sha256: str
+
+    @classmethod
+    def of(cls, stat: os.stat_result, sha256: str) -> FileState:
+        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, sha256)
+
+    def stamped(self, stat: os.stat_result) -> bool:
+        """Whether the file still has the size and times it had: then it was not written."""
+        return stat.st_size == self.size and stat.st_mtime_ns == self.mtime_ns and stat.st_ctime_ns == self.ctime_ns
 
 
 def pristine_hashes(pristine: Path, files: list[str]) -> dict[str, str]:
@@ -75,13 +86,13 @@ class TreeGuard:
         self.folder = folder
         self.pristine = pristine
         self.watch_new_files = watch_new_files
-        # Size and mtime as they are in the guarded tree; the hash of the pristine bytes
+        # Size and times as they are in the guarded tree; the hash of the pristine bytes
         # (`hashes`: already computed for this pristine copy, shared by all its guards).
         self.states = {}
         for rel in files:
             stat = (folder / rel).stat()
             digest = hashes[rel] if hashes and rel in hashes else _digest(pristine / rel)
-            self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, digest)
+            self.states[rel] = FileState.of(stat, digest)
         # Plain strings for the loop after every run: pathlib's joins cost more than the stats.
         self._prefix = str(folder) + os.sep
         self._lock = threading.Lock()  # the working tree's guard is shared by every worker
@@ -103,18 +114,20 @@ class TreeGuard:
             except FileNotFoundError:
                 removed.append(rel)
                 continue
-            if stat.st_size == known.size and stat.st_mtime_ns == known.mtime_ns:
+            if known.stamped(stat):
                 continue
             if stat.st_size == known.size and _digest(Path(prefix + rel)) == known.sha256:
                 # Rewritten with the same bytes (the worker restores a mutated file so).
-                self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, known.sha256)
+                self.states[rel] = FileState.of(stat, known.sha256)
                 continue
             modified.append(rel)
         added = self._folders.new_files(self.states) if self._folders is not None else []
         changes = Changes(tuple(modified), tuple(added), tuple(removed))
         if changes:
             for rel in modified:
-                self.last_seen_ns[rel] = (self.folder / rel).stat().st_mtime_ns
+                # The ctime: a write whose mtime was set back to before every run would
+                # otherwise be blamed on none of them.
+                self.last_seen_ns[rel] = (self.folder / rel).stat().st_ctime_ns
             if keep_in is not None:
                 self._save_displaced(changes, keep_in)
             self._restore(changes)
@@ -146,8 +159,7 @@ class TreeGuard:
             tmp = dest.with_name(f".{dest.name}.killmap-tmp")
             shutil.copyfile(self.pristine / rel, tmp)
             os.replace(tmp, dest)  # a new inode: a hard link the run made cannot carry it back
-            stat = dest.stat()
-            self.states[rel] = FileState(stat.st_size, stat.st_mtime_ns, self.states[rel].sha256)
+            self.states[rel] = FileState.of(dest.stat(), self.states[rel].sha256)
 
 
 Stamp = tuple[int, int, int]  # a folder's inode, mtime and ctime
