@@ -1,0 +1,36 @@
+"""The gate's own process never imports pytest: only its workers run tests.
+
+Importing pytest costs a fifth of a second of the one core the gate's start runs on (a
+sweep of a small module is three seconds); a report that records pytest's version reads
+it from the installed package's metadata (killmap.pytest_version) instead.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+GATE_MODULES = [
+    "killmap.cli",
+    "killmap.commands.run",
+    "killmap.commands.sweep_cli",
+    "killmap.report.sweep_report",
+    "killmap.report.document",
+    "killmap.verdict.lab",
+    "killmap.verdict.sweep",
+]
+
+
+def test_the_modules_of_run_and_sweep_leave_pytest_unimported():
+    probe = "import importlib, sys\n" + "".join(f"importlib.import_module({m!r})\n" for m in GATE_MODULES)
+    probe += "print(sorted(m for m in sys.modules if m == 'pytest' or m.startswith('_pytest')))\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_reports_still_name_the_pytest_that_ran():
+    import pytest
+
+    import killmap
+
+    assert killmap.pytest_version() == pytest.__version__
