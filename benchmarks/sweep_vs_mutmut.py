@@ -25,7 +25,9 @@ the benchmark's, never the user's). Once: `killmap sweep --ops mutmut,killmap`, 
 what killmap's own operators add.
 
 Compared: the mutants generated (killmap records mutmut's name for each of its mutmut
-mutants), the wall times (median), the statuses, and every disagreement, each with the
+mutants), the wall times (median) and the CPU seconds each command and its children used
+(median: on a machine of two cores a sweep keeps both busy, so CPU is what a faster wall
+must come from), the statuses, and every disagreement, each with the
 killmap rule that explains it, or "unexplained". Written to OUT/sweep_vs_mutmut.json and, when both subjects ran,
 as the table docs/sweep/against-mutmut.md that the sweep page includes.
 """
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -191,6 +194,14 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
+def _children_cpu() -> float:
+    """User and system seconds of every child this process has waited for, with theirs: a
+    command's CPU is the difference around it (killmap waits for its workers and their forks,
+    mutmut for its forks)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_killmap(subject: dict, ops: str, label: str) -> dict:
     report_dir = WORK / "reports" / f"{subject['root'].name}-{label}"
     shutil.rmtree(report_dir, ignore_errors=True)
@@ -208,20 +219,20 @@ def run_killmap(subject: dict, ops: str, label: str) -> dict:
         "--report-dir",
         str(report_dir),
     ]
-    load, started = _load(), time.perf_counter()
+    load, cpu, started = _load(), _children_cpu(), time.perf_counter()
     done = subprocess.run(argv, cwd=subject["root"], env=_env(), capture_output=True, text=True)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"killmap sweep failed ({done.returncode}): {done.stderr[-1500:]}")
     doc = json.loads((report_dir / "killmap-sweep.json").read_text(encoding="utf-8"))
-    return {"wall": round(wall, 2), "load1": load, "doc": doc}
+    return {"wall": round(wall, 2), "cpu": round(cpu, 2), "load1": load, "doc": doc}
 
 
 def run_mutmut(subject: dict) -> dict:
     root = subject["root"]
     _mutmut_config(subject)
     shutil.rmtree(root / "mutants", ignore_errors=True)
-    load, started = _load(), time.perf_counter()
+    load, cpu, started = _load(), _children_cpu(), time.perf_counter()
     done = subprocess.run(
         [str(VENV / "bin" / "mutmut"), "run", "--max-children", str(JOBS)],
         cwd=root,
@@ -229,11 +240,11 @@ def run_mutmut(subject: dict) -> dict:
         capture_output=True,
         text=True,
     )
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
     statuses = _mutmut_statuses(root)
     if not statuses:
         raise SystemExit(f"mutmut run produced no results ({done.returncode}): {(done.stdout + done.stderr)[-1500:]}")
-    return {"wall": round(wall, 2), "load1": load, "exit": done.returncode, "statuses": statuses}
+    return {"wall": round(wall, 2), "cpu": round(cpu, 2), "load1": load, "exit": done.returncode, "statuses": statuses}
 
 
 def _mutmut_statuses(root: Path) -> dict[str, str]:
@@ -350,6 +361,8 @@ def main() -> None:
             "tests": subject["mutmut"]["pytest_add_cli_args_test_selection"],
             "repeat": args.repeat,
             "wall": {tool: [r["wall"] for r in runs[tool]] for tool in runs},
+            "cpu": {tool: [r["cpu"] for r in runs[tool]] for tool in runs},
+            "median_cpu": {tool: statistics.median(r["cpu"] for r in runs[tool]) for tool in runs},
             "load1": {tool: [r["load1"] for r in runs[tool]] for tool in runs},
             "median_wall": median,
             "ratio_mutmut_over_killmap": round(median["mutmut"] / median["killmap"], 2),
@@ -405,8 +418,8 @@ def markdown_table(doc: dict) -> str:
         + (f"; 1-minute load average before the runs {min(loads)}-{max(loads)}." if loads else "."),
         "",
         "| subject | mutants: killmap / mutmut / the same | wall: killmap / mutmut (repeats) "
-        "| survivors: killmap / mutmut | disagreements |",
-        "|---|---|---|---|---|",
+        "| CPU (user + system): killmap / mutmut | survivors: killmap / mutmut | disagreements |",
+        "|---|---|---|---|---|---|",
     ]
     for r in doc["results"]:
         m, s, w = r["mutants"], r["survivors"], r["wall"]
@@ -423,9 +436,15 @@ def markdown_table(doc: dict) -> str:
         lines.append(
             f"| {r['subject']}: {where} | {m['killmap']} / {m['mutmut']} / {m['both']} "
             f"| **{r['median_wall']['killmap']:.1f} s / {r['median_wall']['mutmut']:.1f} s** ({repeats}) "
-            f"| {s['killmap']} / {s['mutmut']} | {disagree} |"
+            f"| {_cpu_cell(r)} | {s['killmap']} / {s['mutmut']} | {disagree} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _cpu_cell(r: dict) -> str:
+    """Median CPU seconds of each tool, or a dash for a result measured before they were kept."""
+    cpu = r.get("median_cpu")
+    return f"{cpu['killmap']:.1f} s / {cpu['mutmut']:.1f} s" if cpu else "-"
 
 
 def _print(r: dict) -> None:
@@ -437,7 +456,7 @@ def _print(r: dict) -> None:
     print(
         f"   wall (median of {r['repeat']}): killmap {r['median_wall']['killmap']:.1f}s, mutmut "
         f"{r['median_wall']['mutmut']:.1f}s, mutmut/killmap {r['ratio_mutmut_over_killmap']}x; "
-        f"load {r['load1']}"
+        f"load {r['load1']}; CPU (median) {_cpu_cell(r)}"
     )
     print(f"   survivors: killmap {s['killmap']}, mutmut {s['mutmut']}")
     print(f"   statuses: killmap {r['statuses']['killmap']}; mutmut {r['statuses']['mutmut']}")
