@@ -11,7 +11,9 @@ import hashlib
 from dataclasses import dataclass, field
 
 from killmap.catalog.reader import Mutation
-from killmap.mutate.patching import split_lines
+from killmap.mutate.patching import equal_ends, split_lines
+
+CONTEXT = 3  # unified_diff's own default: lines of context around a change
 
 
 @dataclass(frozen=True)
@@ -37,14 +39,7 @@ class Mutant:
     def diff(self) -> str:
         if self.mutated is None:
             return ""
-        return "".join(
-            difflib.unified_diff(
-                split_lines(self.original),
-                split_lines(self.mutated),
-                fromfile=f"a/{self.file}",
-                tofile=f"b/{self.file}",
-            )
-        )
+        return unified_diff(split_lines(self.original), split_lines(self.mutated), self.file)
 
     @property
     def mutant_sha256(self) -> str:
@@ -53,3 +48,40 @@ class Mutant:
 
 def sha256_text(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def unified_diff(a: list[str], b: list[str], path: str) -> str:
+    """difflib's unified diff of two versions of `path`, compared only where they differ.
+
+    A mutant changes a line or a few of a file that may hold a thousand: difflib's matcher
+    indexes and searches the whole of both (a millisecond a mutant on packaging's
+    specifiers.py, a third of a second to report a sweep of it). The lines both versions share
+    at the start and at the end are left out but for the context the hunks show, and the
+    hunks' line numbers are moved back to the file's.
+
+    Only where that cannot change difflib's answer: when no changed line of either side is
+    among the other side's lines compared (a line moved, or one repeated beside its copy,
+    can be placed more than one way, and difflib's choice depends on the whole file); else
+    the whole files are compared, as difflib alone would."""
+    head, tail = equal_ends(a, b)
+    start = max(0, head - CONTEXT)
+    keep = min(tail, CONTEXT)
+    a_part, b_part = a[start : len(a) - tail + keep], b[start : len(b) - tail + keep]
+    if set(a[head : len(a) - tail]) & set(b_part) or set(b[head : len(b) - tail]) & set(a_part):
+        a_part, b_part, start = a, b, 0
+    lines = list(difflib.unified_diff(a_part, b_part, fromfile=f"a/{path}", tofile=f"b/{path}", n=CONTEXT))
+    return "".join(_moved(line, start) if line.startswith("@@ ") else line for line in lines)
+
+
+def _moved(header: str, offset: int) -> str:
+    """A hunk header "@@ -3,7 +3,6 @@" with both first lines moved down by `offset`."""
+    if not offset:
+        return header
+    _, old, new, rest = header.split(" ", 3)
+    return f"@@ {_shift(old, offset)} {_shift(new, offset)} {rest}"
+
+
+def _shift(side: str, offset: int) -> str:
+    sign, numbers = side[0], side[1:]
+    first, _, length = numbers.partition(",")
+    return f"{sign}{int(first) + offset}" + (f",{length}" if length else "")
