@@ -158,3 +158,17 @@ def test_a_file_rewritten_at_its_size_with_its_mtime_set_back_is_found_and_undon
     assert target.read_text() == "# tests/test_core.py\n"
     assert guard.last_seen_ns["tests/test_core.py"] > before.st_mtime_ns  # when it was really written
     assert not guard.check_and_restore()
+
+
+def test_a_folder_on_a_clock_of_whole_seconds_is_listed_for_seconds_after_it_changed(tmp_path, monkeypatch):
+    """A stamp in whole milliseconds says the filesystem keeps coarse times (HFS+, FAT): a file
+    made a second after the stamp may still carry the same time, so 50 ms is not enough."""
+    pristine = make_tree(tmp_path / "pristine")
+    sandbox = tmp_path / "sandbox"
+    shutil.copytree(pristine, sandbox)
+    frozen = (1, 5_000_000_000, 5_000_000_000)  # whole seconds
+    monkeypatch.setattr(guard_module, "folder_stamp", lambda path: frozen)
+    monkeypatch.setattr(guard_module.time, "time_ns", lambda: frozen[2] + 1_000_000_000)
+    guard = TreeGuard(sandbox, FILES, pristine, watch_new_files=True)
+    (sandbox / "tests" / "conftest.py").write_text("import pytest\n")
+    assert guard.check_and_restore().added == ("tests/conftest.py",)

@@ -115,6 +115,7 @@ def test_unreached_mutants_are_never_run_and_not_scored(swept):
 def test_reports_carry_the_sweep_html_and_stryker_statuses(swept):
     project, _, doc, report_dir = swept
     assert doc["schema"] == "killmap-sweep/1" and doc["sweep"]["ops"] == ["mutmut", "killmap"]
+    assert doc["pytest"] == pytest.__version__  # the pytest that ran, though the gate never imports it
     page = (report_dir / "killmap-sweep.html").read_text()
     assert "limits.py::within" in page and "<pre>" in page
     stryker = json.loads((report_dir / "mutation-report.sweep.json").read_text())

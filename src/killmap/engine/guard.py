@@ -121,13 +121,12 @@ class TreeGuard:
                 self.states[rel] = FileState.of(stat, known.sha256)
                 continue
             modified.append(rel)
+            # When it was written, by its ctime: a write whose mtime was set back to before
+            # every run would otherwise be blamed on none of them.
+            self.last_seen_ns[rel] = stat.st_ctime_ns
         added = self._folders.new_files(self.states) if self._folders is not None else []
         changes = Changes(tuple(modified), tuple(added), tuple(removed))
         if changes:
-            for rel in modified:
-                # The ctime: a write whose mtime was set back to before every run would
-                # otherwise be blamed on none of them.
-                self.last_seen_ns[rel] = (self.folder / rel).stat().st_ctime_ns
             if keep_in is not None:
                 self._save_displaced(changes, keep_in)
             self._restore(changes)
