@@ -168,3 +168,27 @@ def test_a_command_that_runs_pytest_starts_its_workers_once_and_hands_them_to_it
     extra = ["--report-dir", str(tmp_path / "reports")] if command in ("run", "red-first") else []
     assert main(arguments + extra) in (0, 1)
     assert starts == [1 if command == "check" else 2]
+
+
+# What each command must not have imported when its workers start: the heavy half of the
+# gate's own start (libcst, the lab), which their start is meant to overlap.
+_HEAVY = ("libcst", "killmap.verdict.lab")
+_PROBE = """
+import sys
+from killmap.engine import launch
+def refuse(self, jobs):
+    print(",".join(sorted(m for m in {heavy!r} if m in sys.modules)) or "none", flush=True)
+    raise SystemExit(0)
+launch.Launch.__init__ = refuse
+from killmap.cli import main
+raise SystemExit(main({argv!r}))
+"""
+
+
+@pytest.mark.parametrize("argv", [["run"], ["sweep", "src/basicpkg/core.py", "--ops", "mutmut"]], ids=["run", "sweep"])
+def test_a_command_starts_its_workers_before_it_imports_libcst_and_the_lab(tmp_path, argv):
+    project = copy_fixture("basic", tmp_path)
+    probe = _PROBE.format(heavy=_HEAVY, argv=argv)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "none"

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from killmap.commands.shared import add_cache_dir_option, add_report_options, cache_dir, usable_jobs
 from killmap.errors import GateError
+
+if TYPE_CHECKING:  # imported where it starts the workers, not before
+    from killmap.engine.launch import Launch
 
 
 def add_parser(sub) -> None:
@@ -94,7 +98,19 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
         return _promote(root, args, report_dir)
     if args.name is not None:
         raise GateError("--name goes with --promote ID", field="--name")
+    jobs = usable_jobs(args.jobs)
+    if args.baseline_runs < 1:
+        raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
+    from killmap.engine.launch import Launch
 
+    # The workers start now, while the sweep imports libcst and mutmut and enumerates its
+    # mutants (about 0.9 s of one core on a 200-line module), as `run` starts them at its
+    # first line (launch.py says why).
+    with Launch(jobs) as launch:
+        return _sweep_launched(root, args, report_dir, jobs, launch)
+
+
+def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs: int, launch: Launch) -> int:
     from killmap.report.console import make_console
     from killmap.report.document import check_report_dir
     from killmap.report.sweep_report import SweepProgress, render, to_document, write
@@ -104,9 +120,6 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     ops = tuple(dict.fromkeys(op.strip() for op in args.ops.split(",") if op.strip()))
     if not ops or any(op not in OPS for op in ops):
         raise GateError(f"--ops takes a comma-separated list of {', '.join(OPS)}, got {args.ops!r}", field="--ops")
-    jobs = usable_jobs(args.jobs)
-    if args.baseline_runs < 1:
-        raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     check_report_dir(report_dir)
     catalogs = load_optional_catalogs(root, tuple(args.catalogs))
     targets = resolve_targets(root, list(args.targets), catalogs)
@@ -121,11 +134,7 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     )
     console = make_console()
     portion = _portion(root, args)
-    from killmap.engine.launch import Launch
-
-    # The workers start now, while the sweep enumerates its mutants (seconds on a large
-    # module: libcst and mutmut's operators), as `run` starts them while it reads its catalogs.
-    with Launch(jobs) as launch, SweepProgress(console) as progress:
+    with SweepProgress(console) as progress:
         result = run_sweep(
             root, targets, ops, options, catalogs, progress, portion, every_red=args.every_red, launch=launch
         )
