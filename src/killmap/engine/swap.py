@@ -31,7 +31,7 @@ import gc
 import types
 from dataclasses import dataclass
 
-Place = tuple[str, ...]  # the path of names from the module down to a code object
+from killmap.engine.unitcompile import Place, Units, code_places, mutant_places, units_of
 
 
 @dataclass(frozen=True)
@@ -40,28 +40,6 @@ class SwapResult:
     reason: str = ""  # why not, for the report's fallback reason
     swapped: int = 0  # function objects whose code was replaced
     places: tuple[str, ...] = ()  # where in the file, e.g. "Resolver.classify"
-
-
-def _places(module_code: types.CodeType) -> dict[Place, types.CodeType]:
-    """Every function's code object in a compiled module, by its place in the file.
-
-    Siblings with one name (a property's getter and setter, two lambdas) are told apart by
-    their order, which a mutation inside a function body does not change.
-    """
-    found: dict[Place, types.CodeType] = {}
-
-    def visit(code: types.CodeType, place: Place) -> None:
-        seen: dict[str, int] = {}
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                index = seen.get(const.co_name, 0)
-                seen[const.co_name] = index + 1
-                child = place + (f"{const.co_name}#{index}",)
-                found[child] = const
-                visit(const, child)
-
-    visit(module_code, ())
-    return found
 
 
 def _identity(code: types.CodeType) -> tuple:
@@ -87,12 +65,24 @@ class LiveFunctions:
             if isinstance(obj, types.FunctionType):
                 self.by_file.setdefault(obj.__code__.co_filename, []).append(obj)
         self._originals: dict[tuple[str, str], dict[Place, types.CodeType]] = {}
+        self._units: dict[tuple[str, str], Units | None] = {}
+
+    def mutant(self, path: str, original_text: str, mutant_text: str) -> dict[Place, types.CodeType]:
+        """The places of the mutant's text: only the function it changed is compiled when
+        that is exact (unitcompile.py), else the whole text (SyntaxError if it does not
+        compile)."""
+        original = self.originals(path, original_text)
+        places = mutant_places(path, original_text, mutant_text, original, self._units[(path, original_text)])
+        if places is not None:
+            return places
+        return code_places(compile(mutant_text, path, "exec", dont_inherit=True))
 
     def originals(self, path: str, text: str) -> dict[Place, types.CodeType]:
         """The places of the file's unmutated text (SyntaxError if it does not compile)."""
         key = (path, text)
         if key not in self._originals:
-            self._originals[key] = _places(compile(text, path, "exec", dont_inherit=True))
+            self._originals[key] = code_places(compile(text, path, "exec", dont_inherit=True))
+            self._units[key] = units_of(text)
         return self._originals[key]
 
 
@@ -104,7 +94,7 @@ def swap_in(path: str, original_text: str, mutant_text: str, functions: LiveFunc
     functions = functions or LiveFunctions()
     try:
         original = functions.originals(path, original_text)
-        mutant = _places(compile(mutant_text, path, "exec", dont_inherit=True))
+        mutant = functions.mutant(path, original_text, mutant_text)
     except SyntaxError as exc:
         return SwapResult(False, f"does not compile: {exc.msg}")
     # Two code objects alike in name, first line and bytecode (two `sum(x for x in xs)` on
