@@ -28,7 +28,8 @@ Compared: the mutants generated (killmap records mutmut's name for each of its m
 mutants), the wall times (median) and the CPU seconds each command and its children used
 (median: on a machine of two cores a sweep keeps both busy, so CPU is what a faster wall
 must come from), the statuses, and every disagreement, each with the
-killmap rule that explains it, or "unexplained". Written to OUT/sweep_vs_mutmut.json and, when both subjects ran,
+killmap rule that explains it or, where none does, what plain pytest says of the mutant (written
+into a scratch copy, the subject's tests run there): the ground truth. Written to OUT/sweep_vs_mutmut.json and, when both subjects ran,
 as the table docs/sweep/against-mutmut.md that the sweep page includes.
 """
 
@@ -281,6 +282,32 @@ def _why(killmap: dict, mutmut: str) -> str:
     return "unexplained"
 
 
+def _plain_pytest(subject: dict, mutant_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """The ground truth for disagreements no killmap rule explains: each mutant written into a
+    scratch copy of the subject, and the subject's tests run there by plain pytest. By id:
+    "survived" (every test green), "killed" (a test red) or "neither", and pytest's summary."""
+    from killmap.verdict.sweep import enumerate_mutants, load_optional_catalogs, resolve_targets
+
+    root = subject["root"]
+    targets = resolve_targets(root, list(subject["targets"]), load_optional_catalogs(root, ()))
+    mutants = {m.id: m.mutant for m in enumerate_mutants(root, targets, ("mutmut",)).mutants}
+    found = {}
+    for mutant_id in mutant_ids:
+        scratch = WORK / "plain-pytest"
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.copytree(root, scratch, ignore=shutil.ignore_patterns("mutants", ".git", "__pycache__"))
+        mutant = mutants[mutant_id]
+        (scratch / mutant.file).write_text(mutant.mutated or "", encoding="utf-8")
+        tests = subject["mutmut"]["pytest_add_cli_args_test_selection"]
+        argv = [str(PYTHON), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]
+        env = {**_env(), "PYTHONPATH": str(scratch / "src")}
+        done = subprocess.run(argv, cwd=scratch, env=env, capture_output=True, text=True, timeout=900)
+        summary = (done.stdout.strip().splitlines() or ["no output"])[-1]
+        found[mutant_id] = ({0: "survived", 1: "killed"}.get(done.returncode, "neither"), summary)
+    shutil.rmtree(WORK / "plain-pytest", ignore_errors=True)
+    return found
+
+
 def compare(subject: dict, killmap_doc: dict, mutmut_statuses: dict[str, str]) -> dict:
     ours = {f"{m['file']}::{m['mutmut_name']}": m for m in killmap_doc["sweep"]["mutants"] if m["mutmut_name"]}
     theirs = {key: MUTMUT_TO_KILLMAP.get(status, status) for key, status in mutmut_statuses.items()}
@@ -299,6 +326,14 @@ def compare(subject: dict, killmap_doc: dict, mutmut_statuses: dict[str, str]) -
                     "why": _why(entry, theirs[key]),
                 }
             )
+    unexplained = [d["id"] for d in disagreements if d["why"] == "unexplained"]
+    if unexplained:
+        truth = _plain_pytest(subject, unexplained)
+        for d in disagreements:
+            if d["id"] in truth:
+                plain, summary = truth[d["id"]]
+                right = "killmap" if plain == d["killmap"] else "mutmut" if plain == theirs[d["mutant"]] else "neither"
+                d["why"] = f"plain pytest on the mutant: {summary}; {right} agrees"
     generated = killmap_doc["sweep"]["generated"]
     return {
         "mutants": {
