@@ -136,10 +136,16 @@ def test_a_method_or_function_of_every_shape_compiles_alone_to_the_whole_files_c
         (_CLASS, _CLASS.replace("limit = 3", "limit = 4"), "a change in a class body, outside every method"),
         (_CLASS, _CLASS.replace("        return base + k", "        pass\n        return base + k"), "a line added"),
         (_CLASS, _CLASS.replace("value + 0", "value - 0").replace("base + k", "base - k"), "two units changed"),
+        (_CLASS, _CLASS.replace("return base + k", "return (lambda: base + k)()"), "a lambda came into the unit"),
         (
             "def f():\n    return 1\n\f\ndef g():\n    return 2\n",
             "def f():\n    return 0\n\f\ndef g():\n    return 2\n",
             "a form feed",
+        ),
+        (
+            "def f():\r    return 1\r\rdef g():\r    return 2\r",
+            "def f():\r    return 0\r\rdef g():\r    return 2\r",
+            "old Mac line ends, which the compiler counts and a split on newlines does not",
         ),
         ("x = 1; y = 2\ndef f():\n    return 1\n", "x = 1; y = 2\ndef f():\n    return 1\n", "nothing changed"),
         (
