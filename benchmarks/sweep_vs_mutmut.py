@@ -29,8 +29,9 @@ mutants), the wall times (median) and the CPU seconds each command and its child
 (median: on a machine of two cores a sweep keeps both busy, so CPU is what a faster wall
 must come from), the statuses, and every disagreement, each with the
 killmap rule that explains it or, where none does, what plain pytest says of the mutant (written
-into a scratch copy, the subject's tests run there): the ground truth. Written to OUT/sweep_vs_mutmut.json and, when both subjects ran,
-as the table docs/sweep/against-mutmut.md that the sweep page includes.
+into a scratch copy, the subject's tests run there): the ground truth. Written to
+OUT/sweep_vs_mutmut.json and, when both subjects ran, as the table docs/sweep/against-mutmut.md
+that the sweep page includes.
 """
 
 from __future__ import annotations
