@@ -16,8 +16,8 @@ that line numbers and columns are the file's. The unit is a whole top-level func
 whole method of a top-level class: a function nested in another is compiled with its
 outermost function, whose other locals decide which of its names are free.
 
-Anything else (a line added or removed, a change outside every unit, two statements on one
-line, a place that cannot be matched) returns None, and the caller compiles the whole file
+Anything else (a line added or removed, a change outside every unit, a place that cannot be
+matched) returns None, and the caller compiles the whole file
 as before. tests/killmap/test_unitcompile.py holds the result to a whole-file compile for
 every mutant of this project's own modules, code object by code object.
 """
@@ -62,14 +62,6 @@ def _end(node: ast.stmt) -> int:
     return node.end_lineno
 
 
-def _alone(body: list[ast.stmt], index: int) -> bool:
-    """Whether the statement shares none of its lines with its neighbours."""
-    node = body[index]
-    before = body[index - 1] if index > 0 else None
-    after = body[index + 1] if index + 1 < len(body) else None
-    return (before is None or _end(before) < _start(node)) and (after is None or _start(after) > _end(node))
-
-
 def units_of(text: str) -> Units | None:
     """Every unit of an original text; None when it does not parse, or holds a line break
     the compiler may not count as one."""
@@ -82,17 +74,17 @@ def units_of(text: str) -> Units | None:
     found: list[Unit] = []
     future: list[tuple[int, int]] = []
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
-    for index, node in enumerate(tree.body):
+    for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             future.append((_start(node), _end(node)))
-        elif isinstance(node, functions) and _alone(tree.body, index):
+        elif isinstance(node, functions):
             found.append(Unit(_start(node), _end(node)))
-        elif isinstance(node, ast.ClassDef) and _alone(tree.body, index) and node.body:
+        elif isinstance(node, ast.ClassDef):
+            # A def or class never shares a line with the statements around it, so each unit's
+            # lines are its own. A class whose body starts on its header line holds no def.
             header = (node.lineno, _start(node.body[0]) - 1)
-            if header[1] < header[0]:
-                continue  # the body begins on the header's line
-            for member_index, member in enumerate(node.body):
-                if isinstance(member, functions) and _alone(node.body, member_index):
+            for member in node.body:
+                if isinstance(member, functions):
                     found.append(Unit(_start(member), _end(member), header))
     return Units(tuple(found), tuple(future), _imported_names(tree))
 
