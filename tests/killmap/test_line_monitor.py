@@ -16,106 +16,13 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import textwrap
 
 import pytest
 from gatekit import copy_fixture, gate_env, run_gate
+from tracekit import LATE, TARGET
 
 if sys.version_info < (3, 12) and os.environ.get("KILLMAP_REQUIRE_MONITORING") != "1":
     pytest.skip("sys.monitoring is Python 3.12+ (.ci/run runs these under 3.12)", allow_module_level=True)
-
-TARGET = textwrap.dedent("""
-    import asyncio
-    import functools
-
-
-    def classify(n):
-        if n < 0:
-            return "negative"
-        elif n == 0:
-            return "zero"
-        elif (n % 2
-              == 0):
-            return "even"
-        return "odd"
-
-
-    def guarded(value):
-        try:
-            return int(value)
-        except (TypeError,
-                ValueError) as exc:
-            return str(exc)[:3]
-        finally:
-            pass
-
-
-    def counter(limit):
-        total = 0
-        while total < limit:
-            total += 1
-            yield total
-        else:
-            yield -1
-
-
-    def closure(base):
-        def add(x):
-            return base + x
-        square = lambda y: (
-            y * y)
-        return add(square(base))
-
-
-    def comprehension(items):
-        return [i * 2 for i in items if i % 3], {k: v for k, v in zip(items, items)}
-
-
-    def logged(func):
-        @functools.wraps(func)
-        def wrapper(*args):
-            return func(*args)
-        return wrapper
-
-
-    @logged
-    def decorated(x):
-        return x + 1
-
-
-    class Shape:
-        def __init__(self, sides):
-            self.sides = sides
-
-        @property
-        def name(self):
-            return {3: "triangle", 4: "square"}.get(self.sides, "other")
-
-
-    async def awaited(x):
-        await asyncio.sleep(0)
-        return x * 3
-
-
-    def orphan():
-        yield 1
-        yield "resumed after its function is gone"
-
-
-    def matcher(command):
-        match command.split():
-            case ["go", direction]:
-                return direction
-            case _:
-                return None
-""")
-
-LATE = textwrap.dedent("""
-    def late(x):
-        if x:
-            return "late"
-        return "never"
-""")
 
 
 def _monitor_beside_coverage(tmp_path, name):
