@@ -1,18 +1,20 @@
-"""Do sys.monitoring and coverage's C tracer give the baseline the same lines, on real code?
+"""Do the baseline's recorders credit each test with what coverage's C tracer credits it with?
 
-    python3.12 benchmarks/tracer_agreement.py [--work DIR] [--only packaging|click]
+    python3 benchmarks/tracer_agreement.py [--work DIR] [--only packaging|click]
 
-The baseline's per-test lines of the target files select every mutant's tests, so the line
-monitor (src/killmap/monitor.py, Python 3.12+) may only replace the C tracer if it records
-exactly what the C tracer records. For each real-world corpus (realworld.py's venv, pinned
-sdists and catalogs, prepared by realworld.py's own functions) this runs killmap's baseline
-twice in the corpus venv, once with each tracer, and compares every test's lines of every
-target file. It prints the tests and lines compared, both baselines' walls and every test
-whose lines differ; exit 0 when none does.
+The baseline's per-test lines of the target files select every mutant's tests, so a recorder
+may only replace the C tracer if it records what the tracer records: the line monitor
+(engine/monitor.py, Python 3.12+) line for line, the probes (engine/probes.py, before 3.12)
+at the grain reach reads, every statement credited to the same tests. For each real-world
+corpus (realworld.py's venv, pinned sdists and catalogs, prepared by realworld.py's own
+functions) this runs one traced pass of every test over every source file of the project,
+once with each recorder, on one worker (so a module a test imports is that test's under
+both), and compares. It prints the tests compared, both walls, the (statement, test) pairs
+only one of them saw and, on 3.12+, every test whose lines differ; exit 0 when the
+interpreter's recorder agrees (and was the one used).
 
-The venv is made with the interpreter that runs this script, so run it with Python 3.12+,
-and give it its own --work folder (default: realworld/.work-agreement) so that it never
-replaces realworld.py's venv of another Python.
+The venv is made with the interpreter that runs this script; give each Python its own --work
+folder (default: realworld/.work-agreement) so that it never replaces another's venv.
 """
 
 from __future__ import annotations
@@ -27,48 +29,107 @@ HERE = Path(__file__).resolve().parent
 
 
 def _inner(root: Path) -> int:
-    """In the corpus venv: both baselines, compared. Prints one JSON line."""
+    """In the corpus venv: both traced passes, compared. Prints one JSON line.
+
+    Traced: every source file of the project, not only the catalog's targets, so that the
+    comparison sees as much real code as the corpus's tests run."""
     from killmap.catalog.plan import LabOptions, load
     from killmap.catalog.project import project_files
     from killmap.engine.core import Engine
-    from killmap.verdict.baseline import run_baseline
+    from killmap.verdict.baseline import _Passes, _union, source_files
 
     _, mutations = load(root, LabOptions())
     files = project_files(root)
     settings = mutations[0].settings
-    group = [m for m in mutations if m.settings == settings]
-    found = {}
+    targets = tuple(sorted(source_files(files, settings)))
+    found, walls, names = {}, {}, {}
     for tracer in ("auto", "coverage"):
-        with Engine(root, files, 2, tracer=tracer) as engine:
-            found[tracer] = run_baseline(root, files, settings, group, engine, runs=2, timeout=900.0)
-    monitored, traced = found["auto"], found["coverage"]
-
-    def per_test(baseline):
-        return {
-            (path, context): set(lines)
-            for path, contexts in baseline.coverage.items()
-            for context, lines in contexts.items()
-        }
-
-    a, b = per_test(monitored), per_test(traced)
-    differ = sorted(
-        f"{path}::{context or '<collection>'}"
-        for path, context in set(a) | set(b)
-        if a.get((path, context), set()) != b.get((path, context), set())
-    )
+        # One worker: every test in pytest's order in one session, so that a module a test
+        # imports is that test's under either tracer (shared out, it is whoever came first's).
+        with Engine(root, files, 1, tracer=tracer) as engine:
+            engine.workers[0].wait_ready()
+            outcomes = _Passes(engine, settings, targets, 900.0).run("agreement", None, traced=True, shared=False)
+        found[tracer] = _union([o.coverage or {} for o in outcomes])
+        walls[tracer] = round(max(o.wall for o in outcomes), 2)
+        names[tracer] = sorted({o.tracer for o in outcomes})
+    a, b = found["auto"], found["coverage"]
     print(
         json.dumps(
             {
-                "recorded_by": [monitored.tracer, traced.tracer],
-                "walls": [round(monitored.wall, 2), round(traced.wall, 2)],
-                "tests": len({context for _, context in b if context}),
-                "lines": sum(len(lines) for lines in b.values()),
-                "targets": sorted({path for path, _ in b}),
-                "differ": differ,
+                "recorded_by": [" + ".join(names["auto"]), " + ".join(names["coverage"])],
+                "walls": [walls["auto"], walls["coverage"]],
+                "tests": len({c for contexts in b.values() for c in contexts if c}),
+                "lines": sum(len(lines) for contexts in b.values() for lines in contexts.values()),
+                "targets": sorted(b),
+                "differ": _lines_differ(a, b),
+                "statements": _statements_differ(root, a, b),
             }
         )
     )
     return 0
+
+
+def _lines_differ(a: dict, b: dict) -> list[str]:
+    """Every (file, test) whose recorded lines differ."""
+    keys = {(path, c) for side in (a, b) for path, contexts in side.items() for c in contexts}
+    return sorted(
+        f"{path}::{context or '<collection>'}"
+        for path, context in keys
+        if set(a.get(path, {}).get(context, ())) != set(b.get(path, {}).get(context, ()))
+    )
+
+
+def _statements_differ(root: Path, a: dict, b: dict) -> dict[str, list[str]]:
+    """What reach reads: for every statement of every traced file, the tests that ran it
+    (reach.region_of, Region.reached_by) and whether it ran while tests were collected.
+    "under" lists what only the C tracer saw (a selection short of a test: unsound), "over"
+    what only the first saw (a test selected in vain)."""
+    import ast
+
+    from killmap.verdict.reach import region_of
+
+    under, over, phantom = [], [], []
+    for path in sorted(set(a) | set(b)):
+        source = (root / path).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        tails = _finally_tails(tree)
+        starts = sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.stmt)})
+        for line in starts:
+            region = region_of(source, (line,))
+            first, second = (_ran(region, side.get(path)) for side in (a, b))
+            missed = [f"{path}:{line} {t or '<collection>'}" for t in sorted(second - first)]
+            if line in tails:
+                phantom += missed
+            else:
+                under += missed
+            over += [f"{path}:{line} {t or '<collection>'}" for t in sorted(first - second)]
+    return {"under": under, "over": over, "phantom": phantom}
+
+
+def _finally_tails(tree) -> set[int]:
+    """The lines of the last statements a `finally` block can end on. CPython 3.10 and 3.11
+    give the RERAISE that ends a finally run by an exception the line of the block's last
+    statement, so the C tracer credits that line to the test even where an `if` took another
+    branch and it never ran: a line the probes rightly leave out."""
+    import ast
+
+    def last(statements) -> set[int]:
+        tail = statements[-1]
+        ends = {tail.lineno}
+        for branch in ("body", "orelse"):
+            inner = getattr(tail, branch, None)
+            if isinstance(inner, list) and inner:
+                ends |= last(inner)
+        return ends
+
+    return {line for n in ast.walk(tree) for line in (last(n.finalbody) if getattr(n, "finalbody", None) else ())}
+
+
+def _ran(region, contexts) -> set[str]:
+    ran = set(region.reached_by(contexts))
+    if region.lines.intersection((contexts or {}).get("", ())):
+        ran.add("")
+    return ran
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,8 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=[c.name for c in rw.CORPORA], action="append")
     parser.add_argument("--work", type=Path, default=rw.CORPUS_DIR / ".work-agreement")
     args = parser.parse_args(argv)
-    if sys.version_info < (3, 12):
-        sys.exit("sys.monitoring needs Python 3.12+: run this with python3.12 or newer")
+    monitor = sys.version_info >= (3, 12)
     env = rw.prepare_env(args.work.resolve(), rw.REPO)
     failed = False
     for corpus in [c for c in rw.CORPORA if not args.only or c.name in args.only]:
@@ -104,9 +164,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{result['walls'][0]}s and by {result['recorded_by'][1]} in {result['walls'][1]}s; "
             f"{len(result['differ'])} differ"
         )
-        for entry in result["differ"][:10]:
+        under, over = result["statements"]["under"], result["statements"]["over"]
+        for entry in result["statements"]["phantom"]:
+            print(f"  the C tracer's phantom (the last line of a finally block an exception ran): {entry}")
+        print(
+            f"  statements: {len(under)} (statement, test) seen by the C tracer alone, {len(over)} by the other alone"
+        )
+        for entry in (result["differ"] if monitor else under + over)[:10]:
             print(f"  differs: {entry}")
-        failed |= bool(result["differ"]) or result["recorded_by"] != ["sys.monitoring", "coverage"]
+        # The monitor must match the tracer line for line; probes at the grain reach reads.
+        expected = ["sys.monitoring" if monitor else "probes", "coverage"]
+        failed |= bool(result["differ"] if monitor else under) or result["recorded_by"] != expected
     return 1 if failed else 0
 
 
