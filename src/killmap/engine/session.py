@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from killmap.engine import probes
 from killmap.engine.failures import warm_real_paths
 from killmap.engine.monitor import LineMonitor
 from killmap.engine.plugin import Recorder, conclude_run, deselected_by, modules_from_working_tree, run_claims_of
@@ -124,7 +125,7 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             # tests may want every sys.monitoring id (Hypothesis explains a failing example
             # with one), as under plain pytest. coverage's C tracer is already off.
             server.coverage.close()
-        recorder = _start_recording(server, session, request, items, traced=bool(traced))
+        recorder = _start_recording(server, session, request, items, reach=_reach_recorder(server, traced))
         exit_code = _run_items(session)
         # Only a traced run (a baseline) reports the session's imports: a mutant's run would
         # find the same files the session collected, and the scan is not free.
@@ -176,14 +177,27 @@ def _swap_mutant_in(server: SessionServer, request: dict[str, Any], swap: dict[s
     return proof_swap
 
 
-def _start_recording(server: SessionServer, session, request: dict[str, Any], items: list, *, traced: bool) -> Recorder:
+def _reach_recorder(server: SessionServer, traced: dict[str, Any] | None) -> Any:
+    """What records a traced run's lines: probes where there is no line monitor and they can
+    vouch for every target function (probes.py; the tests then run at full speed), else the
+    session's own tracer, resumed; None for an untraced run."""
+    if not traced:
+        return None
+    if probes.AVAILABLE and traced.get("tracer") != "coverage" and not isinstance(server.coverage, LineMonitor):
+        reach = probes.probe_reach(traced["include"], server.coverage)
+        if reach is not None:
+            return reach
+    return server.coverage
+
+
+def _start_recording(server: SessionServer, session, request: dict[str, Any], items: list, *, reach: Any) -> Recorder:
     """The fork's recorder begun, and the session's items narrowed to the run's."""
     recorder = server.recorder
     assert recorder is not None  # registered before the server said it was ready
     recorder.begin(
         request["events"],
         mutated_file=request.get("mutated_file"),
-        coverage=server.coverage if traced else None,
+        coverage=reach,
         run_claims=run_claims_of(request),
         snapshot=request.get("snapshot"),
         first_red=bool(request.get("first_red")),

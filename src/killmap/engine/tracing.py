@@ -93,21 +93,22 @@ def coverage_contexts(cov: coverage.Coverage) -> dict[str, dict[str, list[int]]]
 
 
 def write_coverage(tracer: Any, out: str) -> None:
-    """What a traced run recorded, by coverage or by a LineMonitor (monitor.py).
+    """What a traced run recorded, by coverage, a LineMonitor (monitor.py) or probes (probes.py).
 
     The project's warning filters are in force here (pluggy's `filterwarnings = error`), and
     coverage warns through `warnings` ("No data was collected" when a share ran no target
     line): the gate's own bookkeeping must not turn that into the run's crash.
     """
-    from killmap.engine.monitor import LineMonitor
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", coverage.exceptions.CoverageWarning)
-        found = tracer.contexts() if isinstance(tracer, LineMonitor) else coverage_contexts(tracer)
+        found = coverage_contexts(tracer) if isinstance(tracer, coverage.Coverage) else tracer.contexts()
     Path(out).write_text(json.dumps(found), encoding="utf-8")
 
 
 def tracer_name(tracer: Any) -> str:
     from killmap.engine.monitor import LineMonitor
+    from killmap.engine.probes import ProbeReach
 
-    return "sys.monitoring" if isinstance(tracer, LineMonitor) else "coverage"
+    if isinstance(tracer, LineMonitor):
+        return "sys.monitoring"
+    return "probes" if isinstance(tracer, ProbeReach) else "coverage"

@@ -24,6 +24,7 @@ from killmap.engine.cachedirs import baseline_red_file
 from killmap.engine.core import Engine
 from killmap.engine.guard import escaped_note
 from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
+from killmap.engine.probes import UNPROVEN
 from killmap.engine.runner import Scenario
 from killmap.errors import GateError
 
@@ -154,7 +155,9 @@ class _Passes:
         self.where = f"baseline of {', '.join(settings.tests)}"
         self.shared = len(engine.workers) > 1
 
-    def run(self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool) -> list[RunOutcome]:
+    def run(
+        self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
+    ) -> list[RunOutcome]:
         """Each worker runs `tests` (None: every test), traced or not; `shared`: the runs share
         the tests out (claims.py), else each runs them all. Only the first run's session traces
         collection, the same program in every session. Each run is a fork of its worker's
@@ -171,7 +174,7 @@ class _Passes:
                 run_claims=claims,
                 session_tests=self.everything,
                 swap_targets=self.targets,
-                tracer=self.engine.tracer,
+                tracer=tracer or self.engine.tracer,
                 trace_collection=i == 0,
             )
             for i in range(len(self.engine.workers))
@@ -189,7 +192,7 @@ def _shared_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[l
     test went red or flipped in them, and whole runs must decide. A test that needs another
     to have run before it in its session goes red when the runs share the tests out, and a
     guard pass runs only some of them."""
-    reach = passes.run("baseline", None, traced=True, shared=passes.shared)
+    reach = _traced_pass(passes, "baseline", shared=passes.shared)
     _refuse_drifting(passes.where, reach)
     if any(o.red for o in reach):
         if passes.shared:
@@ -204,6 +207,16 @@ def _shared_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[l
         if any(o.red for o in guard) or _flipped(reach, guard):
             return done, False
     return done, True
+
+
+def _traced_pass(passes: _Passes, label: str, *, shared: bool) -> list[RunOutcome]:
+    """A traced pass over every test. Where a run's probes could not vouch for a target file
+    (a function of it ran code they never saw, engine/probes.py), the pass is run again with
+    coverage's C tracer: slower, never short of a line."""
+    outcomes = passes.run(label, None, traced=True, shared=shared)
+    if any(UNPROVEN in contexts for o in outcomes for contexts in (o.coverage or {}).values()):
+        outcomes = passes.run(f"{label}-ctrace", None, traced=True, shared=shared, tracer="coverage")
+    return outcomes
 
 
 def guarded_tests(
@@ -231,7 +244,7 @@ def _whole_passes(passes: _Passes, runs: int, shared: list[RunOutcome]) -> list[
     is. A test red only where the tests were shared out is settled green by them."""
     whole: list[RunOutcome] = []
     while len(whole) < runs:
-        whole.extend(passes.run(f"baseline-whole-{len(whole) + 1}", None, traced=True, shared=False))
+        whole.extend(_traced_pass(passes, f"baseline-whole-{len(whole) + 1}", shared=False))
     _refuse_drifting(passes.where, whole)
     red = {t for o in whole for t in o.red}
     passed_before = {t for o in shared for t, r in o.tests.items() if r.outcome == "passed"}

@@ -18,6 +18,7 @@ from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine.core import Engine
 from killmap.engine.pool import Worker
+from killmap.engine.probes import UNPROVEN
 from killmap.engine.runner import Scenario
 from killmap.mutate.mutant import Mutant
 from killmap.verdict import judge
@@ -49,7 +50,7 @@ def tests_reaching(
     region = region_of(source, changed_lines)
     if region.import_time:
         return collected, "all tests: the change runs at import", region
-    if file_coverage is None:
+    if file_coverage is None or UNPROVEN in file_coverage:
         return collected, "all tests: no coverage was recorded for the target file", region
     if region.lines.intersection(file_coverage.get("", ())):
         # A function that runs while tests are collected (say, to build parameters) changes
@@ -362,6 +363,8 @@ def _reached_alone(
         )
         if alone.status != "done" or not alone.finished or alone.coverage is None:
             return None
+        if UNPROVEN in (alone.coverage.get(mutation.target.path) or {}):
+            return None  # its probes could not vouch for the file: unknown, as if not run
         if test in region.reached_by(alone.coverage.get(mutation.target.path)):
             found.add(test)
     return frozenset(found)
