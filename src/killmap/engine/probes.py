@@ -327,16 +327,41 @@ def _real(cache: dict[str, str], filename: str) -> str:
 def _live_code(paths: Iterable[str]) -> tuple[list[types.FunctionType], bool]:
     """The functions whose code is in one of `paths`, and whether a generator, coroutine or
     async generator of theirs is yet to finish (its frame runs the code it was made with)."""
-    wanted, functions, suspended = set(paths), [], False
-    real: dict[str, str] = {}
+    functions, suspended = [], False
+    target = _Targets(paths)
+    function, made = types.FunctionType, _MADE
+    # By exact type, not isinstance: a session holds some 30,000 objects, and neither kind can
+    # be subclassed.
     for thing in gc.get_objects():
-        if isinstance(thing, types.FunctionType):
-            if _real(real, thing.__code__.co_filename) in wanted:
+        kind = type(thing)
+        if kind is function:
+            if target(thing.__code__.co_filename):
                 functions.append(thing)
-        elif isinstance(thing, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+        elif kind in made:
             code = _frame_code(thing)
-            suspended = suspended or (code is not None and _real(real, code.co_filename) in wanted)
+            suspended = suspended or (code is not None and target(code.co_filename))
     return functions, suspended
+
+
+class _Targets:
+    """Whether a code's file is one of `paths`, answered once per file name: a session's code
+    comes from hundreds of files, and resolving a name (a stat a path component) costs more
+    than the rest of a scan."""
+
+    def __init__(self, paths: Iterable[str]):
+        self.paths = frozenset(paths)
+        self.names = frozenset(os.path.basename(path) for path in self.paths)
+        self.known: dict[str, bool] = {}
+
+    def __call__(self, filename: str) -> bool:
+        found = self.known.get(filename)
+        if found is None:
+            found = os.path.basename(filename) in self.names and os.path.realpath(filename) in self.paths
+            self.known[filename] = found
+        return found
+
+
+_MADE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 
 
 def _frame_code(made: Any) -> types.CodeType | None:
