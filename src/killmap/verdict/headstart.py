@@ -38,7 +38,10 @@ class HeadStart:
         self, root: Path, files: list[str], group: list[Mutation], engine: Engine, *, runs: int, timeout: float
     ):
         self.settings: GateSettings = group[0].settings
-        self.names = frozenset(m.name for m in group)
+        # What the baseline depends on besides the settings (baseline.py): the files traced and
+        # the tests the contracts name. A sweep starts one before its mutants exist.
+        self.targets = frozenset(m.target.path for m in group)
+        self.contract = frozenset(test for m in group for test in m.contract_tests())
         self.engine = engine
         self._baseline: Baseline | None = None
         self._error: BaseException | None = None
@@ -54,8 +57,14 @@ class HeadStart:
             self._error = exc
 
     def covers(self, group: list[Mutation]) -> bool:
-        """Whether this baseline is evidence enough for `group`: same settings, no new target."""
-        return bool(group) and group[0].settings == self.settings and all(m.name in self.names for m in group)
+        """Whether this baseline is evidence enough for `group`: the same settings, no file it
+        did not trace, no contract test it did not name."""
+        return (
+            bool(group)
+            and all(m.settings == self.settings for m in group)
+            and all(m.target.path in self.targets for m in group)
+            and all(test in self.contract for m in group for test in m.contract_tests())
+        )
 
     def baseline(self) -> Baseline:
         self._thread.join()

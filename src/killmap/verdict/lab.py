@@ -71,6 +71,7 @@ def run_mutations(
     mutants: dict[str, Mutant] | None = None,
     launch: Launch | None = None,
     recorded: Mapping[str, float] | None = None,
+    head: HeadStart | None = None,
 ) -> LabResult:
     """The engine's interface for every command: these mutations, to their verdicts.
 
@@ -79,6 +80,8 @@ def run_mutations(
     mutations no catalog operator can rebuild. `launch`: workers the command started at
     its first line, for the engine to adopt (launch.py). `recorded`: seconds each mutation
     took in an earlier run, by name, where known: the dearest start first (dispatch.py).
+    `head`: a baseline the caller began before it had the mutations (`early_baseline`), used
+    when it covers the first group that runs, else cancelled.
     """
     import time
 
@@ -99,7 +102,7 @@ def run_mutations(
     if not pending and launch is not None:
         launch.dismiss()  # every verdict is cached: no worker will be needed
     progress("planned", len(mutations))
-    head, early, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending)
+    head, early, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending, head)
     if dispatch is not None:
         dispatch.close()
     for mutation in mutations:
@@ -209,38 +212,66 @@ class _Lab:
         )
 
     def new_engine(self, runnable: int) -> Engine:
-        options = self.options
-        return Engine(
-            self.root,
-            self.files,
-            _sandboxes(options, runnable),
-            cache_dir=options.cache_dir,
-            tracer=options.tracer,
-            launch=self.launch,
-            seed=options.seed,
-        )
+        return _engine(self.root, self.files, self.options, self.launch, runnable)
+
+
+def _engine(root: Path, files: list[str], options: LabOptions, launch: Launch | None, runnable: int) -> Engine:
+    return Engine(
+        root,
+        files,
+        _sandboxes(options, runnable),
+        cache_dir=options.cache_dir,
+        tracer=options.tracer,
+        launch=launch,
+        seed=options.seed,
+    )
+
+
+def early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch: Launch | None) -> HeadStart:
+    """The engine and the baseline of `plan`'s settings and files, begun before the caller
+    has its mutations (a sweep enumerates them meanwhile: seconds of libcst on a large file,
+    while the workers would wait). `plan` stands for the mutations to come: their files and
+    contract tests, which are all a baseline depends on (headstart.py); hand the result to
+    run_mutations as `head`, which cancels it if it does not cover what runs."""
+    files = _checked_input(root, plan)
+    engine = _engine(root, files, options, launch, options.jobs)
+    try:
+        return HeadStart(root, files, plan, engine, runs=options.baseline_runs, timeout=options.baseline_timeout)
+    except BaseException:
+        engine.close()
+        raise
 
 
 def _build_while_the_baseline_runs(
-    lab: _Lab, mutations: list[Mutation], known: dict[str, Mutant | None], pending: list[Mutation]
+    lab: _Lab,
+    mutations: list[Mutation],
+    known: dict[str, Mutant | None],
+    pending: list[Mutation],
+    begun: HeadStart | None = None,
 ) -> tuple[HeadStart | None, Engine | None, Dispatch | None]:
     """Every mutant built (or remembered) and settled; when something will run, the engine
-    and the first group's baseline started before, and each mutant of that group dispatched
-    as soon as it is built."""
+    and the first group's baseline started before (or `begun`'s, when it covers that
+    group), and each mutant of that group dispatched as soon as it is built."""
     root, options = lab.root, lab.options
     head = None
     early: Engine | None = None
     dispatch: Dispatch | None = None
     try:
+        first = [m for m in pending if m.settings == pending[0].settings] if pending else []
+        if begun is not None and not begun.covers(first):
+            begun.cancel()  # nothing to run, or other files to trace: its baseline is not this one
+            begun = None
         if pending:
             # Something will run: begin the engine and its baseline while the mutants are
             # built and checked (headstart.py says why the two are independent), and run
             # each mutant from the moment both it and the baseline are there (dispatch.py).
-            first = [m for m in pending if m.settings == pending[0].settings]
-            early = lab.new_engine(len(pending))
-            head = HeadStart(
-                root, lab.files, first, early, runs=options.baseline_runs, timeout=options.baseline_timeout
-            )
+            if begun is not None:
+                early, head = begun.engine, begun
+            else:
+                early = lab.new_engine(len(pending))
+                head = HeadStart(
+                    root, lab.files, first, early, runs=options.baseline_runs, timeout=options.baseline_timeout
+                )
             dispatch = Dispatch(
                 head.settings, head.baseline, early.workers, lab.trial(early), lab.progress, lab.announced, lab.recorded
             )
@@ -251,14 +282,14 @@ def _build_while_the_baseline_runs(
                     dispatch is not None
                     and head is not None  # made with the dispatch
                     and mutation.name not in lab.decided
-                    and mutation.name in head.names
+                    and head.covers([mutation])
                 ):
                     dispatch.offer(mutation, lab.mutants[mutation.name])
             check_control_sites(mutations, lab.mutants)
     except BaseException:
         # Also when ^C lands between the engine's start and the head start's: no worker
         # may outlive the gate.
-        _stop_early(early, head, dispatch)
+        _stop_early(early, head or begun, dispatch)
         raise
     return head, early, dispatch
 

@@ -39,8 +39,10 @@ from killmap.mutate.patching import split_lines
 from killmap.mutate.splice import SplicedFile
 from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.verdict import judge
+from killmap.verdict.cache import VerdictCache
+from killmap.verdict.headstart import HeadStart
 from killmap.verdict.judge import Verdict
-from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations
+from killmap.verdict.lab import LabOptions, LabResult, Progress, early_baseline, run_mutations
 
 if TYPE_CHECKING:
     from killmap.engine.launch import Launch
@@ -442,6 +444,61 @@ def run_sweep(
     workers the command started at its first line (engine/launch.py)."""
     started = time.perf_counter()
     version = mutmut_adapter.version()
+    head = _baseline_while_enumerating(root, targets, options, launch)
+    try:
+        return _swept(
+            root, targets, ops, options, catalogs, progress, portion, every_red, launch, head, started, version
+        )
+    except BaseException:
+        if head is not None:
+            head.cancel()  # no worker outlives the sweep (run_mutations stops it once handed it)
+        raise
+
+
+def _baseline_while_enumerating(
+    root: Path, targets: list[SweepTarget], options: LabOptions, launch: Launch | None
+) -> HeadStart | None:
+    """The baseline of the targets' files, begun before their mutants are enumerated (libcst
+    and mutmut's operators: over a second for draftroute's files, while the workers would
+    wait). Not when the cache holds verdicts of mutants of these files: a sweep run again
+    may have nothing left to run, and the baseline would only slow its enumeration."""
+    if options.use_cache and _swept_before(root, targets, options):
+        return None
+    first = [t for t in targets if t.settings == targets[0].settings]
+    plan = [
+        Mutation(
+            name=f"sweep of {path}",
+            target=Target(path),
+            op="sweep",
+            params=(),
+            kills=(),
+            settings=first[0].settings,
+            uncontracted=True,
+        )
+        for path in dict.fromkeys(t.path for t in first)
+    ]
+    return early_baseline(root, plan, options, launch)
+
+
+def _swept_before(root: Path, targets: list[SweepTarget], options: LabOptions) -> bool:
+    stems = tuple(f"{PurePosixPath(t.path).stem}." for t in targets)
+    return any(name.startswith(stems) for name in VerdictCache(root, options.cache_dir).entries)
+
+
+def _swept(
+    root: Path,
+    targets: list[SweepTarget],
+    ops: tuple[str, ...],
+    options: LabOptions,
+    catalogs: list[Catalog],
+    progress: Progress,
+    portion: Portion,
+    every_red: bool,
+    launch: Launch | None,
+    head: HeadStart | None,
+    started: float,
+    version: str,
+) -> SweepResult:
     enumeration = enumerate_mutants(root, targets, ops)
     touched = portion.touched
     if touched is not None:
@@ -460,9 +517,11 @@ def run_sweep(
         to_run = longest_first(to_run, portion.durations)
         mutations, prebuilt = [m.mutant.mutation for m in to_run], {m.id: m.mutant for m in to_run}
         lab = run_mutations(
-            root, mutations, options, progress, mutants=prebuilt, launch=launch, recorded=portion.durations
+            root, mutations, options, progress, mutants=prebuilt, launch=launch, recorded=portion.durations, head=head
         )
         verdicts = {v.name: v for v in lab.verdicts}
+    elif head is not None:
+        head.cancel()  # every mutant is named: nothing runs
     entries = [
         SweepEntry(m, "named", None, named[m.id])
         if m.id in named
