@@ -13,6 +13,7 @@ Python 3.12+ has the line monitor instead: there these skip.
 from __future__ import annotations
 
 import ast
+import gc
 import importlib
 import os
 import sys
@@ -347,3 +348,22 @@ def test_a_baseline_records_its_reach_with_probes_unless_coverage_is_asked_for(t
         assert run.code == 0, run.stderr
         recorded[args] = [b["reach_recorded_by"] for b in run.report["baselines"]]
     assert recorded == {(): ["probes"], ("--reach-tracer", "coverage"): ["coverage"]}
+
+
+def test_functions_of_a_target_that_froze_the_heap_at_import_are_probed_all_the_same(tmp_path):
+    # gc.get_objects leaves out what gc.freeze() set aside: the probes must still find them.
+    target = tmp_path / "km_probed_frozen.py"
+    target.write_text(TARGET + "\nimport gc\ngc.freeze()\n")
+    sys.path.insert(0, str(tmp_path))
+    module = importlib.import_module("km_probed_frozen")
+    try:
+        reach = probes.probe_reach([str(target)], None)
+        assert reach is not None
+        reach.start()
+        reach.switch_context("t")
+        module.classify(-1)
+        reach.switch_context("")
+        first = TARGET.splitlines().index("def classify(n):") + 1
+        assert reach.contexts()[os.path.realpath(target)]["t"] == [first + 1, first + 2]
+    finally:
+        gc.unfreeze()
