@@ -215,6 +215,9 @@ class ProbedFile:
             known = self.copies.get(before, after)
             self.copies[before] = after if known == after else None
         self.probed = set(map(id, (c for c in self.copies.values() if c is not None)))
+        # Held, not only their ids: a module reloaded twice frees the first reload's code, and
+        # an unprobed code object at a freed one's address would pass for probed.
+        self._imported: list[list[types.CodeType]] = []
 
     def copy_of(self, code: types.CodeType) -> types.CodeType | None:
         return self.copies.get(code)
@@ -233,7 +236,9 @@ class ProbedFile:
         """The whole module probed, its own statements too: imported (or reloaded) while a
         test runs, its import is that test's."""
         code = probed_code(source, self.filename, self.hits, module=True)
-        self.probed.update(map(id, _code_tree(code)))
+        tree = _code_tree(code)
+        self._imported.append(tree)
+        self.probed.update(map(id, tree))
         return code
 
 
