@@ -86,46 +86,67 @@ def run_mutations(
     import time
 
     started = time.perf_counter()
+    lab = _new_lab(root, mutations, options, progress, launch, recorded)
+    prebuilt = dict(mutants or {})
+    # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
+    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, lab.cache) for m in mutations}
+    pending = [m for m in mutations if not lab.cached_already(m, known[m.name])]
+    if not pending and launch is not None:
+        launch.dismiss()  # every verdict is cached: no worker will be needed
+    progress("planned", len(mutations))
+    to_run, baselines = _settle_then_run(lab, mutations, known, pending, head)
+    _judge_controls(mutations, lab.decided)
+    lab.announce.rest()
+    if lab.cache is not None:
+        lab.cache.save()
+    verdicts = [with_warnings(lab.decided[m.name], lab.warnings[m.name]) for m in mutations]
+    built = {m.name: lab.mutants[m.name] for m in mutations}
+    # Sandboxes actually used: none when every verdict came from the cache or was static.
+    return LabResult(
+        verdicts, built, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)), options.seed
+    )
+
+
+def _new_lab(
+    root: Path,
+    mutations: list[Mutation],
+    options: LabOptions,
+    progress: Progress,
+    launch: Launch | None,
+    recorded: Mapping[str, float] | None,
+) -> _Lab:
     files = _checked_input(root, mutations)
     # A focused run answers another question than the contract: its verdicts are not the gate's;
     # nor are a --seed random run's, which explores, by luck.
     usable = options.use_cache and options.focus is None and options.seed is not None
     cache = VerdictCache(root, options.cache_dir) if usable else None
-    lab = _Lab(
+    return _Lab(
         root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress), recorded
     )
-    prebuilt = dict(mutants or {})
 
-    # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
-    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, cache) for m in mutations}
-    pending = [m for m in mutations if not lab.cached_already(m, known[m.name])]
-    if not pending and launch is not None:
-        launch.dismiss()  # every verdict is cached: no worker will be needed
-    progress("planned", len(mutations))
-    head, early, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending, head)
+
+def _settle_then_run(
+    lab: _Lab,
+    mutations: list[Mutation],
+    known: dict[str, Mutant | None],
+    pending: list[Mutation],
+    begun: HeadStart | None,
+) -> tuple[list[Mutation], list[Baseline]]:
+    """Every mutant settled (static verdicts, cache) while the baseline starts, then what is
+    left run: the mutations that ran, and their baselines."""
+    head, early, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending, begun)
     if dispatch is not None:
         dispatch.close()
     for mutation in mutations:
         if mutation.name in lab.decided:
             lab.announce.done(lab.decided[mutation.name])
-
     to_run = [m for m in mutations if m.name not in lab.decided]
     baselines: list[Baseline] = []
     if not to_run and head is not None:
         _stop_early(early, head, dispatch)  # everything turned out static or cached
     elif to_run:
         baselines = _run_the_rest(lab, to_run, head, dispatch)
-    _judge_controls(mutations, lab.decided)
-    decided = lab.decided
-    lab.announce.rest()
-    if cache is not None:
-        cache.save()
-    verdicts = [with_warnings(decided[m.name], lab.warnings[m.name]) for m in mutations]
-    mutants = {m.name: lab.mutants[m.name] for m in mutations}
-    # Sandboxes actually used: none when every verdict came from the cache or was static.
-    return LabResult(
-        verdicts, mutants, baselines, time.perf_counter() - started, min(options.jobs, len(to_run)), options.seed
-    )
+    return to_run, baselines
 
 
 def _judge_controls(mutations: list[Mutation], decided: dict[str, Verdict]) -> None:
