@@ -18,8 +18,8 @@ import os
 import sys
 
 import pytest
-from gatekit import copy_fixture, gate_env, run_gate
-from tracekit import LATE, TARGET
+from gatekit import copy_fixture, run_gate
+from tracekit import LATE, TARGET, recorded_by
 
 if sys.version_info < (3, 12) and os.environ.get("KILLMAP_REQUIRE_MONITORING") != "1":
     pytest.skip("sys.monitoring is Python 3.12+ (.ci/run runs these under 3.12)", allow_module_level=True)
@@ -180,14 +180,7 @@ def test_the_gate_selects_the_same_tests_and_gives_the_same_verdicts_under_eithe
 
 
 def test_the_report_says_what_recorded_the_baseline_and_the_command_line_can_force_coverage(tmp_path):
-    project = copy_fixture("basic", tmp_path)
-    env = gate_env(project)
-    recorded = {}
-    for args in ((), ("--reach-tracer", "coverage")):
-        run = run_gate(project, "run", "--no-cache", *args, env=env)
-        assert run.code == 0, run.stderr
-        recorded[args] = [b["reach_recorded_by"] for b in run.report["baselines"]]
-    assert recorded == {(): ["sys.monitoring"], ("--reach-tracer", "coverage"): ["coverage"]}
+    assert recorded_by(tmp_path) == {(): ["sys.monitoring"], ("--reach-tracer", "coverage"): ["coverage"]}
 
 
 def test_a_fresh_session_records_the_same_lines_with_the_monitor_as_with_coverage(tmp_path):

@@ -23,7 +23,7 @@ import types
 
 import pytest
 from gatekit import copy_fixture, gate_env, run_gate
-from tracekit import LATE, TARGET
+from tracekit import LATE, TARGET, recorded_by
 
 from killmap.engine import probes
 
@@ -340,14 +340,7 @@ def test_a_baseline_whose_probes_are_unproven_is_traced_again_by_coverage(tmp_pa
 
 
 def test_a_baseline_records_its_reach_with_probes_unless_coverage_is_asked_for(tmp_path):
-    project = copy_fixture("basic", tmp_path)
-    env = gate_env(project)
-    recorded = {}
-    for args in ((), ("--reach-tracer", "coverage")):
-        run = run_gate(project, "run", "--no-cache", *args, env=env)
-        assert run.code == 0, run.stderr
-        recorded[args] = [b["reach_recorded_by"] for b in run.report["baselines"]]
-    assert recorded == {(): ["probes"], ("--reach-tracer", "coverage"): ["coverage"]}
+    assert recorded_by(tmp_path) == {(): ["probes"], ("--reach-tracer", "coverage"): ["coverage"]}
 
 
 def test_functions_of_a_target_that_froze_the_heap_at_import_are_probed_all_the_same(tmp_path):

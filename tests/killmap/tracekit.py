@@ -7,6 +7,22 @@ from __future__ import annotations
 
 import textwrap
 
+from gatekit import copy_fixture, gate_env, run_gate
+
+
+def recorded_by(tmp_path) -> dict[tuple[str, ...], list[str]]:
+    """What the report says recorded each baseline of the basic fixture, by default and with
+    `--reach-tracer coverage`, keyed by those arguments."""
+    project = copy_fixture("basic", tmp_path)
+    env = gate_env(project)
+    recorded = {}
+    for args in ((), ("--reach-tracer", "coverage")):
+        run = run_gate(project, "run", "--no-cache", *args, env=env)
+        assert run.code == 0, run.stderr
+        recorded[args] = [b["reach_recorded_by"] for b in run.report["baselines"]]
+    return recorded
+
+
 TARGET = textwrap.dedent("""
     import asyncio
     import functools
