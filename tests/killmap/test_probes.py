@@ -360,3 +360,36 @@ def test_functions_of_a_target_that_froze_the_heap_at_import_are_probed_all_the_
         assert reach.contexts()[os.path.realpath(target)]["t"] == [first + 1, first + 2]
     finally:
         gc.unfreeze()
+
+
+def test_a_file_whose_reach_is_unproven_selects_every_test_for_its_mutants():
+    from killmap.verdict.trial import tests_reaching
+
+    source = "def f(x):\n    return x + 1\n"
+    collected = ("t::a", "t::b", "t::c")
+    reaching, why, _ = tests_reaching(source, (2,), {"t::a": [2], probes.UNPROVEN: []}, collected)
+    assert reaching == collected and why is not None and "all tests" in why
+    proven, why, _ = tests_reaching(source, (2,), {"t::a": [2]}, collected)
+    assert proven == ("t::a",) and why is None
+
+
+def test_a_test_run_alone_whose_probes_are_unproven_is_traced_again_by_coverage():
+    from killmap.engine.outcome import RunOutcome
+    from killmap.engine.runner import Scenario
+    from killmap.verdict.trial import _traced_alone
+
+    class Engine:
+        tracer = "auto"
+
+        def __init__(self):
+            self.asked: list[str] = []
+
+        def run(self, worker, scenario):
+            self.asked.append(scenario.tracer)
+            lines = {probes.UNPROVEN: []} if scenario.tracer == "auto" else {"t::a": [2]}
+            return RunOutcome(status="done", wall=0.0, finished=True, coverage={"src/m.py": lines})
+
+    engine = Engine()
+    scenario = Scenario(label="alone", tests=("t::a",), timeout=60.0, sys_path=(), tracer="auto")
+    assert _traced_alone(engine, None, scenario, "src/m.py") == {"t::a": [2]}  # type: ignore[arg-type]
+    assert engine.asked == ["auto", "coverage"]

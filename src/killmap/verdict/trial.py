@@ -343,31 +343,39 @@ def _reached_alone(
     assert scenario.mutated_file is not None  # the mutant's run (_scenario) names the mutated file
     found: set[str] = set()
     for test in unreached:  # each by itself: a test before it could run the change for it
-        alone = engine.run(
-            worker,
-            replace(
-                scenario,
-                label=f"alone-{mutation.name}",
-                tests=(test,),
-                writes=(),
-                mutated_file=None,
-                expect_module=None,
-                swap=False,
-                swap_timeout=None,
-                timeout=limit,
-                confirm_kills=None,
-                confirm_allowed=None,
-                coverage_files=baseline.mutated_files or (scenario.mutated_file,),
-                tracer=engine.tracer,
-            ),
+        alone = replace(
+            scenario,
+            label=f"alone-{mutation.name}",
+            tests=(test,),
+            writes=(),
+            mutated_file=None,
+            expect_module=None,
+            swap=False,
+            swap_timeout=None,
+            timeout=limit,
+            confirm_kills=None,
+            confirm_allowed=None,
+            coverage_files=baseline.mutated_files or (scenario.mutated_file,),
+            tracer=engine.tracer,
         )
-        if alone.status != "done" or not alone.finished or alone.coverage is None:
+        lines = _traced_alone(engine, worker, alone, mutation.target.path)
+        if lines is None:
             return None
-        if UNPROVEN in (alone.coverage.get(mutation.target.path) or {}):
-            return None  # its probes could not vouch for the file: unknown, as if not run
-        if test in region.reached_by(alone.coverage.get(mutation.target.path)):
+        if test in region.reached_by(lines):
             found.add(test)
     return frozenset(found)
+
+
+def _traced_alone(engine: Engine, worker: Worker, scenario: Scenario, path: str) -> dict[str, list[int]] | None:
+    """The lines of `path` a traced run recorded by context ({} if none), None if it did not
+    finish. Where its probes could not vouch for the file, the run is made again under the C
+    tracer, as the baseline's pass is (baseline._traced_pass)."""
+    run = engine.run(worker, scenario)
+    if run.status == "done" and run.finished and UNPROVEN in ((run.coverage or {}).get(path) or {}):
+        run = engine.run(worker, replace(scenario, label=f"{scenario.label}-ctrace", tracer="coverage"))
+    if run.status != "done" or not run.finished or run.coverage is None:
+        return None
+    return run.coverage.get(path) or {}
 
 
 def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
