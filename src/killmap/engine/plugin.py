@@ -23,8 +23,9 @@ import pytest
 
 from killmap.engine.claims import SharedItems
 from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
-from killmap.engine.failures import describe_failure, real_path, shorten, shorten_middle, unrendered_failure
+from killmap.engine.failures import describe_failure, shorten, shorten_middle, unrendered_failure
 from killmap.engine.neutral import private_hypothesis_home
+from killmap.engine.shadowing import ImportWatch, modules_from_working_tree
 
 
 class Recorder:
@@ -359,12 +360,14 @@ def conclude_run(
     *,
     imports_of: str | None,
     swap: dict[str, Any] | None = None,
+    watch: ImportWatch | None = None,
 ) -> None:
     """The end of every run, in a fresh session or a fork of the collected one.
 
     The confirmation copy reports its re-runs and stops; the run itself lets the copy go,
     saves its coverage when it traced, and writes its final line with the origin proof.
     `imports_of`: the sandbox whose imported files the cache needs, when they are wanted.
+    `watch`: the collected session's, in its forks (shadowing.py).
     """
     if recorder.confirming:
         recorder.finish_confirmation(int(exit_code))
@@ -382,7 +385,16 @@ def conclude_run(
         from killmap.engine.tracing import imported_files
 
         imported = imported_files(imports_of)
-    report_final(recorder, exit_code, request.get("expect"), blocked_root, imported=imported, swap=swap, tracer=tracer)
+    report_final(
+        recorder,
+        exit_code,
+        request.get("expect"),
+        blocked_root,
+        imported=imported,
+        swap=swap,
+        tracer=tracer,
+        watch=watch,
+    )
 
 
 def report_final(
@@ -394,11 +406,12 @@ def report_final(
     imported: list[str],
     swap: dict[str, Any] | None = None,
     tracer: str | None = None,
+    watch: ImportWatch | None = None,
 ) -> None:
     """A run's last line: its exit code and the proof that the mutant was the code that ran."""
     proof = None
     if expect:
-        proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root)
+        proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root, watch)
         if swap is not None:
             proof["swap"] = swap  # which function objects were given the mutant's code
     more: dict[str, Any] = {"tracer": tracer} if tracer else {}  # what recorded the reach
@@ -411,7 +424,11 @@ def report_final(
 
 
 def origin_proof(
-    module_name: str, expected_file: str, expected_sha256: str, blocked_root: str | None
+    module_name: str,
+    expected_file: str,
+    expected_sha256: str,
+    blocked_root: str | None,
+    watch: ImportWatch | None = None,
 ) -> dict[str, Any]:
     """Prove the module the tests imported is the sandbox's file holding the mutant's text.
 
@@ -436,48 +453,8 @@ def origin_proof(
     except OSError:
         proof["text_matches"] = False
     if blocked_root:
-        proof["modules_from_working_tree"] = modules_from_working_tree(blocked_root)
+        proof["modules_from_working_tree"] = modules_from_working_tree(blocked_root, watch)
     return proof
-
-
-def modules_from_working_tree(blocked_root: str) -> list[str]:
-    """Project modules imported from the user's working tree instead of the sandbox.
-
-    A module counts when its file lies in the working tree and the same relative path was
-    copied into the sandbox (the cwd): that is a shadowing copy. The gate's own package is
-    exempt, since it is the harness, not the subject.
-
-    Each module object is looked at once per process and remembered (`_looked_at`): the
-    collected session looks at everything collection imported before it forks, so a fork
-    looks only at what its own tests imported. A module object keeps its file for life; a
-    module replaced under the same name is another object, and is looked at afresh. A
-    project with its venv inside it had every installed module's path tested, in every run.
-    """
-    blocked = os.path.realpath(blocked_root) + os.sep
-    # killmap/, not this module's folder: the gate's layers live in subpackages beside engine/.
-    harness = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
-    sandbox = os.getcwd()
-    looked_at = _looked_at.setdefault((blocked, sandbox), {})
-    found = []
-    for name, mod in list(sys.modules.items()):
-        known = looked_at.get(name)
-        if known is None or known[0] is not mod:
-            known = looked_at[name] = (mod, _shadowed(mod, blocked, harness, sandbox))
-        if known[1]:
-            found.append(name)
-    return sorted(found)
-
-
-# (working tree, sandbox) -> module name -> (the module object, whether it is a shadowing copy)
-_looked_at: dict[tuple[str, str], dict[str, tuple[Any, bool]]] = {}
-
-
-def _shadowed(module: Any, blocked: str, harness: str, sandbox: str) -> bool:
-    path = real_path(getattr(module, "__file__", None) or "")
-    # The gate's own modules (the worker runs as __main__) are the harness, not the subject.
-    if path.startswith(harness) or not path.startswith(blocked):
-        return False
-    return os.path.exists(os.path.join(sandbox, path[len(blocked) :]))
 
 
 def now() -> float:

@@ -31,8 +31,9 @@ import pytest
 from killmap.engine import probes
 from killmap.engine.failures import warm_real_paths
 from killmap.engine.monitor import LineMonitor
-from killmap.engine.plugin import Recorder, conclude_run, deselected_by, modules_from_working_tree, run_claims_of
+from killmap.engine.plugin import Recorder, conclude_run, deselected_by, run_claims_of
 from killmap.engine.reaper import die_with_parent
+from killmap.engine.shadowing import ImportWatch, modules_from_working_tree
 from killmap.engine.swap import LiveFunctions, swap_in
 
 FALLBACK = 75  # the fork's exit status for "run me in a fresh session instead"
@@ -56,6 +57,7 @@ class SessionServer:
         self.coverage = coverage  # started before collection, when a traced run needs it
         self.functions: LiveFunctions | None = None
         self.recorder: Recorder | None = None  # registered once, begun in each fork
+        self.imports: ImportWatch | None = None  # heard by every fork: whether to look again
         self.deselected: list[tuple[list[str], str]] = []  # what collection deselected, and by what
 
     def pytest_deselected(self, items):
@@ -74,8 +76,6 @@ class SessionServer:
         if session.testsfailed:
             return True  # a collection error: no "ready", so the worker never uses this server
         warm_real_paths()  # every fork's origin proof resolves these module paths: once, here
-        if self.blocked_root:
-            modules_from_working_tree(self.blocked_root)  # and looks at these modules: once, here
         functions = self.functions = LiveFunctions()  # and every swap looks for the functions of its file
         for path in self.prepare:
             try:
@@ -86,6 +86,10 @@ class SessionServer:
         # only forks from here on (a hook of the loop it is in was chosen before it came).
         self.recorder = Recorder()
         session.config.pluginmanager.register(self.recorder, "killmap-recorder-fork")
+        if self.blocked_root:
+            # And looks at these modules, last before the forks: once, here, and a fork that
+            # imports nothing need not look again (shadowing.py).
+            self.imports = ImportWatch(modules_from_working_tree(self.blocked_root))
         self._say(ready=True, collected=len(session.items))
         by_id = {item.nodeid: item for item in session.items}
         for line in self.requests:
@@ -136,6 +140,7 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             server.blocked_root,
             imports_of=request["sandbox"] if traced else None,
             swap=proof_swap,
+            watch=server.imports,
         )
         code = 0
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
