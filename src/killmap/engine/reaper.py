@@ -8,6 +8,7 @@ it is the one part of the gate that knows about /proc, prctl and rlimits.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -27,12 +28,19 @@ def become_subreaper() -> None:
     """
     if not sys.platform.startswith("linux"):
         return
-    import ctypes
-
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _prctl()(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+@functools.cache
+def _prctl():
+    """libc's prctl, looked up once per process: a fork of the collected session asks for it
+    in every run, and loading the library's handle anew cost some 60 copied pages each time."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).prctl
 
 
 def die_with_parent() -> None:
@@ -42,11 +50,9 @@ def die_with_parent() -> None:
     record later tests as if nothing had happened."""
     if not sys.platform.startswith("linux"):
         return
-    import ctypes
-
     parent = os.getppid()
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _prctl()(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         return
     if os.getppid() != parent:  # it ended before the request took effect
