@@ -29,6 +29,8 @@ from killmap.engine.sandbox import Scratch, scratch_parent
 from killmap.engine.treewatch import TreeWatch
 from killmap.errors import GateError
 
+THREAD_SWITCH_SECONDS = 0.0005  # while an engine is open (Engine.__init__ says why)
+
 
 def _bytes_of(root: Path, files: list[str], trees: list[dict[str, bytes]] | None) -> int:
     if trees is not None:
@@ -88,6 +90,12 @@ class Engine:
         self.scratch.kept_rewrites = rewrites_folder(cache_dir)
         self.pool: Pool | None = None
         self.containment: Containment | None = None
+        self._switch_interval: float | None = sys.getswitchinterval()
+        # The gate's threads (one per worker, and a head start's baseline) spend their turns
+        # in system calls: each gives up the GIL and then waits for it while the main thread
+        # builds mutants (libcst, pyflakes), up to the switch interval every time. At 5 ms,
+        # a sweep's first baseline request left 0.4 s after its workers were ready.
+        sys.setswitchinterval(min(self._switch_interval, THREAD_SWITCH_SECONDS))
         try:
             # The workers import pytest (about 0.3 s each) while the pristine copy is made
             # (many small system calls): neither needs the other before the first request.
@@ -149,6 +157,9 @@ class Engine:
         return self.pool.map(jobs, run, on_done)
 
     def close(self) -> None:
+        if self._switch_interval is not None:
+            sys.setswitchinterval(self._switch_interval)
+            self._switch_interval = None
         if self.pool is not None:
             self.pool.close()
             self.pool = None
