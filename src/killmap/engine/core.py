@@ -164,6 +164,8 @@ class Engine:
             self.pool.close()
             self.pool = None
             self._final_check()
+        if self.containment is not None:
+            self.containment.tree.close()
         if self.scratch.kept_rewrites is not None:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
         self.scratch.remove()

@@ -10,7 +10,8 @@ for byte from the pristine copy the gate made when it started.
 Stat first, hash only on a difference (of size, mtime or ctime): a run that wrote nothing
 costs one stat per file, and one per folder for the files it might have added
 (`FolderStamps`). The ctime because a run can write a file's bytes and set its mtime back;
-nothing but the kernel sets a ctime.
+nothing but the kernel sets a ctime. Where the kernel can say what happened in the tree
+(changefeed.py), a check that heard nothing, or only what it was told to expect, stats nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from killmap.engine.changefeed import ChangeFeed
 from killmap.engine.treewatch import Found, TreeWatch
 
 
@@ -86,6 +88,10 @@ class TreeGuard:
         self.folder = folder
         self.pristine = pristine
         self.watch_new_files = watch_new_files
+        self._prefix = str(folder) + os.sep
+        # Begun before the files are stat'ed: whatever happens meanwhile is heard at the first check.
+        folders = every_folder(self._prefix) if watch_new_files else sorted({rel.rpartition("/")[0] for rel in files})
+        self._feed = ChangeFeed.open(self._prefix, folders, files)
         # Size and times as they are in the guarded tree; the hash of the pristine bytes
         # (`hashes`: already computed for this pristine copy, shared by all its guards).
         self.states = {}
@@ -93,17 +99,70 @@ class TreeGuard:
             stat = (folder / rel).stat()
             digest = hashes[rel] if hashes and rel in hashes else _digest(pristine / rel)
             self.states[rel] = FileState.of(stat, digest)
-        # Plain strings for the loop after every run: pathlib's joins cost more than the stats.
-        self._prefix = str(folder) + os.sep
+        # Plain strings for the loop after every run (the prefix above): pathlib's joins cost
+        # more than the stats.
         self._lock = threading.Lock()  # the working tree's guard is shared by every worker
         self.last_seen_ns: dict[str, int] = {}  # when a changed file was last written
         self._folders = FolderStamps(self._prefix) if watch_new_files else None
 
-    def check_and_restore(self, keep_in: Path | None = None) -> Changes:
+    def check_and_restore(self, keep_in: Path | None = None, expected: Collection[str] = ()) -> Changes:
         """What changed since the copy; undone. `keep_in`: first save what was written
-        over a file there, so restoring it loses nothing."""
+        over a file there, so restoring it loses nothing. `expected`: files rewritten with
+        their own bytes meanwhile (the worker writes a mutant and puts the original back)."""
         with self._lock:
-            return self._check_and_restore(keep_in)
+            if self._heard_nothing_else(expected):
+                if self._folders is not None:
+                    self._folders.settle()  # for the next check that does look
+                return Changes()
+            changes = self._check_and_restore(keep_in)
+            self._watch_new_folders()
+            return changes
+
+    def _heard_nothing_else(self, expected: Collection[str]) -> bool:
+        """Whether the feed heard nothing, or only the `expected` files replaced by a copy of
+        their own bytes (and the worker's temporary file and bytecode beside them)."""
+        feed = self._feed
+        heard = feed.heard() if feed is not None else None
+        if feed is None or heard is None:
+            return False
+        allowed: set[str] = set()
+        for rel in expected:
+            parent, _, name = rel.rpartition("/")
+            allowed.update((rel, f"{parent}/.{name}.killmap-tmp".lstrip("/"), f"{parent}/__pycache__".lstrip("/")))
+        if not heard <= allowed:
+            return False
+        for rel in heard & set(expected):
+            if rel not in self.states or not self._same_bytes(rel):
+                return False
+            feed.watch(rel)  # a new inode: the old one's watch went with it
+        return True
+
+    def _same_bytes(self, rel: str) -> bool:
+        known = self.states[rel]
+        try:
+            stat = os.stat(self._prefix + rel)
+        except FileNotFoundError:
+            return False
+        if known.stamped(stat):
+            return True
+        if stat.st_size == known.size and _digest(Path(self._prefix + rel)) == known.sha256:
+            self.states[rel] = FileState.of(stat, known.sha256)
+            return True
+        return False
+
+    def _watch_new_folders(self) -> None:
+        """A folder a run added and the restore kept (bytecode in it) is heard from now on."""
+        if self._feed is None or self._folders is None:
+            return
+        for folder in self._folders.stamps:
+            if folder not in self._feed.folders and not self._feed.watch(folder, folder=True):
+                self._feed.close()
+                self._feed = None  # the user's limit of watches: look every time from now on
+                return
+
+    def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
 
     def _check_and_restore(self, keep_in: Path | None) -> Changes:
         modified, removed = [], []
@@ -206,6 +265,13 @@ class FolderStamps:
                 found.extend(self._listed(folder, known))
         return sorted(found)
 
+    def settle(self) -> None:
+        """Stamp the folders that had changed too recently to be stamped, where they since
+        settled: called when nothing changed in the tree since they were last looked at."""
+        for folder, stamp in self.stamps.items():
+            if stamp is None:
+                self.stamps[folder] = self._settled(folder)
+
     def restamp(self) -> None:
         """Stamp again the folders found moved or new, as the restore left them: a new folder
         that is still there (bytecode in it, say) is watched from now on."""
@@ -235,12 +301,7 @@ class FolderStamps:
         return found
 
     def _every_folder(self) -> list[str]:
-        """The tree's folders but bytecode's, not following links."""
-        folders = []
-        for current, dirs, _ in os.walk(self.prefix):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            folders.append(current[len(self.prefix) :].replace(os.sep, "/").strip("/"))
-        return folders
+        return every_folder(self.prefix)
 
     def _settled(self, folder: str) -> Stamp | None:
         """The folder's stamp, or None (list it at every check) while it changed too recently
@@ -251,6 +312,15 @@ class FolderStamps:
         changed = max(stamp[1], stamp[2])
         coarse = stamp[1] % 1_000_000 == 0  # whole milliseconds: a clock of seconds, most likely
         return stamp if time.time_ns() - changed >= (RECENT_COARSE_NS if coarse else RECENT_NS) else None
+
+
+def every_folder(prefix: str) -> list[str]:
+    """A tree's folders but bytecode's, tree-relative ("" for the tree), not following links."""
+    folders = []
+    for current, dirs, _ in os.walk(prefix):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        folders.append(current[len(prefix) :].replace(os.sep, "/").strip("/"))
+    return folders
 
 
 def _remove_empty_dirs(root: Path, parents: set[str]) -> None:

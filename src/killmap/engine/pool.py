@@ -171,6 +171,8 @@ class Worker:
         self.replacements += 1
         self.process = start_workers(1, self.start_dir)[0]
         self.sandbox = self.sandbox.with_name(f"sandbox-{self.index}.{self.replacements}")
+        if self.guard is not None:
+            self.guard.close()
         self.started, self.session_stale, self.guard = False, False, None  # guarded once copied
         source, files, manifest, hashes = self.order
         if not manifest.exists():  # beside the sandboxes: a mutant may have deleted it too
@@ -257,3 +259,6 @@ class Pool:
         for worker in self.workers:
             worker.stopping = True
         stop_workers([worker.process for worker in self.workers])
+        for worker in self.workers:
+            if worker.guard is not None:
+                worker.guard.close()

@@ -105,7 +105,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         response = worker.request(request)
     finally:
         escaped = worker.containment.finished(request["id"]) if worker.containment is not None else Written()
-        sandbox_writes = _sandbox_writes(worker, unmutated=not scenario.writes)
+        sandbox_writes = _sandbox_writes(worker, written=tuple(rel for rel, _ in scenario.writes))
     if response.get("status") == "error":
         response = {**response, "status": "error"}
     outcome = read_outcome(
@@ -235,22 +235,24 @@ def _add_run_options(request: dict[str, Any], sandbox: Path, scenario: Scenario,
         }
 
 
-def _sandbox_writes(worker: Worker, unmutated: bool) -> tuple[str, ...]:
+def _sandbox_writes(worker: Worker, written: tuple[str, ...]) -> tuple[str, ...]:
     """Repair the sandbox; name what the run wrote there that the unmutated tests do not.
 
     Tests may legitimately write into their working folder; the unmutated runs show which
     files those are. Anything else a mutant wrote would change what later runs on this
     worker see, so it is undone either way, and reported. A test tool's own cache (TOOL_CACHES)
-    is undone too, but is nobody's finding.
+    is undone too, but is nobody's finding. `written`: the files the worker wrote for the run
+    (the mutant) and put back after it.
     """
     if worker.guard is None:
         return ()
-    changed = tuple(p for p in worker.guard.check_and_restore().paths if p.split("/", 1)[0] not in TOOL_CACHES)
+    changes = worker.guard.check_and_restore(expected=written)
+    changed = tuple(p for p in changes.paths if p.split("/", 1)[0] not in TOOL_CACHES)
     if changed:
         worker.session_stale = True
     if worker.containment is None:
         return changed
-    if unmutated:
+    if not written:  # an unmutated run: what it wrote, the tests write
         worker.containment.test_writes.update(changed)
         return ()
     return tuple(p for p in changed if p not in worker.containment.test_writes)

@@ -1,0 +1,123 @@
+"""The kernel's change feed (changefeed.py): a guard that heard nothing looks at nothing, and
+everything a run can do to a file is heard."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from killmap.engine import changefeed
+from killmap.engine.changefeed import ChangeFeed
+from killmap.engine.guard import TreeGuard
+
+FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
+
+pytestmark = pytest.mark.skipif(ChangeFeed.open("/", [""], []) is None, reason="no change feed on this platform")
+
+
+@pytest.fixture
+def guarded(tmp_path, monkeypatch):
+    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    pristine = tmp_path / "pristine"
+    for rel in FILES:
+        (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pristine / rel).write_text(f"# {rel}\n")
+    sandbox = tmp_path / "sandbox"
+    shutil.copytree(pristine, sandbox)
+    guard = TreeGuard(sandbox, FILES, pristine, watch_new_files=True)
+    time.sleep(0.06)  # the folders settle (guard.RECENT_NS): until then each check stamps them
+    assert not guard.check_and_restore()
+    yield sandbox, guard
+    guard.close()
+
+
+def _stats_counted(monkeypatch) -> list[str]:
+    seen: list[str] = []
+    real = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: seen.append(str(path)) or real(path, *a, **k))
+    return seen
+
+
+def _rewritten(path, data: bytes) -> None:
+    """As the worker writes a mutant and puts the original back: a new inode each time."""
+    tmp = path.with_name(f".{path.name}.killmap-tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def test_a_check_that_heard_nothing_stats_no_file(guarded, monkeypatch):
+    sandbox, guard = guarded
+    seen = _stats_counted(monkeypatch)
+    assert not guard.check_and_restore()
+    assert seen == []
+
+
+def test_the_mutated_file_put_back_as_it_was_costs_a_look_at_it_alone(guarded, monkeypatch):
+    sandbox, guard = guarded
+    core = sandbox / "src/pkg/core.py"
+    original = core.read_bytes()
+    _rewritten(core, b"def mutant(): pass\n")
+    _rewritten(core, original)
+    seen = _stats_counted(monkeypatch)
+    assert not guard.check_and_restore(expected=["src/pkg/core.py"])
+    assert seen == [str(core)]
+
+
+def test_the_mutated_file_left_with_other_bytes_is_found(guarded):
+    sandbox, guard = guarded
+    core = sandbox / "src/pkg/core.py"
+    _rewritten(core, b"# src/pkg/core.py, not put back\n")
+    assert guard.check_and_restore(expected=["src/pkg/core.py"]).modified == ("src/pkg/core.py",)
+    assert core.read_text() == "# src/pkg/core.py\n"
+
+
+def test_a_file_put_back_in_a_new_inode_is_still_heard_after(guarded, tmp_path):
+    sandbox, guard = guarded
+    core = sandbox / "src/pkg/core.py"
+    _rewritten(core, core.read_bytes())
+    assert not guard.check_and_restore(expected=["src/pkg/core.py"])
+    os.link(core, tmp_path / "elsewhere.py")  # written through a name no folder watch hears
+    with open(tmp_path / "elsewhere.py", "a") as handle:
+        handle.write("# appended\n")
+    assert guard.check_and_restore().modified == ("src/pkg/core.py",)
+
+
+def test_a_write_through_a_hard_link_made_outside_the_tree_is_heard(guarded, tmp_path):
+    sandbox, guard = guarded
+    os.link(sandbox / "tests/test_core.py", tmp_path / "outside.py")
+    with open(tmp_path / "outside.py", "a") as handle:
+        handle.write("def test_poison(): assert False\n")
+    assert guard.check_and_restore().modified == ("tests/test_core.py",)
+
+
+def test_an_overflowing_queue_says_nothing_can_be_told(tmp_path, monkeypatch):
+    (tmp_path / "busy.txt").write_text("")
+    feed = ChangeFeed.open(str(tmp_path) + os.sep, [""], ["busy.txt"])
+    assert feed is not None
+    try:
+        with open("/proc/sys/fs/inotify/max_queued_events") as limit:
+            events = int(limit.read())
+    except OSError:
+        events = 16384
+    if events > 200_000:
+        pytest.skip("this kernel queues too many events to overflow in a test")
+    with open(tmp_path / "busy.txt", "a") as handle:
+        for _ in range(events + 10):
+            os.utime(handle.fileno())
+    assert feed.heard() is None
+    assert feed.heard() == set()  # known again once the caller has looked at everything
+    feed.close()
+
+
+def test_a_tree_with_a_linked_file_gets_no_feed(tmp_path):
+    (tmp_path / "real.txt").write_text("")
+    os.symlink(tmp_path / "real.txt", tmp_path / "link.txt")
+    assert ChangeFeed.open(str(tmp_path) + os.sep, [""], ["link.txt"]) is None
+
+
+def test_switched_off_there_is_no_feed(tmp_path, monkeypatch):
+    monkeypatch.setenv("KILLMAP_CHANGEFEED", "0")
+    assert changefeed.ChangeFeed.open(str(tmp_path) + os.sep, [""], []) is None
