@@ -52,9 +52,11 @@ def test_a_sandbox_that_cannot_be_copied_is_an_error_naming_its_worker(tmp_path)
         pool.close()
 
 
-def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repaired(tmp_path):
+@pytest.mark.parametrize("feed", ["1", "0"], ids=["change feed", "stamps alone"])
+def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repaired(tmp_path, monkeypatch, feed):
     """Every restore copies from the pristine copy: a run that deletes a file there and puts its
     folder's mtime back as it was must not leave the next restore without a source."""
+    monkeypatch.setenv("KILLMAP_CHANGEFEED", feed)
     project = write_project(tmp_path / "project", PROJECT)
     scratch = Scratch(str(tmp_path))
     try:
@@ -66,5 +68,27 @@ def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repa
         assert scratch.repair_pristine()
         assert (folder / "core.py").read_text() == PROJECT["src/copied/core.py"]
         assert not scratch.repair_pristine()
+        (folder / "core.py").unlink()  # the copy made again is watched as the first was
+        assert scratch.repair_pristine()
+        assert (folder / "core.py").exists()
+    finally:
+        scratch.remove()
+
+
+def test_a_pristine_copy_the_kernel_heard_nothing_happen_to_costs_no_stat(tmp_path, monkeypatch):
+    from killmap.engine import sandbox as sandbox_module
+    from killmap.engine.changefeed import ChangeFeed
+
+    if ChangeFeed.open("/", [""], []) is None:
+        pytest.skip("no change feed on this platform")
+    project = write_project(tmp_path / "project", PROJECT)
+    scratch = Scratch(str(tmp_path))
+    try:
+        scratch.pristine_copy(project, project_files(project))
+        stamped = []
+        real = sandbox_module.folder_stamp
+        monkeypatch.setattr(sandbox_module, "folder_stamp", lambda path: stamped.append(path) or real(path))
+        assert not scratch.repair_pristine()
+        assert stamped == []
     finally:
         scratch.remove()

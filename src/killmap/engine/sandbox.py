@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+from killmap.engine.changefeed import ChangeFeed
 from killmap.engine.guard import Stamp, folder_stamp
 
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
@@ -84,6 +85,7 @@ class Scratch:
         # What the pristine copy was made from, and its folders as made (repair_pristine).
         self._pristine_source: tuple[Path, list[str]] | None = None
         self._pristine_folders: dict[str, Stamp | None] = {}
+        self._pristine_feed: ChangeFeed | None = None  # what the kernel heard there (changefeed.py)
         self._pristine_lock = threading.Lock()
         # pytest's rewritten test modules (rewrites.py): written here by this gate's
         # sessions, read from here and from `kept_rewrites`, which outlives the gate.
@@ -96,8 +98,16 @@ class Scratch:
         if self.pristine is None:
             self.pristine = copy_files(root, files, self.path / "pristine")
             self._pristine_source = (root, files)
-            self._pristine_folders = folder_stamps(self.pristine)
+            self._stamp_pristine()
         return self.pristine
+
+    def _stamp_pristine(self) -> None:
+        assert self.pristine is not None
+        if self._pristine_feed is not None:
+            self._pristine_feed.close()
+        prefix = str(self.pristine) + os.sep
+        self._pristine_feed = ChangeFeed.open(prefix, (f[len(prefix) :] for f, _, _ in os.walk(prefix)), ())
+        self._pristine_folders = folder_stamps(self.pristine)
 
     def repair_pristine(self) -> bool:
         """Copy the pristine copy again if a run deleted, added or renamed anything in it
@@ -105,15 +115,18 @@ class Scratch:
 
         Every later run copies and restores from it. A file removed, created or renamed
         changes its folder's mtime and ctime (guard.folder_stamp: a run can set the mtime back,
-        not the ctime), so the folders alone are compared: a stat each, a run."""
+        not the ctime), so the folders alone are compared: a stat each, a run; none where the
+        kernel heard nothing happen in them (changefeed.py)."""
         with self._pristine_lock:
             if self.pristine is None or self._pristine_source is None:
+                return False
+            if self._pristine_feed is not None and self._pristine_feed.heard() == set():
                 return False
             if all(folder_stamp(folder) == stamp for folder, stamp in self._pristine_folders.items()):
                 return False
             shutil.rmtree(self.pristine, ignore_errors=True)
             copy_files(*self._pristine_source, self.pristine)
-            self._pristine_folders = folder_stamps(self.pristine)
+            self._stamp_pristine()
             return True
 
     def tree_copy(self, contents: dict[str, bytes], name: str) -> Path:
@@ -150,6 +163,8 @@ class Scratch:
         return parent / f"{number:05d}"
 
     def remove(self) -> None:
+        if self._pristine_feed is not None:
+            self._pristine_feed.close()
         shutil.rmtree(self.path, ignore_errors=True)
 
 
