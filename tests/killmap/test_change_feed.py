@@ -121,3 +121,15 @@ def test_a_tree_with_a_linked_file_gets_no_feed(tmp_path):
 def test_switched_off_there_is_no_feed(tmp_path, monkeypatch):
     monkeypatch.setenv("KILLMAP_CHANGEFEED", "0")
     assert changefeed.ChangeFeed.open(str(tmp_path) + os.sep, [""], []) is None
+
+
+def test_a_refused_watch_leaves_the_guard_to_look_at_everything(guarded, tmp_path, monkeypatch):
+    sandbox, guard = guarded
+    core = sandbox / "src/pkg/core.py"
+    monkeypatch.setattr(ChangeFeed, "watch", lambda self, rel, folder=False: False)  # the user's limit
+    _rewritten(core, core.read_bytes())
+    assert not guard.check_and_restore(expected=["src/pkg/core.py"])
+    os.link(core, tmp_path / "elsewhere.py")  # the new inode has no watch of its own
+    with open(tmp_path / "elsewhere.py", "a") as handle:
+        handle.write("# appended\n")
+    assert guard.check_and_restore().modified == ("src/pkg/core.py",)

@@ -134,7 +134,8 @@ class TreeGuard:
         for rel in heard & set(expected):
             if rel not in self.states or not self._same_bytes(rel):
                 return False
-            feed.watch(rel)  # a new inode: the old one's watch went with it
+            if not feed.watch(rel):  # a new inode: the old one's watch went with it
+                self._drop_feed()
         return True
 
     def _same_bytes(self, rel: str) -> bool:
@@ -156,9 +157,14 @@ class TreeGuard:
             return
         for folder in self._folders.stamps:
             if folder not in self._feed.folders and not self._feed.watch(folder, folder=True):
-                self._feed.close()
-                self._feed = None  # the user's limit of watches: look every time from now on
+                self._drop_feed()
                 return
+
+    def _drop_feed(self) -> None:
+        """A watch refused (the user's limit): every check looks at everything from now on."""
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
 
     def close(self) -> None:
         if self._feed is not None:
