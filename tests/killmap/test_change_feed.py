@@ -133,3 +133,10 @@ def test_a_refused_watch_leaves_the_guard_to_look_at_everything(guarded, tmp_pat
     with open(tmp_path / "elsewhere.py", "a") as handle:
         handle.write("# appended\n")
     assert guard.check_and_restore().modified == ("src/pkg/core.py",)
+
+
+def test_a_closed_feed_says_nothing_can_be_told(tmp_path):
+    feed = ChangeFeed.open(str(tmp_path) + os.sep, [""], [])
+    assert feed is not None and feed.heard() == set()
+    feed.close()
+    assert feed.heard() is None

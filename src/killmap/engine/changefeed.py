@@ -86,6 +86,8 @@ class ChangeFeed:
     def heard(self) -> set[str] | None:
         """The tree-relative paths of everything heard since the last call (a folder's own
         path when the event was the folder's); None when something may have gone unheard."""
+        if self.fd < 0:
+            return None  # closed: nothing can be told
         heard: set[str] = set()
         while True:
             try:
@@ -118,4 +120,7 @@ class ChangeFeed:
             self.fd = -1
 
     def __del__(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit os may be gone; the fd goes with the process
+            pass
