@@ -148,3 +148,21 @@ def test_every_verdict_of_the_verdicts_fixture_is_the_same_with_and_without_the_
             reds(b),
             b["reached_by"],
         )
+
+
+def test_swap_in_finds_the_functions_of_a_heap_frozen_at_import(tmp_path):
+    # gc.freeze() (a conftest or a server that forks) sets the heap aside from what
+    # gc.get_objects() lists: a function missed there would keep running the original.
+    import gc
+
+    text = "def f():\n    return 1\n"
+    path, module = _module(tmp_path, text)
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        result = swap_in(path, text, text.replace("return 1", "return 2"))
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
+    assert result.ok, result.reason
+    assert module.f() == 2

@@ -35,13 +35,14 @@ code is still unprobed (made from code held elsewhere) makes that file's reach u
 from __future__ import annotations
 
 import ast
-import gc
 import importlib.machinery
 import os
 import sys
 import types
 from collections.abc import Iterable
 from typing import Any
+
+from killmap.engine.swap import every_object
 
 AVAILABLE = sys.version_info < (3, 12)  # 3.12+ has the line monitor, which needs no copy
 UNPROVEN = "<unproven>"  # the context a file's reach is put under when it cannot be trusted
@@ -337,7 +338,7 @@ def _live_code(paths: Iterable[str]) -> tuple[list[types.FunctionType], bool]:
     function, made = types.FunctionType, _MADE
     # By exact type, not isinstance: a session holds some 30,000 objects, and neither kind can
     # be subclassed.
-    for thing in _every_object():
+    for thing in every_object():
         kind = type(thing)
         if kind is function:
             if target(thing.__code__.co_filename):
@@ -346,19 +347,6 @@ def _live_code(paths: Iterable[str]) -> tuple[list[types.FunctionType], bool]:
             code = _frame_code(thing)
             suspended = suspended or (code is not None and target(code.co_filename))
     return functions, suspended
-
-
-def _every_object() -> list[Any]:
-    """Every object the collector tracks, those `gc.freeze()` set aside too: `gc.get_objects`
-    leaves them out, and a project that freezes its heap at import would hide its functions
-    (and a test run of them would record nothing). Frozen again after, as they were."""
-    if not gc.get_freeze_count():
-        return gc.get_objects()
-    gc.unfreeze()
-    try:
-        return gc.get_objects()
-    finally:
-        gc.freeze()
 
 
 class _Targets:

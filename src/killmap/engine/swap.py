@@ -30,8 +30,23 @@ from __future__ import annotations
 import gc
 import types
 from dataclasses import dataclass
+from typing import Any
 
 from killmap.engine.unitcompile import Place, Units, code_places, mutant_places, units_of
+
+
+def every_object() -> list[Any]:
+    """Every object the collector tracks, those `gc.freeze()` set aside too: `gc.get_objects`
+    leaves them out, and a project that freezes its heap at import (a conftest, a server
+    that forks) would hide its functions: from the swap, which would leave them running the
+    original, and from the probes, which would record nothing. Frozen again after."""
+    if not gc.get_freeze_count():
+        return gc.get_objects()
+    gc.unfreeze()
+    try:
+        return gc.get_objects()
+    finally:
+        gc.freeze()
 
 
 @dataclass(frozen=True)
@@ -61,7 +76,7 @@ class LiveFunctions:
 
     def __init__(self) -> None:
         self.by_file: dict[str, list[types.FunctionType]] = {}
-        for obj in gc.get_objects():
+        for obj in every_object():
             if isinstance(obj, types.FunctionType):
                 self.by_file.setdefault(obj.__code__.co_filename, []).append(obj)
         self._originals: dict[tuple[str, str], dict[Place, types.CodeType]] = {}
