@@ -166,3 +166,37 @@ def test_swap_in_finds_the_functions_of_a_heap_frozen_at_import(tmp_path):
             gc.unfreeze()
     assert result.ok, result.reason
     assert module.f() == 2
+
+
+# The worker freezes its own heap before any session (warm.py); a project may freeze its own
+# after. Each case in a child interpreter: gc.freeze is replaced there for good.
+_FREEZES = """
+import gc, json, sys, types
+from killmap.engine import swap
+harness = types.SimpleNamespace(name="made by the harness")
+swap.harness_frozen()  # as warm.py does, before any session
+def project_function():
+    return 1
+if sys.argv[1] == "project-froze":
+    gc.freeze()  # a conftest, after importing the project
+listed = swap.every_object()
+print(json.dumps({"function": any(o is project_function for o in listed),
+                  "harness": any(o is harness for o in listed)}))
+"""
+
+
+def _listed(case: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FREEZES, case], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_the_harness_heap_is_left_out_of_the_scan_while_the_project_froze_nothing():
+    assert _listed("nothing") == {"function": True, "harness": False}
+
+
+def test_a_heap_the_project_froze_is_scanned_whole():
+    assert _listed("project-froze")["function"] is True
