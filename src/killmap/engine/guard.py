@@ -103,7 +103,8 @@ class TreeGuard:
         # more than the stats.
         self._lock = threading.Lock()  # the working tree's guard is shared by every worker
         self.last_seen_ns: dict[str, int] = {}  # when a changed file was last written
-        self._folders = FolderStamps(self._prefix) if watch_new_files else None
+        # The folders listed once, for the feed above and for these stamps.
+        self._folders = FolderStamps(self._prefix, folders) if watch_new_files else None
 
     def check_and_restore(self, keep_in: Path | None = None, expected: Collection[str] = ()) -> Changes:
         """What changed since the copy; undone. `keep_in`: first save what was written
@@ -254,11 +255,12 @@ class FolderStamps:
     a run that added nothing costs a stat per folder. Listing the tree (os.walk) after every
     run cost the gate more than all its other checks of the run together."""
 
-    def __init__(self, prefix: str):
+    def __init__(self, prefix: str, folders: list[str] | None = None):
+        """`folders`: the tree's, already listed (every_folder), or None to list them."""
         self.prefix = prefix  # the tree's path, with its trailing separator
         self.stamps: dict[str, Stamp | None] = {}
         self._moved: set[str] = set()
-        for folder in self._every_folder():
+        for folder in every_folder(prefix) if folders is None else folders:
             self.stamps[folder] = self._settled(folder)
 
     def new_files(self, known: Collection[str]) -> list[str]:
@@ -305,9 +307,6 @@ class FolderStamps:
             elif rel not in known and not entry.name.endswith(".killmap-tmp"):
                 found.append(rel)  # a symbolic link too, to a folder or not: the run made it
         return found
-
-    def _every_folder(self) -> list[str]:
-        return every_folder(self.prefix)
 
     def _settled(self, folder: str) -> Stamp | None:
         """The folder's stamp, or None (list it at every check) while it changed too recently
