@@ -140,3 +140,39 @@ def test_a_closed_feed_says_nothing_can_be_told(tmp_path):
     assert feed is not None and feed.heard() == set()
     feed.close()
     assert feed.heard() is None
+
+
+def _inotify_fds() -> int:
+    return sum(os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify" for fd in _open_fds())
+
+
+def _open_fds() -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the listing's own, closed meanwhile
+        found.append(fd)
+    return found
+
+
+def test_an_engine_closed_leaves_no_feed_open(tmp_path, monkeypatch):
+    # The sandboxes', the working tree's and the pristine copy's: a process that opens engine
+    # after engine (the tests, a reviewer's session) would run out of inotify instances.
+    from gatekit import write_project
+
+    from killmap.catalog.project import project_files
+    from killmap.engine.core import Engine
+
+    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    project = write_project(
+        tmp_path / "project", {"pyproject.toml": '[project]\nname = "fds"\nversion = "0"\n', "src/fds/__init__.py": ""}
+    )
+    before = _inotify_fds()
+    engine = Engine(project, project_files(project), 2)
+    with engine:
+        for worker in engine.workers:
+            worker.wait_sandbox()
+        assert _inotify_fds() == before + 4  # two sandboxes, the working tree, the pristine copy
+    assert _inotify_fds() == before  # `engine` still holds them all: closed, not collected
