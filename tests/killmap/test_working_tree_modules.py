@@ -117,18 +117,20 @@ def _watched(trees, case: str) -> dict:
     return json.loads(done.stdout)
 
 
-def test_a_fork_that_imports_from_the_working_tree_is_looked_at_again(trees):
-    seen = _watched(trees, "import")
+@pytest.mark.parametrize(
+    ("case", "module"),
+    [
+        ("import", "pkg.helper"),  # a fork that imports from the working tree
+        ("exec", "km_stand_in"),  # as many entries as before: only the exec of its code tells
+        ("added", "km_early"),  # its code ran before the watch began: only sys.modules' size tells
+    ],
+    ids=["imported from the working tree", "executed by hand in place of another", "added without an import"],
+)
+def test_a_module_that_came_since_the_look_is_looked_at_again(trees, case, module):
+    seen = _watched(trees, case)
     assert seen["quiet_before"] is True
     assert seen["quiet"] is False
-    assert "pkg.helper" in seen["named"]
-
-
-def test_a_module_executed_by_hand_in_place_of_another_is_looked_at_again(trees):
-    # As many entries as before: only the exec of the module's code tells.
-    seen = _watched(trees, "exec")
-    assert seen["quiet"] is False
-    assert "km_stand_in" in seen["named"]
+    assert module in seen["named"]
 
 
 def test_a_compiled_module_imported_in_place_of_another_is_looked_at_again(trees):
@@ -137,13 +139,6 @@ def test_a_compiled_module_imported_in_place_of_another_is_looked_at_again(trees
         pytest.skip(seen["skip"])
     assert seen["quiet"] is False
     assert seen["name"] in seen["named"]
-
-
-def test_a_module_added_without_an_import_is_looked_at_again_by_the_count(trees):
-    # Its code ran before the watch began: only sys.modules' size tells.
-    seen = _watched(trees, "added")
-    assert seen["quiet"] is False
-    assert "km_early" in seen["named"]
 
 
 def test_a_finding_before_the_forks_is_never_reused(trees):
