@@ -88,6 +88,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))  # the sibling scripts are modules too; stdlib-only at import
 import realworld_bench  # noqa: E402 - the corpora: preparation, estimates and table rows
 from bench_results import floor_of, measured_path, plot, plot_paths, print_table, summarize, write_markdown  # noqa: E402
+from venvs import snapshot_killmap  # noqa: E402
 
 sys.path.pop(0)
 VENV = HERE / ".venv"
@@ -217,22 +218,6 @@ def _loadavg() -> float:
         return round(os.getloadavg()[0], 2)
     except OSError:
         return -1.0
-
-
-def snapshot_killmap(work: Path) -> Path:
-    """Freeze killmap's source for the whole run: others may edit src/killmap meanwhile, and
-    a changed source would both change what is measured and invalidate the verdict cache."""
-    import compileall
-
-    import killmap
-
-    dest = work / "killmap-src"
-    shutil.copytree(Path(killmap.__file__).parent, dest / "killmap", ignore=shutil.ignore_patterns("__pycache__"))
-    # Byte-compiled, as `pip install` leaves an installed package (and as mutgate is, in this
-    # venv): every run here sets PYTHONDONTWRITEBYTECODE, so an uncompiled copy would make
-    # each killmap process and worker compile its own source again (about 80 ms a start).
-    compileall.compile_dir(str(dest), quiet=1)
-    return dest
 
 
 KILLMAP_PATH: list[str] = []  # set in main(): the frozen source, first on PYTHONPATH

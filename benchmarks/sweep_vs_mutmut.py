@@ -17,6 +17,9 @@ Subjects (each a private copy in benchmarks/.sweep-work/, gitignored):
 - packaging-specifiers: the same sdist's `src/packaging/specifiers.py`, against `tests/test_specifiers.py`
   (click's parser cannot be a subject: see `packaging_specifiers`).
 
+killmap runs from a byte-compiled copy of its source (venvs.snapshot_killmap), as mutmut runs
+from its compiled package.
+
 Per repeat, interleaved: `killmap sweep TARGET --ops mutmut --no-cache --jobs 2` (mutmut's
 operators only: the same mutants mutmut makes) and `mutmut run --max-children 2` on a fresh
 `mutants/` folder, each wall-timed around the whole command, with the 1-minute load average
@@ -204,6 +207,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+KILLMAP_SOURCE: list[Path] = []  # set in main(): killmap's source, frozen and byte-compiled (venvs.py)
+
+
 def run_killmap(subject: dict, ops: str, label: str) -> dict:
     report_dir = WORK / "reports" / f"{subject['root'].name}-{label}"
     shutil.rmtree(report_dir, ignore_errors=True)
@@ -225,8 +231,10 @@ def run_killmap(subject: dict, ops: str, label: str) -> dict:
         "--report-dir",
         str(report_dir),
     ]
+    env = _env()
+    env["PYTHONPATH"] = str(KILLMAP_SOURCE[0])  # compiled, as mutmut's own package is
     load, cpu, started = _load(), _children_cpu(), time.perf_counter()
-    done = subprocess.run(argv, cwd=subject["root"], env=_env(), capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=subject["root"], env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"killmap sweep failed ({done.returncode}): {done.stderr[-1500:]}")
@@ -377,6 +385,9 @@ def main() -> None:
     args = parser.parse_args()
     ensure_venv()
     WORK.mkdir(exist_ok=True)
+    from venvs import snapshot_killmap
+
+    KILLMAP_SOURCE.append(snapshot_killmap(WORK))
     subjects = [make() for name, make in SUBJECTS.items() if args.only in (None, name)]
     results = []
     for subject in subjects:

@@ -44,3 +44,22 @@ def run_inside(venv: Path, script: Path, *, probe: str, install: list[str], what
         print(f"installing {what} into it ...", flush=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", *install], check=True)
     os.execv(str(python), [str(python), str(script.resolve()), *sys.argv[1:]])
+
+
+def snapshot_killmap(work: Path) -> Path:
+    """killmap's source frozen for the whole run, and byte-compiled; the folder to put first on
+    PYTHONPATH. Frozen: others may edit src/killmap meanwhile, and a changed source would both
+    change what is measured and invalidate the verdict cache. Byte-compiled, as `pip install`
+    leaves an installed package (and leaves mutgate and mutmut in these venvs): the benchmarks
+    set PYTHONDONTWRITEBYTECODE, so the editable source would make each killmap process and
+    worker compile its own source again (about 80 ms a start) while the peer's was compiled."""
+    import compileall
+    import shutil
+
+    import killmap
+
+    dest = work / "killmap-src"
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(Path(killmap.__file__).parent, dest / "killmap", ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(str(dest), quiet=1)
+    return dest
