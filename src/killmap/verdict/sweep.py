@@ -203,13 +203,13 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
     spliced = SplicedFile(parsed.module, code)
     found.unlocated += [f"{path}: {what}" for what in spliced.unlocated]
     wrapper = MetadataWrapper(parsed.module, unsafe_skip_copy=True)
-    positions, parents = wrapper.resolve(PositionProvider), wrapper.resolve(ParentNodeProvider)
+    positions = wrapper.resolve(PositionProvider)
     ranges = _target_ranges(parsed.module, positions, targets)
     sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
-    if "killmap" in ops:
-        _add_killmap_mutants(sweep, root, parsed, parents)
+    if "killmap" in ops:  # only they ask for parents: another walk of the module
+        _add_killmap_mutants(sweep, root, parsed, wrapper.resolve(ParentNodeProvider))
 
 
 @dataclass(frozen=True)
