@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 
 import pytest
@@ -176,3 +177,28 @@ def test_an_engine_closed_leaves_no_feed_open(tmp_path, monkeypatch):
             worker.wait_sandbox()
         assert _inotify_fds() == before + 4  # two sandboxes, the working tree, the pristine copy
     assert _inotify_fds() == before  # `engine` still holds them all: closed, not collected
+
+
+def test_feeds_are_closed_together_not_one_after_another():
+    # Each close waits for the others: called one after another, the first would wait alone
+    # until the barrier gave up.
+    barrier = threading.Barrier(3, timeout=10)
+    closed = []
+
+    def close(name):
+        barrier.wait()
+        closed.append(name)
+
+    changefeed.close_together(lambda name=name: close(name) for name in ("a", "b", "c"))
+    assert sorted(closed) == ["a", "b", "c"]
+
+
+def test_a_close_that_fails_is_raised_after_every_other_close_ran():
+    closed = []
+
+    def fails():
+        raise OSError("bad file descriptor")
+
+    with pytest.raises(OSError, match="bad file descriptor"):
+        changefeed.close_together([fails, lambda: closed.append("other")])
+    assert closed == ["other"]

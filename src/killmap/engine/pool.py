@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from killmap.engine.changefeed import close_together
 from killmap.engine.guard import Containment, TreeGuard
 from killmap.engine.launch import Launch, start_workers, stop_workers
 from killmap.engine.siblings import SiblingProcess
@@ -255,10 +256,13 @@ class Pool:
             raise failures[0]
         return results
 
-    def close(self) -> None:
+    def stop(self) -> list[Callable[[], None]]:
+        """The workers stopped; what is left to close, their sandboxes' guards, for the engine
+        to close with everything else it closes at the end (changefeed.close_together)."""
         for worker in self.workers:
             worker.stopping = True
         stop_workers([worker.process for worker in self.workers])
-        for worker in self.workers:
-            if worker.guard is not None:
-                worker.guard.close()
+        return [worker.guard.close for worker in self.workers if worker.guard is not None]
+
+    def close(self) -> None:
+        close_together(self.stop())

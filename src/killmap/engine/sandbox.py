@@ -162,10 +162,16 @@ class Scratch:
         parent.mkdir(exist_ok=True)  # pytest creates the basetemp itself, not its parents
         return parent / f"{number:05d}"
 
-    def remove(self) -> None:
+    def close_feed(self) -> None:
         if self._pristine_feed is not None:
             self._pristine_feed.close()
+
+    def remove_files(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+    def remove(self) -> None:
+        self.close_feed()
+        self.remove_files()
 
 
 def remove_abandoned(folder: Path, keep: Path) -> None:
