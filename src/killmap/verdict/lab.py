@@ -230,6 +230,7 @@ class _Lab:
             focus=options.focus,
             swap=options.swap,
             selection=selection,
+            remembered=self.cache is not None,  # without a cache its dependencies are never stored
         )
 
     def new_engine(self, runnable: int) -> Engine:

@@ -140,11 +140,13 @@ def run_mutant(
     focus: tuple[str, ...] | None = None,
     swap: bool = True,
     selection: tuple[tuple[str, ...], str, Region] | None = None,
+    remembered: bool = True,
 ):
     """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
-    Returns the verdict and the dependencies its cache entry is keyed on. `focus`: run
-    only the selected tests these entries match; `selection`, select_tests' answer when the
-    caller already has it."""
+    Returns the verdict and the dependencies its cache entry is keyed on ({} when it is not
+    `remembered`: working them out reads every file the tests imported, for every mutant).
+    `focus`: run only the selected tests these entries match; `selection`, select_tests'
+    answer when the caller already has it."""
     mutation, mutant, baseline = job
     selected, reason, original_region = selection or select_tests(mutation, mutant, baseline)
     if focus is not None:
@@ -152,7 +154,7 @@ def run_mutant(
         reason += f"; focused on {', '.join(focus)}"
     limits = mutant_timeout(mutation, baseline, selected)
     base: dict[str, Any] = {"selected": selected, "selection": reason}
-    deps = _deps(root, baseline, selected)
+    deps = _deps(root, baseline, selected) if remembered else {}
     if not selected:
         verdict = Verdict(
             name=mutation.name,
