@@ -171,6 +171,27 @@ def test_a_moved_mutmut_api_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys
     assert code == 2 and "create_mutations(filename, code) failed" in err
 
 
+def test_moved_mutmut_records_are_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    # What create_mutations returns, and what the pragma lines come in (read only for
+    # killmap's own operators), each checked where it is read.
+    require_mutmut()
+    import libcst as cst
+    from mutmut.mutation import file_mutation, pragma_handling
+
+    _project(tmp_path, "def f(x):\n    return x + 1\n")
+    real = file_mutation.create_mutations
+    monkeypatch.setattr(file_mutation, "create_mutations", lambda f, c: (cst.parse_module(c), [object()], set(), set()))
+    code, err = _sweep_cli(tmp_path, monkeypatch, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "mutation API moved" in err and "its Mutation fields changed" in err
+    monkeypatch.setattr(file_mutation, "create_mutations", real)
+    (tmp_path / "src/p/m.py").write_text("def f(x):\n    if x > 1:\n        return x\n    return x + 1\n")
+    monkeypatch.setattr(pragma_handling, "get_ignored_lines", lambda *args: object())
+    code, err = _sweep_cli(tmp_path, monkeypatch, capsys, "--ops", "killmap")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "mutation API moved" in err and "its IgnoredCode fields changed" in err
+
+
 def test_mutmut_config_is_set_in_process_and_put_back_and_no_file_is_written(tmp_path, monkeypatch):
     require_mutmut()
     from mutmut import configuration
