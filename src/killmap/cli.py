@@ -144,8 +144,7 @@ def entry() -> None:
     """
     code = main()
     if code in INTERRUPTED_CODES:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flushed()  # a reader gone too (^C on `killmap run | less`) leaves no traceback
         os._exit(code)
     if _flushed() and _nothing_runs_at_exit():
         # The interpreter's teardown clears every module and frees, one by one, every object

@@ -215,3 +215,34 @@ def test_an_interrupt_raised_inside_exec_code_still_exits_130(tmp_path, shape):
     )
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr.strip() == "killmap: interrupted; the working tree was not touched"
+
+
+INTERRUPT_WITH_OUTPUT_PENDING = """\
+import sys, time
+import killmap.cli as cli
+
+def dispatch(args):
+    time.sleep(0.5)  # the reader is gone by now
+    sys.stdout.write("a table nobody will read\\n")  # block-buffered: a pipe
+    raise KeyboardInterrupt
+
+cli._dispatch = dispatch
+cli.entry()
+"""
+
+
+def test_an_interrupt_whose_reader_is_gone_still_exits_130_without_a_traceback(tmp_path):
+    # ^C on `killmap run | less`: less ends first, and the output left to flush has nowhere to go.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPT_WITH_OUTPUT_PENDING, "list"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child.stdout.close()
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, (child.returncode, err)
+    assert "Traceback" not in err and err.strip() == "killmap: interrupted; the working tree was not touched"
