@@ -125,13 +125,52 @@ def _moved(what: str, exc: BaseException | None = None) -> GateError:
     )
 
 
+class _InspectWithoutSignatures:
+    """`inspect` as the dataclasses module sees it while mutmut is imported: the real module's
+    every attribute, but a class's signature renders as nothing."""
+
+    def __init__(self, real: Any):
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    @staticmethod
+    def signature(*args: Any, **kwargs: Any) -> str:
+        return ""
+
+
+@contextlib.contextmanager
+def _dataclass_docs_unrendered() -> Iterator[None]:
+    """While mutmut's modules are first imported: a dataclass without a docstring gets its bare
+    name as one, not its name and signature.
+
+    The dataclasses module (3.10 to 3.13) writes such a class a docstring from
+    `inspect.signature`, and libcst.matchers, which mutmut's operators import, declares 174 of
+    them over long Union annotations: rendering those signatures was 60 ms of its 175 ms
+    import, on the sweep's path before its first mutant (the workers wait for it). Nothing
+    reads those docstrings. A dataclass another thread makes meanwhile gets a bare name too."""
+    real = dataclasses.inspect  # type: ignore[attr-defined]
+    dataclasses.inspect = _InspectWithoutSignatures(real)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        dataclasses.inspect = real  # type: ignore[attr-defined]
+
+
+def _mutmut_modules() -> tuple[Any, Any, Any]:
+    """mutmut's configuration, file_mutation and pragma_handling modules."""
+    with _dataclass_docs_unrendered():
+        from mutmut import configuration
+        from mutmut.mutation import file_mutation, pragma_handling
+    return configuration, file_mutation, pragma_handling
+
+
 @contextlib.contextmanager
 def _configured() -> Iterator[Any]:
     """mutmut's global configuration, set in-process for one call, then put back."""
     try:
-        from mutmut import configuration
-        from mutmut.mutation import file_mutation, pragma_handling
-
+        configuration, file_mutation, pragma_handling = _mutmut_modules()
         fields = {f.name for f in dataclasses.fields(configuration.Config)}
     except (ImportError, AttributeError, TypeError) as exc:
         raise _moved("mutmut.configuration.Config or mutmut.mutation.file_mutation is gone", exc) from None
