@@ -39,6 +39,12 @@ def test_verdicts_and_red_sets_are_identical_with_and_without_the_swap(both_runs
     assert {m["path"] for m in fresh.report["mutations"]} == {"fresh"}
 
 
+def test_every_swapped_mutant_ran_the_code_its_worker_compiled(both_runs):
+    swapped, _ = both_runs
+    swaps = [m["swap"] for m in swapped.report["mutations"] if m.get("path") == "swap"]
+    assert swaps and {s["compiled_by"] for s in swaps} == {"worker"}
+
+
 def test_a_function_called_at_import_time_falls_back_to_a_fresh_session(both_runs):
     entry = both_runs[0].mutation("table-changed")
     assert entry["path"] == "fresh" and "import" in entry["path_reason"]
@@ -98,6 +104,31 @@ def test_swap_in_replaces_the_code_behind_every_alias(tmp_path):
     result = swap_in(path, text, text.replace("return 1", "return 2"))
     assert result.ok and result.places == ("f",)
     assert (module.f(), module.P(), module.T["f"]()) == (2, 2, 2)
+
+
+def test_swap_in_swaps_in_the_unit_it_is_handed_rather_than_compiling_the_text(tmp_path):
+    # The worker compiled the mutant's text (worker._unit_for_fork): the fork trusts that unit,
+    # so a unit of another text shows which of the two ran.
+    from killmap.engine.unitcompile import compiled_unit, units_of
+
+    text = "def f():\n    return 1\n"
+    path, module = _module(tmp_path, text)
+    handed = compiled_unit(path, text, text.replace("return 1", "return 3"), units_of(text))
+    result = swap_in(path, text, text.replace("return 1", "return 2"), unit=handed)
+    assert result.ok and result.compiled_by == "worker"
+    assert module.f() == 3
+
+
+def test_swap_in_compiles_the_text_itself_when_the_unit_it_is_handed_does_not_fit(tmp_path):
+    from killmap.engine.unitcompile import compiled_unit, units_of
+
+    text = "def f():\n    return 1\n"
+    path, module = _module(tmp_path, text)
+    elsewhere = "def g():\n    return 3\n"  # no function of this file starts where g does
+    handed = compiled_unit(path, elsewhere, elsewhere.replace("3", "4"), units_of(elsewhere))
+    result = swap_in(path, text, text.replace("return 1", "return 2"), unit=handed)
+    assert result.ok and result.compiled_by == "fork"
+    assert module.f() == 2
 
 
 def test_swap_in_swaps_a_file_whose_generator_expressions_are_alike(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from killmap.engine.unitcompile import code_places, mutant_places, units_of
+from killmap.engine.unitcompile import CompiledUnit, code_places, mutant_places, places_of_unit, unit_to_hand, units_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,6 +71,26 @@ def test_every_sweep_mutant_of_draftroute_compiles_from_its_function_to_the_whol
             assert _same(partial, _whole(path, mutant.mutated)), (mutant.file, mutant.changed_lines)
     # Most mutants take the short way: else this test would hold nothing to the whole file.
     assert partial_ones >= 0.8 * len(mutants) > 400
+
+
+def test_a_unit_the_worker_compiled_gives_the_fork_the_whole_files_code_after_its_trip_as_bytes():
+    # The worker compiles (the unit, else the whole mutant) and hands the fork bytes; the fork's
+    # code objects must be the ones a compile of the whole mutant in the fork itself gives.
+    mutants = _sweep_mutants(REPO, "src/draftroute/", ("mutmut", "killmap"))
+    depths = set()
+    for mutant in mutants:
+        path = str(REPO / mutant.file)
+        original = _whole(path, mutant.original)
+        unit = unit_to_hand(path, mutant.original, mutant.mutated, units_of(mutant.original), original)
+        if unit is None:  # it does not compile: the fork, handed nothing, finds it so itself
+            with pytest.raises(SyntaxError):
+                compile(mutant.mutated, path, "exec", dont_inherit=True)
+            continue
+        carried = CompiledUnit.from_bytes(unit.to_bytes())
+        depths.add(carried.depth)
+        places = places_of_unit(original, carried)
+        assert places is not None and _same(places, _whole(path, mutant.mutated)), (mutant.file, mutant.changed_lines)
+    assert depths == {0, 1, 2}  # whole files, functions and methods each made the trip
 
 
 _CLASS = '''from __future__ import annotations

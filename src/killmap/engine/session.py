@@ -35,6 +35,7 @@ from killmap.engine.plugin import Recorder, conclude_run, deselected_by, run_cla
 from killmap.engine.reaper import die_with_parent
 from killmap.engine.shadowing import ImportWatch, modules_from_working_tree
 from killmap.engine.swap import LiveFunctions, swap_in
+from killmap.engine.unitcompile import CompiledUnit
 
 FALLBACK = 75  # the fork's exit status for "run me in a fresh session instead"
 
@@ -168,16 +169,23 @@ def _swap_mutant_in(server: SessionServer, request: dict[str, Any], swap: dict[s
     import time
 
     began = time.perf_counter()
+    unit = CompiledUnit.from_bytes(Path(swap["unit"]).read_bytes()) if swap.get("unit") else None
     result = swap_in(
         swap["file"],
         Path(swap["original"]).read_text(encoding="utf-8"),
         Path(swap["file"]).read_text(encoding="utf-8"),
         server.functions,
+        unit,
     )
     swap_seconds = time.perf_counter() - began
     if not result.ok:
         _fallback(request, result.reason)
-    proof_swap = {"swapped": result.swapped, "changed": list(result.places), "seconds": round(swap_seconds, 4)}
+    proof_swap = {
+        "swapped": result.swapped,
+        "changed": list(result.places),
+        "seconds": round(swap_seconds, 4),
+        "compiled_by": result.compiled_by,
+    }
     linecache.checkcache()  # tracebacks read the mutant's text from disk
     return proof_swap
 

@@ -32,7 +32,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from killmap.engine.unitcompile import Place, Units, code_places, mutant_places, units_of
+from killmap.engine.unitcompile import CompiledUnit, Place, Units, code_places, mutant_places, places_of_unit, units_of
 
 
 def every_object() -> list[Any]:
@@ -92,6 +92,7 @@ class SwapResult:
     reason: str = ""  # why not, for the report's fallback reason
     swapped: int = 0  # function objects whose code was replaced
     places: tuple[str, ...] = ()  # where in the file, e.g. "Resolver.classify"
+    compiled_by: str = ""  # "worker": the unit it was handed; "fork": compiled in the swap
 
 
 def _identity(code: types.CodeType) -> tuple:
@@ -119,11 +120,18 @@ class LiveFunctions:
         self._originals: dict[tuple[str, str], dict[Place, types.CodeType]] = {}
         self._units: dict[tuple[str, str], Units | None] = {}
 
-    def mutant(self, path: str, original_text: str, mutant_text: str) -> dict[Place, types.CodeType]:
+    def mutant(
+        self, path: str, original_text: str, mutant_text: str, unit: CompiledUnit | None = None
+    ) -> dict[Place, types.CodeType]:
         """The places of the mutant's text: only the function it changed is compiled when
         that is exact (unitcompile.py), else the whole text (SyntaxError if it does not
-        compile)."""
+        compile). `unit`: that function compiled already, from this very text, by the worker
+        (whose pages, unlike a fork's, are its own: compiling there copies none)."""
         original = self.originals(path, original_text)
+        if unit is not None:
+            places = places_of_unit(original, unit)
+            if places is not None:
+                return places
         places = mutant_places(path, original_text, mutant_text, original, self._units[(path, original_text)])
         if places is not None:
             return places
@@ -138,15 +146,21 @@ class LiveFunctions:
         return self._originals[key]
 
 
-def swap_in(path: str, original_text: str, mutant_text: str, functions: LiveFunctions | None = None) -> SwapResult:
+def swap_in(
+    path: str,
+    original_text: str,
+    mutant_text: str,
+    functions: LiveFunctions | None = None,
+    unit: CompiledUnit | None = None,
+) -> SwapResult:
     """Replace the code of every live function defined in `path` with the mutant's.
 
     `functions`: the live functions as the session server found them; without it the heap
-    is scanned now."""
+    is scanned now. `unit`: the changed function compiled from `mutant_text` elsewhere."""
     functions = functions or LiveFunctions()
     try:
         original = functions.originals(path, original_text)
-        mutant = functions.mutant(path, original_text, mutant_text)
+        mutant = functions.mutant(path, original_text, mutant_text, unit)
     except SyntaxError as exc:
         return SwapResult(False, f"does not compile: {exc.msg}")
     # Two code objects alike in name, first line and bytecode (two `sum(x for x in xs)` on
@@ -182,7 +196,9 @@ def swap_in(path: str, original_text: str, mutant_text: str, functions: LiveFunc
     if still:
         return SwapResult(False, f"{still[0]} still runs the original code after the swap")
     changed = sorted({".".join(part.split("#")[0] for part in place) for place in _changed(original, mutant)})
-    return SwapResult(True, swapped=len(plan), places=tuple(changed))
+    handed = {id(code) for code in code_places(unit.code).values()} if unit is not None else set()
+    compiled_by = "worker" if handed & mutant_codes else "fork"
+    return SwapResult(True, swapped=len(plan), places=tuple(changed), compiled_by=compiled_by)
 
 
 def _changed(original: dict[Place, types.CodeType], mutant: dict[Place, types.CodeType]) -> list[Place]:

@@ -25,6 +25,7 @@ every mutant of this project's own modules, code object by code object.
 from __future__ import annotations
 
 import ast
+import marshal
 import types
 from dataclasses import dataclass
 
@@ -142,11 +143,9 @@ def _unit_text(lines: list[str], units: Units, keep: list[tuple[int, int]]) -> s
     return "\n".join(kept)
 
 
-def mutant_places(
-    path: str, original_text: str, mutant_text: str, original: dict[Place, types.CodeType], units: Units | None
-) -> dict[Place, types.CodeType] | None:
-    """Every place's code object in the mutant, the original's where the mutant did not
-    change it; None when only a whole-file compile can say."""
+def compiled_unit(path: str, original_text: str, mutant_text: str, units: Units | None) -> CompiledUnit | None:
+    """The one unit the mutant changes, compiled where its lines are in the file; None when only
+    a whole-file compile can say."""
     original_lines, mutant_lines = _lines(original_text), _lines(mutant_text)
     if units is None or original_lines is None or mutant_lines is None or len(original_lines) != len(mutant_lines):
         return None
@@ -164,7 +163,60 @@ def mutant_places(
         compiled = compile(text, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return None
-    return _merged(original, code_places(compiled), depth=2 if unit.header else 1)
+    return CompiledUnit(compiled, depth=2 if unit.header else 1)
+
+
+def unit_to_hand(
+    path: str, original_text: str, mutant_text: str, units: Units | None, original: dict[Place, types.CodeType]
+) -> CompiledUnit | None:
+    """What a worker compiles for the fork that swaps the mutant in: the function it changes,
+    where that fits the original's code objects (`original`), else the whole mutant; None when
+    the mutant does not compile."""
+    unit = compiled_unit(path, original_text, mutant_text, units)
+    if unit is None or places_of_unit(original, unit) is None:
+        return compiled_whole(path, mutant_text)
+    return unit
+
+
+def compiled_whole(path: str, mutant_text: str) -> CompiledUnit | None:
+    """The whole mutant compiled, as a unit of depth 0; None when it does not compile."""
+    try:
+        return CompiledUnit(compile(mutant_text, path, "exec", dont_inherit=True), depth=0)
+    except (SyntaxError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class CompiledUnit:
+    """A unit's text compiled as a module (`code`), and how deep its function lies in it: 1 for
+    a function, 2 for a method of a class; 0 for the whole file."""
+
+    code: types.CodeType
+    depth: int
+
+    def to_bytes(self) -> bytes:
+        """For another process of this same interpreter (marshal's format is its own)."""
+        return bytes([self.depth]) + marshal.dumps(self.code)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CompiledUnit:
+        return cls(marshal.loads(data[1:]), depth=data[0])
+
+
+def places_of_unit(original: dict[Place, types.CodeType], unit: CompiledUnit) -> dict[Place, types.CodeType] | None:
+    """Every place's code object in the mutant: the original's, with the unit's in its place."""
+    if unit.depth == 0:
+        return code_places(unit.code)
+    return _merged(original, code_places(unit.code), unit.depth)
+
+
+def mutant_places(
+    path: str, original_text: str, mutant_text: str, original: dict[Place, types.CodeType], units: Units | None
+) -> dict[Place, types.CodeType] | None:
+    """Every place's code object in the mutant, the original's where the mutant did not
+    change it; None when only a whole-file compile can say."""
+    unit = compiled_unit(path, original_text, mutant_text, units)
+    return None if unit is None else places_of_unit(original, unit)
 
 
 def code_places(module_code: types.CodeType) -> dict[Place, types.CodeType]:

@@ -13,6 +13,7 @@ child, so a looping __repr__ entered while pytest formats a failure still times 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ import signal
 import sys
 import time
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.session import FALLBACK, SessionServer
 from killmap.engine.siblings import fork_siblings, pipes_from
 from killmap.engine.stuck import CpuSample, cpu_seconds, watch_window
+from killmap.engine.unitcompile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.warm import warm_worker
 
 _current_child: list[int] = []
@@ -416,11 +419,49 @@ _FORK_KEYS = (
 )
 
 
+def _unit_for_fork(swap: dict[str, Any], request: dict[str, Any]) -> str | None:
+    """The function the mutant changes (or, where that alone cannot say, the whole mutant),
+    compiled here for the fork to swap in: the file it is written to, or None, and the fork
+    compiles (or finds it cannot). Here, because compiling in a fork writes to some 300 pages
+    it shares with the session, each one copied first; this process's pages are its own."""
+    sandbox = Path(request["sandbox"])
+    written = {str(sandbox / rel): text for rel, text in request.get("writes", {}).items()}
+    mutant_text = written.get(swap["file"])
+    if mutant_text is None or not swap.get("original"):
+        return None
+    try:
+        original_text = Path(swap["original"]).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    path = swap["file"]
+    unit = unit_to_hand(
+        path, original_text, mutant_text, _units_of(original_text), _original_places(path, original_text)
+    )
+    if unit is None:
+        return None  # it does not compile: the fork finds it so, and says why
+    handed = Path(request["events"]).with_suffix(".unit")
+    handed.write_bytes(unit.to_bytes())
+    return str(handed)
+
+
+_units_of = functools.lru_cache(maxsize=8)(units_of)  # one original text, many mutants
+
+
+@functools.lru_cache(maxsize=8)
+def _original_places(path: str, original_text: str) -> dict[Place, types.CodeType]:
+    """The original's code objects by place, which a unit must fit to be swapped alone."""
+    try:
+        return code_places(compile(original_text, path, "exec", dont_inherit=True))
+    except (SyntaxError, ValueError):
+        return {}  # no unit fits: the whole mutant is compiled, and the fork finds what is wrong
+
+
 def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> int | None:
     """The run sent to the server, and the pid of the fork it started; None (the server
     dropped) when the server is gone."""
     run = {key: request.get(key) for key in _FORK_KEYS}
-    run["swap"] = request["session"].get("swap")
+    swap = request["session"].get("swap")
+    run["swap"] = {**swap, "unit": _unit_for_fork(swap, request)} if swap else None
     run["tests"] = request["session"]["tests"]
     run["all"] = request["session"].get("all", False)
     try:
