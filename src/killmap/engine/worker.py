@@ -434,9 +434,12 @@ def _unit_for_fork(swap: dict[str, Any], request: dict[str, Any]) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     path = swap["file"]
-    unit = unit_to_hand(
-        path, original_text, mutant_text, _units_of(original_text), _original_places(path, original_text)
-    )
+    try:
+        unit = unit_to_hand(
+            path, original_text, mutant_text, _units_of(original_text), _original_places(path, original_text)
+        )
+    except Exception:  # noqa: BLE001 - a RecursionError of a deep mutant: the fork meets it and says so
+        return None
     if unit is None:
         return None  # it does not compile: the fork finds it so, and says why
     handed = Path(request["events"]).with_suffix(".unit")
