@@ -204,3 +204,10 @@ def test_a_swapped_method_keeps_its_qualified_name():
     partial = _partial("door.py", _CLASS, mutant)
     assert partial is not None
     assert {c.co_qualname for c in partial.values()} >= {"Door.width", "outer.<locals>.inner"}
+
+
+def test_a_unit_says_how_deep_its_function_lies_and_nothing_else():
+    code = compile("x = 1\n", "m.py", "exec")
+    assert CompiledUnit.from_bytes(CompiledUnit(code, depth=2).to_bytes()).depth == 2
+    with pytest.raises(ValueError, match="depth 0, 1 or 2"):
+        CompiledUnit(code, depth=3)

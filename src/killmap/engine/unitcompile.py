@@ -17,9 +17,11 @@ whole method of a top-level class: a function nested in another is compiled with
 outermost function, whose other locals decide which of its names are free.
 
 Anything else (a line added or removed, a change outside every unit, a place that cannot be
-matched) returns None, and the caller compiles the whole file
-as before. tests/killmap/test_unitcompile.py holds the result to a whole-file compile for
-every mutant of this project's own modules, code object by code object.
+matched) returns None, and the caller compiles the whole file as before. The worker does the
+compiling (`unit_to_hand`) and hands the fork the code objects as bytes (`CompiledUnit`): a
+compile in the fork copies every page it writes to first. tests/killmap/test_unitcompile.py
+holds the result to a whole-file compile for every mutant of this project's own modules, code
+object by code object.
 """
 
 from __future__ import annotations
@@ -193,6 +195,10 @@ class CompiledUnit:
 
     code: types.CodeType
     depth: int
+
+    def __post_init__(self) -> None:
+        if self.depth not in (0, 1, 2):
+            raise ValueError(f"a unit lies at depth 0, 1 or 2, not {self.depth}")
 
     def to_bytes(self) -> bytes:
         """For another process of this same interpreter (marshal's format is its own)."""
