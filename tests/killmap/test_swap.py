@@ -106,29 +106,26 @@ def test_swap_in_replaces_the_code_behind_every_alias(tmp_path):
     assert (module.f(), module.P(), module.T["f"]()) == (2, 2, 2)
 
 
-def test_swap_in_swaps_in_the_unit_it_is_handed_rather_than_compiling_the_text(tmp_path):
-    # The worker compiled the mutant's text (worker._unit_for_fork): the fork trusts that unit,
-    # so a unit of another text shows which of the two ran.
+@pytest.mark.parametrize(
+    ("unit_of", "compiled_by", "runs"),
+    [
+        # The worker compiled the mutant's text (worker._unit_for_fork) and the fork trusts it:
+        # a unit of another text (returning 3) shows which of the two ran.
+        ("def f():\n    return 1\n", "worker", 3),
+        # No function of this file starts where g does: the unit does not fit, and the fork
+        # compiles the mutant's own text (returning 2).
+        ("def g():\n    return 1\n", "fork", 2),
+    ],
+)
+def test_swap_in_swaps_in_the_unit_it_is_handed_only_where_it_fits(tmp_path, unit_of, compiled_by, runs):
     from killmap.engine.unitcompile import compiled_unit, units_of
 
     text = "def f():\n    return 1\n"
     path, module = _module(tmp_path, text)
-    handed = compiled_unit(path, text, text.replace("return 1", "return 3"), units_of(text))
+    handed = compiled_unit(path, unit_of, unit_of.replace("return 1", "return 3"), units_of(unit_of))
     result = swap_in(path, text, text.replace("return 1", "return 2"), unit=handed)
-    assert result.ok and result.compiled_by == "worker"
-    assert module.f() == 3
-
-
-def test_swap_in_compiles_the_text_itself_when_the_unit_it_is_handed_does_not_fit(tmp_path):
-    from killmap.engine.unitcompile import compiled_unit, units_of
-
-    text = "def f():\n    return 1\n"
-    path, module = _module(tmp_path, text)
-    elsewhere = "def g():\n    return 3\n"  # no function of this file starts where g does
-    handed = compiled_unit(path, elsewhere, elsewhere.replace("3", "4"), units_of(elsewhere))
-    result = swap_in(path, text, text.replace("return 1", "return 2"), unit=handed)
-    assert result.ok and result.compiled_by == "fork"
-    assert module.f() == 2
+    assert result.ok and result.compiled_by == compiled_by
+    assert module.f() == runs
 
 
 def test_swap_in_swaps_a_file_whose_generator_expressions_are_alike(tmp_path):

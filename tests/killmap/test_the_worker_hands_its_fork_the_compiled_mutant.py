@@ -52,3 +52,18 @@ def test_a_mutant_too_deep_to_compile_is_left_to_the_fork_rather_than_failing_th
     deep = "+".join(["1"] * 200_000)
     swap, request = request_for(tmp_path, ORIGINAL.replace("return 1", f"return {deep}"))
     assert _unit_for_fork(swap, request) is None
+
+
+def test_nothing_is_handed_over_when_the_worker_holds_no_mutant_or_no_original_of_the_file(tmp_path):
+    # The fork then reads and compiles what is on disk itself, as it did before the worker compiled.
+    swap, request = request_for(tmp_path, ORIGINAL.replace("return 1", "return 3"))
+    assert _unit_for_fork(swap, {**request, "writes": {"other.py": "x = 1\n"}}) is None
+    assert _unit_for_fork({**swap, "original": ""}, request) is None
+    Path(swap["original"]).unlink()
+    assert _unit_for_fork(swap, request) is None
+
+
+def test_an_original_that_does_not_compile_is_left_to_the_fork(tmp_path):
+    swap, request = request_for(tmp_path, ORIGINAL.replace("return 1", "return 3"))
+    Path(swap["original"]).write_text(ORIGINAL + "def broken(:\n", encoding="utf-8")
+    assert _unit_for_fork(swap, request) is None

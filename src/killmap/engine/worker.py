@@ -427,9 +427,9 @@ def _unit_for_fork(swap: dict[str, Any], request: dict[str, Any]) -> str | None:
     sandbox = Path(request["sandbox"])
     written = {str(sandbox / rel): text for rel, text in request.get("writes", {}).items()}
     mutant_text = written.get(swap["file"])
-    if mutant_text is None or not swap.get("original"):
+    if mutant_text is None:
         return None
-    try:
+    try:  # no pristine copy ("" names a folder) reads as none: the fork then refuses the swap
         original_text = Path(swap["original"]).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
@@ -438,8 +438,8 @@ def _unit_for_fork(swap: dict[str, Any], request: dict[str, Any]) -> str | None:
         unit = unit_to_hand(
             path, original_text, mutant_text, _units_of(original_text), _original_places(path, original_text)
         )
-    except Exception:  # noqa: BLE001 - a RecursionError of a deep mutant: the fork meets it and says so
-        return None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the original does not compile, or a mutant too deep to: the fork meets it and says so
     if unit is None:
         return None  # it does not compile: the fork finds it so, and says why
     handed = Path(request["events"]).with_suffix(".unit")
@@ -453,10 +453,7 @@ _units_of = functools.lru_cache(maxsize=8)(units_of)  # one original text, many 
 @functools.lru_cache(maxsize=8)
 def _original_places(path: str, original_text: str) -> dict[Place, types.CodeType]:
     """The original's code objects by place, which a unit must fit to be swapped alone."""
-    try:
-        return code_places(compile(original_text, path, "exec", dont_inherit=True))
-    except (SyntaxError, ValueError):
-        return {}  # no unit fits: the whole mutant is compiled, and the fork finds what is wrong
+    return code_places(compile(original_text, path, "exec", dont_inherit=True))
 
 
 def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> int | None:
