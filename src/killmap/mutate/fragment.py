@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from pyflakes import checker
 
+from killmap.mutate.flakes import check as flakes_check
 from killmap.mutate.patching import equal_ends, split_lines
 from killmap.mutate.skeleton import outermost_functions, stub_of
 
@@ -146,7 +147,7 @@ def _findings(text: str, extent: Extent, filename: str) -> Findings | None:
     whole = len(tree.body) == extent.statements + 1 and isinstance(last, (ast.FunctionDef, ast.AsyncFunctionDef))
     if not whole or last is None or last.end_lineno != source.count("\n") + (not source.endswith("\n")):
         return None  # the mutant's text is not one definition ending where the original's did
-    flakes = checker.Checker(tree, filename=filename)
+    flakes = flakes_check(tree, filename, source)
     counts = Counter((type(m).__name__, line_free_args(m)) for m in flakes.messages)
     return Findings(counts, _unused_imports(flakes))
 
@@ -176,7 +177,7 @@ def _module_reads(original: str, filename: str) -> tuple[frozenset[str], tuple[f
     reads = tuple(frozenset(stub_of(function).reads) for function in functions)
     for function in functions:
         function.body = [ast.copy_location(ast.Pass(), function.body[0])]
-    flakes = checker.Checker(tree, filename=filename)
+    flakes = flakes_check(tree, filename, original)
     module = _module_scope(flakes)
     exported = module.get("__all__")  # pyflakes counts a name `__all__` lists as used, at the end
     listed = exported.names if isinstance(exported, checker.ExportBinding) else []

@@ -21,9 +21,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-from pyflakes import checker
-
 from killmap.mutate import fragment, skeleton
+from killmap.mutate.flakes import check as flakes_check
 
 # pyflakes findings that mean dead or suspicious code, not code that cannot run: a
 # mutant that adds one still runs as written. Every other kind (undefined names, bad
@@ -70,9 +69,10 @@ class Validity:
     warnings: tuple[str, ...] = ()  # dead code the mutant left behind; it still runs
 
 
-def _findings(source: str | ast.Module, filename: str) -> list[tuple[str, tuple, str]]:
+def _findings(source: str | ast.Module, filename: str, text: str = "") -> list[tuple[str, tuple, str]]:
+    """`text`: what a tree was parsed from (a reduced tree holds none of its names but the text's)."""
     tree = ast.parse(source, filename=filename) if isinstance(source, str) else source
-    flakes = checker.Checker(tree, filename=filename)
+    flakes = flakes_check(tree, filename, source if isinstance(source, str) else text)
     # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
     return [
         (type(m).__name__, fragment.line_free_args(m), f"line {m.lineno}: {m.message % m.message_args}")
@@ -130,7 +130,7 @@ def _reduced_findings(original: str, mutated: str, filename: str):
         skeleton.reduce_outside(original_tree, original_span, stubs)
         if len(_REDUCED_ORIGINALS) > 256:  # one sweep's files at a time; a gate's are few
             _REDUCED_ORIGINALS.clear()
-        _REDUCED_ORIGINALS[key] = Counter(f[:2] for f in _findings(original_tree, filename))
+        _REDUCED_ORIGINALS[key] = Counter(f[:2] for f in _findings(original_tree, filename, original))
     return _REDUCED_ORIGINALS[key], tree
 
 
@@ -161,7 +161,7 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
         # the target's path exists there, and would show the original's line.
         where = _with_line(f"line {exc.lineno}: ", mutated).removesuffix(": ")
         return Validity(False, f"the mutant does not parse: {exc.msg} ({where}){hint}", "syntax")
-    after = _findings(tree, filename)
+    after = _findings(tree, filename, mutated)
     added = Counter(f[:2] for f in after) - before
     for kind, args in list(added):
         if kind in NAME_FINDINGS and before[(kind, args)]:
