@@ -203,13 +203,29 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
     spliced = SplicedFile(parsed.module, code)
     found.unlocated += [f"{path}: {what}" for what in spliced.unlocated]
     wrapper = MetadataWrapper(parsed.module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    positions = _Positions(wrapper)
     ranges = _target_ranges(parsed.module, positions, targets)
     sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
     if "killmap" in ops:  # only they ask for parents: another walk of the module
         _add_killmap_mutants(sweep, root, parsed, wrapper.resolve(ParentNodeProvider))
+
+
+class _Positions:
+    """The module's positions, worked out at the first node asked about. Working them out is a
+    rendering of the whole module (12 ms of packaging's utils.py, 50 ms of its specifiers.py,
+    before the first mutant can run), and a sweep of a whole file with mutmut's operators
+    never asks: only a target narrowed to a function, or killmap's own operators, do."""
+
+    def __init__(self, wrapper: MetadataWrapper):
+        self._wrapper = wrapper
+        self._found: Any = None
+
+    def __getitem__(self, node: cst.CSTNode) -> Any:
+        if self._found is None:
+            self._found = self._wrapper.resolve(PositionProvider)
+        return self._found[node]
 
 
 @dataclass(frozen=True)
@@ -227,8 +243,10 @@ class _FileSweep:
     seen: set[str]
 
     def wanted(self, node: cst.CSTNode) -> bool:
+        if self.ranges is None:
+            return True
         line = self.positions[node].start.line
-        return self.ranges is None or any(start <= line <= end for start, end in self.ranges)
+        return any(start <= line <= end for start, end in self.ranges)
 
     def add(self, definition, original, replacement, op, inner, hint=None, mutmut_name=None) -> None:
         path, code, found = self.path, self.code, self.found
