@@ -54,3 +54,10 @@ def test_a_text_with_other_letters_gets_every_builtin():
     text = "def f(xs):\n    return ｌｅｎ(xs)\n"
     bound = _bound_builtins(flakes.check(ast.parse(text), "m.py", text))
     assert {"len", "sorted", "print"} <= bound
+
+
+def test_a_tree_whose_text_is_not_known_gets_every_builtin():
+    text = "def f(xs):\n    return len(xs)\n"
+    found = flakes.check(ast.parse(text), "m.py", None)
+    assert {"len", "sorted", "print"} <= _bound_builtins(found)
+    assert not found.messages

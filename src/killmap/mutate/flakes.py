@@ -40,8 +40,9 @@ class _Checker(checker.Checker):
         self._kept = frozenset(every) & self._names
 
 
-def check(tree: ast.AST, filename: str, text: str) -> checker.Checker:
-    """pyflakes run on `tree`, which was parsed from `text` (or from a part of it)."""
-    if not text.isascii():
+def check(tree: ast.AST, filename: str, text: str | None) -> checker.Checker:
+    """pyflakes run on `tree`, every name of which occurs in `text` (the text it was parsed
+    from, or more); None: not known, every builtin is bound."""
+    if text is None or not text.isascii():
         return checker.Checker(tree, filename=filename)
     return _Checker(tree, filename, frozenset(_WORD.findall(text)))

@@ -69,8 +69,8 @@ class Validity:
     warnings: tuple[str, ...] = ()  # dead code the mutant left behind; it still runs
 
 
-def _findings(source: str | ast.Module, filename: str, text: str = "") -> list[tuple[str, tuple, str]]:
-    """`text`: what a tree was parsed from (a reduced tree holds none of its names but the text's)."""
+def _findings(source: str | ast.Module, filename: str, text: str | None = None) -> list[tuple[str, tuple, str]]:
+    """`text`: for a tree, a text holding every name in it (flakes.check); None binds every builtin."""
     tree = ast.parse(source, filename=filename) if isinstance(source, str) else source
     flakes = flakes_check(tree, filename, source if isinstance(source, str) else text)
     # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
@@ -161,7 +161,8 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
         # the target's path exists there, and would show the original's line.
         where = _with_line(f"line {exc.lineno}: ", mutated).removesuffix(": ")
         return Validity(False, f"the mutant does not parse: {exc.msg} ({where}){hint}", "syntax")
-    after = _findings(tree, filename, mutated)
+    # The reduced mutant holds stubs made from the original's functions: both texts name it all.
+    after = _findings(tree, filename, mutated + "\n" + original)
     added = Counter(f[:2] for f in after) - before
     for kind, args in list(added):
         if kind in NAME_FINDINGS and before[(kind, args)]:
