@@ -35,3 +35,19 @@ def test_mutmuts_import_leaves_dataclass_docstrings_bare_and_dataclasses_as_it_w
     assert matcher_doc == "Name"  # not "Name(value: Union[str, ...] = DoNotCare(), ...)"
     assert restored == "True"
     assert later_doc == "Later(size: int)"  # a dataclass made afterwards is documented as usual
+
+
+def test_a_dataclasses_module_that_does_not_go_through_inspect_is_left_alone(monkeypatch):
+    """Not read as mutmut's API having moved: a dataclasses module (a later Python's) with no
+    `inspect` of its own, as the adapter sees it."""
+    require_mutmut()
+    import dataclasses
+    import types
+
+    from killmap.mutate import mutmut_adapter
+
+    without = types.SimpleNamespace(fields=dataclasses.fields)
+    monkeypatch.setattr(mutmut_adapter, "dataclasses", without)
+    found = mutmut_adapter.mutations("a.py", "def f(x):\n    return x + 1\n")
+    assert found.mutations
+    assert not hasattr(without, "inspect")

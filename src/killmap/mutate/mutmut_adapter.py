@@ -149,8 +149,13 @@ def _dataclass_docs_unrendered() -> Iterator[None]:
     `inspect.signature`, and libcst.matchers, which mutmut's operators import, declares 174 of
     them over long Union annotations: rendering those signatures was 60 ms of its 175 ms
     import, on the sweep's path before its first mutant (the workers wait for it). Nothing
-    reads those docstrings. A dataclass another thread makes meanwhile gets a bare name too."""
-    real = dataclasses.inspect  # type: ignore[attr-defined]
+    reads those docstrings. A dataclass another thread makes meanwhile gets a bare name too.
+    A dataclasses module that does not go through `inspect` is left alone: this is a saving,
+    and its absence must not read as mutmut's API having moved (`_configured`)."""
+    real = getattr(dataclasses, "inspect", None)
+    if real is None:
+        yield
+        return
     dataclasses.inspect = _InspectWithoutSignatures(real)  # type: ignore[attr-defined]
     try:
         yield

@@ -236,7 +236,7 @@ class _FileSweep:
     path: str
     code: str
     spliced: SplicedFile
-    positions: Any
+    positions: _Positions
     ranges: list[tuple[int, int]] | None
     settings: GateSettings
     found: Enumeration
