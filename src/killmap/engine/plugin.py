@@ -65,6 +65,8 @@ class Recorder:
         self.red: set[str] = set()
         self.collected: list[str] = []
         self._copy: CopyLink | None = None  # in the run: its confirmation copy, once forked
+        # In a run that confirms in place (`confirm_in_place`): its items, kept at the snapshot.
+        self._in_place: list[Any] | None = None
         self._report_to: int | None = None  # in the copy: where it says it has reported
         self._started = time.perf_counter()
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
@@ -149,6 +151,8 @@ class Recorder:
             self.take_snapshot(session)
         self.share_items(session)
         outcome = yield
+        if outcome.excinfo is None:
+            self.confirm_in_place()  # a fresh session's: still inside it, before it ends
         if self.confirming and outcome.excinfo is None:
             # The copy's re-runs are recorded, their fixtures torn down with the last one:
             # nothing after this loop can change them. pytest's own ending would still print
@@ -161,7 +165,11 @@ class Recorder:
 
     def take_snapshot(self, session) -> None:
         """Fork the waiting copy; in the copy this returns with `confirming` set and the
-        session's items narrowed to the tests to re-run."""
+        session's items narrowed to the tests to re-run. A run that confirms in place forks
+        nothing: it keeps its items, to re-run the red ones itself (`confirm_in_place`)."""
+        if self.snapshot and self.snapshot.get("in_place"):
+            self._in_place = list(session.items)
+            return
         self._copy, (tell_read, done_write) = fork_copy()
         if self._copy is None:
             self._become_confirmation(session, tell_read, done_write)
@@ -191,18 +199,55 @@ class Recorder:
         """In the run: tell the waiting copy what to re-run, and wait for its report."""
         if self._copy is None:
             return
+        copy, self._copy = self._copy, None
+        send_reruns(copy, self._reruns())
+
+    def _reruns(self) -> list[str]:
+        """What the confirmation re-runs: what decides the verdict."""
         kills = set(self.snapshot.get("kill_ids", ())) if self.snapshot else set()
         allowed = self.snapshot.get("allowed_ids") if self.snapshot else None
         if allowed is None:
-            wanted = [t for t in self.collected if t in self.red or t in kills]
-        else:
-            # Only what decides the verdict: every kills test (red or not), and one red
-            # outside the contract, which alone keeps an overreach or a visible invariant.
-            allowed_set = set(allowed)
-            outside = [t for t in self.collected if t in self.red and t not in allowed_set]
-            wanted = [t for t in self.collected if t in kills or t in outside[:1]]
-        copy, self._copy = self._copy, None
-        send_reruns(copy, wanted)
+            return [t for t in self.collected if t in self.red or t in kills]
+        # Only what decides the verdict: every kills test (red or not), and one red
+        # outside the contract, which alone keeps an overreach or a visible invariant.
+        allowed_set = set(allowed)
+        outside = [t for t in self.collected if t in self.red and t not in allowed_set]
+        return [t for t in self.collected if t in kills or t in outside[:1]]
+
+    def confirm_in_place(self) -> None:
+        """In a run that confirms in place, once its tests are over and torn down: re-run what
+        decides the verdict here, recorded as a copy records its re-runs (its own events file
+        and final line), so the gate reads it the same way.
+
+        A sweep mutant's (runner.Scenario.confirm_in_place): its one red test again, as
+        pytest-rerunfailures re-runs a failure, in the process that ran it. The copy forked
+        before the first test cost a fifth of a sweep's wall (its fork, every page the run
+        then wrote copied once more, its re-run in a process where nothing ran yet, its end).
+        What this cannot vouch for is left to the copy, which the trial then asks for: a
+        re-run that disagrees (a red only the first call in a process gives, which a fresh
+        start would give again), and a test that draws its inputs (Hypothesis would replay
+        the failing example the run saved; the copy's examples are its own). Those are
+        recorded as no confirmation at all."""
+        items, self._in_place = self._in_place, None
+        if items is None or self.tracing or self._shared is not None:
+            return
+        wanted = set(self._reruns())
+        rerun = [item for item in items if item.nodeid in wanted]
+        if not rerun or any(getattr(getattr(item, "obj", None), "is_hypothesis_test", False) for item in rerun):
+            return
+        assert self.snapshot is not None  # _in_place is set only when a snapshot was asked for
+        kept = self.events, self.red, self.phases
+        self.events = open(self.snapshot["events"], "a", encoding="utf-8")
+        self.confirming, self.red, self.phases = True, set(), {}
+        started = time.perf_counter()
+        self.set_collected([item.nodeid for item in rerun])
+        for index, item in enumerate(rerun):
+            following = rerun[index + 1] if index + 1 < len(rerun) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+        self.emit(event="final", exit_code=1 if self.red else 0, proof=None, wall=time.perf_counter() - started)
+        self.events.close()
+        self.events, self.red, self.phases = kept
+        self.confirming = False
 
     def finish_confirmation(self, exit_code: int) -> None:
         """In the copy: the last line of its re-runs, then the word that lets the run go on."""

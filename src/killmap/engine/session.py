@@ -132,6 +132,8 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             server.coverage.close()
         recorder = _start_recording(server, session, request, items, reach=_reach_recorder(server, traced))
         exit_code = _run_items(session)
+        if exit_code != 2:  # not interrupted: the fork's own loop, so the plugin's hook never ran
+            recorder.confirm_in_place()
         # Only a traced run (a baseline) reports the session's imports: a mutant's run would
         # find the same files the session collected, and the scan is not free.
         conclude_run(

@@ -17,6 +17,7 @@ from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine.core import Engine
+from killmap.engine.outcome import RunOutcome
 from killmap.engine.pool import Worker
 from killmap.engine.probes import UNPROVEN
 from killmap.engine.runner import Scenario
@@ -163,7 +164,9 @@ def run_mutant(
             **base,
         )
         return verdict, deps
-    trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm)
+    # A sweep mutant's one red is confirmed in its run's own process (runner.Scenario.confirm_in_place).
+    in_place = confirm and mutation.first_red
+    trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm, in_place=in_place)
     verdict = trial.judged(limits, base)
     if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
@@ -181,17 +184,39 @@ class _Trial:
     region: Region
     swap: bool
     confirm: bool
+    in_place: bool = False  # confirm in the run's own process, with the copy as the fallback
 
     def judged(self, limits: Limits, base: dict[str, Any]) -> Verdict:
+        verdict, settled = self._judged_once(limits, base, in_place=self.in_place)
+        if settled:
+            return verdict
+        # Settled from the state a fresh session starts its tests in, as every other mutant's
+        # confirmation is: the verdict is that run's, its duration both runs'.
+        again, _ = self._judged_once(limits, base, in_place=False)
+        return replace(again, duration=verdict.duration + again.duration)
+
+    def _judged_once(self, limits: Limits, base: dict[str, Any], *, in_place: bool) -> tuple[Verdict, bool]:
+        """The verdict of one run, and whether it stands (only an in-place confirmation may not)."""
         mutation = self.job[0]
         scenario = _scenario(self.job, self.selected, limits, self.region, swap=self.swap, confirm=self.confirm)
+        scenario = replace(scenario, confirm_in_place=in_place and scenario.confirm_kills is not None)
         run = self.engine.run(self.worker, scenario, complete=True)
         confirmation = run.confirmation if run.status == "done" and run.finished else None
         if confirmation is not None:
             run = replace(run, wall=max(run.wall - confirmation.wall, 0.0))
         evidence = _evidence(self.engine, self.worker, self.job, scenario, run, confirmation, self.region, limits)
-        verdict = judge.judge_run(mutation, evidence, _as_run(base, run))
-        return _with_path(verdict, run, self.region)
+        verdict = _with_path(judge.judge_run(mutation, evidence, _as_run(base, run)), run, self.region)
+        return verdict, not scenario.confirm_in_place or settled_in_place(verdict, run, confirmation)
+
+
+def settled_in_place(verdict: Verdict, run: RunOutcome, confirmation: RunOutcome | None) -> bool:
+    """Whether a verdict whose red was confirmed in the run's own process stands
+    (plugin.Recorder.confirm_in_place). A re-run that disagreed may have met the state its
+    first run left (a red only the first call in a process gives); a red test that draws its
+    inputs was not re-run there. Either is settled again from a fresh start, by the copy."""
+    if verdict.verdict in (judge.FLAKY, judge.RANDOMIZED):
+        return False
+    return confirmation is not None or not any(r.red and r.randomized for r in run.tests.values())
 
 
 def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base: dict[str, Any]) -> Verdict:
