@@ -59,7 +59,7 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
     lines: set[int] = set()
     import_time = False
     for line in changed_lines:
-        found = _innermost(statements, line)
+        found = _innermost(statements, line, _lines_of(source))
         if found is None:
             import_time = True
             lines.add(line)
@@ -90,7 +90,9 @@ def _statements(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
     return found
 
 
-def _innermost(statements: tuple[tuple[ast.stmt, bool], ...], line: int) -> tuple[ast.stmt, bool] | None:
+def _innermost(
+    statements: tuple[tuple[ast.stmt, bool], ...], line: int, text: tuple[str, ...]
+) -> tuple[ast.stmt, bool] | None:
     best: tuple[ast.stmt, bool] | None = None
     for statement, in_function in statements:
         end = statement.end_lineno or statement.lineno
@@ -101,7 +103,7 @@ def _innermost(statements: tuple[tuple[ast.stmt, bool], ...], line: int) -> tupl
         return None
     statement, in_function = best
     body = _body_statements(statement)
-    if body and line >= body[0].lineno:
+    if body and (line >= body[0].lineno or _atop_the_block(statement, line, text)):
         # The line is inside a compound statement's block but in no child statement (a
         # blank or comment line left by a deletion): the nearest following statement is
         # what runs in the deleted one's place.
@@ -110,6 +112,31 @@ def _innermost(statements: tuple[tuple[ast.stmt, bool], ...], line: int) -> tupl
         inner = isinstance(statement, _FUNCTIONS) or in_function
         return nearest, inner
     return best
+
+
+@functools.lru_cache(maxsize=16)
+def _lines_of(source: str) -> tuple[str, ...]:
+    return tuple(source.splitlines())
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _atop_the_block(statement: ast.stmt, line: int, text: tuple[str, ...]) -> bool:
+    """A blank or comment line after everything in a compound statement's header (its
+    signature, its condition) and before its first statement: a comment a fix put atop a
+    function's body belongs to the body, and runs nothing at import. A line of the header
+    itself (a closing `):`, a line of a string default) is never one: only lines after the
+    header's last node are asked, and only blank or comment ones count."""
+    last = statement.lineno
+    for name, value in ast.iter_fields(statement):
+        if name in _BLOCKS:
+            continue
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.AST):
+                last = max([last, *(getattr(node, "end_lineno", 0) or 0 for node in ast.walk(child))])
+    written = text[line - 1].strip() if 0 < line <= len(text) else ""
+    return line > last and (not written or written.startswith("#"))
 
 
 def _body_statements(statement: ast.stmt) -> list[ast.stmt]:
