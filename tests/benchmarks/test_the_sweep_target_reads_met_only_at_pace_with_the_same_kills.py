@@ -1,0 +1,68 @@
+"""Issue 28's sweep target, as the sweep benchmark prints it: at least twice `mutmut run`'s
+pace, with the same kills. A status the tools disagree on counts against it unless the catalog
+names the change or plain pytest on the mutant sided with killmap."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from benchkit import BENCH, bench_module
+
+
+@pytest.fixture(scope="module")
+def sweep_bench():
+    sys.path.insert(0, str(BENCH))  # it imports its sibling sdists.py, as a script would
+    try:
+        yield bench_module("sweep_vs_mutmut")
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _result(ratio: float, *disagreements: tuple[str, str]) -> dict:
+    return {
+        "ratio_mutmut_over_killmap": ratio,
+        "disagreements": [
+            {"id": f"m{i}", "killmap": status, "why": why} for i, (status, why) in enumerate(disagreements)
+        ],
+    }
+
+
+def test_twice_the_pace_with_no_disagreement_is_met(sweep_bench):
+    assert sweep_bench.target_met(_result(2.51)) == (True, "")
+
+
+def test_under_twice_the_pace_is_not_met(sweep_bench):
+    met, short = sweep_bench.target_met(_result(1.87))
+    assert not met and "1.87x, under 2x" in short
+
+
+def test_a_disagreement_the_catalog_names_or_plain_pytest_settles_for_killmap_keeps_it_met(sweep_bench):
+    settled = ("survived", "plain pytest on the mutant: 806 passed in 0.56s; killmap agrees")
+    named = ("named", "named: the catalog's 'block-boundary' makes this change; `killmap run` judges it")
+    assert sweep_bench.target_met(_result(3.33, settled, named)) == (True, "")
+
+
+def test_a_disagreement_settled_for_mutmut_or_unexplained_is_not_the_same_kills(sweep_bench):
+    for why in ("plain pytest on the mutant: 1 failed; mutmut agrees", "unexplained"):
+        met, short = sweep_bench.target_met(_result(3.0, ("survived", why)))
+        assert not met and "1 disagreement(s) not settled in killmap's favour" in short
+
+
+def test_the_docs_table_says_whether_each_subject_met_it(sweep_bench):
+    row = {
+        "subject": "packaging 24.2 utils.py",
+        "targets": ["src/packaging/utils.py"],
+        "tests": ["tests/test_utils.py"],
+        "repeat": 3,
+        "wall": {"killmap": [1.8, 1.8, 1.7], "mutmut": [4.4, 4.2, 4.4]},
+        "load1": {"killmap": [0.2], "mutmut": [0.3]},
+        "median_wall": {"killmap": 1.8, "mutmut": 4.4},
+        "mutants": {"killmap": 107, "mutmut": 107, "both": 107},
+        "survivors": {"killmap": 14, "mutmut": 14},
+        **_result(2.44),
+    }
+    slow = {**row, "subject": "slow", **_result(1.5)}
+    table = sweep_bench.markdown_table({"when": "now", "python": "3.11", "cpus": 2, "jobs": 2, "results": [row, slow]})
+    assert "| 2.44x: yes |" in table
+    assert "| 1.5x: no (1.5x, under 2x) |" in table
