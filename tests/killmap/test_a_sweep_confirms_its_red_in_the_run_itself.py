@@ -103,3 +103,46 @@ def test_a_red_test_that_draws_its_inputs_is_confirmed_by_the_copy_not_in_place(
     for value, ran in mutated.items():
         # The first run (not re-run in place), then the run and its copy: three processes.
         assert len(set(ran)) == 3, (value, ran)
+
+
+def test_a_red_whose_re_run_in_place_hangs_is_settled_from_a_fresh_start_and_killed(tmp_path):
+    # Red at the first call, stuck at the second (a lock the failing call left held): the run
+    # in place runs out of time after its red. A fresh start is red again, at once.
+    tests = (
+        "\n\nimport time\n\n_CALLS = []\n\n\ndef test_1():\n    _CALLS.append(1)\n    log(double(1))\n"
+        "    if len(_CALLS) > 1:\n        time.sleep(120)\n    assert double(1) == 2\n"
+    )
+    doc, mutated = _sweep(tmp_path, tests)
+    assert {m["status"] for m in doc["sweep"]["mutants"]} == {"killed"}, doc["sweep"]["mutants"]
+    for value, ran in mutated.items():
+        # The first run and its stuck re-run; then the run and its copy, each its own process.
+        assert len(ran) == 4 and ran[0] == ran[1] and len(set(ran)) == 3, (value, ran)
+
+
+def test_a_re_run_in_place_red_for_another_reason_is_settled_from_a_fresh_start(tmp_path):
+    # A session fixture that cannot be set up twice in one process: the re-run in place is red
+    # in its setup, which confirms nothing about the run's red in the test itself.
+    tests = (
+        "\n\nimport pytest\n\n_SET_UP = []\n\n\n@pytest.fixture(scope='session')\ndef once():\n"
+        "    if _SET_UP:\n        raise RuntimeError('set up twice in one process')\n    _SET_UP.append(1)\n\n\n"
+        "def test_1(once):\n    log(double(1))\n    assert double(1) == 2\n"
+    )
+    doc, mutated = _sweep(tmp_path, tests)
+    assert {m["status"] for m in doc["sweep"]["mutants"]} == {"killed"}, doc["sweep"]["mutants"]
+    for value, ran in mutated.items():
+        # The first run (its re-run never reached the test's body), then the run and its copy.
+        assert len(ran) == 3 and len(set(ran)) == 3, (value, ran)
+
+
+def test_a_re_run_in_place_that_stops_the_session_leaves_the_run_whole(tmp_path):
+    # pytest.exit() at the second call in a process: the re-run in place ends there, red by
+    # crash, and the run still reports itself; the copy then settles the kill.
+    tests = (
+        "\n\nimport pytest\n\n_CALLS = []\n\n\ndef test_1():\n    _CALLS.append(1)\n"
+        "    if len(_CALLS) > 1:\n        pytest.exit('stopped at its second call')\n"
+        "    log(double(1))\n    assert double(1) == 2\n"
+    )
+    doc, mutated = _sweep(tmp_path, tests)
+    assert {m["status"] for m in doc["sweep"]["mutants"]} == {"killed"}, doc["sweep"]["mutants"]
+    for value, ran in mutated.items():
+        assert len(ran) == 3 and len(set(ran)) == 3, (value, ran)

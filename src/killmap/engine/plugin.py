@@ -240,14 +240,18 @@ class Recorder:
         self.events = open(self.snapshot["events"], "a", encoding="utf-8")
         self.confirming, self.red, self.phases = True, set(), {}
         started = time.perf_counter()
-        self.set_collected([item.nodeid for item in rerun])
-        for index, item in enumerate(rerun):
-            following = rerun[index + 1] if index + 1 < len(rerun) else None
-            item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
-        self.emit(event="final", exit_code=1 if self.red else 0, proof=None, wall=time.perf_counter() - started)
-        self.events.close()
-        self.events, self.red, self.phases = kept
-        self.confirming = False
+        try:
+            self.set_collected([item.nodeid for item in rerun])
+            for index, item in enumerate(rerun):
+                following = rerun[index + 1] if index + 1 < len(rerun) else None
+                item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+        except (KeyboardInterrupt, pytest.exit.Exception):
+            pass  # the re-run stopped the session: the test it was in is recorded red, by crash
+        finally:
+            self.emit(event="final", exit_code=1 if self.red else 0, proof=None, wall=time.perf_counter() - started)
+            self.events.close()
+            self.events, self.red, self.phases = kept
+            self.confirming = False
 
     def finish_confirmation(self, exit_code: int) -> None:
         """In the copy: the last line of its re-runs, then the word that lets the run go on."""

@@ -212,11 +212,23 @@ class _Trial:
 def settled_in_place(verdict: Verdict, run: RunOutcome, confirmation: RunOutcome | None) -> bool:
     """Whether a verdict whose red was confirmed in the run's own process stands
     (plugin.Recorder.confirm_in_place). A re-run that disagreed may have met the state its
-    first run left (a red only the first call in a process gives); a red test that draws its
-    inputs was not re-run there. Either is settled again from a fresh start, by the copy."""
+    first run left (a red only the first call in a process gives), and so may one that hung
+    (a run that went red and then ran out of time: its re-run, or its teardown, which the
+    copy's run would meet too), or one red for another reason; a red test that draws its inputs
+    was not re-run there. Each is settled again from a fresh start, by the copy."""
     if verdict.verdict in (judge.FLAKY, judge.RANDOMIZED):
         return False
-    return confirmation is not None or not any(r.red and r.randomized for r in run.tests.values())
+    if verdict.verdict == judge.TIMEOUT and any(r.red for r in run.tests.values()):
+        return False
+    if confirmation is None:
+        return not any(r.red and r.randomized for r in run.tests.values())
+    # Red again, but for another reason (its fixtures could not be set up a second time in one
+    # process): that re-run confirms nothing.
+    return all(
+        (again.phase, again.exc_type) == (first.phase, first.exc_type)
+        for test_id, again in confirmation.tests.items()
+        if again.red and (first := run.tests.get(test_id)) is not None and first.red
+    )
 
 
 def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base: dict[str, Any]) -> Verdict:
