@@ -149,6 +149,20 @@ class Tap(importlib.abc.MetaPathFinder):
         spec.loader.exec_module = exec_module
         return spec
 
+def write_marks():
+    marks["end"] = time.perf_counter() - t0
+    with open(os.environ["KILLMAP_BENCH_MARKS"], "w") as out:
+        json.dump(marks, out)
+
+# entry() leaves by os._exit once it has flushed (no interpreter teardown), which skips any
+# `finally` here: the marks are written on the way out, by the gate's own process only.
+real_exit, gate = os._exit, os.getpid()
+def leave(code):
+    if os.getpid() == gate:
+        write_marks()
+    real_exit(code)
+os._exit = leave
+
 import importlib.util
 sys.meta_path.insert(0, Tap())
 from killmap.cli import entry
@@ -156,9 +170,7 @@ marks["imported"] = time.perf_counter() - t0
 try:
     entry()
 finally:
-    marks["end"] = time.perf_counter() - t0
-    with open(os.environ["KILLMAP_BENCH_MARKS"], "w") as out:
-        json.dump(marks, out)
+    write_marks()
 """
 
 # One plain pytest run; per test id the summed phase durations, like killmap's plugin.
