@@ -233,7 +233,7 @@ class Recorder:
             return
         wanted = set(self._reruns())
         rerun = [item for item in items if item.nodeid in wanted]
-        if not rerun or any(getattr(getattr(item, "obj", None), "is_hypothesis_test", False) for item in rerun):
+        if not rerun or any(draws_its_inputs(item) for item in rerun):
             return
         assert self.snapshot is not None  # _in_place is set only when a snapshot was asked for
         kept = self.events, self.red, self.phases
@@ -280,7 +280,7 @@ class Recorder:
         item.repr_failure = item._repr_failure_py = unrendered_failure
         traced = self.coverage is not None
         self.phases[item.nodeid] = {"id": item.nodeid, "outcome": "passed", "duration": 0.0}
-        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        if draws_its_inputs(item):
             self.phases[item.nodeid]["randomized"] = True  # it draws its inputs: judge.RANDOMIZED
         if traced:
             self._trace(True)
@@ -364,6 +364,11 @@ class Recorder:
 
     def close(self) -> None:
         self.events.close()
+
+
+def draws_its_inputs(item) -> bool:
+    """A Hypothesis test: it searches for its inputs (judge.RANDOMIZED)."""
+    return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
 
 
 def per_test_timeout_of(config) -> float | None:
