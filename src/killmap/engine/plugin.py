@@ -223,11 +223,12 @@ class Recorder:
         pytest-rerunfailures re-runs a failure, in the process that ran it. The copy forked
         before the first test cost a fifth of a sweep's wall (its fork, every page the run
         then wrote copied once more, its re-run in a process where nothing ran yet, its end).
-        What this cannot vouch for is left to the copy, which the trial then asks for: a
-        re-run that disagrees (a red only the first call in a process gives, which a fresh
-        start would give again), and a test that draws its inputs (Hypothesis would replay
-        the failing example the run saved; the copy's examples are its own). Those are
-        recorded as no confirmation at all."""
+        What this cannot vouch for is left to the copy, which the trial then asks for
+        (trial.settled_in_place): a re-run that disagrees (a red only the first call in a
+        process gives, which a fresh start would give again), hangs or is red for another
+        reason. A test that draws its inputs is not re-run here at all, and no confirmation is
+        recorded: Hypothesis would replay the failing example the run saved, where the copy's
+        examples are its own."""
         items, self._in_place = self._in_place, None
         if items is None or self.tracing or self._shared is not None:
             return

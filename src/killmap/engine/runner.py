@@ -69,11 +69,11 @@ class Scenario:
     trace_collection: bool = True
     # Re-run the red tests and these (the green kills) from a snapshot taken after collection.
     confirm_kills: tuple[str, ...] | None = None
-    # ...or in the run's own process, once its tests are over (plugin.Recorder.confirm_in_place):
-    # a sweep mutant's one red, where the copy cost a fifth of the sweep. The trial asks for
-    # the copy when this confirmation disagrees or declines (trial.settled_in_place).
-    confirm_in_place: bool = False
     confirm_allowed: tuple[str, ...] | None = None  # kills + may_kill: reds inside the contract
+    # Re-run them in the run's own process instead, once its tests are over
+    # (plugin.Recorder.confirm_in_place): a sweep mutant's one red, where the copy cost a fifth
+    # of the sweep. The trial asks for the copy when this cannot vouch (trial.settled_in_place).
+    confirm_in_place: bool = False
     collect_only: bool = False  # collect and prove the origin, run nothing
     confine: bool = True  # Landlock: writes only beneath sandbox, scratch and /dev
     # Run in a fork of a session that collected these targets once (session.py), with the
