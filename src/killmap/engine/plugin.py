@@ -225,12 +225,12 @@ class Recorder:
         then wrote copied once more, its re-run in a process where nothing ran yet, its end).
         What this cannot vouch for is left to the copy, which the trial then asks for
         (trial.settled_in_place): a re-run that disagrees (a red only the first call in a
-        process gives, which a fresh start would give again), hangs or is red for another
-        reason. A test that draws its inputs is not re-run here at all, and no confirmation is
-        recorded: Hypothesis would replay the failing example the run saved, where the copy's
-        examples are its own."""
+        process gives, which a fresh start would give again), is red for another reason, or
+        never finishes. A test that draws its inputs is not re-run here at all, and no
+        confirmation is recorded: Hypothesis would replay the failing example the run saved,
+        where the copy's examples are its own."""
         items, self._in_place = self._in_place, None
-        if items is None or self.tracing or self._shared is not None:
+        if items is None:
             return
         wanted = set(self._reruns())
         rerun = [item for item in items if item.nodeid in wanted]
@@ -246,10 +246,10 @@ class Recorder:
             for index, item in enumerate(rerun):
                 following = rerun[index + 1] if index + 1 < len(rerun) else None
                 item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
-        except (KeyboardInterrupt, pytest.exit.Exception):
-            pass  # the re-run stopped the session: the test it was in is recorded red, by crash
-        finally:
             self.emit(event="final", exit_code=1 if self.red else 0, proof=None, wall=time.perf_counter() - started)
+        finally:
+            # A re-run that stopped the session (pytest.exit) leaves no last line, so no
+            # confirmation: the run is still its own, and reports itself where it can.
             self.events.close()
             self.events, self.red, self.phases = kept
             self.confirming = False

@@ -211,17 +211,16 @@ class _Trial:
 
 def settled_in_place(verdict: Verdict, run: RunOutcome, confirmation: RunOutcome | None) -> bool:
     """Whether a verdict whose red was confirmed in the run's own process stands
-    (plugin.Recorder.confirm_in_place). A re-run that disagreed may have met the state its
-    first run left (a red only the first call in a process gives), and so may one that hung
-    (a run that went red and then ran out of time: its re-run, or its teardown, which the
-    copy's run would meet too), or one red for another reason; a red test that draws its inputs
-    was not re-run there. Each is settled again from a fresh start, by the copy."""
-    if verdict.verdict in (judge.FLAKY, judge.RANDOMIZED):
-        return False
-    if verdict.verdict == judge.TIMEOUT and any(r.red for r in run.tests.values()):
+    (plugin.Recorder.confirm_in_place). A re-run that disagreed (flaky) may have met the state
+    its first run left (a red only the first call in a process gives), and so may one red for
+    another reason. A red with no finished re-run was never confirmed: a test that draws its
+    inputs is not re-run in place, a run its test stopped with pytest.exit is not either, and a
+    re-run that hung or stopped the session has no last line. Each is settled again from a
+    fresh start, by the copy."""
+    if verdict.verdict == judge.FLAKY:
         return False
     if confirmation is None:
-        return not any(r.red and r.randomized for r in run.tests.values())
+        return not any(r.red for r in run.tests.values())
     # Red again, but for another reason (its fixtures could not be set up a second time in one
     # process): that re-run confirms nothing.
     return all(
