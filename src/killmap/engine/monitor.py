@@ -18,6 +18,11 @@ What it records must be what the C tracer records, or selection would miss a tes
   disabled event (`restart_events`), so a second test running the same line is credited.
 
 What runs while tests are collected is the "" context, as with coverage.
+
+Invisible to the tests: PY_START fires inside the tests' own call stack, where a test, a
+fixture or a plugin can watch every filesystem call. So it resolves no path: a code object is
+armed when its file name's last component is a target's, and `contexts` keeps, after the run,
+only the names that resolve to a target.
 `benchmarks/tracer_agreement.py` compares it with the C tracer on the real-world corpora.
 """
 
@@ -66,6 +71,7 @@ class LineMonitor:
 
     def __init__(self, include: Iterable[str], tool: int):
         self.targets = {os.path.realpath(p) for p in include}
+        self._names = frozenset(path.rpartition(os.sep)[2] for path in self.targets)
         self.tool = tool
         self.context = ""
         self.lines: dict[str, dict[str, set[int]]] = {}  # co_filename -> context -> lines
@@ -77,9 +83,11 @@ class LineMonitor:
         self._started = False
 
     def _target(self, filename: str) -> bool:
+        """Whether `filename` may be a target's: by its last component, a string method (a
+        test can patch what os.path holds); `contexts` settles it."""
         found = self._is_target.get(filename)
         if found is None:
-            found = self._is_target[filename] = os.path.realpath(filename) in self.targets
+            found = self._is_target[filename] = filename.rpartition(os.sep)[2] in self._names
         return found
 
     def _arm(self, code: types.CodeType) -> None:
@@ -136,7 +144,10 @@ class LineMonitor:
         """{real path: {context: sorted lines}}, as tracing.coverage_contexts gives coverage's."""
         merged: dict[str, dict[str, set[int]]] = {}
         for filename, by_context in self.lines.items():
-            mine = merged.setdefault(os.path.realpath(filename), {})
+            real = os.path.realpath(filename)
+            if real not in self.targets:  # a namesake of a target's file
+                continue
+            mine = merged.setdefault(real, {})
             for context, found in by_context.items():
                 mine.setdefault(context, set()).update(found)
         return {path: {c: sorted(found) for c, found in by_context.items()} for path, by_context in merged.items()}

@@ -30,6 +30,13 @@ suspended (its frame keeps the old code). After the run, a function of a target 
 code is still unprobed (made from code held elsewhere) makes that file's reach unproven:
 `contexts` then leaves the file out, and the gate selects every test for its mutants.
 `benchmarks/tracer_agreement.py` compares the probes with the C tracer on real projects.
+
+Invisible to the tests: the audit hook and the patched loader run inside the tests' own call
+stack (a `namedtuple` built at call time compiles and execs), where a test, a fixture or a
+plugin can watch every filesystem call (blockbuster fails a test on one). So they resolve no
+path there: a code's file name is looked up among the spellings the session already showed
+(every function's file name when the probes went in), matched by its last component alone
+otherwise, and a name that might be a target's is resolved only by `contexts`, after the run.
 """
 
 from __future__ import annotations
@@ -243,6 +250,41 @@ class ProbedFile:
         return code
 
 
+class Spellings:
+    """Which target file a code's file name is, answered without a system call.
+
+    `known`: file name -> its target's real path, or None for a name that is no target's,
+    filled before the tests run. A name not known is no target's unless its last component
+    is a target's: then it is `maybe`, for `resolve` to settle after the run."""
+
+    def __init__(self, targets: Iterable[str], known: dict[str, str | None]):
+        self.known = dict(known)
+        self.names = frozenset(_last_component(path) for path in targets)
+        self.maybe: set[str] = set()
+
+    def target(self, filename: str) -> str | None:
+        found = self.known.get(filename, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self.known[filename] = None
+            if _last_component(filename) in self.names:
+                self.maybe.add(filename)
+        return found
+
+    @staticmethod
+    def resolve(names: Iterable[str], targets: Iterable[str]) -> set[str]:
+        """The targets that `names` turn out to be (after the run: this stats)."""
+        wanted = set(targets)
+        return {real for real in map(os.path.realpath, names) if real in wanted}
+
+
+_UNKNOWN: Any = object()
+
+
+def _last_component(filename: str) -> str:
+    # A string method, not os.path.basename: a test can patch what os.path holds.
+    return filename.rpartition(os.sep)[2]
+
+
 class ProbeReach:
     """The lines of the target files that ran, by context, as coverage would record them.
 
@@ -250,7 +292,7 @@ class ProbeReach:
     as monitor.LineMonitor does; `collection` is the coverage that traced the session's
     collection, whose "" context it reports beside its own."""
 
-    def __init__(self, files: dict[str, ProbedFile], collection: Any):
+    def __init__(self, files: dict[str, ProbedFile], collection: Any, spellings: Spellings | None = None):
         self.files = files  # real path -> its probes
         self.collection = collection
         self.context = ""
@@ -258,28 +300,36 @@ class ProbeReach:
         self.lines: dict[str, dict[str, set[int]]] = {}
         self._unproven: set[str] = set()
         self._restore: Any = None
-        self._real: dict[str, str] = {}
+        self.spellings = spellings or Spellings(files, {path: path for path in files})
+        self._maybe_unproven: set[str] = set()  # file names `contexts` resolves
         self.compiling = False  # its own compiles of a target, which the audit hook lets pass
-
-    def _target(self, filename: Any) -> str | None:
-        path = _real(self._real, filename) if isinstance(filename, str) else None
-        return path if path in self.files else None
 
     def audited(self, event: str, args: tuple[Any, ...]) -> None:
         """Code of a target file made or run behind the probes' back, while the tests run:
         code built field by field (cloudpickle) or replaced, a target's source compiled, or
-        an unprobed code object of one executed. Its file's reach is then unproven."""
+        an unprobed code object of one executed. Its file's reach is then unproven (for a
+        name that may be a target's, once `contexts` has resolved it)."""
         if self.compiling or event not in ("code.__new__", "compile", "exec"):
             return
         if event == "exec":
             code = args[0] if args else None
-            path = self._target(code.co_filename) if isinstance(code, types.CodeType) else None
-            if path is not None and id(code) not in self.files[path].probed:
-                self._unproven.add(path)
+            if isinstance(code, types.CodeType):
+                path = self.spellings.target(code.co_filename)
+                if path is not None and id(code) not in self.files[path].probed:
+                    self._unproven.add(path)
+                elif code.co_filename in self.spellings.maybe and not self._probed(code):
+                    self._maybe_unproven.add(code.co_filename)
             return
-        path = self._target(args[1]) if len(args) > 1 else None
-        if path is not None:
-            self._unproven.add(path)
+        filename = args[1] if len(args) > 1 else None
+        if isinstance(filename, str):
+            path = self.spellings.target(filename)
+            if path is not None:
+                self._unproven.add(path)
+            elif filename in self.spellings.maybe:
+                self._maybe_unproven.add(filename)
+
+    def _probed(self, code: types.CodeType) -> bool:
+        return any(id(code) in probed.probed for probed in self.files.values())
 
     def _harvest(self, keep: bool) -> None:
         for path, probed in self.files.items():
@@ -313,6 +363,7 @@ class ProbeReach:
 
         self.stop()
         self._unproven |= unprobed_files(self.files)
+        self._unproven |= Spellings.resolve(self._maybe_unproven, self.files)
         merged = {path: {c: set(lines) for c, lines in found.items()} for path, found in self.lines.items()}
         if self.collection is not None:
             for path, found in coverage_contexts(self.collection).items():
@@ -330,11 +381,11 @@ def _real(cache: dict[str, str], filename: str) -> str:
     return found
 
 
-def _live_code(paths: Iterable[str]) -> tuple[list[types.FunctionType], bool]:
+def _live_code(paths: Iterable[str], target: _Targets | None = None) -> tuple[list[types.FunctionType], bool]:
     """The functions whose code is in one of `paths`, and whether a generator, coroutine or
     async generator of theirs is yet to finish (its frame runs the code it was made with)."""
     functions, suspended = [], False
-    target = _Targets(paths)
+    target = target or _Targets(paths)
     function, made = types.FunctionType, _MADE
     # By exact type, not isinstance: a session holds some 30,000 objects, and neither kind can
     # be subclassed.
@@ -365,6 +416,13 @@ class _Targets:
             found = os.path.basename(filename) in self.names and os.path.realpath(filename) in self.paths
             self.known[filename] = found
         return found
+
+    def spellings(self) -> Spellings:
+        """Every file name asked of so far, with its target where it is one's."""
+        known: dict[str, str | None] = {path: path for path in self.paths}
+        for filename, found in self.known.items():
+            known[filename] = os.path.realpath(filename) if found else None
+        return Spellings(self.paths, known)
 
 
 _MADE = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -424,19 +482,20 @@ def probe_reach(include: Iterable[str], collection: Any) -> ProbeReach | None:
         files = {path: ProbedFile(path, _source(path)) for path in map(os.path.realpath, include)}
     except (OSError, SyntaxError, ValueError, RecursionError):  # unreadable, or too deep to probe
         return None
-    functions, suspended = _live_code(files)
+    targets = _Targets(files)
+    functions, suspended = _live_code(files, targets)
     if suspended or _held_elsewhere(functions):
         return None
-    real: dict[str, str] = {}
+    spellings = targets.spellings()
     swaps = []
     for function in functions:
-        copy = files[_real(real, function.__code__.co_filename)].copy_of(function.__code__)
+        copy = files[spellings.known[function.__code__.co_filename] or ""].copy_of(function.__code__)
         if copy is None:
             return None
         swaps.append((function, copy))
     for function, copy in swaps:
         function.__code__ = copy
-    reach = ProbeReach(files, collection)
+    reach = ProbeReach(files, collection, spellings)
     reach._restore = _probe_imports(reach, files)
     _watch(reach)
     return reach
@@ -471,8 +530,12 @@ def _probe_imports(reach: ProbeReach, files: dict[str, ProbedFile]) -> Any:
     original = loader.get_code
 
     def get_code(self: Any, fullname: str) -> types.CodeType | None:
+        # Only a spelling the session showed is probed: resolving a new one here would stat
+        # inside the test's import. A target imported by another name runs unprobed, which
+        # `contexts` finds (its reach is then unproven, and the tracer takes over).
         path = self.get_filename(fullname)
-        probed = files.get(os.path.realpath(path)) if path else None
+        real = reach.spellings.target(path) if path else None
+        probed = files.get(real) if real else None
         if probed is None:
             return original(self, fullname)
         reach.compiling = True
