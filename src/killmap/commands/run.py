@@ -60,7 +60,9 @@ def add_parser(sub) -> None:
         choices=("auto", "coverage"),
         default="auto",
         help="what records which lines each baseline test runs: auto is sys.monitoring "
-        "on Python 3.12+ (tests at full speed), else coverage's C tracer",
+        "on Python 3.12+, probes in the target files' code on 3.10 and 3.11 (tests at full speed "
+        "either way), coverage's C tracer where those cannot vouch or turn a test red; coverage: "
+        "coverage's C tracer always",
     )
     run.add_argument(
         "--shard",

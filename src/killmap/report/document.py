@@ -41,6 +41,7 @@ def to_json(result: LabResult, root: Path) -> Document:
                 "runs": b.runs,
                 "wall_seconds": round(b.wall, 4),
                 "reach_recorded_by": b.tracer,
+                **({"reach_note": b.recorder_note} if b.recorder_note else {}),
             }
             for b in result.baselines
         ],

@@ -23,7 +23,7 @@ from killmap.catalog.testids import TestIndex
 from killmap.engine.cachedirs import baseline_red_file
 from killmap.engine.core import Engine
 from killmap.engine.guard import escaped_note
-from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
+from killmap.engine.outcome import RunOutcome, TestResult, error_line, refused_arguments, tracers_of
 from killmap.engine.probes import UNPROVEN
 from killmap.engine.runner import Scenario
 from killmap.errors import GateError
@@ -51,6 +51,9 @@ class Baseline:
     # How many tests the runs after the first ran again (guarded_tests), or None: every run ran
     # every test (whole runs decided, or one run was asked for).
     rerun: int | None = None
+    # Why reach was recorded by another recorder than the engine's own (its tests went red
+    # under it, and passed without it), said once on the console; "" when it was not.
+    recorder_note: str = ""
 
     @cached_property
     def index(self) -> TestIndex:
@@ -74,7 +77,8 @@ def baseline_line(baseline: Baseline) -> str:
     once = len(baseline.collected) - (baseline.rerun if baseline.rerun is not None else len(baseline.collected))
     if baseline.runs > 1 and once > 0:
         said += f" ({once} that no mutant selects: once)"
-    return f"{said}, {baseline.wall:.2f}s"
+    said = f"{said}, {baseline.wall:.2f}s"
+    return f"{said}\n{baseline.recorder_note}" if baseline.recorder_note else said
 
 
 def source_files(files: list[str], settings: GateSettings) -> list[str]:
@@ -115,9 +119,17 @@ def run_baseline(
     passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout)
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
-    done, settled = _shared_passes(passes, group, runs)
-    if not settled:
-        done = _whole_passes(passes, runs, [o for each in done for o in each])
+    try:
+        done, settled = _settled_passes(passes, group, runs)
+    except _RedByRecorder as red:
+        if passes.tracer == "coverage":
+            raise red.refusal(passes.where) from None
+        passes.tracer = "coverage"
+        passes.note = red.fallback_note()
+        try:
+            done, settled = _settled_passes(passes, group, runs)
+        except _RedByRecorder as again:
+            raise again.refusal(passes.where) from None
     outcomes = [o for each in done for o in each]
     first = done[0][0]
     durations = untraced_durations(outcomes)
@@ -142,7 +154,54 @@ def run_baseline(
         dict(first.deselected),
         max((o.per_test_timeout or 0.0 for o in outcomes), default=0.0) or None,
         len({t for each in done[1:] for o in each for t in o.tests}) if settled else None,
+        passes.note,
     )
+
+
+def _settled_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
+    """The shared passes, and whole passes where those did not settle the baseline."""
+    done, settled = _shared_passes(passes, group, runs)
+    if not settled:
+        done = _whole_passes(passes, runs, [o for each in done for o in each])
+    return done, settled
+
+
+_RECORDERS = {
+    "probes": "the reach probes",
+    "sys.monitoring": "the line monitor (sys.monitoring)",
+    "coverage": "coverage's tracer",
+}
+
+
+def recorder_words(tracers: str) -> str:
+    """A recorder's name as a user reads it: "the reach probes", "coverage's tracer"."""
+    return " + ".join(_RECORDERS.get(name, name) for name in tracers.split(" + ") if name) or "the reach recorder"
+
+
+class _RedByRecorder(Exception):
+    """Tests red in a traced pass that pass in the same session untraced: the gate's own
+    recorder made them red, so their red says nothing of the project."""
+
+    def __init__(self, tracers: str, red: dict[str, TestResult]):
+        super().__init__(tracers)
+        self.tracers, self.red = tracers, red
+
+    def _error(self) -> str:
+        test, result = sorted(self.red.items())[0]
+        error = error_line(result.message) or result.exc_type or "failed"
+        return f"{len(self.red)} test(s), first {test}: {error}"
+
+    def fallback_note(self) -> str:
+        return (
+            f"reach: {recorder_words(self.tracers)} made {self._error()}, and they pass without it: "
+            "recorded by coverage's tracer instead"
+        )
+
+    def refusal(self, where: str) -> GateError:
+        return GateError(
+            f"{where}: the gate's reach recorder ({recorder_words(self.tracers)}) makes tests red that pass "
+            f"without it: {self._error()}; no recorder left them green, so no test's reach can be read"
+        )
 
 
 class _Passes:
@@ -154,6 +213,8 @@ class _Passes:
         self.everything = settings.tests + self.deselect
         self.where = f"baseline of {', '.join(settings.tests)}"
         self.shared = len(engine.workers) > 1
+        self.tracer = engine.tracer  # what records reach, until it is found to turn tests red
+        self.note = ""  # why it is not the engine's own (_RedByRecorder)
 
     def run(
         self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
@@ -174,7 +235,7 @@ class _Passes:
                 run_claims=claims,
                 session_tests=self.everything,
                 swap_targets=self.targets,
-                tracer=tracer or self.engine.tracer,
+                tracer=tracer or self.tracer,
                 trace_collection=i == 0,
             )
             for i in range(len(self.engine.workers))
@@ -184,7 +245,33 @@ class _Passes:
         return outcomes
 
     def refuse_red(self, outcomes: list[RunOutcome]) -> None:
-        _refuse_red(self.where, outcomes, self.settings, baseline_red_file(self.engine.cache_dir))
+        """Red tests refused, once it is known they are red without the gate's recorder too:
+        a traced pass's reds are run again, untraced, in the same session. Those that pass
+        there were made red by the recorder (_RedByRecorder); the rest are refused."""
+        red = {t: r for o in outcomes for t, r in o.red.items()}
+        if not red:
+            return
+        tracers = tracers_of(outcomes)
+        if tracers:
+            again = self.engine.run(self.engine.workers[0], self._untraced("baseline-untraced", tuple(sorted(red))))
+            _refuse_incomplete(self.where, [again], self.engine, self.timeout)
+            still = {t: r for t, r in again.red.items() if t in red}
+            if not still:
+                raise _RedByRecorder(tracers, red)
+            red = still
+        _refuse_red(self.where, red, self.settings, baseline_red_file(self.engine.cache_dir), untraced=bool(tracers))
+
+    def _untraced(self, label: str, tests: tuple[str, ...]) -> Scenario:
+        return Scenario(
+            label=label,
+            tests=tests,
+            confine=self.settings.confine,
+            timeout=self.timeout,
+            sys_path=self.settings.paths,
+            session_tests=self.everything,
+            swap_targets=self.targets,
+            tracer=self.tracer,
+        )
 
 
 def _shared_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
@@ -303,14 +390,16 @@ def _refuse_drifting(where: str, reach: list[RunOutcome]) -> None:
         )
 
 
-def _refuse_red(where: str, outcomes: list[RunOutcome], settings: GateSettings, listed: Path) -> None:
-    """Any red test: said once for the pass, since its runs shared the tests out."""
-    red = {t: r for o in outcomes for t, r in o.red.items()}
+def _refuse_red(
+    where: str, red: dict[str, TestResult], settings: GateSettings, listed: Path, *, untraced: bool
+) -> None:
+    """Any red test: said once for the pass, since its runs shared the tests out. `untraced`:
+    they were red again with no reach recorded, which is said, and nothing more is claimed."""
     if not red:
         return
     denied = settings.confine and any(r.exc_type == "PermissionError" for r in red.values())
     raise GateError(
-        f"{where} is red, so no verdict could mean anything; {red_summary(sorted(red), listed)}"
+        f"{where} is red, so no verdict could mean anything; {red_summary(sorted(red), listed, untraced=untraced)}"
         + (
             "; a PermissionError there may be the confinement: tests may write only in "
             "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
@@ -320,8 +409,10 @@ def _refuse_red(where: str, outcomes: list[RunOutcome], settings: GateSettings, 
     )
 
 
-def red_summary(red: list[str], listed: Path, shown: int = 3) -> str:
+def red_summary(red: list[str], listed: Path, shown: int = 3, *, untraced: bool = False) -> str:
     """The red tests said short: a count, the files with theirs, a few ids, and the way out.
+    `untraced`: they were red again with no reach recorded (the gate's own run, not plain
+    pytest, which it never ran: the words say so).
 
     One line of 244 ids could not be read and said nothing of what to do: every id goes to
     `listed` instead, a file outside the project that outlives the gate."""
@@ -336,9 +427,10 @@ def red_summary(red: list[str], listed: Path, shown: int = 3) -> str:
     except OSError as error:  # the refusal still stands, with what could be said
         where = f"the full list could not be written to {listed}: {error.strerror}"
     worst = by_file.most_common(1)[0][0]
+    fail = "they fail without the gate's reach recording too" if untraced else "they fail"
     return (
         f"{len(red)} failing test(s) ({', '.join(files)}{more_files}): {', '.join(red[:shown])}{more}; "
-        f"{where}; they fail under plain pytest too: fix them, leave them out with "
+        f"{where}; {fail}: fix them, leave them out with "
         f'[gate] exclude = ["{worst}"] (a file or a test id), or narrow [gate] tests to the files that matter'
     )
 
