@@ -52,3 +52,50 @@ def test_a_hanging_test_is_red_by_the_project_per_test_timeout_and_the_rest_stil
     assert "the project's per-test timeout" in red["tests/test_pkg.py::test_a_hangs"]["message"]
     assert entry["selected_tests"] == 3 and "never ran" not in entry["detail"], entry
     assert entry["verdict"] == "held", entry
+
+
+def test_a_long_project_per_test_timeout_is_not_waited_for_a_hang_costs_the_gate_limit(tmp_path):
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\ntimeout = 120\n',
+            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+            "tests/test_pkg.py": TESTS,
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "hangs-on-three"\n'
+                'target = "pkg/__init__.py::double"\nop = "replace"\nold = "return x * 2"\n'
+                'new = "while x == 3:\\n        pass\\n    return x * 3"\n'
+                'kills = ["tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"]\n'
+            ),
+        },
+    )
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    entry = run.mutation("hangs-on-three")
+    assert entry["verdict"] == "timeout", run.stdout + run.stderr
+    # The gate's own limit for this fast suite, not one that waits for 120 s twice.
+    assert entry["timeout_seconds"] < 120, entry["timeout_seconds"]
+
+
+def test_a_red_by_the_project_per_test_timeout_is_a_timeout_not_an_assertion(tmp_path):
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": (
+                f'[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\ntimeout = {PER_TEST:g}\n'
+            ),
+            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+            "tests/test_pkg.py": TESTS,
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "hangs-on-three"\n'
+                'target = "pkg/__init__.py::double"\nop = "replace"\nold = "return x * 2"\n'
+                'new = "while x == 3:\\n        pass\\n    return x * 3"\n'
+                'kills = ["tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"]\n'
+                'require = "assertion"\n'
+            ),
+        },
+    )
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    entry = run.mutation("hangs-on-three")
+    red = {r["id"]: r for r in entry["red"]}
+    assert red["tests/test_pkg.py::test_a_hangs"]["cause"] == "timeout", entry
+    assert entry["verdict"] == "wrong-cause", entry  # a hang is no assertion

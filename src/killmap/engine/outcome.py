@@ -30,7 +30,8 @@ CRASH = "crash"  # another exception from the code under test: a legitimate red
 BROKEN = "broken"  # NameError/ImportError/SyntaxError... raised from the mutated file
 ERROR = "error"  # red in fixture setup or teardown, not in the test itself
 SEARCH = "search"  # Hypothesis's DeadlineExceeded or Flaky: its search's timing, not an assertion
-CAUSES = (ASSERTION, CRASH, BROKEN, ERROR, SEARCH)
+TIMEOUT = "timeout"  # the project's own per-test timeout (pytest-timeout) ended the test
+CAUSES = (ASSERTION, CRASH, BROKEN, ERROR, SEARCH, TIMEOUT)
 # Broken-type errors from an import statement surface from the importing frame; a
 # NameError must come from the mutated file's own frame to be the mutant's doing.
 _IMPORT_TYPES = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError", "TabError")
@@ -54,6 +55,7 @@ class TestResult:
     interrupted: bool = False  # the test stopped the session, or the process died in it
     traced: bool = False  # its lines were recorded in this run (a baseline's), slowing it
     search: bool = False  # red by Hypothesis's DeadlineExceeded or Flaky (failures.SEARCH_ERRORS)
+    timed_out: bool = False  # red by the project's per-test timeout: a hang, not an assertion
     randomized: bool = False  # it draws its inputs (a Hypothesis test)
 
     @property
@@ -70,6 +72,8 @@ class TestResult:
             return ERROR
         if self.search:
             return SEARCH
+        if self.timed_out:
+            return TIMEOUT
         if self.assertion:
             return ASSERTION
         if self.exc_type in BROKEN_TYPES and (
@@ -289,6 +293,7 @@ def _read_events(events_path: Path) -> _Events:
                     interrupted=event.get("interrupted", False),
                     traced=event.get("traced", False),
                     search=event.get("search", False),
+                    timed_out=event.get("timed_out", False),
                     randomized=event.get("randomized", False),
                 )
                 if started == event["id"]:

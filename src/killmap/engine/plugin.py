@@ -359,8 +359,10 @@ class Recorder:
         described = describe_failure(excinfo, report, self.mutated_file)
         if self.per_test_timeout and described["message"].startswith("Failed: Timeout"):
             # pytest-timeout's own words ("Timeout >2s", "Timeout (>2s) from pytest-timeout." since
-            # 2.2) do not say whose limit it is: the project's, not the gate's.
+            # 2.2) do not say whose limit it is: the project's, not the gate's. It fails the test
+            # through pytest.fail, which would read as an assertion: it is a hang.
             described["message"] += f" (red by the project's per-test timeout, {self.per_test_timeout:g} s)"
+            described["timed_out"] = True
         return described
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from killmap.catalog.testids import matches
 from killmap.report.annotations import SEVERITY
 from killmap.report.cells import red_vs_expected  # the one rendering every format shares
 
-CAUSES = ("assertion", "crash", "broken", "error", "search")
+CAUSES = ("assertion", "crash", "broken", "error", "search", "timeout")
 # The order "sort by verdict" uses, worst first: the annotations' severity, then held.
 VERDICT_ORDER = (*SEVERITY, "held")
 
@@ -129,6 +129,7 @@ td.cell.cause-crash{background:#ef6c00}
 td.cell.cause-broken{background:#6a1b9a}
 td.cell.cause-error{background:#455a64}
 td.cell.cause-search{background:#00838f}
+td.cell.cause-timeout{background:#5d4037}
 td.cell.expected{outline:3px solid #1565c0;outline-offset:-3px}
 td.cell.missing{color:#1565c0;font-size:1em}
 td.cell.may{outline:2px dashed #1565c0;outline-offset:-3px}
@@ -270,4 +271,5 @@ def _swatch(cause: str) -> str:
         "broken": "background:#6a1b9a",
         "error": "background:#455a64",
         "search": "background:#00838f",  # Hypothesis's deadline or Flaky (docs/randomized.md)
+        "timeout": "background:#5d4037",  # the project's own per-test timeout ended the test
     }[cause]

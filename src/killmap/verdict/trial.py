@@ -32,6 +32,9 @@ MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 10.0
 FORK_START = 0.2  # what a fork of the collected session pays before its first test, at most
 PER_TEST_MARGIN = 1.2  # the project's per-test timeout acts first, by this margin plus a second
+# The gate waits for a project's per-test timeout only while it is at most this many times the
+# gate's own limit: a hang then costs seconds, whatever the project allows one test (120 s is common).
+PROJECT_WAIT_FACTOR = 2.0
 
 
 def reaching_tests(mutant: Mutant, baseline: Baseline) -> tuple[tuple[str, ...], str | None, Region]:
@@ -110,25 +113,24 @@ def mutant_timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, 
     one), pytest's cost per selected test, and the selected tests' own durations, times
     TIMEOUT_FACTOR; a catalog timeout is the limit on either path.
 
-    A project's own per-test timeout (pytest-timeout) acts first: each limit also waits for it
-    (in the run and in its confirmation) on top of the run's expected time, so a hanging test
-    is red by it and the rest of the selection still runs, instead of the gate's limit ending
-    the whole session."""
+    A project's own per-test timeout (pytest-timeout) acts first where it is short, at most
+    PROJECT_WAIT_FACTOR times the gate's own limit: the limit then also waits for it (in the
+    run and in its confirmation), so a hanging test is red by it and the rest of the selection
+    still runs. A longer one is not waited for: a hang costs the gate's own limit."""
     tests = baseline.per_test * len(selected) + expected_seconds(selected, baseline)
     fresh, swap = baseline.overhead + tests, FORK_START + tests
     explicit = mutation.timeout or mutation.settings.timeout
     if explicit:
         return Limits(explicit, explicit, fresh, swap)
+    return Limits(_limit(fresh, baseline.per_test_timeout), _limit(swap, baseline.per_test_timeout), fresh, swap)
+
+
+def _limit(expected: float, per_test_timeout: float | None) -> float:
+    own = max(MIN_TIMEOUT, TIMEOUT_FACTOR * expected)
+    if not per_test_timeout or per_test_timeout > PROJECT_WAIT_FACTOR * own:
+        return own
     # Twice: the run waits for it, and its confirmation copy re-runs the red test and waits again.
-    wait = 2 * (baseline.per_test_timeout or 0.0)
-    floor_fresh = PER_TEST_MARGIN * (wait + fresh) + 1.0 if wait else 0.0
-    floor_swap = PER_TEST_MARGIN * (wait + swap) + 1.0 if wait else 0.0
-    return Limits(
-        max(MIN_TIMEOUT, TIMEOUT_FACTOR * fresh, floor_fresh),
-        max(MIN_TIMEOUT, TIMEOUT_FACTOR * swap, floor_swap),
-        fresh,
-        swap,
-    )
+    return max(own, PER_TEST_MARGIN * (2 * per_test_timeout + expected) + 1.0)
 
 
 def run_mutant(
