@@ -61,9 +61,9 @@ def _where_else(plan: Plan) -> list[str]:
         shown = ", ".join(names[:8])
         return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
 
-    top = plan.package.split(".")[0]
+    top = plan.top or plan.package.split(".")[0]
     seen = [f"{name} (aimed at)" if name == plan.package else name for name in plan.seen]
-    lines = [f"  packages seen: {listed(seen)}"]
+    lines = [f"  packages seen: {listed(seen) or 'none'}"]
     if plan.inside:
         lines[0] += f"; in {top}: {listed(plan.inside)}"
     aimed = plan.module.removesuffix(".py").replace("/", ".")
