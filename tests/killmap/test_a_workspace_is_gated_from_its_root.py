@@ -119,3 +119,62 @@ def test_the_kills_guess_is_a_test_of_the_aimed_package_not_one_sharing_a_method
     plan = detect(root)
     assert plan.function == "Cart.add"
     assert (plan.kills, plan.kills_reason) == ("tests/test_cart.py::test_add", "the first test that names add")
+
+
+def _catalog(folder: Path, gate: str, target: str) -> None:
+    (folder / "mutations").mkdir(exist_ok=True)
+    (folder / "mutations" / "one.toml").write_text(
+        f"[gate]\n{gate}\n\n[[mutation]]\nname = 'rate-zero'\ntarget = '{target}'\n"
+        "op = 'constant-return'\nvalue = '0'\nkills = ['tests/test_cart.py::test_a_bulk_line_gets_its_rate']\n"
+    )
+
+
+def test_a_workspace_package_left_out_of_paths_names_gate_paths(workspace):
+    _catalog(
+        workspace,
+        "tests = ['packages/orders/tests']\npaths = ['packages/orders/src']",
+        "packages/orders/src/acme/orders/cart.py::Cart.total",
+    )
+    checked = run_gate(workspace, "check")
+    assert checked.code == 2 and "Traceback" not in checked.stderr
+    [line] = checked.stderr.splitlines()
+    assert "ModuleNotFoundError: No module named 'acme.pricing'" in line
+    assert (
+        "(acme.pricing is workspace member packages/pricing's: add 'packages/pricing/src' to [gate] paths;" in line
+    ), line
+
+
+def test_inside_a_member_a_workspace_package_says_to_use_the_workspace_root(workspace):
+    member = workspace / "packages" / "orders"
+    _catalog(member, "paths = ['src']", "src/acme/orders/cart.py::Cart.total")
+    checked = run_gate(member, "check")
+    assert checked.code == 2
+    [line] = checked.stderr.splitlines()
+    assert "No module named 'acme.pricing' (acme.pricing is workspace member packages/pricing's, " in line, line
+    assert f"outside this project: put the catalog at the workspace root {workspace.resolve()}," in line
+
+
+def test_a_catalog_in_one_member_that_targets_another_says_to_move_it_to_the_root(workspace):
+    member = workspace / "packages" / "orders"
+    _catalog(member, "paths = ['src']", "../pricing/src/acme/pricing/discount.py::bulk_rate")
+    checked = run_gate(member, "check")
+    assert checked.code == 2 and "Traceback" not in checked.stderr
+    [line] = checked.stderr.splitlines()
+    assert line == (
+        "killmap check: mutations/one.toml: mutation 'rate-zero': field 'target': target "
+        "../pricing/src/acme/pricing/discount.py is in workspace member packages/pricing, outside this project "
+        "(packages/orders): a catalog targets its own project's files only; move the catalog to the workspace "
+        f"root {workspace.resolve()}, where the target is packages/pricing/src/acme/pricing/discount.py and "
+        "[gate] paths name every member's source folder"
+    )
+
+
+def test_a_target_outside_any_workspace_keeps_the_plain_refusal(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    (project / "mutations" / "basic.toml").write_text(
+        "[[mutation]]\nname = 'x'\ntarget = '../elsewhere.py::f'\nop = 'constant-return'\nvalue = '0'\n"
+        "kills = ['tests/test_core.py::test_odd_is_refused']\n"
+    )
+    checked = run_gate(project, "check")
+    assert checked.code == 2
+    assert "target must be a path inside the project, relative to its root: ../elsewhere.py" in checked.stderr

@@ -9,6 +9,7 @@ can target and import every member; a catalog inside one member sees that member
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,3 +117,54 @@ def locate_module(root: Path, dotted: str, within: list[Member]) -> tuple[str, M
             if where.with_name(where.name + ".py").is_file() or (where.is_dir() and any(where.rglob("*.py"))):
                 return ".".join(names[:end]), member
     return None
+
+
+def missing_module_hint(root: Path, paths: tuple[str, ...], message: str) -> str:
+    """For a test's `No module named 'x'`: when x is a workspace member's package, the way
+    out, as a clause to append ("" when x is none of the workspace's). A member of this
+    workspace whose source folder `[gate] paths` leaves out is added there; a member of the
+    workspace this project belongs to is reached from a catalog at that workspace's root."""
+    match = re.search(r"No module named '([\w.]+)'", message)
+    if not match:
+        return ""
+    dotted = match.group(1)
+    listed = {p.rstrip("/") or "." for p in paths}
+    found = locate_module(root, dotted, [m for m in members(root) if m.source not in listed])
+    if found:
+        name, member = found
+        return (
+            f" ({name} is workspace member {member.folder}'s: add {member.source!r} to [gate] paths; "
+            "the gate imports the project's packages from its sandbox copy, never from an editable install)"
+        )
+    enclosing = enclosing_workspace(root)
+    if enclosing:
+        workspace, this = enclosing
+        found = locate_module(workspace, dotted, [m for m in members(workspace) if m != this])
+        if found:
+            name, member = found
+            return (
+                f" ({name} is workspace member {member.folder}'s, outside this project: put the catalog at the "
+                f"workspace root {workspace}, with [gate] paths naming every member's source folder; "
+                "`killmap init` there writes one)"
+            )
+    return ""
+
+
+def foreign_target_note(root: Path, target: str) -> str | None:
+    """For a target outside the project that lies in the workspace the project is a member
+    of (a catalog in one member aimed at another): what to do instead; None otherwise."""
+    enclosing = enclosing_workspace(root)
+    if enclosing is None:
+        return None
+    workspace, this = enclosing
+    path = (root / target).resolve()
+    if not path.is_relative_to(workspace.resolve()):
+        return None
+    inside = path.relative_to(workspace.resolve()).as_posix()
+    owner = next((m.folder for m in members(workspace) if inside.startswith(m.folder + "/")), None)
+    where = f"workspace member {owner}" if owner else "the workspace"
+    return (
+        f"target {target} is in {where}, outside this project ({this.folder}): a catalog targets its own "
+        f"project's files only; move the catalog to the workspace root {workspace}, where the target is "
+        f"{inside} and [gate] paths name every member's source folder"
+    )
