@@ -98,6 +98,8 @@ def test_inside_a_member_init_reads_its_src_layout(workspace):
     assert done.code == 0, done.stderr
     assert (member / "mutations" / "acme.orders.cart.toml").is_file()
     assert "packages seen: acme.orders; in acme.orders: acme.orders.cart" in done.stdout, done.stdout
+    assert f"note: this project is member packages/orders of the workspace at {workspace.resolve()}" in done.stdout
+    assert detect(member, "acme.orders.cart").module == "src/acme/orders/cart.py"
 
 
 @pytest.mark.parametrize("package", ["acme/orders", "orders"], ids=["namespace", "regular"])

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from killmap import __version__
+from killmap.catalog.workspace import enclosing_workspace
 from killmap.commands.init_detect import Plan, choice_reason, detect
 from killmap.errors import GateError
 
@@ -49,6 +50,14 @@ def main(root: Path, package: str | None = None) -> int:
         )
     for line in _where_else(plan):
         print(line)
+    enclosing = enclosing_workspace(root)
+    if enclosing:
+        # Its catalog can neither import nor target the other members: said before check fails on it.
+        workspace, member = enclosing
+        print(
+            f"  note: this project is member {member.folder} of the workspace at {workspace}; a catalog there "
+            "gates every member, with the tests that cross them (killmap init there writes one)"
+        )
     print("next: killmap check, then killmap run")
     return 0
 
