@@ -156,6 +156,8 @@ def test_the_doctests_fixture_is_gated_at_first_contact_from_a_subpackage(tmp_pa
     data = tomllib.loads((project / "mutations" / "routegraph.algorithms.shortest.toml").read_text())
     assert data["gate"]["tests"] == ["routegraph/algorithms/shortest"]
     assert data["mutation"][0]["kills"] == [DIJKSTRA_DOCTEST]
+    # elsewhere is a sibling, not the parent that holds the aimed code and every test
+    assert "aim elsewhere: killmap init --package routegraph.graph " in done.stdout, done.stdout
     checked = run_gate(project, "check")
     assert checked.code == 0, checked.stderr
     # its three tests and two doctests, none of routegraph/tests

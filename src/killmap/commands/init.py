@@ -76,8 +76,9 @@ def _where_else(plan: Plan) -> list[str]:
     if plan.inside:
         lines[0] += f"; in {top}: {listed(plan.inside)}"
     aimed = plan.module.removesuffix(".py").replace("/", ".")
-    others = [n for n in plan.inside if not aimed.endswith(n) and n != plan.package]
-    others += [n for n in plan.seen if n != plan.package]
+    # Never the aimed package's own parent: it holds the aimed code, and more tests than its own.
+    others = [n for n in plan.inside if not aimed.endswith(n) and not (plan.package + ".").startswith(n + ".")]
+    others += [n for n in plan.seen if not (plan.package + ".").startswith(n + ".")]
     example = others[0] if others else plan.package
     lines.append(f"  aim elsewhere: killmap init --package {example} (a dotted name, a folder or a .py file)")
     return lines
