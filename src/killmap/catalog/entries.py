@@ -31,6 +31,7 @@ from killmap.catalog.contract import (
     Target,
 )
 from killmap.catalog.testids import matches
+from killmap.catalog.workspace import foreign_target_note
 from killmap.errors import GateError
 
 # How a field's error is raised: the message, and the field it names (with the file and mutation).
@@ -224,7 +225,11 @@ def _target(root: Path, target: Any, fail: _Fail) -> Target:
     # names the same file as the coverage and the reports do.
     normal = posixpath.normpath(file_part) if file_part else file_part
     if PurePosixPath(normal).is_absolute() or normal == ".." or normal.startswith("../"):
-        raise fail(f"target must be a path inside the project, relative to its root: {file_part}", "target")
+        raise fail(
+            foreign_target_note(root, normal)
+            or f"target must be a path inside the project, relative to its root: {file_part}",
+            "target",
+        )
     file_part = normal
     if not (root / file_part).is_file():
         raise fail(f"target file not found: {file_part}", "target")

@@ -147,6 +147,7 @@ def _collect(
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
     from killmap.catalog.project import project_files
+    from killmap.catalog.workspace import missing_module_hint
     from killmap.engine.core import Engine
     from killmap.engine.guard import escaped_note
     from killmap.engine.runner import Scenario
@@ -175,6 +176,7 @@ def _collect(
                 errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
             for node, message in outcome.collect_errors:
                 failure = f"{node or 'the session'}: {error_line(message)}"
+                failure += missing_module_hint(root, settings.paths, message)
                 if failure not in said:
                     said.add(failure)
                     errors.append(GateError(f"{where} failed in {failure}"))

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from killmap import __version__
+from killmap.catalog.workspace import enclosing_workspace
 from killmap.commands.init_detect import Plan, choice_reason, detect
 from killmap.errors import GateError
 
@@ -49,6 +50,14 @@ def main(root: Path, package: str | None = None) -> int:
         )
     for line in _where_else(plan):
         print(line)
+    enclosing = enclosing_workspace(root)
+    if enclosing:
+        # Its catalog can neither import nor target the other members: said before check fails on it.
+        workspace, member = enclosing
+        print(
+            f"  note: this project is member {member.folder} of the workspace at {workspace}; a catalog there "
+            "gates every member, with the tests that cross them (killmap init there writes one)"
+        )
     print("next: killmap check, then killmap run")
     return 0
 
@@ -61,14 +70,15 @@ def _where_else(plan: Plan) -> list[str]:
         shown = ", ".join(names[:8])
         return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
 
-    top = plan.package.split(".")[0]
+    top = plan.top or plan.package.split(".")[0]
     seen = [f"{name} (aimed at)" if name == plan.package else name for name in plan.seen]
-    lines = [f"  packages seen: {listed(seen)}"]
+    lines = [f"  packages seen: {listed(seen) or 'none'}"]
     if plan.inside:
         lines[0] += f"; in {top}: {listed(plan.inside)}"
     aimed = plan.module.removesuffix(".py").replace("/", ".")
-    others = [n for n in plan.inside if not aimed.endswith(n) and n != plan.package]
-    others += [n for n in plan.seen if n != plan.package]
+    # Never the aimed package's own parent: it holds the aimed code, and more tests than its own.
+    others = [n for n in plan.inside if not aimed.endswith(n) and not (plan.package + ".").startswith(n + ".")]
+    others += [n for n in plan.seen if not (plan.package + ".").startswith(n + ".")]
     example = others[0] if others else plan.package
     lines.append(f"  aim elsewhere: killmap init --package {example} (a dotted name, a folder or a .py file)")
     return lines

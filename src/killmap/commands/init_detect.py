@@ -1,13 +1,19 @@
 """What `killmap init` reads from a project that has never met killmap.
 
-The layout (`src/` or flat: `[gate] paths`) and pytest's test paths (`testpaths` in
-pytest.ini, pyproject.toml, tox.ini or setup.cfg, in pytest's order; else `tests/` or
-`test/`: `[gate] tests`); the package (the one the project is named after, else the
-largest, passing over one with nothing to aim at); the function to aim at (among the public
-functions and methods that neither the package nor its tests (nor the helper modules they
-import) run while they are imported, directly or through a function they call, the
-one the tests call directly that branches most; else the first of the largest module); and a
-guess at the test that guards it.
+The layout (`[gate] paths`): `src/` (its namespace packages too: `src/acme/orders` is
+acme.orders), else packages at the root, else a workspace's members (uv's declared ones,
+else the projects found below a root with no code of its own), each member's source
+folder. pytest's test paths (`[gate] tests`): `testpaths` in pytest.ini, pyproject.toml,
+tox.ini or setup.cfg, in pytest's order; else each workspace member's own; else the
+`tests/` or `test/` folder and the tests the packages keep inside them (`src/pkg/test/`),
+with a package whole when the configuration runs doctests (`--doctest-modules`) and its
+modules hold examples; a subpackage aimed at with `--package` keeps its own tests. The
+package (the one the project is named after, else the largest, passing over one with
+nothing to aim at); the function to aim at (among the public functions and methods that
+neither the package nor its tests (nor the helper modules they import) run while they are
+imported, directly or through a function they call, the one the tests call directly that
+branches most; else the first of the largest module); and a guess at the test that
+guards it: its own doctest when those run, else one of the package's own test modules.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from killmap.catalog.workspace import Member, declared_members, members
 from killmap.errors import GateError
 
 NOT_PACKAGES = {
@@ -65,6 +72,7 @@ class Plan:
     considered: list[Candidate] = field(default_factory=list)  # the best three, the chosen first
     seen: list[str] = field(default_factory=list)  # the packages and modules init found at the top
     inside: list[str] = field(default_factory=list)  # the aimed package's own subpackages and modules
+    top: str = ""  # the package `inside` lists: a namespace package's is dotted (acme.orders)
     runs_at_import: bool = False  # every candidate runs at import or collection: this one too
 
 
@@ -103,21 +111,22 @@ def choice_reason(considered: Sequence[Candidate]) -> str:
 
 
 def detect(root: Path, package: str | None = None) -> Plan:
-    base, paths, paths_reason = _layout(root)
-    candidates = _packages(base)
+    layout = _layout(root)
+    candidates = _candidates(root, layout)
     seen = sorted(candidates)
+    aimed_at = None
     if package is not None:
-        chosen, files = _aimed_package(root, base, package, seen)
+        chosen, files, aimed_at = _aimed_package(root, layout.bases, package, seen)
         candidates = {**candidates, chosen: files}
     elif not candidates:
+        where = ", ".join(b.relative_to(root).as_posix() or "." for b in layout.bases)
         raise GateError(
-            f"no Python package or module found under {base.relative_to(root).as_posix() or '.'}"
-            ": killmap init needs code to aim at",
-            file="pyproject.toml",
+            f"no Python package or module found under {where}: killmap init needs code to aim at", file="pyproject.toml"
         )
     else:
         chosen = None
-    tests, tests_reason = _test_paths(root)
+    doctests = _doctest_option(root)
+    tests, tests_reason = _aimed_tests(root, layout, aimed_at, doctests) or _test_paths(root, layout, doctests)
     # The package the project is named after first, then the largest: but one with nothing
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
@@ -138,41 +147,61 @@ def detect(root: Path, package: str | None = None) -> Plan:
             field="--package",
         )
     module, function, source, node, considered, runs_at_import = aimed
-    kills, kills_reason = _guess_kills(test_modules, tests, function.split(".")[-1])
-    plan = Plan(chosen, paths, paths_reason, tests, tests_reason, module, function, kills, kills_reason, source, node)
+    top = next((n for n in seen if chosen == n or chosen.startswith(n + ".")), chosen)
+    folder = _place(root, layout, top)
+    kills, kills_reason = _doctest_kills(root, module, function, node, tests, doctests) or _guess_kills(
+        test_modules, tests, function.split(".")[-1], _Imports(top, _relative(root, folder))
+    )
+    plan = Plan(chosen, layout.paths, layout.reason, tests, tests_reason, module, function, kills, kills_reason)
+    plan.source, plan.node = source, node
     plan.considered = considered
     plan.runs_at_import = runs_at_import
     plan.seen = seen
-    top = chosen.split(".")[0]
-    plan.inside = _inside(base / top, top) if (base / top).is_dir() else []
+    plan.inside = _inside(folder, top) if folder is not None and folder.is_dir() else []
+    plan.top = top
     return plan
 
 
-def _aimed_package(root: Path, base: Path, package: str, seen: list[str]) -> tuple[str, list[Path]]:
+def _relative(root: Path, place: Path | None) -> str:
+    return place.relative_to(root).as_posix() if place is not None and place.is_dir() else ""
+
+
+def _candidates(root: Path, layout: Layout) -> dict[str, list[Path]]:
+    """Every source folder's packages and modules, dotted; the first folder to hold a name keeps it."""
+    found: dict[str, list[Path]] = {}
+    for base in layout.bases:
+        for name, files in _packages(base, namespaces=base != root and base.name == "src").items():
+            found.setdefault(name, files)
+    return found
+
+
+def _place(root: Path, layout: Layout, dotted: str) -> Path | None:
+    """The folder (or module file) of a dotted name, in the first source folder that holds it."""
+    for base in layout.bases:
+        where = base.joinpath(*dotted.split("."))
+        if where.is_dir():
+            return where
+        if where.with_name(where.name + ".py").is_file():
+            return where.with_name(where.name + ".py")
+    return None
+
+
+def _aimed_package(root: Path, bases: tuple[Path, ...], package: str, seen: list[str]) -> tuple[str, list[Path], Path]:
     """`--package` as a dotted name (app.routing), a folder (src/app/routing) or a file
-    (src/app/routing/matcher.py): its dotted name and its source files."""
-    where = base.relative_to(root).as_posix() or "."
+    (src/app/routing/matcher.py), in any of the source folders: its dotted name, its source
+    files, and its folder or file."""
+    where = ", ".join(base.relative_to(root).as_posix() or "." for base in bases)
     if "/" in package or "\\" in package or package.endswith(".py"):
-        given = Path(package)
-        path = given if given.is_absolute() else root / given
-        if not path.exists() and not given.is_absolute():
-            path = base / given  # app/routing, written from inside the source folder
-        try:
-            parts = path.resolve().relative_to(base.resolve()).parts
-        except ValueError:
-            parts = ()
-        # A test folder or module is not code to aim at, even in a flat layout.
-        inner = base.joinpath(*parts, *(() if path.is_file() else ("x.py",)))
-        source = bool(parts) and parts[0] not in NOT_PACKAGES and _is_source(inner, base)
-        if not path.exists() or not source or not all(p.removesuffix(".py").isidentifier() for p in parts):
-            raise GateError(f"{package!r} is not a package folder or module file under {where}", field="--package")
-        dotted = ".".join(parts).removesuffix(".py")
+        dotted, path = _aimed_path(root, bases, package, where)
     else:
         dotted = package
         names = package.split(".")
-        path = base.joinpath(*names)
-        if not all(n.isidentifier() for n in names) or not path.is_dir():
-            path = path.with_name(names[-1] + ".py")
+        valid = all(n.isidentifier() for n in names)
+        tried = [base.joinpath(*names) for base in bases] if valid else [bases[0] / package]
+        path = next((p for p in tried if p.is_dir()), None) or next(
+            (p.with_name(names[-1] + ".py") for p in tried if p.with_name(names[-1] + ".py").is_file()),
+            tried[0].with_name(names[-1] + ".py"),
+        )
     files = (
         [path]
         if path.is_file() and path.suffix == ".py"
@@ -186,7 +215,26 @@ def _aimed_package(root: Path, base: Path, package: str, seen: list[str]) -> tup
             "give a dotted name, a folder or a .py file)",
             field="--package",
         )
-    return dotted, files
+    return dotted, files, path
+
+
+def _aimed_path(root: Path, bases: tuple[Path, ...], package: str, where: str) -> tuple[str, Path]:
+    """A folder or .py file given to --package: its dotted name below the source folder that holds it."""
+    given = Path(package)
+    for base in sorted(bases, key=lambda b: -len(b.parts)):  # a member's src/ before the workspace root
+        path = given if given.is_absolute() else root / given
+        if not path.exists() and not given.is_absolute():
+            path = base / given  # app/routing, written from inside the source folder
+        try:
+            parts = path.resolve().relative_to(base.resolve()).parts
+        except ValueError:
+            continue
+        # A test folder or module is not code to aim at, even in a flat layout.
+        inner = base.joinpath(*parts, *(() if path.is_file() else ("x.py",)))
+        source = bool(parts) and parts[0] not in NOT_PACKAGES and _is_source(inner, base)
+        if path.exists() and source and all(p.removesuffix(".py").isidentifier() for p in parts):
+            return ".".join(parts).removesuffix(".py"), path
+    raise GateError(f"{package!r} is not a package folder or module file under {where}", field="--package")
 
 
 def _inside(folder: Path, dotted: str) -> list[str]:
@@ -202,28 +250,58 @@ def _inside(folder: Path, dotted: str) -> list[str]:
     return found
 
 
-def _layout(root: Path) -> tuple[Path, list[str], str]:
+@dataclass(frozen=True)
+class Layout:
+    """Where the project's packages are imported from: the folders (`bases`) and, relative
+    to the root, the `[gate] paths` that put them on sys.path."""
+
+    bases: tuple[Path, ...]
+    paths: list[str]
+    reason: str
+    members: tuple[Member, ...] = ()  # a workspace's members, when the root is one
+
+
+def _layout(root: Path) -> Layout:
+    """`src/` (its namespace packages too), else packages at the root, else a workspace's
+    members: uv's declared ones always, else the projects found below a root with no code."""
     src = root / "src"
-    if src.is_dir() and _packages(src):
-        return src, ["src"], "src layout"
-    return root, ["."], "flat layout: packages at the project root"
+    own = None
+    if src.is_dir() and _packages(src, namespaces=True):
+        own = Layout((src,), ["src"], "src layout")
+    elif _packages(root):
+        own = Layout((root,), ["."], "flat layout: packages at the project root")
+    found = members(root) if own is None or declared_members(root) else []
+    sources = [m for m in found if _packages(root / m.source, namespaces=m.source.endswith("src"))]
+    if not sources:
+        return own or Layout((root,), ["."], "flat layout: packages at the project root")
+    bases = (own.bases if own else ()) + tuple(root / m.source for m in sources)
+    paths = (own.paths if own else []) + [m.source for m in sources]
+    folders = ", ".join(m.folder for m in sources)
+    return Layout(bases, paths, f"the workspace members' source folders ({folders})", tuple(sources))
 
 
-def _packages(base: Path) -> dict[str, list[Path]]:
-    """Importable packages (with their .py files) and single modules directly under base."""
+def _packages(base: Path, *, namespaces: bool = False, prefix: str = "", depth: int = 3) -> dict[str, list[Path]]:
+    """Importable packages (with their .py files) and single modules directly under base,
+    dotted. `namespaces`: a folder without `__init__.py` is a namespace package (PEP 420),
+    and the packages inside it count (`acme/pricing` as acme.pricing): only under `src/`,
+    where every folder is code; at a project's root most such folders are not."""
     found: dict[str, list[Path]] = {}
     for entry in sorted(base.iterdir()):
         name = entry.name
-        if entry.is_dir() and (entry / "__init__.py").is_file() and name.isidentifier() and name not in NOT_PACKAGES:
-            found[name] = sorted(p for p in entry.rglob("*.py") if _is_source(p, entry))
+        if entry.is_dir() and name.isidentifier() and name not in NOT_PACKAGES:
+            if (entry / "__init__.py").is_file():
+                found[prefix + name] = sorted(p for p in entry.rglob("*.py") if _is_source(p, entry))
+            elif namespaces and depth > 1:
+                found.update(_packages(entry, namespaces=True, prefix=f"{prefix}{name}.", depth=depth - 1))
         elif (
             entry.is_file()
             and name.endswith(".py")
             and name[:-3].isidentifier()
             and name not in NOT_MODULES
             and not name.startswith("test_")
+            and not (prefix and name == "__init__.py")
         ):
-            found[name[:-3]] = [entry]
+            found[prefix + name[:-3]] = [entry]
     return found
 
 
@@ -250,10 +328,14 @@ def _project_name(root: Path) -> str | None:
     return re.sub(r"[-.]+", "_", name).lower() if isinstance(name, str) else None
 
 
-def _test_paths(root: Path) -> tuple[list[str], str]:
-    """pytest's own order of configuration files; the first that configures pytest decides."""
+TEST_FOLDERS = ("tests", "test", "testing")
 
-    def ini(file: str, section: str) -> list[str] | None:
+
+def _pytest_config(root: Path) -> tuple[str, list[str], str] | None:
+    """The first file that configures pytest, in pytest's own order (pytest.ini,
+    pyproject.toml, tox.ini, setup.cfg): where, its testpaths and its addopts."""
+
+    def ini(file: str, section: str) -> tuple[str, list[str], str] | None:
         path = root / file
         if not path.is_file():
             return None
@@ -264,37 +346,125 @@ def _test_paths(root: Path) -> tuple[list[str], str]:
             return None
         if not parser.has_section(section):
             return None
-        return parser.get(section, "testpaths", fallback="").split()
+        return (
+            f"{file} [{section}]",
+            parser.get(section, "testpaths", fallback="").split(),
+            parser.get(section, "addopts", fallback=""),
+        )
 
-    sources: list[tuple[str, list[str] | None]] = [("pytest.ini [pytest]", ini("pytest.ini", "pytest"))]
+    found = ini("pytest.ini", "pytest")
+    if found:
+        return found
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
         options = data.get("tool", {}).get("pytest", {}).get("ini_options")
-    except (OSError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         options = None
     if isinstance(options, dict):
-        value = options.get("testpaths", [])
-        sources.append(
-            (
-                "pyproject.toml [tool.pytest.ini_options]",
-                value.split() if isinstance(value, str) else [str(v) for v in value],
-            )
+        paths, addopts = options.get("testpaths", []), options.get("addopts", "")
+        return (
+            "pyproject.toml [tool.pytest.ini_options]",
+            paths.split() if isinstance(paths, str) else [str(v) for v in paths],
+            addopts if isinstance(addopts, str) else " ".join(map(str, addopts)),
         )
-    sources += [
-        ("tox.ini [pytest]", ini("tox.ini", "pytest")),
-        ("setup.cfg [tool:pytest]", ini("setup.cfg", "tool:pytest")),
-    ]
-    for where, paths in sources:
-        if paths is None:
-            continue
-        existing = [p.rstrip("/") for p in paths if (root / p).exists()]
-        if existing:
-            return existing, f"testpaths in {where}"
-        break  # pytest reads only the first configuration file it finds
-    for folder in ("tests", "test"):
-        if (root / folder).is_dir():
-            return [folder], f"the {folder}/ folder"
+    return ini("tox.ini", "pytest") or ini("setup.cfg", "tool:pytest")
+
+
+def _doctest_option(root: Path) -> str:
+    """Where the project's pytest configuration turns on `--doctest-modules`, or ""."""
+    config = _pytest_config(root)
+    return f"--doctest-modules in {config[0]}" if config and "--doctest-modules" in config[2].split() else ""
+
+
+def _test_paths(root: Path, layout: Layout, doctests: str) -> tuple[list[str], str]:
+    """The whole project's tests, as plain pytest at the root finds them: the configuration's
+    testpaths; else each workspace member's own; else the tests/ (or test/) folder and the
+    tests inside the packages (with `doctests`, the packages whose docstrings hold examples,
+    whole); else the whole project."""
+    config = _pytest_config(root)
+    existing = [p.rstrip("/") for p in (config[1] if config else []) if (root / p).exists()]
+    if config and existing:
+        return existing, f"testpaths in {config[0]}"
+    if layout.members:
+        found = []
+        for member in layout.members:
+            inner = root / member.folder
+            tests, _ = _test_paths(inner, _layout(inner), _doctest_option(inner))
+            found += [f"{member.folder}/{t}".removesuffix("/.") for t in tests if t != "." or len(layout.members) == 1]
+        if found:
+            return found, "each workspace member's own tests"
+    outside = next((f for f in ("tests", "test") if (root / f).is_dir()), None)
+    inside: list[str] = []
+    for base in layout.bases:
+        for name in _packages(base, namespaces=base != root and base.name == "src"):
+            place = _place(root, layout, name)
+            if place is not None:
+                inside += _tests_within(root, place, doctests)
+    if outside and not inside:
+        return [outside], f"the {outside}/ folder"
+    if inside:
+        said = f"the {outside}/ folder, and " if outside else ""
+        doctested = doctests and any(_has_doctests(root / p) for p in inside)
+        packages = "package" if len(inside) == 1 else "packages"  # one place per package
+        what = f"tests and doctests inside the {packages} ({doctests})" if doctested else f"tests inside the {packages}"
+        return ([outside] if outside else []) + inside, f"{said}the {what}"
     return ["."], "no testpaths and no tests/ folder: the whole project"
+
+
+def _aimed_tests(root: Path, layout: Layout, aimed: Path | None, doctests: str) -> tuple[list[str], str] | None:
+    """A subpackage (or a module of one) aimed at with --package keeps its own tests: the
+    tests/ folder inside it, or the subpackage whole when the project runs doctests. None
+    for a top-level package, or one with no tests of its own: the project's tests gate it."""
+    if aimed is None:
+        return None
+    folder = aimed if aimed.is_dir() else aimed.parent
+    tops = {_place(root, layout, n) for n in _candidates(root, layout)}
+    if folder in layout.bases or folder in tops or not any(folder.is_relative_to(b) for b in layout.bases):
+        return None
+    own = _tests_within(root, folder, doctests)
+    if not own:
+        return None
+    rel = folder.relative_to(root).as_posix()
+    if own == [rel] and doctests:
+        return own, f"the tests and doctests inside {rel} ({doctests})"
+    return own, f"the tests inside {rel}"
+
+
+def _tests_within(root: Path, place: Path, doctests: str) -> list[str]:
+    """Where a package keeps its own tests, relative to root: its folder whole when the
+    project runs doctests and one of its modules has an example; else the one folder its
+    test modules are in (`pkg/test`), or its folder when they are spread over several."""
+    rel = place.relative_to(root).as_posix()
+    if doctests and _has_doctests(place):
+        return [rel]
+    if not place.is_dir():
+        return []
+    found = set()
+    for path in place.rglob("*.py"):
+        inner = path.relative_to(place).parts
+        if any(p.startswith(".") or p == "site-packages" for p in inner) or not _is_test_module(path.name):
+            continue
+        folders = [i for i, part in enumerate(inner[:-1]) if part in TEST_FOLDERS]
+        found.add(place.joinpath(*inner[: folders[0] + 1]) if folders else path.parent)
+    if len(found) > 1:
+        return [rel]
+    return [f.relative_to(root).as_posix() for f in found]
+
+
+def _is_test_module(name: str) -> bool:
+    return name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py")
+
+
+def _has_doctests(place: Path) -> bool:
+    """Whether any source module at `place` holds an interactive example (`>>>`)."""
+    files = [place] if place.is_file() else sorted(place.rglob("*.py"))
+    for path in files:
+        try:
+            if ">>>" in path.read_text(encoding="utf-8") and not _is_test_module(path.name):
+                return True
+        except (OSError, UnicodeDecodeError):
+            continue
+    return False
 
 
 def _test_files(root: Path, tests: list[str], *, conftests: bool) -> list[Path]:
@@ -535,14 +705,41 @@ def _module_level(statements: list[ast.stmt]):
                 yield from _module_level(statement.finalbody + [s for h in statement.handlers for s in h.body])
 
 
-def _guess_kills(test_modules: list[tuple[str, ast.Module]], tests: list[str], name: str) -> tuple[str, str]:
-    """The first test that names the function; else the first test at all. A guess either way:
-    the first `killmap run` says what really turns red. `test_modules`: the parsed test files
-    (conftests hold no tests)."""
+@dataclass(frozen=True)
+class _Imports:
+    """What makes a test module one of the aimed package's own: it imports the package (or
+    a module of it), or it lives inside the package's folder."""
+
+    package: str  # dotted
+    folder: str  # relative to the root, "" for a single module
+
+    def related(self, rel: str, tree: ast.Module) -> bool:
+        if self.folder and rel.startswith(self.folder + "/"):
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            if any(n == self.package or n.startswith(self.package + ".") for n in names):
+                return True
+        return False
+
+
+def _guess_kills(
+    test_modules: list[tuple[str, ast.Module]], tests: list[str], name: str, imports: _Imports
+) -> tuple[str, str]:
+    """The first test that names the function, among the modules that import its package
+    (a method's name alone, `add`, is shared with any other library's tests); else the
+    first test of those modules; else, when no module imports it, the first test that
+    names it, else the first test at all. A guess either way: the first `killmap run` says
+    what really turns red. `test_modules`: the parsed test files (conftests hold no tests)."""
+    modules = [(rel, tree) for rel, tree in test_modules if rel.rsplit("/", 1)[-1] != "conftest.py"]
+    own = [(rel, tree) for rel, tree in modules if imports.related(rel, tree)]
     first = None
-    for rel, tree in test_modules:
-        if rel.rsplit("/", 1)[-1] == "conftest.py":
-            continue
+    for rel, tree in own or modules:
         for test_id, node in _tests_in(rel, tree):
             first = first or test_id
             if any(
@@ -550,9 +747,33 @@ def _guess_kills(test_modules: list[tuple[str, ast.Module]], tests: list[str], n
                 for n in ast.walk(node)
             ):
                 return test_id, f"the first test that names {name}"
+    if first and own:
+        return first, f"no test names {name}; the first test of a module that imports {imports.package}"
     if first:
         return first, f"no test names {name}; the first test found"
     return f"{tests[0].rstrip('/')}/test_{name}.py::test_{name}", "no test found: write this one"
+
+
+def _doctest_kills(
+    root: Path, module: str, function: str, node: ast.AST | None, tests: list[str], doctests: str
+) -> tuple[str, str] | None:
+    """The function's own doctest, when the project runs doctests and the test paths hold
+    its module: pytest's id, `path.py::<module's dotted name>.<qualified name>`, the dotted
+    name as pytest's default import mode reads it (up the folders with an `__init__.py`)."""
+    if not doctests or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    docstring = ast.get_docstring(node, clean=False)
+    if not docstring or ">>>" not in docstring:
+        return None
+    if not any(t == "." or module == t or module.startswith(t.rstrip("/") + "/") for t in tests):
+        return None
+    path = root / module
+    names = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    while folder != root and (folder / "__init__.py").is_file():
+        names.insert(0, folder.name)
+        folder = folder.parent
+    return f"{module}::{'.'.join([*names, function])}", f"its own doctest ({doctests})"
 
 
 def _tests_in(rel: str, tree: ast.Module):
