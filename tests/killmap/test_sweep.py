@@ -51,6 +51,17 @@ def test_a_survivor_is_found_and_shown_first(swept):
     assert listed[0] == "survived" and "broken" in listed and survivor["id"] in done.stdout
 
 
+def test_survivors_are_called_a_gap_or_an_equivalent_mutant_never_only_a_gap(swept):
+    # `within`'s survivor (`<` read as `<=`) is a gap only if some caller can tell the two apart
+    # at the limit; the sweep cannot know, and its words must not assume it.
+    _, done, _, report_dir = swept
+    said = " ".join(done.stdout.split())
+    assert "a survivor may be a gap in the tests, or an equivalent mutant" in said
+    assert "the tests do not see" not in said
+    page = " ".join((report_dir / "killmap-sweep.html").read_text().split())
+    assert "a survivor may be a gap in the tests, or an equivalent mutant" in page
+
+
 def test_killed_mutants_carry_their_red_set_and_causes(swept):
     _, _, doc, _ = swept
     killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
