@@ -292,7 +292,7 @@ SURVIVOR_ADVICE = (
     "a survivor may be a gap in the tests, or an equivalent mutant (a change no caller can "
     "observe): find an input on which the two codes differ. If one exists, test it, sweep again, "
     "then `killmap sweep --promote ID --name NAME` keeps it as a named mutation; if none can, "
-    "it is equivalent (docs/sweep.md, \"Equivalent mutants\")"
+    'it is equivalent (docs/sweep.md, "Equivalent mutants")'
 )
 
 
