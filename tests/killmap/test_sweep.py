@@ -188,7 +188,8 @@ def test_promoting_a_survivor_is_refused_with_what_to_do(swept, tmp_path):
     assert done.code == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert "survived" in done.stderr and "vacuous by construction" in done.stderr
-    assert "Strengthen the tests first" in done.stderr and "sweep again" in done.stderr
+    assert "write a test that runs" in done.stderr and "sweep again" in done.stderr
+    assert "it is an equivalent mutant: name it as an invariant" in done.stderr
     assert (project / "mutations/limits.toml").read_text() == before
 
 
