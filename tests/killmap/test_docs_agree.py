@@ -1,4 +1,5 @@
-"""What the README and the docs both say agrees with each other and with the code.
+"""What the README and the docs both say agrees with each other and with the code, and the
+reference has a heading for every catalog field, operator, verdict, command and option.
 
 The verdicts: the README's table, the reference's table and headings, and the judge's own list.
 The extras: every extra a page installs exists, and a page that says what the `test` extra
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from killmap.catalog.contract import OP_FIELDS
+from killmap.catalog.contract import COMMON_FIELDS, GATE_FIELDS, OP_FIELDS, OPERATORS
 from killmap.cli import build_parser
 from killmap.verdict.judge import VERDICTS
 
@@ -60,6 +61,16 @@ def test_the_readme_and_the_reference_list_the_judges_verdicts_in_the_same_words
     assert readme == reference, "README.md's verdict table differs from docs/verdicts.md's"
     headings = re.findall(r"^## ([a-z-]+)$", reference_text, re.M)
     assert [h for h in headings if h in VERDICTS] == [name for name, _ in reference]
+
+
+def test_every_catalog_field_and_operator_has_its_own_heading():
+    catalog = (DOCS / "catalog.md").read_text()
+    ids = set(re.findall(r"^#+ .*?\{#([a-z-]+)\}$", catalog, re.M))
+    plain = set(re.findall(r"^### ([a-z_]+)$", catalog, re.M))
+    assert {f"gate-{f}" for f in GATE_FIELDS} <= ids, "a [gate] field with no heading in catalog.md"
+    assert set(COMMON_FIELDS) <= plain, f"[[mutation]] fields with no heading: {set(COMMON_FIELDS) - plain}"
+    operators = set(re.findall(r"^## ([a-z-]+)$", (DOCS / "operators.md").read_text(), re.M))
+    assert set(OPERATORS) <= operators, f"operators with no heading: {set(OPERATORS) - operators}"
 
 
 def test_every_extra_a_page_installs_exists():
