@@ -91,13 +91,11 @@ def _chromium() -> str | None:
     return found
 
 
-def test_the_kill_matrix_in_headless_chromium(tmp_path):
-    browser = _chromium()
-    doc = fixture_document()
-    page = to_html(doc)
-    assert "http:" not in page and "https:" not in page and " src=" not in page  # nothing to fetch
+def _probed(browser: str, page: str, probe_script: str, tmp_path: Path) -> tuple[str, dict]:
+    """The page with the probe appended, loaded in a 1280x900 window: the DOM Chromium dumps,
+    and what the probe wrote into it."""
     probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    probe.write_text(page.replace("</body>", probe_script + "</body>"), encoding="utf-8")
     done = subprocess.run(
         [
             browser,
@@ -109,6 +107,7 @@ def test_the_kill_matrix_in_headless_chromium(tmp_path):
             "--disable-sync",
             "--no-first-run",
             "--disable-extensions",
+            "--window-size=1280,900",
             f"--user-data-dir={tmp_path / 'profile'}",
             "--virtual-time-budget=5000",
             "--dump-dom",
@@ -122,7 +121,15 @@ def test_the_kill_matrix_in_headless_chromium(tmp_path):
     dom = done.stdout
     found = re.search(r'<pre id="probe-result">(.*?)</pre>', dom, re.S)
     assert found, dom[-2000:]
-    seen = json.loads(html.unescape(found.group(1)))
+    return dom, json.loads(html.unescape(found.group(1)))
+
+
+def test_the_kill_matrix_in_headless_chromium(tmp_path):
+    browser = _chromium()
+    doc = fixture_document()
+    page = to_html(doc)
+    assert "http:" not in page and "https:" not in page and " src=" not in page  # nothing to fetch
+    dom, seen = _probed(browser, page, PROBE, tmp_path)
 
     # Cells exist with the right classes, and the stylesheet really colours them.
     assert {c: v["count"] for c, v in seen["causes"].items()} == {"assertion": 11, "crash": 3, "broken": 1, "error": 1}
@@ -154,3 +161,81 @@ def test_the_kill_matrix_in_headless_chromium(tmp_path):
     assert seen["byName"] == sorted(names)
     assert seen["byVerdict"][:3] == ["greet-space-dropped", "predicate-constant-true", "predicate-negated"]
     assert seen["byVerdict"][-1] == "spin-guard-negated" and len(seen["byVerdict"]) == len(names)
+
+
+READABLE = """
+<script>
+(function () {
+  var result = {};
+  var row = document.querySelector('#predicate-negated tr.row');
+  var red = row.querySelector('td.cell.red');
+  result.before = [getComputedStyle(red).backgroundColor, getComputedStyle(red).color, red.textContent];
+  row.querySelector('td.name').click();
+  result.open = row.classList.contains('open');
+  result.after = [getComputedStyle(red).backgroundColor, getComputedStyle(red).color, red.textContent];
+  // Hover cannot be made in a headless page: every rule that applies on hover, or to an open
+  // row, is checked against the row's red cells instead.
+  result.recolouring = [];
+  Array.prototype.forEach.call(document.styleSheets, function (sheet) {
+    Array.prototype.forEach.call(sheet.cssRules, function (rule) {
+      if (!rule.selectorText || !/:hover|\\.open/.test(rule.selectorText)) { return; }
+      var plain = rule.selectorText.replace(/:hover/g, '');
+      var colours = rule.style.backgroundColor || rule.style.background || rule.style.color;
+      row.querySelectorAll('td.cell.red').forEach(function (cell) {
+        if (colours && cell.matches(plain)) { result.recolouring.push(rule.selectorText); }
+      });
+    });
+  });
+  var grid = document.querySelector('.grid');
+  result.page = [document.documentElement.scrollWidth, window.innerWidth];
+  result.grid = [grid.scrollWidth, grid.clientWidth];
+  result.headings = Array.prototype.map.call(document.querySelectorAll('th.test'), function (th) {
+    return [th.getAttribute('title'), th.textContent];
+  });
+  result.legend = document.querySelector('.legend').textContent;
+  var out = document.createElement('pre');
+  out.id = 'probe-result';
+  out.textContent = JSON.stringify(result);
+  document.body.appendChild(out);
+})();
+</script>
+"""
+
+
+def wide_document() -> dict:
+    """The fixture report with forty parametrizations of one long-named test gone red: a
+    matrix wider than the window, whose columns differ only at the end of their ids."""
+    doc = fixture_document()
+    wide = next(m for m in doc["mutations"] if m["name"] == "predicate-negated")
+    template = wide["red"][0]
+    for n in range(40):
+        test = f"tests/test_logic.py::test_predicate_negatives_are_refused_everywhere[case-{n}]"
+        wide["red"].append({**template, "id": test})
+        wide["selected"] = [*wide.get("selected", []), test]
+    return doc
+
+
+def test_the_matrix_stays_readable_after_a_click_names_every_mark_and_fits_the_window(tmp_path):
+    browser = _chromium()
+    _, seen = _probed(browser, to_html(wide_document()), READABLE, tmp_path)
+
+    # The clicked row keeps its red cell's colour and white letter, and no rule recolours it.
+    assert seen["open"] is True
+    assert seen["before"] == seen["after"] == ["rgb(198, 40, 40)", "rgb(255, 255, 255)", "A"]
+    assert seen["recolouring"] == []
+    # The page fits the 1280 px window; the grid scrolls inside it.
+    page_width, window = seen["page"]
+    assert window == 1280 and page_width <= window
+    grid_scroll, grid_client = seen["grid"]
+    assert grid_scroll > grid_client
+    # Each column's full id is its title; the forty sibling headings can be told apart.
+    titles = [title for title, _ in seen["headings"]]
+    shown = [text for title, text in seen["headings"] if "are_refused_everywhere" in title]
+    assert len(shown) == 40 and len(set(shown)) == 40
+    assert all(text.endswith(f"[case-{n}]") or "[case-" in text for n, text in enumerate(shown))
+    assert "tests/test_logic.py::test_predicate_negatives_are_refused_everywhere[case-7]" in titles
+    # The legend names every mark, in words.
+    legend = seen["legend"]
+    for words in ("an assertion failed", "ran and stayed green", "not run under this mutation", "○", "may_kill"):
+        assert words in legend, words
+    assert "red: search" not in legend and "Hypothesis's search failed" in legend

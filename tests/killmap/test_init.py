@@ -205,6 +205,56 @@ def test_an_example_that_would_leave_dead_code_is_said_so_and_another_operator_g
     assert "the literal containing <drop> becomes the literal containing <keep>\n# [[mutation]]" in text
 
 
+def _example_mutants(root: Path, text: str) -> dict[str, tuple[str, str]]:
+    """Each example of init's catalog, uncommented, built with the gate's own operators:
+    name -> (the original target file, the mutant)."""
+    from killmap.catalog.reader import load_catalog
+    from killmap.mutate.mutants import build_mutant
+
+    path = root / "mutations" / "examples.toml"
+    path.parent.mkdir(exist_ok=True)
+    # The patch example needs a fix saved first; the test above gives it one.
+    path.write_text(_uncomment_every_example(text.split("# revert-patch:")[0]))
+    built = {}
+    for mutation in load_catalog(root, path).mutations:
+        mutant = build_mutant(root, mutation)
+        assert mutant.applied, (mutation.name, mutant.reason)
+        built[mutation.name] = (mutant.original, mutant.mutated or "")
+    return built
+
+
+def test_each_commented_example_is_a_defect_a_reader_can_name(tmp_path):
+    # A `replace` of the first constant once rewrote `0` in a docstring and inside `100` (7
+    # sites); a stub-call made `raise None`. Each example must now change one thing, in code.
+    root = _project(
+        tmp_path,
+        {
+            "fees.py": """\
+        def fee(amount, currency):
+            \"\"\"0 for amounts up to 100; else 2 percent, at least 1.\"\"\"
+            if amount <= 100:
+                return 0
+            if not currency:
+                raise ValueError("a fee needs a currency")
+            rate = round(amount * 0.02, 2)
+            return max(rate, 1) if currency == "EUR" or currency == "USD" else rate + 1
+        """,
+            "tests/test_fees.py": "from fees import fee\n\n\ndef test_fee():\n    assert fee(200, 'EUR') == 4\n",
+        },
+    )
+    text = render(root, detect(root))
+    assert "not as written here" not in text
+    built = _example_mutants(root, text)
+    changed = {}
+    for name, (original, mutant) in built.items():
+        before, after = original.splitlines(), mutant.splitlines()
+        changed[name] = [(b.strip(), a.strip()) for b, a in zip(before, after, strict=False) if b != a]
+        assert '"""0 for amounts up to 100' in mutant, f"{name} touched the docstring"
+    assert changed["fee-boundary-moved"] == [("if amount <= 100:", "if amount < 100:")]
+    assert changed["fee-call-skipped"] == [("rate = round(amount * 0.02, 2)", "rate = (amount * 0.02)")]
+    assert changed["fee-call-deleted"][0][0] == 'raise ValueError("a fee needs a currency")'
+
+
 def test_the_kills_guess_reads_a_unittest_suite_whose_classes_are_not_named_test(tmp_path):
     # pytest collects any TestCase subclass whatever its name; more-itertools' suite is all
     # `ChunkedTests(TestCase)`, and a guess that read only `Test*` classes fell back to

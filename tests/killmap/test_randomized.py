@@ -165,7 +165,7 @@ def test_a_hypothesis_deadline_is_a_search_cause_never_an_assertion(tmp_path):
     assert "DeadlineExceeded" in entry["detail"]
     assert ran.report_dir is not None
     page = (ran.report_dir / "killmap.html").read_text()
-    assert "td.cell.cause-search{" in page and "red: search" in page  # coloured, and in the legend
+    assert "td.cell.cause-search{" in page and "Hypothesis&#x27;s search failed" in page  # coloured, in the legend
 
 
 def _profile_on_a_runner(hooked: bool) -> str:

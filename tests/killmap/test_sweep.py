@@ -51,6 +51,17 @@ def test_a_survivor_is_found_and_shown_first(swept):
     assert listed[0] == "survived" and "broken" in listed and survivor["id"] in done.stdout
 
 
+def test_survivors_are_called_a_gap_or_an_equivalent_mutant_never_only_a_gap(swept):
+    # `within`'s survivor (`<` read as `<=`) is a gap only if some caller can tell the two apart
+    # at the limit; the sweep cannot know, and its words must not assume it.
+    _, done, _, report_dir = swept
+    said = " ".join(done.stdout.split())
+    assert "a survivor may be a gap in the tests, or an equivalent mutant" in said
+    assert "the tests do not see" not in said
+    page = " ".join((report_dir / "killmap-sweep.html").read_text().split())
+    assert "a survivor may be a gap in the tests, or an equivalent mutant" in page
+
+
 def test_killed_mutants_carry_their_red_set_and_causes(swept):
     _, _, doc, _ = swept
     killed = _one(doc, function="register", change="check_name(name)  ->  (deleted)")
@@ -177,7 +188,8 @@ def test_promoting_a_survivor_is_refused_with_what_to_do(swept, tmp_path):
     assert done.code == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert "survived" in done.stderr and "vacuous by construction" in done.stderr
-    assert "Strengthen the tests first" in done.stderr and "sweep again" in done.stderr
+    assert "write a test that runs" in done.stderr and "sweep again" in done.stderr
+    assert "it is an equivalent mutant: name it as an invariant" in done.stderr
     assert (project / "mutations/limits.toml").read_text() == before
 
 

@@ -14,6 +14,7 @@ import ast
 import json
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from killmap import __version__
@@ -125,14 +126,17 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
         func = call.func
         return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
-    # Deleting a call is cleanest where it is a statement of its own (a check, a side effect):
-    # deleting `x = f()` leaves x undefined, a broken mutant.
-    statements = [called(n.value) for n in nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+    # Deleting a call is cleanest where it is a statement of its own (a check, a side effect),
+    # then where an `if` tests it (the whole check goes) or a `raise` builds it (the refusal
+    # goes): deleting `x = f()` leaves x undefined, a broken mutant.
+    def calls_in(kind: type, part: str) -> list[str | None]:
+        held = [getattr(n, part) for n in nodes if isinstance(n, kind)]
+        return [called(c) for h in held if h is not None for c in ast.walk(h) if isinstance(c, ast.Call)]
+
     names = [called(n) for n in nodes if isinstance(n, ast.Call)]
-    statement_call = next((c for c in statements if c), None)
-    any_call = next((c for c in names if c), None)
-    out.append(("delete-call", f"{slug}-call-deleted", {"call": statement_call or any_call or "validate"}))
-    out.append(("stub-call", f"{slug}-call-stubbed", {"call": any_call or "validate", "value": "None"}))
+    preferred = [*calls_in(ast.Expr, "value"), *calls_in(ast.If, "test"), *calls_in(ast.Raise, "exc"), *names]
+    out.append(("delete-call", f"{slug}-call-deleted", {"call": next((c for c in preferred if c), "validate")}))
+    out.append(("stub-call", f"{slug}-call-skipped", _stub_fields(source, nodes, called)))
     constants = [
         n
         for n in nodes
@@ -141,13 +145,7 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
         and isinstance(n.value, (int, float, str))
         and n.value != docstring
     ]
-    old = _segment(source, constants[0]) if constants else None
-    if old is not None and isinstance(constants[0].value, str):
-        quote = len(old) - len(old.lstrip("rRbBuUfF"))
-        new = old[: quote + 1] + "mutated " + old[quote + 1 :]
-    elif old is not None:
-        new = f"{old} + 1"
-    out.append(("replace", f"{slug}-constant-changed", {"old": old or "limit + 1", "new": new if old else "limit"}))
+    out.append(("replace", *_replace_fields(source, fn, nodes, constants, slug)))
     # drop and keep must each name exactly one literal; the longest texts are the messages.
     strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value]
     unique = sorted({t for t in strings if sum(t in other for other in strings) == 1}, key=lambda t: (-len(t), t))
@@ -161,6 +159,53 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     )
     out.append(("revert-patch", f"{slug}-fix-reverted", {"patch": f"{slug}-fix.patch"}))
     return out
+
+
+# A comparison's boundary moved by one: the off-by-one a test at the edge catches.
+_BOUNDARY = {ast.Lt: ("<", "<="), ast.LtE: ("<=", "<"), ast.Gt: (">", ">="), ast.GtE: (">=", ">")}
+
+
+def _stub_fields(source: str, nodes: list[ast.AST], called: Callable[[ast.Call], str | None]) -> dict[str, object]:
+    """A call whose result the function uses, skipped: its first argument passed through
+    (`grams(weight)` becomes `weight`), so the mutant is the step left out, not a None that
+    crashes the next line. An exception's constructor is passed over: `raise x` is no defect."""
+    raised = {id(n.exc) for n in nodes if isinstance(n, ast.Raise) and n.exc is not None}
+    used = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
+    for call in (n for n in nodes if isinstance(n, ast.Call) and id(n) not in raised | used):
+        name, argument = called(call), _segment(source, call.args[0]) if call.args else None
+        if name and argument and not isinstance(call.args[0], ast.Starred):
+            return {"call": name, "value": argument}
+    return {"call": "normalize", "value": "value"}
+
+
+def _replace_fields(
+    source: str, fn: ast.AST, nodes: list[ast.AST], constants: list[ast.Constant], slug: str
+) -> tuple[str, dict[str, object]]:
+    """(name, fields) of a `replace` that changes one thing a reader can name: a comparison's
+    boundary, else a number, else a message. `replace` matches text anywhere in the target,
+    docstring and longer numbers included (`0` is inside `100`), so only a text that occurs
+    once in the function is offered."""
+    body = ast.get_source_segment(source, fn) or ""
+
+    def once(text: str | None) -> bool:
+        return bool(text) and body.count(text or "") == 1
+
+    for node in nodes:
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _BOUNDARY:
+            text = _segment(source, node)
+            old_op, new_op = _BOUNDARY[type(node.ops[0])]
+            if once(text) and text and f" {old_op} " in text:
+                return f"{slug}-boundary-moved", {"old": text, "new": text.replace(f" {old_op} ", f" {new_op} ", 1)}
+    for node in constants:
+        text = _segment(source, node)
+        if isinstance(node.value, (int, float)) and once(text):
+            return f"{slug}-number-changed", {"old": text, "new": repr(node.value + 1)}
+    for node in constants:
+        text = _segment(source, node)
+        if isinstance(node.value, str) and node.value and once(text) and text:
+            quote = len(text) - len(text.lstrip("rRbBuUfF"))
+            return f"{slug}-message-changed", {"old": text, "new": text[: quote + 1] + "mutated " + text[quote + 1 :]}
+    return f"{slug}-text-changed", {"old": "limit + 1", "new": "limit"}
 
 
 def _toml(value: object) -> str:

@@ -35,8 +35,9 @@ from killmap.verdict.sweep import OPS, SweepMutant, SweepTarget, enumerate_mutan
 
 _REFUSALS = {
     "survived": "it survived: no test went red under it, so a named mutation of it would be vacuous by "
-    "construction. Strengthen the tests first (a test that runs {where} and fails under "
-    "`{change}`), then sweep again and promote the killed mutant",
+    "construction. If some input tells `{change}` apart, write a test that runs {where} with it, "
+    "sweep again and promote the killed mutant; if none can, it is an equivalent mutant: name it "
+    'as an invariant instead (docs/sweep.md, "Equivalent mutants")',
     "unreached": "no test reaches it, so nothing could kill it by name: add a test that runs {where}, then sweep again",
     "broken": "it is broken (it cannot run as written), so its reds prove nothing: {detail}",
     "timeout": "it timed out, so its red set is not complete; only a killed mutant has a contract to keep",

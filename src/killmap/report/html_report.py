@@ -3,8 +3,9 @@
 Mutations are rows, tests are columns: only the tests that some mutation turned red or
 expected to. A red cell is coloured by its cause (assertion, crash, broken, error); an
 expected cell is outlined, so a missing kill (outlined, empty) and an overreach (coloured,
-not outlined) are seen at a glance. The verdicts can be filtered and sorted, and a click
-on a row opens its details and diff. Rendered from the JSON document only, like every
+not outlined) are seen at a glance; the legend names every mark. The verdicts can be
+filtered and sorted, and a click on a row opens its details and diff, the row keeping its
+cells' colours. The grid scrolls inside the window, never the page. Rendered from the JSON document only, like every
 other format (report.py).
 """
 
@@ -105,20 +106,24 @@ def _details(m: dict[str, Any], width: int) -> str:
 
 
 STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:100%}
 h1{font-size:1.4em}
 .controls{margin:.8em 0;display:flex;gap:1em;align-items:center;flex-wrap:wrap}
-.legend span{display:inline-block;margin-right:.8em}
-.legend i{display:inline-block;width:1em;height:1em;vertical-align:middle;margin-right:.3em;border:1px solid #bbb}
+.legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;font-size:.9em}
+.legend span{display:inline-flex;align-items:center}
+.legend i{display:inline-block;width:1.4em;height:1.4em;line-height:1.4em;text-align:center;font-style:normal;
+  font-size:.75em;color:#fff;margin-right:.4em;border:1px solid #bbb}
+.grid{max-width:100%;max-height:80vh;overflow:auto;border:1px solid #ddd}
 table{border-collapse:collapse}
 th,td{border:1px solid #ddd;padding:.2em .4em}
-th.test{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:.8em;
-  max-height:16em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+th.test{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:.8em;white-space:nowrap}
 th.file{font-weight:normal;font-size:.75em;color:#555}
-td.name{white-space:nowrap}
+td.name{white-space:nowrap;position:sticky;left:0;background:#fff;z-index:1}
 tr.row{cursor:pointer}
-tr.row:hover td{background-color:#f3f6fb}
-tr.row.open td.name{font-weight:bold}
+/* Only the row's own cells light up: a matrix cell keeps its colour and letter, so the row a
+   reader picked stays readable. */
+tr.row:hover td:not(.cell),tr.row.open td:not(.cell){background-color:#e3ecfa}
+tr.row.open td.name{font-weight:bold;box-shadow:inset 4px 0 #1565c0}
 td.verdict{white-space:nowrap;font-weight:bold;color:#b00}
 td.verdict.held{color:#070}
 td.cell{width:1.4em;min-width:1.4em;text-align:center;font-size:.75em;color:#fff;padding:0}
@@ -200,11 +205,7 @@ def to_html(doc: dict[str, Any]) -> str:
         f"<option value='{v}'>{v} ({sum(m['verdict'] == v for m in mutations)})</option>" for v in present
     )
     failed = len(mutations) - held
-    legend = "".join(f"<span><i class='cell cause-{c}' style='{_swatch(c)}'></i>red: {c}</span>" for c in CAUSES)
-    legend += (
-        "<span><i style='outline:3px solid #1565c0;outline-offset:-3px'></i>expected red</span>"
-        "<span><i style='outline:2px dashed #1565c0;outline-offset:-3px'></i>may go red</span>"
-    )
+    legend = _legend()
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>killmap report</title>"
         f"<style>{STYLE}</style></head><body>"
@@ -219,7 +220,7 @@ def to_html(doc: dict[str, Any]) -> str:
         f"{options}</select></label><button id='sort-name' type='button'>sort by name</button>"
         "<button id='sort-verdict' type='button'>sort by verdict</button><span id='shown'></span></div>"
         f"<p class='legend'>{legend}</p>"
-        f"<table id='matrix'>{head}{''.join(bodies)}</table>"
+        f"<div class='grid'><table id='matrix'>{head}{''.join(bodies)}</table></div>"
         f"<script>{SCRIPT % {'order': json.dumps(list(VERDICT_ORDER))}}</script></body></html>\n"
     )
 
@@ -240,9 +241,7 @@ def _table_head(columns: list[str]) -> str:
         + "".join(f"<th class='file' colspan='{n}'>{esc(f)}</th>" for f, n in files)
         + "</tr><tr>"
         + "".join(
-            f"<th class='test' title='{esc(t)}' data-test='{esc(t)}'>"
-            f"{esc(t.split('::', 1)[1] if '::' in t else t)}</th>"
-            for t in columns
+            f"<th class='test' title='{esc(t)}' data-test='{esc(t)}'>{esc(short_test_name(t))}</th>" for t in columns
         )
         + "</tr></thead>"
     )
@@ -262,6 +261,47 @@ def _mutation_body(
         f"<td class='verdict {esc(m['verdict'])}'>{esc(m['verdict'])}</td>"
         f"<td class='count'>{red_vs_expected(m)}</td>{row}</tr>{_details(m, width)}</tbody>"
     )
+
+
+# What each red cell's colour and letter say, in words a reader without the docs can use.
+CAUSE_WORDS = {
+    "assertion": "went red: an assertion failed",
+    "crash": "went red: the code raised another exception",
+    "broken": "went red: the mutant itself is broken (NameError, ImportError from the mutated file)",
+    "error": "went red in fixture setup or teardown",
+    "search": "went red: Hypothesis's search failed (a deadline, or Flaky)",
+    "timeout": "went red: the project's own per-test timeout ended it (a hang)",
+}
+
+
+def _legend() -> str:
+    """Every mark a cell can carry: the five red causes, green and grey shading, the outlines
+    of the contract, and the ○ of a missing kill."""
+    outline = "outline-offset:-3px;background:#eef7ee"
+    items = [(f"{_swatch(c)}", c[0].upper(), CAUSE_WORDS[c]) for c in CAUSES] + [
+        ("background:#eef7ee", "", "ran and stayed green"),
+        ("background:#fafafa", "", "not run under this mutation"),
+        (f"outline:3px solid #1565c0;{outline}", "", "blue frame: the contract expects it red (kills)"),
+        (f"outline:2px dashed #1565c0;{outline}", "", "dashed frame: it may go red (may_kill)"),
+        (f"outline:3px solid #1565c0;{outline};color:#1565c0", "○", "expected red but stayed green: a missing kill"),
+    ]
+    return "".join(f"<span><i style='{style}'>{mark}</i>{html.escape(words)}</span>" for style, mark, words in items)
+
+
+def short_test_name(test: str, limit: int = 32) -> str:
+    """A column's heading: the test's name in its file, cut in the middle when long, so that
+    the parametrization at its end (`[case-7]`) still tells sibling columns apart."""
+    name = test.split("::", 1)[1] if "::" in test else test
+    if len(name) <= limit:
+        return name
+    cut = name.find("[")
+    head, tail = (name[:cut], name[cut:]) if cut > 0 else (name, "")
+    if len(tail) > limit // 2:
+        tail = "…" + tail[-(limit // 2 - 1) :]
+    room = limit - len(tail)
+    if len(head) > room:
+        head = head[:room] if tail.startswith("…") else head[: room - 1] + "…"
+    return head + tail
 
 
 def _swatch(cause: str) -> str:

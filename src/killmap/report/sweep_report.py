@@ -282,10 +282,18 @@ def render(console: Console, doc: Document) -> None:
         + f"; score {_percent(total['score'])} (broken and unreached left out) in {doc['wall_seconds']:.1f}s"
     )
     if total["survived"]:
-        console.print(
-            "a survivor is a defect the tests do not see: strengthen a test, sweep again, then "
-            "`killmap sweep --promote ID --name NAME` keeps it as a named mutation"
-        )
+        console.print(SURVIVOR_ADVICE)
+
+
+# What a survivor is, said once wherever survivors are listed. No test went red, which has two
+# causes the sweep cannot tell apart: a gap in the tests, or a change no test could ever see
+# (an equivalent mutant). Advice that assumes the first sends a user to write a useless test.
+SURVIVOR_ADVICE = (
+    "a survivor may be a gap in the tests, or an equivalent mutant (a change no caller can "
+    "observe): find an input on which the two codes differ. If one exists, test it, sweep again, "
+    "then `killmap sweep --promote ID --name NAME` keeps it as a named mutation; if none can, "
+    'it is equivalent (docs/sweep.md, "Equivalent mutants")'
+)
 
 
 def _percent(value: float | None) -> str:
@@ -303,6 +311,8 @@ def to_html(doc: Document) -> str:
         f"{sweep['summary']['survived']} survived of {sweep['summary']['total']}</h1>",
         f"<p>targets: {esc(', '.join(sweep['targets']))}; operators: {esc(', '.join(sweep['ops']))}</p>",
     ]
+    if sweep["summary"]["survived"]:
+        parts.append(f"<p class='advice'>{esc(SURVIVOR_ADVICE)}.</p>")
     for f in sweep["functions"]:
         group = [e for e in sweep["mutants"] if e["file"] == f["file"] and e["function"] == f["function"]]
         counts = ", ".join(f"{f[s]} {s}" for s in STATUSES if f[s])
