@@ -18,9 +18,9 @@ def run_counting_dependencies(tmp_path, monkeypatch, *, use_cache: bool) -> tupl
     calls: list = []
     real = trial.dependencies
 
-    def counting(root, executed):
+    def counting(root, executed, shapes=None):
         calls.append(sorted(executed))
-        return real(root, executed)
+        return real(root, executed, shapes)
 
     monkeypatch.setattr(trial, "dependencies", counting)
     result = lab.run_lab(project, LabOptions(jobs=2, use_cache=use_cache))

@@ -230,7 +230,8 @@ class _Lab:
             focus=options.focus,
             swap=options.swap,
             selection=selection,
-            remembered=self.cache is not None,  # without a cache its dependencies are never stored
+            # Never stored without a cache, so never worked out.
+            remembered=self.cache.shapes if self.cache is not None else None,
         )
 
     def new_engine(self, runnable: int) -> Engine:

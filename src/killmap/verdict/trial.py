@@ -24,7 +24,7 @@ from killmap.engine.runner import Scenario
 from killmap.mutate.mutant import Mutant
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline
-from killmap.verdict.cache import dependencies
+from killmap.verdict.cache import Shapes, dependencies
 from killmap.verdict.judge import Evidence, Verdict
 from killmap.verdict.reach import Region, rebound_names, region_of
 
@@ -141,11 +141,12 @@ def run_mutant(
     focus: tuple[str, ...] | None = None,
     swap: bool = True,
     selection: tuple[tuple[str, ...], str, Region] | None = None,
-    remembered: bool = True,
+    remembered: Shapes | None = None,
 ):
     """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
     Returns the verdict and the dependencies its cache entry is keyed on ({} when it is not
-    `remembered`: working them out reads every file the tests imported, for every mutant).
+    `remembered`: working them out reads every file the tests imported; `remembered` is the
+    run's reads of those files, shared by every mutant).
     `focus`: run only the selected tests these entries match; `selection`, select_tests'
     answer when the caller already has it."""
     mutation, mutant, baseline = job
@@ -155,7 +156,7 @@ def run_mutant(
         reason += f"; focused on {', '.join(focus)}"
     limits = mutant_timeout(mutation, baseline, selected)
     base: dict[str, Any] = {"selected": selected, "selection": reason}
-    deps = _deps(root, baseline, selected) if remembered else {}
+    deps = _deps(root, baseline, selected, remembered) if remembered is not None else {}
     if not selected:
         verdict = Verdict(
             name=mutation.name,
@@ -416,7 +417,7 @@ def _traced_alone(engine: Engine, worker: Worker, scenario: Scenario, path: str)
     return run.coverage.get(path) or {}
 
 
-def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
+def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...], shapes: Shapes) -> dict[str, Any]:
     chosen = set(selected)
     # Files imported but not traced (not a mutation target) count whole.
     executed: dict[str, set[int] | None] = {rel: None for rel in baseline.imported}
@@ -430,4 +431,4 @@ def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str
                     lines.update(context_lines)
         if imported:
             executed[rel] = lines
-    return dependencies(root, executed)
+    return dependencies(root, executed, shapes)
