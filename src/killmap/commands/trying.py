@@ -139,7 +139,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     result = run_mutations(
         root,
         [mutation],
-        LabOptions(jobs=options.jobs, use_cache=False),
+        LabOptions(jobs=options.jobs, use_cache=False, write_cache=False),
         progress,
         {mutation.name: mutant},
         launch=launch,

@@ -210,13 +210,18 @@ def test_files_digest(root: Path, files: list[str], tests: tuple[str, ...]) -> s
 
 
 class VerdictCache:
-    def __init__(self, root: Path, folder: Path | None = None):
+    """The project's cache file. `reads`: reuse what it holds (--no-cache: nothing, though what
+    it holds is kept when it is saved); `writes`: save this run's entries (--no-cache-write:
+    the file is left as it was)."""
+
+    def __init__(self, root: Path, folder: Path | None = None, *, reads: bool = True, writes: bool = True):
         # Named by the project folder's name, not its full path: a cache restored on a fresh CI
         # runner, or a checkout elsewhere, still finds it. Sharing is safe, since every key is
         # relative to the project and a verdict is reused only when its whole key matches.
         project = hashlib.sha256(f"project:{root.resolve().name}".encode()).hexdigest()[:16]
         self.path = cache_base(folder) / project / "verdicts.json"
         self.root = root
+        self.reads, self.writes = reads, writes
         try:
             self.entries: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -231,7 +236,7 @@ class VerdictCache:
         return _digest({**key, "seed": seed} if seed is not None else key)
 
     def lookup(self, name: str, static_key: str) -> dict[str, Any] | None:
-        entry = self.entries.get(name)
+        entry = self.entries.get(name) if self.reads else None
         if not entry or entry.get("static_key") != static_key:
             return None
         # The gate asks twice per mutation (does anything run? then, its verdict), and each
@@ -276,7 +281,7 @@ class VerdictCache:
         )
 
     def mutant(self, key: str) -> dict[str, Any] | None:
-        return self.entries.get("#mutants", {}).get(key)
+        return self.entries.get("#mutants", {}).get(key) if self.reads else None
 
     def store_mutant(self, key: str, fields: dict[str, Any]) -> None:
         mutants = self.entries.setdefault("#mutants", {})
@@ -293,6 +298,8 @@ class VerdictCache:
         away mid-write (FileNotFoundError). Readers see the old file or the new one, never
         half of one; the last writer wins, which only costs a later cache miss.
         """
+        if not self.writes:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(prefix=".verdicts.", suffix=".tmp", dir=self.path.parent)
         try:
