@@ -70,6 +70,8 @@ def test_an_invariant_whose_code_no_test_runs_is_unevidenced(verdicts_run):
     entry = verdicts_run.mutation("big-word-changed")
     assert entry["verdict"] == "unevidenced"
     assert "no test executes" in entry["detail"]
+    # Its control held: the explanation says what happened, not "or its control did not hold".
+    assert entry["explanation"] == "nothing proves this verdict: no test executed the mutated code"
 
 
 def test_an_invariant_whose_control_did_not_hold_is_unevidenced(verdicts_run):
@@ -77,6 +79,7 @@ def test_an_invariant_whose_control_did_not_hold_is_unevidenced(verdicts_run):
     entry = verdicts_run.mutation("greet-concat-empty")
     assert entry["verdict"] == "unevidenced"
     assert "greet-space-dropped" in entry["detail"]
+    assert entry["explanation"] == "nothing proves this invariance: its control did not hold in this run"
     # The live line too, not only the table: its own run alone read "held".
     live = [line.split() for line in verdicts_run.stdout.splitlines() if line.endswith(" greet-concat-empty")]
     assert live == [["unevidenced", "greet-concat-empty"]], verdicts_run.stdout

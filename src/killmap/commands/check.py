@@ -44,6 +44,18 @@ class CheckResult:
     mutations: int = 0
     collected: int = 0
     problems: list[GateError] = field(default_factory=list)
+    # When a catalog could not be read: the catalogs found, and the one that failed. "0
+    # catalog(s)" left the user wondering whether theirs was found at all.
+    found: tuple[str, ...] = ()
+    unreadable: str | None = None
+
+    def counts(self) -> str:
+        if self.unreadable is not None:
+            return (
+                f"{len(self.found)} catalog(s) found ({', '.join(self.found)}); {self.unreadable} has an "
+                "error, so no mutation was checked"
+            )
+        return f"{self.catalogs} catalog(s), {self.mutations} mutation(s), {self.collected} test(s) collected"
 
 
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
@@ -56,6 +68,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         loaded, mutations = load(root, LabOptions(catalogs=catalogs))
     except GateError as exc:  # the catalog itself: nothing further can be judged
         result.problems.append(exc)
+        result.found, result.unreadable = _found(root, catalogs, exc)
         return result
     result.catalogs, result.mutations = len(loaded), len(mutations)
     result.problems.extend(_mutant_problems(root, mutations))
@@ -81,6 +94,28 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
             continue  # ids from a failed collection would only add noise
         result.problems.extend(_unresolved_ids(group, collection, settings))
     return result
+
+
+def _found(root: Path, catalogs: tuple[Path, ...], error: GateError) -> tuple[tuple[str, ...], str | None]:
+    """The catalogs a failed load was given or found, and the one its error names (None
+    when there was none to read)."""
+    from killmap.catalog.reader import discover_catalogs
+
+    try:
+        paths = [p if p.is_absolute() else Path.cwd() / p for p in catalogs] or discover_catalogs(root)
+    except GateError:
+        return (), None
+    names = tuple(_shown(root, p) for p in paths)
+    named = error.file or ""
+    failed = next((n for n, p in zip(names, paths, strict=True) if named and (named == n or Path(named) == p)), None)
+    return names, failed or ("one of them" if names else None)
+
+
+def _shown(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
@@ -135,7 +170,7 @@ def _unresolved_ids(group: list[Mutation], collection: Collection, settings: Gat
                 if named:
                     problems.append(mutation.fail(deselected_note(entry, named, collection.deselected, under), key))
                 else:
-                    problems.append(mutation.fail(f"{entry!r} matches no collected test (under {under})", key))
+                    problems.append(mutation.fail(index.unmatched_note(entry, under), key))
     return problems
 
 
@@ -195,7 +230,7 @@ def main(root: Path, catalogs: tuple[Path, ...]) -> int:
         result = check(root, catalogs, launch)
     for problem in result.problems:
         print(f"killmap check: {problem}", file=sys.stderr)
-    counts = f"{result.catalogs} catalog(s), {result.mutations} mutation(s), {result.collected} test(s) collected"
+    counts = result.counts()
     if result.problems:
         print(f"killmap check: {counts}: {len(result.problems)} problem(s)")
         return EXIT_ERROR

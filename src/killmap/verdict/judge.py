@@ -80,11 +80,31 @@ BROKEN_BY_CAUSE = {
 }
 
 
-def explanation(verdict: str, invariant: bool, broken_cause: str = "") -> str:
-    """The one-line meaning of a verdict, for the mutation it was given to (a broken one's
-    by what broke it: the verdict's `broken_cause`)."""
-    if verdict == BROKEN_VERDICT and broken_cause in BROKEN_BY_CAUSE:
-        return BROKEN_BY_CAUSE[broken_cause]
+# Why nothing proves an `unevidenced` verdict, by the case the judge found: a mutation
+# with no control never reads "its control did not hold", nor one whose red came from the
+# order of the tests "no test reached the mutated code".
+UNEVIDENCED_BY_CAUSE = {
+    "unreached": "nothing proves this verdict: no test executed the mutated code",
+    "control": "nothing proves this invariance: its control did not hold in this run",
+    "order": "the red came from the test order, not from the defect: the test never executed the "
+    "mutated code itself, and went red after a test that did; name it in may_kill if it may go red so",
+    "elsewhere": "the red did not come from the defect: the test never executed the mutated code "
+    "(line numbers, a test the selection left out); name it in may_kill if it may go red so",
+}
+
+
+def cause_of(extras: dict[str, Any]) -> str:
+    """What a broken or unevidenced verdict's explanation depends on."""
+    return str(extras.get("broken_cause") or extras.get("unevidenced_cause") or "")
+
+
+def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
+    """The one-line meaning of a verdict, for the mutation it was given to (a broken or an
+    unevidenced one's by its case: `cause_of` its extras)."""
+    if verdict == BROKEN_VERDICT and cause in BROKEN_BY_CAUSE:
+        return BROKEN_BY_CAUSE[cause]
+    if verdict == UNEVIDENCED and cause in UNEVIDENCED_BY_CAUSE:
+        return UNEVIDENCED_BY_CAUSE[cause]
     return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
 
 
@@ -485,11 +505,12 @@ def _uncontracted(case: _Case) -> Verdict | None:
     red_tests, evidence, verdict = case.red_tests, case.evidence, case.verdict
     if red_tests:
         if all(r.reached is False for r in red_tests):
+            reds = [r.id for r in red_tests]
             return verdict(
                 UNEVIDENCED,
-                "went red without executing the mutated code (red for another "
-                "reason): " + ", ".join(r.id for r in red_tests),
+                "went red without executing the mutated code (red for another reason): " + ", ".join(reds),
                 red=red_tests,
+                extras={"unevidenced_cause": _unreached_cause(case, reds)},
             )
         ids = tuple(sorted(r.id for r in red_tests))
         causes = sorted({r.cause for r in red_tests})
@@ -505,7 +526,12 @@ def _uncontracted(case: _Case) -> Verdict | None:
             f"nothing went red, though {len(evidence.reached_by) or 'every'} test(s) executed the mutated code",
             red=red_tests,
         )
-    return verdict(UNEVIDENCED, "nothing went red, and no test executed the mutated code", red=red_tests)
+    return verdict(
+        UNEVIDENCED,
+        "nothing went red, and no test executed the mutated code",
+        red=red_tests,
+        extras={"unevidenced_cause": "unreached"},
+    )
 
 
 def _invariant(case: _Case) -> Verdict | None:
@@ -525,6 +551,7 @@ def _invariant(case: _Case) -> Verdict | None:
             UNEVIDENCED,
             "nothing went red, but no test executed the mutated code, so nothing proves it invisible",
             red=case.red_tests,
+            extras={"unevidenced_cause": "unreached"},
         )
     return case.verdict(
         HELD,
@@ -545,6 +572,7 @@ def _reached_by_nothing(case: _Case) -> Verdict | None:
         "the contract cannot be judged: " + ", ".join(case.mutation.kills),
         red=case.red_tests,
         missing=case.mutation.kills,
+        extras={"unevidenced_cause": "unreached"},
     )
 
 
@@ -611,14 +639,34 @@ def _unreached_kills(case: _Case) -> Verdict | None:
     unreached = [r.id for r in case.kill_reds if r.reached is False]
     if not unreached:
         return None
-    why = (
-        ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
-        if case.evidence.reached_alone is not None
-        else " (red for another reason)"
-    )
+    cause = _unreached_cause(case, unreached)
+    if cause == "order":
+        why = (
+            ", not even when run by itself, and after a test that did (red from what ran before it: "
+            "state an earlier test left, or a test the selection left out)"
+        )
+    elif case.evidence.reached_alone is not None:
+        why = ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
+    else:
+        why = " (red for another reason)"
     return case.verdict(
-        UNEVIDENCED, f"went red without executing the mutated code{why}: " + ", ".join(unreached), red=case.red_tests
+        UNEVIDENCED,
+        f"went red without executing the mutated code{why}: " + ", ".join(unreached),
+        red=case.red_tests,
+        extras={"unevidenced_cause": cause},
     )
+
+
+def _unreached_cause(case: _Case, red: list[str]) -> str:
+    """ "order" when a test that executed the mutated code ran before each of these reds in
+    this run (what it left is what they saw), else "elsewhere"."""
+    order = list(case.run.tests)
+    reaching = set(case.evidence.reached_by)
+    for test_id in red:
+        before = order[: order.index(test_id)] if test_id in order else []
+        if not reaching.intersection(before):
+            return "elsewhere"
+    return "order"
 
 
 def _wrong_cause(case: _Case) -> Verdict | None:
@@ -731,5 +779,6 @@ def judge_control(mutation: Mutation, verdict: Verdict, control: Verdict | None)
             verdict=UNEVIDENCED,
             detail=f"nothing went red, but its control {mutation.control!r} was {state}, "
             "not held: an invariance without a firing control proves nothing",
+            extras={**verdict.extras, "unevidenced_cause": "control"},
         )
     return verdict

@@ -73,8 +73,16 @@ def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tupl
 
 def selection_reason(reaching: int, chosen: int, collected: int) -> str:
     """Why a mutant runs the tests it runs, and how many of the baseline's it left out by which
-    rule: the only rule is the traced baseline, so a test left out never ran the change."""
-    said = f"{reaching} test(s) reach the change, plus the contract"
+    rule: the only rule is the traced baseline, so a test left out never ran the change. The
+    contract's tests that do not reach it run all the same (`chosen` - `reaching` of them), and
+    are counted apart: "0 test(s) reach the change, plus the contract" read as nothing ran."""
+    named = chosen - reaching
+    if not reaching:
+        said = f"no test reaches the change; the {named} test(s) the contract names run all the same"
+    elif named:
+        said = f"{reaching} test(s) reach the change, and {named} more the contract names"
+    else:
+        said = f"{reaching} test(s) reach the change"
     left_out = collected - chosen
     if not left_out:
         return said
@@ -162,6 +170,7 @@ def run_mutant(
             name=mutation.name,
             verdict=judge.UNEVIDENCED,
             detail="no test executes the mutated code, so nothing proves it invisible",
+            extras={"unevidenced_cause": "unreached"},
             **base,
         )
         return verdict, deps
