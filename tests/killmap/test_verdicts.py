@@ -147,7 +147,11 @@ def test_a_name_error_for_a_name_the_mutant_left_alone_is_a_crash_it_reached(tmp
 def test_a_mutant_that_breaks_collection_is_broken(verdicts_run):
     entry = verdicts_run.mutation("import-breaks-collection")
     assert entry["verdict"] == "broken"
-    assert entry["detail"].startswith("tests/test_logic.py does not import under the mutant: ModuleNotFoundError")
+    # The module that no longer imports, the exception, then the test files that failed to load.
+    assert entry["detail"].startswith(
+        "vpkg.logic (src/vpkg/logic.py) does not import under the mutant: ModuleNotFoundError"
+    )
+    assert entry["detail"].endswith("; 1 test file(s) failed to load: tests/test_logic.py")
 
 
 def test_a_module_no_test_imports_is_still_import_checked(verdicts_run):

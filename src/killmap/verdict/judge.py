@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
@@ -372,43 +373,74 @@ def _incomplete(case: _Case) -> Verdict | None:
 def _collection_failed(case: _Case) -> Verdict | None:
     if not case.run.collect_errors:
         return None
-    node, message = case.run.collect_errors[0]
-    # pytest's first line, "ImportError while importing test module", names no exception.
-    what = "does not import under the mutant" if message.startswith("ImportError while importing") else ""
     return case.verdict(
         BROKEN_VERDICT,
-        f"{node} {what}: {error_line(message)}"
-        if what and node
-        else f"collection failed in {node or 'the session'}: {error_line(message)}",
+        collection_broken(case.run.collect_errors, case.mutation.settings.paths),
         red=case.red_tests,
         extras={"broken_cause": "collection"},
     )
 
 
+# A frame of pytest's short traceback that runs a module's top level: "pkg/api.py:1: in <module>".
+_MODULE_FRAME = re.compile(r"^(\S+\.py):\d+: in <module>$", re.MULTILINE)
+
+
+def collection_broken(errors: tuple[tuple[str, str], ...], paths: tuple[str, ...]) -> str:
+    """What a collection that failed under a mutant says, in `run` and `check` alike: the
+    module that no longer imports (the innermost top level the error was raised in: the
+    mutated module, or one that imports a name it no longer has), the exception, and how many
+    test files failed to load, naming one or two. The first test file alone named an
+    unrelated one on a real project, where seven failed."""
+    node, message = errors[0]
+    files = list(dict.fromkeys(n or "the session" for n, _ in errors))
+    named = ", ".join(files[:2]) + (f" and {len(files) - 2} more" if len(files) > 2 else "")
+    loading = f"{len(files)} test file(s) failed to load: {named}"
+    frames = [f for f in _MODULE_FRAME.findall(message) if not f.startswith("/")]
+    if not frames and not message.startswith("ImportError while importing"):
+        return f"collection failed in {node or 'the session'}: {error_line(message)}; {loading}"
+    where = frames[-1] if frames else node
+    module = module_name(where, paths) if where.endswith(".py") else None
+    said = f"{module} ({where})" if module else where
+    return f"{said} does not import under the mutant: {error_line(message)}; {loading}"
+
+
 def _conftest_broken(case: _Case) -> Verdict | None:
     if not case.run.conftest_error:
         return None
+    return case.verdict(
+        BROKEN_VERDICT, conftest_broken(case.run.conftest_error), red=case.red_tests, extras={"broken_cause": "import"}
+    )
+
+
+def conftest_broken(error: tuple[str, str]) -> str:
     # The baseline loaded this conftest: under the mutant it no longer imports, so no
     # test can run at all. pytest stops with a usage error, not a collection report.
-    where, message = case.run.conftest_error
-    return case.verdict(
-        BROKEN_VERDICT,
-        f"{where or 'a conftest'} does not import under the mutant: {error_line(message)}",
-        red=case.red_tests,
-        extras={"broken_cause": "import"},
-    )
+    where, message = error
+    return f"{where or 'a conftest'} does not import under the mutant: {error_line(message)}"
 
 
 def _import_failed(case: _Case) -> Verdict | None:
     proof = case.run.proof or {}
     if not proof.get("import_error"):
         return None
-    return case.verdict(
-        BROKEN_VERDICT,
-        f"the mutated module {proof['module']} does not import: {proof['import_error']}",
-        red=case.red_tests,
-        extras={"broken_cause": "import"},
-    )
+    return case.verdict(BROKEN_VERDICT, import_failed(proof), red=case.red_tests, extras={"broken_cause": "import"})
+
+
+def import_failed(proof: dict[str, Any]) -> str:
+    return f"the mutated module {proof['module']} does not import: {proof['import_error']}"
+
+
+def load_failure(run: RunOutcome, paths: tuple[str, ...]) -> str | None:
+    """Why the tests cannot load under a mutant, in the words of its `broken` verdict, or None:
+    a test file that fails to collect, a conftest that no longer imports, the mutated module
+    that does not import. In the judge's order; `check` asks it of a collection alone."""
+    if run.collect_errors:
+        return collection_broken(run.collect_errors, paths)
+    if run.conftest_error:
+        return conftest_broken(run.conftest_error)
+    if (run.proof or {}).get("import_error"):
+        return import_failed(run.proof or {})
+    return None
 
 
 def _not_the_mutant(case: _Case) -> Verdict | None:
