@@ -1,7 +1,7 @@
 """The verdict cache against no cache, side by side, on a real project with hundreds of
 dependency files and on the bundled subject.
 
-    python3 benchmarks/cache_bench.py [--repeat 3] [--jobs 2] [--only networkx|bundled] [--work DIR]
+    python3 benchmarks/cache_bench.py [--repeat 3] [--jobs 2] [--only networkx|bundled] [--work DIR] [--rev REV]
 
 Subjects:
 - networkx 3.4.2, from its sdist (pip download --no-deps --no-binary :all:): 12 mutations of its
@@ -11,7 +11,7 @@ Subjects:
 - the bundled subject: this repository's own catalog (mutations/draftroute.toml), in a copy of
   its committed tree.
 
-For each subject: one populating run (`--no-cache`: reads nothing, stores every verdict), then,
+For each subject: one populating run (on an emptied cache: it stores every verdict), then,
 R times in turn, a fresh run (`--no-cache --no-cache-write`: reads nothing, stores nothing) and a
 cached one (`killmap run`). Each run is a `killmap` process of its own, timed from outside; the
 1-minute load is read before each. It prints the medians side by side; exit 1 when a cached run
@@ -63,13 +63,22 @@ def bundled_project(work: Path) -> Path:
     return sdists.snapshot(root, "killmap at HEAD, for the cache benchmark")
 
 
-def frozen_killmap(env: rw.Env, work: Path) -> Path:
-    """This checkout's killmap copied and byte-compiled, for the whole measurement: a source
-    edited meanwhile would change the gate's own digest, which keys every cached verdict
-    (venvs.snapshot_killmap does the same for run.py). The folder to put first on PYTHONPATH."""
+def frozen_killmap(env: rw.Env, work: Path, rev: str | None) -> Path:
+    """This checkout's killmap (or revision `rev`'s) copied and byte-compiled, for the whole
+    measurement: a source edited meanwhile would change the gate's own digest, which keys
+    every cached verdict (venvs.snapshot_killmap does the same for run.py). The folder to put
+    first on PYTHONPATH."""
     dest = work / "killmap-src"
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(rw.REPO / "src" / "killmap", dest / "killmap", ignore=shutil.ignore_patterns("__pycache__"))
+    if rev is None:
+        shutil.copytree(rw.REPO / "src" / "killmap", dest / "killmap", ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        archive = subprocess.run(
+            ["git", "-C", str(rw.REPO), "archive", rev, "src/killmap"], check=True, capture_output=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(work)], input=archive.stdout, check=True)
+        shutil.move(str(work / "src" / "killmap"), str(dest / "killmap"))
+        shutil.rmtree(work / "src")
     subprocess.run([str(env.python), "-m", "compileall", "-q", str(dest)], check=True)
     return dest
 
@@ -117,13 +126,13 @@ def dependency_files(work: Path) -> int:
     return most
 
 
-def measure(env: rw.Env, name: str, root: Path, work: Path, repeat: int, jobs: int) -> dict:
+def measure(env: rw.Env, name: str, root: Path, work: Path, repeat: int, jobs: int, fresh_flags: tuple) -> dict:
     shutil.rmtree(work / "cache", ignore_errors=True)
-    populated = gate(env, root, work, f"{name}-populate", jobs, "--no-cache")
+    populated = gate(env, root, work, f"{name}-populate", jobs)  # an empty cache: it stores every verdict
     print(f"{name}: populated in {populated['wall']:.2f} s (load {populated['load1']})", flush=True)
     fresh, cached = [], []
     for r in range(repeat):
-        fresh.append(gate(env, root, work, f"{name}-fresh-{r}", jobs, "--no-cache", "--no-cache-write"))
+        fresh.append(gate(env, root, work, f"{name}-fresh-{r}", jobs, *fresh_flags))
         cached.append(gate(env, root, work, f"{name}-cached-{r}", jobs))
         print(
             f"{name}: repeat {r + 1}: fresh {fresh[-1]['wall']:.2f} s (load {fresh[-1]['load1']}), "
@@ -159,17 +168,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", choices=("networkx", "bundled"), action="append")
     parser.add_argument("--work", type=Path, default=rw.DEFAULT_WORK / "cache-bench")
+    # A revision from before the two cache flags: its --no-cache read and wrote nothing.
+    parser.add_argument("--rev", help="measure killmap as of this git revision (default: the working tree)")
     args = parser.parse_args(argv)
     env = rw.prepare_env(rw.DEFAULT_WORK, rw.REPO)
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    frozen_killmap(env, work)
+    frozen_killmap(env, work, args.rev)
+    fresh_flags = ("--no-cache", "--no-cache-write") if args.rev is None else ("--no-cache",)
     subjects = {"networkx": lambda: networkx_project(env, work), "bundled": lambda: bundled_project(work)}
     results = []
     for name in args.only or subjects:
         # The runs' cache and reports outside the project: files it lists would change its key.
-        results.append(measure(env, name, subjects[name](), work / f"{name}-runs", args.repeat, args.jobs))
-    print(f"\nmedian of {args.repeat}, --jobs {args.jobs}, Python {sys.version.split()[0]}")
+        results.append(measure(env, name, subjects[name](), work / f"{name}-runs", args.repeat, args.jobs, fresh_flags))
+    which = f"killmap {args.rev or 'working tree'}"
+    print(f"\n{which}: median of {args.repeat}, --jobs {args.jobs}, Python {sys.version.split()[0]}")
     print(f"{'subject':<10} {'mutations':>9} {'dep files':>9} {'fresh':>8} {'cached':>8}  load (1 min)")
     for res in results:
         loads = f"{min(res['loads']):.2f}-{max(res['loads']):.2f}"
