@@ -84,3 +84,25 @@ def test_check_says_broken_in_the_words_run_gives_for_each_mutant_that_breaks_an
         assert f"mutation {name!r}" in line
         assert line.endswith(f"broken: {ran.mutation(name)['detail']}"), (line, ran.mutation(name)["detail"])
     assert "the mutated module pkg.lazy does not import: ValueError" in problems[1]
+
+
+def test_check_collects_again_only_under_mutants_whose_change_the_collection_runs(tmp_path, monkeypatch):
+    # clamp-maximum changes a body no collection runs: it loads as the original does, and
+    # costs no second collection. The def line runs at import; pkg.lazy is never imported
+    # while collecting, so only its import after the collection can tell.
+    import killmap.verdict.judge as judge
+    from killmap.commands.check import check
+
+    project = _project(tmp_path / "proj")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    asked: list[str] = []
+    real = judge.load_failure
+
+    def counting(run, paths):
+        asked.append(run.proof["module"] if run.proof else "")
+        return real(run, paths)
+
+    monkeypatch.setattr(judge, "load_failure", counting)
+    result = check(project)
+    assert sorted(asked) == ["pkg.core", "pkg.lazy"]
+    assert [p.mutation for p in result.problems] == ["clamp-renamed", "lazy-value-unparsable"]
