@@ -101,18 +101,19 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
 
 
 def _found(root: Path, catalogs: tuple[Path, ...], error: GateError) -> tuple[tuple[str, ...], str | None]:
-    """The catalogs a failed load was given or found, and the one its error names (None
-    when there was none to read)."""
+    """The catalogs a failed load was given or found, and the one its error names; none when
+    the error names no catalog file there is (a catalog not found)."""
     from killmap.catalog.reader import discover_catalogs
 
     try:
         paths = [p if p.is_absolute() else Path.cwd() / p for p in catalogs] or discover_catalogs(root)
     except GateError:
         return (), None
+    paths = [p for p in paths if p.is_file()]  # one not found is not said to be
     names = tuple(_shown(root, p) for p in paths)
     named = error.file or ""
     failed = next((n for n, p in zip(names, paths, strict=True) if named and (named == n or Path(named) == p)), None)
-    return names, failed or ("one of them" if names else None)
+    return (names, failed) if failed else ((), None)
 
 
 def _shown(root: Path, path: Path) -> str:
