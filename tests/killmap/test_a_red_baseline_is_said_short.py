@@ -37,3 +37,35 @@ def test_a_baseline_with_30_red_tests_in_two_files_is_said_by_count_and_file_wit
     assert len(ids) == 30
     assert {i.split("::")[0] for i in ids} == {"tests/test_alpha.py", "tests/test_beta.py"}
     assert not listed.is_relative_to(project)  # the user's working tree is never written
+
+
+def _red_baseline_line(project) -> str:
+    run = run_gate(project, "run", "--no-cache")
+    assert run.code == 2, run.stdout + run.stderr
+    [line] = [line for line in run.stderr.splitlines() if line.startswith("killmap:")]
+    return line
+
+
+def test_a_red_test_in_a_file_that_holds_green_ones_is_excluded_by_its_id(tmp_path):
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\ndef test_red():\n    assert one() == 2\n",
+        value="2",
+    )
+    said = _red_baseline_line(project)
+    assert '[gate] exclude = ["tests/test_pkg.py::test_red"]' in said, said
+    assert '[gate] exclude = ["tests/test_pkg.py"]' not in said
+
+
+def test_a_file_that_holds_every_test_is_never_the_exclusion_offered(tmp_path):
+    # Excluding the whole file would leave nothing to gate: the failing test's id would do.
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "from pkg import one\n\n\ndef test_red():\n    assert one() == 2\n",
+        value="2",
+        kills=("tests/test_pkg.py::test_red",),
+    )
+    said = _red_baseline_line(project)
+    assert '[gate] exclude = ["tests/test_pkg.py::test_red"]' in said, said

@@ -36,8 +36,9 @@ UNEVIDENCED = (
     "::error file=selection/src/selpkg/calc.py,line=9,title=killmap unevidenced%3A "
     "unrelated-gains-a-line::unevidenced: went red without executing the mutated code, not even "
     "when run by itself (red for another reason: line numbers, a test the selection leaves out): "
-    "tests/test_lines.py::test_anchor_has_not_moved%0Anothing proves this "
-    "verdict: no test reached the mutated code, or its control did not hold."
+    "tests/test_lines.py::test_anchor_has_not_moved%0Athe red did not come from the defect: the "
+    "test never executed the mutated code (line numbers, a test the selection left out); name it in "
+    "may_kill if it may go red so."
 )
 
 

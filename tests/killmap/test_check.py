@@ -67,6 +67,18 @@ def test_a_contract_id_that_matches_no_collected_test_is_named(tmp_path, field):
     [line] = _problems(run_gate(project, "check"))
     assert "mutations/basic.toml" in line and "'classify-call-deleted'" in line and f"'{field}'" in line
     assert "matches no collected test" in line
+    if field == "kills":  # a letter off: the id it was meant to be
+        assert line.endswith("; did you mean 'tests/test_core.py::test_odd_is_refused'?"), line
+    else:  # nothing near it: no guess
+        assert "did you mean" not in line, line
+
+
+def test_run_names_the_id_a_kills_entry_a_letter_off_was_meant_to_be(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, 'test_odd_is_refused"]\n\n', 'test_odd_is_refusd"]\n\n')
+    done = run_gate(project, "run", "--no-cache")
+    assert done.code == 2, done.stdout + done.stderr
+    assert "did you mean 'tests/test_core.py::test_odd_is_refused'?" in done.stderr, done.stderr
 
 
 def test_an_operator_matching_no_site_is_an_error_not_a_verdict(tmp_path):
@@ -218,3 +230,15 @@ def test_every_control_at_another_site_is_named_not_only_the_first(tmp_path):
     lines = _problems(run_gate(project, "check"))
     for name in ("'even-check-equivalent'", "'even-check-parenthesized'"):
         assert any(name in line and "'control'" in line and "overlap" in line for line in lines), lines
+
+
+def test_a_catalog_with_an_error_is_said_found_and_failed_not_counted_as_none(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, 'op = "delete-call"', 'op = "delete-call"\ncolour = "red"')
+    done = run_gate(project, "check")
+    assert done.code == 2, done.stdout + done.stderr
+    assert "0 catalog(s)" not in done.stdout, done.stdout
+    assert (
+        "1 catalog(s) found (mutations/basic.toml); mutations/basic.toml has an error, so no mutation was checked"
+        in done.stdout
+    ), done.stdout

@@ -19,3 +19,16 @@ def test_every_command_that_prints_verdicts_lists_report_dir_and_jobs_in_its_hel
     )
     assert done.returncode == 0, done.stderr
     assert flag in done.stdout
+
+
+# The cache's flags, declared once (shared.add_cache_options) for both commands that keep verdicts.
+CACHE = [(c, f) for c in ("run", "sweep") for f in ("--no-cache", "--no-cache-write", "--cache-dir")]
+
+
+@pytest.mark.parametrize(("command", "flag"), CACHE)
+def test_every_command_that_keeps_verdicts_lists_the_cache_flags_in_its_help(command, flag):
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", command, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert flag in done.stdout

@@ -65,3 +65,31 @@ def test_a_kill_red_because_the_selection_left_out_a_test_it_needs_is_still_unev
     assert entry["verdict"] == "unevidenced", entry["detail"]
     assert "not even when run by itself" in entry["detail"]
     assert "tests/test_pkg.py::test_needs_setup" in entry["detail"]
+
+
+LEAK = {
+    "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+    "pkg/__init__.py": "SEEN = []\n\n\ndef record(x):\n    SEEN.append(x * 2)\n    return x * 2\n",
+    "tests/test_pkg.py": (
+        "from pkg import SEEN, record\n\n\ndef test_a():\n    assert record(3) == 6\n\n\n"
+        "def test_b():\n    assert SEEN == [6]\n"
+    ),
+    "mutations/pkg.toml": (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "record-constant"\n'
+        'target = "pkg/__init__.py::record"\nop = "constant-return"\nvalue = "0"\n'
+        'kills = ["tests/test_pkg.py::test_a", "tests/test_pkg.py::test_b"]\n'
+    ),
+}
+
+
+def test_a_kill_red_from_the_test_order_says_so_and_points_at_may_kill(tmp_path):
+    # test_b reads what test_a left, and never runs record(), not even by itself: its red
+    # came from the order of the tests. "no test reached the mutated code, or its control
+    # did not hold" was false twice: test_a reached it, and there is no control.
+    done = run_gate(write_project(tmp_path / "leak", LEAK), "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("record-constant")
+    assert entry["verdict"] == "unevidenced", entry["detail"]
+    assert "after a test that did" in entry["detail"]
+    assert entry["explanation"].startswith("the red came from the test order, not from the defect")
+    assert "may_kill" in entry["explanation"]
+    assert "control" not in entry["explanation"] and "no test reached" not in entry["explanation"]

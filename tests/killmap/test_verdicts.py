@@ -70,6 +70,8 @@ def test_an_invariant_whose_code_no_test_runs_is_unevidenced(verdicts_run):
     entry = verdicts_run.mutation("big-word-changed")
     assert entry["verdict"] == "unevidenced"
     assert "no test executes" in entry["detail"]
+    # Its control held: the explanation says what happened, not "or its control did not hold".
+    assert entry["explanation"] == "nothing proves this verdict: no test executed the mutated code"
 
 
 def test_an_invariant_whose_control_did_not_hold_is_unevidenced(verdicts_run):
@@ -77,6 +79,7 @@ def test_an_invariant_whose_control_did_not_hold_is_unevidenced(verdicts_run):
     entry = verdicts_run.mutation("greet-concat-empty")
     assert entry["verdict"] == "unevidenced"
     assert "greet-space-dropped" in entry["detail"]
+    assert entry["explanation"] == "nothing proves this invariance: its control did not hold in this run"
     # The live line too, not only the table: its own run alone read "held".
     live = [line.split() for line in verdicts_run.stdout.splitlines() if line.endswith(" greet-concat-empty")]
     assert live == [["unevidenced", "greet-concat-empty"]], verdicts_run.stdout
@@ -144,7 +147,11 @@ def test_a_name_error_for_a_name_the_mutant_left_alone_is_a_crash_it_reached(tmp
 def test_a_mutant_that_breaks_collection_is_broken(verdicts_run):
     entry = verdicts_run.mutation("import-breaks-collection")
     assert entry["verdict"] == "broken"
-    assert entry["detail"].startswith("tests/test_logic.py does not import under the mutant: ModuleNotFoundError")
+    # The module that no longer imports, the exception, then the test files that failed to load.
+    assert entry["detail"].startswith(
+        "vpkg.logic (src/vpkg/logic.py) does not import under the mutant: ModuleNotFoundError"
+    )
+    assert entry["detail"].endswith("; 1 test file(s) failed to load: tests/test_logic.py")
 
 
 def test_a_module_no_test_imports_is_still_import_checked(verdicts_run):

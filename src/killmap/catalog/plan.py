@@ -26,7 +26,8 @@ class LabOptions:
     only: tuple[str, ...] = ()
     names: tuple[str, ...] | None = None  # a pre-filtered set (e.g. from --changed)
     jobs: int = max(os.cpu_count() or 1, 1)
-    use_cache: bool = True
+    use_cache: bool = True  # reuse cached verdicts and mutants (--no-cache: not)
+    write_cache: bool = True  # store this run's verdicts and mutants (--no-cache-write: not)
     cache_dir: Path | None = None
     baseline_runs: int = 2
     baseline_timeout: float = 900.0

@@ -9,6 +9,7 @@ sorted ids instead: the ids an entry can name all start with it, so they sit tog
 
 from __future__ import annotations
 
+import difflib
 from bisect import bisect_left
 from collections.abc import Iterable
 
@@ -52,6 +53,22 @@ class TestIndex:
 
     def named_by_any(self, entries: Iterable[str]) -> set[str]:
         return {node_id for entry in entries for node_id in self.named_by(entry)}
+
+    def closest(self, entry: str) -> str | None:
+        """The id or boundary prefix (a file, a class) nearest to an entry that names none, by
+        difflib's ratio: a letter off is a typo worth naming; nothing near, None."""
+        candidates = set(self._sorted)
+        for node_id in self._sorted:
+            parts = node_id.split("::")
+            candidates.update("::".join(parts[:n]) for n in range(1, len(parts)))
+            candidates.add(node_id.split("[", 1)[0])
+        found = difflib.get_close_matches(entry.rstrip("/"), sorted(candidates), n=1, cutoff=0.8)
+        return found[0] if found else None
+
+    def unmatched_note(self, entry: str, under: str) -> str:
+        """What a contract entry that names no collected test is told, with the nearest one."""
+        near = self.closest(entry)
+        return f"{entry!r} matches no collected test (under {under})" + (f"; did you mean {near!r}?" if near else "")
 
 
 def named_count(entries: Iterable[str], ids: Iterable[str]) -> int:

@@ -22,6 +22,7 @@ from killmap.catalog.testids import TestIndex
 from killmap.engine.launch import Launch
 from killmap.engine.outcome import error_line, refused_arguments
 from killmap.errors import GateError
+from killmap.mutate.mutant import Mutant
 
 EXIT_OK, EXIT_ERROR = 0, 2
 COLLECT_TIMEOUT = 300.0
@@ -36,6 +37,7 @@ class Collection:
     problems: list[GateError]
     failed: bool
     deselected: dict[str, str]
+    unloadable: list[GateError] = field(default_factory=list)  # mutants the tests cannot load under
 
 
 @dataclass
@@ -44,6 +46,18 @@ class CheckResult:
     mutations: int = 0
     collected: int = 0
     problems: list[GateError] = field(default_factory=list)
+    # When a catalog could not be read: the catalogs found, and the one that failed. "0
+    # catalog(s)" left the user wondering whether theirs was found at all.
+    found: tuple[str, ...] = ()
+    unreadable: str | None = None
+
+    def counts(self) -> str:
+        if self.unreadable is not None:
+            return (
+                f"{len(self.found)} catalog(s) found ({', '.join(self.found)}); {self.unreadable} has an "
+                "error, so no mutation was checked"
+            )
+        return f"{self.catalogs} catalog(s), {self.mutations} mutation(s), {self.collected} test(s) collected"
 
 
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
@@ -56,9 +70,11 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         loaded, mutations = load(root, LabOptions(catalogs=catalogs))
     except GateError as exc:  # the catalog itself: nothing further can be judged
         result.problems.append(exc)
+        result.found, result.unreadable = _found(root, catalogs, exc)
         return result
     result.catalogs, result.mutations = len(loaded), len(mutations)
-    result.problems.extend(_mutant_problems(root, mutations))
+    problems, loadable = _mutant_problems(root, mutations)
+    result.problems.extend(problems)
 
     groups: dict[GateSettings, list[Mutation]] = {}
     for mutation in mutations:
@@ -69,7 +85,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         if not catalog.mutations:
             groups.setdefault(catalog.settings, [])
     try:
-        collected = _collect(root, list(groups), launch)
+        collected = _collect(root, list(groups), launch, loadable)
     except GateError as exc:
         result.problems.append(exc)
         return result
@@ -80,12 +96,37 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         if collection.failed:
             continue  # ids from a failed collection would only add noise
         result.problems.extend(_unresolved_ids(group, collection, settings))
+        result.problems.extend(collection.unloadable)
     return result
 
 
-def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
+def _found(root: Path, catalogs: tuple[Path, ...], error: GateError) -> tuple[tuple[str, ...], str | None]:
+    """The catalogs a failed load was given or found, and the one its error names; none when
+    the error names no catalog file there is (a catalog not found)."""
+    from killmap.catalog.reader import discover_catalogs
+
+    try:
+        paths = [p if p.is_absolute() else Path.cwd() / p for p in catalogs] or discover_catalogs(root)
+    except GateError:
+        return (), None
+    paths = [p for p in paths if p.is_file()]  # one not found is not said to be
+    names = tuple(_shown(root, p) for p in paths)
+    named = error.file or ""
+    failed = next((n for n, p in zip(names, paths, strict=True) if named and (named == n or Path(named) == p)), None)
+    return (names, failed) if failed else ((), None)
+
+
+def _shown(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateError], dict[str, Mutant]]:
     """What building each mutant tells without pytest: it builds, its pins hold, it applies
-    and is valid, and each invariant's control fires at its site."""
+    and is valid, and each invariant's control fires at its site. With the mutants that
+    passed all of it: the ones whose import is worth trying."""
     from killmap.mutate.blame import broken_field, not_applied_field
     from killmap.mutate.mutants import Sources, build_mutant
     from killmap.mutate.pins import check_pins
@@ -95,6 +136,7 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
     problems: list[GateError] = []
     sources = Sources(root)
     mutants = {}
+    loadable: dict[str, Mutant] = {}
     for mutation in mutations:
         try:
             mutant = build_mutant(root, mutation, sources)
@@ -115,8 +157,10 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
         validity = check_mutant(mutant.original, mutant.mutated or "", mutant.file, mutation.lint_is_error)
         if not validity.ok:
             problems.append(mutation.fail(f"the mutant is broken: {validity.problem}", broken_field(mutation)))
+        elif not stale:
+            loadable[mutation.name] = mutant
     problems.extend(control_site_problems(mutations, mutants))
-    return problems
+    return problems, loadable
 
 
 def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
@@ -135,21 +179,23 @@ def _unresolved_ids(group: list[Mutation], collection: Collection, settings: Gat
                 if named:
                     problems.append(mutation.fail(deselected_note(entry, named, collection.deselected, under), key))
                 else:
-                    problems.append(mutation.fail(f"{entry!r} matches no collected test (under {under})", key))
+                    problems.append(mutation.fail(index.unmatched_note(entry, under), key))
     return problems
 
 
 def _collect(
-    root: Path, settings_list: list[GateSettings], launch: Launch | None = None
+    root: Path,
+    settings_list: list[GateSettings],
+    launch: Launch | None = None,
+    mutants: dict[str, Mutant] | None = None,
 ) -> dict[GateSettings, Collection]:
-    """pytest's collection for each [gate] setting, in one warm worker's sandbox.
+    """pytest's collection for each [gate] setting, in one warm worker's sandbox, and then
+    under each of `mutants` of that setting whose change the collection runs (`_unloadable`).
 
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
     from killmap.catalog.project import project_files
-    from killmap.catalog.workspace import missing_module_hint
     from killmap.engine.core import Engine
-    from killmap.engine.guard import escaped_note
     from killmap.engine.runner import Scenario
 
     found: dict[GateSettings, Collection] = {}
@@ -158,38 +204,109 @@ def _collect(
         worker = engine.workers[0]
         for index, settings in enumerate(settings_list):
             deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+            ours = [m for m in (mutants or {}).values() if m.mutation.settings == settings]
             scenario = Scenario(
                 label=f"collect-{index + 1}",
                 tests=settings.tests + deselect,
                 timeout=COLLECT_TIMEOUT,
                 sys_path=settings.paths,
                 collect_only=True,
+                # What the collection runs of each mutated file: a mutant changing none of it
+                # loads as the original does (_unloadable).
+                coverage_files=tuple(sorted({m.file for m in ours})),
             )
             outcome = engine.run(worker, scenario)
-            where = f"collection of {', '.join(settings.tests)}"
-            errors: list[GateError] = []
-            if outcome.escaped:
-                # Restored already; said, because a collection that writes into the user's
-                # tree would do it again under every mutant of `killmap run`.
-                errors.append(GateError(f"{where} {escaped_note(outcome.escaped, engine.displaced)}"))
-            if outcome.status == "timeout":
-                errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
-            for node, message in outcome.collect_errors:
-                failure = f"{node or 'the session'}: {error_line(message)}"
-                failure += missing_module_hint(root, settings.paths, message)
-                if failure not in said:
-                    said.add(failure)
-                    errors.append(GateError(f"{where} failed in {failure}"))
+            errors = _collection_errors(
+                f"collection of {', '.join(settings.tests)}", outcome, said, engine, hint=(root, settings.paths)
+            )
             failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
-            if not failed and not outcome.finished:
-                errors.append(GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-300:]}"))
-            if not failed and refused_arguments(outcome):
-                errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
-            if not failed and not outcome.collected:
-                errors.append(GateError(f"{where}: no tests collected"))
-            deselected = dict(outcome.deselected)
-            found[settings] = Collection(outcome.collected, errors, bool(failed or errors), deselected)
+            unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
+            found[settings] = Collection(outcome.collected, errors, failed, dict(outcome.deselected), unloadable)
     return found
+
+
+def _collection_errors(
+    where: str, outcome, said: set[str], engine, *, hint: tuple[Path, tuple[str, ...]] | None = None
+) -> list[GateError]:
+    """What a collection's outcome refuses, each said once; `hint`: (the project root, its
+    [gate] paths), for naming the paths a workspace package missing from them needs."""
+    from killmap.catalog.workspace import missing_module_hint
+    from killmap.engine.guard import escaped_note
+
+    errors: list[GateError] = []
+    if outcome.escaped:
+        # Restored already; said, because a collection that writes into the user's
+        # tree would do it again under every mutant of `killmap run`.
+        errors.append(GateError(f"{where} {escaped_note(outcome.escaped, engine.displaced)}"))
+    if outcome.status == "timeout":
+        errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
+    for node, message in outcome.collect_errors:
+        failure = f"{node or 'the session'}: {error_line(message)}"
+        if hint is not None:
+            failure += missing_module_hint(hint[0], hint[1], message)
+        if failure not in said:
+            said.add(failure)
+            errors.append(GateError(f"{where} failed in {failure}"))
+    if errors or outcome.collect_errors:
+        return errors
+    if not outcome.finished:
+        errors.append(GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-300:]}"))
+    if refused_arguments(outcome):
+        errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
+    if not outcome.collected:
+        errors.append(GateError(f"{where}: no tests collected"))
+    return errors
+
+
+def _unloadable(
+    engine, worker, index: int, mutants: list[Mutant], deselect: tuple[str, ...], coverage: dict | None
+) -> list[GateError]:
+    """Each mutant whose tests cannot load: collected with the mutant in the sandbox, as `run`
+    runs it, and its mutated module imported if the collection did not (the origin proof).
+    A mutant that breaks an import at run time was `broken` only once `run` ran it; it is
+    said here in the same words (judge.load_failure). Collection only: no test runs.
+
+    Only the mutants whose change the unmutated collection ran (or could not vouch for): up
+    to its first changed statement a mutant runs what the original runs, so a collection that
+    never runs the change loads under the mutant as it did (the argument test selection rests
+    on, docs/reach.md)."""
+    from killmap.catalog.project import module_name
+    from killmap.engine.runner import Scenario
+    from killmap.mutate.blame import broken_field
+    from killmap.verdict.judge import load_failure
+
+    problems = []
+    for number, mutant in enumerate(mutants):
+        if not _collection_runs_the_change(mutant, (coverage or {}).get(mutant.file)):
+            continue
+        settings = mutant.mutation.settings
+        scenario = Scenario(
+            label=f"collect-{index + 1}-mutant-{number + 1}",
+            tests=settings.tests + deselect,
+            timeout=COLLECT_TIMEOUT,
+            sys_path=settings.paths,
+            writes=((mutant.file, mutant.mutated or ""),),
+            mutated_file=mutant.file,
+            expect_module=module_name(mutant.file, settings.paths),
+            confine=settings.confine,
+            collect_only=True,
+        )
+        failure = load_failure(engine.run(worker, scenario), settings.paths)
+        if failure is not None:
+            problems.append(mutant.mutation.fail(f"broken: {failure}", broken_field(mutant.mutation)))
+    return problems
+
+
+def _collection_runs_the_change(mutant: Mutant, lines: dict[str, list[int]] | None) -> bool:
+    """Whether the unmutated collection ran a changed line of the mutant, or cannot say: the
+    file never imported while collecting (the origin proof imports it), or not vouched for."""
+    from killmap.engine.probes import UNPROVEN
+    from killmap.verdict.reach import region_of
+
+    if not lines or "" not in lines or UNPROVEN in lines:
+        return True
+    region = region_of(mutant.original, mutant.changed_lines)
+    return region.import_time or bool(region.lines.intersection(lines[""]))
 
 
 def main(root: Path, catalogs: tuple[Path, ...]) -> int:
@@ -197,7 +314,7 @@ def main(root: Path, catalogs: tuple[Path, ...]) -> int:
         result = check(root, catalogs, launch)
     for problem in result.problems:
         print(f"killmap check: {problem}", file=sys.stderr)
-    counts = f"{result.catalogs} catalog(s), {result.mutations} mutation(s), {result.collected} test(s) collected"
+    counts = result.counts()
     if result.problems:
         print(f"killmap check: {counts}: {len(result.problems)} problem(s)")
         return EXIT_ERROR

@@ -107,7 +107,9 @@ def run_prove(
     result = run_mutations(
         root,
         candidates,
-        LabOptions(catalogs=options.catalogs, jobs=options.jobs, use_cache=False, focus=options.tests),
+        LabOptions(
+            catalogs=options.catalogs, jobs=options.jobs, use_cache=False, write_cache=False, focus=options.tests
+        ),
         progress,
         launch=launch,
     )

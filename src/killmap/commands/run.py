@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from killmap.commands.shared import (
     EXIT_HELD,
     add_annotations_option,
-    add_cache_dir_option,
+    add_cache_options,
     add_report_options,
     cache_dir,
     publish,
@@ -30,8 +30,7 @@ def add_parser(sub) -> None:
     run.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
     run.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this mutation")
     add_report_options(run)
-    run.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
-    add_cache_dir_option(run)
+    add_cache_options(run)
     run.add_argument(
         "--changed",
         nargs="?",
@@ -104,6 +103,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         only=tuple(args.only),
         jobs=args.jobs,
         use_cache=not args.no_cache,
+        write_cache=not args.no_cache_write,
         cache_dir=cache_dir(args.cache_dir),
         baseline_runs=args.baseline_runs,
         confirm=not args.no_confirm,

@@ -53,7 +53,21 @@ def usable_jobs(jobs: int) -> int:
     return most
 
 
-def add_cache_dir_option(command: argparse.ArgumentParser) -> None:
+def add_cache_options(command: argparse.ArgumentParser) -> None:
+    """--no-cache, --no-cache-write and --cache-dir: reading the cache and writing it are two
+    choices, so that a run that trusts nothing old still leaves its verdicts for the next."""
+    command.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="reuse no cached verdict or mutant: work every one out again, and store the fresh "
+        "verdicts for the next run (add --no-cache-write to store nothing)",
+    )
+    command.add_argument(
+        "--no-cache-write",
+        action="store_true",
+        help="store nothing in the cache (cached verdicts are still reused unless --no-cache: "
+        "both flags together neither read nor write it)",
+    )
     command.add_argument(
         "--cache-dir",
         type=Path,

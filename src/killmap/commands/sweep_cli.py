@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from killmap.commands.shared import add_cache_dir_option, add_report_options, cache_dir, usable_jobs
+from killmap.commands.shared import add_cache_options, add_report_options, cache_dir, usable_jobs
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
@@ -48,8 +48,7 @@ def add_parser(sub) -> None:
         help="pytest targets to run instead of the catalog's [gate] tests (repeatable)",
     )
     add_report_options(sweep)
-    sweep.add_argument("--no-cache", action="store_true", help="ignore and do not reuse cached verdicts")
-    add_cache_dir_option(sweep)
+    add_cache_options(sweep)
     sweep.add_argument("--baseline-runs", type=int, default=2, help="baseline runs for the flake guard")
     sweep.add_argument("--no-confirm", action="store_true", help="skip the confirming re-run")
     sweep.add_argument(
@@ -128,6 +127,7 @@ def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs
     options = LabOptions(
         jobs=jobs,
         use_cache=not args.no_cache,
+        write_cache=not args.no_cache_write,
         cache_dir=cache_dir(args.cache_dir),
         baseline_runs=args.baseline_runs,
         confirm=not args.no_confirm,

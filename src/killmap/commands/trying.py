@@ -139,7 +139,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     result = run_mutations(
         root,
         [mutation],
-        LabOptions(jobs=options.jobs, use_cache=False),
+        LabOptions(jobs=options.jobs, use_cache=False, write_cache=False),
         progress,
         {mutation.name: mutant},
         launch=launch,
@@ -149,7 +149,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     verdict = result.verdicts[0]
     if verdict.verdict in UNREADABLE:
         say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")
-        say(f"  {judge.explanation(verdict.verdict, mutation.invariant, verdict.extras.get('broken_cause', ''))}")
+        say(f"  {judge.explanation(verdict.verdict, mutation.invariant, judge.cause_of(verdict.extras))}")
         return 1
     warnings = verdict.extras.get("warnings", ())
     say(

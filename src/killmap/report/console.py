@@ -12,7 +12,7 @@ from rich.table import Table
 from killmap.catalog.testids import named_count
 from killmap.report.cells import contract_cell, reused_line
 from killmap.verdict.baseline import baseline_line
-from killmap.verdict.judge import Verdict, explanation
+from killmap.verdict.judge import Verdict, cause_of, explanation
 from killmap.verdict.lab import LabResult
 
 STYLE = {
@@ -108,7 +108,7 @@ def render(console: Console, result: LabResult) -> None:
         console.print(f"[{style}]{v.verdict}[/] [bold]{escape(v.name)}[/]: {escape(v.detail)}")
         mutant = result.mutants.get(v.name)
         invariant = bool(mutant and mutant.mutation.invariant)
-        console.print(f"  [dim]{explanation(v.verdict, invariant, v.extras.get('broken_cause', ''))}[/]")
+        console.print(f"  [dim]{explanation(v.verdict, invariant, cause_of(v.extras))}[/]")
         for red in v.red:
             where = f" at {escape(red.raised_at)}" if red.raised_at else ""
             console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")

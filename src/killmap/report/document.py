@@ -20,7 +20,7 @@ from killmap.catalog.shards import refuse_mixed_splits
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
 from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count, write_whole
-from killmap.verdict.judge import HELD, VERDICTS, Verdict, explanation
+from killmap.verdict.judge import HELD, VERDICTS, Verdict, cause_of, explanation
 from killmap.verdict.lab import LabResult
 
 SCHEMA = "killmap-report/1"
@@ -73,7 +73,7 @@ def _mutation_entry(verdict: Verdict, mutant: Mutant) -> dict[str, Any]:
         "replacement": _replacement(mutant),
         "note": mutation.note,
         "verdict": verdict.verdict,
-        "explanation": explanation(verdict.verdict, mutation.invariant, verdict.extras.get("broken_cause", "")),
+        "explanation": explanation(verdict.verdict, mutation.invariant, cause_of(verdict.extras)),
         "detail": verdict.detail,
         "expected": list(verdict.expected),
         "may_kill": list(mutation.may_kill),

@@ -71,12 +71,13 @@ def baseline_summary(baseline: Baseline) -> str:
 
 def baseline_line(baseline: Baseline) -> str:
     """What the console says of the baseline: "baseline: 98 tests green in 2 run(s), 1.10s",
-    saying how many ran only once when the runs after the first ran only the tests a mutant
-    can select."""
+    saying how many ran only once when the runs after the first re-ran only the tests that ran
+    a line of a mutated file or that a contract names. Not "that no mutant selects": a change
+    that runs at import selects every test, those too."""
     said = f"baseline: {baseline_summary(baseline)} in {baseline.runs} run(s)"
     once = len(baseline.collected) - (baseline.rerun if baseline.rerun is not None else len(baseline.collected))
     if baseline.runs > 1 and once > 0:
-        said += f" ({once} that no mutant selects: once)"
+        said += f" ({once} that ran no line of a mutated file and no contract names: once)"
     said = f"{said}, {baseline.wall:.2f}s"
     return f"{said}\n{baseline.recorder_note}" if baseline.recorder_note else said
 
@@ -259,7 +260,14 @@ class _Passes:
             if not still:
                 raise _RedByRecorder(tracers, red)
             red = still
-        _refuse_red(self.where, red, self.settings, baseline_red_file(self.engine.cache_dir), untraced=bool(tracers))
+        _refuse_red(
+            self.where,
+            red,
+            self.settings,
+            baseline_red_file(self.engine.cache_dir),
+            untraced=bool(tracers),
+            collected=tuple(dict.fromkeys(t for o in outcomes for t in o.collected)),
+        )
 
     def _untraced(self, label: str, tests: tuple[str, ...]) -> Scenario:
         return Scenario(
@@ -391,7 +399,13 @@ def _refuse_drifting(where: str, reach: list[RunOutcome]) -> None:
 
 
 def _refuse_red(
-    where: str, red: dict[str, TestResult], settings: GateSettings, listed: Path, *, untraced: bool
+    where: str,
+    red: dict[str, TestResult],
+    settings: GateSettings,
+    listed: Path,
+    *,
+    untraced: bool,
+    collected: tuple[str, ...] = (),
 ) -> None:
     """Any red test: said once for the pass, since its runs shared the tests out. `untraced`:
     they were red again with no reach recorded, which is said, and nothing more is claimed."""
@@ -399,7 +413,8 @@ def _refuse_red(
         return
     denied = settings.confine and any(r.exc_type == "PermissionError" for r in red.values())
     raise GateError(
-        f"{where} is red, so no verdict could mean anything; {red_summary(sorted(red), listed, untraced=untraced)}"
+        f"{where} is red, so no verdict could mean anything; "
+        + red_summary(sorted(red), listed, collected=collected, untraced=untraced)
         + (
             "; a PermissionError there may be the confinement: tests may write only in "
             "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
@@ -409,13 +424,18 @@ def _refuse_red(
     )
 
 
-def red_summary(red: list[str], listed: Path, shown: int = 3, *, untraced: bool = False) -> str:
+def red_summary(
+    red: list[str], listed: Path, shown: int = 3, collected: tuple[str, ...] = (), *, untraced: bool = False
+) -> str:
     """The red tests said short: a count, the files with theirs, a few ids, and the way out.
     `untraced`: they were red again with no reach recorded (the gate's own run, not plain
     pytest, which it never ran: the words say so).
 
     One line of 244 ids could not be read and said nothing of what to do: every id goes to
-    `listed` instead, a file outside the project that outlives the gate."""
+    `listed` instead, a file outside the project that outlives the gate. The way out names
+    the file with the most reds only when every test of it is red and other files hold
+    `collected` tests: else excluding it would drop green tests, or every test, where the
+    failing test's id would do."""
     by_file = Counter(t.split("::", 1)[0] for t in red)
     files = [f"{f}: {n}" for f, n in by_file.most_common(shown)]
     more_files = f", {len(by_file) - shown} more files" if len(by_file) > shown else ""
@@ -426,13 +446,22 @@ def red_summary(red: list[str], listed: Path, shown: int = 3, *, untraced: bool 
         where = f"all {len(red)} listed in {listed}"
     except OSError as error:  # the refusal still stands, with what could be said
         where = f"the full list could not be written to {listed}: {error.strerror}"
-    worst = by_file.most_common(1)[0][0]
+    worst = _exclusion(red, by_file.most_common(1)[0][0], collected)
     fail = "they fail without the gate's reach recording too" if untraced else "they fail"
     return (
         f"{len(red)} failing test(s) ({', '.join(files)}{more_files}): {', '.join(red[:shown])}{more}; "
         f"{where}; {fail}: fix them, leave them out with "
         f'[gate] exclude = ["{worst}"] (a file or a test id), or narrow [gate] tests to the files that matter'
     )
+
+
+def _exclusion(red: list[str], worst: str, collected: tuple[str, ...]) -> str:
+    """The file `worst`, or its first red test's id when the file holds green tests or every test."""
+    in_file = [t for t in collected if t.split("::", 1)[0] == worst]
+    whole_file_red = bool(in_file) and set(in_file) <= set(red)
+    if whole_file_red and len(in_file) < len(collected):
+        return worst
+    return next(t for t in red if t.split("::", 1)[0] == worst)
 
 
 def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:
@@ -513,7 +542,7 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
                 named = deselected.named_by(entry)
                 if named:
                     raise mutation.fail(deselected_note(entry, named, baseline.deselected, under), key)
-                raise mutation.fail(f"{entry!r} matches no collected test (under {under})", key)
+                raise mutation.fail(baseline.index.unmatched_note(entry, under), key)
 
 
 def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:

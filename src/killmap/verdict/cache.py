@@ -19,6 +19,8 @@ import os
 import platform
 import sys
 import tempfile
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,6 @@ def environment_key() -> dict[str, str]:
     return dict(_environment())
 
 
-@functools.lru_cache(maxsize=256)  # every mutation's dependencies re-read the same few files
 def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
     """Outermost functions and methods: qualified name -> (first line, last line, hash)."""
     try:
@@ -88,50 +89,111 @@ def functions_of(source: str) -> dict[str, tuple[int, int, str]]:
     return found
 
 
-@functools.lru_cache(maxsize=256)
-def skeleton_of(source: str) -> str:
+def skeleton_of(source: str, functions: dict[str, tuple[int, int, str]] | None = None) -> str:
     """The file with every function body blanked out: what runs at import."""
-    functions = functions_of(source)
     lines = source.split("\n")
-    for start, end, _ in functions.values():
+    for start, end, _ in (functions_of(source) if functions is None else functions).values():
         for index in range(start, end):  # keep the def line, blank the rest
             lines[index] = ""
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
-def dependencies(root: Path, executed: dict[str, set[int] | None]) -> dict[str, Any]:
-    """For each executed file: its skeleton hash and the hashes of executed functions.
+def read_source(path: Path) -> bytes | None:
+    """A dependency's bytes, None when it is gone (the one place the cache reads one)."""
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _text_of(data: bytes) -> str:
+    # As read_text reads it: line numbers count every line ending ast counts.
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a verdict can depend on in one file: its whole text's hash, and the hashes of its
+    skeleton and of each function (parsed only when the text's hash alone cannot answer)."""
+
+    digest: str
+    functions: dict[str, tuple[int, int, str]]
+    skeleton: str
+
+
+class Shapes:
+    """Each dependency file read and hashed at most once per run, and parsed at most once,
+    however many mutations depend on it: a large project's mutations share most of their
+    few hundred files, and a memo smaller than that set re-read them all for each mutation.
+    One per run, never across runs: a file is read again when the next run asks."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, tuple[str, str] | None] = {}  # rel -> (digest, text), None: gone
+        self._parsed: dict[str, Shape] = {}  # by digest
+        self._lock = threading.Lock()  # the dispatch's threads work out dependencies at once
+
+    def digest(self, root: Path, rel: str) -> str | None:
+        """The file's text hash, None when it is gone."""
+        known = self._text(root, rel)
+        return None if known is None else known[0]
+
+    def shape(self, root: Path, rel: str) -> Shape | None:
+        known = self._text(root, rel)
+        if known is None:
+            return None
+        digest, text = known
+        with self._lock:
+            if digest not in self._parsed:
+                functions = functions_of(text)
+                self._parsed[digest] = Shape(digest, functions, skeleton_of(text, functions))
+            return self._parsed[digest]
+
+    def _text(self, root: Path, rel: str) -> tuple[str, str] | None:
+        with self._lock:
+            if rel not in self._texts:
+                data = read_source(root / rel)
+                self._texts[rel] = None if data is None else (hashlib.sha256(data).hexdigest(), _text_of(data))
+            return self._texts[rel]
+
+
+def dependencies(root: Path, executed: dict[str, set[int] | None], shapes: Shapes | None = None) -> dict[str, Any]:
+    """For each executed file: its text's hash, its skeleton hash and the hashes of executed
+    functions.
 
     `None` for a file means it was imported but not traced line by line: every function
     in it counts, so any change to it invalidates.
     """
+    shapes = shapes or Shapes()
     deps: dict[str, Any] = {}
     for rel, lines in sorted(executed.items()):
-        path = root / rel
-        if not path.is_file():
+        shape = shapes.shape(root, rel)
+        if shape is None:
             continue
-        source = path.read_text(encoding="utf-8", errors="replace")
-        functions = functions_of(source)
         used = {
             name: digest
-            for name, (start, end, digest) in functions.items()
+            for name, (start, end, digest) in shape.functions.items()
             if lines is None or any(start <= line <= end for line in lines)
         }
-        deps[rel] = {"skeleton": skeleton_of(source), "functions": used}
+        deps[rel] = {"sha256": shape.digest, "skeleton": shape.skeleton, "functions": used}
     return deps
 
 
-def dependencies_still_hold(root: Path, deps: dict[str, Any]) -> bool:
+def dependencies_still_hold(root: Path, deps: dict[str, Any], shapes: Shapes | None = None) -> bool:
+    """Every file as it was, or changed only in functions the verdict's tests never ran. A file
+    whose whole text is unchanged answers without being parsed."""
+    shapes = shapes or Shapes()
     for rel, recorded in deps.items():
-        path = root / rel
-        if not path.is_file():
+        digest = shapes.digest(root, rel)
+        if digest is None:
             return False
-        source = path.read_text(encoding="utf-8", errors="replace")
-        if skeleton_of(source) != recorded["skeleton"]:
+        if digest == recorded.get("sha256"):
+            continue
+        shape = shapes.shape(root, rel)
+        if shape is None or shape.skeleton != recorded["skeleton"]:
             return False
-        functions = functions_of(source)
-        for name, digest in recorded["functions"].items():
-            if name not in functions or functions[name][2] != digest:
+        functions = shape.functions
+        for name, body in recorded["functions"].items():
+            if name not in functions or functions[name][2] != body:
                 return False
     return True
 
@@ -148,18 +210,24 @@ def test_files_digest(root: Path, files: list[str], tests: tuple[str, ...]) -> s
 
 
 class VerdictCache:
-    def __init__(self, root: Path, folder: Path | None = None):
+    """The project's cache file. `reads`: reuse what it holds (--no-cache: nothing, though what
+    it holds is kept when it is saved); `writes`: save this run's entries (--no-cache-write:
+    the file is left as it was)."""
+
+    def __init__(self, root: Path, folder: Path | None = None, *, reads: bool = True, writes: bool = True):
         # Named by the project folder's name, not its full path: a cache restored on a fresh CI
         # runner, or a checkout elsewhere, still finds it. Sharing is safe, since every key is
         # relative to the project and a verdict is reused only when its whole key matches.
         project = hashlib.sha256(f"project:{root.resolve().name}".encode()).hexdigest()[:16]
         self.path = cache_base(folder) / project / "verdicts.json"
         self.root = root
+        self.reads, self.writes = reads, writes
         try:
             self.entries: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.entries = {}
         self._checked: dict[str, tuple[dict[str, Any], bool]] = {}  # name -> (entry, deps hold)
+        self.shapes = Shapes()  # this run's reads of the dependency files, shared by every entry
 
     @staticmethod
     def static_key(fingerprint: dict[str, Any], diff: str, tests_digest: str, seed: int | None = None) -> str:
@@ -168,14 +236,15 @@ class VerdictCache:
         return _digest({**key, "seed": seed} if seed is not None else key)
 
     def lookup(self, name: str, static_key: str) -> dict[str, Any] | None:
-        entry = self.entries.get(name)
+        entry = self.entries.get(name) if self.reads else None
         if not entry or entry.get("static_key") != static_key:
             return None
         # The gate asks twice per mutation (does anything run? then, its verdict), and each
         # answer re-reads every file the verdict depends on: once per entry is enough.
         checked = self._checked.get(name)
         if checked is None or checked[0] is not entry:
-            checked = self._checked[name] = (entry, dependencies_still_hold(self.root, entry.get("deps", {})))
+            holds = dependencies_still_hold(self.root, entry.get("deps", {}), self.shapes)
+            checked = self._checked[name] = (entry, holds)
         return entry["verdict"] if checked[1] else None
 
     def store(self, name: str, static_key: str, deps: dict[str, Any], verdict: dict[str, Any]) -> None:
@@ -212,7 +281,7 @@ class VerdictCache:
         )
 
     def mutant(self, key: str) -> dict[str, Any] | None:
-        return self.entries.get("#mutants", {}).get(key)
+        return self.entries.get("#mutants", {}).get(key) if self.reads else None
 
     def store_mutant(self, key: str, fields: dict[str, Any]) -> None:
         mutants = self.entries.setdefault("#mutants", {})
@@ -229,6 +298,8 @@ class VerdictCache:
         away mid-write (FileNotFoundError). Readers see the old file or the new one, never
         half of one; the last writer wins, which only costs a later cache miss.
         """
+        if not self.writes:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(prefix=".verdicts.", suffix=".tmp", dir=self.path.parent)
         try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
@@ -80,11 +81,31 @@ BROKEN_BY_CAUSE = {
 }
 
 
-def explanation(verdict: str, invariant: bool, broken_cause: str = "") -> str:
-    """The one-line meaning of a verdict, for the mutation it was given to (a broken one's
-    by what broke it: the verdict's `broken_cause`)."""
-    if verdict == BROKEN_VERDICT and broken_cause in BROKEN_BY_CAUSE:
-        return BROKEN_BY_CAUSE[broken_cause]
+# Why nothing proves an `unevidenced` verdict, by the case the judge found: a mutation
+# with no control never reads "its control did not hold", nor one whose red came from the
+# order of the tests "no test reached the mutated code".
+UNEVIDENCED_BY_CAUSE = {
+    "unreached": "nothing proves this verdict: no test executed the mutated code",
+    "control": "nothing proves this invariance: its control did not hold in this run",
+    "order": "the red came from the test order, not from the defect: the test never executed the "
+    "mutated code itself, and went red after a test that did; name it in may_kill if it may go red so",
+    "elsewhere": "the red did not come from the defect: the test never executed the mutated code "
+    "(line numbers, a test the selection left out); name it in may_kill if it may go red so",
+}
+
+
+def cause_of(extras: dict[str, Any]) -> str:
+    """What a broken or unevidenced verdict's explanation depends on."""
+    return str(extras.get("broken_cause") or extras.get("unevidenced_cause") or "")
+
+
+def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
+    """The one-line meaning of a verdict, for the mutation it was given to (a broken or an
+    unevidenced one's by its case: `cause_of` its extras)."""
+    if verdict == BROKEN_VERDICT and cause in BROKEN_BY_CAUSE:
+        return BROKEN_BY_CAUSE[cause]
+    if verdict == UNEVIDENCED and cause in UNEVIDENCED_BY_CAUSE:
+        return UNEVIDENCED_BY_CAUSE[cause]
     return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
 
 
@@ -352,43 +373,74 @@ def _incomplete(case: _Case) -> Verdict | None:
 def _collection_failed(case: _Case) -> Verdict | None:
     if not case.run.collect_errors:
         return None
-    node, message = case.run.collect_errors[0]
-    # pytest's first line, "ImportError while importing test module", names no exception.
-    what = "does not import under the mutant" if message.startswith("ImportError while importing") else ""
     return case.verdict(
         BROKEN_VERDICT,
-        f"{node} {what}: {error_line(message)}"
-        if what and node
-        else f"collection failed in {node or 'the session'}: {error_line(message)}",
+        collection_broken(case.run.collect_errors, case.mutation.settings.paths),
         red=case.red_tests,
         extras={"broken_cause": "collection"},
     )
 
 
+# A frame of pytest's short traceback that runs a module's top level: "pkg/api.py:1: in <module>".
+_MODULE_FRAME = re.compile(r"^(\S+\.py):\d+: in <module>$", re.MULTILINE)
+
+
+def collection_broken(errors: tuple[tuple[str, str], ...], paths: tuple[str, ...]) -> str:
+    """What a collection that failed under a mutant says, in `run` and `check` alike: the
+    module that no longer imports (the innermost top level the error was raised in: the
+    mutated module, or one that imports a name it no longer has), the exception, and how many
+    test files failed to load, naming one or two. The first test file alone named an
+    unrelated one on a real project, where seven failed."""
+    node, message = errors[0]
+    files = list(dict.fromkeys(n or "the session" for n, _ in errors))
+    named = ", ".join(files[:2]) + (f" and {len(files) - 2} more" if len(files) > 2 else "")
+    loading = f"{len(files)} test file(s) failed to load: {named}"
+    frames = [f for f in _MODULE_FRAME.findall(message) if not f.startswith("/")]
+    if not frames and not message.startswith("ImportError while importing"):
+        return f"collection failed in {node or 'the session'}: {error_line(message)}; {loading}"
+    where = frames[-1] if frames else node
+    module = module_name(where, paths) if where.endswith(".py") else None
+    said = f"{module} ({where})" if module else where
+    return f"{said} does not import under the mutant: {error_line(message)}; {loading}"
+
+
 def _conftest_broken(case: _Case) -> Verdict | None:
     if not case.run.conftest_error:
         return None
+    return case.verdict(
+        BROKEN_VERDICT, conftest_broken(case.run.conftest_error), red=case.red_tests, extras={"broken_cause": "import"}
+    )
+
+
+def conftest_broken(error: tuple[str, str]) -> str:
     # The baseline loaded this conftest: under the mutant it no longer imports, so no
     # test can run at all. pytest stops with a usage error, not a collection report.
-    where, message = case.run.conftest_error
-    return case.verdict(
-        BROKEN_VERDICT,
-        f"{where or 'a conftest'} does not import under the mutant: {error_line(message)}",
-        red=case.red_tests,
-        extras={"broken_cause": "import"},
-    )
+    where, message = error
+    return f"{where or 'a conftest'} does not import under the mutant: {error_line(message)}"
 
 
 def _import_failed(case: _Case) -> Verdict | None:
     proof = case.run.proof or {}
     if not proof.get("import_error"):
         return None
-    return case.verdict(
-        BROKEN_VERDICT,
-        f"the mutated module {proof['module']} does not import: {proof['import_error']}",
-        red=case.red_tests,
-        extras={"broken_cause": "import"},
-    )
+    return case.verdict(BROKEN_VERDICT, import_failed(proof), red=case.red_tests, extras={"broken_cause": "import"})
+
+
+def import_failed(proof: dict[str, Any]) -> str:
+    return f"the mutated module {proof['module']} does not import: {proof['import_error']}"
+
+
+def load_failure(run: RunOutcome, paths: tuple[str, ...]) -> str | None:
+    """Why the tests cannot load under a mutant, in the words of its `broken` verdict, or None:
+    a test file that fails to collect, a conftest that no longer imports, the mutated module
+    that does not import. In the judge's order; `check` asks it of a collection alone."""
+    if run.collect_errors:
+        return collection_broken(run.collect_errors, paths)
+    if run.conftest_error:
+        return conftest_broken(run.conftest_error)
+    if (run.proof or {}).get("import_error"):
+        return import_failed(run.proof or {})
+    return None
 
 
 def _not_the_mutant(case: _Case) -> Verdict | None:
@@ -485,11 +537,12 @@ def _uncontracted(case: _Case) -> Verdict | None:
     red_tests, evidence, verdict = case.red_tests, case.evidence, case.verdict
     if red_tests:
         if all(r.reached is False for r in red_tests):
+            reds = [r.id for r in red_tests]
             return verdict(
                 UNEVIDENCED,
-                "went red without executing the mutated code (red for another "
-                "reason): " + ", ".join(r.id for r in red_tests),
+                "went red without executing the mutated code (red for another reason): " + ", ".join(reds),
                 red=red_tests,
+                extras={"unevidenced_cause": _unreached_cause(case, reds)},
             )
         ids = tuple(sorted(r.id for r in red_tests))
         causes = sorted({r.cause for r in red_tests})
@@ -505,7 +558,12 @@ def _uncontracted(case: _Case) -> Verdict | None:
             f"nothing went red, though {len(evidence.reached_by) or 'every'} test(s) executed the mutated code",
             red=red_tests,
         )
-    return verdict(UNEVIDENCED, "nothing went red, and no test executed the mutated code", red=red_tests)
+    return verdict(
+        UNEVIDENCED,
+        "nothing went red, and no test executed the mutated code",
+        red=red_tests,
+        extras={"unevidenced_cause": "unreached"},
+    )
 
 
 def _invariant(case: _Case) -> Verdict | None:
@@ -525,6 +583,7 @@ def _invariant(case: _Case) -> Verdict | None:
             UNEVIDENCED,
             "nothing went red, but no test executed the mutated code, so nothing proves it invisible",
             red=case.red_tests,
+            extras={"unevidenced_cause": "unreached"},
         )
     return case.verdict(
         HELD,
@@ -545,6 +604,7 @@ def _reached_by_nothing(case: _Case) -> Verdict | None:
         "the contract cannot be judged: " + ", ".join(case.mutation.kills),
         red=case.red_tests,
         missing=case.mutation.kills,
+        extras={"unevidenced_cause": "unreached"},
     )
 
 
@@ -611,14 +671,34 @@ def _unreached_kills(case: _Case) -> Verdict | None:
     unreached = [r.id for r in case.kill_reds if r.reached is False]
     if not unreached:
         return None
-    why = (
-        ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
-        if case.evidence.reached_alone is not None
-        else " (red for another reason)"
-    )
+    cause = _unreached_cause(case, unreached)
+    if cause == "order":
+        why = (
+            ", not even when run by itself, and after a test that did (red from what ran before it: "
+            "state an earlier test left, or a test the selection left out)"
+        )
+    elif case.evidence.reached_alone is not None:
+        why = ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
+    else:
+        why = " (red for another reason)"
     return case.verdict(
-        UNEVIDENCED, f"went red without executing the mutated code{why}: " + ", ".join(unreached), red=case.red_tests
+        UNEVIDENCED,
+        f"went red without executing the mutated code{why}: " + ", ".join(unreached),
+        red=case.red_tests,
+        extras={"unevidenced_cause": cause},
     )
+
+
+def _unreached_cause(case: _Case, red: list[str]) -> str:
+    """ "order" when a test that executed the mutated code ran before each of these reds in
+    this run (what it left is what they saw), else "elsewhere"."""
+    order = list(case.run.tests)
+    reaching = set(case.evidence.reached_by)
+    for test_id in red:
+        before = order[: order.index(test_id)] if test_id in order else []
+        if not reaching.intersection(before):
+            return "elsewhere"
+    return "order"
 
 
 def _wrong_cause(case: _Case) -> Verdict | None:
@@ -731,5 +811,6 @@ def judge_control(mutation: Mutation, verdict: Verdict, control: Verdict | None)
             verdict=UNEVIDENCED,
             detail=f"nothing went red, but its control {mutation.control!r} was {state}, "
             "not held: an invariance without a firing control proves nothing",
+            extras={**verdict.extras, "unevidenced_cause": "control"},
         )
     return verdict

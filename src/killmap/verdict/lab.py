@@ -118,8 +118,9 @@ def _new_lab(
     files = _checked_input(root, mutations)
     # A focused run answers another question than the contract: its verdicts are not the gate's;
     # nor are a --seed random run's, which explores, by luck.
-    usable = options.use_cache and options.focus is None and options.seed is not None
-    cache = VerdictCache(root, options.cache_dir) if usable else None
+    usable = options.focus is None and options.seed is not None
+    reads, writes = usable and options.use_cache, usable and options.write_cache
+    cache = VerdictCache(root, options.cache_dir, reads=reads, writes=writes) if reads or writes else None
     return _Lab(
         root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress), recorded
     )
@@ -230,7 +231,8 @@ class _Lab:
             focus=options.focus,
             swap=options.swap,
             selection=selection,
-            remembered=self.cache is not None,  # without a cache its dependencies are never stored
+            # Never stored without a cache written, so never worked out.
+            remembered=self.cache.shapes if self.cache is not None and self.cache.writes else None,
         )
 
     def new_engine(self, runnable: int) -> Engine:

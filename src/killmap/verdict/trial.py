@@ -24,7 +24,7 @@ from killmap.engine.runner import Scenario
 from killmap.mutate.mutant import Mutant
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline
-from killmap.verdict.cache import dependencies
+from killmap.verdict.cache import Shapes, dependencies
 from killmap.verdict.judge import Evidence, Verdict
 from killmap.verdict.reach import Region, rebound_names, region_of
 
@@ -76,8 +76,16 @@ def select_tests(mutation: Mutation, mutant: Mutant, baseline: Baseline) -> tupl
 
 def selection_reason(reaching: int, chosen: int, collected: int) -> str:
     """Why a mutant runs the tests it runs, and how many of the baseline's it left out by which
-    rule: the only rule is the traced baseline, so a test left out never ran the change."""
-    said = f"{reaching} test(s) reach the change, plus the contract"
+    rule: the only rule is the traced baseline, so a test left out never ran the change. The
+    contract's tests that do not reach it run all the same (`chosen` - `reaching` of them), and
+    are counted apart: "0 test(s) reach the change, plus the contract" read as nothing ran."""
+    named = chosen - reaching
+    if not reaching:
+        said = f"no test reaches the change; the {named} test(s) the contract names run all the same"
+    elif named:
+        said = f"{reaching} test(s) reach the change, and {named} more the contract names"
+    else:
+        said = f"{reaching} test(s) reach the change"
     left_out = collected - chosen
     if not left_out:
         return said
@@ -143,11 +151,12 @@ def run_mutant(
     focus: tuple[str, ...] | None = None,
     swap: bool = True,
     selection: tuple[tuple[str, ...], str, Region] | None = None,
-    remembered: bool = True,
+    remembered: Shapes | None = None,
 ):
     """One mutant's trial: its tests selected, its timeout set, run to completion, judged.
     Returns the verdict and the dependencies its cache entry is keyed on ({} when it is not
-    `remembered`: working them out reads every file the tests imported, for every mutant).
+    `remembered`: working them out reads every file the tests imported; `remembered` is the
+    run's reads of those files, shared by every mutant).
     `focus`: run only the selected tests these entries match; `selection`, select_tests'
     answer when the caller already has it."""
     mutation, mutant, baseline = job
@@ -157,12 +166,13 @@ def run_mutant(
         reason += f"; focused on {', '.join(focus)}"
     limits = mutant_timeout(mutation, baseline, selected)
     base: dict[str, Any] = {"selected": selected, "selection": reason}
-    deps = _deps(root, baseline, selected) if remembered else {}
+    deps = _deps(root, baseline, selected, remembered) if remembered is not None else {}
     if not selected:
         verdict = Verdict(
             name=mutation.name,
             verdict=judge.UNEVIDENCED,
             detail="no test executes the mutated code, so nothing proves it invisible",
+            extras={"unevidenced_cause": "unreached"},
             **base,
         )
         return verdict, deps
@@ -418,7 +428,7 @@ def _traced_alone(engine: Engine, worker: Worker, scenario: Scenario, path: str)
     return run.coverage.get(path) or {}
 
 
-def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str, Any]:
+def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...], shapes: Shapes) -> dict[str, Any]:
     chosen = set(selected)
     # Files imported but not traced (not a mutation target) count whole.
     executed: dict[str, set[int] | None] = {rel: None for rel in baseline.imported}
@@ -432,4 +442,4 @@ def _deps(root: Path, baseline: Baseline, selected: tuple[str, ...]) -> dict[str
                     lines.update(context_lines)
         if imported:
             executed[rel] = lines
-    return dependencies(root, executed)
+    return dependencies(root, executed, shapes)
