@@ -128,6 +128,9 @@ class RunOutcome:
     stuck: str = ""  # stopped at its limit: "busy" (using the CPU) or "idle"; "": cannot say
     per_test_timeout: float | None = None  # the project's own (pytest-timeout), when it sets one
     stopped_after: str | None = None  # the first red test, when the run stopped there on purpose
+    # The gate's process the run killed ("the gate's worker (SIGKILL)"), or "": a process the
+    # run's tests ran under ended while they ran (worker.py, pool.Worker), as no test may make it.
+    gate_killed: str = ""
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -226,6 +229,7 @@ def read_outcome(
         stuck=response.get("stuck", ""),
         per_test_timeout=final.get("per_test_timeout"),
         stopped_after=final.get("stopped_after"),
+        gate_killed=response.get("gate_killed", ""),
     )
 
 

@@ -289,8 +289,8 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
             replace(scenario, tests=tuple(remaining), label=f"{scenario.label}-{len(segments) + 1}"),
         )
         segments.append(outcome)
-        if outcome.status != "done" or outcome.collect_errors or outcome.stopped_after:
-            break
+        if outcome.status != "done" or outcome.collect_errors or outcome.stopped_after or outcome.gate_killed:
+            break  # a run that killed a gate process is judged by that (judge._killed_gate), not resumed
         died_in = outcome.in_progress if not outcome.finished else None
         if died_in and died_in not in outcome.tests:
             crashed[died_in] = _died(died_in, outcome.child_exit)
@@ -302,6 +302,8 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
             break
         remaining = left
     merged = _merge(segments, crashed)
+    if merged.gate_killed:
+        return merged
     if merged.status != "done" or merged.collect_errors or len(segments) == 1 and not crashed:
         return merged
     accounted = all(t in merged.tests for t in scenario.tests) or (
@@ -398,4 +400,5 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         denied=tuple(sorted({p for o in segments for p in o.denied})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})),
         stopped_after=last.stopped_after or next(iter(crashed), None),
+        gate_killed=last.gate_killed,
     )

@@ -219,6 +219,8 @@ def settled_in_place(verdict: Verdict, run: RunOutcome, confirmation: RunOutcome
     fresh start, by the copy."""
     if verdict.verdict == judge.FLAKY:
         return False
+    if run.gate_killed:
+        return True  # the copy's run would kill the gate's process again
     if confirmation is None:
         return not any(r.red for r in run.tests.values())
     # Red again, but for another reason (its fixtures could not be set up a second time in one
