@@ -162,6 +162,7 @@ def _collect(
                 tests=settings.tests + deselect,
                 timeout=COLLECT_TIMEOUT,
                 sys_path=settings.paths,
+                user_args=settings.arguments,
                 collect_only=True,
             )
             outcome = engine.run(worker, scenario)

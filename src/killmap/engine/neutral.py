@@ -42,6 +42,7 @@ class PluginNeutraliser:
         # each test from it, Hypothesis draws every property test's examples from it. None is
         # `--seed random`: each run draws its own.
         self.seed = seed
+        self.rerun_plugins: tuple[str, ...] = ()  # the rerun plugins taken out of this session
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_load_initial_conftests(self, early_config: Any, parser: Any, args: Any):
@@ -61,6 +62,8 @@ class PluginNeutraliser:
         # `numprocesses` into distribution in its own cmdline_main, randomly reads its two
         # switches when it reorders and reseeds.
         option = config.option
+        self.rerun_plugins = unregister_rerun_plugins(config)
+        switch_off_cache_options(option)
         if hasattr(option, "numprocesses"):
             option.numprocesses, option.distload, option.dist, option.tx = 0, False, "no", []
         if hasattr(option, "randomly_reorganize"):
@@ -73,6 +76,12 @@ class PluginNeutraliser:
                 option.randomly_seed = self.seed
         yield
 
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # The marker a rerun plugin declares, declared still: a test marked `flaky` collects
+        # under --strict-markers as it does with the plugin.
+        if self.rerun_plugins:
+            config.addinivalue_line("markers", "flaky: re-run on failure by a rerun plugin (off in killmap's runs)")
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Hypothesis's seed, once the tests are imported: what its pytest plugin's
@@ -84,6 +93,52 @@ class PluginNeutraliser:
         core = sys.modules.get("hypothesis.core")
         if core is not None and self.seed is not None:
             core.global_force_seed = self.seed  # type: ignore[attr-defined]
+
+
+# The plugins that run a failed test again until it passes, by the module that registers them:
+# pytest-rerunfailures (`--reruns`, `@pytest.mark.flaky(reruns=...)`), flaky (`@flaky`,
+# `--force-flaky`), pytest-retry (`--retries`, `@pytest.mark.flaky(retries=...)`). A red that a
+# re-run turns green is a flake to them and a verdict to the gate, whose own re-run (the flake
+# guard) tells the two apart; their re-runs also multiply a red mutant's time (`--reruns 3
+# --reruns-delay 2` turned four true verdicts into timeouts).
+RERUN_PLUGIN_MODULES = frozenset({"pytest_rerunfailures", "flaky.flaky_pytest_plugin", "pytest_retry.retry_plugin"})
+
+
+def unregister_rerun_plugins(config: pytest.Config) -> tuple[str, ...]:
+    """Take the rerun plugins out of the session once its options are parsed: they stay
+    loaded until then, so the options a project's addopts gives them parse, and none of
+    their hooks (configure included) ever runs. The names of those taken out."""
+    manager = config.pluginmanager
+    found = []
+    for name, plugin in manager.list_name_plugin():
+        module = getattr(plugin, "__name__", None) or type(plugin).__module__
+        if module in RERUN_PLUGIN_MODULES and plugin is not None:
+            manager.unregister(plugin)
+            found.append(name)
+    return tuple(found)
+
+
+# pytest's cache provider's and stepwise's options (`dest`: off), which pick the tests a run
+# runs, and their order, from what earlier runs left: --lf, --ff, --nf, --sw, --sw-skip,
+# --sw-reset; --cache-show, which runs no test. The cache itself stays, in a folder of the
+# run's own (runner.py, `cache_dir`): tests that use the `cache` fixture get one, --cache-clear
+# clears nothing of the user's, and a project's addopts naming these options still parses.
+_CACHE_OPTIONS_OFF = {
+    "lf": False,
+    "failedfirst": False,
+    "newfirst": False,
+    "cacheshow": False,
+    "stepwise": False,
+    "stepwise_skip": False,
+    "stepwise_reset": False,
+    "last_failed_no_failures": "all",
+}
+
+
+def switch_off_cache_options(option: Any) -> None:
+    for dest, off in _CACHE_OPTIONS_OFF.items():
+        if hasattr(option, dest):
+            setattr(option, dest, off)
 
 
 def private_hypothesis_home(folder: str) -> None:

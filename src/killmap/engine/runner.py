@@ -25,20 +25,11 @@ from killmap.engine.pool import Worker
 from killmap.engine.sandbox import Scratch
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
-# seen (no maxfail), order is the file's (no random order), nothing is cached between runs.
-# xdist, pytest-cov and pytest-randomly stay loaded, switched off by neutral.py: blocking
+# seen (no maxfail), order is the file's (no random order). Nothing is cached between runs:
+# each has a cache folder of its own (`cache_dir`). xdist, pytest-cov, pytest-randomly, the
+# rerun plugins and the cache's own options stay loaded, switched off by neutral.py: blocking
 # them would make pytest refuse an addopts that names their options.
-GATE_FLAGS = (
-    "-p",
-    "no:cacheprovider",
-    "-p",
-    "no:random_order",
-    "--maxfail=0",
-    "-q",
-    "--tb=no",
-    "-o",
-    "console_output_style=classic",
-)
+GATE_FLAGS = ("-p", "no:random_order", "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
 
 # Folders a test tool fills as tests run, under names that change with what failed:
@@ -82,6 +73,9 @@ class Scenario:
     swap: bool = False
     swap_timeout: float | None = None  # the limit in a fork of the collected session, if not `timeout`
     swap_targets: tuple[str, ...] = ()  # relative; a new session compiles these once for its swaps
+    # The user's pytest arguments (catalog.pytestargs: PYTEST_ADDOPTS, then [gate] pytest_args),
+    # before the gate's flags, which win where both set one thing.
+    user_args: tuple[str, ...] = ()
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
     extra_args: tuple[str, ...] = ()
@@ -145,9 +139,11 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         # workers sharing the default one could delete each other's tmp_path mid-test.
         "args": [
             *scenario.tests,
+            *scenario.user_args,
             *GATE_FLAGS,
             f"--rootdir={sandbox}",
             f"--basetemp={scratch.temp_dir()}",
+            *cache_dir(folder),
             *(["--collect-only"] if scenario.collect_only else []),
             *scenario.extra_args,
         ],
@@ -190,13 +186,20 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
     needs a session that traced its own collection (worker.py)."""
     sandbox = worker.sandbox
     session_tests = scenario.session_tests or ()
-    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.confine, scenario.seed])
+    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.confine, scenario.seed, scenario.user_args])
     return {
         "key": key,
         "tests": list(scenario.tests),
         "log": str(folder / "session.log"),
         "all": unmutated and tuple(scenario.tests) == tuple(session_tests),
-        "args": [*session_tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}"],
+        "args": [
+            *session_tests,
+            *scenario.user_args,
+            *GATE_FLAGS,
+            f"--rootdir={sandbox}",
+            f"--basetemp={scratch.temp_dir()}",
+            *cache_dir(folder),
+        ],
         "timeout": 900.0,
         "restart": worker.session_stale,
         "prepare": [str(sandbox / rel) for rel in scenario.swap_targets],
@@ -208,6 +211,13 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
         if scenario.swap and scenario.mutated_file
         else None,
     }
+
+
+def cache_dir(folder: Path) -> tuple[str, ...]:
+    """pytest's cache for one run (a collected session's for its forks, which never write it):
+    in the run's folder, empty, read by nothing after it. Never the project's `.pytest_cache`,
+    whose last failures would pick the tests (neutral.py turns the options that read it off)."""
+    return ("-o", f"cache_dir={folder / 'pytest-cache'}")
 
 
 def _add_run_options(request: dict[str, Any], sandbox: Path, scenario: Scenario, folder: Path) -> None:
