@@ -141,6 +141,17 @@ def switch_off_cache_options(option: Any) -> None:
             setattr(option, dest, off)
 
 
+def reseed(config: pytest.Config, seed: int) -> None:
+    """A fork of the collected session drawing from `seed` instead of the session's: what
+    `PluginNeutraliser` set for the session, set again. pytest-randomly reads its seed at each
+    test, Hypothesis at each test's first draw; what ran at import drew from the session's."""
+    if hasattr(config.option, "randomly_seed"):
+        config.option.randomly_seed = seed
+    core = sys.modules.get("hypothesis.core")
+    if core is not None:
+        core.global_force_seed = seed  # type: ignore[attr-defined]
+
+
 def private_hypothesis_home(folder: str) -> None:
     """Hypothesis's folder (its example database, its cache of the code's constants) for one
     run: empty, outside the sandbox, never shared with another run or the user's `.hypothesis/`.

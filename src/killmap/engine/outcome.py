@@ -55,6 +55,12 @@ class TestResult:
     traced: bool = False  # its lines were recorded in this run (a baseline's), slowing it
     search: bool = False  # red by Hypothesis's DeadlineExceeded or Flaky (failures.SEARCH_ERRORS)
     randomized: bool = False  # it draws its inputs (a Hypothesis test)
+    reseeded: bool = False  # pytest-randomly reseeded `random` from the run's seed before it
+
+    @property
+    def seeded(self) -> bool:
+        """Whether what it drew depends on the run's seed: another seed may find what this missed."""
+        return self.randomized or self.reseeded
 
     @property
     def red(self) -> bool:
@@ -294,6 +300,7 @@ def _read_events(events_path: Path) -> _Events:
                     traced=event.get("traced", False),
                     search=event.get("search", False),
                     randomized=event.get("randomized", False),
+                    reseeded=event.get("reseeded", False),
                 )
                 if started == event["id"]:
                     started = None

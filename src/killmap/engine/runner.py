@@ -82,6 +82,9 @@ class Scenario:
     # What Hypothesis and pytest-randomly draw from (neutral.py); None explores. Set by the
     # engine for every run of a command (core.Engine.run).
     seed: int | None = DEFAULT_SEED
+    # Another seed for this run alone (trial.reseeded), in the collected session of `seed`: a
+    # fork reseeds itself (neutral.reseed), a fresh session draws from it throughout.
+    reseed: int | None = None
     # Stop after the first red test (plugin.Recorder.first_red): a sweep mutant asks only
     # whether it is killed. The tests after it are left out, not resumed.
     stop_at_first_red: bool = False
@@ -156,7 +159,8 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
         "memory_limit": worker.memory_limit,
-        "seed": scenario.seed,
+        "seed": scenario.seed if scenario.reseed is None else scenario.reseed,
+        "reseed": scenario.reseed,
         # pytest's rewritten test modules, shared by every session (rewrites.py).
         "rewrites": {
             "write": str(scratch.rewrites),
@@ -201,6 +205,7 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
             *cache_dir(folder),
         ],
         "timeout": 900.0,
+        "seed": scenario.seed,
         "restart": worker.session_stale,
         "prepare": [str(sandbox / rel) for rel in scenario.swap_targets],
         "swap": {

@@ -343,7 +343,9 @@ def _serve_session(
                 collection=request["coverage"].get("collection", True),
             )
         plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"), spec.get("prepare"), cov)
-        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser(request.get("seed"))])
+        # The session's own seed: a run that reseeds (runner.Scenario.reseed) does so in its fork.
+        seed = spec["seed"] if "seed" in spec else request.get("seed")
+        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser(seed)])
         code = 0
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
@@ -462,6 +464,7 @@ _FORK_KEYS = (
     "sandbox",
     "first_red",
     "claims",
+    "reseed",
 )
 
 
