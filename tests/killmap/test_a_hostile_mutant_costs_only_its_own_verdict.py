@@ -74,7 +74,7 @@ def test_a_mutant_that_kills_its_worker_is_escaped_and_the_gate_goes_on_with_a_n
     hostile = run.mutation("a-hostile")
     assert run.verdicts() == {"a-hostile": "escaped", "b-benign": "held", "c-benign": "held"}, hostile["detail"]
     assert hostile["detail"].startswith("the mutant killed the gate's worker" + (" (SIGKILL)" if swap else " while"))
-    assert "re-run" not in hostile["detail"] and "re-run" not in hostile["explanation"]
+    assert "re-run it" not in hostile["detail"] and "re-run it" not in hostile["explanation"]
     # What its tests reported before they died with the process is no evidence: none is shown.
     assert hostile["red"] == []
     assert "died" not in run.stderr

@@ -143,6 +143,8 @@ ADDOPTS = [
     "--cache-show",
     "-x",
     "--maxfail 1",
+    # The provider blocked, every ini key checked: the gate's own cache_dir must not be refused.
+    "-p no:cacheprovider --strict-config",
 ]
 
 

@@ -44,6 +44,12 @@ class PluginNeutraliser:
         self.seed = seed
         self.rerun_plugins: tuple[str, ...] = ()  # the rerun plugins taken out of this session
 
+    def pytest_addoption(self, parser: pytest.Parser) -> None:
+        # Each run is given `-o cache_dir=` (runner.cache_dir): declared here as the cache
+        # provider declares it, so that a project blocking the provider (`-p no:cacheprovider`)
+        # under --strict-config is not refused an ini option it never set.
+        parser.addini("cache_dir", default=".pytest_cache", help="Cache directory path")
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_load_initial_conftests(self, early_config: Any, parser: Any, args: Any):
         # pytest-cov decides here, from the early options, whether to start collecting; a

@@ -281,8 +281,9 @@ def _killed_gate(case: _Case) -> Verdict | None:
     return case.verdict(
         ESCAPED,
         f"the mutant killed {run.gate_killed} while its tests ran: a test may end its own process, "
-        "never the gate's; killmap replaced the process and ran the other mutations unharmed, but no "
-        "test can judge a mutant that ends the process it runs under (rewrite the mutation)",
+        "never the gate's. killmap replaced the process, so no other mutation is affected; but no test "
+        "can judge a mutant that ends the process it runs under, and a re-run does the same: rewrite "
+        "the mutation",
     )
 
 
