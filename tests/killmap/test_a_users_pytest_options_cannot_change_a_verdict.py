@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from gatekit import gate_env, pinned_plugins, run_gate, tree_digest, write_project
 
-# pytest-rerunfailures and flaky: the rerun plugins a project's addopts most often names.
-PINS = ("pytest-rerunfailures==16.7", "flaky==3.8.1")
+# pytest-rerunfailures and flaky: the rerun plugins a project's addopts most often names; and
+# pytest-random-order, which shuffles.
+PINS = ("pytest-rerunfailures==16.7", "flaky==3.8.1", "pytest-random-order==1.2.0")
 
 SOURCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n"
 TESTS = (
@@ -132,6 +133,7 @@ def assert_true_verdicts(run, truth: dict[str, set[str]]) -> None:
 ADDOPTS = [
     "--reruns 3 --reruns-delay 2",  # pytest-rerunfailures: each red re-run, 2 s apart
     "--force-flaky --max-runs 3",  # flaky: every test re-run until it passes
+    "--random-order --random-order-seed 3",  # pytest-random-order: blocked, its options were refused
     "--lf",
     "--last-failed --last-failed-no-failures none",
     "--ff",

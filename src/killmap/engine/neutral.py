@@ -42,7 +42,7 @@ class PluginNeutraliser:
         # each test from it, Hypothesis draws every property test's examples from it. None is
         # `--seed random`: each run draws its own.
         self.seed = seed
-        self.rerun_plugins: tuple[str, ...] = ()  # the rerun plugins taken out of this session
+        self.taken_out: tuple[str, ...] = ()  # the modules of the plugins taken out of this session
 
     def pytest_addoption(self, parser: pytest.Parser) -> None:
         # Each run is given `-o cache_dir=` (runner.cache_dir): declared here as the cache
@@ -68,7 +68,7 @@ class PluginNeutraliser:
         # `numprocesses` into distribution in its own cmdline_main, randomly reads its two
         # switches when it reorders and reseeds.
         option = config.option
-        self.rerun_plugins = unregister_rerun_plugins(config)
+        self.taken_out = take_out_plugins(config)
         switch_off_cache_options(option)
         if hasattr(option, "numprocesses"):
             option.numprocesses, option.distload, option.dist, option.tx = 0, False, "no", []
@@ -83,10 +83,10 @@ class PluginNeutraliser:
         yield
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        # The marker a rerun plugin declares, declared still: a test marked `flaky` collects
-        # under --strict-markers as it does with the plugin.
-        if self.rerun_plugins:
-            config.addinivalue_line("markers", "flaky: re-run on failure by a rerun plugin (off in killmap's runs)")
+        # The markers the plugins taken out declare, declared still: a test marked `flaky`
+        # collects under --strict-markers as it does with the plugin.
+        for marker in sorted({TAKEN_OUT[module] for module in self.taken_out}):
+            config.addinivalue_line("markers", f"{marker}: of a plugin killmap's runs switch off")
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -101,26 +101,34 @@ class PluginNeutraliser:
             core.global_force_seed = self.seed  # type: ignore[attr-defined]
 
 
-# The plugins that run a failed test again until it passes, by the module that registers them:
-# pytest-rerunfailures (`--reruns`, `@pytest.mark.flaky(reruns=...)`), flaky (`@flaky`,
-# `--force-flaky`), pytest-retry (`--retries`, `@pytest.mark.flaky(retries=...)`). A red that a
-# re-run turns green is a flake to them and a verdict to the gate, whose own re-run (the flake
-# guard) tells the two apart; their re-runs also multiply a red mutant's time (`--reruns 3
-# --reruns-delay 2` turned four true verdicts into timeouts).
-RERUN_PLUGIN_MODULES = frozenset({"pytest_rerunfailures", "flaky.flaky_pytest_plugin", "pytest_retry.retry_plugin"})
+# Plugins whose whole work would decide what a run's tests say, by the module that registers
+# them, and the marker each declares:
+# - the rerun plugins, which run a failed test again until it passes: pytest-rerunfailures
+#   (`--reruns`, `@pytest.mark.flaky(reruns=...)`), flaky (`@flaky`, `--force-flaky`),
+#   pytest-retry (`--retries`, `@pytest.mark.flaky(retries=...)`). A red that a re-run turns
+#   green is a flake to them and a verdict to the gate, whose own re-run (the flake guard) tells
+#   the two apart; their re-runs also multiply a red mutant's time (`--reruns 3 --reruns-delay
+#   2` turned four true verdicts into timeouts);
+# - pytest-random-order (`--random-order`), which shuffles the tests: the file's order it is.
+TAKEN_OUT = {
+    "pytest_rerunfailures": "flaky",
+    "flaky.flaky_pytest_plugin": "flaky",
+    "pytest_retry.retry_plugin": "flaky",
+    "random_order.plugin": "random_order",
+}
 
 
-def unregister_rerun_plugins(config: pytest.Config) -> tuple[str, ...]:
-    """Take the rerun plugins out of the session once its options are parsed: they stay
-    loaded until then, so the options a project's addopts gives them parse, and none of
-    their hooks (configure included) ever runs. The names of those taken out."""
+def take_out_plugins(config: pytest.Config) -> tuple[str, ...]:
+    """Take those plugins out of the session once its options are parsed: they stay loaded
+    until then, so the options a project's addopts gives them parse, and none of their hooks
+    (configure included) ever runs. The modules of those taken out."""
     manager = config.pluginmanager
     found = []
-    for name, plugin in manager.list_name_plugin():
+    for _, plugin in manager.list_name_plugin():
         module = getattr(plugin, "__name__", None) or type(plugin).__module__
-        if module in RERUN_PLUGIN_MODULES and plugin is not None:
+        if module in TAKEN_OUT and plugin is not None:
             manager.unregister(plugin)
-            found.append(name)
+            found.append(module)
     return tuple(found)
 
 

@@ -25,11 +25,11 @@ from killmap.engine.pool import Worker
 from killmap.engine.sandbox import Scratch
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
-# seen (no maxfail), order is the file's (no random order). Nothing is cached between runs:
-# each has a cache folder of its own (`cache_dir`). xdist, pytest-cov, pytest-randomly, the
-# rerun plugins and the cache's own options stay loaded, switched off by neutral.py: blocking
-# them would make pytest refuse an addopts that names their options.
-GATE_FLAGS = ("-p", "no:random_order", "--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
+# seen (no maxfail). Nothing is cached between runs: each has a cache folder of its own
+# (`cache_dir`). xdist, pytest-cov, pytest-randomly, pytest-random-order, the rerun plugins and
+# the cache's own options stay loaded, switched off by neutral.py: blocking them would make
+# pytest refuse an addopts that names their options.
+GATE_FLAGS = ("--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
 
 # Folders a test tool fills as tests run, under names that change with what failed:
