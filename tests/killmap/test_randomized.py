@@ -172,6 +172,8 @@ def test_a_pytest_randomly_suite_gives_one_verdict_in_ten_runs_and_seed_n_change
     # The gate's seed draws the larger value last, and so do the first two further seeds.
     found_by = further_seeds(DEFAULT_SEED)[2]
     assert (verdict, f"found under seed {found_by}" in detail) == ("held", True), detail
+    # A fresh session draws from the further seed as a fork of the collected session does.
+    assert {(m["verdict"], m["detail"]) for m in _gate(project, "--no-swap").report["mutations"]} == {(verdict, detail)}
     assert set(_verdicts(project, "--seed", str(found_by))) == {"held"}  # reproduced by that seed alone
     assert set(_verdicts(project, "--seed", "1")) == {"held"}
 
