@@ -248,3 +248,13 @@ def test_a_keyword_that_deselects_a_kills_test_is_refused_in_one_line(tmp_path, 
     assert run.code == 2
     line = run.stderr.strip()
     assert "\n" not in line and "deselected by the keyword expression 'add' (-k)" in line
+
+
+def test_a_marker_expression_that_deselects_a_kills_test_is_refused_in_one_line(tmp_path):
+    marked = "import pytest\n" + TESTS.replace("def test_neg():", "@pytest.mark.slow\ndef test_neg():")
+    folder = project(tmp_path, gate_extra="pytest_args = ['-m', 'not slow']", tests=marked)
+    run = run_gate(folder, "run", "--no-cache")
+    assert run.code == 2
+    line = run.stderr.strip()
+    assert "\n" not in line and f"'{T}test_neg' names 1 test(s) that exist but are deselected" in line
+    assert "(-m)" in line
