@@ -128,3 +128,40 @@ def process_ended(pid: int, within: float = 10.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def pinned_plugins(pins: tuple[str, ...]) -> Path:
+    """pytest plugins at pinned versions, pip-installed once into a folder of the user's cache,
+    to be put on a gate's PYTHONPATH: beside the suite's own packages, never into them (a
+    plugin installed there would act on this suite too)."""
+    import pytest
+
+    key = hashlib.sha256(repr((pins, sys.version_info[:2])).encode()).hexdigest()[:12]
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = home / "killmap-tests" / f"plugins-{key}"
+    if not folder.is_dir():
+        staging = folder.with_name(f"{folder.name}.{os.getpid()}")
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "--target",
+                str(staging),
+                *pins,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode != 0:
+            pytest.fail(f"could not install the plugins these tests need: {done.stderr[-600:]}")
+        try:
+            staging.rename(folder)
+        except OSError:  # another run got there first
+            shutil.rmtree(staging, ignore_errors=True)
+    return folder

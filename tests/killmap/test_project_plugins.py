@@ -10,15 +10,12 @@ packages, never into them (pytest-randomly would shuffle this suite too).
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from gatekit import gate_env, run_gate, write_project
+from gatekit import gate_env, pinned_plugins, run_gate, write_project
 
 PINS = ("pytest-xdist==3.8.0", "execnet==2.1.2", "pytest-cov==7.1.0", "pytest-randomly==5.1.0")
 
@@ -26,35 +23,7 @@ PINS = ("pytest-xdist==3.8.0", "execnet==2.1.2", "pytest-cov==7.1.0", "pytest-ra
 @pytest.fixture(scope="session")
 def plugins() -> Path:
     """The pinned plugins, pip-installed once into a folder put on the gate's PYTHONPATH."""
-    key = hashlib.sha256(repr((PINS, sys.version_info[:2])).encode()).hexdigest()[:12]
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = home / "killmap-tests" / f"plugins-{key}"
-    if not folder.is_dir():
-        staging = folder.with_name(f"{folder.name}.{os.getpid()}")
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-deps",
-                "--disable-pip-version-check",
-                "--target",
-                str(staging),
-                *PINS,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"could not install the plugins these tests need: {done.stderr[-600:]}")
-        try:
-            staging.rename(folder)
-        except OSError:  # another run got there first
-            shutil.rmtree(staging, ignore_errors=True)
-    return folder
+    return pinned_plugins(PINS)
 
 
 def _project(root: Path, addopts: str, tests: str) -> Path:

@@ -3,8 +3,10 @@
 The fixture `randomized` has a property test that finds its mutant (a quoting function that
 leaves a tab unquoted) on about half of Hypothesis's random seeds: 10 uncached gates gave held 4,
 vacuous 5, flaky 1 before the seed was fixed (issue 35). `randomly` has a test whose values come
-from `random`, reseeded by pytest-randomly. Each gate here runs several copies of one mutation:
-every copy is a run of its own, with its own re-run, so one gate stands for several.
+from `random`, reseeded by pytest-randomly. The gate's default seed draws neither mutant; a few
+further seeds derived from it are tried before a randomized kills test is called vacuous
+(trial.reseeded), and one of them finds each. Each gate here runs several copies of one
+mutation: every copy is a run of its own, with its own re-run, so one gate stands for several.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from gatekit import GateRun, copy_fixture, gate_env, one_mutation_project, run_g
 
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.engine.neutral import CI_VARIABLES
+from killmap.verdict.trial import FURTHER_SEEDS, further_seeds
 
 pytest.importorskip("hypothesis")
 
@@ -42,6 +45,19 @@ def _gate(project: Path, *args: str) -> GateRun:
     return ran
 
 
+_FOUND_BY_A_FURTHER_SEED = f"green under the run's seed {DEFAULT_SEED}, found under seed"
+
+
+def _details(project: Path, *args: str) -> list[tuple[str, str]]:
+    """Each mutation's verdict, and whether a further seed found it."""
+    ran = _gate(project, *args)
+    assert ran.report is not None
+    return [
+        (m["verdict"], _FOUND_BY_A_FURTHER_SEED if _FOUND_BY_A_FURTHER_SEED in m["detail"] else m["detail"])
+        for m in ran.report["mutations"]
+    ]
+
+
 def _verdicts(project: Path, *args: str) -> list[str]:
     ran = _gate(project, *args)
     assert ran.report is not None
@@ -52,8 +68,14 @@ def test_a_property_test_that_finds_the_mutant_on_some_draws_gives_one_verdict_i
     project = copy_fixture("randomized", tmp_path)
     _copies(project, "quoting.toml", TAB, 5)
     first, second = _gate(project), _gate(project)
-    seen = [m["verdict"] for ran in (first, second) if ran.report for m in ran.report["mutations"]]
-    assert seen == ["vacuous"] * 10  # the gate's seed draws no tab
+    seen = {(m["verdict"], m["detail"]) for ran in (first, second) if ran.report for m in ran.report["mutations"]}
+    assert len(seen) == 1, seen  # ten runs, one verdict, one sentence
+    verdict, detail = seen.pop()
+    # The gate's seed draws no tab; the first further seed does, and says so.
+    assert verdict == "held"
+    first_further = further_seeds(DEFAULT_SEED)[0]
+    assert f"{PROPERTY} is randomized" in detail
+    assert f"green under the run's seed {DEFAULT_SEED}, found under seed {first_further}" in detail
     # The seed it drew from is recorded, and said on the console's last line.
     assert first.report is not None and first.report["seed"] == DEFAULT_SEED
     assert f"seed {DEFAULT_SEED}" in first.stdout
@@ -111,7 +133,8 @@ def test_two_projects_whose_hypothesis_folders_differ_give_the_same_verdict(tmp_
     clean = copy_fixture("randomized", tmp_path / "clean")
     saved = copy_fixture("randomized", tmp_path / "saved")
     _save_a_failing_example(saved)
-    assert _verdicts(saved) == _verdicts(clean) == ["vacuous"]  # the seed's draw, not the disk's
+    # The seed's draw, not the disk's: a replayed example would have been red under the run's own seed.
+    assert _details(saved) == _details(clean) == [("held", _FOUND_BY_A_FURTHER_SEED)]
     assert not (clean / ".hypothesis").exists()  # nothing the gate's runs saved reached the tree
 
 
@@ -134,7 +157,8 @@ def test_a_mutant_that_makes_hypothesis_save_an_example_does_not_change_the_next
     assert ran.report is not None, ran.stdout + ran.stderr
     first = ran.mutation("whitespace-left-unquoted")
     assert PROPERTY in [red["id"] for red in first["red"]]  # Hypothesis failed it, and saved that
-    assert ran.verdicts()[TAB] == alone[0] == "vacuous"  # the seed's draw, not the last mutant's example
+    # The seed's draw, not the last mutant's example.
+    assert (ran.verdicts()[TAB], _FOUND_BY_A_FURTHER_SEED in ran.mutation(TAB)["detail"]) == (alone[0], True)
     assert not (project / ".hypothesis").exists()
 
 
@@ -142,8 +166,15 @@ def test_a_pytest_randomly_suite_gives_one_verdict_in_ten_runs_and_seed_n_change
     pytest.importorskip("pytest_randomly")
     project = copy_fixture("randomly", tmp_path)
     _copies(project, "picker.toml", "largest-is-last", 5)
-    seen = _verdicts(project) + _verdicts(project)
-    assert seen == ["vacuous"] * 10  # this seed draws the larger value last
+    seen = {(m["verdict"], m["detail"]) for _ in range(2) for m in _gate(project).report["mutations"]}
+    assert len(seen) == 1, seen
+    verdict, detail = seen.pop()
+    # The gate's seed draws the larger value last, and so do the first two further seeds.
+    found_by = further_seeds(DEFAULT_SEED)[2]
+    assert (verdict, f"found under seed {found_by}" in detail) == ("held", True), detail
+    # A fresh session draws from the further seed as a fork of the collected session does.
+    assert {(m["verdict"], m["detail"]) for m in _gate(project, "--no-swap").report["mutations"]} == {(verdict, detail)}
+    assert set(_verdicts(project, "--seed", str(found_by))) == {"held"}  # reproduced by that seed alone
     assert set(_verdicts(project, "--seed", "1")) == {"held"}
 
 
@@ -188,3 +219,36 @@ def test_on_a_ci_runner_hypothesis_keeps_its_default_profile_only_when_the_gate_
     if _profile_on_a_runner(hooked=False) != "ci true":
         pytest.skip("this Hypothesis does not load a ci profile by itself")
     assert _profile_on_a_runner(hooked=True) == "default true"  # and the tests still see CI
+
+
+def test_a_randomized_kills_test_no_seed_finds_is_vacuous_naming_every_seed_tried(tmp_path):
+    # A property that draws its inputs but never reaches the difference: every seed misses it.
+    project = one_mutation_project(
+        tmp_path / "blind",
+        "def one(x=0):\n    return 1\n",
+        "from hypothesis import given\nfrom hypothesis import strategies as st\n\nfrom pkg import one\n\n\n"
+        "@given(st.integers())\ndef test_one(x):\n    assert one(x) in (1, 2)\n",
+        value="2",
+    )
+    first, second = (run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1") for _ in range(2))
+    entry = first.mutation("one-mutated")
+    assert entry["verdict"] == "vacuous"
+    seeds = ", ".join(map(str, further_seeds(DEFAULT_SEED)))
+    assert len(further_seeds(DEFAULT_SEED)) == FURTHER_SEEDS
+    assert entry["detail"].endswith(
+        f"tests/test_pkg.py::test_one is randomized (its draws depend on the seed): green under the run's seed "
+        f"{DEFAULT_SEED} and under seeds {seeds} too"
+    )
+    assert second.mutation("one-mutated")["detail"] == entry["detail"]
+
+
+def test_a_vacuous_kills_test_that_draws_nothing_is_tried_under_one_seed_only(tmp_path):
+    project = one_mutation_project(
+        tmp_path / "plain",
+        "def one(x=0):\n    return 1\n",
+        "from pkg import one\n\n\ndef test_one():\n    assert one() in (1, 2)\n",
+        value="2",
+    )
+    entry = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1").mutation("one-mutated")
+    assert entry["verdict"] == "vacuous"
+    assert "seed" not in entry["detail"] and "randomized" not in entry["detail"]

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from killmap.catalog.pytestargs import pytest_arguments
 from killmap.errors import GateError
 
 # Operator name -> (required fields, optional fields). The fields are strings except count.
@@ -48,7 +49,7 @@ COMMON_FIELDS = frozenset(
         "werror",
     }
 )
-GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine"})
+GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine", "pytest_args"})
 # Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
 MAY_BE_EMPTY = frozenset({("replace", "new")})
 REQUIREMENTS = ("assertion",)
@@ -75,6 +76,14 @@ class GateSettings:
     # Linux Landlock: test processes may write only beneath the sandbox, the temp folder
     # and /dev (confine.py). Off for suites that must write elsewhere.
     confine: bool = True
+    # More pytest arguments for every run, as a user's command line gives them
+    # (catalog/pytestargs.py: after PYTEST_ADDOPTS, before the gate's own flags).
+    pytest_args: tuple[str, ...] = ()
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        """PYTEST_ADDOPTS's arguments, then this table's: what every run under it is given."""
+        return pytest_arguments(self.pytest_args)
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,8 @@ class Mutation:
                 "timeout": self.settings.timeout,
                 "confine": self.settings.confine,
                 "exclude": list(self.settings.exclude),
+                # Only when given, so a catalog without them keeps the key it had.
+                **({"pytest_args": list(arguments)} if (arguments := self.settings.arguments) else {}),
             },
             # Only when set, so every catalog entry keeps the fingerprint (and cache key) it had.
             **({"uncontracted": True} if self.uncontracted else {}),

@@ -30,6 +30,7 @@ from killmap.catalog.contract import (
     Mutation,
     Target,
 )
+from killmap.catalog.pytestargs import read_pytest_args, refused
 from killmap.catalog.testids import matches
 from killmap.catalog.workspace import foreign_target_note
 from killmap.errors import GateError
@@ -85,7 +86,30 @@ def read_gate_settings(rel: str, table: Any) -> GateSettings:
             if not isinstance(table[key], bool):
                 raise GateError("must be true or false", file=rel, field=key)
             kwargs[key] = table[key]
+    if "pytest_args" in table:
+        kwargs["pytest_args"] = _pytest_args(rel, table["pytest_args"])
     return GateSettings(**kwargs)
+
+
+def _pytest_args(rel: str, value: Any) -> tuple[str, ...]:
+    """[gate] pytest_args: pytest's arguments as a string (split as `addopts` is) or a list,
+    none of them one under which no test could judge a mutant (pytestargs.REFUSED)."""
+    args = read_pytest_args(
+        value,
+        GateError(
+            f"must be pytest arguments, as a string (as addopts) or a list of non-empty strings, got {_shown(value)}",
+            file=rel,
+            field="pytest_args",
+        ),
+    )
+    bad = refused(args)
+    if bad is not None:
+        raise GateError(
+            f"{bad[0]}: under it pytest {bad[1]}, so no test could judge a mutant; leave it out",
+            file=rel,
+            field="pytest_args",
+        )
+    return args
 
 
 def why_outside_project(entry: str) -> str | None:

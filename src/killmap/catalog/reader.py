@@ -32,6 +32,7 @@ from killmap.catalog.contract import (
     Target,
 )
 from killmap.catalog.entries import entry_mutation, read_gate_settings, read_mutation, relative_path
+from killmap.catalog.pytestargs import environment_args
 from killmap.errors import GateError
 
 # The catalog's names, for the modules that read catalogs (its types live in contract.py).
@@ -64,6 +65,7 @@ def discover_catalogs(root: Path) -> list[Path]:
 
 
 def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
+    environment_args()  # PYTEST_ADDOPTS refused before anything runs, once, when it must be
     catalogs = [load_catalog(root, p) for p in paths]
     seen: dict[str, str] = {}
     for catalog in catalogs:

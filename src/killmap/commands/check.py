@@ -210,6 +210,7 @@ def _collect(
                 tests=settings.tests + deselect,
                 timeout=COLLECT_TIMEOUT,
                 sys_path=settings.paths,
+                user_args=settings.arguments,
                 collect_only=True,
                 # What the collection runs of each mutated file: a mutant changing none of it
                 # loads as the original does (_unloadable).

@@ -207,6 +207,7 @@ def _scenario(
         sys_path=settings.paths,
         coverage_files=coverage,
         confine=settings.confine,
+        user_args=settings.arguments,
         extra_args=extra,
     )
 

@@ -40,7 +40,9 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     env["PWD"] = env["OLDPWD"] = str(start_dir)
     hide_from_tests()
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.pop("PYTEST_ADDOPTS", None)  # the gate owns the flags; see runner.GATE_FLAGS
+    # Its arguments reach every run explicitly, in pytest's order (catalog/pytestargs.py): read
+    # here again by pytest, they would come twice.
+    env.pop("PYTEST_ADDOPTS", None)
     env.pop("COVERAGE_CORE", None)  # per-test contexts need the C tracer; see worker
     arguments, inherited, siblings = open_pipes(count - 1)
     try:

@@ -42,6 +42,13 @@ class PluginNeutraliser:
         # each test from it, Hypothesis draws every property test's examples from it. None is
         # `--seed random`: each run draws its own.
         self.seed = seed
+        self.taken_out: tuple[str, ...] = ()  # the modules of the plugins taken out of this session
+
+    def pytest_addoption(self, parser: pytest.Parser) -> None:
+        # Each run is given `-o cache_dir=` (runner.cache_dir): declared here as the cache
+        # provider declares it, so that a project blocking the provider (`-p no:cacheprovider`)
+        # under --strict-config is not refused an ini option it never set.
+        parser.addini("cache_dir", default=".pytest_cache", help="Cache directory path")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_load_initial_conftests(self, early_config: Any, parser: Any, args: Any):
@@ -61,6 +68,8 @@ class PluginNeutraliser:
         # `numprocesses` into distribution in its own cmdline_main, randomly reads its two
         # switches when it reorders and reseeds.
         option = config.option
+        self.taken_out = take_out_plugins(config)
+        switch_off_cache_options(option)
         if hasattr(option, "numprocesses"):
             option.numprocesses, option.distload, option.dist, option.tx = 0, False, "no", []
         if hasattr(option, "randomly_reorganize"):
@@ -73,6 +82,12 @@ class PluginNeutraliser:
                 option.randomly_seed = self.seed
         yield
 
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # The markers the plugins taken out declare, declared still: a test marked `flaky`
+        # collects under --strict-markers as it does with the plugin.
+        for marker in sorted({TAKEN_OUT[module] for module in self.taken_out}):
+            config.addinivalue_line("markers", f"{marker}: of a plugin killmap's runs switch off")
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Hypothesis's seed, once the tests are imported: what its pytest plugin's
@@ -84,6 +99,71 @@ class PluginNeutraliser:
         core = sys.modules.get("hypothesis.core")
         if core is not None and self.seed is not None:
             core.global_force_seed = self.seed  # type: ignore[attr-defined]
+
+
+# Plugins whose whole work would decide what a run's tests say, by the module that registers
+# them, and the marker each declares:
+# - the rerun plugins, which run a failed test again until it passes: pytest-rerunfailures
+#   (`--reruns`, `@pytest.mark.flaky(reruns=...)`), flaky (`@flaky`, `--force-flaky`),
+#   pytest-retry (`--retries`, `@pytest.mark.flaky(retries=...)`). A red that a re-run turns
+#   green is a flake to them and a verdict to the gate, whose own re-run (the flake guard) tells
+#   the two apart; their re-runs also multiply a red mutant's time (`--reruns 3 --reruns-delay
+#   2` turned four true verdicts into timeouts);
+# - pytest-random-order (`--random-order`), which shuffles the tests: the file's order it is.
+TAKEN_OUT = {
+    "pytest_rerunfailures": "flaky",
+    "flaky.flaky_pytest_plugin": "flaky",
+    "pytest_retry.retry_plugin": "flaky",
+    "random_order.plugin": "random_order",
+}
+
+
+def take_out_plugins(config: pytest.Config) -> tuple[str, ...]:
+    """Take those plugins out of the session once its options are parsed: they stay loaded
+    until then, so the options a project's addopts gives them parse, and none of their hooks
+    (configure included) ever runs. The modules of those taken out."""
+    manager = config.pluginmanager
+    found = []
+    for _, plugin in manager.list_name_plugin():
+        module = getattr(plugin, "__name__", None) or type(plugin).__module__
+        if module in TAKEN_OUT and plugin is not None:
+            manager.unregister(plugin)
+            found.append(module)
+    return tuple(found)
+
+
+# pytest's cache provider's and stepwise's options (`dest`: off), which pick the tests a run
+# runs, and their order, from what earlier runs left: --lf, --ff, --nf, --sw, --sw-skip,
+# --sw-reset; --cache-show, which runs no test. The cache itself stays, in a folder of the
+# run's own (runner.py, `cache_dir`): tests that use the `cache` fixture get one, --cache-clear
+# clears nothing of the user's, and a project's addopts naming these options still parses.
+_CACHE_OPTIONS_OFF = {
+    "lf": False,
+    "failedfirst": False,
+    "newfirst": False,
+    "cacheshow": False,
+    "stepwise": False,
+    "stepwise_skip": False,
+    "stepwise_reset": False,
+    "last_failed_no_failures": "all",
+}
+
+
+def switch_off_cache_options(option: Any) -> None:
+    for dest, off in _CACHE_OPTIONS_OFF.items():
+        if hasattr(option, dest):
+            setattr(option, dest, off)
+
+
+def reseed(config: pytest.Config, seed: int) -> None:
+    """A fork of the collected session drawing from `seed` instead of the session's: what
+    `PluginNeutraliser` set for the session, set again. pytest-randomly reads its seed at each
+    test, Hypothesis at each test's first draw; what ran at import drew from the session's."""
+    if hasattr(config.option, "randomly_seed"):
+        config.option.randomly_seed = seed
+    core = sys.modules.get("hypothesis.core")
+    if core is not None:
+        core.global_force_seed = seed  # type: ignore[attr-defined]
 
 
 def private_hypothesis_home(folder: str) -> None:

@@ -57,6 +57,12 @@ class TestResult:
     search: bool = False  # red by Hypothesis's DeadlineExceeded or Flaky (failures.SEARCH_ERRORS)
     timed_out: bool = False  # red by the project's per-test timeout: a hang, not an assertion
     randomized: bool = False  # it draws its inputs (a Hypothesis test)
+    reseeded: bool = False  # pytest-randomly reseeded `random` from the run's seed before it
+
+    @property
+    def seeded(self) -> bool:
+        """Whether what it drew depends on the run's seed: another seed may find what this missed."""
+        return self.randomized or self.reseeded
 
     @property
     def red(self) -> bool:
@@ -132,6 +138,9 @@ class RunOutcome:
     stuck: str = ""  # stopped at its limit: "busy" (using the CPU) or "idle"; "": cannot say
     per_test_timeout: float | None = None  # the project's own (pytest-timeout), when it sets one
     stopped_after: str | None = None  # the first red test, when the run stopped there on purpose
+    # The gate's process the run killed ("the gate's worker (SIGKILL)"), or "": a process the
+    # run's tests ran under ended while they ran (worker.py, pool.Worker), as no test may make it.
+    gate_killed: str = ""
 
     @property
     def red(self) -> dict[str, TestResult]:
@@ -230,6 +239,7 @@ def read_outcome(
         stuck=response.get("stuck", ""),
         per_test_timeout=final.get("per_test_timeout"),
         stopped_after=final.get("stopped_after"),
+        gate_killed=response.get("gate_killed", ""),
     )
 
 
@@ -295,6 +305,7 @@ def _read_events(events_path: Path) -> _Events:
                     search=event.get("search", False),
                     timed_out=event.get("timed_out", False),
                     randomized=event.get("randomized", False),
+                    reseeded=event.get("reseeded", False),
                 )
                 if started == event["id"]:
                     started = None

@@ -14,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -334,6 +336,9 @@ class Recorder:
     def pytest_runtest_call(self, item):
         self._phase[item.nodeid] = "call"
         yield
+        record = self.phases.get(item.nodeid)
+        if record is not None and reseeded_by_randomly(item.config) and drew_from_random(item):
+            record["reseeded"] = True  # what it drew came from the seed: trial.reseeded tries others
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_teardown(self, item, nextitem):
@@ -372,6 +377,22 @@ class Recorder:
 def draws_its_inputs(item) -> bool:
     """A Hypothesis test: it searches for its inputs (judge.RANDOMIZED)."""
     return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
+
+
+def reseeded_by_randomly(config) -> bool:
+    """Whether pytest-randomly reseeds `random` before each test, from the run's seed."""
+    return config.pluginmanager.hasplugin("randomly") and bool(config.getoption("randomly_reset_seed", False))
+
+
+def drew_from_random(item) -> bool:
+    """Whether the test's call drew from `random`, read after it: pytest-randomly seeded it with
+    the run's seed plus the CRC-32 of the test's id (its `_crc32`), and a generator left as that
+    seed leaves it drew nothing. Only read, never drawn from: the test saw what it would have."""
+    seed = item.config.getoption("randomly_seed")
+    if not isinstance(seed, int):
+        return True  # a seed this cannot repeat: say it may have drawn
+    start = seed + zlib.crc32(item.nodeid.encode(errors="surrogatepass"))
+    return random.getstate() != random.Random(start).getstate()
 
 
 def per_test_timeout_of(config) -> float | None:

@@ -121,7 +121,9 @@ class Worker:
 
     def _buried(self, payload: dict[str, Any], wall: float) -> dict[str, Any]:
         """After the worker died in a run: the run it left behind killed, and the answer that
-        run would have given had its own process been killed (as it was: reaper.die_with_parent)."""
+        run would have given had its own process been killed (as it was: reaper.die_with_parent),
+        naming the run as the worker's killer. Nothing but a run's code ends a worker while it
+        waits for that run: the gate stopping it (`stopping`) is told apart above."""
         status = self._ended()
         if payload.get("events"):
             kill_run(Path(payload["events"]).with_suffix(".pids"))
@@ -131,7 +133,15 @@ class Worker:
             except (KeyError, OSError):
                 pass
         self.replace()
-        return {"id": payload.get("id"), "status": "done", "child_exit": -signal.SIGKILL, "wall": wall}
+        # Said without how it ended: a sibling's status is its parent's to reap, so naming
+        # the signal for the first worker alone would word one mutant two ways.
+        return {
+            "id": payload.get("id"),
+            "status": "done",
+            "child_exit": -signal.SIGKILL,
+            "wall": wall,
+            "gate_killed": "the gate's worker",
+        }
 
     def _ended(self) -> int | None:
         """The dead worker's exit status, once it is reaped, and whatever is left of its process

@@ -25,20 +25,11 @@ from killmap.engine.pool import Worker
 from killmap.engine.sandbox import Scratch
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
-# seen (no maxfail), order is the file's (no random order), nothing is cached between runs.
-# xdist, pytest-cov and pytest-randomly stay loaded, switched off by neutral.py: blocking
-# them would make pytest refuse an addopts that names their options.
-GATE_FLAGS = (
-    "-p",
-    "no:cacheprovider",
-    "-p",
-    "no:random_order",
-    "--maxfail=0",
-    "-q",
-    "--tb=no",
-    "-o",
-    "console_output_style=classic",
-)
+# seen (no maxfail). Nothing is cached between runs: each has a cache folder of its own
+# (`cache_dir`). xdist, pytest-cov, pytest-randomly, pytest-random-order, the rerun plugins and
+# the cache's own options stay loaded, switched off by neutral.py: blocking them would make
+# pytest refuse an addopts that names their options.
+GATE_FLAGS = ("--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
 
 # Folders a test tool fills as tests run, under names that change with what failed:
@@ -82,12 +73,18 @@ class Scenario:
     swap: bool = False
     swap_timeout: float | None = None  # the limit in a fork of the collected session, if not `timeout`
     swap_targets: tuple[str, ...] = ()  # relative; a new session compiles these once for its swaps
+    # The user's pytest arguments (catalog.pytestargs: PYTEST_ADDOPTS, then [gate] pytest_args),
+    # before the gate's flags, which win where both set one thing.
+    user_args: tuple[str, ...] = ()
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
     extra_args: tuple[str, ...] = ()
     # What Hypothesis and pytest-randomly draw from (neutral.py); None explores. Set by the
     # engine for every run of a command (core.Engine.run).
     seed: int | None = DEFAULT_SEED
+    # Another seed for this run alone (trial.reseeded), in the collected session of `seed`: a
+    # fork reseeds itself (neutral.reseed), a fresh session draws from it throughout.
+    reseed: int | None = None
     # Stop after the first red test (plugin.Recorder.first_red): a sweep mutant asks only
     # whether it is killed. The tests after it are left out, not resumed.
     stop_at_first_red: bool = False
@@ -145,9 +142,11 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         # workers sharing the default one could delete each other's tmp_path mid-test.
         "args": [
             *scenario.tests,
+            *scenario.user_args,
             *GATE_FLAGS,
             f"--rootdir={sandbox}",
             f"--basetemp={scratch.temp_dir()}",
+            *cache_dir(folder),
             *(["--collect-only"] if scenario.collect_only else []),
             *scenario.extra_args,
         ],
@@ -160,7 +159,8 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         "mutated_file": str(sandbox / scenario.mutated_file) if scenario.mutated_file else None,
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
         "memory_limit": worker.memory_limit,
-        "seed": scenario.seed,
+        "seed": scenario.seed if scenario.reseed is None else scenario.reseed,
+        "reseed": scenario.reseed,
         # pytest's rewritten test modules, shared by every session (rewrites.py).
         "rewrites": {
             "write": str(scratch.rewrites),
@@ -190,14 +190,22 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
     needs a session that traced its own collection (worker.py)."""
     sandbox = worker.sandbox
     session_tests = scenario.session_tests or ()
-    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.confine, scenario.seed])
+    key = json.dumps([scenario.session_tests, scenario.sys_path, scenario.confine, scenario.seed, scenario.user_args])
     return {
         "key": key,
         "tests": list(scenario.tests),
         "log": str(folder / "session.log"),
         "all": unmutated and tuple(scenario.tests) == tuple(session_tests),
-        "args": [*session_tests, *GATE_FLAGS, f"--rootdir={sandbox}", f"--basetemp={scratch.temp_dir()}"],
+        "args": [
+            *session_tests,
+            *scenario.user_args,
+            *GATE_FLAGS,
+            f"--rootdir={sandbox}",
+            f"--basetemp={scratch.temp_dir()}",
+            *cache_dir(folder),
+        ],
         "timeout": 900.0,
+        "seed": scenario.seed,
         "restart": worker.session_stale,
         "prepare": [str(sandbox / rel) for rel in scenario.swap_targets],
         "swap": {
@@ -208,6 +216,13 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
         if scenario.swap and scenario.mutated_file
         else None,
     }
+
+
+def cache_dir(folder: Path) -> tuple[str, ...]:
+    """pytest's cache for one run (a collected session's for its forks, which never write it):
+    in the run's folder, empty, read by nothing after it. Never the project's `.pytest_cache`,
+    whose last failures would pick the tests (neutral.py turns the options that read it off)."""
+    return ("-o", f"cache_dir={folder / 'pytest-cache'}")
 
 
 def _add_run_options(request: dict[str, Any], sandbox: Path, scenario: Scenario, folder: Path) -> None:
@@ -289,8 +304,8 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
             replace(scenario, tests=tuple(remaining), label=f"{scenario.label}-{len(segments) + 1}"),
         )
         segments.append(outcome)
-        if outcome.status != "done" or outcome.collect_errors or outcome.stopped_after:
-            break
+        if outcome.status != "done" or outcome.collect_errors or outcome.stopped_after or outcome.gate_killed:
+            break  # a run that killed a gate process is judged by that (judge._killed_gate), not resumed
         died_in = outcome.in_progress if not outcome.finished else None
         if died_in and died_in not in outcome.tests:
             crashed[died_in] = _died(died_in, outcome.child_exit)
@@ -302,6 +317,8 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
             break
         remaining = left
     merged = _merge(segments, crashed)
+    if merged.gate_killed:
+        return merged
     if merged.status != "done" or merged.collect_errors or len(segments) == 1 and not crashed:
         return merged
     accounted = all(t in merged.tests for t in scenario.tests) or (
@@ -398,4 +415,5 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         denied=tuple(sorted({p for o in segments for p in o.denied})),
         sandbox_writes=tuple(sorted({p for o in segments for p in o.sandbox_writes})),
         stopped_after=last.stopped_after or next(iter(crashed), None),
+        gate_killed=last.gate_killed,
     )

@@ -31,6 +31,7 @@ import pytest
 from killmap.engine import probes
 from killmap.engine.failures import warm_real_paths
 from killmap.engine.monitor import LineMonitor
+from killmap.engine.neutral import reseed
 from killmap.engine.plugin import Recorder, conclude_run, deselected_by, run_claims_of
 from killmap.engine.reaper import die_with_parent
 from killmap.engine.shadowing import ImportWatch, modules_from_working_tree
@@ -122,6 +123,8 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
         items = list(session.items) if request.get("all") else [by_id.get(test) for test in request["tests"]]
         if any(item is None for item in items):
             _fallback(request, "a selected test was not collected by the session")
+        if request.get("reseed") is not None:
+            reseed(session.config, request["reseed"])
         swap = request.get("swap")
         proof_swap = _swap_mutant_in(server, request, swap) if swap else None
         traced = request.get("coverage")

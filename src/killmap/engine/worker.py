@@ -241,6 +241,8 @@ class _Server:
     tracer: str | None = None  # what it asked to record them: auto or coverage
     traced_collection: bool = False  # whether it recorded them while collecting too
     collect_seconds: float = 0.0  # from its fork to its collection's end: what a fresh session pays
+    ended: bool = False  # its end of the pipe closed: the process is gone
+    status: int | None = None  # its wait status, once reaped (close)
 
     def close(self) -> None:
         try:
@@ -255,10 +257,11 @@ class _Server:
             os.killpg(self.pid, signal.SIGKILL)
         except OSError:
             pass
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
+        if not self.ended:
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
 
 
 _servers: list[_Server] = []  # at most one: the session of the last key asked for
@@ -340,7 +343,9 @@ def _serve_session(
                 collection=request["coverage"].get("collection", True),
             )
         plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"), spec.get("prepare"), cov)
-        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser(request.get("seed"))])
+        # The session's own seed: a run that reseeds (runner.Scenario.reseed) does so in its fork.
+        seed = spec["seed"] if "seed" in spec else request.get("seed")
+        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser(seed)])
         code = 0
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
@@ -360,12 +365,24 @@ def _read_line(server: _Server, deadline: float) -> dict[str, Any] | None:
         if readable:
             chunk = os.read(server.responses, 65536)
             if not chunk:
+                _reap_server(server)
                 return None
             server.pending += chunk
         elif _gate_gone():
             _terminate(signal.SIGTERM, None)
     line, server.pending = server.pending.split(b"\n", 1)
     return json.loads(line)
+
+
+def _reap_server(server: _Server) -> None:
+    """At the end of the server's pipe: its status, reaped now, before the reaping of a run's
+    leftovers (reaper.kill_descendants) takes it without a word. Only its own exit closes the
+    pipe, so the wait is short."""
+    server.ended = True
+    try:
+        _, server.status = os.waitpid(server.pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -389,6 +406,8 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         if server in _servers:
             _servers.remove(server)
         server.close()
+        if server.ended:
+            return _server_killed(request, server, started), ""
         return None, "the collected session ended"
     if done["exit"] == FALLBACK and not timed_out:
         why = Path(request["events"]).with_suffix(".fallback")
@@ -404,6 +423,35 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     }, ""
 
 
+def _server_killed(request: dict[str, Any], server: _Server, started: float) -> dict[str, Any]:
+    """The answer of a run whose collected session ended under it. The server only waits for
+    its fork, so nothing of its own ends it: the run did (a mutant's `os.kill(os.getppid(), 9)`).
+    Said as such, and not run again in a fresh session, where the same code would kill the
+    worker itself."""
+    status = os.waitstatus_to_exitcode(server.status) if server.status is not None else None
+    return {
+        "id": request["id"],
+        "status": "done",
+        "child_exit": None,
+        "wall": time.perf_counter() - started,
+        "path": "swap",
+        "session_seconds": round(server.collect_seconds, 4),
+        "gate_killed": f"the gate's worker{_by(status)}",
+    }
+
+
+def _by(status: int | None) -> str:
+    """ " (SIGKILL)", " (exit 3)": how a gate process ended, from its exit code."""
+    if status is None:
+        return ""
+    if status >= 0:
+        return f" (exit {status})"
+    try:
+        return f" ({signal.Signals(-status).name})"
+    except ValueError:
+        return f" (signal {-status})"
+
+
 # What of a run's request its fork reads (session.py); the rest is the worker's own.
 _FORK_KEYS = (
     "tests",
@@ -416,6 +464,7 @@ _FORK_KEYS = (
     "sandbox",
     "first_red",
     "claims",
+    "reseed",
 )
 
 

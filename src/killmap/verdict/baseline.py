@@ -230,6 +230,7 @@ class _Passes:
                 label=f"{label}-{i + 1}",
                 tests=self.everything if tests is None else tests,
                 confine=self.settings.confine,
+                user_args=self.settings.arguments,
                 timeout=self.timeout,
                 sys_path=self.settings.paths,
                 coverage_files=self.targets if traced else (),

@@ -30,7 +30,7 @@ RANDOMIZED = "randomized"  # it disagreed on tests that draw random inputs (Hypo
 STALE = "stale"  # the target changed since the mutation was pinned
 UNEVIDENCED = "unevidenced"  # nothing proves the verdict: region unreached, or control not held
 INCONCLUSIVE = "inconclusive"  # the environment, not the mutant, failed (e.g. a slow machine)
-ESCAPED = "escaped"  # the mutant wrote into the user's working tree (restored)
+ESCAPED = "escaped"  # the mutant wrote into the user's working tree (restored), or killed a gate process
 VERDICTS = (
     HELD,
     VACUOUS,
@@ -63,7 +63,8 @@ EXPLANATIONS = {
     STALE: "the target changed since it was pinned: review the mutation, then run 'killmap pin'",
     UNEVIDENCED: "nothing proves this verdict: no test reached the mutated code, or its control did not hold",
     INCONCLUSIVE: "the environment failed, not the mutant: re-run it",
-    ESCAPED: "the mutant wrote into the working tree outside its sandbox; killmap restored the file byte for byte",
+    ESCAPED: "the mutant reached outside its sandbox: it wrote into the working tree (killmap restored the file "
+    "byte for byte), or killed a process of the gate",
 }
 
 # An invariant's `held` is the opposite observation: nothing went red, where it was reached.
@@ -287,6 +288,24 @@ def _escaped(case: _Case) -> Verdict | None:
             red=case.red_tests,
         )
     return case.verdict(ESCAPED, "the mutant wrote to the working tree: " + "; ".join(said), red=case.red_tests)
+
+
+def _killed_gate(case: _Case) -> Verdict | None:
+    """A process of the gate ended under the run: the mutant's own code reached out of its test
+    process (the gate stops its processes only between runs). Decided from which run the
+    process died in, never from what its tests managed to report before they were killed with
+    it: those differ from one run to the next, and so no red is shown. Another run does the
+    same, so nothing is run again."""
+    run = case.run
+    if not run.gate_killed:
+        return None
+    return case.verdict(
+        ESCAPED,
+        f"the mutant killed {run.gate_killed} while its tests ran: a test may end its own process, "
+        "never the gate's. killmap replaced the process, so no other mutation is affected; but no test "
+        "can judge a mutant that ends the process it runs under, and a re-run does the same: rewrite "
+        "the mutation",
+    )
 
 
 def _timed_out(case: _Case) -> Verdict | None:
@@ -730,6 +749,7 @@ def _held(case: _Case) -> Verdict:
 # applied, valid, the very code that ran, reached, and stable on a re-run. A mutant with no
 # contract, or an invariant, gets its verdict before the contract's checks.
 _CHECKS: tuple[Callable[[_Case], Verdict | None], ...] = (
+    _killed_gate,
     _escaped,
     _timed_out,
     _incomplete,

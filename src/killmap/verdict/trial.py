@@ -8,6 +8,7 @@ verdict.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -182,7 +183,68 @@ def run_mutant(
     verdict = trial.judged(limits, base)
     if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
+    seeded = verdict.extras.get(SEEDED_GREEN)
+    if seeded:
+        verdict = replace(verdict, extras={k: v for k, v in verdict.extras.items() if k != SEEDED_GREEN})
+        # Not a sweep's survivor: thousands of them, where the seed is a setting, not a contract.
+        if engine.seed is not None and not mutation.first_red:
+            verdict = reseeded(trial, verdict, limits, base, engine.seed, tuple(seeded))
     return verdict, deps
+
+
+# The vacuous verdict's green kills tests whose draws depend on the seed (RunOutcome.seeded):
+# passed from one trial to the next in the verdict, never reported.
+SEEDED_GREEN = "_seeded_green"
+FURTHER_SEEDS = 3  # the seeds a randomized kills test is tried under before it is called vacuous
+
+
+def further_seeds(seed: int) -> tuple[int, ...]:
+    """The same few seeds after `seed` on every machine and every run: a digest of it, not a
+    random draw, so the verdict they give is as reproducible as the first. Each one `--seed`
+    takes (at most nine digits), so a user can run under the one that found a defect."""
+    return tuple(
+        int.from_bytes(hashlib.sha256(f"killmap-seed:{seed}:{n}".encode()).digest()[:8], "big") % 10**9
+        for n in range(1, FURTHER_SEEDS + 1)
+    )
+
+
+def reseeded(
+    trial: _Trial, first: Verdict, limits: Limits, base: dict[str, Any], seed: int, tests: tuple[str, ...]
+) -> Verdict:
+    """A vacuous verdict whose green kills tests are randomized (Hypothesis draws their
+    inputs, pytest-randomly reseeds `random`): the mutant tried again under each further seed in
+    turn, until one gives another verdict, which stands, saying which seed found it. Without one,
+    still vacuous, saying which seeds were tried. One seed's draws miss what another's find:
+    vacuous must not rest on one draw."""
+    kind = "randomized (its draws depend on the seed)" if len(tests) == 1 else "randomized"
+    said = f"{_some(tests)} {'is' if len(tests) == 1 else 'are'} {kind}"
+    tried: list[int] = []
+    duration = first.duration
+    for other in further_seeds(seed):
+        tried.append(other)
+        again = replace(trial, reseed=other).judged(limits, base)
+        duration += again.duration
+        if again.verdict != judge.VACUOUS:
+            extras = {k: v for k, v in again.extras.items() if k != SEEDED_GREEN}
+            extras["seeds"] = {"run": seed, "tried": tried, "found_by": other}
+            return replace(
+                again,
+                detail=f"{again.detail}; {said}: green under the run's seed {seed}, found under seed {other} "
+                f"(seeds tried after {seed}: {', '.join(map(str, tried))})",
+                duration=duration,
+                extras=extras,
+            )
+    return replace(
+        first,
+        detail=f"{first.detail}; {said}: green under the run's seed {seed} and under seeds "
+        f"{', '.join(map(str, tried))} too",
+        duration=duration,
+        extras={**first.extras, "seeds": {"run": seed, "tried": tried, "found_by": None}},
+    )
+
+
+def _some(ids: tuple[str, ...], shown: int = 3) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 @dataclass(frozen=True)
@@ -197,6 +259,7 @@ class _Trial:
     swap: bool
     confirm: bool
     in_place: bool = False  # confirm in the run's own process, with the copy as the fallback
+    reseed: int | None = None  # another seed than the command's (reseeded)
 
     def judged(self, limits: Limits, base: dict[str, Any]) -> Verdict:
         verdict, settled = self._judged_once(limits, base, in_place=self.in_place)
@@ -211,13 +274,19 @@ class _Trial:
         """The verdict of one run, and whether it stands (only an in-place confirmation may not)."""
         mutation = self.job[0]
         scenario = _scenario(self.job, self.selected, limits, self.region, swap=self.swap, confirm=self.confirm)
-        scenario = replace(scenario, confirm_in_place=in_place and scenario.confirm_kills is not None)
+        scenario = replace(
+            scenario, confirm_in_place=in_place and scenario.confirm_kills is not None, reseed=self.reseed
+        )
         run = self.engine.run(self.worker, scenario, complete=True)
         confirmation = run.confirmation if run.status == "done" and run.finished else None
         if confirmation is not None:
             run = replace(run, wall=max(run.wall - confirmation.wall, 0.0))
         evidence = _evidence(self.engine, self.worker, self.job, scenario, run, confirmation, self.region, limits)
         verdict = _with_path(judge.judge_run(mutation, evidence, _as_run(base, run)), run, self.region)
+        if verdict.verdict == judge.VACUOUS:
+            seeded = [t for t in verdict.missing if (result := run.tests.get(t)) is not None and result.seeded]
+            if seeded:
+                verdict = replace(verdict, extras={**verdict.extras, SEEDED_GREEN: seeded})
         return verdict, not scenario.confirm_in_place or settled_in_place(verdict, run, confirmation)
 
 
@@ -231,6 +300,8 @@ def settled_in_place(verdict: Verdict, run: RunOutcome, confirmation: RunOutcome
     fresh start, by the copy."""
     if verdict.verdict == judge.FLAKY:
         return False
+    if run.gate_killed:
+        return True  # the copy's run would kill the gate's process again
     if confirmation is None:
         return not any(r.red for r in run.tests.values())
     # Red again, but for another reason (its fixtures could not be set up a second time in one
@@ -293,6 +364,7 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
         timeout=limits.fresh,
         swap_timeout=limits.swap,
         confine=mutation.settings.confine,
+        user_args=mutation.settings.arguments,
         sys_path=mutation.settings.paths,
         writes=((mutant.file, mutant.mutated or ""),),
         mutated_file=mutant.file,
