@@ -291,6 +291,7 @@ def _unloadable(
             expect_module=module_name(mutant.file, settings.paths),
             confine=settings.confine,
             collect_only=True,
+            user_args=settings.arguments,
         )
         failure = load_failure(engine.run(worker, scenario), settings.paths)
         if failure is not None:

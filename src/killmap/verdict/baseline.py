@@ -280,6 +280,7 @@ class _Passes:
             session_tests=self.everything,
             swap_targets=self.targets,
             tracer=self.tracer,
+            user_args=self.settings.arguments,
         )
 
 
