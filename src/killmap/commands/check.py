@@ -19,8 +19,7 @@ from pathlib import Path
 
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
-from killmap.engine.launch import Launch
-from killmap.engine.outcome import error_line, refused_arguments
+from killmap.engine import Launch, error_line, refused_arguments
 from killmap.errors import GateError
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -147,9 +146,7 @@ def _collect(
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
     from killmap.catalog.project import project_files
-    from killmap.engine.core import Engine
-    from killmap.engine.guard import escaped_note
-    from killmap.engine.runner import Scenario
+    from killmap.engine import Engine, Scenario, escaped_note
 
     found: dict[GateSettings, Collection] = {}
     said: set[str] = set()

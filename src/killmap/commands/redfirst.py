@@ -35,12 +35,17 @@ from killmap.catalog.reader import GateSettings, load_catalogs
 from killmap.catalog.testids import matches
 from killmap.commands.redfirst_change import Change, compute_change, new_names, test_changes
 from killmap.commands.redfirst_contract import ABSENCE, Row, Side, judge
-from killmap.engine.absence import read_records
-from killmap.engine.core import Engine
-from killmap.engine.guard import escaped_note
-from killmap.engine.launch import Launch
-from killmap.engine.outcome import ASSERTION, RunOutcome, TestResult
-from killmap.engine.runner import Scenario
+from killmap.engine import (
+    ASSERTION,
+    MISSING_NAMES_PLUGIN,
+    Engine,
+    Launch,
+    RunOutcome,
+    Scenario,
+    TestResult,
+    escaped_note,
+    read_records,
+)
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
@@ -199,7 +204,7 @@ def _scenario(
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
     records = engine.scratch.path / f"absence-{label}.jsonl"
     # A test module that does not import without the fix is a finding, not the end of the run.
-    extra = ("--continue-on-collection-errors", "-p", "killmap.engine.absence", f"--killmap-absence={records}")
+    extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-absence={records}")
     return Scenario(
         label=label,
         tests=tuple(tests) + deselect,

@@ -16,7 +16,7 @@ from killmap.commands.shared import REPORTS_ON_REQUEST_HELP, add_report_options,
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 COMMANDS = ("red-first", "try", "prove")
 
@@ -113,7 +113,7 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
         args.jobs = usable_jobs(args.jobs)
     if getattr(args, "timeout", None) is not None and not 0 < args.timeout <= 86400:
         raise GateError("--timeout must be above 0 and at most 86400 seconds", field="--timeout")
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
     # Their workers start now, while the command reads and builds (launch.py says why).
     if args.command == "red-first":

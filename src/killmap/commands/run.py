@@ -20,7 +20,7 @@ from killmap.commands.shared import (
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 _ASCII_NUMBER = re.compile(r"[0-9]{1,9}")
 
@@ -82,7 +82,7 @@ def main(root: Path, args: argparse.Namespace) -> int:
     args.jobs = usable_jobs(args.jobs)
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
     # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
     with Launch(args.jobs) as launch:  # no run has more sandboxes than jobs (lab._sandboxes)

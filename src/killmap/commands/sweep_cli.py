@@ -14,7 +14,7 @@ from killmap.commands.shared import add_cache_dir_option, add_report_options, ca
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 
 def add_parser(sub) -> None:
@@ -101,7 +101,7 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     jobs = usable_jobs(args.jobs)
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
     # The workers start now, while the sweep imports libcst and mutmut and enumerates its
     # mutants (about 0.9 s of one core on a 200-line module), as `run` starts them at its

@@ -20,12 +20,17 @@ from pathlib import Path
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
-from killmap.engine.cachedirs import baseline_red_file
-from killmap.engine.core import Engine
-from killmap.engine.guard import escaped_note
-from killmap.engine.outcome import RunOutcome, error_line, refused_arguments, tracers_of
-from killmap.engine.probes import UNPROVEN
-from killmap.engine.runner import Scenario
+from killmap.engine import (
+    UNPROVEN,
+    Engine,
+    RunOutcome,
+    Scenario,
+    baseline_red_file,
+    error_line,
+    escaped_note,
+    refused_arguments,
+    tracers_of,
+)
 from killmap.errors import GateError
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.engine.pool import Worker
+from killmap.engine import Worker
 from killmap.mutate.mutant import Mutant
 from killmap.verdict.baseline import Baseline, check_contract_ids
 from killmap.verdict.trial import expected_seconds, select_tests

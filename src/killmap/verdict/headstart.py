@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.engine.core import Engine
+from killmap.engine import Engine
 from killmap.verdict.baseline import Baseline, run_baseline
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
-from killmap.engine.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
+from killmap.engine import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
 
 HELD = "held"  # every kills test went red by a real failure; nothing else did
 VACUOUS = "vacuous"  # a kills test stayed green: it does not guard against this defect

@@ -19,8 +19,7 @@ from typing import Any
 from killmap.catalog.plan import DEFAULT_SEED, LabOptions, load, recorded_durations
 from killmap.catalog.project import check_targets_copied, project_files
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.engine.core import Engine, memory_limit
-from killmap.engine.launch import Launch
+from killmap.engine import Engine, Launch, memory_limit
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge

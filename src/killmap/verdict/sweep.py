@@ -45,7 +45,7 @@ from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabOptions, LabResult, Progress, early_baseline, run_mutations
 
 if TYPE_CHECKING:
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 OPS = ("mutmut", "killmap")
 STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")

@@ -16,11 +16,7 @@ from killmap.catalog.contract import MAX_TIMEOUT
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
-from killmap.engine.core import Engine
-from killmap.engine.outcome import RunOutcome
-from killmap.engine.pool import Worker
-from killmap.engine.probes import UNPROVEN
-from killmap.engine.runner import Scenario
+from killmap.engine import UNPROVEN, Engine, RunOutcome, Scenario, Worker
 from killmap.mutate.mutant import Mutant
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline
