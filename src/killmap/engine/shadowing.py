@@ -17,6 +17,7 @@ import os
 import sys
 from typing import Any
 
+import killmap
 from killmap.engine.failures import real_path
 
 # The audit events by which code from a file becomes a module: the import statement of a
@@ -69,8 +70,8 @@ def modules_from_working_tree(blocked_root: str, watch: ImportWatch | None = Non
     if watch is not None and watch.quiet():
         return []
     blocked = os.path.realpath(blocked_root) + os.sep
-    # killmap/, not this module's folder: the gate's layers live in subpackages beside engine/.
-    harness = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+    # killmap/ as a whole, found from the package, not from this file's depth inside it.
+    harness = os.path.dirname(os.path.realpath(killmap.__file__)) + os.sep
     sandbox = os.getcwd()
     looked_at = _looked_at.setdefault((blocked, sandbox), {})
     found = []

@@ -30,6 +30,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import killmap
+
 # What the gate keeps a copy of and restores: what a corrupt or moved write would cost the
 # user their staging area, their branch, or their repository's settings.
 GIT_KEPT_FILES = ("index", "HEAD", "packed-refs", "config")
@@ -61,7 +63,8 @@ class _Tree:
 
 # killmap's own package, when it lives in the tree (killmap gating itself, or vendored): the
 # gate imports its modules lazily, and Python writes their bytecode beside them as it runs.
-_OWN_PACKAGE = str(Path(__file__).resolve().parent.parent) + os.sep
+# Found from the package, not from this file, which may sit at any depth inside it.
+_OWN_PACKAGE = str(Path(killmap.__file__).resolve().parent) + os.sep
 
 
 def fingerprint(root: str, skip: frozenset[str], starts: frozenset[str] | None = None) -> _Tree:
