@@ -48,7 +48,7 @@ def pytest_configure(config):
 
         recorder = per_test_coverage(_targets())
     elif mode == "monitor":
-        from killmap.engine.monitor import line_monitor
+        from killmap.engine.line_monitor import line_monitor
 
         recorder = line_monitor(_targets())
     else:
@@ -73,7 +73,7 @@ def pytest_unconfigure(config):
     if recorder is None or not out:
         return
     recorder.stop()
-    from killmap.engine.monitor import LineMonitor
+    from killmap.engine.line_monitor import LineMonitor
     from killmap.engine.tracing import coverage_contexts
 
     found = recorder.contexts() if isinstance(recorder, LineMonitor) else coverage_contexts(recorder)

@@ -22,7 +22,7 @@ from gatekit import copy_fixture
 
 import killmap.verdict.baseline as baseline_module
 from killmap.catalog.plan import LabOptions
-from killmap.engine.claims import Claims, SharedItems
+from killmap.engine.baseline_split import Claims, SharedItems
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import untraced_durations
 from killmap.verdict.lab import run_lab

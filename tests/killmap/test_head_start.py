@@ -1,6 +1,6 @@
 """The head start: the baseline begins while the mutants are built, and never costs a verdict.
 
-The gate starts its workers and the baseline before it builds the mutants (headstart.py).
+The gate starts its workers and the baseline before it builds the mutants (early_baseline.py).
 These tests hold it to the promises that make that safe: a catalog error found meanwhile is
 the error reported, at once, with the baseline stopped rather than waited for; a run with
 nothing to run starts no worker at all.

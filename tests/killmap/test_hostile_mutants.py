@@ -197,7 +197,7 @@ def outside_tmp_project():
 
 
 @pytest.mark.skipif(
-    not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
+    not sys.platform.startswith("linux") or __import__("killmap.engine.landlock").engine.landlock.abi_version() < 1,
     reason="Landlock is not available on this kernel",
 )
 def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens_and_called_escaped(tmp_path_factory):
@@ -318,7 +318,7 @@ def test_a_test_tools_cache_written_by_a_failing_mutant_is_undone_silently_and_t
 
 
 @pytest.mark.skipif(
-    not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
+    not sys.platform.startswith("linux") or __import__("killmap.engine.landlock").engine.landlock.abi_version() < 1,
     reason="Landlock is not available on this kernel",
 )
 def test_a_baseline_red_from_a_denied_write_points_at_the_confinement(tmp_path):

@@ -2,7 +2,7 @@
 
 Enumerating a large file's mutants (libcst, mutmut's operators) took over a second on
 draftroute while the workers waited. The baseline depends only on the settings, the files
-traced and the tests contracts name (headstart.py), all known before a single mutant is: so
+traced and the tests contracts name (early_baseline.py), all known before a single mutant is: so
 the sweep starts it first. These run the sweep in this process, on the fixture project, and
 watch for the head start's thread when enumeration begins.
 """
@@ -17,7 +17,7 @@ from sweepkit import fresh_fixture, require_mutmut
 from killmap.catalog.reader import GateSettings, Mutation, Target
 from killmap.verdict import baseline as baseline_module
 from killmap.verdict import sweep as sweep_module
-from killmap.verdict.headstart import HeadStart
+from killmap.verdict.early_baseline import HeadStart
 from killmap.verdict.lab import LabOptions
 
 MODULE = "src/sweeppkg/limits.py"
@@ -43,7 +43,7 @@ def _sweep(project, monkeypatch, *, use_cache: bool, cache_dir):
         return run_baseline(*args, **kwargs)
 
     monkeypatch.setattr(sweep_module, "enumerate_mutants", watched_enumeration)
-    monkeypatch.setattr("killmap.verdict.headstart.run_baseline", counted_baseline)
+    monkeypatch.setattr("killmap.verdict.early_baseline.run_baseline", counted_baseline)
     monkeypatch.setattr("killmap.verdict.lab.run_baseline", counted_baseline)
     targets = sweep_module.resolve_targets(project, [MODULE], [])
     options = LabOptions(jobs=2, use_cache=use_cache, cache_dir=cache_dir)

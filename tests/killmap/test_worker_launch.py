@@ -107,7 +107,7 @@ def test_an_engine_with_fewer_sandboxes_lets_the_spare_launched_workers_go(tmp_p
         with Engine(project, project_files(project), 1, launch=launch) as engine:
             assert [worker.process for worker in engine.workers] == [first]
             engine.workers[0].wait_sandbox()
-            # The spares are the first worker's children (siblings.py): each leaves at the
+            # The spares are the first worker's children (worker_forks.py): each leaves at the
             # end of file on its pipes, and none is left running beside the engine's worker.
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and _live_children(first.pid):

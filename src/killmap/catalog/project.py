@@ -25,7 +25,7 @@ _SKIP_DIRS = {
     "build",
     "dist",
     ".killmap-cache",
-    ".hypothesis",  # Hypothesis's saved examples: a run's private state, never the project's (neutral.py)
+    ".hypothesis",  # Hypothesis's saved examples: a run's private state, never the project's (foreign_plugins.py)
 }
 
 

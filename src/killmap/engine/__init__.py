@@ -14,11 +14,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from killmap.engine.absence import read_records
-    from killmap.engine.cachedirs import baseline_red_file, cache_base
+    from killmap.engine.cache_folders import baseline_red_file, cache_base
     from killmap.engine.core import Engine, memory_limit
     from killmap.engine.guard import escaped_note
     from killmap.engine.launch import Launch
+    from killmap.engine.missing_names import read_records
     from killmap.engine.outcome import (
         ASSERTION,
         BROKEN,
@@ -35,13 +35,13 @@ if TYPE_CHECKING:
     from killmap.engine.runner import Scenario
 
 # The pytest plugin that records which missing name turned a test red, for `-p` (red-first).
-MISSING_NAMES_PLUGIN = "killmap.engine.absence"
+MISSING_NAMES_PLUGIN = "killmap.engine.missing_names"
 
 # Each name the face hands on -> the module that defines it.
 _HOMES = {
-    "read_records": "killmap.engine.absence",
-    "baseline_red_file": "killmap.engine.cachedirs",
-    "cache_base": "killmap.engine.cachedirs",
+    "read_records": "killmap.engine.missing_names",
+    "baseline_red_file": "killmap.engine.cache_folders",
+    "cache_base": "killmap.engine.cache_folders",
     "Engine": "killmap.engine.core",
     "memory_limit": "killmap.engine.core",
     "escaped_note": "killmap.engine.guard",

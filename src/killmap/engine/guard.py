@@ -11,7 +11,7 @@ Stat first, hash only on a difference (of size, mtime or ctime): a run that wrot
 costs one stat per file, and one per folder for the files it might have added
 (`FolderStamps`). The ctime because a run can write a file's bytes and set its mtime back;
 nothing but the kernel sets a ctime. Where the kernel can say what happened in the tree
-(changefeed.py), a check that heard nothing, or only what it was told to expect, stats nothing.
+(inotify_watch.py), a check that heard nothing, or only what it was told to expect, stats nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from killmap.engine.changefeed import ChangeFeed
-from killmap.engine.treewatch import Found, TreeWatch
+from killmap.engine.inotify_watch import ChangeFeed
+from killmap.engine.tree_watch import Found, TreeWatch
 
 
 @dataclass(frozen=True)
@@ -360,7 +360,7 @@ class Containment:
     the other's. Every run still in progress when the write happened (its file's mtime)
     is a suspect; each hears of it when its own run ends.
 
-    `watch`: makes the whole-tree watch (treewatch.py), at the start of the first run that
+    `watch`: makes the whole-tree watch (tree_watch.py), at the start of the first run that
     is not confined; before it, no run could have written into the tree.
     """
 

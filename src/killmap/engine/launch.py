@@ -23,16 +23,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from killmap.engine.confine import hide_from_tests
+from killmap.engine.landlock import hide_from_tests
 from killmap.engine.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
-from killmap.engine.siblings import open_pipes
+from killmap.engine.worker_forks import open_pipes
 
 WorkerProcess = Any  # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives
 
 
 def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     """Start one worker process; it forks the other `count - 1` once it has imported pytest
-    (siblings.py). The processes in order, the started one first."""
+    (worker_forks.py). The processes in order, the started one first."""
     env = dict(os.environ)
     # The gate's own folder (the user's tree, most often) is named nowhere a test could read
     # it: not in the workers' environment (a test's /proc/self/environ is its worker's), and

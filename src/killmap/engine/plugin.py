@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.claims import SharedItems
-from killmap.engine.copylink import CopyLink, fork_copy, read_reruns, report_done, send_reruns
+from killmap.engine.baseline_split import SharedItems
+from killmap.engine.confirm_pipe import CopyLink, fork_copy, read_reruns, report_done, send_reruns
 from killmap.engine.failures import describe_failure, shorten, shorten_middle, unrendered_failure
-from killmap.engine.neutral import private_hypothesis_home
-from killmap.engine.shadowing import ImportWatch, modules_from_working_tree
+from killmap.engine.foreign_plugins import private_hypothesis_home
+from killmap.engine.working_tree_imports import ImportWatch, modules_from_working_tree
 
 
 class Recorder:
@@ -53,7 +53,7 @@ class Recorder:
     ) -> None:
         """This run's files and settings, and nothing recorded yet."""
         self.events = open(events_path, "a", encoding="utf-8")
-        # Hypothesis's examples and caches, this run's alone, beside its events (neutral.py).
+        # Hypothesis's examples and caches, this run's alone, beside its events (foreign_plugins.py).
         private_hypothesis_home(os.path.join(os.path.dirname(events_path), "hypothesis"))
         self.snapshot = snapshot  # where a confirmation run reports, if one is wanted
         # Stop after the first red test (a sweep mutant: killed or not is all it asks); the
@@ -73,7 +73,7 @@ class Recorder:
         self.coverage = coverage
         self.tracing = tracing  # whether `coverage` is started now
         # The file where the parallel runs of one baseline pass claim the tests each runs
-        # (claims.py); None runs every item.
+        # (baseline_split.py); None runs every item.
         self.run_claims = run_claims
         self._shared: SharedItems | None = None
         self._begun = 0  # items started so far: where the run loop is in `session.items`
@@ -422,7 +422,7 @@ def conclude_run(
     The confirmation copy reports its re-runs and stops; the run itself lets the copy go,
     saves its coverage when it traced, and writes its final line with the origin proof.
     `imports_of`: the sandbox whose imported files the cache needs, when they are wanted.
-    `watch`: the collected session's, in its forks (shadowing.py).
+    `watch`: the collected session's, in its forks (working_tree_imports.py).
     """
     if recorder.confirming:
         recorder.finish_confirmation(int(exit_code))

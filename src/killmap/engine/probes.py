@@ -4,7 +4,7 @@ Why: on Python 3.10 and 3.11 any trace function puts the whole interpreter on it
 whatever it traces. A loop ran 2.5x slower under `sys.settrace(lambda *a: None)`, and under
 coverage's C tracer a test that ran no line of a target file still ran 2.2x slower (the
 synthetic S1000's reach pass took longer on two workers than plain pytest on one). There is
-no sys.monitoring there (monitor.py). So in a traced run's fork, the target files' functions
+no sys.monitoring there (line_monitor.py). So in a traced run's fork, the target files' functions
 run a copy of their code with a probe before each statement, `hits[line] = 1` into a
 bytearray of their file held as a constant; everything else runs at full speed, and a probed
 loop about 1.3x slower.
@@ -42,7 +42,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from killmap.engine.swap import every_object
+from killmap.engine.code_swap import every_object
 
 AVAILABLE = sys.version_info < (3, 12)  # 3.12+ has the line monitor, which needs no copy
 UNPROVEN = "<unproven>"  # the context a file's reach is put under when it cannot be trusted

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from killmap.catalog.plan import DEFAULT_SEED
-from killmap.engine import confine
+from killmap.engine import landlock
 from killmap.engine.guard import Written
 from killmap.engine.outcome import RunOutcome, TestResult, denied_writes, read_outcome, tracers_of
 from killmap.engine.pool import Worker
@@ -26,7 +26,7 @@ from killmap.engine.sandbox import Scratch
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
 # seen (no maxfail), order is the file's (no random order), nothing is cached between runs.
-# xdist, pytest-cov and pytest-randomly stay loaded, switched off by neutral.py: blocking
+# xdist, pytest-cov and pytest-randomly stay loaded, switched off by foreign_plugins.py: blocking
 # them would make pytest refuse an addopts that names their options.
 GATE_FLAGS = (
     "-p",
@@ -58,10 +58,10 @@ class Scenario:
     mutated_file: str | None = None
     expect_module: str | None = None
     # A file the parallel runs of one baseline pass share: each runs only the tests it claims
-    # first there (claims.py); None runs every test.
+    # first there (baseline_split.py); None runs every test.
     run_claims: str | None = None
     # What records the per-test lines in a fork of the collected session: "auto" is
-    # sys.monitoring on Python 3.12+ (monitor.py), "coverage" is coverage's C tracer.
+    # sys.monitoring on Python 3.12+ (line_monitor.py), "coverage" is coverage's C tracer.
     tracer: str = "auto"
     # Whether this run records what ran while its session collected. Collection is the same
     # program in every session of one baseline, so one run records it for all; under
@@ -85,7 +85,7 @@ class Scenario:
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
     extra_args: tuple[str, ...] = ()
-    # What Hypothesis and pytest-randomly draw from (neutral.py); None explores. Set by the
+    # What Hypothesis and pytest-randomly draw from (foreign_plugins.py); None explores. Set by the
     # engine for every run of a command (core.Engine.run).
     seed: int | None = DEFAULT_SEED
     # Stop after the first red test (plugin.Recorder.first_red): a sweep mutant asks only
@@ -103,7 +103,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     if "session" in request:
         worker.session_stale = False
     if worker.containment is not None:
-        confined = "confine" in request and confine.available()
+        confined = "confine" in request and landlock.available()
         worker.containment.started(request["id"], time.time_ns(), confined=confined)
     try:
         response = worker.request(request)
@@ -161,7 +161,7 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         "pycache_prefix": str(scratch.path / f"pycache-{worker.index}"),
         "memory_limit": worker.memory_limit,
         "seed": scenario.seed,
-        # pytest's rewritten test modules, shared by every session (rewrites.py).
+        # pytest's rewritten test modules, shared by every session (assert_rewrites.py).
         "rewrites": {
             "write": str(scratch.rewrites),
             "read": [str(scratch.kept_rewrites)] if scratch.kept_rewrites else [],
@@ -172,7 +172,7 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
     # The tests' temporary folder is the worker's own, inside the scratch: confinement grants
     # the scratch but never the system's temporary folder, where the project may live.
     request["tmpdir"] = str(scratch.path / "tmpdir" / str(worker.index))
-    if scenario.confine and not confine.switched_off():
+    if scenario.confine and not landlock.switched_off():
         request["confine"] = [str(sandbox), str(scratch.path), "/dev"]
     unmutated = not scenario.writes
     if (

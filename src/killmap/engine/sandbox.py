@@ -19,8 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from killmap.engine.changefeed import ChangeFeed
 from killmap.engine.guard import Stamp, folder_stamp
+from killmap.engine.inotify_watch import ChangeFeed
 
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
 # this file, made on this host (a container sharing /tmp has its own pids), whose gate is
@@ -85,9 +85,9 @@ class Scratch:
         # What the pristine copy was made from, and its folders as made (repair_pristine).
         self._pristine_source: tuple[Path, list[str]] | None = None
         self._pristine_folders: dict[str, Stamp | None] = {}
-        self._pristine_feed: ChangeFeed | None = None  # what the kernel heard there (changefeed.py)
+        self._pristine_feed: ChangeFeed | None = None  # what the kernel heard there (inotify_watch.py)
         self._pristine_lock = threading.Lock()
-        # pytest's rewritten test modules (rewrites.py): written here by this gate's
+        # pytest's rewritten test modules (assert_rewrites.py): written here by this gate's
         # sessions, read from here and from `kept_rewrites`, which outlives the gate.
         self.rewrites = self.path / "rewrites"
         self.kept_rewrites: Path | None = None
@@ -116,7 +116,7 @@ class Scratch:
         Every later run copies and restores from it. A file removed, created or renamed
         changes its folder's mtime and ctime (guard.folder_stamp: a run can set the mtime back,
         not the ctime), so the folders alone are compared: a stat each, a run; none where the
-        kernel heard nothing happen in them (changefeed.py)."""
+        kernel heard nothing happen in them (inotify_watch.py)."""
         with self._pristine_lock:
             if self.pristine is None or self._pristine_source is None:
                 return False

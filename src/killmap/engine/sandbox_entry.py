@@ -2,9 +2,9 @@
 
 Its own process group (a timeout kills all it started), its output to its log, bytecode
 cached outside the sandbox, the sandbox as its folder and first on `sys.path` with the user's
-working tree nowhere on it, its writes confined (confine.py), its memory limited
+working tree nowhere on it, its writes confined (landlock.py), its memory limited
 (reaper.py), and pytest's rewritten test modules shared with every other session
-(rewrites.py); then, for a traced run, the recorder of its lines started before it collects.
+(assert_rewrites.py); then, for a traced run, the recorder of its lines started before it collects.
 The collected session's server and a fresh child both enter this way; a fork of the server
 inherits it.
 """
@@ -16,8 +16,8 @@ import re
 import sys
 from typing import Any
 
-from killmap.engine import rewrites
-from killmap.engine.confine import confine_writes, drop_ptrace
+from killmap.engine import assert_rewrites
+from killmap.engine.landlock import confine_writes, drop_ptrace
 from killmap.engine.reaper import limit_memory
 from killmap.engine.tracing import per_test_coverage, untraced_assertion_rewriting
 
@@ -55,7 +55,7 @@ def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | Non
     limit_memory(request.get("memory_limit"))
     shared = request.get("rewrites")
     if shared:  # before pytest imports its first test module
-        rewrites.install(shared["write"], shared["read"])
+        assert_rewrites.install(shared["write"], shared["read"])
 
 
 def scrub_environment(sandbox: str, blocked_root: str | None, tmpdir: str | None) -> None:
@@ -66,7 +66,7 @@ def scrub_environment(sandbox: str, blocked_root: str | None, tmpdir: str | None
     place, except what names the interpreter's own installation (a `.venv` inside the tree:
     PATH and VIRTUAL_ENV must still find its tools, and `sys.prefix` says where it is anyway).
     `tmpdir`: the tests' private temporary folder, inside the gate's scratch, as TMPDIR, TEMP
-    and TMP; the system's temporary folder is not writable under confinement (confine.py)."""
+    and TMP; the system's temporary folder is not writable under confinement (landlock.py)."""
     import tempfile
 
     os.environ["PWD"] = os.environ["OLDPWD"] = sandbox
@@ -133,7 +133,7 @@ def _installation_paths() -> list[str]:
 
 def collection_recorder(include: list[str], tracer: str, collection: bool = True) -> Any:
     """What records a session's lines (collected or fresh), started before it collects: the
-    line monitor on Python 3.12+ (monitor.py; collection then runs untraced too), else
+    line monitor on Python 3.12+ (line_monitor.py; collection then runs untraced too), else
     coverage's C tracer, paused while pytest rewrites asserts.
 
     `collection=False`: another session of the same baseline records the collection, and
@@ -141,7 +141,7 @@ def collection_recorder(include: list[str], tracer: str, collection: bool = True
     while any trace function is set). It is set up, then paused until a test it claims;
     the monitor costs collection little and records it anyway."""
     if tracer != "coverage":
-        from killmap.engine.monitor import line_monitor
+        from killmap.engine.line_monitor import line_monitor
 
         monitor = line_monitor(include)  # every target module is yet to be imported
         if monitor is not None:

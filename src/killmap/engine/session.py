@@ -7,7 +7,7 @@ collection and then, inside `pytest_runtestloop`, serves runs: for each it forks
 fork runs only the selected items, with fixtures set up afresh. Two forks share nothing:
 each starts from the same pristine post-collection state.
 
-In the fork the mutant's code is swapped into the imported module (swap.py), when the
+In the fork the mutant's code is swapped into the imported module (code_swap.py), when the
 gate has shown that this is the same program as importing it afresh; when the fork
 itself finds it is not (a module not imported during collection, a closure over other
 variables), it exits with FALLBACK before running anything and the worker runs the mutant
@@ -29,13 +29,13 @@ from typing import Any
 import pytest
 
 from killmap.engine import probes
+from killmap.engine.code_swap import LiveFunctions, swap_in
 from killmap.engine.failures import warm_real_paths
-from killmap.engine.monitor import LineMonitor
+from killmap.engine.line_monitor import LineMonitor
 from killmap.engine.plugin import Recorder, conclude_run, deselected_by, run_claims_of
 from killmap.engine.reaper import die_with_parent
-from killmap.engine.shadowing import ImportWatch, modules_from_working_tree
-from killmap.engine.swap import LiveFunctions, swap_in
-from killmap.engine.unitcompile import CompiledUnit
+from killmap.engine.unit_compile import CompiledUnit
+from killmap.engine.working_tree_imports import ImportWatch, modules_from_working_tree
 
 FALLBACK = 75  # the fork's exit status for "run me in a fresh session instead"
 
@@ -89,7 +89,7 @@ class SessionServer:
         session.config.pluginmanager.register(self.recorder, "killmap-recorder-fork")
         if self.blocked_root:
             # And looks at these modules, last before the forks: once, here, and a fork that
-            # imports nothing need not look again (shadowing.py).
+            # imports nothing need not look again (working_tree_imports.py).
             self.imports = ImportWatch(modules_from_working_tree(self.blocked_root))
         self._say(ready=True, collected=len(session.items))
         by_id = {item.nodeid: item for item in session.items}
@@ -164,7 +164,7 @@ def _write_to_run_log(path: str) -> None:
 
 
 def _swap_mutant_in(server: SessionServer, request: dict[str, Any], swap: dict[str, Any]) -> dict[str, Any]:
-    """The mutant's code swapped into the collected session's module (swap.py), or the fork
+    """The mutant's code swapped into the collected session's module (code_swap.py), or the fork
     falls back to a fresh session; what the origin proof reports of the swap."""
     if swap["module"] not in sys.modules:
         _fallback(request, f"{swap['module']} was not imported while tests were collected")

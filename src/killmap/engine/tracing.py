@@ -93,7 +93,7 @@ def coverage_contexts(cov: coverage.Coverage) -> dict[str, dict[str, list[int]]]
 
 
 def write_coverage(tracer: Any, out: str) -> None:
-    """What a traced run recorded, by coverage, a LineMonitor (monitor.py) or probes (probes.py).
+    """What a traced run recorded, by coverage, a LineMonitor (line_monitor.py) or probes (probes.py).
 
     The project's warning filters are in force here (pluggy's `filterwarnings = error`), and
     coverage warns through `warnings` ("No data was collected" when a share ran no target

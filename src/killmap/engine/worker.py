@@ -28,20 +28,20 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.neutral import PluginNeutraliser
+from killmap.engine.before_fork import warm_worker
+from killmap.engine.foreign_plugins import PluginNeutraliser
 from killmap.engine.plugin import Recorder, conclude_run, run_claims_of
 from killmap.engine.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
 from killmap.engine.sandbox import copy_files
 from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.session import FALLBACK, SessionServer
-from killmap.engine.siblings import fork_siblings, pipes_from
-from killmap.engine.stuck import CpuSample, cpu_seconds, watch_window
-from killmap.engine.unitcompile import Place, code_places, unit_to_hand, units_of
-from killmap.engine.warm import warm_worker
+from killmap.engine.timeout_cpu import CpuSample, cpu_seconds, watch_window
+from killmap.engine.unit_compile import Place, code_places, unit_to_hand, units_of
+from killmap.engine.worker_forks import fork_siblings, pipes_from
 
 _current_child: list[int] = []
 _gate: list[int] = [0]  # the gate's pid: a worker whose gate is gone stops itself (_gate_gone)
-_siblings: list[int] = []  # in the first worker: the workers it forked (siblings.py)
+_siblings: list[int] = []  # in the first worker: the workers it forked (worker_forks.py)
 # The folder the worker started in, as `python -m` put it first on sys.path (None when
 # PYTHONSAFEPATH left it out). A run puts its sandbox there instead, so its tests see the
 # sys.path that `python -m pytest` run in the sandbox would give them.
@@ -64,7 +64,7 @@ def _main() -> int:
     _start_entry[0] = sys.path[0] if sys.path and sys.path[0] == os.getcwd() else None
     signal.signal(signal.SIGTERM, _terminate)
     warm_worker()
-    # The other workers are forks of this one, warm from here on (siblings.py). Each watches
+    # The other workers are forks of this one, warm from here on (worker_forks.py). Each watches
     # the gate itself (_gate_gone): this worker may die first.
     _siblings[:], _ = fork_siblings(pipes_from(sys.argv))
     become_subreaper()
@@ -483,7 +483,7 @@ def _wait_for_fork(
     server: _Server, request: dict[str, Any], pid: int, started: float
 ) -> tuple[dict[str, Any] | None, bool, str]:
     """The server's word that the fork ended (None if the server is gone), whether it was
-    killed at its limit, and then whether it was busy or idle (stuck.py); everything the fork
+    killed at its limit, and then whether it was busy or idle (timeout_cpu.py); everything the fork
     started is killed either way."""
     _current_child.append(pid)
     _name_run(request, pid)

@@ -164,7 +164,7 @@ class _Passes:
         self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
     ) -> list[RunOutcome]:
         """Each worker runs `tests` (None: every test), traced or not; `shared`: the runs share
-        the tests out (claims.py), else each runs them all. Only the first run's session traces
+        the tests out (baseline_split.py), else each runs them all. Only the first run's session traces
         collection, the same program in every session. Each run is a fork of its worker's
         collected session, which the mutants then reuse."""
         claims = str(self.engine.scratch.run_dir("baseline-claims") / label) if shared else None

@@ -1,6 +1,6 @@
 """Dispatch: each mutant to a worker as soon as it is built and the baseline is in.
 
-The head start (headstart.py) runs the first baseline while the gate builds and checks the
+The head start (early_baseline.py) runs the first baseline while the gate builds and checks the
 mutants. Whichever ends first used to wait for the other: a worker whose baseline run was
 done sat idle until the last mutant was built, though most of them were ready long before
 (on draftroute's catalog, about 0.1 s of both workers at every gate run). A mutant's run

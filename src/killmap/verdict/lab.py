@@ -26,7 +26,7 @@ from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.verdict.cache import VerdictCache, test_files_digest
 from killmap.verdict.dispatch import Dispatch, Progress
-from killmap.verdict.headstart import HeadStart
+from killmap.verdict.early_baseline import HeadStart
 from killmap.verdict.judge import Verdict
 from killmap.verdict.prepare import (
     MutantBuilder,
@@ -252,7 +252,7 @@ def early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch
     """The engine and the baseline of `plan`'s settings and files, begun before the caller
     has its mutations (a sweep enumerates them meanwhile: seconds of libcst on a large file,
     while the workers would wait). `plan` stands for the mutations to come: their files and
-    contract tests, which are all a baseline depends on (headstart.py); hand the result to
+    contract tests, which are all a baseline depends on (early_baseline.py); hand the result to
     run_mutations as `head`, which cancels it if it does not cover what runs."""
     files = _checked_input(root, plan)
     engine = _engine(root, files, options, launch, options.jobs)
@@ -284,7 +284,7 @@ def _build_while_the_baseline_runs(
             begun = None
         if pending:
             # Something will run: begin the engine and its baseline while the mutants are
-            # built and checked (headstart.py says why the two are independent), and run
+            # built and checked (early_baseline.py says why the two are independent), and run
             # each mutant from the moment both it and the baseline are there (dispatch.py).
             if begun is not None:
                 early, head = begun.engine, begun

@@ -40,7 +40,7 @@ from killmap.mutate.splice import SplicedFile
 from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
-from killmap.verdict.headstart import HeadStart
+from killmap.verdict.early_baseline import HeadStart
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabOptions, LabResult, Progress, early_baseline, run_mutations
 

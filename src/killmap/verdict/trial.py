@@ -268,7 +268,7 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
     into the collected session), its origin to prove, and what its confirmation re-runs."""
     mutation, mutant, baseline = job
     module = module_name(mutant.file, mutation.settings.paths)
-    # The swap (swap.py) is sound only for changes that run neither at import nor while
+    # The swap (code_swap.py) is sound only for changes that run neither at import nor while
     # tests are collected: select_tests marks both as import-time.
     swappable = swap and not region.import_time
     scenario = Scenario(

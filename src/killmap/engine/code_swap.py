@@ -32,7 +32,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from killmap.engine.unitcompile import CompiledUnit, Place, Units, code_places, mutant_places, places_of_unit, units_of
+from killmap.engine.unit_compile import CompiledUnit, Place, Units, code_places, mutant_places, places_of_unit, units_of
 
 
 def every_object() -> list[Any]:
@@ -41,7 +41,7 @@ def every_object() -> list[Any]:
     import (a conftest, a server that forks) would hide its functions: from the swap, which
     would leave them running the original, and from the probes, which would record nothing.
 
-    The worker freezes its own heap before any session (warm.py), and nothing of the project
+    The worker freezes its own heap before any session (before_fork.py), and nothing of the project
     is in it: while the project itself has frozen nothing (`_FreezeWatch`), the unfrozen
     objects are all there is to look at, and listing the worker's 30,000 besides cost every
     session 15-30 ms and every traced run 30 ms, in pages copied."""
@@ -107,7 +107,7 @@ class LiveFunctions:
     scan touches every object, so in a fork it also copies every page of the heap). It is
     exact in the fork because nothing of the project runs between the scan and the swap:
     the server only reads requests and forks, and the fork swaps before any test starts.
-    The worker froze its own heap before the session began (warm.py): the scan lists only
+    The worker froze its own heap before the session began (before_fork.py): the scan lists only
     what the session made, which holds every function of the project.
     The originals' code objects are compiled here too, once per file, when first asked.
     """
@@ -124,7 +124,7 @@ class LiveFunctions:
         self, path: str, original_text: str, mutant_text: str, unit: CompiledUnit | None = None
     ) -> dict[Place, types.CodeType]:
         """The places of the mutant's text: only the function it changed is compiled when
-        that is exact (unitcompile.py), else the whole text (SyntaxError if it does not
+        that is exact (unit_compile.py), else the whole text (SyntaxError if it does not
         compile). `unit`: that function compiled already, from this very text, by the worker
         (whose pages, unlike a fork's, are its own: compiling there copies none)."""
         original = self.originals(path, original_text)

@@ -1,6 +1,6 @@
 """The whole working tree, watched where nothing stops a test from writing into it.
 
-Where Landlock confines the runs (confine.py) a test cannot write outside its sandbox and the
+Where Landlock confines the runs (landlock.py) a test cannot write outside its sandbox and the
 gate's scratch. Where it cannot (macOS, an older kernel, some containers, KILLMAP_CONFINE=0,
 `[gate] confine = false`) a mutant can write anywhere in the user's tree: into `.git/`, an
 ignored log, a new file. The tracked files are the TreeGuard's (guard.py), restored from the

@@ -30,7 +30,7 @@ def displaced_folder(folder: Path | None) -> Path:
 
 
 def rewrites_folder(folder: Path | None) -> Path:
-    """Where pytest's rewritten test modules are kept between gates (rewrites.py)."""
+    """Where pytest's rewritten test modules are kept between gates (assert_rewrites.py)."""
     return cache_base(folder) / "rewrites"
 
 

@@ -1,6 +1,6 @@
 """Landlock: on Linux 5.13+, a test process may write only where a test run should.
 
-Defence in depth behind the guards (guard.py, treewatch.py), which stay the guarantee:
+Defence in depth behind the guards (guard.py, tree_watch.py), which stay the guarantee:
 detection and restore work everywhere, this works only where the kernel has Landlock. A run,
 and every process it starts, may write beneath its sandbox, the gate's scratch folder (its
 run files, tmp_path, and the private temporary folder given to the tests as TMPDIR) and /dev;
@@ -10,7 +10,7 @@ too. Reading is not restricted. Reached through raw system calls with ctypes: th
 library for it in the standard library, and the calls are three.
 
 KILLMAP_CONFINE=0 switches it off for every run, as on a platform without Landlock (macOS):
-the whole-tree watch (treewatch.py) then stands alone, and the tests can prove it does.
+the whole-tree watch (tree_watch.py) then stands alone, and the tests can prove it does.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def switched_off() -> bool:
 
 def available() -> bool:
     """Whether a run asked to be confined will be: Landlock exists and is not switched off.
-    Where it is not, the gate watches the whole working tree instead (treewatch.py)."""
+    Where it is not, the gate watches the whole working tree instead (tree_watch.py)."""
     return not switched_off() and abi_version() >= 1
 
 

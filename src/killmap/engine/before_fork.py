@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 import inspect
 
+from killmap.engine.code_swap import harness_frozen
 from killmap.engine.failures import warm_real_paths
-from killmap.engine.swap import harness_frozen
 
 
 def warm_worker() -> None:
@@ -40,4 +40,4 @@ def warm_worker() -> None:
             pass
     warm_real_paths()
     inspect.stack()
-    harness_frozen()  # gc.freeze(), and every later freeze by the project noted (swap.py)
+    harness_frozen()  # gc.freeze(), and every later freeze by the project noted (code_swap.py)

@@ -10,7 +10,7 @@ hears nothing but what it expects skips its look; anything else, or a queue that
 and it looks at everything as before. Where inotify is missing (macOS) or refuses a watch
 (the user's limit), there is no feed and every check looks at everything.
 
-Reached through ctypes as confine.py reaches Landlock: the standard library has no binding,
+Reached through ctypes as landlock.py reaches Landlock: the standard library has no binding,
 and the calls are three.
 """
 
