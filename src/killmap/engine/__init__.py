@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         tracers_of,
     )
     from killmap.engine.pool import Worker
-    from killmap.engine.probes import UNPROVEN
+    from killmap.engine.reach.probes import UNPROVEN
     from killmap.engine.reaper import workers_the_machine_holds
     from killmap.engine.runner import Scenario
 
@@ -55,7 +55,7 @@ _HOMES = {
     "refused_arguments": "killmap.engine.outcome",
     "tracers_of": "killmap.engine.outcome",
     "Worker": "killmap.engine.pool",
-    "UNPROVEN": "killmap.engine.probes",
+    "UNPROVEN": "killmap.engine.reach.probes",
     "workers_the_machine_holds": "killmap.engine.reaper",
     "Scenario": "killmap.engine.runner",
 }

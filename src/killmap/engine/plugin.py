@@ -430,14 +430,14 @@ def conclude_run(
     recorder.finish_snapshot()
     tracer = None
     if recorder.coverage is not None:
-        from killmap.engine.tracing import tracer_name, write_coverage
+        from killmap.engine.reach.tracing import tracer_name, write_coverage
 
         recorder.stop_tracing()
         write_coverage(recorder.coverage, request["coverage"]["out"])
         tracer = tracer_name(recorder.coverage)
     imported = []
     if imports_of:
-        from killmap.engine.tracing import imported_files
+        from killmap.engine.reach.tracing import imported_files
 
         imported = imported_files(imports_of)
     report_final(

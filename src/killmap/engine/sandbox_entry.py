@@ -18,8 +18,8 @@ from typing import Any
 
 from killmap.engine import assert_rewrites
 from killmap.engine.landlock import confine_writes, drop_ptrace
+from killmap.engine.reach.tracing import per_test_coverage, untraced_assertion_rewriting
 from killmap.engine.reaper import limit_memory
-from killmap.engine.tracing import per_test_coverage, untraced_assertion_rewriting
 
 
 def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | None) -> None:
@@ -141,7 +141,7 @@ def collection_recorder(include: list[str], tracer: str, collection: bool = True
     while any trace function is set). It is set up, then paused until a test it claims;
     the monitor costs collection little and records it anyway."""
     if tracer != "coverage":
-        from killmap.engine.line_monitor import line_monitor
+        from killmap.engine.reach.line_monitor import line_monitor
 
         monitor = line_monitor(include)  # every target module is yet to be imported
         if monitor is not None:

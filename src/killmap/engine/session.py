@@ -28,11 +28,11 @@ from typing import Any
 
 import pytest
 
-from killmap.engine import probes
 from killmap.engine.code_swap import LiveFunctions, swap_in
 from killmap.engine.failures import warm_real_paths
-from killmap.engine.line_monitor import LineMonitor
 from killmap.engine.plugin import Recorder, conclude_run, deselected_by, run_claims_of
+from killmap.engine.reach import probes
+from killmap.engine.reach.line_monitor import LineMonitor
 from killmap.engine.reaper import die_with_parent
 from killmap.engine.unit_compile import CompiledUnit
 from killmap.engine.working_tree_imports import ImportWatch, modules_from_working_tree

@@ -216,7 +216,7 @@ def _shared_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[l
 
 def _traced_pass(passes: _Passes, label: str, *, shared: bool) -> list[RunOutcome]:
     """A traced pass over every test. Where a run's probes could not vouch for a target file
-    (a function of it ran code they never saw, engine/probes.py), the pass is run again with
+    (a function of it ran code they never saw, engine/reach/probes.py), the pass is run again with
     coverage's C tracer: slower, never short of a line."""
     outcomes = passes.run(label, None, traced=True, shared=shared)
     if any(UNPROVEN in contexts for o in outcomes for contexts in (o.coverage or {}).values()):

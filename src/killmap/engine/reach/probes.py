@@ -309,7 +309,7 @@ class ProbeReach:
     def contexts(self) -> dict[str, dict[str, list[int]]]:
         """{real path: {context: sorted lines}}, with collection's; a file whose reach is
         unproven has only the UNPROVEN context (reach then selects every test for it)."""
-        from killmap.engine.tracing import coverage_contexts
+        from killmap.engine.reach.tracing import coverage_contexts
 
         self.stop()
         self._unproven |= unprobed_files(self.files)
