@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from killmap.engine.unit_compile import CompiledUnit, code_places, mutant_places, places_of_unit, unit_to_hand, units_of
+from killmap.engine.swap.unit_compile import (
+    CompiledUnit,
+    code_places,
+    mutant_places,
+    places_of_unit,
+    unit_to_hand,
+    units_of,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -182,7 +189,7 @@ def test_a_mutant_the_unit_cannot_say_exactly_is_left_to_the_whole_file(original
 def test_the_future_imports_and_the_class_header_are_what_makes_the_unit_exact(monkeypatch):
     # Without them the method compiles, but not to the file's code: the __future__ flag is in
     # every code object's flags, and the class name mangles the method's private names.
-    from killmap.engine import unit_compile
+    from killmap.engine.swap import unit_compile
 
     mutant = _CLASS.replace("self.__width * height", "self.__width + height")
     whole = _whole("door.py", mutant)

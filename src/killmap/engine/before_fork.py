@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from killmap.engine.code_swap import harness_frozen
 from killmap.engine.failures import warm_real_paths
+from killmap.engine.swap.code_swap import harness_frozen
 
 
 def warm_worker() -> None:

@@ -35,8 +35,8 @@ from killmap.engine.reaper import become_subreaper, die_with_parent, is_zombie, 
 from killmap.engine.sandbox import copy_files
 from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.session import FALLBACK, SessionServer
+from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.timeout_cpu import CpuSample, cpu_seconds, watch_window
-from killmap.engine.unit_compile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.worker_forks import fork_siblings, pipes_from
 
 _current_child: list[int] = []

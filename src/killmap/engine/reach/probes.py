@@ -42,7 +42,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-from killmap.engine.code_swap import every_object
+from killmap.engine.swap.code_swap import every_object
 
 AVAILABLE = sys.version_info < (3, 12)  # 3.12+ has the line monitor, which needs no copy
 UNPROVEN = "<unproven>"  # the context a file's reach is put under when it cannot be trusted

@@ -32,7 +32,15 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from killmap.engine.unit_compile import CompiledUnit, Place, Units, code_places, mutant_places, places_of_unit, units_of
+from killmap.engine.swap.unit_compile import (
+    CompiledUnit,
+    Place,
+    Units,
+    code_places,
+    mutant_places,
+    places_of_unit,
+    units_of,
+)
 
 
 def every_object() -> list[Any]:
