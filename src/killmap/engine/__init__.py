@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from killmap.engine.cache_folders import baseline_red_file, cache_base
     from killmap.engine.core import Engine, memory_limit
     from killmap.engine.guard import escaped_note
+    from killmap.engine.inrun.missing_names import read_records
     from killmap.engine.launch import Launch
-    from killmap.engine.missing_names import read_records
     from killmap.engine.outcome import (
         ASSERTION,
         BROKEN,
@@ -35,11 +35,11 @@ if TYPE_CHECKING:
     from killmap.engine.runner import Scenario
 
 # The pytest plugin that records which missing name turned a test red, for `-p` (red-first).
-MISSING_NAMES_PLUGIN = "killmap.engine.missing_names"
+MISSING_NAMES_PLUGIN = "killmap.engine.inrun.missing_names"
 
 # Each name the face hands on -> the module that defines it.
 _HOMES = {
-    "read_records": "killmap.engine.missing_names",
+    "read_records": "killmap.engine.inrun.missing_names",
     "baseline_red_file": "killmap.engine.cache_folders",
     "cache_base": "killmap.engine.cache_folders",
     "Engine": "killmap.engine.core",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from killmap.engine.failures import warm_real_paths
+from killmap.engine.inrun.failures import warm_real_paths
 from killmap.engine.swap.code_swap import harness_frozen
 
 

@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from killmap.engine.before_fork import warm_worker
-from killmap.engine.foreign_plugins import PluginNeutraliser
-from killmap.engine.plugin import Recorder, conclude_run, run_claims_of
+from killmap.engine.inrun.foreign_plugins import PluginNeutraliser
+from killmap.engine.inrun.plugin import Recorder, conclude_run, run_claims_of
 from killmap.engine.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
 from killmap.engine.sandbox import copy_files
 from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox

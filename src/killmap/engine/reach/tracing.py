@@ -18,7 +18,7 @@ from typing import Any
 
 import coverage
 
-from killmap.engine.failures import real_path
+from killmap.engine.inrun.failures import real_path
 
 
 def per_test_coverage(include: list[str]) -> coverage.Coverage:

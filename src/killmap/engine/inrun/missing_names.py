@@ -8,7 +8,7 @@ exception object itself (never from pytest's terminal text): `AttributeError.nam
 `.obj`, `ModuleNotFoundError.name`, and for "cannot import name" `ImportError.name_from`
 (Python 3.12+) or, before it, the fixed wording CPython gives that exception.
 
-Loaded into a run with `-p killmap.engine.missing_names --killmap-absence=FILE` (runner.Scenario's
+Loaded into a run with `-p killmap.engine.inrun.missing_names --killmap-absence=FILE` (runner.Scenario's
 `extra_args`); it appends one JSON line per ImportError or AttributeError pytest reports
 for a test's phase, and one per collector that failed (a test module that does not
 import), with the exception that stopped it. This module

@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.baseline_split import SharedItems
-from killmap.engine.confirm_pipe import CopyLink, fork_copy, read_reruns, report_done, send_reruns
-from killmap.engine.failures import describe_failure, shorten, shorten_middle, unrendered_failure
-from killmap.engine.foreign_plugins import private_hypothesis_home
-from killmap.engine.working_tree_imports import ImportWatch, modules_from_working_tree
+from killmap.engine.inrun.baseline_split import SharedItems
+from killmap.engine.inrun.confirm_pipe import CopyLink, fork_copy, read_reruns, report_done, send_reruns
+from killmap.engine.inrun.failures import describe_failure, shorten, shorten_middle, unrendered_failure
+from killmap.engine.inrun.foreign_plugins import private_hypothesis_home
+from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
 
 
 class Recorder:
