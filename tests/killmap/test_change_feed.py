@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from killmap.engine import inotify_watch
-from killmap.engine.guard import TreeGuard
-from killmap.engine.inotify_watch import ChangeFeed
+from killmap.engine.containment import inotify_watch
+from killmap.engine.containment.guard import TreeGuard
+from killmap.engine.containment.inotify_watch import ChangeFeed
 
 FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
 

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from killmap.engine import guard as guard_module
-from killmap.engine import inotify_watch
-from killmap.engine.guard import TreeGuard
+from killmap.engine.containment import guard as guard_module
+from killmap.engine.containment import inotify_watch
+from killmap.engine.containment.guard import TreeGuard
 
 
 @pytest.fixture(autouse=True, params=["feed", "stat"])

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate, tree_digest, write_project
 
-from killmap.engine import landlock
+from killmap.engine.containment import landlock
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process containment is proven with /proc")
 

@@ -18,12 +18,12 @@ from killmap.catalog.project import project_files
 from killmap.cli import main
 from killmap.engine import launch as launch_module
 from killmap.engine import pool as pool_module
+from killmap.engine.containment.sandbox import OWNER_FILE
 from killmap.engine.core import Engine
 from killmap.engine.launch import Launch
 from killmap.engine.pool import Worker
 from killmap.engine.reaper import is_zombie
 from killmap.engine.runner import Scenario
-from killmap.engine.sandbox import OWNER_FILE
 from killmap.verdict.lab import LabOptions, run_lab
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

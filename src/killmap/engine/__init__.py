@@ -14,9 +14,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from killmap.engine.cache_folders import baseline_red_file, cache_base
+    from killmap.engine.containment.cache_folders import baseline_red_file, cache_base
+    from killmap.engine.containment.guard import escaped_note
     from killmap.engine.core import Engine, memory_limit
-    from killmap.engine.guard import escaped_note
     from killmap.engine.inrun.missing_names import read_records
     from killmap.engine.launch import Launch
     from killmap.engine.outcome import (
@@ -40,11 +40,11 @@ MISSING_NAMES_PLUGIN = "killmap.engine.inrun.missing_names"
 # Each name the face hands on -> the module that defines it.
 _HOMES = {
     "read_records": "killmap.engine.inrun.missing_names",
-    "baseline_red_file": "killmap.engine.cache_folders",
-    "cache_base": "killmap.engine.cache_folders",
+    "baseline_red_file": "killmap.engine.containment.cache_folders",
+    "cache_base": "killmap.engine.containment.cache_folders",
     "Engine": "killmap.engine.core",
     "memory_limit": "killmap.engine.core",
-    "escaped_note": "killmap.engine.guard",
+    "escaped_note": "killmap.engine.containment.guard",
     "Launch": "killmap.engine.launch",
     "ASSERTION": "killmap.engine.outcome",
     "BROKEN": "killmap.engine.outcome",

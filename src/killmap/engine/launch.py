@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from killmap.engine.landlock import hide_from_tests
-from killmap.engine.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
+from killmap.engine.containment.landlock import hide_from_tests
+from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.worker_forks import open_pipes
 
 WorkerProcess = Any  # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives

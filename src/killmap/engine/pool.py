@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from killmap.engine.guard import Containment, TreeGuard
-from killmap.engine.inotify_watch import close_together
+from killmap.engine.containment.guard import Containment, TreeGuard
+from killmap.engine.containment.inotify_watch import close_together
 from killmap.engine.launch import Launch, start_workers, stop_workers
 from killmap.engine.worker_forks import SiblingProcess
 from killmap.errors import GateError

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from killmap.catalog.plan import DEFAULT_SEED
-from killmap.engine import landlock
-from killmap.engine.guard import Written
+from killmap.engine.containment import landlock
+from killmap.engine.containment.guard import Written
+from killmap.engine.containment.sandbox import Scratch
 from killmap.engine.outcome import RunOutcome, TestResult, denied_writes, read_outcome, tracers_of
 from killmap.engine.pool import Worker
-from killmap.engine.sandbox import Scratch
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
 # seen (no maxfail), order is the file's (no random order), nothing is cached between runs.

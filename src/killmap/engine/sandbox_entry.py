@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from killmap.engine import assert_rewrites
-from killmap.engine.landlock import confine_writes, drop_ptrace
+from killmap.engine.containment.landlock import confine_writes, drop_ptrace
 from killmap.engine.reach.tracing import per_test_coverage, untraced_assertion_rewriting
 from killmap.engine.reaper import limit_memory
 

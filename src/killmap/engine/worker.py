@@ -29,10 +29,10 @@ from typing import Any
 import pytest
 
 from killmap.engine.before_fork import warm_worker
+from killmap.engine.containment.sandbox import copy_files
 from killmap.engine.inrun.foreign_plugins import PluginNeutraliser
 from killmap.engine.inrun.plugin import Recorder, conclude_run, run_claims_of
 from killmap.engine.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
-from killmap.engine.sandbox import copy_files
 from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.session import FALLBACK, SessionServer
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of

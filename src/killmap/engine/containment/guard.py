@@ -25,8 +25,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from killmap.engine.inotify_watch import ChangeFeed
-from killmap.engine.tree_watch import Found, TreeWatch
+from killmap.engine.containment.inotify_watch import ChangeFeed
+from killmap.engine.containment.tree_watch import Found, TreeWatch
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from killmap.engine.guard import Stamp, folder_stamp
-from killmap.engine.inotify_watch import ChangeFeed
+from killmap.engine.containment.guard import Stamp, folder_stamp
+from killmap.engine.containment.inotify_watch import ChangeFeed
 
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
 # this file, made on this host (a container sharing /tmp has its own pids), whose gate is
