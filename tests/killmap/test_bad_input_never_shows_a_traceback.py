@@ -116,7 +116,7 @@ def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
     os.close(read_end)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "killmap.engine.worker"],
+            [sys.executable, "-m", "killmap.engine.workers.worker"],
             cwd=tmp_path,
             stdin=subprocess.DEVNULL,
             stdout=write_end,
@@ -134,7 +134,7 @@ def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
 # interrupted at the one moment that matters: while its workers are starting.
 SLOW_START = """\
 import os, sys, time
-if "killmap.engine.worker" in getattr(sys, "orig_argv", ()):
+if "killmap.engine.workers.worker" in getattr(sys, "orig_argv", ()):
     with open(os.environ["KM_STARTING"], "a") as marker:
         marker.write(f"{os.getpid()}\\n")
     time.sleep(float(os.environ["KM_START_DELAY"]))

@@ -193,7 +193,7 @@ def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did
     # The baseline's first run records collection for all; any traced run that asks for it
     # (a kills test traced alone, say) on a worker whose session collected untraced must run
     # in a fresh session, which records its own: else the collection's lines would be lost.
-    import killmap.engine.worker as worker
+    import killmap.engine.workers.worker as worker
 
     requests_read, requests_write = os.pipe()
     responses_read, responses_write = os.pipe()

@@ -272,7 +272,7 @@ def test_a_malformed_memory_limit_is_exit_2_even_when_every_verdict_is_cached(tm
 def test_without_a_setting_each_run_may_use_an_equal_share_of_the_machines_memory(monkeypatch):
     # The default must be a limit (a runaway mutant is contained without any setting), and
     # one that leaves room: a share per job plus one kept back, never under 2 GB.
-    from killmap.engine.reaper import memory_limit_for
+    from killmap.engine.workers.reaper import memory_limit_for
 
     monkeypatch.delenv("KILLMAP_MEMORY_MB", raising=False)
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gatekit import one_mutation_project, run_gate, tree_digest
 
-from killmap.engine import assert_rewrites
+from killmap.engine.workers import assert_rewrites
 
 # A real pytest session in its own process, told where rewrites are kept: it reports which
 # files pytest itself rewrote, and what a failing assert said and where.
@@ -23,7 +23,7 @@ SESSION = textwrap.dedent("""
         rewritten.append(str(fn))
         return original(fn, config)
     rewrite._rewrite_test = counting
-    from killmap.engine import assert_rewrites
+    from killmap.engine.workers import assert_rewrites
     assert_rewrites.install(sys.argv[2], sys.argv[3:])
     failures = []
     class Failures:

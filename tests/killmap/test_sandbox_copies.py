@@ -10,7 +10,7 @@ from gatekit import write_project
 from killmap.catalog.project import project_files
 from killmap.engine.containment.sandbox import Scratch
 from killmap.engine.core import Engine
-from killmap.engine.pool import Pool
+from killmap.engine.workers.pool import Pool
 from killmap.errors import GateError
 
 PROJECT = {

@@ -14,7 +14,7 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
         import gc, sys
         from killmap.engine.inrun.failures import real_paths_seen
         from killmap.engine.swap.code_swap import LiveFunctions
-        from killmap.engine.before_fork import warm_worker
+        from killmap.engine.workers.before_fork import warm_worker
         warm_worker()
         assert "pdb" in sys.modules, "pdb is left for every session to import"
         assert real_paths_seen, "the module paths are left for every fork to resolve"

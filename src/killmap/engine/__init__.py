@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from killmap.engine.containment.guard import escaped_note
     from killmap.engine.core import Engine, memory_limit
     from killmap.engine.inrun.missing_names import read_records
-    from killmap.engine.launch import Launch
     from killmap.engine.outcome import (
         ASSERTION,
         BROKEN,
@@ -29,10 +28,11 @@ if TYPE_CHECKING:
         refused_arguments,
         tracers_of,
     )
-    from killmap.engine.pool import Worker
     from killmap.engine.reach.probes import UNPROVEN
-    from killmap.engine.reaper import workers_the_machine_holds
     from killmap.engine.runner import Scenario
+    from killmap.engine.workers.launch import Launch
+    from killmap.engine.workers.pool import Worker
+    from killmap.engine.workers.reaper import workers_the_machine_holds
 
 # The pytest plugin that records which missing name turned a test red, for `-p` (red-first).
 MISSING_NAMES_PLUGIN = "killmap.engine.inrun.missing_names"
@@ -45,7 +45,7 @@ _HOMES = {
     "Engine": "killmap.engine.core",
     "memory_limit": "killmap.engine.core",
     "escaped_note": "killmap.engine.containment.guard",
-    "Launch": "killmap.engine.launch",
+    "Launch": "killmap.engine.workers.launch",
     "ASSERTION": "killmap.engine.outcome",
     "BROKEN": "killmap.engine.outcome",
     "CRASH": "killmap.engine.outcome",
@@ -54,9 +54,9 @@ _HOMES = {
     "error_line": "killmap.engine.outcome",
     "refused_arguments": "killmap.engine.outcome",
     "tracers_of": "killmap.engine.outcome",
-    "Worker": "killmap.engine.pool",
+    "Worker": "killmap.engine.workers.pool",
     "UNPROVEN": "killmap.engine.reach.probes",
-    "workers_the_machine_holds": "killmap.engine.reaper",
+    "workers_the_machine_holds": "killmap.engine.workers.reaper",
     "Scenario": "killmap.engine.runner",
 }
 

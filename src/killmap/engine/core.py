@@ -17,17 +17,17 @@ from typing import Any
 
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.catalog.project import ignored_package_files
-from killmap.engine.assert_rewrites import keep_new
 from killmap.engine.containment.cache_folders import cache_base, displaced_folder, rewrites_folder
 from killmap.engine.containment.guard import Containment, TreeGuard, pristine_hashes
 from killmap.engine.containment.inotify_watch import close_together
 from killmap.engine.containment.sandbox import Scratch, scratch_parent
 from killmap.engine.containment.tree_watch import TreeWatch
-from killmap.engine.launch import Launch
 from killmap.engine.outcome import RunOutcome
-from killmap.engine.pool import Pool, Worker
-from killmap.engine.reaper import MEMORY_ENV, memory_limit_for
 from killmap.engine.runner import Scenario, run_scenario, run_to_completion
+from killmap.engine.workers.assert_rewrites import keep_new
+from killmap.engine.workers.launch import Launch
+from killmap.engine.workers.pool import Pool, Worker
+from killmap.engine.workers.reaper import MEMORY_ENV, memory_limit_for
 from killmap.errors import GateError
 
 THREAD_SWITCH_SECONDS = 0.0005  # while an engine is open (Engine.__init__ says why)

@@ -22,7 +22,7 @@ from killmap.engine.containment import landlock
 from killmap.engine.containment.guard import Written
 from killmap.engine.containment.sandbox import Scratch
 from killmap.engine.outcome import RunOutcome, TestResult, denied_writes, read_outcome, tracers_of
-from killmap.engine.pool import Worker
+from killmap.engine.workers.pool import Worker
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
 # seen (no maxfail), order is the file's (no random order), nothing is cached between runs.

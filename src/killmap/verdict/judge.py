@@ -301,7 +301,7 @@ def _never_ran(case: _Case) -> str:
     return said + (f" ({len(kills)} of them in kills)" if kills else "")
 
 
-# What a run stopped at its limit was doing then (engine/timeout_cpu.py): the fix for a loop and
+# What a run stopped at its limit was doing then (engine/workers/timeout_cpu.py): the fix for a loop and
 # for a wait differ, and "an infinite loop" was once said of both.
 _STUCK = {
     "busy": "busy: it kept the CPU running to the end, as a loop that never ends does",

@@ -459,7 +459,7 @@ def run_sweep(
 ) -> SweepResult:
     """`every_red`: run each killed mutant's whole selection, for its whole red set; by default
     its run stops at its first red test (Mutation.first_red), as mutmut's does. `launch`: the
-    workers the command started at its first line (engine/launch.py)."""
+    workers the command started at its first line (engine/workers/launch.py)."""
     started = time.perf_counter()
     version = mutmut_adapter.version()
     head = _baseline_while_enumerating(root, targets, options, launch)

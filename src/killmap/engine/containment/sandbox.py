@@ -201,7 +201,7 @@ def remove_abandoned(folder: Path, keep: Path) -> None:
 
 
 # What a process left alive wrote after its gate removed the scratch, making its folders again
-# (engine/worker.py kills them first now): only bytecode and rewritten test modules, with no
+# (engine/workers/worker.py kills them first now): only bytecode and rewritten test modules, with no
 # owner file. A gate's scratch has its owner file from the moment it is made to its removal.
 LEFTOVER_ENTRY = re.compile(r"pycache-\d+|rewrites")
 # Nothing in it changed for this long: a folder a gate is making or removing right now (its

@@ -33,9 +33,9 @@ from killmap.engine.inrun.plugin import Recorder, conclude_run, deselected_by, r
 from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
 from killmap.engine.reach import probes
 from killmap.engine.reach.line_monitor import LineMonitor
-from killmap.engine.reaper import die_with_parent
 from killmap.engine.swap.code_swap import LiveFunctions, swap_in
 from killmap.engine.swap.unit_compile import CompiledUnit
+from killmap.engine.workers.reaper import die_with_parent
 
 FALLBACK = 75  # the fork's exit status for "run me in a fresh session instead"
 

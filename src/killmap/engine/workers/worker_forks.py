@@ -29,7 +29,7 @@ import subprocess
 import time
 from typing import IO
 
-from killmap.engine.reaper import is_zombie
+from killmap.engine.workers.reaper import is_zombie
 
 ARGUMENT = "--siblings"
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from killmap.engine.containment.guard import Containment, TreeGuard
 from killmap.engine.containment.inotify_watch import close_together
-from killmap.engine.launch import Launch, start_workers, stop_workers
-from killmap.engine.worker_forks import SiblingProcess
+from killmap.engine.workers.launch import Launch, start_workers, stop_workers
+from killmap.engine.workers.worker_forks import SiblingProcess
 from killmap.errors import GateError
 
 

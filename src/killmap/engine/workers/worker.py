@@ -28,16 +28,16 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.before_fork import warm_worker
 from killmap.engine.containment.sandbox import copy_files
 from killmap.engine.inrun.foreign_plugins import PluginNeutraliser
 from killmap.engine.inrun.plugin import Recorder, conclude_run, run_claims_of
-from killmap.engine.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
-from killmap.engine.sandbox_entry import collection_recorder, enter_sandbox
-from killmap.engine.session import FALLBACK, SessionServer
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
-from killmap.engine.timeout_cpu import CpuSample, cpu_seconds, watch_window
-from killmap.engine.worker_forks import fork_siblings, pipes_from
+from killmap.engine.workers.before_fork import warm_worker
+from killmap.engine.workers.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
+from killmap.engine.workers.sandbox_entry import collection_recorder, enter_sandbox
+from killmap.engine.workers.session import FALLBACK, SessionServer
+from killmap.engine.workers.timeout_cpu import CpuSample, cpu_seconds, watch_window
+from killmap.engine.workers.worker_forks import fork_siblings, pipes_from
 
 _current_child: list[int] = []
 _gate: list[int] = [0]  # the gate's pid: a worker whose gate is gone stops itself (_gate_gone)

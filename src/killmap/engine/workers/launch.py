@@ -25,7 +25,7 @@ from typing import Any
 
 from killmap.engine.containment.landlock import hide_from_tests
 from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
-from killmap.engine.worker_forks import open_pipes
+from killmap.engine.workers.worker_forks import open_pipes
 
 WorkerProcess = Any  # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives
 
@@ -45,7 +45,7 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     arguments, inherited, siblings = open_pipes(count - 1)
     try:
         first = subprocess.Popen(
-            [sys.executable, "-m", "killmap.engine.worker", *arguments],
+            [sys.executable, "-m", "killmap.engine.workers.worker", *arguments],
             cwd=start_dir,
             env=env,
             stdin=subprocess.PIPE,

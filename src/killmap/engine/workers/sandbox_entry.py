@@ -16,10 +16,10 @@ import re
 import sys
 from typing import Any
 
-from killmap.engine import assert_rewrites
 from killmap.engine.containment.landlock import confine_writes, drop_ptrace
 from killmap.engine.reach.tracing import per_test_coverage, untraced_assertion_rewriting
-from killmap.engine.reaper import limit_memory
+from killmap.engine.workers import assert_rewrites
+from killmap.engine.workers.reaper import limit_memory
 
 
 def enter_sandbox(request: dict[str, Any], log_path: str, start_entry: str | None) -> None:
