@@ -12,7 +12,7 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
     module.write_text("def later():\n    return 1\n")
     script = textwrap.dedent(f"""
         import gc, sys
-        from killmap.engine.inrun.failures import real_paths_seen
+        from killmap.engine.reach.real_paths import real_paths_seen
         from killmap.engine.swap.code_swap import LiveFunctions
         from killmap.engine.workers.before_fork import warm_worker
         warm_worker()

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from killmap.engine.reach.real_paths import real_path
+
 
 def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any]:
     """What a red test's failure says: its exception, where it was raised (the deepest frame in
@@ -117,28 +119,6 @@ def _frames(tb) -> list[tuple[str, int]]:
         found.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
         tb = tb.tb_next
     return found
-
-
-real_paths_seen: dict[str, str] = {}
-
-
-def real_path(path: str) -> str:
-    """os.path.realpath, remembered for the life of the process (and its forks).
-
-    Every red test and every origin proof resolves the same few hundred module paths;
-    resolving each again cost tens of milliseconds per mutant. The session server fills
-    this before it forks (`warm_real_paths`), from the unmutated sandbox, so each fork
-    starts with the answers. A path a mutant introduces is a new string: resolved afresh.
-    """
-    found = real_paths_seen.get(path)
-    if found is None:
-        found = real_paths_seen[path] = os.path.realpath(path)
-    return found
-
-
-def warm_real_paths() -> None:
-    for module in list(sys.modules.values()):
-        real_path(getattr(module, "__file__", None) or "")
 
 
 def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:

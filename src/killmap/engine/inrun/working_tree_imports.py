@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 import killmap
-from killmap.engine.inrun.failures import real_path
+from killmap.engine.reach.real_paths import real_path
 
 # The audit events by which code from a file becomes a module: the import statement of a
 # module not yet loaded ("import", raised before the finders run), and the execution of a

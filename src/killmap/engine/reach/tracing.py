@@ -18,7 +18,7 @@ from typing import Any
 
 import coverage
 
-from killmap.engine.inrun.failures import real_path
+from killmap.engine.reach.real_paths import real_path
 
 
 def per_test_coverage(include: list[str]) -> coverage.Coverage:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from killmap.engine.inrun.failures import warm_real_paths
+from killmap.engine.reach.real_paths import warm_real_paths
 from killmap.engine.swap.code_swap import harness_frozen
 
 
@@ -20,7 +20,7 @@ def warm_worker() -> None:
     - pytest's built-in plugins, and the modules they import only once a session starts
       (the debugging plugin imports pdb as it is configured: 27 ms of each session);
     - the real path of every module loaded so far, which every origin proof resolves
-      (failures.real_path), and the file of each, which `inspect` looks up for every
+      (real_paths.real_path), and the file of each, which `inspect` looks up for every
       module the first time it is asked about a frame: coverage's collector records the
       stack it was made in (coverage.debug.short_stack), which cost each session that
       traces 39 ms before it could collect;

@@ -28,11 +28,11 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.inrun.failures import warm_real_paths
 from killmap.engine.inrun.plugin import Recorder, conclude_run, deselected_by, run_claims_of
 from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
 from killmap.engine.reach import probes
 from killmap.engine.reach.line_monitor import LineMonitor
+from killmap.engine.reach.real_paths import warm_real_paths
 from killmap.engine.swap.code_swap import LiveFunctions, swap_in
 from killmap.engine.swap.unit_compile import CompiledUnit
 from killmap.engine.workers.reaper import die_with_parent
