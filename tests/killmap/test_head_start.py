@@ -1,4 +1,4 @@
-"""The head start: the baseline begins while the mutants are built, and never costs a verdict.
+"""The early baseline: the baseline begins while the mutants are built, and never costs a verdict.
 
 The gate starts its workers and the baseline before it builds the mutants (early_baseline.py).
 These tests hold it to the promises that make that safe: a catalog error found meanwhile is
@@ -90,8 +90,8 @@ kills = ["tests/test_core.py::test_even_is_accepted"]
 """
 
 
-def test_a_head_started_baseline_is_used_only_for_its_own_settings(tmp_path, monkeypatch):
-    # The head start runs the baseline of the first catalog's settings. Here every mutation
+def test_an_early_baseline_is_used_only_for_its_own_settings(tmp_path, monkeypatch):
+    # The early baseline runs the baseline of the first catalog's settings. Here every mutation
     # of that catalog turns out broken (no run), so its baseline must not stand in for the
     # other catalog's, whose tests and selection differ: that one gets its own.
     project = copy_fixture("basic", tmp_path)

@@ -92,7 +92,7 @@ class Engine:
         self.pool: Pool | None = None
         self.containment: Containment | None = None
         self._switch_interval: float | None = sys.getswitchinterval()
-        # The gate's threads (one per worker, and a head start's baseline) spend their turns
+        # The gate's threads (one per worker, and an early baseline) spend their turns
         # in system calls: each gives up the GIL and then waits for it while the main thread
         # builds mutants (libcst, pyflakes), up to the switch interval every time. At 5 ms,
         # a sweep's first baseline request left 0.4 s after its workers were ready.

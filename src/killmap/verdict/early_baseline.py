@@ -1,4 +1,4 @@
-"""A head start: the engine and the first baseline, begun while the gate builds the mutants.
+"""The early baseline: the engine and the first baseline, begun while the gate builds the mutants.
 
 Building mutants (libcst transforms, pyflakes) is the gate's own work, on one core; starting
 workers (each imports pytest) and the baseline (the whole suite, twice) is the workers'.
@@ -7,13 +7,13 @@ which tests their contracts name, both known from the catalog. So when the gate 
 that something will run (a mutant that is not remembered, or a verdict that is not cached),
 it starts both on a thread and builds the mutants meanwhile.
 
-The head start runs the baseline for every mutation that might run. If some of them turn
+The early baseline is the baseline for every mutation that might run. If some of them turn
 out to need no run (a static verdict, a cached one), that baseline covers more targets than
 needed: a superset of the evidence, never less. A mutation of other settings gets its own
 baseline afterwards, as before.
 
 Failure order is kept: a catalog error found while building mutants is reported, not the
-baseline's; the head start is cancelled (its workers killed) without waiting for it.
+baseline's; the early baseline is cancelled (its workers killed) without waiting for it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from killmap.engine import Engine
 from killmap.verdict.baseline import Baseline, run_baseline
 
 
-class HeadStart:
+class EarlyBaseline:
     """The baseline of `group` (one settings) on `engine`, started on a thread.
 
     The engine is made by the caller, on its own thread: copying the sandboxes is many
@@ -46,7 +46,7 @@ class HeadStart:
         self._baseline: Baseline | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(root, files, group, runs, timeout), name="killmap-headstart", daemon=True
+            target=self._run, args=(root, files, group, runs, timeout), name="killmap-early-baseline", daemon=True
         )
         self._thread.start()
 
@@ -74,7 +74,7 @@ class HeadStart:
         return self._baseline
 
     def wait(self) -> None:
-        """Let the head start finish, whatever its baseline found: it is not needed."""
+        """Let the early baseline finish, whatever its baseline found: it is not needed."""
         self._thread.join()
 
     def cancel(self) -> None:

@@ -1,6 +1,6 @@
 """Before anything runs: each mutation's mutant, remembered or built, and what is known of
 it without a run (stale pin, not applied, broken), and whether each invariant's control
-fires at its site. The lab (lab.py) calls these while the head start's baseline runs.
+fires at its site. The lab (lab.py) calls these while the early baseline's baseline runs.
 """
 
 from __future__ import annotations
