@@ -16,7 +16,7 @@ tree (the flake guard). Each test is then classified in SWE-bench's terms:
 
 A red is an assertion about the missing behaviour, or the absence of a name the fix
 introduced (an ImportError or AttributeError of a name defined at HEAD and not with the
-fix reverted, seed 004's "did not compile because it did not exist"), or a crash. The
+fix reverted: the test "did not compile because it did not exist"), or a crash. The
 contract: every test the change added or modified is fail-to-pass (or, with --expect,
 the fail-to-pass set is exactly the one named), nothing is pass-to-fail, and HEAD is
 green. Otherwise exit 1, with one sentence per offending test.

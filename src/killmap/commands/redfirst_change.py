@@ -6,7 +6,7 @@
 - The **fix**: every other changed Python file, and every changed file inside a Python
   package (data the code reads). These are put back as they were at BASE: a file the
   change added is removed, a file it deleted is restored. `--revert PATH` narrows this
-  to the named files or folders (seed 001's "utils.py reverted").
+  to the named files or folders (`--revert utils.py`: that file alone is the fix).
 - **Kept**: the rest (documentation, packaging and pytest configuration, catalogs) stays
   at HEAD and is listed, since reverting it would change how tests run, not the fix.
 

@@ -1,4 +1,4 @@
-"""The reviewer's commands on the command line: red-first, try, prove (issue 10).
+"""The reviewer's commands on the command line: red-first, try, prove.
 
 cli.py stays a thin parser: it calls `add_commands` while building its parser and
 `dispatch` for these commands; each command's logic lives in its own module (redfirst,

@@ -1,10 +1,9 @@
 """Static validity of a mutant: it parses, and pyflakes finds no name it cannot run with.
 
-Seed 004's lesson is that a mutant that did not build must never be read as a result:
-its reds prove nothing. In Python the analogue of "did not build" is a mutant that does
-not parse, or that uses a name nothing defines (undefined name, undefined local, a bad
-format string, 'return' outside a function): code that cannot run as written. Those are
-`broken`.
+A mutant that did not build must never be read as a result: its reds prove nothing. In
+Python the analogue of "did not build" is a mutant that does not parse, or that uses a name
+nothing defines (undefined name, undefined local, a bad format string, 'return' outside a
+function): code that cannot run as written. Those are `broken`.
 
 Dead code a mutation leaves behind is not: deleting the only call of an imported
 predicate leaves the import unused, and the mutant still builds, imports and runs exactly

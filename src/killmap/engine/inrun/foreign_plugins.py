@@ -18,7 +18,7 @@ the same project.
 
 Hypothesis draws each property test's inputs from a fresh seed every run, and replays the
 failing examples it saved in `.hypothesis/`: the same mutant was held, vacuous or flaky by luck,
-and by what an earlier run left on disk (issue 35). Every run gets the gate's seed (`--seed`,
+and by what an earlier run left on disk. Every run gets the gate's seed (`--seed`,
 docs/randomized.md) and a Hypothesis home of its own (`private_hypothesis_home`). And the same
 settings profile on every machine: Hypothesis loads its "ci" profile (derandomized, no database)
 when it finds a CI variable at import, so a CI runner drew other examples than a laptop from the

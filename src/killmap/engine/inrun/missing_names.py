@@ -1,15 +1,15 @@
-"""A pytest plugin for red-first: which name's absence turned a test (or a module) red.
+"""A pytest plugin for red-first: which missing name turned a test (or a module) red.
 
-Seed 004's reviewer wrote that a test "did not compile because ResolveDsparkArchitecture
-did not exist": a test can be red with the fix reverted not because the behaviour is
-wrong but because the name it imports is missing. red-first reports such reds apart,
-and needs, per red, the missing name and where it was looked up. That is read from the
-exception object itself (never from pytest's terminal text): `AttributeError.name` and
-`.obj`, `ModuleNotFoundError.name`, and for "cannot import name" `ImportError.name_from`
-(Python 3.12+) or, before it, the fixed wording CPython gives that exception.
+A test can be red with the fix reverted not because the behaviour is wrong but because a
+name it imports is missing ("did not compile because it did not exist"). red-first reports
+such reds apart, and needs, per red, the missing name and where it was looked up. That is
+read from the exception object itself (never from pytest's terminal text):
+`AttributeError.name` and `.obj`, `ModuleNotFoundError.name`, and for "cannot import name"
+`ImportError.name_from` (Python 3.12+) or, before it, the fixed wording CPython gives that
+exception.
 
-Loaded into a run with `-p killmap.engine.inrun.missing_names --killmap-absence=FILE` (runner.Scenario's
-`extra_args`); it appends one JSON line per ImportError or AttributeError pytest reports
+Loaded into a run with `-p killmap.engine.inrun.missing_names --killmap-absence=FILE`
+(runner.Scenario's `extra_args`); it appends one JSON line per ImportError or AttributeError pytest reports
 for a test's phase, and one per collector that failed (a test module that does not
 import), with the exception that stopped it. This module
 is imported in the forked test process, through the already imported `killmap` package.
