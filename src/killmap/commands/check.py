@@ -88,7 +88,7 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> list[GateError]:
     from killmap.mutate.blame import broken_field, not_applied_field
     from killmap.mutate.mutants import Sources, build_mutant
     from killmap.mutate.pins import check_pins
-    from killmap.mutate.validity import check_mutant
+    from killmap.mutate.validity.check import check_mutant
     from killmap.verdict.prepare import control_site_problems
 
     problems: list[GateError] = []

@@ -186,7 +186,7 @@ def _verify(
     at several sites gets `count`."""
     from killmap.catalog.reader import load_catalog
     from killmap.mutate.mutants import build_mutant
-    from killmap.mutate.validity import check_mutant
+    from killmap.mutate.validity.check import check_mutant
 
     for attempt in range(2):
         with tempfile.TemporaryDirectory() as folder:

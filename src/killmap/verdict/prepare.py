@@ -13,7 +13,7 @@ from killmap.catalog.reader import Mutation
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_pins
-from killmap.mutate.validity import Validity, check_mutant
+from killmap.mutate.validity.check import Validity, check_mutant
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
 from killmap.verdict.judge import Verdict

@@ -1,7 +1,7 @@
 """The module as pyflakes needs it to judge one changed definition: every other function's
 body reduced to the module-level names it reads.
 
-Validity (validity.py) compares pyflakes' findings on the mutant with those on the original.
+Validity (check.py) compares pyflakes' findings on the mutant with those on the original.
 A mutant changes one place; pyflakes walks the whole module, once per mutant, and on a
 thousand-line module that was most of a sweep's time in the gate's own thread (33 of 46 s on
 packaging's specifiers.py, 346 mutants). What a function body outside the change contributes

@@ -20,8 +20,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 
-from killmap.mutate import fragment, skeleton
-from killmap.mutate.flakes import check as flakes_check
+from killmap.mutate.validity import fragment, skeleton
+from killmap.mutate.validity.flakes import check as flakes_check
 
 # pyflakes findings that mean dead or suspicious code, not code that cannot run: a
 # mutant that adds one still runs as written. Every other kind (undefined names, bad

@@ -1,6 +1,6 @@
 """The quick answer for most mutants: the one function the change lies in, checked on its own.
 
-Validity (validity.py) compares pyflakes' findings on the whole mutant with those on the whole
+Validity (check.py) compares pyflakes' findings on the whole mutant with those on the whole
 original. Even with the rest of the module reduced (skeleton.py) that was 100 ms a mutant on
 packaging's specifiers.py: parsing, compiling and walking a thousand lines to judge a change
 to one. A sweep's mutants almost all change one expression inside one function body, and
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 from pyflakes import checker
 
-from killmap.mutate.flakes import check as flakes_check
 from killmap.mutate.patching import equal_ends, split_lines
-from killmap.mutate.skeleton import outermost_functions, stub_of
+from killmap.mutate.validity.flakes import check as flakes_check
+from killmap.mutate.validity.skeleton import outermost_functions, stub_of
 
 WRAPPER = "class _killmap_fragment_:\n"  # a method, or a function under an if, keeps its indent
 
