@@ -33,13 +33,14 @@ def _git(root: Path, *args: str) -> str:
 
 
 def default_base(root: Path) -> str:
-    for branch in ("origin/main", "main", "origin/master", "master"):
-        probe = subprocess.run(
-            ["git", "merge-base", "HEAD", branch], cwd=root, capture_output=True, text=True, timeout=60
+    from killmap.commands.gittrees import main_merge_base
+
+    base = main_merge_base(root)
+    if base is None:
+        raise GateError(
+            "--changed: no main or master branch to take the merge base with; name a BASE", field="--changed"
         )
-        if probe.returncode == 0 and probe.stdout.strip():
-            return probe.stdout.strip()
-    raise GateError("--changed: no main or master branch to take the merge base with; name a BASE", field="--changed")
+    return base
 
 
 def _at_base(root: Path, base: str, rel: str) -> str | None:

@@ -47,12 +47,21 @@ def commit_of(root: Path, rev: str, field: str = "BASE") -> str:
 
 def default_base(root: Path) -> str:
     """The merge base with main (or master), as `killmap run --changed` takes it."""
-    from killmap.commands import changed
+    base = main_merge_base(root)
+    if base is None:
+        raise GateError("no main or master branch to take the merge base with; name a BASE", field="BASE")
+    return base
 
-    try:
-        return changed.default_base(root)
-    except GateError:
-        raise GateError("no main or master branch to take the merge base with; name a BASE", field="BASE") from None
+
+def main_merge_base(root: Path) -> str | None:
+    """The merge base of HEAD with main, else master (the origin's first), or None."""
+    for branch in ("origin/main", "main", "origin/master", "master"):
+        probe = subprocess.run(
+            ["git", "merge-base", "HEAD", branch], cwd=root, capture_output=True, text=True, timeout=60
+        )
+        if probe.returncode == 0 and probe.stdout.strip():
+            return probe.stdout.strip()
+    return None
 
 
 def tree_at(root: Path, commit: str) -> dict[str, bytes]:
