@@ -33,8 +33,6 @@ from pathlib import Path
 from killmap.catalog.project import project_files
 from killmap.catalog.reader import GateSettings, load_catalogs
 from killmap.catalog.testids import matches
-from killmap.commands.redfirst_change import Change, compute_change, new_names, test_changes
-from killmap.commands.redfirst_contract import ABSENCE, Row, Side, judge
 from killmap.engine import (
     ASSERTION,
     MISSING_NAMES_PLUGIN,
@@ -48,6 +46,8 @@ from killmap.engine import (
 )
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
+from killmap.verdict.redfirst_change import Change, compute_change, new_names, test_changes
+from killmap.verdict.redfirst_contract import ABSENCE, Row, Side, judge
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0

@@ -19,9 +19,9 @@ import pytest
 
 import killmap
 from killmap.commands.redfirst import RedFirstResult
-from killmap.commands.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, Side
 from killmap.errors import GateError
 from killmap.report.cells import write_whole
+from killmap.verdict.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, Side
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)

@@ -114,7 +114,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     console = make_console()
     split = shard_split(root, options)  # read before the run: a bad --durations costs no time
     if args.changed is not None:
-        from killmap.commands.changed import changed_mutations
+        from killmap.verdict.changed import changed_mutations
 
         names = changed_mutations(root, options, args.changed or None)
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")

@@ -161,7 +161,7 @@ def _portion(root: Path, args: argparse.Namespace):
     durations = read_durations(args.durations, "sweep") if args.durations is not None else None
     touched = None
     if args.changed is not None:
-        from killmap.commands.changed import TouchedFunctions
+        from killmap.verdict.changed import TouchedFunctions
 
         touched = TouchedFunctions(root, args.changed or None)
     return Portion(shard, durations, touched)

@@ -33,7 +33,7 @@ def _git(root: Path, *args: str) -> str:
 
 
 def default_base(root: Path) -> str:
-    from killmap.commands.gittrees import main_merge_base
+    from killmap.catalog.git import main_merge_base
 
     base = main_merge_base(root)
     if base is None:

@@ -31,9 +31,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from killmap.catalog.git import commit_of, default_base, tree_at, working_tree
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings
-from killmap.commands.gittrees import commit_of, default_base, tree_at, working_tree
 from killmap.errors import GateError
 
 DEFAULT_TEST_PATTERNS = ("test_*.py", "*_test.py")
