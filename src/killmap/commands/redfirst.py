@@ -47,38 +47,10 @@ from killmap.engine import (
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
 from killmap.verdict.redfirst_change import Change, compute_change, new_names, test_changes
-from killmap.verdict.redfirst_contract import ABSENCE, Row, Side, judge
+from killmap.verdict.redfirst_contract import ABSENCE, RedFirstOptions, RedFirstResult, Row, Side, judge
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0
-
-
-@dataclass(frozen=True)
-class RedFirstOptions:
-    base: str | None = None
-    worktree: bool = False
-    revert: tuple[str, ...] = ()
-    all_tests: bool = False
-    expect: tuple[str, ...] = ()
-    catalogs: tuple[Path, ...] = ()
-    timeout: float | None = None
-    cwd: Path = field(default_factory=Path.cwd)
-
-
-@dataclass
-class RedFirstResult:
-    change: Change
-    options: RedFirstOptions
-    settings: GateSettings
-    rows: list[Row]
-    problems: list[str]
-    selection: str
-    head_collected: int
-    wall: float = 0.0
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.problems else 0
 
 
 Say = Callable[[str], None]

@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 
 import killmap
-from killmap.commands.redfirst import RedFirstResult
 from killmap.errors import GateError
 from killmap.report.cells import write_whole
-from killmap.verdict.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, Side
+from killmap.verdict.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, RedFirstResult, Side
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)

@@ -1,4 +1,4 @@
-"""red-first's contract: each test classified in SWE-bench's terms, and the rules.
+"""red-first's contract: each test classified in SWE-bench's terms, the rules, and the result.
 
 Every test the change added or modified must be fail-to-pass (with --expect instead: the
 fail-to-pass set must be exactly the one named, as `kills` is), nothing may be
@@ -8,9 +8,12 @@ saying which rule and why it matters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from killmap.catalog.reader import GateSettings
 from killmap.catalog.testids import matches
+from killmap.verdict.redfirst_change import Change
 
 F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
 SKIPPED, FLAKY = "skipped", "flaky"
@@ -97,3 +100,31 @@ def _problem(row: Row, expect: tuple[str, ...]) -> str | None:
             else f"{row.id} was {row.change} by this change but is {row.klass}: it does not test the fix"
         )
     return None
+
+
+@dataclass(frozen=True)
+class RedFirstOptions:
+    base: str | None = None
+    worktree: bool = False
+    revert: tuple[str, ...] = ()
+    all_tests: bool = False
+    expect: tuple[str, ...] = ()
+    catalogs: tuple[Path, ...] = ()
+    timeout: float | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass
+class RedFirstResult:
+    change: Change
+    options: RedFirstOptions
+    settings: GateSettings
+    rows: list[Row]
+    problems: list[str]
+    selection: str
+    head_collected: int
+    wall: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.problems else 0
