@@ -127,7 +127,7 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
 
 def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.commands.redfirst import run_red_first
-    from killmap.commands.redfirst_report import check_report_dir, to_document, to_markdown, write_reports
+    from killmap.report.redfirst_report import check_report_dir, to_document, to_markdown, write_reports
     from killmap.verdict.redfirst_contract import RedFirstOptions
 
     folder = args.report_dir or root / "reports"
