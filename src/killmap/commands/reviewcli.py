@@ -127,12 +127,13 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
 
 def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     from killmap.commands.redfirst import run_red_first
-    from killmap.report.redfirst_report import check_report_dir, to_document, to_markdown, write_reports
+    from killmap.report.document import check_report_dir
+    from killmap.report.redfirst_report import REPORT_FILES, to_document, to_markdown, write_reports
     from killmap.verdict.redfirst_contract import RedFirstOptions
 
     folder = args.report_dir or root / "reports"
     folder = folder if folder.is_absolute() else Path.cwd() / folder
-    check_report_dir(folder)
+    check_report_dir(folder, REPORT_FILES.values())
     options = RedFirstOptions(
         base=args.base,
         worktree=args.worktree,

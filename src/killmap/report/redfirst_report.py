@@ -335,17 +335,6 @@ def to_html(doc: Document) -> str:
     )
 
 
-def check_report_dir(folder: Path) -> None:
-    for path in (folder, *folder.parents):
-        if path.exists():
-            if not path.is_dir():
-                raise GateError(f"--report-dir: {path} is a file, not a folder", field="--report-dir")
-            break
-    for name in REPORT_FILES.values():
-        if (folder / name).is_dir():
-            raise GateError(f"--report-dir: {folder / name} is a folder", field="--report-dir")
-
-
 def write_reports(doc: Document, folder: Path) -> dict[str, Path]:
     paths = {kind: folder / name for kind, name in REPORT_FILES.items()}
     try:
