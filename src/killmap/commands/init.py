@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from killmap import __version__
-from killmap.commands.init_detect import Plan, choice_reason, detect
+from killmap.catalog.init_detect import Plan, choice_reason, detect
 from killmap.errors import GateError
 
 
