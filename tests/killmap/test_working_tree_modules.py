@@ -1,5 +1,5 @@
 """The origin proof's look for project modules the run imported from the working tree
-(shadowing.modules_from_working_tree), and what it remembers between looks."""
+(working_tree_imports.modules_from_working_tree), and what it remembers between looks."""
 
 from __future__ import annotations
 

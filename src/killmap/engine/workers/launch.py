@@ -27,7 +27,7 @@ from killmap.engine.containment.landlock import hide_from_tests
 from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.workers.worker_forks import open_pipes
 
-WorkerProcess = Any  # subprocess.Popen or siblings.SiblingProcess: what pool.Worker drives
+WorkerProcess = Any  # subprocess.Popen or worker_forks.SiblingProcess: what pool.Worker drives
 
 
 def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
@@ -36,7 +36,7 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     env = dict(os.environ)
     # The gate's own folder (the user's tree, most often) is named nowhere a test could read
     # it: not in the workers' environment (a test's /proc/self/environ is its worker's), and
-    # not in the gate's /proc entries (confine.hide_from_tests).
+    # not in the gate's /proc entries (landlock.hide_from_tests).
     env["PWD"] = env["OLDPWD"] = str(start_dir)
     hide_from_tests()
     env["PYTHONDONTWRITEBYTECODE"] = "1"

@@ -258,7 +258,7 @@ class Pool:
 
     def stop(self) -> list[Callable[[], None]]:
         """The workers stopped; what is left to close, their sandboxes' guards, for the engine
-        to close with everything else it closes at the end (changefeed.close_together)."""
+        to close with everything else it closes at the end (inotify_watch.close_together)."""
         for worker in self.workers:
             worker.stopping = True
         stop_workers([worker.process for worker in self.workers])

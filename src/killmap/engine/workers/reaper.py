@@ -137,7 +137,7 @@ def _reap() -> None:
 
 # Open files the gate keeps for itself (its imports, the reports, git, its guards), and what each
 # worker costs it while the workers start: two pipes, both ends open until the first worker has
-# inherited them (siblings.open_pipes).
+# inherited them (worker_forks.open_pipes).
 GATE_FILES = 64
 FILES_PER_WORKER = 4
 
