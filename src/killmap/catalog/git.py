@@ -1,4 +1,5 @@
-"""Versions of the project read out of git, without writing to the repository.
+"""Versions of the project read out of git, without writing to the repository: every git
+command killmap runs on the project is run here.
 
 red-first builds its sandboxes from two versions of the project (HEAD, and HEAD with the
 fix put back as it was at BASE). Both come from here, as {path relative to the project
@@ -62,6 +63,16 @@ def main_merge_base(root: Path) -> str | None:
         if probe.returncode == 0 and probe.stdout.strip():
             return probe.stdout.strip()
     return None
+
+
+def file_at(root: Path, commit: str, rel: str, field: str = "BASE") -> str | None:
+    """The text of `rel` (relative to the folder `root`) as committed at `commit`, or None
+    where it did not exist then."""
+    prefix = git(root, "rev-parse", "--show-prefix", field=field).decode().strip()
+    done = subprocess.run(
+        ["git", "show", f"{commit}:{prefix}{rel}"], cwd=root, capture_output=True, timeout=60, env=git_env()
+    )
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
 
 def tree_at(root: Path, commit: str) -> dict[str, bytes]:

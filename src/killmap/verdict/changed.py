@@ -6,7 +6,6 @@ its kills differs, or its own catalog entry differs. This is the local pre-push 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,38 +14,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from killmap.catalog.git import file_at, git, main_merge_base
 from killmap.errors import GateError
 from killmap.mutate.mutant import sha256_text
 from killmap.mutate.mutants import target_scope  # the same symbol resolution as the gate's
 
 
-def _git(root: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=60)
-    except OSError as exc:
-        raise GateError(f"--changed needs git: {exc}", field="--changed") from None
-    if done.returncode != 0:
-        raise GateError(
-            f"git {' '.join(args)} failed: {done.stderr.strip().splitlines()[-1:] or ''}", field="--changed"
-        )
-    return done.stdout
-
-
 def default_base(root: Path) -> str:
-    from killmap.catalog.git import main_merge_base
-
     base = main_merge_base(root)
     if base is None:
         raise GateError(
             "--changed: no main or master branch to take the merge base with; name a BASE", field="--changed"
         )
     return base
-
-
-def _at_base(root: Path, base: str, rel: str) -> str | None:
-    prefix = _git(root, "rev-parse", "--show-prefix").strip()
-    done = subprocess.run(["git", "show", f"{base}:{prefix}{rel}"], cwd=root, capture_output=True, timeout=60)
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
 
 def _target_text(source: str, mutation) -> str | None:
@@ -64,17 +44,17 @@ def changed_mutations(root: Path, options, base: str | None) -> list[str]:
     from killmap.catalog.plan import load
 
     base = base or default_base(root)
-    _git(root, "rev-parse", "--verify", f"{base}^{{commit}}")
+    git(root, "rev-parse", "--verify", f"{base}^{{commit}}", field="--changed")
     _, mutations = load(root, options)
-    changed_files = set(_git(root, "diff", "--name-only", "--relative", base).split())
-    changed_files |= set(_git(root, "ls-files", "--others", "--exclude-standard").split())
+    changed_files = set(git(root, "diff", "--name-only", "--relative", base, field="--changed").decode().split())
+    changed_files |= set(git(root, "ls-files", "--others", "--exclude-standard", field="--changed").decode().split())
     # Entries are compared as the TOML wrote them (with their [gate] table; a note is not
     # part of the contract). Loading the old text as a catalog would resolve a revert-patch's
     # patch beside a temporary copy, fail, and mark every entry of that catalog changed.
     old_entries: dict[str, object] = {}
     new_entries: dict[str, object] = {}
     for catalog in {m.catalog for m in mutations}:
-        text = _at_base(root, base, catalog)
+        text = file_at(root, base, catalog, field="--changed")
         if text is None:
             continue
         try:
@@ -86,7 +66,7 @@ def changed_mutations(root: Path, options, base: str | None) -> list[str]:
     names = []
     for mutation in mutations:
         now = (root / mutation.target.path).read_text(encoding="utf-8")
-        then = _at_base(root, base, mutation.target.path)
+        then = file_at(root, base, mutation.target.path, field="--changed")
         target_changed = then is None or (
             sha256_text(_target_text(then, mutation) or "") != sha256_text(_target_text(now, mutation) or "")
         )
@@ -117,16 +97,18 @@ class TouchedFunctions:
     def __init__(self, root: Path, base: str | None):
         self.root = root
         self.base = base or default_base(root)
-        _git(root, "rev-parse", "--verify", f"{self.base}^{{commit}}")
-        self.changed = set(_git(root, "diff", "--name-only", "--relative", self.base).split())
-        self.changed |= set(_git(root, "ls-files", "--others", "--exclude-standard").split())
+        git(root, "rev-parse", "--verify", f"{self.base}^{{commit}}", field="--changed")
+        self.changed = set(
+            git(root, "diff", "--name-only", "--relative", self.base, field="--changed").decode().split()
+        )
+        self.changed |= set(git(root, "ls-files", "--others", "--exclude-standard", field="--changed").decode().split())
         self._modules: dict[str, tuple[object, object]] = {}
 
     def __call__(self, path: str, function: str) -> bool:
         if path not in self.changed:
             return False
         if path not in self._modules:
-            then = _at_base(self.root, self.base, path)
+            then = file_at(self.root, self.base, path, field="--changed")
             now = (self.root / path).read_text(encoding="utf-8")
             self._modules[path] = (_parsed(then), _parsed(now))
         then_module, now_module = self._modules[path]
