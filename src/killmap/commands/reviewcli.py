@@ -126,9 +126,9 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
 
 
 def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> int:
-    from killmap.commands.redfirst import run_red_first
     from killmap.report.document import check_report_dir
     from killmap.report.redfirst_report import REPORT_FILES, to_document, to_markdown, write_reports
+    from killmap.verdict.redfirst import run_red_first
     from killmap.verdict.redfirst_contract import RedFirstOptions
 
     folder = args.report_dir or root / "reports"
