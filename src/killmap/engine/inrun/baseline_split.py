@@ -1,4 +1,4 @@
-"""Claims: how the parallel runs of one baseline pass share out its tests.
+"""How the parallel runs of one baseline pass share out its tests: each claims a test before it runs it.
 
 Each run walks the same tests in the same order and runs a test only if it is the first to
 claim it. A run that started late, or is slowed by what it traces, finds more tests already
