@@ -14,7 +14,6 @@ import os
 import subprocess
 from pathlib import Path
 
-from killmap.catalog.project import project_files
 from killmap.errors import GateError
 
 _SYMLINK, _SUBMODULE = "120000", "160000"
@@ -108,8 +107,3 @@ def _blobs(root: Path, shas: list[str]) -> list[bytes]:
         blobs.append(out[start : start + size])
         at = start + size + 1  # the blob, then a newline
     return blobs
-
-
-def working_tree(root: Path) -> dict[str, bytes]:
-    """The files a sandbox of the working tree holds (tracked and untracked-unignored)."""
-    return {rel: (root / rel).read_bytes() for rel in project_files(root)}

@@ -31,8 +31,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog.git import commit_of, default_base, tree_at, working_tree
-from killmap.catalog.project import module_name
+from killmap.catalog.git import commit_of, default_base, tree_at
+from killmap.catalog.project import module_name, project_files
 from killmap.catalog.reader import GateSettings
 from killmap.errors import GateError
 
@@ -354,3 +354,8 @@ def defined_names(text: str | None) -> set[str]:
 
     bind(tree.body, "")
     return found
+
+
+def working_tree(root: Path) -> dict[str, bytes]:
+    """The files a sandbox of the working tree holds (tracked and untracked-unignored)."""
+    return {rel: (root / rel).read_bytes() for rel in project_files(root)}
