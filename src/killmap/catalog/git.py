@@ -1,5 +1,10 @@
-"""Versions of the project read out of git, without writing to the repository: every git
-command killmap runs on the project is run here.
+"""Git, read and never written: every git command killmap runs on a project is run here.
+
+Only read-only commands run (ls-files, rev-parse, merge-base, diff, show, ls-tree,
+cat-file), with GIT_OPTIONAL_LOCKS=0 so that none of them refreshes the index behind the
+user's back: the working tree and the index stay byte-identical. `git` is for what a
+command cannot do without (its failure is the user's one-line error); `git_or_none` for
+what has a way round (no git, no repository: the caller walks the folder instead).
 
 red-first builds its sandboxes from two versions of the project (HEAD, and HEAD with the
 fix put back as it was at BASE). Both come from here, as {path relative to the project
@@ -39,6 +44,17 @@ def git(root: Path, *args: str, field: str = "BASE", input_bytes: bytes | None =
     return done.stdout
 
 
+def git_or_none(root: Path, *args: str, index: str | None = None, timeout: float = 60) -> bytes | None:
+    """What git printed, or None where it could not run or failed. `index`: the index file
+    to read instead of the repository's own (GIT_INDEX_FILE)."""
+    env = git_env() if index is None else {**git_env(), "GIT_INDEX_FILE": index}
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=timeout, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
 def commit_of(root: Path, rev: str, field: str = "BASE") -> str:
     if rev.startswith("-"):
         raise GateError(f"{rev!r} is not a revision", field=field)
@@ -56,11 +72,9 @@ def default_base(root: Path) -> str:
 def main_merge_base(root: Path) -> str | None:
     """The merge base of HEAD with main, else master (the origin's first), or None."""
     for branch in ("origin/main", "main", "origin/master", "master"):
-        probe = subprocess.run(
-            ["git", "merge-base", "HEAD", branch], cwd=root, capture_output=True, text=True, timeout=60
-        )
-        if probe.returncode == 0 and probe.stdout.strip():
-            return probe.stdout.strip()
+        found = (git_or_none(root, "merge-base", "HEAD", branch) or b"").decode().strip()
+        if found:
+            return found
     return None
 
 
@@ -68,10 +82,8 @@ def file_at(root: Path, commit: str, rel: str, field: str = "BASE") -> str | Non
     """The text of `rel` (relative to the folder `root`) as committed at `commit`, or None
     where it did not exist then."""
     prefix = git(root, "rev-parse", "--show-prefix", field=field).decode().strip()
-    done = subprocess.run(
-        ["git", "show", f"{commit}:{prefix}{rel}"], cwd=root, capture_output=True, timeout=60, env=git_env()
-    )
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+    shown = git_or_none(root, "show", f"{commit}:{prefix}{rel}")
+    return shown.decode("utf-8", "replace") if shown is not None else None
 
 
 def tree_at(root: Path, commit: str) -> dict[str, bytes]:

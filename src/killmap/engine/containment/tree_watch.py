@@ -24,13 +24,13 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import killmap
+from killmap.catalog.git import git_or_none
 
 # What the gate keeps a copy of and restores: what a corrupt or moved write would cost the
 # user their staging area, their branch, or their repository's settings.
@@ -254,12 +254,8 @@ def _sealed(index: bytes, saved: bytes) -> bool:
 def _staged(root: Path, index: str) -> str | None:
     """What an index file stages (`git ls-files -s`: mode, object, stage, path), or None when
     git cannot read it (a corrupt index, no git)."""
-    env = {**os.environ, "GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    try:
-        done = subprocess.run(["git", "ls-files", "-s", "-z"], cwd=root, env=env, capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.decode(errors="replace") if done.returncode == 0 else None
+    staged = git_or_none(root, "ls-files", "-s", "-z", index=index)
+    return staged.decode(errors="replace") if staged is not None else None
 
 
 def _joined(one: Found, other: Found) -> Found:
