@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from killmap.catalog.git import git_or_none
 from killmap.errors import GateError
+from killmap.git import git_or_none
 
 # Never copied into a sandbox when the project is not a git checkout.
 _SKIP_DIRS = {

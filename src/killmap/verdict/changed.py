@@ -14,8 +14,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog.git import file_at, git, main_merge_base
 from killmap.errors import GateError
+from killmap.git import file_at, git, main_merge_base
 from killmap.mutate.mutant import sha256_text
 from killmap.mutate.mutants import target_scope  # the same symbol resolution as the gate's
 

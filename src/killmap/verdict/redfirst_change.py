@@ -31,10 +31,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog.git import commit_of, default_base, tree_at
 from killmap.catalog.project import module_name, project_files
 from killmap.catalog.reader import GateSettings
 from killmap.errors import GateError
+from killmap.git import commit_of, default_base, tree_at
 
 DEFAULT_TEST_PATTERNS = ("test_*.py", "*_test.py")
 ADDED, MODIFIED, DELETED = "added", "modified", "deleted"

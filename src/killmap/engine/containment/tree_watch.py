@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import killmap
-from killmap.catalog.git import git_or_none
+from killmap.git import git_or_none
 
 # What the gate keeps a copy of and restores: what a corrupt or moved write would cost the
 # user their staging area, their branch, or their repository's settings.
