@@ -44,11 +44,11 @@ def _targets() -> list[str]:
 def pytest_configure(config):
     mode = os.environ.get(MODE_ENV)
     if mode == "ctrace":
-        from killmap.engine.tracing import per_test_coverage
+        from killmap.engine.reach.tracing import per_test_coverage
 
         recorder = per_test_coverage(_targets())
     elif mode == "monitor":
-        from killmap.engine.monitor import line_monitor
+        from killmap.engine.reach.line_monitor import line_monitor
 
         recorder = line_monitor(_targets())
     else:
@@ -73,8 +73,8 @@ def pytest_unconfigure(config):
     if recorder is None or not out:
         return
     recorder.stop()
-    from killmap.engine.monitor import LineMonitor
-    from killmap.engine.tracing import coverage_contexts
+    from killmap.engine.reach.line_monitor import LineMonitor
+    from killmap.engine.reach.tracing import coverage_contexts
 
     found = recorder.contexts() if isinstance(recorder, LineMonitor) else coverage_contexts(recorder)
     Path(out).write_text(

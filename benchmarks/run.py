@@ -117,7 +117,7 @@ def tapped(run_lab):
     return run
 
 def tapped_baseline(run_baseline):
-    # The baseline starts with the lab (a head start, before the mutants are built) and says
+    # The baseline starts with the lab (an early baseline, before the mutants are built) and says
     # nothing until the first mutant runs on it: its own start and end are timed here.
     def run(*args, **named):
         marks.setdefault("baseline-run:start", time.perf_counter() - t0)

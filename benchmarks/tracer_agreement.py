@@ -4,7 +4,7 @@
 
 The baseline's per-test lines of the target files select every mutant's tests, so a recorder
 may only replace the C tracer if it records what the tracer records: the line monitor
-(engine/monitor.py, Python 3.12+) line for line, the probes (engine/probes.py, before 3.12)
+(engine/reach/line_monitor.py, Python 3.12+) line for line, the probes (engine/reach/probes.py, before 3.12)
 at the grain reach reads, every statement credited to the same tests. For each real-world
 corpus (realworld.py's venv, pinned sdists and catalogs, prepared by realworld.py's own
 functions) this runs one traced pass of every test over every source file of the project,

@@ -5,8 +5,8 @@
 With no argument: every module of packaging 24.2 and click 8.1.8, from the sdists the
 real-world corpus downloads (benchmarks/realworld/.work/sdists/). Each file's sweep mutants
 (`--ops mutmut,killmap`, as `killmap sweep` enumerates them) are checked twice by
-`mutate.validity.check_mutant`: with `quick=True` (the function the change lies in, alone:
-mutate/fragment.py) and `quick=False` (the module, reduced outside the change). Printed: per
+`mutate.validity.check.check_mutant`: with `quick=True` (the function the change lies in, alone:
+mutate/validity/fragment.py) and `quick=False` (the module, reduced outside the change). Printed: per
 file the mutants, how many the quick path answered, every disagreement (verdict, problem or
 warnings), and the time each way. Exit 1 on any disagreement. Never run in CI: it reads
 sdists and takes a minute or two.
@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from killmap.mutate import fragment, validity  # noqa: E402
+from killmap.mutate.validity import check, fragment  # noqa: E402
 from killmap.verdict.sweep import SweepTarget, enumerate_mutants  # noqa: E402
 
 SDISTS = HERE / "realworld" / ".work" / "sdists"
@@ -57,10 +57,10 @@ def compare(root: Path, path: str) -> tuple[int, int, float, float, list[str]]:
         mutant = sweep_mutant.mutant
         mutated = mutant.mutated or ""
         started = time.perf_counter()
-        quick = validity.check_mutant(mutant.original, mutated, mutant.file, quick=True)
+        quick = check.check_mutant(mutant.original, mutated, mutant.file, quick=True)
         quick_time += time.perf_counter() - started
         started = time.perf_counter()
-        whole = validity.check_mutant(mutant.original, mutated, mutant.file, quick=False)
+        whole = check.check_mutant(mutant.original, mutated, mutant.file, quick=False)
         whole_time += time.perf_counter() - started
         answered += fragment.is_valid_quickly(mutant.original, mutated, mutant.file)
         if quick != whole:

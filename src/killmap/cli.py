@@ -94,7 +94,7 @@ def _ending_signals_interrupt() -> Iterator[None]:
     scratch on the RAM disk). The previous handlers come back after, so main() called in
     another program leaves its handlers as they were. Only in the main thread, the one that
     may set handlers. Workers never inherit them: they are started by exec (`python -m
-    killmap.engine.worker`), which resets a Python handler to the default."""
+    killmap.engine.workers.worker`), which resets a Python handler to the default."""
     raised: list[int] = []
 
     def handle(signum: int, frame: object) -> None:

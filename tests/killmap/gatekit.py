@@ -116,7 +116,7 @@ def tree_digest(folder: Path) -> dict[str, str]:
 def process_ended(pid: int, within: float = 10.0) -> bool:
     """Whether the process is gone (or a zombie: it ended, and waits only to be reaped)
     within `within` seconds."""
-    from killmap.engine.reaper import is_zombie
+    from killmap.engine.workers.reaper import is_zombie
 
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:

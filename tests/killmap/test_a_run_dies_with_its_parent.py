@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from killmap.engine import reaper
+from killmap.engine.workers import reaper
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 

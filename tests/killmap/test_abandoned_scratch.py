@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from gatekit import copy_fixture, gate_env, run_gate
 
-from killmap.engine.sandbox import OWNER_FILE, RAM_DISK, Scratch, mount_of
+from killmap.engine.containment.sandbox import OWNER_FILE, RAM_DISK, Scratch, mount_of
 
 
 def _dead_pid() -> int:

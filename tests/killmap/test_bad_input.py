@@ -182,7 +182,7 @@ def test_a_malformed_shard_is_an_error(tmp_path):
 
 
 def test_a_catalog_error_found_while_building_is_all_the_output(tmp_path):
-    # The baseline runs meanwhile (headstart.py), but says nothing before it is in: the error
+    # The baseline runs meanwhile (early_baseline.py), but says nothing before it is in: the error
     # line is not preceded by progress about a run the error cancelled.
     project = copy_fixture("basic", tmp_path)
     tests = project / "tests" / "test_core.py"

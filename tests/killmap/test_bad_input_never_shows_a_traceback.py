@@ -109,6 +109,24 @@ def test_merge_refuses_a_report_dir_naming_a_file(basic, tmp_path):
     assert "--report-dir" in one_line_error(run.returncode, run.stderr)
 
 
+def test_red_first_refuses_a_report_dir_that_is_a_dangling_link_as_run_does(basic, tmp_path):
+    # One report-folder check for every command: a link to nowhere is no folder to write in.
+    link = tmp_path / "reports"
+    link.symlink_to(tmp_path / "nowhere")
+    for command in (["run", "--no-cache"], ["red-first"]):
+        run = gate(basic, *command, "--report-dir", str(link))
+        line = one_line_error(run.returncode, run.stderr)
+        assert "--report-dir" in line and "existing file" in line
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_red_first_refuses_a_report_dir_where_its_own_report_is_a_folder(basic, tmp_path):
+    (tmp_path / "reports" / "red-first.md").mkdir(parents=True)
+    run = gate(basic, "red-first", "--report-dir", str(tmp_path / "reports"))
+    line = one_line_error(run.returncode, run.stderr)
+    assert "red-first.md is a folder" in line
+
+
 def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
     # The gate's end of the protocol pipe is closed before the worker says it is ready:
     # what a gate interrupted (or killed) while its workers start leaves them with.
@@ -116,7 +134,7 @@ def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
     os.close(read_end)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "killmap.engine.worker"],
+            [sys.executable, "-m", "killmap.engine.workers.worker"],
             cwd=tmp_path,
             stdin=subprocess.DEVNULL,
             stdout=write_end,
@@ -134,7 +152,7 @@ def test_a_worker_whose_gate_has_gone_leaves_without_a_traceback(tmp_path):
 # interrupted at the one moment that matters: while its workers are starting.
 SLOW_START = """\
 import os, sys, time
-if "killmap.engine.worker" in getattr(sys, "orig_argv", ()):
+if "killmap.engine.workers.worker" in getattr(sys, "orig_argv", ()):
     with open(os.environ["KM_STARTING"], "a") as marker:
         marker.write(f"{os.getpid()}\\n")
     time.sleep(float(os.environ["KM_START_DELAY"]))

@@ -22,7 +22,7 @@ from gatekit import copy_fixture
 
 import killmap.verdict.baseline as baseline_module
 from killmap.catalog.plan import LabOptions
-from killmap.engine.claims import Claims, SharedItems
+from killmap.engine.inrun.baseline_split import Claims, SharedItems
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import untraced_durations
 from killmap.verdict.lab import run_lab
@@ -196,7 +196,7 @@ def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did
     # The baseline's first run records collection for all; any traced run that asks for it
     # (a kills test traced alone, say) on a worker whose session collected untraced must run
     # in a fresh session, which records its own: else the collection's lines would be lost.
-    import killmap.engine.worker as worker
+    import killmap.engine.workers.worker as worker
 
     requests_read, requests_write = os.pipe()
     responses_read, responses_write = os.pipe()
@@ -283,7 +283,7 @@ def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before
 
 RUN_IN_A_FRESH_SESSION = (
     "import sys, pytest\n"
-    "from killmap.engine.plugin import Recorder\n"
+    "from killmap.engine.inrun.plugin import Recorder\n"
     "recorder = Recorder(sys.argv[1], run_claims=sys.argv[2])\n"
     "code = pytest.main(['-q', '-p', 'no:cacheprovider', sys.argv[3]], plugins=[recorder])\n"
     "recorder.close()\n"

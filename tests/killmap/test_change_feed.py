@@ -1,4 +1,4 @@
-"""The kernel's change feed (changefeed.py): a guard that heard nothing looks at nothing, and
+"""The kernel's change feed (inotify_watch.py): a guard that heard nothing looks at nothing, and
 everything a run can do to a file is heard."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from killmap.engine import changefeed
-from killmap.engine.changefeed import ChangeFeed
-from killmap.engine.guard import TreeGuard
+from killmap.engine.containment import inotify_watch
+from killmap.engine.containment.guard import TreeGuard
+from killmap.engine.containment.inotify_watch import ChangeFeed
 
 FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
 
@@ -121,7 +121,7 @@ def test_a_tree_with_a_linked_file_gets_no_feed(tmp_path):
 
 def test_switched_off_there_is_no_feed(tmp_path, monkeypatch):
     monkeypatch.setenv("KILLMAP_CHANGEFEED", "0")
-    assert changefeed.ChangeFeed.open(str(tmp_path) + os.sep, [""], []) is None
+    assert inotify_watch.ChangeFeed.open(str(tmp_path) + os.sep, [""], []) is None
 
 
 def test_a_refused_watch_leaves_the_guard_to_look_at_everything(guarded, tmp_path, monkeypatch):
@@ -189,7 +189,7 @@ def test_feeds_are_closed_together_not_one_after_another():
         barrier.wait()
         closed.append(name)
 
-    changefeed.close_together(lambda name=name: close(name) for name in ("a", "b", "c"))
+    inotify_watch.close_together(lambda name=name: close(name) for name in ("a", "b", "c"))
     assert sorted(closed) == ["a", "b", "c"]
 
 
@@ -200,5 +200,5 @@ def test_a_close_that_fails_is_raised_after_every_other_close_ran():
         raise OSError("bad file descriptor")
 
     with pytest.raises(OSError, match="bad file descriptor"):
-        changefeed.close_together([fails, lambda: closed.append("other")])
+        inotify_watch.close_together([fails, lambda: closed.append("other")])
     assert closed == ["other"]

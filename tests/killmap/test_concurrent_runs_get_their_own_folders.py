@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from killmap.engine.sandbox import Scratch
+from killmap.engine.containment.sandbox import Scratch
 
 
 def test_concurrent_threads_get_distinct_run_folders_and_basetemps():

@@ -12,7 +12,7 @@ import os
 import select
 import signal
 
-from killmap.engine.copylink import await_report
+from killmap.engine.inrun.confirm_pipe import await_report
 
 
 def _fork(body) -> tuple[int, int]:

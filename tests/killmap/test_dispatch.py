@@ -58,7 +58,7 @@ def test_a_failure_in_the_dispatch_reaches_the_gate_as_itself(tmp_path, monkeypa
 
 
 def test_a_second_settings_group_gets_its_own_baseline_and_its_verdicts(tmp_path, monkeypatch):
-    # Two catalogs whose [gate] differ: the head start covers the first, and the second runs
+    # Two catalogs whose [gate] differ: the early baseline covers the first, and the second runs
     # after it, on its own baseline, through the same dispatch.
     project = copy_fixture("basic", tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -77,8 +77,8 @@ def test_a_second_settings_group_gets_its_own_baseline_and_its_verdicts(tmp_path
     assert {b.settings.timeout for b in result.baselines} == {None, 30}
 
 
-def test_a_head_start_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_up(tmp_path):
-    # The head start begins before the mutants are built; when every one of them then gets a
+def test_an_early_baseline_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_up(tmp_path):
+    # The early baseline begins before the mutants are built; when every one of them then gets a
     # verdict without a run (here: broken, a name nothing defines), its workers are stopped
     # and its scratch folder removed, not left to the gate's exit.
     project = one_mutation_project(
@@ -91,7 +91,7 @@ def test_a_head_start_whose_mutants_all_turn_out_static_is_stopped_and_cleaned_u
     scratch.mkdir()
     run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"TMPDIR": str(scratch)}))
     assert run.verdicts() == {"one-mutated": "broken"}, run.stdout + run.stderr
-    assert not list(scratch.glob("killmap-*")), "the head start's scratch folder was left behind"
+    assert not list(scratch.glob("killmap-*")), "the early baseline's scratch folder was left behind"
 
 
 def _dispatch_with_a_baseline_at_once(events: list[str]):

@@ -3,7 +3,7 @@
 A mutant's tests can poison the sandbox that every later mutant on the same worker runs in:
 a new conftest.py in a test folder, an edited test, a deleted module. These tests hold the
 guard itself to that, on a real tree and a real pristine copy, twice: with the kernel's
-change feed (changefeed.py, Linux) and with stat alone, as on a platform without one.
+change feed (inotify_watch.py, Linux) and with stat alone, as on a platform without one.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ import time
 
 import pytest
 
-from killmap.engine import changefeed
-from killmap.engine import guard as guard_module
-from killmap.engine.guard import TreeGuard
+from killmap.engine.containment import guard as guard_module
+from killmap.engine.containment import inotify_watch
+from killmap.engine.containment.guard import TreeGuard
 
 
 @pytest.fixture(autouse=True, params=["feed", "stat"])
 def checked_by(request, monkeypatch):
     """Every test under both ways of checking; "feed" only where the kernel has one."""
     if request.param == "feed":
-        if changefeed.ChangeFeed.open("/", [""], []) is None:
+        if inotify_watch.ChangeFeed.open("/", [""], []) is None:
             pytest.skip("no change feed on this platform")
         monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
     else:

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from gatekit import copy_fixture, gate_env, one_mutation_project, run_gate, tree_digest, write_project
 
+from killmap.engine.containment import landlock
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process containment is proven with /proc")
 
 
@@ -197,7 +199,7 @@ def outside_tmp_project():
 
 
 @pytest.mark.skipif(
-    not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
+    not sys.platform.startswith("linux") or landlock.abi_version() < 1,
     reason="Landlock is not available on this kernel",
 )
 def test_with_landlock_a_write_into_the_working_tree_is_denied_before_it_happens_and_called_escaped(tmp_path_factory):
@@ -270,7 +272,7 @@ def test_a_malformed_memory_limit_is_exit_2_even_when_every_verdict_is_cached(tm
 def test_without_a_setting_each_run_may_use_an_equal_share_of_the_machines_memory(monkeypatch):
     # The default must be a limit (a runaway mutant is contained without any setting), and
     # one that leaves room: a share per job plus one kept back, never under 2 GB.
-    from killmap.engine.reaper import memory_limit_for
+    from killmap.engine.workers.reaper import memory_limit_for
 
     monkeypatch.delenv("KILLMAP_MEMORY_MB", raising=False)
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -318,7 +320,7 @@ def test_a_test_tools_cache_written_by_a_failing_mutant_is_undone_silently_and_t
 
 
 @pytest.mark.skipif(
-    not sys.platform.startswith("linux") or __import__("killmap.engine.confine").engine.confine.abi_version() < 1,
+    not sys.platform.startswith("linux") or landlock.abi_version() < 1,
     reason="Landlock is not available on this kernel",
 )
 def test_a_baseline_red_from_a_denied_write_points_at_the_confinement(tmp_path):

@@ -198,7 +198,7 @@ def test_the_worker_refuses_to_write_outside_its_sandbox(tmp_path):
     # The catalog already refuses such targets; this is the last line of defence.
     import pytest as _pytest
 
-    from killmap.engine.worker import serve
+    from killmap.engine.workers.worker import serve
 
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()

@@ -11,8 +11,8 @@ import hashlib
 import sys
 
 from killmap.catalog.reader import load_catalog
+from killmap.engine.inrun.plugin import origin_proof
 from killmap.engine.outcome import RunOutcome, TestResult
-from killmap.engine.plugin import origin_proof
 from killmap.verdict.judge import Evidence, judge_run
 
 KILL = "tests/test_mod.py::test_mod"

@@ -28,8 +28,8 @@ if sys.version_info < (3, 12) and os.environ.get("KILLMAP_REQUIRE_MONITORING") !
 def _monitor_beside_coverage(tmp_path, name):
     """A LineMonitor and coverage's C tracer, both started, then the target imported: the
     order of a collected session, whose collection is the "" context."""
-    from killmap.engine.monitor import line_monitor
-    from killmap.engine.tracing import per_test_coverage
+    from killmap.engine.reach.line_monitor import line_monitor
+    from killmap.engine.reach.tracing import per_test_coverage
 
     target = tmp_path / f"{name}.py"
     target.write_text(TARGET)
@@ -71,7 +71,7 @@ def _lines(found):
 
 
 def test_the_monitor_credits_every_test_with_the_lines_coverage_credits_it_with(tmp_path):
-    from killmap.engine.tracing import coverage_contexts
+    from killmap.engine.reach.tracing import coverage_contexts
 
     module, paused, monitor, cov = _monitor_beside_coverage(tmp_path, "km_target_a")
     import asyncio
@@ -137,7 +137,7 @@ def test_lines_run_while_the_monitor_is_stopped_are_not_credited_and_are_rearmed
 
 
 def test_tool_ids_the_tests_hold_are_left_to_them(tmp_path):
-    from killmap.engine.monitor import free_tool_id, line_monitor
+    from killmap.engine.reach.line_monitor import free_tool_id, line_monitor
 
     taken = []
     try:
@@ -241,7 +241,7 @@ def test_a_session_the_monitor_collected_is_not_handed_a_run_that_asks_for_cover
 def test_the_monitor_leaves_hypothesis_its_tool_id_when_another_is_free():
     # Hypothesis takes id 3 to explain a failing example; held by the gate, it warned instead,
     # and under `filterwarnings = error` the warning became the failure (dateutil).
-    from killmap.engine.monitor import free_tool_id
+    from killmap.engine.reach.line_monitor import free_tool_id
 
     if any(sys.monitoring.get_tool(tool) is not None for tool in (3, 4)):
         pytest.skip("a tool of this interpreter holds id 3 or 4")
@@ -275,7 +275,7 @@ def test_a_mutants_tests_find_every_tool_id_free_as_under_plain_pytest(tmp_path)
 
 def test_a_closed_monitor_leaves_its_tool_id_as_if_never_used(tmp_path):
     # The next holder of the id must not inherit the LINE events armed on target code.
-    from killmap.engine.monitor import line_monitor
+    from killmap.engine.reach.line_monitor import line_monitor
 
     target = tmp_path / "closing_target.py"
     target.write_text("def f(x):\n    y = x + 1\n    return y\n")

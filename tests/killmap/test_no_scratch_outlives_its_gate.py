@@ -24,9 +24,9 @@ import pytest
 from gatekit import copy_fixture, gate_env, process_ended, run_gate
 
 from killmap.catalog.project import project_files
+from killmap.engine.containment.sandbox import LEFTOVER_AGE, remove_abandoned
 from killmap.engine.core import Engine
 from killmap.engine.runner import Scenario
-from killmap.engine.sandbox import LEFTOVER_AGE, remove_abandoned
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -25,7 +25,7 @@ import pytest
 from gatekit import copy_fixture, gate_env, run_gate
 from tracekit import LATE, TARGET, recorded_by
 
-from killmap.engine import probes
+from killmap.engine.reach import probes
 
 if not probes.AVAILABLE:
     pytest.skip("probes are for Python before 3.12 (3.12+ has sys.monitoring)", allow_module_level=True)
@@ -97,7 +97,7 @@ def _credited(found: dict, path: str, source: str) -> dict[int, set[str]]:
 def _probed_beside_coverage(tmp_path, name):
     """coverage's C tracer started and the target imported (a session's collection), then
     the probes put in, as a traced fork of that session does."""
-    from killmap.engine.tracing import per_test_coverage
+    from killmap.engine.reach.tracing import per_test_coverage
 
     target, late = tmp_path / f"{name}.py", tmp_path / f"{name}_late.py"
     target.write_text(TARGET + MORE)
@@ -144,7 +144,7 @@ def _recorded(tmp_path, name: str, probed: bool) -> tuple[dict, dict]:
     """Each statement's tests, {target, late}, as one recorder credits them. Each recorder
     gets its own copy of the files: run at once, the tracer would see the probes' own
     instructions and credit what they credit."""
-    from killmap.engine.tracing import coverage_contexts
+    from killmap.engine.reach.tracing import coverage_contexts
 
     module, reach, cov = _probed_beside_coverage(tmp_path, name) if probed else _traced(tmp_path, name)
     recorder = reach if probed else cov
@@ -159,7 +159,7 @@ def _recorded(tmp_path, name: str, probed: bool) -> tuple[dict, dict]:
 
 
 def _traced(tmp_path, name):
-    from killmap.engine.tracing import per_test_coverage
+    from killmap.engine.reach.tracing import per_test_coverage
 
     (tmp_path / f"{name}.py").write_text(TARGET + MORE)
     (tmp_path / f"{name}_late.py").write_text(LATE)

@@ -1,4 +1,4 @@
-"""The validity check's pyflakes binds only the builtins its text names (mutate/flakes.py),
+"""The validity check's pyflakes binds only the builtins its text names (mutate/validity/flakes.py),
 and finds exactly what pyflakes with every builtin finds."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from pyflakes import checker
 
-from killmap.mutate import flakes
+from killmap.mutate.validity import flakes
 
 TEXTS = {
     "a builtin read": "def f(xs):\n    return len(xs) + sum(xs)\n",

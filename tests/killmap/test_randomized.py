@@ -19,7 +19,7 @@ import pytest
 from gatekit import GateRun, copy_fixture, gate_env, one_mutation_project, run_gate
 
 from killmap.catalog.plan import DEFAULT_SEED
-from killmap.engine.neutral import CI_VARIABLES
+from killmap.engine.inrun.foreign_plugins import CI_VARIABLES
 from killmap.verdict.trial import FURTHER_SEEDS, further_seeds
 
 pytest.importorskip("hypothesis")
@@ -202,7 +202,7 @@ def test_a_hypothesis_deadline_is_a_search_cause_never_an_assertion(tmp_path):
 def _profile_on_a_runner(hooked: bool) -> str:
     code = (
         "import os, sys\n"
-        "from killmap.engine.neutral import import_hypothesis_as_on_any_machine\n"
+        "from killmap.engine.inrun.foreign_plugins import import_hypothesis_as_on_any_machine\n"
         f"if {hooked}:\n"
         "    import_hypothesis_as_on_any_machine()\n"
         "assert 'hypothesis' not in sys.modules  # hooked, not imported: most projects never use it\n"

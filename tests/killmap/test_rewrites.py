@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gatekit import one_mutation_project, run_gate, tree_digest
 
-from killmap.engine import rewrites
+from killmap.engine.workers import assert_rewrites
 
 # A real pytest session in its own process, told where rewrites are kept: it reports which
 # files pytest itself rewrote, and what a failing assert said and where.
@@ -23,8 +23,8 @@ SESSION = textwrap.dedent("""
         rewritten.append(str(fn))
         return original(fn, config)
     rewrite._rewrite_test = counting
-    from killmap.engine import rewrites
-    rewrites.install(sys.argv[2], sys.argv[3:])
+    from killmap.engine.workers import assert_rewrites
+    assert_rewrites.install(sys.argv[2], sys.argv[3:])
     failures = []
     class Failures:
         def pytest_runtest_logreport(self, report):
@@ -84,7 +84,7 @@ def test_a_changed_test_module_is_rewritten_again(tmp_path):
 
 
 def test_keeping_new_rewrites_trims_the_oldest_beyond_the_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(rewrites, "KEPT_ENTRIES", 3)
+    monkeypatch.setattr(assert_rewrites, "KEPT_ENTRIES", 3)
     kept, scratch = tmp_path / "kept", tmp_path / "scratch"
     kept.mkdir()
     scratch.mkdir()
@@ -93,7 +93,7 @@ def test_keeping_new_rewrites_trims_the_oldest_beyond_the_limit(tmp_path, monkey
         old.write_bytes(b"x")
         os.utime(old, (1000 + age, 1000 + age))
     (scratch / "new.rewritten").write_bytes(b"y")
-    rewrites.keep_new(scratch, kept)
+    assert_rewrites.keep_new(scratch, kept)
     assert sorted(p.name for p in kept.iterdir()) == ["new.rewritten", "old2.rewritten", "old3.rewritten"]
     assert not (scratch / "new.rewritten").exists()
 
@@ -121,8 +121,8 @@ def test_the_gate_keeps_its_sessions_rewrites_outside_the_project_for_the_next_g
 def test_a_rewrite_is_kept_under_everything_that_shapes_it():
     # The entry's name is the only thing that keeps a stale rewrite from being found: each
     # input must change it.
-    base = rewrites._entry_name(b"assert x\n", "9.2.0", False)
-    assert rewrites._entry_name(b"assert x\n", "9.2.0", False) == base
-    assert rewrites._entry_name(b"assert y\n", "9.2.0", False) != base  # the module's bytes
-    assert rewrites._entry_name(b"assert x\n", "9.3.0", False) != base  # pytest's version
-    assert rewrites._entry_name(b"assert x\n", "9.2.0", True) != base  # enable_assertion_pass_hook
+    base = assert_rewrites._entry_name(b"assert x\n", "9.2.0", False)
+    assert assert_rewrites._entry_name(b"assert x\n", "9.2.0", False) == base
+    assert assert_rewrites._entry_name(b"assert y\n", "9.2.0", False) != base  # the module's bytes
+    assert assert_rewrites._entry_name(b"assert x\n", "9.3.0", False) != base  # pytest's version
+    assert assert_rewrites._entry_name(b"assert x\n", "9.2.0", True) != base  # enable_assertion_pass_hook

@@ -8,9 +8,9 @@ import pytest
 from gatekit import write_project
 
 from killmap.catalog.project import project_files
+from killmap.engine.containment.sandbox import Scratch
 from killmap.engine.core import Engine
-from killmap.engine.pool import Pool
-from killmap.engine.sandbox import Scratch
+from killmap.engine.workers.pool import Pool
 from killmap.errors import GateError
 
 PROJECT = {
@@ -76,8 +76,8 @@ def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repa
 
 
 def test_a_pristine_copy_the_kernel_heard_nothing_happen_to_costs_no_stat(tmp_path, monkeypatch):
-    from killmap.engine import sandbox as sandbox_module
-    from killmap.engine.changefeed import ChangeFeed
+    from killmap.engine.containment import sandbox as sandbox_module
+    from killmap.engine.containment.inotify_watch import ChangeFeed
 
     if ChangeFeed.open("/", [""], []) is None:
         pytest.skip("no change feed on this platform")

@@ -14,8 +14,8 @@ import sys
 import pytest
 from gatekit import gate_env, one_mutation_project, run_gate
 
-from killmap.engine import sandbox
-from killmap.engine.sandbox import RAM_DISK, scratch_parent
+from killmap.engine.containment import sandbox
+from killmap.engine.containment.sandbox import RAM_DISK, scratch_parent
 
 
 def _ram_disk_is_tmpfs() -> bool:

@@ -1,4 +1,4 @@
-"""Workers after the first are forked from it once it has imported pytest (siblings.py)."""
+"""Workers after the first are forked from it once it has imported pytest (worker_forks.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from gatekit import copy_fixture, process_ended, write_project
 
 from killmap.catalog.project import project_files
 from killmap.engine.core import Engine
-from killmap.engine.pool import Pool
 from killmap.engine.runner import Scenario
-from killmap.engine.siblings import SiblingProcess
+from killmap.engine.workers.pool import Pool
+from killmap.engine.workers.worker_forks import SiblingProcess
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

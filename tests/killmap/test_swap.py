@@ -12,7 +12,7 @@ import types
 import pytest
 from gatekit import copy_fixture, run_gate
 
-from killmap.engine.swap import swap_in
+from killmap.engine.swap.code_swap import swap_in
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,7 @@ def test_swap_in_replaces_the_code_behind_every_alias(tmp_path):
     ],
 )
 def test_swap_in_swaps_in_the_unit_it_is_handed_only_where_it_fits(tmp_path, unit_of, compiled_by, runs):
-    from killmap.engine.unitcompile import compiled_unit, units_of
+    from killmap.engine.swap.unit_compile import compiled_unit, units_of
 
     text = "def f():\n    return 1\n"
     path, module = _module(tmp_path, text)
@@ -196,18 +196,18 @@ def test_swap_in_finds_the_functions_of_a_heap_frozen_at_import(tmp_path):
     assert module.f() == 2
 
 
-# The worker freezes its own heap before any session (warm.py); a project may freeze its own
+# The worker freezes its own heap before any session (before_fork.py); a project may freeze its own
 # after. Each case in a child interpreter: gc.freeze is replaced there for good.
 _FREEZES = """
 import gc, json, sys, types
-from killmap.engine import swap
+from killmap.engine.swap import code_swap
 harness = types.SimpleNamespace(name="made by the harness")
-swap.harness_frozen()  # as warm.py does, before any session
+code_swap.harness_frozen()  # as before_fork.py does, before any session
 def project_function():
     return 1
 if sys.argv[1] == "project-froze":
     gc.freeze()  # a conftest, after importing the project
-listed = swap.every_object()
+listed = code_swap.every_object()
 print(json.dumps({"function": any(o is project_function for o in listed),
                   "harness": any(o is harness for o in listed)}))
 """

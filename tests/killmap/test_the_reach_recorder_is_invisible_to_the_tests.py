@@ -12,7 +12,7 @@ import sys
 import pytest
 from gatekit import copy_fixture, run_gate, write_project
 
-from killmap.engine import monitor, probes
+from killmap.engine.reach import line_monitor, probes
 
 ON_PROBES = probes.AVAILABLE  # before 3.12: the probes; after, the line monitor
 
@@ -149,7 +149,7 @@ def test_the_recorders_resolve_no_path_for_a_name_that_is_not_a_target(tmp_path,
             probes.Spellings([str(target)], {str(target): str(target)}),
         )
     else:
-        recorder = monitor.LineMonitor([str(target)], monitor.free_tool_id())
+        recorder = line_monitor.LineMonitor([str(target)], line_monitor.free_tool_id())
     monkeypatch.setattr(probes.os.path, "realpath", lambda p, *a, **k: calls.append(p) or real(p, *a, **k))
     if ON_PROBES:
         recorder.audited("compile", (b"", "<string>"))

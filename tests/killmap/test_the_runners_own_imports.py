@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from gatekit import run_gate, write_project
 
-from killmap.engine.pool import Pool
+from killmap.engine.workers.pool import Pool
 from killmap.errors import GateError
 from killmap.verdict.baseline import check_runner_imports
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from killmap.engine.unitcompile import CompiledUnit
-from killmap.engine.worker import _unit_for_fork
+from killmap.engine.swap.unit_compile import CompiledUnit
+from killmap.engine.workers.worker import _unit_for_fork
 
 ORIGINAL = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from gatekit import copy_fixture, gate_env, run_gate, tree_digest
 
-from killmap.engine.confine import abi_version
+from killmap.engine.containment.landlock import abi_version
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the tree's reach is proven with /proc")
 LANDLOCK = abi_version() >= 1

@@ -1,11 +1,11 @@
-"""The whole-tree watch (engine/treewatch.py), on a small tree: what it finds, restores, moves
+"""The whole-tree watch (engine/containment/tree_watch.py), on a small tree: what it finds, restores, moves
 out, and names as not restored. The gate's end-to-end cases are in test_tree_escape.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from killmap.engine.treewatch import TreeWatch
+from killmap.engine.containment.tree_watch import TreeWatch
 
 
 def small_tree(root: Path) -> Path:

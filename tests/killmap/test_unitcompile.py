@@ -1,4 +1,4 @@
-"""A mutant's code objects compiled from the one function it changes (unitcompile.py) are the
+"""A mutant's code objects compiled from the one function it changes (unit_compile.py) are the
 ones a compile of the whole mutant file gives, or the whole file is compiled."""
 
 from __future__ import annotations
@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from killmap.engine.unitcompile import CompiledUnit, code_places, mutant_places, places_of_unit, unit_to_hand, units_of
+from killmap.engine.swap.unit_compile import (
+    CompiledUnit,
+    code_places,
+    mutant_places,
+    places_of_unit,
+    unit_to_hand,
+    units_of,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -182,18 +189,18 @@ def test_a_mutant_the_unit_cannot_say_exactly_is_left_to_the_whole_file(original
 def test_the_future_imports_and_the_class_header_are_what_makes_the_unit_exact(monkeypatch):
     # Without them the method compiles, but not to the file's code: the __future__ flag is in
     # every code object's flags, and the class name mangles the method's private names.
-    from killmap.engine import unitcompile
+    from killmap.engine.swap import unit_compile
 
     mutant = _CLASS.replace("self.__width * height", "self.__width + height")
     whole = _whole("door.py", mutant)
-    real = unitcompile.Unit
+    real = unit_compile.Unit
     units = units_of(_CLASS)
     assert units is not None
-    stripped = unitcompile.Units(tuple(real(u.first, u.last, None) for u in units.units), ())
-    monkeypatch.setattr(unitcompile, "units_of", lambda text: stripped)
+    stripped = unit_compile.Units(tuple(real(u.first, u.last, None) for u in units.units), ())
+    monkeypatch.setattr(unit_compile, "units_of", lambda text: stripped)
     # Compiled without its header, the method lands at depth one and finds no place.
     assert mutant_places("door.py", _CLASS, mutant, _whole("door.py", _CLASS), stripped) is None
-    future_less = unitcompile.Units(units.units, ())
+    future_less = unit_compile.Units(units.units, ())
     partial = mutant_places("door.py", _CLASS, mutant, _whole("door.py", _CLASS), future_less)
     assert partial is not None and not _same(partial, whole)
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from killmap.mutate.validity import check_mutant
+from killmap.mutate.validity.check import check_mutant
 
 FILE = "src/pkg/mod.py"
 
@@ -124,7 +124,7 @@ def test_every_dead_code_kind_names_a_real_pyflakes_message_class():
     # A typo in the warning list would silently turn a warning into broken.
     import pyflakes.messages
 
-    from killmap.mutate.validity import DEAD_CODE_FINDINGS
+    from killmap.mutate.validity.check import DEAD_CODE_FINDINGS
 
     known = {name for name in dir(pyflakes.messages)}
     assert {"UnusedImport", "UnusedVariable", "RedefinedWhileUnused"} <= DEAD_CODE_FINDINGS

@@ -1,12 +1,12 @@
-"""Validity asks the one function a change lies in first (mutate/fragment.py): most sweep
+"""Validity asks the one function a change lies in first (mutate/validity/fragment.py): most sweep
 mutants are answered from it alone, and whatever it cannot vouch for goes to the whole-module
 check, which alone writes the messages. benchmarks/validity_equality.py holds the two equal on
 every sweep mutant of packaging and click."""
 
 from __future__ import annotations
 
-from killmap.mutate.fragment import is_valid_quickly
-from killmap.mutate.validity import Validity, check_mutant
+from killmap.mutate.validity.check import Validity, check_mutant
+from killmap.mutate.validity.fragment import is_valid_quickly
 
 MODULE = """\
 import os

@@ -1,13 +1,13 @@
 """Validity walks the changed definition and only the names the rest of the module reads
-(mutate/skeleton.py): the same verdict as pyflakes over the whole module, at a fraction of its
+(mutate/validity/skeleton.py): the same verdict as pyflakes over the whole module, at a fraction of its
 cost on a long one."""
 
 from __future__ import annotations
 
 import ast
 
-from killmap.mutate import skeleton
-from killmap.mutate.validity import check_mutant
+from killmap.mutate.validity import skeleton
+from killmap.mutate.validity.check import check_mutant
 
 MODULE = """\
 import os

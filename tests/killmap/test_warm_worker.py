@@ -1,4 +1,4 @@
-"""What a worker does once before it forks (warm.py), in a fresh interpreter of its own."""
+"""What a worker does once before it forks (before_fork.py), in a fresh interpreter of its own."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
     module.write_text("def later():\n    return 1\n")
     script = textwrap.dedent(f"""
         import gc, sys
-        from killmap.engine.failures import real_paths_seen
-        from killmap.engine.swap import LiveFunctions
-        from killmap.engine.warm import warm_worker
+        from killmap.engine.reach.real_paths import real_paths_seen
+        from killmap.engine.swap.code_swap import LiveFunctions
+        from killmap.engine.workers.before_fork import warm_worker
         warm_worker()
         assert "pdb" in sys.modules, "pdb is left for every session to import"
         assert real_paths_seen, "the module paths are left for every fork to resolve"

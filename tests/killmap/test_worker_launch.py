@@ -16,14 +16,14 @@ from reviewkit import change_repo
 
 from killmap.catalog.project import project_files
 from killmap.cli import main
-from killmap.engine import launch as launch_module
-from killmap.engine import pool as pool_module
+from killmap.engine.containment.sandbox import OWNER_FILE
 from killmap.engine.core import Engine
-from killmap.engine.launch import Launch
-from killmap.engine.pool import Worker
-from killmap.engine.reaper import is_zombie
 from killmap.engine.runner import Scenario
-from killmap.engine.sandbox import OWNER_FILE
+from killmap.engine.workers import launch as launch_module
+from killmap.engine.workers import pool as pool_module
+from killmap.engine.workers.launch import Launch
+from killmap.engine.workers.pool import Worker
+from killmap.engine.workers.reaper import is_zombie
 from killmap.verdict.lab import LabOptions, run_lab
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -107,7 +107,7 @@ def test_an_engine_with_fewer_sandboxes_lets_the_spare_launched_workers_go(tmp_p
         with Engine(project, project_files(project), 1, launch=launch) as engine:
             assert [worker.process for worker in engine.workers] == [first]
             engine.workers[0].wait_sandbox()
-            # The spares are the first worker's children (siblings.py): each leaves at the
+            # The spares are the first worker's children (worker_forks.py): each leaves at the
             # end of file on its pipes, and none is left running beside the engine's worker.
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and _live_children(first.pid):
@@ -175,7 +175,7 @@ def test_a_command_that_runs_pytest_starts_its_workers_once_and_hands_them_to_it
 _HEAVY = ("libcst", "killmap.verdict.lab")
 _PROBE = """
 import sys
-from killmap.engine import launch
+from killmap.engine.workers import launch
 def refuse(self, jobs):
     print(",".join(sorted(m for m in {heavy!r} if m in sys.modules)) or "none", flush=True)
     raise SystemExit(0)

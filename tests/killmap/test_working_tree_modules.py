@@ -1,5 +1,5 @@
 """The origin proof's look for project modules the run imported from the working tree
-(shadowing.modules_from_working_tree), and what it remembers between looks."""
+(working_tree_imports.modules_from_working_tree), and what it remembers between looks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from killmap.engine.shadowing import modules_from_working_tree
+from killmap.engine.inrun.working_tree_imports import modules_from_working_tree
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_a_working_tree_file_with_no_copy_in_the_sandbox_is_not_a_shadow(trees, 
 # An audit hook cannot be removed: each case runs in a child interpreter of its own.
 _WATCH_CASE = """
 import importlib.util, json, os, sys, types
-from killmap.engine.shadowing import ImportWatch, modules_from_working_tree
+from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
 working, sandbox, case = sys.argv[1], sys.argv[2], sys.argv[3]
 os.chdir(sandbox)
 helper = os.path.join(working, "src", "pkg", "helper.py")

@@ -74,7 +74,7 @@ class GateSettings:
     # does not depend on it, so catalogs differing only here share one.
     werror: bool = field(default=False, compare=False)
     # Linux Landlock: test processes may write only beneath the sandbox, the temp folder
-    # and /dev (confine.py). Off for suites that must write elsewhere.
+    # and /dev (landlock.py). Off for suites that must write elsewhere.
     confine: bool = True
     # More pytest arguments for every run, as a user's command line gives them
     # (catalog/pytestargs.py: after PYTEST_ADDOPTS, before the gate's own flags).

@@ -40,7 +40,7 @@ class LabOptions:
     swap: bool = True  # run swappable mutants in a fork of the collected session
     tracer: str = "auto"  # the baseline's line recorder: auto (sys.monitoring on 3.12+) or coverage
     # What randomized suites draw from (Hypothesis, pytest-randomly): an int, or None for
-    # `--seed random` (engine/neutral.py).
+    # `--seed random` (engine/inrun/foreign_plugins.py).
     seed: int | None = DEFAULT_SEED
 
 

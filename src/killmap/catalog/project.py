@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from killmap.errors import GateError
+from killmap.git import git_or_none
 
 # Never copied into a sandbox when the project is not a git checkout.
 _SKIP_DIRS = {
@@ -25,7 +25,7 @@ _SKIP_DIRS = {
     "build",
     "dist",
     ".killmap-cache",
-    ".hypothesis",  # Hypothesis's saved examples: a run's private state, never the project's (neutral.py)
+    ".hypothesis",  # Hypothesis's saved examples: a run's private state, never the project's (foreign_plugins.py)
 }
 
 
@@ -48,22 +48,14 @@ def find_root(start: Path) -> Path:
 def project_files(root: Path) -> list[str]:
     """Tracked plus untracked-but-not-ignored files (what a clean checkout would hold,
     plus the user's new files), relative to root. Falls back to a filtered walk."""
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout
+    listed = git_or_none(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if listed is not None:
         files = [f for f in listed.decode("utf-8", "surrogateescape").split("\0") if f]
         found = sorted(f for f in files if (root / f).is_file() and "__pycache__" not in f)
         if found:
             return without_venvs(found)
         # Nothing listed: a project inside a folder its enclosing checkout ignores. It is
         # not that checkout's to describe; walk it like a project without git.
-    except (OSError, subprocess.SubprocessError):
-        pass
     found = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info")]
@@ -85,25 +77,10 @@ def ignored_package_files(root: Path, files: list[str]) -> list[str]:
     packages = {f[: -len("__init__.py")] for f in files if f.endswith("/__init__.py")}
     if not packages:
         return []
-    try:
-        listed = subprocess.run(
-            [
-                "git",
-                "ls-files",
-                "-z",
-                "--others",
-                "--ignored",
-                "--exclude-standard",
-                "--directory",
-                "--",
-                *sorted(packages),
-            ],
-            cwd=root,
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+    listed = git_or_none(
+        root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", *sorted(packages)
+    )
+    if listed is None:
         return []
     found: list[str] = []
     for entry in listed.decode("utf-8", "surrogateescape").split("\0"):

@@ -5,7 +5,7 @@ pytest reads its arguments in this order, each later one winning: the project's 
 variable's arguments, then the catalog's (the command line a user would type), then the gate's
 own flags (runner.GATE_FLAGS), which win where they must: every failure seen, the file's order.
 What would pick, reorder or re-run tests from earlier runs is switched off in the run itself
-(engine/neutral.py). What can only make every verdict wrong, running no test or stopping at a
+(engine/inrun/foreign_plugins.py). What can only make every verdict wrong, running no test or stopping at a
 prompt, is refused here, in one line that names where it came from.
 """
 

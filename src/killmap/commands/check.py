@@ -19,8 +19,7 @@ from pathlib import Path
 
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
-from killmap.engine.launch import Launch
-from killmap.engine.outcome import error_line, refused_arguments
+from killmap.engine import Launch, error_line, refused_arguments
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
 
@@ -130,7 +129,7 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateEr
     from killmap.mutate.blame import broken_field, not_applied_field
     from killmap.mutate.mutants import Sources, build_mutant
     from killmap.mutate.pins import check_pins
-    from killmap.mutate.validity import check_mutant
+    from killmap.mutate.validity.check import check_mutant
     from killmap.verdict.prepare import control_site_problems
 
     problems: list[GateError] = []
@@ -195,8 +194,7 @@ def _collect(
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
     from killmap.catalog.project import project_files
-    from killmap.engine.core import Engine
-    from killmap.engine.runner import Scenario
+    from killmap.engine import Engine, Scenario
 
     found: dict[GateSettings, Collection] = {}
     said: set[str] = set()
@@ -232,7 +230,7 @@ def _collection_errors(
     """What a collection's outcome refuses, each said once; `hint`: (the project root, its
     [gate] paths), for naming the paths a workspace package missing from them needs."""
     from killmap.catalog.workspace import missing_module_hint
-    from killmap.engine.guard import escaped_note
+    from killmap.engine import escaped_note
 
     errors: list[GateError] = []
     if outcome.escaped:
@@ -272,7 +270,7 @@ def _unloadable(
     never runs the change loads under the mutant as it did (the argument test selection rests
     on, docs/reach.md)."""
     from killmap.catalog.project import module_name
-    from killmap.engine.runner import Scenario
+    from killmap.engine import Scenario
     from killmap.mutate.blame import broken_field
     from killmap.verdict.judge import load_failure
 
@@ -302,7 +300,7 @@ def _unloadable(
 def _collection_runs_the_change(mutant: Mutant, lines: dict[str, list[int]] | None) -> bool:
     """Whether the unmutated collection ran a changed line of the mutant, or cannot say: the
     file never imported while collecting (the origin proof imports it), or not vouched for."""
-    from killmap.engine.probes import UNPROVEN
+    from killmap.engine import UNPROVEN
     from killmap.verdict.reach import region_of
 
     if not lines or "" not in lines or UNPROVEN in lines:

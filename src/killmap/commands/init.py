@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from killmap import __version__
+from killmap.catalog.init_detect import Plan, choice_reason, detect
 from killmap.catalog.workspace import enclosing_workspace
-from killmap.commands.init_detect import Plan, choice_reason, detect
 from killmap.errors import GateError
 
 
@@ -241,7 +241,7 @@ def _verify(
     at several sites gets `count`."""
     from killmap.catalog.reader import load_catalog
     from killmap.mutate.mutants import build_mutant
-    from killmap.mutate.validity import check_mutant
+    from killmap.mutate.validity.check import check_mutant
 
     for attempt in range(2):
         with tempfile.TemporaryDirectory() as folder:

@@ -18,7 +18,7 @@ from typing import Any
 
 from killmap.catalog.testids import matches
 from killmap.commands.trying import UNREADABLE
-from killmap.engine.launch import Launch
+from killmap.engine import Launch
 from killmap.errors import GateError
 from killmap.verdict import judge
 from killmap.verdict.lab import LabOptions, LabResult, load, run_mutations

@@ -1,4 +1,4 @@
-"""The reviewer's commands on the command line: red-first, try, prove (issue 10).
+"""The reviewer's commands on the command line: red-first, try, prove.
 
 cli.py stays a thin parser: it calls `add_commands` while building its parser and
 `dispatch` for these commands; each command's logic lives in its own module (redfirst,
@@ -16,7 +16,7 @@ from killmap.commands.shared import REPORTS_ON_REQUEST_HELP, add_report_options,
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 COMMANDS = ("red-first", "try", "prove")
 
@@ -113,7 +113,7 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
         args.jobs = usable_jobs(args.jobs)
     if getattr(args, "timeout", None) is not None and not 0 < args.timeout <= 86400:
         raise GateError("--timeout must be above 0 and at most 86400 seconds", field="--timeout")
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
     # Their workers start now, while the command reads and builds (launch.py says why).
     if args.command == "red-first":
@@ -126,12 +126,14 @@ def dispatch(root: Path, args: argparse.Namespace) -> int:
 
 
 def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> int:
-    from killmap.commands.redfirst import RedFirstOptions, run_red_first
-    from killmap.commands.redfirst_report import check_report_dir, to_document, to_markdown, write_reports
+    from killmap.report.document import check_report_dir
+    from killmap.report.redfirst_report import REPORT_FILES, to_document, to_markdown, write_reports
+    from killmap.verdict.redfirst import run_red_first
+    from killmap.verdict.redfirst_contract import RedFirstOptions
 
     folder = args.report_dir or root / "reports"
     folder = folder if folder.is_absolute() else Path.cwd() / folder
-    check_report_dir(folder)
+    check_report_dir(folder, REPORT_FILES.values())
     options = RedFirstOptions(
         base=args.base,
         worktree=args.worktree,

@@ -20,7 +20,7 @@ from killmap.commands.shared import (
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 _ASCII_NUMBER = re.compile(r"[0-9]{1,9}")
 
@@ -83,7 +83,7 @@ def main(root: Path, args: argparse.Namespace) -> int:
     args.jobs = usable_jobs(args.jobs)
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
     # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
     with Launch(args.jobs) as launch:  # no run has more sandboxes than jobs (lab._sandboxes)
@@ -116,7 +116,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     console = make_console()
     split = shard_split(root, options)  # read before the run: a bad --durations costs no time
     if args.changed is not None:
-        from killmap.commands.changed import changed_mutations
+        from killmap.verdict.changed import changed_mutations
 
         names = changed_mutations(root, options, args.changed or None)
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")

@@ -41,7 +41,7 @@ def add_report_options(command: argparse.ArgumentParser, jobs: int | None = None
 def usable_jobs(jobs: int) -> int:
     """--jobs, checked, and capped at the workers this machine can hold, which is said in one
     line: asked for more, the gate failed midway with a traceback and left its start folder."""
-    from killmap.engine.reaper import workers_the_machine_holds
+    from killmap.engine import workers_the_machine_holds
     from killmap.errors import GateError
 
     if jobs < 1:

@@ -14,7 +14,7 @@ from killmap.commands.shared import add_cache_options, add_report_options, cache
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 
 def add_parser(sub) -> None:
@@ -100,7 +100,7 @@ def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
     jobs = usable_jobs(args.jobs)
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
     # The workers start now, while the sweep imports libcst and mutmut and enumerates its
     # mutants (about 0.9 s of one core on a 200-line module), as `run` starts them at its
@@ -161,7 +161,7 @@ def _portion(root: Path, args: argparse.Namespace):
     durations = read_durations(args.durations, "sweep") if args.durations is not None else None
     touched = None
     if args.changed is not None:
-        from killmap.commands.changed import TouchedFunctions
+        from killmap.verdict.changed import TouchedFunctions
 
         touched = TouchedFunctions(root, args.changed or None)
     return Portion(shard, durations, touched)

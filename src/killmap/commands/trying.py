@@ -33,7 +33,7 @@ else:  # pragma: no cover
 
 from killmap.catalog.reader import GateSettings, entry_mutation, load_catalog
 from killmap.commands.shared import write_lab_reports
-from killmap.engine.launch import Launch
+from killmap.engine import Launch
 from killmap.errors import GateError
 from killmap.mutate.pins import pins_for
 from killmap.verdict import judge

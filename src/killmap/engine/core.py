@@ -17,17 +17,17 @@ from typing import Any
 
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.catalog.project import ignored_package_files
-from killmap.engine.cachedirs import cache_base, displaced_folder, rewrites_folder
-from killmap.engine.changefeed import close_together
-from killmap.engine.guard import Containment, TreeGuard, pristine_hashes
-from killmap.engine.launch import Launch
+from killmap.engine.containment.cache_folders import cache_base, displaced_folder, rewrites_folder
+from killmap.engine.containment.guard import Containment, TreeGuard, pristine_hashes
+from killmap.engine.containment.inotify_watch import close_together
+from killmap.engine.containment.sandbox import Scratch, scratch_parent
+from killmap.engine.containment.tree_watch import TreeWatch
 from killmap.engine.outcome import RunOutcome
-from killmap.engine.pool import Pool, Worker
-from killmap.engine.reaper import MEMORY_ENV, memory_limit_for
-from killmap.engine.rewrites import keep_new
 from killmap.engine.runner import Scenario, run_scenario, run_to_completion
-from killmap.engine.sandbox import Scratch, scratch_parent
-from killmap.engine.treewatch import TreeWatch
+from killmap.engine.workers.assert_rewrites import keep_new
+from killmap.engine.workers.launch import Launch
+from killmap.engine.workers.pool import Pool, Worker
+from killmap.engine.workers.reaper import MEMORY_ENV, memory_limit_for
 from killmap.errors import GateError
 
 THREAD_SWITCH_SECONDS = 0.0005  # while an engine is open (Engine.__init__ says why)
@@ -92,7 +92,7 @@ class Engine:
         self.pool: Pool | None = None
         self.containment: Containment | None = None
         self._switch_interval: float | None = sys.getswitchinterval()
-        # The gate's threads (one per worker, and a head start's baseline) spend their turns
+        # The gate's threads (one per worker, and an early baseline) spend their turns
         # in system calls: each gives up the GIL and then waits for it while the main thread
         # builds mutants (libcst, pyflakes), up to the switch interval every time. At 5 ms,
         # a sweep's first baseline request left 0.4 s after its workers were ready.
@@ -171,7 +171,7 @@ class Engine:
         if self.scratch.kept_rewrites is not None:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
         # All at once: each feed's close waits on the kernel, and the scratch's removal on the
-        # disk (changefeed.close_together says why that is most of a gate's last 50 ms).
+        # disk (inotify_watch.close_together says why that is most of a gate's last 50 ms).
         close_together([*closes, self.scratch.close_feed, self.scratch.remove_files])
 
     def _final_check(self) -> None:

@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from killmap.catalog.plan import DEFAULT_SEED
-from killmap.engine import confine
-from killmap.engine.guard import Written
+from killmap.engine.containment import landlock
+from killmap.engine.containment.guard import Written
+from killmap.engine.containment.sandbox import Scratch
 from killmap.engine.outcome import RunOutcome, TestResult, denied_writes, read_outcome, tracers_of
-from killmap.engine.pool import Worker
-from killmap.engine.sandbox import Scratch
+from killmap.engine.workers.pool import Worker
 
 # Flags the gate owns, placed after the project's addopts so they win: every failure is
 # seen (no maxfail). Nothing is cached between runs: each has a cache folder of its own
 # (`cache_dir`). xdist, pytest-cov, pytest-randomly, pytest-random-order, the rerun plugins and
-# the cache's own options stay loaded, switched off by neutral.py: blocking them would make
+# the cache's own options stay loaded, switched off by foreign_plugins.py: blocking them would make
 # pytest refuse an addopts that names their options.
 GATE_FLAGS = ("--maxfail=0", "-q", "--tb=no", "-o", "console_output_style=classic")
 
@@ -49,10 +49,10 @@ class Scenario:
     mutated_file: str | None = None
     expect_module: str | None = None
     # A file the parallel runs of one baseline pass share: each runs only the tests it claims
-    # first there (claims.py); None runs every test.
+    # first there (baseline_split.py); None runs every test.
     run_claims: str | None = None
     # What records the per-test lines in a fork of the collected session: "auto" is
-    # sys.monitoring on Python 3.12+ (monitor.py), "coverage" is coverage's C tracer.
+    # sys.monitoring on Python 3.12+ (line_monitor.py), "coverage" is coverage's C tracer.
     tracer: str = "auto"
     # Whether this run records what ran while its session collected. Collection is the same
     # program in every session of one baseline, so one run records it for all; under
@@ -79,7 +79,7 @@ class Scenario:
     # More pytest arguments, after the gate's flags (red-first's reverted tree passes
     # --continue-on-collection-errors: a test module may not import without the fix).
     extra_args: tuple[str, ...] = ()
-    # What Hypothesis and pytest-randomly draw from (neutral.py); None explores. Set by the
+    # What Hypothesis and pytest-randomly draw from (foreign_plugins.py); None explores. Set by the
     # engine for every run of a command (core.Engine.run).
     seed: int | None = DEFAULT_SEED
     # Another seed for this run alone (trial.reseeded), in the collected session of `seed`: a
@@ -100,7 +100,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     if "session" in request:
         worker.session_stale = False
     if worker.containment is not None:
-        confined = "confine" in request and confine.available()
+        confined = "confine" in request and landlock.available()
         worker.containment.started(request["id"], time.time_ns(), confined=confined)
     try:
         response = worker.request(request)
@@ -161,7 +161,7 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         "memory_limit": worker.memory_limit,
         "seed": scenario.seed if scenario.reseed is None else scenario.reseed,
         "reseed": scenario.reseed,
-        # pytest's rewritten test modules, shared by every session (rewrites.py).
+        # pytest's rewritten test modules, shared by every session (assert_rewrites.py).
         "rewrites": {
             "write": str(scratch.rewrites),
             "read": [str(scratch.kept_rewrites)] if scratch.kept_rewrites else [],
@@ -172,7 +172,7 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
     # The tests' temporary folder is the worker's own, inside the scratch: confinement grants
     # the scratch but never the system's temporary folder, where the project may live.
     request["tmpdir"] = str(scratch.path / "tmpdir" / str(worker.index))
-    if scenario.confine and not confine.switched_off():
+    if scenario.confine and not landlock.switched_off():
         request["confine"] = [str(sandbox), str(scratch.path), "/dev"]
     unmutated = not scenario.writes
     if (
@@ -221,7 +221,7 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
 def cache_dir(folder: Path) -> tuple[str, ...]:
     """pytest's cache for one run (a collected session's for its forks, which never write it):
     in the run's folder, empty, read by nothing after it. Never the project's `.pytest_cache`,
-    whose last failures would pick the tests (neutral.py turns the options that read it off)."""
+    whose last failures would pick the tests (foreign_plugins.py turns the options that read it off)."""
     return ("-o", f"cache_dir={folder / 'pytest-cache'}")
 
 

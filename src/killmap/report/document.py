@@ -11,6 +11,7 @@ import os
 import platform
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -287,9 +288,10 @@ REPORT_FILES = {
 }
 
 
-def check_report_dir(folder: Path) -> None:
+def check_report_dir(folder: Path, names: Iterable[str] | None = None) -> None:
     """Refuse, before anything runs, a report folder that cannot be written: a gate that
-    runs for minutes and then cannot say what it found has wasted them."""
+    runs for minutes and then cannot say what it found has wasted them. `names`: the files
+    the command will write there (the gate's by default; red-first writes its own)."""
     for path in (folder, *folder.parents):
         if path.exists() or path.is_symlink():
             if not path.is_dir():
@@ -298,7 +300,7 @@ def check_report_dir(folder: Path) -> None:
             if not os.access(path, os.W_OK | os.X_OK):
                 raise GateError(f"--report-dir: cannot write in {path}", field="--report-dir")
             break
-    for name in REPORT_FILES.values():
+    for name in REPORT_FILES.values() if names is None else names:
         if (folder / name).is_dir():
             raise GateError(
                 f"--report-dir: {folder / name} is a folder, so the report cannot be written there",

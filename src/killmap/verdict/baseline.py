@@ -20,12 +20,18 @@ from pathlib import Path
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
-from killmap.engine.cachedirs import baseline_red_file
-from killmap.engine.core import Engine
-from killmap.engine.guard import escaped_note
-from killmap.engine.outcome import RunOutcome, TestResult, error_line, refused_arguments, tracers_of
-from killmap.engine.probes import UNPROVEN
-from killmap.engine.runner import Scenario
+from killmap.engine import (
+    UNPROVEN,
+    Engine,
+    RunOutcome,
+    Scenario,
+    TestResult,
+    baseline_red_file,
+    error_line,
+    escaped_note,
+    refused_arguments,
+    tracers_of,
+)
 from killmap.errors import GateError
 
 
@@ -221,7 +227,7 @@ class _Passes:
         self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
     ) -> list[RunOutcome]:
         """Each worker runs `tests` (None: every test), traced or not; `shared`: the runs share
-        the tests out (claims.py), else each runs them all. Only the first run's session traces
+        the tests out (baseline_split.py), else each runs them all. Only the first run's session traces
         collection, the same program in every session. Each run is a fork of its worker's
         collected session, which the mutants then reuse."""
         claims = str(self.engine.scratch.run_dir("baseline-claims") / label) if shared else None
@@ -308,7 +314,7 @@ def _shared_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[l
 
 def _traced_pass(passes: _Passes, label: str, *, shared: bool) -> list[RunOutcome]:
     """A traced pass over every test. Where a run's probes could not vouch for a target file
-    (a function of it ran code they never saw, engine/probes.py), the pass is run again with
+    (a function of it ran code they never saw, engine/reach/probes.py), the pass is run again with
     coverage's C tracer: slower, never short of a line."""
     outcomes = passes.run(label, None, traced=True, shared=shared)
     if any(UNPROVEN in contexts for o in outcomes for contexts in (o.coverage or {}).values()):

@@ -26,7 +26,7 @@ from typing import Any
 
 import killmap
 from killmap import pytest_version
-from killmap.engine.cachedirs import cache_base
+from killmap.engine import cache_base
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")

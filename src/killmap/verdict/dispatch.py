@@ -1,6 +1,6 @@
 """Dispatch: each mutant to a worker as soon as it is built and the baseline is in.
 
-The head start (headstart.py) runs the first baseline while the gate builds and checks the
+The early baseline (early_baseline.py) runs the first baseline while the gate builds and checks the
 mutants. Whichever ends first used to wait for the other: a worker whose baseline run was
 done sat idle until the last mutant was built, though most of them were ready long before
 (on draftroute's catalog, about 0.1 s of both workers at every gate run). A mutant's run
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.engine.pool import Worker
+from killmap.engine import Worker
 from killmap.mutate.mutant import Mutant
 from killmap.verdict.baseline import Baseline, check_contract_ids
 from killmap.verdict.trial import expected_seconds, select_tests
@@ -35,8 +35,8 @@ Progress = Callable[[str, Any], None]
 
 class Dispatch:
     """Runs one settings group's mutants on the workers as they are offered, once its
-    baseline is in. Every group goes through one: the head start's while the gate still
-    builds (`baseline` joins the head start), any other after it (`baseline` runs it).
+    baseline is in. Every group goes through one: the early baseline's while the gate still
+    builds (`baseline` joins the early baseline), any other after it (`baseline` runs it).
 
     `run(worker, (mutation, mutant, baseline), selection)` is the trial; `on_done(mutation,
     result)` hears of each result as it lands. Offer every mutant that must run, then

@@ -15,7 +15,7 @@ from typing import Any
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
-from killmap.engine.outcome import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
+from killmap.engine import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
 
 HELD = "held"  # every kills test went red by a real failure; nothing else did
 VACUOUS = "vacuous"  # a kills test stayed green: it does not guard against this defect
@@ -341,7 +341,7 @@ def _never_ran(case: _Case) -> str:
     return said + (f" ({len(kills)} of them in kills)" if kills else "")
 
 
-# What a run stopped at its limit was doing then (engine/stuck.py): the fix for a loop and
+# What a run stopped at its limit was doing then (engine/workers/timeout_cpu.py): the fix for a loop and
 # for a wait differ, and "an infinite loop" was once said of both.
 _STUCK = {
     "busy": "busy: it kept the CPU running to the end, as a loop that never ends does",

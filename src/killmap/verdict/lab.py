@@ -19,15 +19,14 @@ from typing import Any
 from killmap.catalog.plan import DEFAULT_SEED, LabOptions, load, recorded_durations
 from killmap.catalog.project import check_targets_copied, project_files
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.engine.core import Engine, memory_limit
-from killmap.engine.launch import Launch
+from killmap.engine import Engine, Launch, memory_limit
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.verdict.cache import VerdictCache, test_files_digest
 from killmap.verdict.dispatch import Dispatch, Progress
-from killmap.verdict.headstart import HeadStart
+from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
 from killmap.verdict.prepare import (
     MutantBuilder,
@@ -71,7 +70,7 @@ def run_mutations(
     mutants: dict[str, Mutant] | None = None,
     launch: Launch | None = None,
     recorded: Mapping[str, float] | None = None,
-    head: HeadStart | None = None,
+    early_baseline: EarlyBaseline | None = None,
 ) -> LabResult:
     """The engine's interface for every command: these mutations, to their verdicts.
 
@@ -80,7 +79,8 @@ def run_mutations(
     mutations no catalog operator can rebuild. `launch`: workers the command started at
     its first line, for the engine to adopt (launch.py). `recorded`: seconds each mutation
     took in an earlier run, by name, where known: the dearest start first (dispatch.py).
-    `head`: a baseline the caller began before it had the mutations (`early_baseline`), used
+    `early_baseline`: a baseline the caller began before it had the mutations
+    (`start_early_baseline`), used
     when it covers the first group that runs, else cancelled.
     """
     import time
@@ -94,7 +94,7 @@ def run_mutations(
     if not pending and launch is not None:
         launch.dismiss()  # every verdict is cached: no worker will be needed
     progress("planned", len(mutations))
-    to_run, baselines = _settle_then_run(lab, mutations, known, pending, head)
+    to_run, baselines = _settle_then_run(lab, mutations, known, pending, early_baseline)
     _judge_controls(mutations, lab.decided)
     lab.announce.rest()
     if lab.cache is not None:
@@ -131,11 +131,11 @@ def _settle_then_run(
     mutations: list[Mutation],
     known: dict[str, Mutant | None],
     pending: list[Mutation],
-    begun: HeadStart | None,
+    early_baseline: EarlyBaseline | None,
 ) -> tuple[list[Mutation], list[Baseline]]:
     """Every mutant settled (static verdicts, cache) while the baseline starts, then what is
     left run: the mutations that ran, and their baselines."""
-    head, early, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending, begun)
+    early_baseline, engine, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending, early_baseline)
     if dispatch is not None:
         dispatch.close()
     for mutation in mutations:
@@ -143,10 +143,10 @@ def _settle_then_run(
             lab.announce.done(lab.decided[mutation.name])
     to_run = [m for m in mutations if m.name not in lab.decided]
     baselines: list[Baseline] = []
-    if not to_run and head is not None:
-        _stop_early(early, head, dispatch)  # everything turned out static or cached
+    if not to_run and early_baseline is not None:
+        _stop_early(engine, early_baseline, dispatch)  # everything turned out static or cached
     elif to_run:
-        baselines = _run_the_rest(lab, to_run, head, dispatch)
+        baselines = _run_the_rest(lab, to_run, early_baseline, dispatch)
     return to_run, baselines
 
 
@@ -251,16 +251,16 @@ def _engine(root: Path, files: list[str], options: LabOptions, launch: Launch | 
     )
 
 
-def early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch: Launch | None) -> HeadStart:
+def start_early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch: Launch | None) -> EarlyBaseline:
     """The engine and the baseline of `plan`'s settings and files, begun before the caller
     has its mutations (a sweep enumerates them meanwhile: seconds of libcst on a large file,
     while the workers would wait). `plan` stands for the mutations to come: their files and
-    contract tests, which are all a baseline depends on (headstart.py); hand the result to
-    run_mutations as `head`, which cancels it if it does not cover what runs."""
+    contract tests, which are all a baseline depends on (early_baseline.py); hand the result to
+    run_mutations as `early_baseline`, which cancels it if it does not cover what runs."""
     files = _checked_input(root, plan)
     engine = _engine(root, files, options, launch, options.jobs)
     try:
-        return HeadStart(root, files, plan, engine, runs=options.baseline_runs, timeout=options.baseline_timeout)
+        return EarlyBaseline(root, files, plan, engine, runs=options.baseline_runs, timeout=options.baseline_timeout)
     except BaseException:
         engine.close()
         raise
@@ -271,73 +271,80 @@ def _build_while_the_baseline_runs(
     mutations: list[Mutation],
     known: dict[str, Mutant | None],
     pending: list[Mutation],
-    begun: HeadStart | None = None,
-) -> tuple[HeadStart | None, Engine | None, Dispatch | None]:
+    early_baseline: EarlyBaseline | None = None,
+) -> tuple[EarlyBaseline | None, Engine | None, Dispatch | None]:
     """Every mutant built (or remembered) and settled; when something will run, the engine
-    and the first group's baseline started before (or `begun`'s, when it covers that
-    group), and each mutant of that group dispatched as soon as it is built."""
+    and the first group's baseline started before (or the caller's `early_baseline`, when it
+    covers that group), and each mutant of that group dispatched as soon as it is built."""
     root, options = lab.root, lab.options
-    head = None
-    early: Engine | None = None
+    engine: Engine | None = None
     dispatch: Dispatch | None = None
     try:
         first = [m for m in pending if m.settings == pending[0].settings] if pending else []
-        if begun is not None and not begun.covers(first):
-            begun.cancel()  # nothing to run, or other files to trace: its baseline is not this one
-            begun = None
+        if early_baseline is not None and not early_baseline.covers(first):
+            early_baseline.cancel()  # nothing to run, or other files to trace: not this baseline
+            early_baseline = None
         if pending:
             # Something will run: begin the engine and its baseline while the mutants are
-            # built and checked (headstart.py says why the two are independent), and run
+            # built and checked (early_baseline.py says why the two are independent), and run
             # each mutant from the moment both it and the baseline are there (dispatch.py).
-            if begun is not None:
-                early, head = begun.engine, begun
+            if early_baseline is not None:
+                engine = early_baseline.engine
             else:
-                early = lab.new_engine(len(pending))
-                head = HeadStart(
-                    root, lab.files, first, early, runs=options.baseline_runs, timeout=options.baseline_timeout
+                engine = lab.new_engine(len(pending))
+                early_baseline = EarlyBaseline(
+                    root, lab.files, first, engine, runs=options.baseline_runs, timeout=options.baseline_timeout
                 )
             dispatch = Dispatch(
-                head.settings, head.baseline, early.workers, lab.trial(early), lab.progress, lab.announced, lab.recorded
+                early_baseline.settings,
+                early_baseline.baseline,
+                engine.workers,
+                lab.trial(engine),
+                lab.progress,
+                lab.announced,
+                lab.recorded,
             )
         with _prompt_handover():
             for mutation in mutations:
                 lab.settle(mutation, known[mutation.name] or build_and_remember(root, mutation, lab.sources, lab.cache))
                 if (
                     dispatch is not None
-                    and head is not None  # made with the dispatch
+                    and early_baseline is not None  # made with the dispatch
                     and mutation.name not in lab.decided
-                    and head.covers([mutation])
+                    and early_baseline.covers([mutation])
                 ):
                     dispatch.offer(mutation, lab.mutants[mutation.name])
             check_control_sites(mutations, lab.mutants)
     except BaseException:
-        # Also when ^C lands between the engine's start and the head start's: no worker
+        # Also when ^C lands between the engine's start and the early baseline's: no worker
         # may outlive the gate.
-        _stop_early(early, head or begun, dispatch)
+        _stop_early(engine, early_baseline, dispatch)
         raise
-    return head, early, dispatch
+    return early_baseline, engine, dispatch
 
 
 def _run_the_rest(
-    lab: _Lab, to_run: list[Mutation], head: HeadStart | None, dispatch: Dispatch | None
+    lab: _Lab, to_run: list[Mutation], early_baseline: EarlyBaseline | None, dispatch: Dispatch | None
 ) -> list[Baseline]:
     """The mutants no static check or cache decided, group by group (one group per settings,
-    one baseline each); the head start's group first, on its own dispatch."""
+    one baseline each); the early baseline's group first, on its own dispatch."""
     baselines: list[Baseline] = []
-    engine = head.engine if head is not None else lab.new_engine(len(to_run))
+    engine = early_baseline.engine if early_baseline is not None else lab.new_engine(len(to_run))
     with engine:
         groups: dict[GateSettings, list[Mutation]] = {}
         for mutation in to_run:
             groups.setdefault(mutation.settings, []).append(mutation)
         # The dispatched group first: one user of the workers at a time.
-        ordered = sorted(groups.values(), key=lambda group: not (head is not None and head.covers(group)))
-        if head is not None and not head.covers(ordered[0]):
-            assert dispatch is not None  # made with the head start (_build_while_the_baseline_runs)
+        ordered = sorted(
+            groups.values(), key=lambda group: not (early_baseline is not None and early_baseline.covers(group))
+        )
+        if early_baseline is not None and not early_baseline.covers(ordered[0]):
+            assert dispatch is not None  # made with the early baseline (_build_while_the_baseline_runs)
             dispatch.join()  # nothing of its settings is left to run; its baseline is not needed
         for group in ordered:
-            if head is None or not head.covers(group):
+            if early_baseline is None or not early_baseline.covers(group):
                 dispatch = _dispatch_with_its_own_baseline(lab, engine, group)
-            assert dispatch is not None  # the head start's, for the group it covers
+            assert dispatch is not None  # the early baseline's, for the group it covers
             results = dispatch.results()
             assert dispatch.baseline is not None  # results() raises when the baseline did not run
             baselines.append(dispatch.baseline)
@@ -346,7 +353,7 @@ def _run_the_rest(
 
 
 def _dispatch_with_its_own_baseline(lab: _Lab, engine: Engine, group: list[Mutation]) -> Dispatch:
-    """A group the head start did not cover: its own baseline, then its mutants."""
+    """A group the early baseline did not cover: its own baseline, then its mutants."""
     options = lab.options
     dispatch = Dispatch(
         group[0].settings,
@@ -387,23 +394,23 @@ def _record(lab: _Lab, group: list[Mutation], results: dict[str, Any]) -> None:
             cache.store(mutation.name, lab.keys[mutation.name], deps, _verdict_to_json(verdict))
 
 
-def _stop_early(early: Engine | None, head: HeadStart | None, dispatch: Dispatch | None) -> None:
+def _stop_early(engine: Engine | None, early_baseline: EarlyBaseline | None, dispatch: Dispatch | None) -> None:
     """Stop what began before the mutants were built: nothing more is dispatched, the
-    head start's workers are killed (the mutants already dispatched die with them), and the
+    early baseline's workers are killed (the mutants already dispatched die with them), and the
     dispatch's threads are let end."""
     if dispatch is not None:
         dispatch.cancel()
-    if head is not None:
-        head.cancel()
-    elif early is not None:
-        early.close()
+    if early_baseline is not None:
+        early_baseline.cancel()
+    elif engine is not None:
+        engine.close()
     if dispatch is not None:
         dispatch.join()
 
 
 @contextmanager
 def _prompt_handover():
-    """While the gate's thread builds mutants (pure Python), the head start's and the
+    """While the gate's thread builds mutants (pure Python), the early baseline's and the
     dispatch's threads do the baseline's bookkeeping and hand mutants to workers: mostly
     system calls (pipes, stats of the sandbox and the working tree), each of which gives up
     the GIL, and taking it back waits for the switch interval, 5 ms by default, while a

@@ -1,6 +1,6 @@
 """Before anything runs: each mutation's mutant, remembered or built, and what is known of
 it without a run (stale pin, not applied, broken), and whether each invariant's control
-fires at its site. The lab (lab.py) calls these while the head start's baseline runs.
+fires at its site. The lab (lab.py) calls these while the early baseline's baseline runs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from killmap.catalog.reader import Mutation
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_pins
-from killmap.mutate.validity import Validity, check_mutant
+from killmap.mutate.validity.check import Validity, check_mutant
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
 from killmap.verdict.judge import Verdict

@@ -40,12 +40,12 @@ from killmap.mutate.splice import SplicedFile
 from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
-from killmap.verdict.headstart import HeadStart
+from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
-from killmap.verdict.lab import LabOptions, LabResult, Progress, early_baseline, run_mutations
+from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations, start_early_baseline
 
 if TYPE_CHECKING:
-    from killmap.engine.launch import Launch
+    from killmap.engine import Launch
 
 OPS = ("mutmut", "killmap")
 STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")
@@ -459,23 +459,34 @@ def run_sweep(
 ) -> SweepResult:
     """`every_red`: run each killed mutant's whole selection, for its whole red set; by default
     its run stops at its first red test (Mutation.first_red), as mutmut's does. `launch`: the
-    workers the command started at its first line (engine/launch.py)."""
+    workers the command started at its first line (engine/workers/launch.py)."""
     started = time.perf_counter()
     version = mutmut_adapter.version()
-    head = _baseline_while_enumerating(root, targets, options, launch)
+    early_baseline = _baseline_while_enumerating(root, targets, options, launch)
     try:
         return _swept(
-            root, targets, ops, options, catalogs, progress, portion, every_red, launch, head, started, version
+            root,
+            targets,
+            ops,
+            options,
+            catalogs,
+            progress,
+            portion,
+            every_red,
+            launch,
+            early_baseline,
+            started,
+            version,
         )
     except BaseException:
-        if head is not None:
-            head.cancel()  # no worker outlives the sweep (run_mutations stops it once handed it)
+        if early_baseline is not None:
+            early_baseline.cancel()  # no worker outlives the sweep (run_mutations stops it once handed it)
         raise
 
 
 def _baseline_while_enumerating(
     root: Path, targets: list[SweepTarget], options: LabOptions, launch: Launch | None
-) -> HeadStart | None:
+) -> EarlyBaseline | None:
     """The baseline of the targets' files, begun before their mutants are enumerated (libcst
     and mutmut's operators: over a second for draftroute's files, while the workers would
     wait). Not when the cache holds verdicts of mutants of these files: a sweep run again
@@ -495,7 +506,7 @@ def _baseline_while_enumerating(
         )
         for path in dict.fromkeys(t.path for t in first)
     ]
-    return early_baseline(root, plan, options, launch)
+    return start_early_baseline(root, plan, options, launch)
 
 
 def _swept_before(root: Path, targets: list[SweepTarget], options: LabOptions) -> bool:
@@ -513,7 +524,7 @@ def _swept(
     portion: Portion,
     every_red: bool,
     launch: Launch | None,
-    head: HeadStart | None,
+    early_baseline: EarlyBaseline | None,
     started: float,
     version: str,
 ) -> SweepResult:
@@ -535,11 +546,18 @@ def _swept(
         to_run = longest_first(to_run, portion.durations)
         mutations, prebuilt = [m.mutant.mutation for m in to_run], {m.id: m.mutant for m in to_run}
         lab = run_mutations(
-            root, mutations, options, progress, mutants=prebuilt, launch=launch, recorded=portion.durations, head=head
+            root,
+            mutations,
+            options,
+            progress,
+            mutants=prebuilt,
+            launch=launch,
+            recorded=portion.durations,
+            early_baseline=early_baseline,
         )
         verdicts = {v.name: v for v in lab.verdicts}
-    elif head is not None:
-        head.cancel()  # every mutant is named: nothing runs
+    elif early_baseline is not None:
+        early_baseline.cancel()  # every mutant is named: nothing runs
     entries = [
         SweepEntry(m, "named", None, named[m.id])
         if m.id in named

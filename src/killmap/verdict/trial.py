@@ -17,11 +17,7 @@ from killmap.catalog.contract import MAX_TIMEOUT
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
-from killmap.engine.core import Engine
-from killmap.engine.outcome import RunOutcome
-from killmap.engine.pool import Worker
-from killmap.engine.probes import UNPROVEN
-from killmap.engine.runner import Scenario
+from killmap.engine import UNPROVEN, Engine, RunOutcome, Scenario, Worker
 from killmap.mutate.mutant import Mutant
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline
@@ -355,7 +351,7 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
     into the collected session), its origin to prove, and what its confirmation re-runs."""
     mutation, mutant, baseline = job
     module = module_name(mutant.file, mutation.settings.paths)
-    # The swap (swap.py) is sound only for changes that run neither at import nor while
+    # The swap (code_swap.py) is sound only for changes that run neither at import nor while
     # tests are collected: select_tests marks both as import-time.
     swappable = swap and not region.import_time
     scenario = Scenario(

@@ -1,0 +1,149 @@
+"""A red test's failure, as the gate records it: the exception, where it was raised, and whether
+the mutated file is in its traceback. Read from pytest's own exception info (runs use
+`--tb=no`), never from a rendered traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pytest
+
+from killmap.engine.reach.real_paths import real_path
+
+
+def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any]:
+    """What a red test's failure says: its exception, where it was raised (the deepest frame in
+    the sandbox, and the innermost anywhere), and whether the mutated file is among its frames."""
+    if excinfo is None:  # e.g. a strict xpass: pytest fails it without an exception
+        return {
+            "assertion": False,
+            "exc_type": "XPassStrict",
+            "exc_module": "",
+            "message": shorten(str(report.longrepr)),
+            "raised_at": None,
+            "in_mutated_file": False,
+            "mutated_file_innermost": False,
+        }
+    sandbox = os.getcwd() + os.sep
+    doctest = _doctest_failure(excinfo.value)
+    if doctest is not None and doctest[0] == "output":
+        # A doctest's example printed something else than it says: an assertion about
+        # behaviour, written in the docs, raised at the example's line (semver's .rst files).
+        _, filename, line, text = doctest
+        return {
+            "assertion": True,
+            "exc_type": "DocTestFailure",
+            "exc_module": "doctest",
+            "message": shorten(text.replace(sandbox, "")),
+            "raised_at": list(_relative((filename, line), sandbox)) if filename else None,
+            "raised_innermost": None,
+            "in_mutated_file": False,
+            "mutated_file_innermost": False,
+        }
+    exc_type, value, tb = doctest[1] if doctest is not None else (excinfo.type, excinfo.value, excinfo.tb)
+    frames = _frames(tb)
+    in_mutated = [f for f in frames if mutated_file and real_path(f[0]) == mutated_file]
+    innermost = frames[-1] if frames else None
+    # A reviewer acts on the project's own line (usually the test's assert or its
+    # pytest.raises), not on _pytest/outcomes.py: name the deepest frame in the sandbox,
+    # and keep the innermost frame anywhere beside it.
+    in_project = [f for f in frames if f[0].startswith(sandbox)]
+    shown = in_project[-1] if in_project else innermost
+    return {
+        "assertion": issubclass(exc_type, (AssertionError, pytest.fail.Exception)),
+        "search": is_search_failure(exc_type),
+        "exc_type": exc_type.__name__,
+        "exc_module": exc_type.__module__,
+        "message": shorten(_exception_text(exc_type, value).replace(sandbox, "")),
+        "raised_at": list(_relative(shown, sandbox)) if shown else None,
+        "raised_innermost": list(_relative(innermost, sandbox)) if innermost else None,
+        "in_mutated_file": bool(in_mutated),
+        "mutated_file_innermost": bool(
+            innermost and in_mutated and innermost == in_mutated[-1] and real_path(innermost[0]) == mutated_file
+        ),
+    }
+
+
+# Hypothesis's own failures, which say how its search went, not what the code did: a test case
+# past its deadline (a timing), or a failure its replay did not repeat (Flaky, FlakyFailure).
+SEARCH_ERRORS = ("DeadlineExceeded", "Flaky")
+
+
+def is_search_failure(exc_type: type) -> bool:
+    """Whether the exception is one of Hypothesis's SEARCH_ERRORS, by its classes' names and
+    module: asking costs no import of Hypothesis in a run that never used it."""
+    return any(c.__module__ == "hypothesis.errors" and c.__name__ in SEARCH_ERRORS for c in exc_type.__mro__)
+
+
+def unrendered_failure(excinfo, style=None) -> str:
+    """What a gate run's report holds for a red test instead of pytest's rendered traceback:
+    the exception's one line. Set as each item's `repr_failure` (and `_repr_failure_py`, for
+    setup and teardown) by the Recorder; pytest prints it only in the run's own log."""
+    return _exception_text(excinfo.type, excinfo.value)
+
+
+def _doctest_failure(error: BaseException):
+    """A doctest's failure, unwrapped: ("output", file, line, what differed) for an example
+    whose output differs, ("raised", (type, value, traceback)) for one that raised, or None.
+    pytest raises doctest's own DocTestFailure and UnexpectedException, or its
+    MultipleDoctestFailures holding them (`--doctest-continue-on-failure`): the first counts."""
+    doctest = sys.modules.get("doctest")
+    if doctest is None:
+        # No doctest ran in this process, so this is not one; importing the module to ask
+        # cost each fork its import (it is not among what the collected session imported).
+        return None
+    if type(error).__name__ == "MultipleDoctestFailures" and (failures := getattr(error, "failures", None)):
+        error = failures[0]
+    if isinstance(error, doctest.DocTestFailure):
+        test, example = error.test, error.example
+        line = test.lineno + example.lineno + 1 if test.lineno is not None else None
+        text = f"DocTestFailure: expected {example.want.strip()!r}, got {error.got.strip()!r}"
+        return "output", test.filename, line, text
+    if isinstance(error, doctest.UnexpectedException):
+        return "raised", error.exc_info
+    return None
+
+
+def _frames(tb) -> list[tuple[str, int]]:
+    """(file, line) of each frame of the failure, as pytest's own traceback would list them.
+
+    Read from the raw traceback: pytest's TracebackEntry.path stats every file, which
+    cost more than the test itself on a red run with a deep stack. A frame pytest would
+    hide (`__tracebackhide__`) is kept: the gate wants the place, not the presentation.
+    """
+    found = []
+    while tb is not None:
+        found.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return found
+
+
+def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
+    path, line = frame
+    return (path[len(sandbox) :] if path.startswith(sandbox) else path), line
+
+
+def _exception_text(exc_type, value) -> str:
+    try:
+        return f"{exc_type.__name__}: {value}"
+    except Exception:  # noqa: BLE001 - a looping or failing __str__ must not stop the report
+        return exc_type.__name__
+
+
+def shorten(text: str, limit: int = 600) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shorten_middle(text: str, limit: int = 1200) -> str:
+    """A traceback cut in its middle: its first line says what failed, its last ones name
+    the exception (a collection error's "E   ModuleNotFoundError: ..." comes after the
+    importlib frames, and a cut at the end lost it)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    half = (limit - 5) // 2
+    return text[:half] + "\n...\n" + text[-half:]

@@ -1,0 +1,1 @@
+"""The worker processes: started, forked, pooled, fed runs, and reaped."""

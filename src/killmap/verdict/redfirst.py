@@ -1,0 +1,380 @@
+"""killmap red-first: the fix reverted, the tests kept. Do the change's tests prove the fix?
+
+Two sandboxes from the engine: HEAD, and HEAD with the fix put back as it was at BASE
+(redfirst_change says what counts as the fix). HEAD runs the whole suite once, with
+per-test coverage of the fix's files; the tests the change added or modified, every
+test in a changed test file, and every test that executed a changed statement (all of
+them with --all) then run in the fix-reverted tree. Each red is re-run once in its own
+tree (the flake guard). Each test is then classified in SWE-bench's terms:
+
+| with the fix reverted | with the fix | class |
+|---|---|---|
+| red | green | fail-to-pass: the test proves the fix |
+| green | green | pass-to-pass |
+| red | red | fail-to-fail |
+| green | red | pass-to-fail: the change breaks it |
+
+A red is an assertion about the missing behaviour, or the absence of a name the fix
+introduced (an ImportError or AttributeError of a name defined at HEAD and not with the
+fix reverted: the test "did not compile because it did not exist"), or a crash. The
+contract: every test the change added or modified is fail-to-pass (or, with --expect,
+the fail-to-pass set is exactly the one named), nothing is pass-to-fail, and HEAD is
+green. Otherwise exit 1, with one sentence per offending test.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from killmap.catalog.project import project_files
+from killmap.catalog.reader import GateSettings, load_catalogs
+from killmap.catalog.testids import matches
+from killmap.engine import (
+    ASSERTION,
+    MISSING_NAMES_PLUGIN,
+    Engine,
+    Launch,
+    RunOutcome,
+    Scenario,
+    TestResult,
+    escaped_note,
+    read_records,
+)
+from killmap.errors import GateError
+from killmap.mutate.mutants import changed_lines
+from killmap.verdict.redfirst_change import Change, compute_change, new_names, test_changes
+from killmap.verdict.redfirst_contract import ABSENCE, RedFirstOptions, RedFirstResult, Row, Side, judge
+from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
+
+HEAD_TIMEOUT = 900.0
+
+
+Say = Callable[[str], None]
+
+
+def gate_settings(root: Path, catalogs: tuple[Path, ...], cwd: Path) -> GateSettings:
+    """The [gate] the project's catalogs declare (the defaults when it has none)."""
+    paths = [p if p.is_absolute() else cwd / p for p in catalogs] or sorted((root / "mutations").glob("*.toml"))
+    if not paths:
+        return GateSettings()
+    distinct = {c.settings for c in load_catalogs(root, paths)}
+    if len(distinct) > 1:
+        raise GateError(
+            "the catalogs' [gate] tables differ, so which tests to run is ambiguous; name one with --catalog",
+            field="--catalog",
+        )
+    return distinct.pop()
+
+
+def run_red_first(
+    root: Path, options: RedFirstOptions, say: Say = lambda line: None, launch: Launch | None = None
+) -> RedFirstResult:
+    """`launch`: the two workers the command started at its first line (launch.py), which
+    import pytest while this reads the change out of git."""
+    started = time.perf_counter()
+    settings = gate_settings(root, options.catalogs, options.cwd)
+    change = compute_change(
+        root, settings, options.base, worktree=options.worktree, revert=options.revert, cwd=options.cwd
+    )
+    say(
+        f"red-first: {change.base_label} ({change.base[:10]}) -> {_short(change.head)}; fix reverted in "
+        f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}"
+    )
+    traced = tuple(c.path for c in change.reverted if c.path.endswith(".py") and c.path in change.head_tree)
+    with Engine(root, project_files(root), 2, trees=[change.head_tree, change.reverted_tree], launch=launch) as engine:
+        head_worker, reverted_worker = engine.workers
+        say(f"HEAD: running {', '.join(settings.tests)} with the fix")
+        head = _run_tree(
+            engine,
+            head_worker,
+            _scenario(engine, "head", settings.tests, settings, options.timeout or HEAD_TIMEOUT, traced),
+            None,
+        )
+        _refuse_unusable_head(head, options.expect)
+        changes = test_changes(change, head.collected)
+        chosen, selection = _select(change, settings, options, head, changes)
+        limit = options.timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * head.wall)
+        say(f"fix reverted: running {len(chosen)} test(s) ({selection})")
+        files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in chosen))
+        reverted = _run_tree(
+            engine, reverted_worker, _scenario(engine, "reverted", files, settings, limit), set(chosen)
+        )
+        if reverted.stuck and not reverted.collected:
+            raise GateError(f"with the fix reverted: {reverted.stuck}", field="BASE")
+        names = new_names(change, settings.paths)
+        head_sides = {t: _side(head, t, names) for t in chosen}
+        reverted_sides = {t: _side(reverted, t, names) for t in chosen}
+        _flake_guard(
+            engine,
+            settings,
+            (head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
+            (reverted_worker, reverted_sides, limit),
+            names=names,
+            say=say,
+        )
+    rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
+    problems = _problems(head, rows, options.expect)
+    return RedFirstResult(
+        change, options, settings, rows, problems, selection, len(head.collected), time.perf_counter() - started
+    )
+
+
+def _refuse_unusable_head(head: TreeRun, expect: tuple[str, ...]) -> None:
+    """Bad input, not a finding: a HEAD that did not finish or collected nothing gives the
+    reverted tree nothing to be compared with, and an --expect must name a test HEAD has."""
+    if head.stuck:
+        raise GateError(f"HEAD: {head.stuck}", field="HEAD")
+    if not head.collected:
+        why = (head.conftest or {}).get("error") or (
+            f"{head.collect_errors[0][0]}: {_first_line(head.collect_errors[0][1])}" if head.collect_errors else None
+        )
+        raise GateError("HEAD: no tests collected" + (f" ({why})" if why else ""), field="HEAD")
+    for entry in expect:
+        if not any(matches(entry, t) for t in head.collected):
+            raise GateError(f"{entry!r} matches no test collected at HEAD", field="--expect")
+
+
+def _problems(head: TreeRun, rows: list[Row], expect: tuple[str, ...]) -> list[str]:
+    """HEAD's collection errors first (a module HEAD cannot import hides its tests), then
+    one sentence per test that breaks the contract."""
+    return [
+        f"HEAD does not collect {node or 'the session'}: "
+        f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
+        for node, message in head.collect_errors
+    ] + judge(rows, expect)
+
+
+# --- running one tree ---------------------------------------------------------------------
+
+
+@dataclass
+class TreeRun:
+    tests: dict[str, TestResult] = field(default_factory=dict)
+    collected: tuple[str, ...] = ()
+    collect_errors: list[tuple[str, str]] = field(default_factory=list)
+    timeouts: set[str] = field(default_factory=set)
+    absence: dict[str, dict] = field(default_factory=dict)  # node id -> the missing name
+    coverage: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    stuck: str | None = None  # why some tests got no outcome
+    wall: float = 0.0
+    limit: float = 0.0  # the time limit of one session
+    conftest: dict | None = None  # a conftest.py that did not import: nothing was collected
+
+
+def _scenario(
+    engine: Engine,
+    label: str,
+    tests: tuple[str, ...],
+    settings: GateSettings,
+    timeout: float,
+    coverage: tuple[str, ...] = (),
+) -> Scenario:
+    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    records = engine.scratch.path / f"absence-{label}.jsonl"
+    # A test module that does not import without the fix is a finding, not the end of the run.
+    extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-absence={records}")
+    return Scenario(
+        label=label,
+        tests=tuple(tests) + deselect,
+        timeout=timeout,
+        sys_path=settings.paths,
+        coverage_files=coverage,
+        confine=settings.confine,
+        user_args=settings.arguments,
+        extra_args=extra,
+    )
+
+
+def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | None) -> TreeRun:
+    """The scenario to an outcome for every test; a test still running at the time limit is
+    red by timeout, and the rest resume after it."""
+    run = TreeRun(limit=scenario.timeout)
+    attempt = scenario
+    for segment in range(1, 1000):
+        outcome: RunOutcome = engine.run(worker, replace(attempt, label=f"{scenario.label}-{segment}"), complete=True)
+        if outcome.escaped:
+            raise GateError(f"the tests {escaped_note(outcome.escaped, engine.displaced)}")
+        run.wall += outcome.wall
+        run.tests.update(outcome.tests)
+        run.collected = tuple(dict.fromkeys(run.collected + tuple(outcome.collected)))
+        run.collect_errors += [e for e in outcome.collect_errors if e not in run.collect_errors]
+        for rel, contexts in (outcome.coverage or {}).items():
+            run.coverage.setdefault(rel, {}).update(contexts)
+        if outcome.status == "timeout":
+            if outcome.in_progress:
+                run.timeouts.add(outcome.in_progress)
+            pending = [
+                t
+                for t in run.collected
+                if (wanted is None or t in wanted) and t not in run.tests and t not in run.timeouts
+            ]
+            if outcome.in_progress and pending:
+                attempt = replace(scenario, tests=tuple(pending), coverage_files=())
+                continue
+            if not outcome.in_progress:
+                run.stuck = f"the tests did not finish in {attempt.timeout:.0f}s (stuck outside any test)"
+            break
+        if outcome.status != "done" or not outcome.finished:
+            run.stuck = f"pytest ended without a report (exit {outcome.exit_code}); log tail: {outcome.log_tail[-400:]}"
+        break
+    for record in read_records(engine.scratch.path / f"absence-{scenario.label}.jsonl"):
+        if record.get("when") in ("setup", "call", "collect"):
+            run.absence.setdefault(record["id"], record)
+        elif record.get("when") == "conftest" and not run.collected:
+            run.conftest = record
+    return run
+
+
+def _side(run: TreeRun, test_id: str, names) -> Side:
+    result = run.tests.get(test_id)
+    if result is not None:
+        if not result.red:
+            return Side(result.outcome)
+        record = run.absence.get(test_id)
+        absent = names.explains(record) if record else None
+        cause = ASSERTION if result.cause == ASSERTION else ABSENCE if absent else (result.cause or "crash")
+        return Side(
+            "failed",
+            cause,
+            result.exc_type,
+            result.message,
+            f"{result.raised_at[0]}:{result.raised_at[1]}" if result.raised_at else None,
+            absent,
+        )
+    if test_id in run.timeouts:
+        return Side("timeout", "timeout", "Timeout", f"still running after {run.limit:.0f}s, the time limit")
+    for node, message in run.collect_errors:
+        if node == "" or matches(node, test_id):
+            record = run.absence.get(node)
+            absent = names.explains(record) if record else None
+            return Side(
+                "uncollected",
+                ABSENCE if absent else "collection",
+                record.get("type") if record else None,
+                (record or {}).get("error") or _first_line(message),
+                node or None,
+                absent,
+            )
+    if run.conftest is not None:
+        absent = names.explains(run.conftest)
+        return Side(
+            "uncollected",
+            ABSENCE if absent else "collection",
+            run.conftest.get("type"),
+            run.conftest.get("error", ""),
+            run.conftest.get("path"),
+            absent,
+        )
+    if run.stuck:
+        return Side("uncollected", "collection", message=run.stuck)
+    return Side(
+        "uncollected",
+        ABSENCE,
+        message="not collected: the test (or this parametrization) does not exist without the fix",
+    )
+
+
+def _select(
+    change: Change, settings: GateSettings, options: RedFirstOptions, head: TreeRun, changes: dict[str, str]
+) -> tuple[dict[str, str], str]:
+    """Which tests run with the fix reverted, and why each."""
+    if options.all_tests:
+        return {t: "--all" for t in head.collected}, "--all"
+    chosen: dict[str, str] = {}
+    changed_files = {c.path for c in change.tests}
+    everything: str | None = None
+    reaching: set[str] = set()
+    for item in change.reverted:
+        now = change.text(change.head_tree, item.path)
+        if not item.path.endswith(".py") or now is None:
+            everything = (
+                f"all tests: {item.path} is {'deleted at HEAD' if now is None else 'not Python'}, "
+                "so its reach cannot be traced"
+            )
+            continue
+        then = change.text(change.base_tree, item.path) or ""
+        lines = changed_lines(then, now)[1] if item.status != "added" else tuple(range(1, now.count("\n") + 2))
+        tests, why, _ = tests_reaching(now, lines, head.coverage.get(item.path), head.collected)
+        if why is not None:
+            everything = f"{why.replace('the target file', item.path)} ({item.path})"
+        reaching.update(tests)
+    for test_id in head.collected:
+        if changes.get(test_id) in ("added", "modified"):
+            chosen[test_id] = changes[test_id]
+        elif test_id.split("::", 1)[0] in changed_files:
+            chosen[test_id] = "in a changed test file"
+        elif everything is not None:
+            chosen[test_id] = "the change runs at import"
+        elif test_id in reaching:
+            chosen[test_id] = "reaches the changed source"
+        elif any(matches(e, test_id) for e in options.expect):
+            chosen[test_id] = "--expect"
+    counts: dict[str, int] = {}
+    for why in chosen.values():
+        counts[why] = counts.get(why, 0) + 1
+    summary = ", ".join(f"{n} {why}" for why, n in counts.items())
+    return chosen, (everything + "; " if everything else "") + summary
+
+
+# --- the flake guard ------------------------------------------------------------------------
+
+
+def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say: Say = lambda line: None):
+    """Every red once more, in its own tree: a failed or timed-out test by its id, one that
+    was not collected by its file. A red the re-run does not repeat is flaky."""
+    jobs = []
+    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees, strict=True):
+        reds = [t for t, s in sides.items() if s.red]
+        if reds:
+            files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
+            ids = [t for t in reds if sides[t].outcome != "uncollected"]
+            jobs.append((label, worker, sides, limit, reds, tuple(dict.fromkeys(files)) + tuple(ids)))
+    if not jobs:
+        return
+    say("flake guard: re-running " + ", ".join(f"{len(job[4])} red in {job[0].split('-')[0]}" for job in jobs))
+    again: dict[str, TreeRun] = {}
+
+    def rerun(job) -> None:
+        label, worker, _, limit, reds, targets = job
+        again[label] = _run_tree(engine, worker, _scenario(engine, label, targets, settings, limit), set(reds))
+
+    _parallel(rerun, jobs)
+    for label, _, sides, _, reds, _ in jobs:
+        for test_id in reds:
+            now = _side(again[label], test_id, names)
+            if not now.red or (sides[test_id].outcome == "uncollected") != (now.outcome == "uncollected"):
+                sides[test_id] = replace(sides[test_id], flaky=True)
+
+
+def _parallel(work, jobs) -> None:
+    """Each job on its own tree's worker at once; short joins keep ^C responsive."""
+    failures: list[BaseException] = []
+
+    def guarded(job):
+        try:
+            work(job)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(job,), daemon=True) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.2)
+    if failures:
+        raise failures[0]
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("E ")]
+    return (errors[-1][1:].strip() if errors else lines[-1] if lines else "")[:300]
+
+
+def _short(head: str) -> str:
+    return head if head == "working tree" else f"HEAD ({head[:10]})"

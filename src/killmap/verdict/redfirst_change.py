@@ -1,0 +1,361 @@
+"""red-first's change: BASE to HEAD, split into the tests and the fix, and the fix reverted.
+
+- The **test side**: changed files under the gate's `tests` targets, files matching
+  pytest's test-file patterns (`python_files`, default `test_*.py *_test.py`) and every
+  `conftest.py`. They are kept as they are at HEAD.
+- The **fix**: every other changed Python file, and every changed file inside a Python
+  package (data the code reads). These are put back as they were at BASE: a file the
+  change added is removed, a file it deleted is restored. `--revert PATH` narrows this
+  to the named files or folders (`--revert utils.py`: that file alone is the fix).
+- **Kept**: the rest (documentation, packaging and pytest configuration, catalogs) stays
+  at HEAD and is listed, since reverting it would change how tests run, not the fix.
+
+Which tests the change added or modified is decided per test function (or method), by
+comparing its syntax tree, decorators included, at BASE and at HEAD: one test added to
+a file of twenty makes one added test, not twenty.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import difflib
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from killmap.catalog.project import module_name, project_files
+from killmap.catalog.reader import GateSettings
+from killmap.errors import GateError
+from killmap.git import commit_of, default_base, tree_at
+
+DEFAULT_TEST_PATTERNS = ("test_*.py", "*_test.py")
+ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    status: str  # added, modified or deleted, from BASE to HEAD
+
+
+@dataclass
+class Change:
+    base: str  # the BASE commit
+    base_label: str  # as the user named it, or how it was found
+    head: str  # the HEAD commit, or "working tree"
+    base_tree: dict[str, bytes]
+    head_tree: dict[str, bytes]
+    tests: tuple[FileChange, ...]
+    sources: tuple[FileChange, ...]  # the fix: what may be reverted
+    kept: tuple[FileChange, ...]
+    reverted: tuple[FileChange, ...]  # what the fix-reverted tree puts back
+    reverted_tree: dict[str, bytes] = field(default_factory=dict)
+
+    def text(self, tree: dict[str, bytes], rel: str) -> str | None:
+        data = tree.get(rel)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def reverted_diff(self) -> str:
+        """HEAD to the fix-reverted tree: exactly what the sandbox put back."""
+        parts = []
+        for item in self.reverted:
+            old, new = self.head_tree.get(item.path), self.reverted_tree.get(item.path)
+            if b"\0" in (old or b"") + (new or b""):
+                parts.append(f"Binary file {item.path} differs\n")
+                continue
+            parts.append(
+                "".join(
+                    difflib.unified_diff(
+                        _lines(old),
+                        _lines(new),
+                        fromfile=f"a/{item.path}" if old is not None else "/dev/null",
+                        tofile=f"b/{item.path}" if new is not None else "/dev/null",
+                    )
+                )
+            )
+        return "".join(p if p.endswith("\n") else p + "\n" for p in parts if p)
+
+
+def _lines(data: bytes | None) -> list[str]:
+    if data is None:
+        return []
+    lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines
+
+
+def compute_change(
+    root: Path, settings: GateSettings, base: str | None, *, worktree: bool, revert: tuple[str, ...], cwd: Path
+) -> Change:
+    base_label = base or "the merge base with main"
+    base_commit = commit_of(root, base) if base else default_base(root)
+    base_tree = tree_at(root, base_commit)
+    if worktree:
+        head, head_tree = "working tree", working_tree(root)
+    else:
+        head = commit_of(root, "HEAD", field="HEAD")
+        head_tree = tree_at(root, head)
+    changed = [
+        FileChange(rel, ADDED if rel not in base_tree else DELETED if rel not in head_tree else MODIFIED)
+        for rel in sorted(set(base_tree) | set(head_tree))
+        if base_tree.get(rel) != head_tree.get(rel)
+    ]
+    if not changed:
+        raise GateError(
+            f"nothing changed between {base_label} ({base_commit[:10]}) and {head}: there is no change to prove",
+            field="BASE",
+        )
+    patterns = test_patterns(head_tree)
+    tests = tuple(c for c in changed if is_test_file(c.path, settings, patterns))
+    rest = [c for c in changed if c not in tests]
+    sources = tuple(c for c in rest if _is_code(c.path, head_tree, base_tree))
+    kept = tuple(c for c in rest if c not in sources)
+    if revert:
+        reverted = _chosen(root, cwd, revert, changed, tests)
+        kept = tuple(c for c in kept if c not in reverted)
+    else:
+        reverted = sources
+    if not reverted:
+        raise GateError(
+            f"the change from {base_label} to {head} touches no source file ("
+            f"{len(tests)} test file(s), {len(kept)} other file(s) kept): there is no fix "
+            "to revert; name one with --revert",
+            field="--revert",
+        )
+    tree = dict(head_tree)
+    for item in reverted:
+        if item.status == ADDED:
+            del tree[item.path]
+        else:
+            tree[item.path] = base_tree[item.path]
+    return Change(base_commit, base_label, head, base_tree, head_tree, tests, sources, kept, reverted, tree)
+
+
+def _chosen(
+    root: Path, cwd: Path, revert: tuple[str, ...], changed: list[FileChange], tests: tuple[FileChange, ...]
+) -> tuple[FileChange, ...]:
+    chosen: list[FileChange] = []
+    for given in revert:
+        rel = _project_relative(root, cwd, given)
+        hits = [c for c in changed if not rel or c.path == rel or c.path.startswith(rel.rstrip("/") + "/")]
+        if not hits:
+            raise GateError(
+                f"{given} did not change between BASE and HEAD, so there is nothing to revert", field="--revert"
+            )
+        if all(c in tests for c in hits):
+            raise GateError(f"{given} is a test file: red-first keeps the tests and reverts the fix", field="--revert")
+        chosen += [c for c in hits if c not in tests and c not in chosen]
+    return tuple(sorted(chosen, key=lambda c: c.path))
+
+
+def _project_relative(root: Path, cwd: Path, given: str) -> str:
+    normal = Path(os.path.normpath(Path(given) if os.path.isabs(given) else cwd / given))
+    for folder, path in ((root, normal), (root.resolve(), Path(os.path.realpath(normal)))):
+        try:
+            rel = path.relative_to(folder).as_posix()
+        except ValueError:
+            continue
+        return "" if rel == "." else rel
+    raise GateError(f"{given} is outside the project ({root})", field="--revert")
+
+
+def test_patterns(tree: dict[str, bytes]) -> tuple[str, ...]:
+    """pytest's `python_files`, from pyproject.toml or pytest.ini at HEAD."""
+    value: object = None
+    if "pytest.ini" in tree:
+        parser = configparser.ConfigParser()
+        try:
+            parser.read_string(tree["pytest.ini"].decode("utf-8", "replace"))
+            value = parser.get("pytest", "python_files", fallback=None)
+        except configparser.Error:
+            value = None
+    elif "pyproject.toml" in tree:
+        try:
+            data = tomllib.loads(tree["pyproject.toml"].decode("utf-8", "replace"))
+            value = data.get("tool", {}).get("pytest", {}).get("ini_options", {}).get("python_files")
+        except (tomllib.TOMLDecodeError, AttributeError):
+            value = None
+    if isinstance(value, str):
+        value = value.split()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return DEFAULT_TEST_PATTERNS
+
+
+def is_test_file(rel: str, settings: GateSettings, patterns: tuple[str, ...]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    if name == "conftest.py" or any(fnmatch.fnmatch(name, p) for p in patterns):
+        return True
+    for target in settings.tests:
+        folder = target.split("::", 1)[0].rstrip("/")
+        if folder not in ("", ".") and (rel == folder or rel.startswith(folder + "/")):
+            return True
+    return False
+
+
+def _is_code(rel: str, head: dict[str, bytes], base: dict[str, bytes]) -> bool:
+    if rel.endswith(".py"):
+        return True
+    parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    return bool(parent) and (f"{parent}/__init__.py" in head or f"{parent}/__init__.py" in base)
+
+
+# --- tests: added, modified or unchanged, per function ---------------------------------------
+
+
+def test_changes(change: Change, test_ids: tuple[str, ...]) -> dict[str, str]:
+    """Each collected test id: added, modified, unchanged, or changed-file (in a changed
+    test file, but its function could not be found: generated or inherited)."""
+    changed = {c.path: c for c in change.tests}
+    heads: dict[str, dict[str, str]] = {}
+    bases: dict[str, dict[str, str]] = {}
+    result = {}
+    for test_id in test_ids:
+        rel, _, rest = test_id.partition("::")
+        item = changed.get(rel)
+        if item is None:
+            result[test_id] = "unchanged"
+            continue
+        if item.status == ADDED:
+            result[test_id] = ADDED
+            continue
+        if rel not in heads:
+            heads[rel] = _functions(change.text(change.head_tree, rel))
+            bases[rel] = _functions(change.text(change.base_tree, rel))
+        qualname = ".".join(part.split("[", 1)[0] for part in rest.split("::"))
+        now, then = heads[rel].get(qualname), bases[rel].get(qualname)
+        if now is None:
+            result[test_id] = "changed-file"
+        elif then is None:
+            result[test_id] = ADDED
+        else:
+            result[test_id] = MODIFIED if now != then else "unchanged"
+    return result
+
+
+def _tree(text: str | None) -> ast.Module | None:
+    """The module's syntax tree; None for a file that is absent or does not parse."""
+    if text is None:
+        return None
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
+
+
+def _functions(text: str | None) -> dict[str, str]:
+    """Qualified name -> the syntax of every function and method (decorators included)."""
+    found: dict[str, str] = {}
+    tree = _tree(text)
+    if tree is None:
+        return found
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[prefix + node.name] = ast.dump(node)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(tree.body, "")
+    return found
+
+
+# --- names the fix introduces ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewNames:
+    """What exists at HEAD and not with the fix reverted: modules, and names per module
+    (a top-level name, or `Class.attribute`)."""
+
+    modules: frozenset[str]
+    names: dict[str, frozenset[str]]
+
+    def explains(self, record: dict) -> str | None:
+        """The missing name this absence record means, when the fix introduced it."""
+        module, name, owner = record.get("module"), record.get("name"), record.get("owner")
+        if not module:
+            return None
+        if record.get("type") == "ModuleNotFoundError":
+            hit = any(module == m or module.startswith(m + ".") for m in self.modules)
+            return module if hit else None
+        if owner:
+            return f"{module}.{owner}.{name}" if f"{owner}.{name}" in self.names.get(module, ()) else None
+        if name in self.names.get(module, ()) or f"{module}.{name}" in self.modules:
+            return f"{module}.{name}"
+        return None
+
+
+def new_names(change: Change, paths: tuple[str, ...]) -> NewNames:
+    modules: set[str] = set()
+    names: dict[str, frozenset[str]] = {}
+    for item in change.reverted:
+        if not item.path.endswith(".py"):
+            continue
+        module = module_name(item.path, paths)
+        if module is None:
+            continue
+        now = defined_names(change.text(change.head_tree, item.path))
+        if item.status == ADDED:
+            modules.add(module)
+        then = defined_names(change.text(change.reverted_tree, item.path))
+        names[module] = frozenset(now - then)
+    return NewNames(frozenset(modules), names)
+
+
+def defined_names(text: str | None) -> set[str]:
+    """Top-level names a module binds, and `Class.name` for what its classes bind
+    (methods, class attributes, and `self.name = ...` in methods)."""
+    found: set[str] = set()
+    tree = _tree(text)
+    if tree is None:
+        return found
+
+    def bind(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.add(prefix + node.name)
+                if prefix:
+                    for sub in ast.walk(node):
+                        if (
+                            isinstance(sub, ast.Attribute)
+                            and isinstance(sub.ctx, ast.Store)
+                            and isinstance(sub.value, ast.Name)
+                            and sub.value.id == "self"
+                        ):
+                            found.add(prefix + sub.attr)
+            elif isinstance(node, ast.ClassDef):
+                found.add(prefix + node.name)
+                bind(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for sub in ast.walk(target):
+                        if isinstance(sub, ast.Name):
+                            found.add(prefix + sub.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    found.add(prefix + (alias.asname or alias.name.split(".")[0]))
+            else:  # if / try / with at module or class level: their bodies bind too
+                for name in ("body", "orelse", "finalbody"):
+                    bind([s for s in getattr(node, name, []) or [] if isinstance(s, ast.stmt)], prefix)
+                for handler in getattr(node, "handlers", []) or []:
+                    bind(handler.body, prefix)
+
+    bind(tree.body, "")
+    return found
+
+
+def working_tree(root: Path) -> dict[str, bytes]:
+    """The files a sandbox of the working tree holds (tracked and untracked-unignored)."""
+    return {rel: (root / rel).read_bytes() for rel in project_files(root)}

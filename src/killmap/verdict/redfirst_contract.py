@@ -1,0 +1,130 @@
+"""red-first's contract: each test classified in SWE-bench's terms, the rules, and the result.
+
+Every test the change added or modified must be fail-to-pass (with --expect instead: the
+fail-to-pass set must be exactly the one named, as `kills` is), nothing may be
+pass-to-fail, and HEAD must be green. Each test that breaks a rule gets one sentence
+saying which rule and why it matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from killmap.catalog.reader import GateSettings
+from killmap.catalog.testids import matches
+from killmap.verdict.redfirst_change import Change
+
+F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
+SKIPPED, FLAKY = "skipped", "flaky"
+ABSENCE = "absence"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One test in one tree."""
+
+    outcome: str  # passed, failed, skipped, xfailed; uncollected; timeout
+    cause: str | None = None  # assertion, absence, crash, error, collection, timeout
+    exception: str | None = None
+    message: str = ""
+    raised_at: str | None = None
+    absent: str | None = None  # the missing name, for cause absence
+    flaky: bool = False
+
+    @property
+    def red(self) -> bool:
+        return self.outcome in ("failed", "uncollected", "timeout")
+
+    @property
+    def green(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class Row:
+    id: str
+    change: str  # added, modified, unchanged, changed-file
+    why: str  # why it ran
+    head: Side
+    reverted: Side
+    klass: str = ""
+    problem: str | None = None
+
+
+def classify(head: Side, reverted: Side) -> str:
+    if head.flaky or reverted.flaky:
+        return FLAKY
+    if not (head.red or head.green) or not (reverted.red or reverted.green):
+        return SKIPPED
+    return {(True, True): F2P, (False, True): P2P, (True, False): F2F, (False, False): P2F}[(reverted.red, head.green)]
+
+
+def judge(rows: list[Row], expect: tuple[str, ...]) -> list[str]:
+    """Classify every row; one sentence per test that breaks the contract."""
+    problems = []
+    for row in rows:
+        row.klass = classify(row.head, row.reverted)
+        row.problem = _problem(row, expect)
+        if row.problem:
+            problems.append(row.problem)
+    if not expect and not any(r.change in ("added", "modified") for r in rows):
+        problems.append(
+            "this change adds or modifies no test, so nothing in it proves the fix (name the "
+            "tests that should with --expect)"
+        )
+    return problems
+
+
+def _problem(row: Row, expect: tuple[str, ...]) -> str | None:
+    where = "at HEAD" if row.head.flaky else "with the fix reverted"
+    if row.klass == FLAKY:
+        return f"{row.id} is flaky {where}: it went red, then green when re-run"
+    if row.klass == F2F:
+        return f"{row.id} fails with the fix and without it: HEAD is not green"
+    if row.klass == P2F:
+        return f"{row.id} passes with the fix reverted but fails with it: the change breaks it"
+    if row.head.outcome != "passed" and row.klass == SKIPPED and row.change in ("added", "modified"):
+        return f"{row.id} was {row.change} by this change but is {row.head.outcome} at HEAD: it proves nothing"
+    if expect:
+        expected = any(matches(e, row.id) for e in expect)
+        if expected and row.klass != F2P:
+            return f"{row.id} is in --expect but is {row.klass}: it does not fail with the fix reverted"
+        if not expected and row.klass == F2P:
+            return f"{row.id} is fail-to-pass but not in --expect"
+        return None
+    if row.change in ("added", "modified") and row.klass != F2P:
+        return (
+            (f"{row.id} was {row.change} by this change but passes with the fix reverted: it does not test the fix")
+            if row.klass == P2P
+            else f"{row.id} was {row.change} by this change but is {row.klass}: it does not test the fix"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class RedFirstOptions:
+    base: str | None = None
+    worktree: bool = False
+    revert: tuple[str, ...] = ()
+    all_tests: bool = False
+    expect: tuple[str, ...] = ()
+    catalogs: tuple[Path, ...] = ()
+    timeout: float | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass
+class RedFirstResult:
+    change: Change
+    options: RedFirstOptions
+    settings: GateSettings
+    rows: list[Row]
+    problems: list[str]
+    selection: str
+    head_collected: int
+    wall: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.problems else 0
