@@ -1,6 +1,7 @@
-"""A project's own per-test timeout (pytest-timeout) acts before the gate's limit: the hanging
-test is red by it and the rest of the selection still runs (issue 36, item 7). The gate's
-limit alone (MIN_TIMEOUT, 5 s, for this fast suite) ended the whole session first."""
+"""A project's own per-test timeout (pytest-timeout) acts before the gate's limit when it is
+short: the hanging test is red by it, with the cause `timeout`, and the rest of the selection
+still runs (the gate's limit alone, MIN_TIMEOUT for this fast suite, ended the whole session
+first). A long one is not waited for: a hang costs the gate's own limit."""
 
 from __future__ import annotations
 
@@ -26,24 +27,30 @@ def test_c_passes():
 """
 
 
-def test_a_hanging_test_is_red_by_the_project_per_test_timeout_and_the_rest_still_runs(tmp_path):
-    project = write_project(
-        tmp_path / "proj",
+KILLS = '["tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"]'
+
+
+def hanging_project(root, per_test: float, extra: str = ""):
+    """`double` loops forever on 3 under the mutant, and answers x * 3 otherwise."""
+    return write_project(
+        root,
         {
             "pyproject.toml": (
-                f'[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\ntimeout = {PER_TEST:g}\n'
+                f'[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\ntimeout = {per_test:g}\n'
             ),
             "pkg/__init__.py": "def double(x):\n    return x * 2\n",
             "tests/test_pkg.py": TESTS,
             "mutations/pkg.toml": (
                 '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "hangs-on-three"\n'
                 'target = "pkg/__init__.py::double"\nop = "replace"\nold = "return x * 2"\n'
-                'new = "while x == 3:\\n        pass\\n    return x * 3"\n'
-                'kills = ["tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"]\n'
+                f'new = "while x == 3:\\n        pass\\n    return x * 3"\nkills = {KILLS}\n{extra}'
             ),
         },
     )
-    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+
+
+def test_a_hanging_test_is_red_by_the_project_per_test_timeout_and_the_rest_still_runs(tmp_path):
+    run = run_gate(hanging_project(tmp_path / "proj", PER_TEST), "run", "--no-cache", "--jobs", "1")
     entry = run.mutation("hangs-on-three")
     assert entry["verdict"] != "timeout", run.stdout + run.stderr + entry["detail"]
     red = {r["id"]: r for r in entry["red"]}
@@ -55,21 +62,7 @@ def test_a_hanging_test_is_red_by_the_project_per_test_timeout_and_the_rest_stil
 
 
 def test_a_long_project_per_test_timeout_is_not_waited_for_a_hang_costs_the_gate_limit(tmp_path):
-    project = write_project(
-        tmp_path / "proj",
-        {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\ntimeout = 120\n',
-            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
-            "tests/test_pkg.py": TESTS,
-            "mutations/pkg.toml": (
-                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "hangs-on-three"\n'
-                'target = "pkg/__init__.py::double"\nop = "replace"\nold = "return x * 2"\n'
-                'new = "while x == 3:\\n        pass\\n    return x * 3"\n'
-                'kills = ["tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"]\n'
-            ),
-        },
-    )
-    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    run = run_gate(hanging_project(tmp_path / "proj", 120), "run", "--no-cache", "--jobs", "1")
     entry = run.mutation("hangs-on-three")
     assert entry["verdict"] == "timeout", run.stdout + run.stderr
     # The gate's own limit for this fast suite, not one that waits for 120 s twice.
@@ -77,23 +70,7 @@ def test_a_long_project_per_test_timeout_is_not_waited_for_a_hang_costs_the_gate
 
 
 def test_a_red_by_the_project_per_test_timeout_is_a_timeout_not_an_assertion(tmp_path):
-    project = write_project(
-        tmp_path / "proj",
-        {
-            "pyproject.toml": (
-                f'[project]\nname = "pkg"\nversion = "0"\n\n[tool.pytest.ini_options]\ntimeout = {PER_TEST:g}\n'
-            ),
-            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
-            "tests/test_pkg.py": TESTS,
-            "mutations/pkg.toml": (
-                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "hangs-on-three"\n'
-                'target = "pkg/__init__.py::double"\nop = "replace"\nold = "return x * 2"\n'
-                'new = "while x == 3:\\n        pass\\n    return x * 3"\n'
-                'kills = ["tests/test_pkg.py::test_a_hangs", "tests/test_pkg.py::test_b_fails"]\n'
-                'require = "assertion"\n'
-            ),
-        },
-    )
+    project = hanging_project(tmp_path / "proj", PER_TEST, extra='require = "assertion"\n')
     run = run_gate(project, "run", "--no-cache", "--jobs", "1")
     entry = run.mutation("hangs-on-three")
     red = {r["id"]: r for r in entry["red"]}
