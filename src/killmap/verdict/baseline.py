@@ -126,17 +126,7 @@ def run_baseline(
     passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout)
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
-    try:
-        done, settled = _settled_passes(passes, group, runs)
-    except _RedByRecorder as red:
-        if passes.tracer == "coverage":
-            raise red.refusal(passes.where) from None
-        passes.tracer = "coverage"
-        passes.note = red.fallback_note()
-        try:
-            done, settled = _settled_passes(passes, group, runs)
-        except _RedByRecorder as again:
-            raise again.refusal(passes.where) from None
+    done, settled = _passes_under_a_recorder_that_leaves_them_green(passes, group, runs)
     outcomes = [o for each in done for o in each]
     first = done[0][0]
     durations = untraced_durations(outcomes)
@@ -163,6 +153,25 @@ def run_baseline(
         len({t for each in done[1:] for o in each for t in o.tests}) if settled else None,
         passes.note,
     )
+
+
+def _passes_under_a_recorder_that_leaves_them_green(
+    passes: _Passes, group: list[Mutation], runs: int
+) -> tuple[list[list[RunOutcome]], bool]:
+    """The settled passes; where the engine's recorder turned tests red that pass without it,
+    once more under coverage's tracer (said in `passes.note`), and a refusal naming the
+    recorder where that one turns them red too."""
+    try:
+        return _settled_passes(passes, group, runs)
+    except _RedByRecorder as red:
+        if passes.tracer == "coverage":
+            raise red.refusal(passes.where) from None
+        passes.tracer = "coverage"
+        passes.note = red.fallback_note()
+    try:
+        return _settled_passes(passes, group, runs)
+    except _RedByRecorder as again:
+        raise again.refusal(passes.where) from None
 
 
 def _settled_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
