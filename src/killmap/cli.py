@@ -40,6 +40,7 @@ COMMANDS = (
     "browse",
     "pin",
     "sweep_cli",
+    "review",
 )
 
 

@@ -1,7 +1,8 @@
 """`killmap comment REPORT.json [--base BASE.json]`: one pull-request comment, kept current.
 
 The comment carries the diff against the base (report/diff_report.py) and the full Markdown
-report folded under it, within GitHub's 65,536-character limit. It is found again by a hidden
+report folded under it, within GitHub's 65,536-character limit; given `killmap review`'s
+review.json, the review's Markdown is the comment. It is found again by a hidden
 marker and edited on later pushes, so a pull request has one killmap comment, not one per push.
 GitHub's REST API through urllib: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL (a test
 points it at a local server), and the pull request's number from --pr or GITHUB_EVENT_PATH.
@@ -23,7 +24,7 @@ PAGE = 100
 
 def add_parser(sub) -> None:
     comment = sub.add_parser("comment", help="post or update the pull request's one killmap comment")
-    comment.add_argument("report", type=Path, metavar="REPORT", help="the head's killmap.json")
+    comment.add_argument("report", type=Path, metavar="REPORT", help="the head's killmap.json, or review.json")
     comment.add_argument("--base", type=Path, default=None, help="the base's killmap.json: the diff goes on top")
     comment.add_argument("--pr", type=int, default=None, help="the pull request (default: from GITHUB_EVENT_PATH)")
     comment.add_argument("--repo", default=None, help="OWNER/NAME (default: GITHUB_REPOSITORY)")
@@ -49,9 +50,13 @@ def main(args: argparse.Namespace) -> int:
 
 
 def build_body(report: Path, base: Path | None) -> str:
-    from killmap.report import diff_report
+    from killmap.report import diff_report, review_report
     from killmap.report.document import to_markdown
 
+    if review_report.is_review(report):  # the review is the comment, whole
+        if base is not None:
+            raise GateError("a review carries its own contract changes (review --base-report)", field="--base")
+        return review_report.comment_body(review_report.read(report))
     head = diff_report.read_report(report)
     if head["schema"] != diff_report.GATE_SCHEMA:
         raise GateError("comment takes a gate report (killmap.json)", file=str(report), field="schema")

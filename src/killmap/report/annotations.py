@@ -146,6 +146,11 @@ def publish(
             f"{MAX_ANNOTATIONS} per step); the job summary names them\n"
         )
     out.flush()
+    append_job_summary(markdown_path, rest, env)
+
+
+def append_job_summary(markdown_path: Path, rest: list[dict[str, Any]], env: Mapping[str, str]) -> None:
+    """The Markdown report appended to GITHUB_STEP_SUMMARY, within what room earlier steps left."""
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
         path = Path(summary)

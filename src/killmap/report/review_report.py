@@ -1,0 +1,199 @@
+"""`killmap review`'s report: one document built from red-first's and the sweep's, and the
+Markdown a reviewer reads first.
+
+The order is the reviewer's: the pull request's tests proven (red-first), then the survivors
+and unreached mutants on the lines the change touched, one per line or gap (the sweep's
+`reported`), then the gate's contract changes against the base's report where one is kept,
+then a single folded line counting what lies outside the diff. Nothing outside the diff is
+listed among the findings: an older gap in an untouched line is not this change's to fix.
+
+Built from the two documents only (never from terminal text); its exit code is red-first's,
+or 1 for a reported survivor on the change when the command was asked to fail on them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import killmap
+from killmap.errors import GateError
+from killmap.report import redfirst_report
+from killmap.report.cells import MARKDOWN_LIMIT, write_whole
+
+SCHEMA = "killmap-review/1"
+FILES = {"json": "review.json", "markdown": "review.md"}
+FINDINGS = ("survived", "unreached")  # what the sweep leaves that a test should catch
+Document = dict[str, Any]
+
+
+def to_document(
+    red_first: Document, sweep: Document, contract_changes: Document | None, *, fail_on_survivors: bool
+) -> Document:
+    mutants = sweep["sweep"]["mutants"]
+    on_change = [m for m in mutants if m.get("on_change")]
+    findings = [m for m in on_change if m["status"] in FINDINGS]
+    reported = [_finding(m) for m in findings if m.get("reported", True)]
+    outside = [m for m in mutants if not m.get("on_change") and m["status"] in FINDINGS]
+    exit_code = red_first["exit_code"]
+    if fail_on_survivors and reported and exit_code == 0:
+        exit_code = 1
+    return {
+        "schema": SCHEMA,
+        "killmap_version": killmap.__version__,
+        "base": red_first["base"],
+        "head": red_first["head"],
+        "exit_code": exit_code,
+        "red_first": red_first,
+        "changed_lines": {
+            "mutants": len(on_change),
+            "killed": sum(1 for m in on_change if m["status"] == "killed"),
+            "findings": len(findings),
+            "reported": reported,
+            "not_swept": list(sweep["sweep"].get("not_swept", [])),
+            "suppressed": sweep["sweep"].get("suppressed", {}),
+        },
+        "contract_changes": contract_changes,
+        "outside_the_diff": {
+            "mutants": len(mutants) - len(on_change),
+            "findings": len(outside),
+            "functions": sorted({f"{m['file']}::{m['function']}" for m in outside}),
+        },
+    }
+
+
+def _finding(mutant: Document) -> Document:
+    name = f"{mutant['function'].replace('.', '-').lower()}-{mutant['op']}"
+    return {
+        "id": mutant["id"],
+        "file": mutant["file"],
+        "line": mutant["line"],
+        "function": mutant["function"],
+        "op": mutant["op"],
+        "status": mutant["status"],
+        "change": mutant["change"],
+        "keep": f"killmap sweep --promote {mutant['id']} --name {name}",
+    }
+
+
+def headline(doc: Document) -> str:
+    lines = doc["changed_lines"]
+    proven = redfirst_report.headline(doc["red_first"])
+    if not lines["mutants"]:
+        return f"{proven}; no mutant on the changed lines"
+    if not lines["reported"]:
+        return f"{proven}; all {lines['killed']} mutants on the changed lines killed"
+    return f"{proven}; {len(lines['reported'])} finding(s) on the changed lines"
+
+
+def to_markdown(doc: Document, *, terminal: bool = False) -> str:
+    lines = [f"# killmap review: {headline(doc)}", ""]
+    lines += _demoted(redfirst_report.to_markdown(doc["red_first"], terminal=terminal))
+    lines += ["", "## The changed lines, mutated", ""] + _changed_lines(doc["changed_lines"])
+    if doc["contract_changes"] is not None:
+        from killmap.report import diff_report
+
+        lines += ["", "## The gate's contracts against the base", ""]
+        lines += _demoted(diff_report.to_markdown(doc["contract_changes"]))
+    lines += ["", _outside_line(doc["outside_the_diff"], terminal)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _demoted(markdown: str) -> list[str]:
+    """A report's own headings one level down, under the review's."""
+    return [f"#{line}" if line.startswith("#") else line for line in markdown.rstrip().splitlines()]
+
+
+def _changed_lines(part: Document) -> list[str]:
+    lines: list[str] = []
+    if not part["mutants"]:
+        lines.append("No mutant sits on the changed lines.")
+    elif not part["reported"]:
+        lines.append(f"All {part['killed']} mutants on the changed lines were killed.")
+    else:
+        lines += [
+            f"{len(part['reported'])} finding(s) on the changed lines ({part['killed']} of the "
+            f"{part['mutants']} mutants there were killed; one finding per line or gap):",
+            "",
+            "| where | mutant | status | keep it, once a test kills it |",
+            "|---|---|---|---|",
+        ]
+        for f in part["reported"]:
+            change = f["change"].replace("|", "\\|")
+            lines.append(f"| `{f['file']}:{f['line']}` | `{change}` ({f['op']}) | {f['status']} | `{f['keep']}` |")
+    if part["not_swept"]:
+        lines += ["", "Changed, not swept (the gate cannot judge a mutant there):", ""]
+        lines += [f"- {_not_swept(item)}" for item in part["not_swept"]]
+    suppressed = part["suppressed"]
+    if suppressed:
+        counts = ", ".join(f"{rule} {n}" for rule, n in sorted(suppressed.items()))
+        lines += ["", f"Arid mutants not run: {counts} (switch a rule off in the catalog's `[sweep]`)."]
+    return lines
+
+
+def _not_swept(item: Any) -> str:
+    if isinstance(item, dict):
+        where = f"`{item.get('file', '?')}:{item.get('line', '?')}`"
+        return f"{where} {item.get('why', '')}".rstrip()
+    return str(item)
+
+
+def _outside_line(outside: Document, terminal: bool) -> str:
+    text = (
+        f"{outside['findings']} older survivor(s) outside the diff, in the functions the change touched "
+        f"({outside['mutants']} mutants there)"
+    )
+    if terminal or not outside["functions"]:
+        return text + "."
+    named = "".join(f"\n- `{f}`" for f in outside["functions"])
+    return f"<details><summary>{text}</summary>\n{named}\n\n</details>"
+
+
+def write(doc: Document, folder: Path) -> dict[str, Path]:
+    paths = {kind: folder / name for kind, name in FILES.items()}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_whole(
+            {paths["json"]: json.dumps(doc, indent=2, ensure_ascii=False) + "\n", paths["markdown"]: to_markdown(doc)}
+        )
+    except OSError as exc:
+        raise GateError(f"cannot write the reports: {exc}", field="--report-dir") from None
+    return paths
+
+
+def is_review(path: Path) -> bool:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("schema") == SCHEMA
+    except (OSError, ValueError, AttributeError):
+        return False  # the gate's reader says what is wrong with it
+
+
+def read(path: Path) -> Document:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def comment_body(doc: Document, limit: int = MARKDOWN_LIMIT) -> str:
+    """The pull request's one comment: the marker and the review, cut at a line within
+    GitHub's limit, the reports artifact named for the rest."""
+    from killmap.report.diff_report import MARKER
+
+    text = MARKER + "\n" + to_markdown(doc)
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    cut = "\n_The comment is full: the rest is in the reports artifact (review.md, review.json)._\n"
+    kept = text.encode("utf-8")[: limit - len(cut.encode("utf-8"))].decode("utf-8", "ignore")
+    return kept[: kept.rfind("\n") + 1] + cut
+
+
+def workflow_commands(doc: Document, workspace: str | None = None) -> list[str]:
+    """One warning annotation per reported finding on the change, at its line."""
+    from killmap.report.annotations import MAX_ANNOTATIONS, escape_data, escape_property, workspace_path
+
+    commands = []
+    for f in doc["changed_lines"]["reported"][:MAX_ANNOTATIONS]:
+        path = workspace_path(doc["red_first"]["root"], f["file"], workspace)
+        title = escape_property(f"killmap review: {f['status']} mutant")
+        message = escape_data(f"{f['change']} ({f['op']}) {f['status']}: no test fails. Keep it: {f['keep']}")
+        commands.append(f"::warning file={escape_property(path)},line={f['line']},title={title}::{message}")
+    return commands
