@@ -201,6 +201,32 @@ def test_absence_is_reported_apart_from_an_assertion_and_from_a_crash(absence):
     assert absence.code == 0, absence.stdout
 
 
+# --- the code's own answer: an exception it raises on purpose ----------------------------------
+
+
+def test_an_exception_the_code_raises_on_purpose_proves_behaviour_and_a_crash_does_not(tmp_path):
+    run = review(change_repo("rf-raised", tmp_path), "red-first")
+    causes = {t.split("::")[1]: (e["class"], e["cause"], e["reverted"]["exception"]) for t, e in run.tests().items()}
+    assert causes == {
+        "test_known_path_matches": ("pass-to-pass", None, None),
+        # The project's own NotFound, under pytest.raises(RequestRedirect) and outside any.
+        "test_missing_slash_redirects": ("fail-to-pass", "raised", "NotFound"),
+        "test_redirect_names_the_slashed_path": ("fail-to-pass", "raised", "NotFound"),
+        # A builtin KeyError escaping the pytest.raises(ValueError) that expected another.
+        "test_a_rule_without_methods_is_refused": ("fail-to-pass", "raised", "KeyError"),
+        # A builtin escaping no pytest.raises, and the test's own exception class: crashes.
+        "test_default_endpoint": ("fail-to-pass", "crash", "KeyError"),
+        "test_endpoint_from_the_test_s_own_exception": ("fail-to-pass", "crash", "NoDefault"),
+    }, run.stdout
+    assert run.report["summary"]["fail-to-pass by cause"] == {"crash": 2, "raised": 3}
+    assert (
+        "**5 fail-to-pass** (3 by an exception the code raises on purpose, which proves the behaviour too; "
+        "2 by crash)" in run.markdown()
+    )
+    assert "| ❌ raised: NotFound at src/rulemap/routing.py:11 |" in run.markdown()
+    assert run.code == 0, run.stdout
+
+
 # --- every rule of the contract, broken once -----------------------------------------------
 
 

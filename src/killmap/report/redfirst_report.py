@@ -20,7 +20,7 @@ import pytest
 import killmap
 from killmap.errors import GateError
 from killmap.report.cells import write_whole
-from killmap.verdict.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, RedFirstResult, Side
+from killmap.verdict.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, RAISED, SKIPPED, RedFirstResult, Side
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)
@@ -115,9 +115,11 @@ def counts_sentence(doc: Document) -> str:
     by = []
     if causes.get("assertion"):
         by.append(f"{causes['assertion']} by an assertion, which proves the behaviour")
+    if causes.get(RAISED):
+        by.append(f"{causes[RAISED]} by an exception the code raises on purpose, which proves the behaviour too")
     if causes.get(ABSENCE):
         by.append(f"{causes[ABSENCE]} by the absence of what the fix adds, which proves only that it exists")
-    by += [f"{n} by {cause}" for cause, n in causes.items() if cause not in ("assertion", ABSENCE)]
+    by += [f"{n} by {cause}" for cause, n in causes.items() if cause not in ("assertion", RAISED, ABSENCE)]
     head_red = s[F2F] + s[P2F]
     return (
         f"**{s[F2P]} fail-to-pass**"

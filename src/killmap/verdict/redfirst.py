@@ -14,9 +14,11 @@ tree (the flake guard). Each test is then classified in SWE-bench's terms:
 | red | red | fail-to-fail |
 | green | red | pass-to-fail: the change breaks it |
 
-A red is an assertion about the missing behaviour, or the absence of a name the fix
-introduced (an ImportError or AttributeError of a name defined at HEAD and not with the
-fix reverted: the test "did not compile because it did not exist"), or a crash. The
+A red is an assertion about the missing behaviour, an exception the code raises on purpose
+(`raised`: the project's own exception class, or another than `pytest.raises` expected),
+the absence of a name the fix introduced (an ImportError or AttributeError of a name
+defined at HEAD and not with the fix reverted: the test "did not compile because it did
+not exist"), or a crash. The
 contract: every test the change added or modified is fail-to-pass (or, with --expect,
 the fail-to-pass set is exactly the one named), nothing is pass-to-fail, and HEAD is
 green. Otherwise exit 1, with one sentence per offending test.
@@ -35,6 +37,7 @@ from killmap.catalog.reader import GateSettings, load_catalogs
 from killmap.catalog.testids import matches
 from killmap.engine import (
     ASSERTION,
+    CRASH,
     MISSING_NAMES_PLUGIN,
     Engine,
     Launch,
@@ -46,8 +49,16 @@ from killmap.engine import (
 )
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
-from killmap.verdict.redfirst_change import Change, compute_change, new_names, test_changes
-from killmap.verdict.redfirst_contract import ABSENCE, RedFirstOptions, RedFirstResult, Row, Side, judge
+from killmap.verdict.redfirst_change import (
+    Change,
+    NewNames,
+    Purpose,
+    compute_change,
+    new_names,
+    purpose_of,
+    test_changes,
+)
+from killmap.verdict.redfirst_contract import ABSENCE, RAISED, RedFirstOptions, RedFirstResult, Row, Side, judge
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0
@@ -105,15 +116,15 @@ def run_red_first(
         )
         if reverted.stuck and not reverted.collected:
             raise GateError(f"with the fix reverted: {reverted.stuck}", field="BASE")
-        names = new_names(change, settings.paths)
-        head_sides = {t: _side(head, t, names) for t in chosen}
-        reverted_sides = {t: _side(reverted, t, names) for t in chosen}
+        reading = Reading(new_names(change, settings.paths), purpose_of(change, settings))
+        head_sides = {t: _side(head, t, reading) for t in chosen}
+        reverted_sides = {t: _side(reverted, t, reading) for t in chosen}
         _flake_guard(
             engine,
             settings,
             (head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
             (reverted_worker, reverted_sides, limit),
-            names=names,
+            reading=reading,
             say=say,
         )
     rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
@@ -229,14 +240,34 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
     return run
 
 
-def _side(run: TreeRun, test_id: str, names) -> Side:
+@dataclass(frozen=True)
+class Reading:
+    """What a red test's records are read against for its cause: the names the fix adds, and
+    the exceptions the code under test raises on purpose."""
+
+    names: NewNames
+    purpose: Purpose
+
+    def cause(self, test_id: str, result: TestResult, record: dict | None, absent: str | None) -> str:
+        if result.cause == ASSERTION:
+            return ASSERTION
+        if absent:
+            return ABSENCE
+        lines = (record or {}).get("test_lines")
+        if result.cause == CRASH and not result.interrupted and self.purpose.raised(result.exc_module, test_id, lines):
+            return RAISED
+        return result.cause or CRASH
+
+
+def _side(run: TreeRun, test_id: str, reading: Reading) -> Side:
+    names = reading.names
     result = run.tests.get(test_id)
     if result is not None:
         if not result.red:
             return Side(result.outcome)
         record = run.absence.get(test_id)
         absent = names.explains(record) if record else None
-        cause = ASSERTION if result.cause == ASSERTION else ABSENCE if absent else (result.cause or "crash")
+        cause = reading.cause(test_id, result, record, absent)
         return Side(
             "failed",
             cause,
@@ -323,7 +354,7 @@ def _select(
 # --- the flake guard ------------------------------------------------------------------------
 
 
-def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say: Say = lambda line: None):
+def _flake_guard(engine: Engine, settings: GateSettings, *trees, reading: Reading, say: Say = lambda line: None):
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that
     was not collected by its file. A red the re-run does not repeat is flaky."""
     jobs = []
@@ -345,7 +376,7 @@ def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say
     _parallel(rerun, jobs)
     for label, _, sides, _, reds, _ in jobs:
         for test_id in reds:
-            now = _side(again[label], test_id, names)
+            now = _side(again[label], test_id, reading)
             if not now.red or (sides[test_id].outcome == "uncollected") != (now.outcome == "uncollected"):
                 sides[test_id] = replace(sides[test_id], flaky=True)
 

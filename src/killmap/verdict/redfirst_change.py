@@ -359,3 +359,67 @@ def defined_names(text: str | None) -> set[str]:
 def working_tree(root: Path) -> dict[str, bytes]:
     """The files a sandbox of the working tree holds (tracked and untracked-unignored)."""
     return {rel: (root / rel).read_bytes() for rel in project_files(root)}
+
+
+# --- exceptions the code raises on purpose ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """Whether an exception that turned a test red is one the code under test raises on
+    purpose: its class is defined in one of the project's own source modules (not a test
+    file, not the standard library or an installed package), or it escaped a `pytest.raises`
+    in the test's own file, which expected another (a `match` that failed, or nothing raised,
+    is pytest's own failure: an assertion already)."""
+
+    own_modules: frozenset[str]
+    tree: dict[str, bytes]  # the test files, as both trees hold them
+    under_raises: dict[str, frozenset[int]] = field(default_factory=dict)  # filled as asked
+
+    def raised(self, exc_module: str | None, test_id: str, test_lines: list[int] | None) -> bool:
+        if exc_module and exc_module in self.own_modules:
+            return True
+        rel = test_id.split("::", 1)[0]
+        if not test_lines or rel not in self.tree:
+            return False
+        if rel not in self.under_raises:
+            self.under_raises[rel] = raises_lines(self.tree[rel].decode("utf-8", "replace"))
+        return any(line in self.under_raises[rel] for line in test_lines)
+
+
+def purpose_of(change: Change, settings: GateSettings) -> Purpose:
+    """The project's own source modules in either tree, by the dotted names they import as."""
+    patterns = test_patterns(change.head_tree)
+    own = {
+        name
+        for tree in (change.head_tree, change.reverted_tree)
+        for rel in tree
+        if rel.endswith(".py")
+        and not is_test_file(rel, settings, patterns)
+        and (name := module_name(rel, settings.paths)) is not None
+    }
+    return Purpose(frozenset(own), change.head_tree)
+
+
+def raises_lines(text: str) -> frozenset[int]:
+    """The lines where an exception is under `pytest.raises`: the body of each `with raises(...)`
+    block, and each call `raises(Error, function, ...)` that runs a function itself."""
+    tree = _tree(text)
+    lines: set[int] = set()
+    if tree is None:
+        return frozenset()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_raises(i.context_expr) for i in node.items):
+            lines.update(range(node.body[0].lineno, (node.end_lineno or node.body[-1].lineno) + 1))
+        elif isinstance(node, ast.Call) and _is_raises(node) and len(node.args) > 1:
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return frozenset(lines)
+
+
+def _is_raises(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "raises") or (
+        isinstance(func, ast.Attribute) and func.attr == "raises"
+    )

@@ -13,11 +13,17 @@ from pathlib import Path
 
 from killmap.catalog.reader import GateSettings
 from killmap.catalog.testids import matches
+from killmap.engine import ASSERTION
 from killmap.verdict.redfirst_change import Change
 
 F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
 SKIPPED, FLAKY = "skipped", "flaky"
 ABSENCE = "absence"
+# An exception the code under test raises on purpose (redfirst_change.Purpose): the project's
+# own exception class, or another than `pytest.raises` expected. It proves behaviour, as an
+# assertion does: the code answered the test, with the wrong answer.
+RAISED = "raised"
+PROOF = (ASSERTION, RAISED)
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,7 @@ class Side:
     """One test in one tree."""
 
     outcome: str  # passed, failed, skipped, xfailed; uncollected; timeout
-    cause: str | None = None  # assertion, absence, crash, error, collection, timeout
+    cause: str | None = None  # assertion, raised, absence, crash, error, collection, timeout
     exception: str | None = None
     message: str = ""
     raised_at: str | None = None
