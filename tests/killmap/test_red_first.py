@@ -227,6 +227,71 @@ def test_an_exception_the_code_raises_on_purpose_proves_behaviour_and_a_crash_do
     assert run.code == 0, run.stdout
 
 
+# --- a fail-to-pass that rests on absence alone: run again with the names kept -----------------
+
+CHECKS = ("test_the_same_path_twice_is_refused", "test_the_refusal_names_the_path", "test_a_path_needs_its_slash")
+NEVER_RED = (
+    "test_a_duplicate_is_a_routing_error",
+    "test_distinct_paths_are_both_kept",
+    "test_the_refusal_carries_its_path",
+)
+
+
+@pytest.fixture(scope="module")
+def names(tmp_path_factory):
+    """An exception class added with the checks that raise it; the test module imports it."""
+    return review(change_repo("rf-names", tmp_path_factory.mktemp("names")), "red-first")
+
+
+def test_a_run_red_only_by_absence_runs_again_with_the_names_the_fix_adds_kept(names):
+    tests = {t.split("::")[1]: entry for t, entry in names.tests().items()}
+    assert {(e["class"], e["cause"]) for e in tests.values()} == {("fail-to-pass", "absence")}, names.stdout
+    kept = names.report["names_kept"]
+    assert kept["ran"] is True
+    assert kept["files"] == [
+        {"path": "src/routemap/exceptions.py", "how": "at HEAD: it only adds definitions", "kept": ["DuplicateRule"]},
+        {"path": "src/routemap/map.py", "how": "as at BASE, with the definitions it adds", "kept": ["DuplicateRule"]},
+    ]
+    proven = {name for name, e in tests.items() if e["names_kept_class"] == "fail-to-pass"}
+    assert proven == set(CHECKS)
+    assert {tests[name]["names_kept"]["cause"] for name in CHECKS} == {"assertion"}
+    assert kept["summary"]["fail-to-pass by cause"] == {"assertion": 3}
+    assert kept["summary"]["pass-to-pass"] == 5  # the three, and the two tests the change left alone
+
+
+def test_an_added_test_red_only_by_absence_breaks_the_contract_and_the_review_says_which(names):
+    assert names.code == 1
+    assert names.report["problems"] == [
+        f"tests/test_map.py::{name} fails with the fix reverted only because "
+        "routemap.exceptions.DuplicateRule does not exist: with the names the fix adds kept it passes, so it "
+        "does not test what the fix changes"
+        for name in NEVER_RED
+    ]
+    assert names.report["rests_on_absence"] is False  # the second run found three that assert
+    markdown = names.markdown()
+    assert "### With the names the fix adds kept" in markdown
+    assert "**3 fail-to-pass** (3 by an assertion, which proves the behaviour), 5 pass-to-pass." in markdown
+
+
+def test_a_fix_that_only_adds_definitions_rests_on_absence_and_is_not_a_tick(tmp_path):
+    project = change_repo("rf-names", tmp_path)
+    git(project, "checkout", "main", "--", "src/routemap/map.py")
+    test = project / "tests" / "test_map.py"
+    text = test.read_text()
+    cut = text.index("# The three that test the fix's checks")
+    test.write_text(text[:cut] + text[text.index("# The three that never fail") :])
+    commit_all(project, "only the class, no check")
+    run = review(project, "red-first")
+    assert run.code == 0, run.stdout + run.stderr
+    assert {e["cause"] for e in run.tests().values()} == {"absence"}
+    assert run.report["rests_on_absence"] is True
+    assert run.report["names_kept"]["ran"] is False
+    assert all(e["names_kept"] is None for e in run.tests().values())
+    markdown = run.markdown()
+    assert "## killmap red-first: ⚠️ every fail-to-pass rests on the absence of what the fix adds" in markdown
+    assert "red-first cannot show that these tests fail for what the fix does" in markdown
+
+
 # --- every rule of the contract, broken once -----------------------------------------------
 
 
@@ -343,7 +408,6 @@ def test_a_conftest_that_needs_a_name_the_fix_adds_makes_every_test_red_by_absen
     (project / "tests" / "conftest.py").write_text("from foldroute.utils import FOLDED_ARCH  # noqa: F401\n")
     commit_all(project, "a conftest that needs the fix")
     run = review(project, "red-first", "--revert", "src/foldroute/utils.py")
-    assert run.code == 0, run.stdout + run.stderr  # both parametrizations now fail without the fix
     for test_id in (FOLDED, STANDALONE):
         side = run.tests()[test_id]["reverted"]
         assert (side["outcome"], side["cause"], side["absent"]) == (
@@ -351,6 +415,11 @@ def test_a_conftest_that_needs_a_name_the_fix_adds_makes_every_test_red_by_absen
             "absence",
             "foldroute.utils.FOLDED_ARCH",
         )
+    # Both parametrizations fail without the fix, by absence alone; with FOLDED_ARCH kept the
+    # standalone one passes again, as it does when nothing is missing (seed 001 above).
+    assert run.tests()[FOLDED]["names_kept_class"] == "fail-to-pass"
+    assert run.tests()[STANDALONE]["names_kept_class"] == "pass-to-pass"
+    assert run.code == 1, run.stdout + run.stderr
 
 
 def test_a_head_that_collects_nothing_is_exit_2(tmp_path):

@@ -22,6 +22,13 @@ not exist"), or a crash. The
 contract: every test the change added or modified is fail-to-pass (or, with --expect,
 the fail-to-pass set is exactly the one named), nothing is pass-to-fail, and HEAD is
 green. Otherwise exit 1, with one sentence per offending test.
+
+A fail-to-pass that rests on absence alone (no test red by an assertion or a raised
+exception) proves only that the fix's names exist. Then the tests red by absence run
+once more, in a third tree: the fix reverted in behaviour only, the definitions it adds
+kept (redfirst_change.names_kept). A test the contract asks for that passes there fails
+before the fix only because a name is missing: it breaks the contract. A fix that only
+adds definitions leaves nothing to revert so; the result then says it rests on absence.
 """
 
 from __future__ import annotations
@@ -51,14 +58,28 @@ from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
 from killmap.verdict.redfirst_change import (
     Change,
+    KeptNames,
     NewNames,
     Purpose,
     compute_change,
+    names_kept,
     new_names,
     purpose_of,
     test_changes,
 )
-from killmap.verdict.redfirst_contract import ABSENCE, RAISED, RedFirstOptions, RedFirstResult, Row, Side, judge
+from killmap.verdict.redfirst_contract import (
+    ABSENCE,
+    F2P,
+    RAISED,
+    RedFirstOptions,
+    RedFirstResult,
+    Row,
+    Side,
+    classify,
+    judge,
+    proven_with_names_kept,
+    rests_on_absence,
+)
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0
@@ -122,16 +143,46 @@ def run_red_first(
         _flake_guard(
             engine,
             settings,
-            (head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
-            (reverted_worker, reverted_sides, limit),
+            ("head-again", head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
+            ("reverted-again", reverted_worker, reverted_sides, limit),
             reading=reading,
             say=say,
         )
     rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
+    kept = _with_names_kept(root, change, settings, rows, limit, say) if rests_on_absence(rows) else None
     problems = _problems(head, rows, options.expect)
+    resting = rests_on_absence(rows) and not proven_with_names_kept(rows)
+    wall = time.perf_counter() - started
     return RedFirstResult(
-        change, options, settings, rows, problems, selection, len(head.collected), time.perf_counter() - started
+        change, options, settings, rows, problems, selection, len(head.collected), wall, kept, resting
     )
+
+
+def _with_names_kept(
+    root: Path, change: Change, settings: GateSettings, rows: list[Row], limit: float, say: Say
+) -> KeptNames:
+    """The tests red by absence, run again with the fix reverted in behaviour only
+    (redfirst_change.KeptNames): each row's `kept` side. A fix that changes no definition
+    leaves nothing to revert so: nothing runs."""
+    keeping = names_kept(change)
+    absent = [r.id for r in rows if classify(r.head, r.reverted) == F2P and r.reverted.cause == ABSENCE]
+    if not keeping.behaviour_reverted:
+        say("every fail-to-pass rests on absence, and the fix only adds definitions: nothing to run again")
+        return keeping
+    say(f"every fail-to-pass rests on absence: running {len(absent)} test(s) again with the names the fix adds kept")
+    kept_change = replace(change, reverted_tree=keeping.tree)
+    reading = Reading(new_names(kept_change, settings.paths), purpose_of(kept_change, settings))
+    with Engine(root, project_files(root), 1, trees=[keeping.tree]) as engine:
+        worker = engine.workers[0]
+        files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in absent))
+        run = _run_tree(engine, worker, _scenario(engine, "kept", files, settings, limit), set(absent))
+        if run.stuck and not run.collected:
+            raise GateError(f"with the names the fix adds kept: {run.stuck}", field="BASE")
+        sides = {t: _side(run, t, reading) for t in absent}
+        _flake_guard(engine, settings, ("kept-again", worker, sides, limit), reading=reading, say=say)
+    for row in rows:
+        row.kept = sides.get(row.id)
+    return keeping
 
 
 def _refuse_unusable_head(head: TreeRun, expect: tuple[str, ...]) -> None:
@@ -356,9 +407,10 @@ def _select(
 
 def _flake_guard(engine: Engine, settings: GateSettings, *trees, reading: Reading, say: Say = lambda line: None):
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that
-    was not collected by its file. A red the re-run does not repeat is flaky."""
+    was not collected by its file. A red the re-run does not repeat is flaky. Each tree is
+    (label, worker, its tests' sides, the time limit)."""
     jobs = []
-    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees, strict=True):
+    for label, worker, sides, limit in trees:
         reds = [t for t, s in sides.items() if s.red]
         if reds:
             files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
