@@ -7,6 +7,8 @@ real subprocess, and the tests read its report.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -241,6 +243,27 @@ NEVER_RED = (
 def names(tmp_path_factory):
     """An exception class added with the checks that raise it; the test module imports it."""
     return review(change_repo("rf-names", tmp_path_factory.mktemp("names")), "red-first")
+
+
+def test_the_names_kept_run_agrees_with_reverting_the_checks_alone_and_with_plain_pytest(names, tmp_path):
+    # What a reviewer had to think of alone: --revert of the file holding the checks.
+    project = change_repo("rf-names", tmp_path)
+    by_hand = review(project, "red-first", "--revert", "src/routemap/map.py")
+    assert {t.split("::")[1] for t, c in by_hand.classes().items() if c == "fail-to-pass"} == set(CHECKS)
+    # And plain pytest in that tree: the three checks fail, everything else passes.
+    git(project, "checkout", "main", "--", "src/routemap/map.py")
+    junit = tmp_path / "plain.xml"
+    env = {**gate_env(project), "PYTHONPATH": str(project / "src")}
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", "tests"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+    )
+    failed = {c.get("name") for c in ET.parse(junit).iter("testcase") if c.find("failure") is not None}
+    assert failed == set(CHECKS)
+    tests = {t.split("::")[1]: e for t, e in names.tests().items()}
+    assert {n for n, e in tests.items() if e["names_kept_class"] == "fail-to-pass"} == failed
 
 
 def test_a_run_red_only_by_absence_runs_again_with_the_names_the_fix_adds_kept(names):
