@@ -294,6 +294,8 @@ def test_an_added_test_red_only_by_absence_breaks_the_contract_and_the_review_sa
     markdown = names.markdown()
     assert "### With the names the fix adds kept" in markdown
     assert "**3 fail-to-pass** (3 by an assertion, which proves the behaviour), 5 pass-to-pass." in markdown
+    page = (names.report_dir / "red-first.html").read_text()
+    assert "<th>with the names the fix adds kept</th>" in page and "passed → pass-to-pass" in page
 
 
 def test_a_fix_that_only_adds_definitions_rests_on_absence_and_is_not_a_tick(tmp_path):

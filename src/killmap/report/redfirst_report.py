@@ -404,9 +404,12 @@ def to_html(doc: Document) -> str:
     rows = "".join(
         f"<tr class='{esc(t['class'])}{' problem' if t['problem'] else ''}'><td><code>{esc(t['id'])}</code>"
         f"</td><td>{esc(t['change'])}</td><td>{esc(cell(t['reverted']))}</td><td>{esc(cell(t['head']))}"
-        f"</td><td>{esc(t['class'])}{' (' + esc(t['cause']) + ')' if t['cause'] else ''}</td></tr>"
+        f"</td><td>{esc(t['class'])}{' (' + esc(t['cause']) + ')' if t['cause'] else ''}</td>"
+        + (f"<td>{esc(cell(t['names_kept']) + ' → ' + t['names_kept_class'])}</td>" if t["names_kept"] else "")
+        + "</tr>"
         for t in doc["tests"]
     )
+    kept = [line.replace("**", "") for line in names_kept_lines(doc, True) if line and line[0] not in "#|"]
     problems = "".join(f"<li>{esc(p)}</li>" for p in doc["problems"])
     return (
         "<!doctype html><meta charset='utf-8'><title>killmap red-first</title><style>"
@@ -418,8 +421,11 @@ def to_html(doc: Document) -> str:
         f"{esc(', '.join(c['path'] for c in doc['reverted']))}; tests as at {esc(doc['head'][:10])}.</p>"
         f"<p>{esc(counts_sentence(doc).replace('**', ''))}</p>"
         + (f"<h2>Why it does not hold</h2><ul>{problems}</ul>" if problems else "")
+        + "".join(f"<p>{esc(line)}</p>" for line in kept)
         + "<table><tr><th>test</th><th>change</th><th>with the fix reverted</th><th>with the fix</th>"
-        f"<th>class</th></tr>{rows}</table><h2>The fix, reverted</h2><pre>{esc(doc['diff'])}</pre>"
+        + "<th>class</th>"
+        + ("<th>with the names the fix adds kept</th>" if any(t["names_kept"] for t in doc["tests"]) else "")
+        + f"</tr>{rows}</table><h2>The fix, reverted</h2><pre>{esc(doc['diff'])}</pre>"
     )
 
 
