@@ -7,6 +7,8 @@ real subprocess, and the tests read its report.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -201,6 +203,120 @@ def test_absence_is_reported_apart_from_an_assertion_and_from_a_crash(absence):
     assert absence.code == 0, absence.stdout
 
 
+# --- the code's own answer: an exception it raises on purpose ----------------------------------
+
+
+def test_an_exception_the_code_raises_on_purpose_proves_behaviour_and_a_crash_does_not(tmp_path):
+    run = review(change_repo("rf-raised", tmp_path), "red-first")
+    causes = {t.split("::")[1]: (e["class"], e["cause"], e["reverted"]["exception"]) for t, e in run.tests().items()}
+    assert causes == {
+        "test_known_path_matches": ("pass-to-pass", None, None),
+        # The project's own NotFound, under pytest.raises(RequestRedirect) and outside any.
+        "test_missing_slash_redirects": ("fail-to-pass", "raised", "NotFound"),
+        "test_redirect_names_the_slashed_path": ("fail-to-pass", "raised", "NotFound"),
+        # A builtin KeyError escaping the pytest.raises(ValueError) that expected another.
+        "test_a_rule_without_methods_is_refused": ("fail-to-pass", "raised", "KeyError"),
+        # A builtin escaping no pytest.raises, and the test's own exception class: crashes.
+        "test_default_endpoint": ("fail-to-pass", "crash", "KeyError"),
+        "test_endpoint_from_the_test_s_own_exception": ("fail-to-pass", "crash", "NoDefault"),
+    }, run.stdout
+    assert run.report["summary"]["fail-to-pass by cause"] == {"crash": 2, "raised": 3}
+    assert (
+        "**5 fail-to-pass** (3 by an exception the code raises on purpose, which proves the behaviour too; "
+        "2 by crash)" in run.markdown()
+    )
+    assert "| ❌ raised: NotFound at src/rulemap/routing.py:11 |" in run.markdown()
+    assert run.code == 0, run.stdout
+
+
+# --- a fail-to-pass that rests on absence alone: run again with the names kept -----------------
+
+CHECKS = ("test_the_same_path_twice_is_refused", "test_the_refusal_names_the_path", "test_a_path_needs_its_slash")
+NEVER_RED = (
+    "test_a_duplicate_is_a_routing_error",
+    "test_distinct_paths_are_both_kept",
+    "test_the_refusal_carries_its_path",
+)
+
+
+@pytest.fixture(scope="module")
+def names(tmp_path_factory):
+    """An exception class added with the checks that raise it; the test module imports it."""
+    return review(change_repo("rf-names", tmp_path_factory.mktemp("names")), "red-first")
+
+
+def test_the_names_kept_run_agrees_with_reverting_the_checks_alone_and_with_plain_pytest(names, tmp_path):
+    # What a reviewer had to think of alone: --revert of the file holding the checks.
+    project = change_repo("rf-names", tmp_path)
+    by_hand = review(project, "red-first", "--revert", "src/routemap/map.py")
+    assert {t.split("::")[1] for t, c in by_hand.classes().items() if c == "fail-to-pass"} == set(CHECKS)
+    # And plain pytest in that tree: the three checks fail, everything else passes.
+    git(project, "checkout", "main", "--", "src/routemap/map.py")
+    junit = tmp_path / "plain.xml"
+    env = {**gate_env(project), "PYTHONPATH": str(project / "src")}
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", "tests"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+    )
+    failed = {c.get("name") for c in ET.parse(junit).iter("testcase") if c.find("failure") is not None}
+    assert failed == set(CHECKS)
+    tests = {t.split("::")[1]: e for t, e in names.tests().items()}
+    assert {n for n, e in tests.items() if e["names_kept_class"] == "fail-to-pass"} == failed
+
+
+def test_a_run_red_only_by_absence_runs_again_with_the_names_the_fix_adds_kept(names):
+    tests = {t.split("::")[1]: entry for t, entry in names.tests().items()}
+    assert {(e["class"], e["cause"]) for e in tests.values()} == {("fail-to-pass", "absence")}, names.stdout
+    kept = names.report["names_kept"]
+    assert kept["ran"] is True
+    assert kept["files"] == [
+        {"path": "src/routemap/exceptions.py", "how": "at HEAD: it only adds definitions", "kept": ["DuplicateRule"]},
+        {"path": "src/routemap/map.py", "how": "as at BASE, with the definitions it adds", "kept": ["DuplicateRule"]},
+    ]
+    proven = {name for name, e in tests.items() if e["names_kept_class"] == "fail-to-pass"}
+    assert proven == set(CHECKS)
+    assert {tests[name]["names_kept"]["cause"] for name in CHECKS} == {"assertion"}
+    assert kept["summary"]["fail-to-pass by cause"] == {"assertion": 3}
+    assert kept["summary"]["pass-to-pass"] == 5  # the three, and the two tests the change left alone
+
+
+def test_an_added_test_red_only_by_absence_breaks_the_contract_and_the_review_says_which(names):
+    assert names.code == 1
+    assert names.report["problems"] == [
+        f"tests/test_map.py::{name} fails with the fix reverted only because "
+        "routemap.exceptions.DuplicateRule does not exist: with the names the fix adds kept it passes, so it "
+        "does not test what the fix changes"
+        for name in NEVER_RED
+    ]
+    assert names.report["rests_on_absence"] is False  # the second run found three that assert
+    markdown = names.markdown()
+    assert "### With the names the fix adds kept" in markdown
+    assert "**3 fail-to-pass** (3 by an assertion, which proves the behaviour), 5 pass-to-pass." in markdown
+    page = (names.report_dir / "red-first.html").read_text()
+    assert "<th>with the names the fix adds kept</th>" in page and "passed → pass-to-pass" in page
+
+
+def test_a_fix_that_only_adds_definitions_rests_on_absence_and_is_not_a_tick(tmp_path):
+    project = change_repo("rf-names", tmp_path)
+    git(project, "checkout", "main", "--", "src/routemap/map.py")
+    test = project / "tests" / "test_map.py"
+    text = test.read_text()
+    cut = text.index("# The three that test the fix's checks")
+    test.write_text(text[:cut] + text[text.index("# The three that never fail") :])
+    commit_all(project, "only the class, no check")
+    run = review(project, "red-first")
+    assert run.code == 0, run.stdout + run.stderr
+    assert {e["cause"] for e in run.tests().values()} == {"absence"}
+    assert run.report["rests_on_absence"] is True
+    assert run.report["names_kept"]["ran"] is False
+    assert all(e["names_kept"] is None for e in run.tests().values())
+    markdown = run.markdown()
+    assert "## killmap red-first: ⚠️ every fail-to-pass rests on the absence of what the fix adds" in markdown
+    assert "red-first cannot show that these tests fail for what the fix does" in markdown
+
+
 # --- every rule of the contract, broken once -----------------------------------------------
 
 
@@ -317,7 +433,6 @@ def test_a_conftest_that_needs_a_name_the_fix_adds_makes_every_test_red_by_absen
     (project / "tests" / "conftest.py").write_text("from foldroute.utils import FOLDED_ARCH  # noqa: F401\n")
     commit_all(project, "a conftest that needs the fix")
     run = review(project, "red-first", "--revert", "src/foldroute/utils.py")
-    assert run.code == 0, run.stdout + run.stderr  # both parametrizations now fail without the fix
     for test_id in (FOLDED, STANDALONE):
         side = run.tests()[test_id]["reverted"]
         assert (side["outcome"], side["cause"], side["absent"]) == (
@@ -325,6 +440,11 @@ def test_a_conftest_that_needs_a_name_the_fix_adds_makes_every_test_red_by_absen
             "absence",
             "foldroute.utils.FOLDED_ARCH",
         )
+    # Both parametrizations fail without the fix, by absence alone; with FOLDED_ARCH kept the
+    # standalone one passes again, as it does when nothing is missing (seed 001 above).
+    assert run.tests()[FOLDED]["names_kept_class"] == "fail-to-pass"
+    assert run.tests()[STANDALONE]["names_kept_class"] == "pass-to-pass"
+    assert run.code == 1, run.stdout + run.stderr
 
 
 def test_a_head_that_collects_nothing_is_exit_2(tmp_path):

@@ -20,7 +20,20 @@ import pytest
 import killmap
 from killmap.errors import GateError
 from killmap.report.cells import write_whole
-from killmap.verdict.redfirst_contract import ABSENCE, F2F, F2P, FLAKY, P2F, P2P, SKIPPED, RedFirstResult, Side
+from killmap.verdict.redfirst_change import KeptNames
+from killmap.verdict.redfirst_contract import (
+    ABSENCE,
+    F2F,
+    F2P,
+    FLAKY,
+    P2F,
+    P2P,
+    RAISED,
+    SKIPPED,
+    RedFirstResult,
+    Side,
+    classify,
+)
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)
@@ -44,11 +57,14 @@ def to_document(result: RedFirstResult, root: Path) -> Document:
             "cause": r.reverted.cause if r.klass == F2P else None,
             "head": _side(r.head),
             "reverted": _side(r.reverted),
+            "names_kept": _side(r.kept) if r.kept else None,
+            "names_kept_class": classify(r.head, r.kept) if r.kept else None,
             "problem": r.problem,
         }
         for r in result.rows
     ]
     f2p = [t for t in tests if t["class"] == F2P]
+    again = [t for t in tests if t["names_kept"]]
     return {
         "schema": SCHEMA,
         "killmap_version": killmap.__version__,
@@ -70,9 +86,26 @@ def to_document(result: RedFirstResult, root: Path) -> Document:
             **{k: sum(t["class"] == k for t in tests) for k in CLASSES},
             "fail-to-pass by cause": _count(t["cause"] for t in f2p),
         },
+        "rests_on_absence": result.rests_on_absence,
+        "names_kept": _names_kept(result.names_kept, again),
         "problems": result.problems,
         "tests": tests,
         "diff": change.reverted_diff(),
+    }
+
+
+def _names_kept(kept: KeptNames | None, again: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The second run, when the first rested on absence: which files held what, and how the
+    tests red by absence came out with the names the fix adds kept."""
+    if kept is None:
+        return None
+    return {
+        "ran": kept.behaviour_reverted,
+        "files": [{"path": path, "how": how, "kept": list(names)} for path, how, names in kept.files],
+        "summary": {
+            **{k: sum(t["names_kept_class"] == k for t in again) for k in CLASSES},
+            "fail-to-pass by cause": _count(t["names_kept"]["cause"] for t in again if t["names_kept_class"] == F2P),
+        },
     }
 
 
@@ -102,6 +135,8 @@ def headline(doc: Document) -> str:
     if doc["problems"]:
         n = len(doc["problems"])
         return f"❌ the contract does not hold: {n} problem{'s' if n > 1 else ''}"
+    if doc.get("rests_on_absence"):
+        return "⚠️ every fail-to-pass rests on the absence of what the fix adds, which proves only that it exists"
     return (
         "✅ every test the change added or modified fails with the fix reverted"
         if not doc["expect"]
@@ -111,13 +146,7 @@ def headline(doc: Document) -> str:
 
 def counts_sentence(doc: Document) -> str:
     s = doc["summary"]
-    causes = s["fail-to-pass by cause"]
-    by = []
-    if causes.get("assertion"):
-        by.append(f"{causes['assertion']} by an assertion, which proves the behaviour")
-    if causes.get(ABSENCE):
-        by.append(f"{causes[ABSENCE]} by the absence of what the fix adds, which proves only that it exists")
-    by += [f"{n} by {cause}" for cause, n in causes.items() if cause not in ("assertion", ABSENCE)]
+    by = _by_cause(s["fail-to-pass by cause"])
     head_red = s[F2F] + s[P2F]
     return (
         f"**{s[F2P]} fail-to-pass**"
@@ -127,6 +156,64 @@ def counts_sentence(doc: Document) -> str:
         + (f", {s[FLAKY]} flaky" if s[FLAKY] else "")
         + ("; HEAD is green." if not head_red else f"; {head_red} red at HEAD.")
     )
+
+
+def _by_cause(causes: dict[str, int]) -> list[str]:
+    by = []
+    if causes.get("assertion"):
+        by.append(f"{causes['assertion']} by an assertion, which proves the behaviour")
+    if causes.get(RAISED):
+        by.append(f"{causes[RAISED]} by an exception the code raises on purpose, which proves the behaviour too")
+    if causes.get(ABSENCE):
+        by.append(f"{causes[ABSENCE]} by the absence of what the fix adds, which proves only that it exists")
+    by += [f"{n} by {cause}" for cause, n in causes.items() if cause not in ("assertion", RAISED, ABSENCE)]
+    return by
+
+
+def names_kept_lines(doc: Document, terminal: bool) -> list[str]:
+    """The second result: the tests red by absence, with the names the fix adds kept."""
+    kept = doc.get("names_kept")
+    if kept is None:
+        return []
+    files = "; ".join(
+        f"`{f['path']}` {f['how']}" + (f" (`{'`, `'.join(f['kept'])}`)" if f["kept"] else "") for f in kept["files"]
+    )
+    lines = ["", "### With the names the fix adds kept", ""]
+    if not kept["ran"]:
+        return lines + [
+            "Every fail-to-pass rests on the absence of a name the fix adds. The fix only adds definitions"
+            + (f" ({files})" if files else "")
+            + ", so with its names kept nothing of it would be reverted: red-first cannot show that these "
+            "tests fail for what the fix does."
+        ]
+    s = kept["summary"]
+    by = _by_cause(s["fail-to-pass by cause"])
+    lines += [
+        "Every fail-to-pass above rests on the absence of a name the fix adds, which proves only that it "
+        "exists. So the tests red by absence ran again with the fix reverted in behaviour only, its names "
+        f"kept: {files or 'no file could keep them'}; every other file of the fix as at BASE.",
+        "",
+        f"**{s[F2P]} fail-to-pass**"
+        + (f" ({'; '.join(by)})" if by else "")
+        + f", {s[P2P]} pass-to-pass"
+        + "".join(f", {s[k]} {k}" for k in (F2F, P2F, SKIPPED, FLAKY) if s[k])
+        + (". The pass-to-pass ones fail before the fix only because a name is missing." if s[P2P] else "."),
+        "",
+    ]
+    again = [t for t in doc["tests"] if t["names_kept"]]
+    rows = [
+        {
+            **t,
+            "class": t["names_kept_class"],
+            "cause": t["names_kept"]["cause"] if t["names_kept_class"] == F2P else None,
+            "reverted": t["names_kept"],
+        }
+        for t in again
+    ]
+    return lines + [
+        line.replace("| with the fix reverted |", "| with the names kept |", 1)
+        for line in _table(_entries(rows), terminal)
+    ]
 
 
 def cell(side: dict[str, Any]) -> str:
@@ -244,6 +331,7 @@ def to_markdown(doc: Document, *, terminal: bool = False) -> str:
     own = _entries([t for t in shown if t["class"] != F2F])
     environment = _entries([t for t in shown if t["class"] == F2F])
     lines += _table(own, terminal)
+    lines += names_kept_lines(doc, terminal)
     row_problems = {t["problem"] for t in doc["tests"] if t["problem"]}
     general = [p for p in doc["problems"] if p not in row_problems]
     own_problems = _problem_lines(own) + general
@@ -316,9 +404,12 @@ def to_html(doc: Document) -> str:
     rows = "".join(
         f"<tr class='{esc(t['class'])}{' problem' if t['problem'] else ''}'><td><code>{esc(t['id'])}</code>"
         f"</td><td>{esc(t['change'])}</td><td>{esc(cell(t['reverted']))}</td><td>{esc(cell(t['head']))}"
-        f"</td><td>{esc(t['class'])}{' (' + esc(t['cause']) + ')' if t['cause'] else ''}</td></tr>"
+        f"</td><td>{esc(t['class'])}{' (' + esc(t['cause']) + ')' if t['cause'] else ''}</td>"
+        + (f"<td>{esc(cell(t['names_kept']) + ' → ' + t['names_kept_class'])}</td>" if t["names_kept"] else "")
+        + "</tr>"
         for t in doc["tests"]
     )
+    kept = [line.replace("**", "") for line in names_kept_lines(doc, True) if line and line[0] not in "#|"]
     problems = "".join(f"<li>{esc(p)}</li>" for p in doc["problems"])
     return (
         "<!doctype html><meta charset='utf-8'><title>killmap red-first</title><style>"
@@ -330,8 +421,11 @@ def to_html(doc: Document) -> str:
         f"{esc(', '.join(c['path'] for c in doc['reverted']))}; tests as at {esc(doc['head'][:10])}.</p>"
         f"<p>{esc(counts_sentence(doc).replace('**', ''))}</p>"
         + (f"<h2>Why it does not hold</h2><ul>{problems}</ul>" if problems else "")
+        + "".join(f"<p>{esc(line)}</p>" for line in kept)
         + "<table><tr><th>test</th><th>change</th><th>with the fix reverted</th><th>with the fix</th>"
-        f"<th>class</th></tr>{rows}</table><h2>The fix, reverted</h2><pre>{esc(doc['diff'])}</pre>"
+        + "<th>class</th>"
+        + ("<th>with the names the fix adds kept</th>" if any(t["names_kept"] for t in doc["tests"]) else "")
+        + f"</tr>{rows}</table><h2>The fix, reverted</h2><pre>{esc(doc['diff'])}</pre>"
     )
 
 

@@ -14,12 +14,21 @@ tree (the flake guard). Each test is then classified in SWE-bench's terms:
 | red | red | fail-to-fail |
 | green | red | pass-to-fail: the change breaks it |
 
-A red is an assertion about the missing behaviour, or the absence of a name the fix
-introduced (an ImportError or AttributeError of a name defined at HEAD and not with the
-fix reverted: the test "did not compile because it did not exist"), or a crash. The
+A red is an assertion about the missing behaviour, an exception the code raises on purpose
+(`raised`: the project's own exception class, or another than `pytest.raises` expected),
+the absence of a name the fix introduced (an ImportError or AttributeError of a name
+defined at HEAD and not with the fix reverted: the test "did not compile because it did
+not exist"), or a crash. The
 contract: every test the change added or modified is fail-to-pass (or, with --expect,
 the fail-to-pass set is exactly the one named), nothing is pass-to-fail, and HEAD is
 green. Otherwise exit 1, with one sentence per offending test.
+
+A fail-to-pass that rests on absence alone (no test red by an assertion or a raised
+exception) proves only that the fix's names exist. Then the tests red by absence run
+once more, in a third tree: the fix reverted in behaviour only, the definitions it adds
+kept (redfirst_change.names_kept). A test the contract asks for that passes there fails
+before the fix only because a name is missing: it breaks the contract. A fix that only
+adds definitions leaves nothing to revert so; the result then says it rests on absence.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from killmap.catalog.reader import GateSettings, load_catalogs
 from killmap.catalog.testids import matches
 from killmap.engine import (
     ASSERTION,
+    CRASH,
     MISSING_NAMES_PLUGIN,
     Engine,
     Launch,
@@ -46,8 +56,30 @@ from killmap.engine import (
 )
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
-from killmap.verdict.redfirst_change import Change, compute_change, new_names, test_changes
-from killmap.verdict.redfirst_contract import ABSENCE, RedFirstOptions, RedFirstResult, Row, Side, judge
+from killmap.verdict.redfirst_change import (
+    Change,
+    KeptNames,
+    NewNames,
+    Purpose,
+    compute_change,
+    names_kept,
+    new_names,
+    purpose_of,
+    test_changes,
+)
+from killmap.verdict.redfirst_contract import (
+    ABSENCE,
+    F2P,
+    RAISED,
+    RedFirstOptions,
+    RedFirstResult,
+    Row,
+    Side,
+    classify,
+    judge,
+    proven_with_names_kept,
+    rests_on_absence,
+)
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0
@@ -105,22 +137,52 @@ def run_red_first(
         )
         if reverted.stuck and not reverted.collected:
             raise GateError(f"with the fix reverted: {reverted.stuck}", field="BASE")
-        names = new_names(change, settings.paths)
-        head_sides = {t: _side(head, t, names) for t in chosen}
-        reverted_sides = {t: _side(reverted, t, names) for t in chosen}
+        reading = Reading(new_names(change, settings.paths), purpose_of(change, settings))
+        head_sides = {t: _side(head, t, reading) for t in chosen}
+        reverted_sides = {t: _side(reverted, t, reading) for t in chosen}
         _flake_guard(
             engine,
             settings,
-            (head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
-            (reverted_worker, reverted_sides, limit),
-            names=names,
+            ("head-again", head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
+            ("reverted-again", reverted_worker, reverted_sides, limit),
+            reading=reading,
             say=say,
         )
     rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
+    kept = _with_names_kept(root, change, settings, rows, limit, say) if rests_on_absence(rows) else None
     problems = _problems(head, rows, options.expect)
+    resting = rests_on_absence(rows) and not proven_with_names_kept(rows)
+    wall = time.perf_counter() - started
     return RedFirstResult(
-        change, options, settings, rows, problems, selection, len(head.collected), time.perf_counter() - started
+        change, options, settings, rows, problems, selection, len(head.collected), wall, kept, resting
     )
+
+
+def _with_names_kept(
+    root: Path, change: Change, settings: GateSettings, rows: list[Row], limit: float, say: Say
+) -> KeptNames:
+    """The tests red by absence, run again with the fix reverted in behaviour only
+    (redfirst_change.KeptNames): each row's `kept` side. A fix that changes no definition
+    leaves nothing to revert so: nothing runs."""
+    keeping = names_kept(change)
+    absent = [r.id for r in rows if classify(r.head, r.reverted) == F2P and r.reverted.cause == ABSENCE]
+    if not keeping.behaviour_reverted:
+        say("every fail-to-pass rests on absence, and the fix only adds definitions: nothing to run again")
+        return keeping
+    say(f"every fail-to-pass rests on absence: running {len(absent)} test(s) again with the names the fix adds kept")
+    kept_change = replace(change, reverted_tree=keeping.tree)
+    reading = Reading(new_names(kept_change, settings.paths), purpose_of(kept_change, settings))
+    with Engine(root, project_files(root), 1, trees=[keeping.tree]) as engine:
+        worker = engine.workers[0]
+        files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in absent))
+        run = _run_tree(engine, worker, _scenario(engine, "kept", files, settings, limit), set(absent))
+        if run.stuck and not run.collected:
+            raise GateError(f"with the names the fix adds kept: {run.stuck}", field="BASE")
+        sides = {t: _side(run, t, reading) for t in absent}
+        _flake_guard(engine, settings, ("kept-again", worker, sides, limit), reading=reading, say=say)
+    for row in rows:
+        row.kept = sides.get(row.id)
+    return keeping
 
 
 def _refuse_unusable_head(head: TreeRun, expect: tuple[str, ...]) -> None:
@@ -229,14 +291,34 @@ def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | Non
     return run
 
 
-def _side(run: TreeRun, test_id: str, names) -> Side:
+@dataclass(frozen=True)
+class Reading:
+    """What a red test's records are read against for its cause: the names the fix adds, and
+    the exceptions the code under test raises on purpose."""
+
+    names: NewNames
+    purpose: Purpose
+
+    def cause(self, test_id: str, result: TestResult, record: dict | None, absent: str | None) -> str:
+        if result.cause == ASSERTION:
+            return ASSERTION
+        if absent:
+            return ABSENCE
+        lines = (record or {}).get("test_lines")
+        if result.cause == CRASH and not result.interrupted and self.purpose.raised(result.exc_module, test_id, lines):
+            return RAISED
+        return result.cause or CRASH
+
+
+def _side(run: TreeRun, test_id: str, reading: Reading) -> Side:
+    names = reading.names
     result = run.tests.get(test_id)
     if result is not None:
         if not result.red:
             return Side(result.outcome)
         record = run.absence.get(test_id)
         absent = names.explains(record) if record else None
-        cause = ASSERTION if result.cause == ASSERTION else ABSENCE if absent else (result.cause or "crash")
+        cause = reading.cause(test_id, result, record, absent)
         return Side(
             "failed",
             cause,
@@ -323,11 +405,12 @@ def _select(
 # --- the flake guard ------------------------------------------------------------------------
 
 
-def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say: Say = lambda line: None):
+def _flake_guard(engine: Engine, settings: GateSettings, *trees, reading: Reading, say: Say = lambda line: None):
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that
-    was not collected by its file. A red the re-run does not repeat is flaky."""
+    was not collected by its file. A red the re-run does not repeat is flaky. Each tree is
+    (label, worker, its tests' sides, the time limit)."""
     jobs = []
-    for label, (worker, sides, limit) in zip(("head-again", "reverted-again"), trees, strict=True):
+    for label, worker, sides, limit in trees:
         reds = [t for t, s in sides.items() if s.red]
         if reds:
             files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
@@ -345,7 +428,7 @@ def _flake_guard(engine: Engine, settings: GateSettings, *trees, names=None, say
     _parallel(rerun, jobs)
     for label, _, sides, _, reds, _ in jobs:
         for test_id in reds:
-            now = _side(again[label], test_id, names)
+            now = _side(again[label], test_id, reading)
             if not now.red or (sides[test_id].outcome == "uncollected") != (now.outcome == "uncollected"):
                 sides[test_id] = replace(sides[test_id], flaky=True)
 

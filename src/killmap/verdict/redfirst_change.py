@@ -359,3 +359,188 @@ def defined_names(text: str | None) -> set[str]:
 def working_tree(root: Path) -> dict[str, bytes]:
     """The files a sandbox of the working tree holds (tracked and untracked-unignored)."""
     return {rel: (root / rel).read_bytes() for rel in project_files(root)}
+
+
+# --- exceptions the code raises on purpose ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """Whether an exception that turned a test red is one the code under test raises on
+    purpose: its class is defined in one of the project's own source modules (not a test
+    file, not the standard library or an installed package), or it escaped a `pytest.raises`
+    in the test's own file, which expected another (a `match` that failed, or nothing raised,
+    is pytest's own failure: an assertion already)."""
+
+    own_modules: frozenset[str]
+    tree: dict[str, bytes]  # the test files, as both trees hold them
+    under_raises: dict[str, frozenset[int]] = field(default_factory=dict)  # filled as asked
+
+    def raised(self, exc_module: str | None, test_id: str, test_lines: list[int] | None) -> bool:
+        if exc_module and exc_module in self.own_modules:
+            return True
+        rel = test_id.split("::", 1)[0]
+        if not test_lines or rel not in self.tree:
+            return False
+        if rel not in self.under_raises:
+            self.under_raises[rel] = raises_lines(self.tree[rel].decode("utf-8", "replace"))
+        return any(line in self.under_raises[rel] for line in test_lines)
+
+
+def purpose_of(change: Change, settings: GateSettings) -> Purpose:
+    """The project's own source modules in either tree, by the dotted names they import as."""
+    patterns = test_patterns(change.head_tree)
+    own = {
+        name
+        for tree in (change.head_tree, change.reverted_tree)
+        for rel in tree
+        if rel.endswith(".py")
+        and not is_test_file(rel, settings, patterns)
+        and (name := module_name(rel, settings.paths)) is not None
+    }
+    return Purpose(frozenset(own), change.head_tree)
+
+
+def raises_lines(text: str) -> frozenset[int]:
+    """The lines where an exception is under `pytest.raises`: the body of each `with raises(...)`
+    block, and each call `raises(Error, function, ...)` that runs a function itself."""
+    tree = _tree(text)
+    lines: set[int] = set()
+    if tree is None:
+        return frozenset()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_raises(i.context_expr) for i in node.items):
+            lines.update(range(node.body[0].lineno, (node.end_lineno or node.body[-1].lineno) + 1))
+        elif isinstance(node, ast.Call) and _is_raises(node) and len(node.args) > 1:
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return frozenset(lines)
+
+
+def _is_raises(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "raises") or (
+        isinstance(func, ast.Attribute) and func.attr == "raises"
+    )
+
+
+# --- the fix reverted with the names it adds kept ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeptNames:
+    """The fix reverted in behaviour only: each file the fix adds, or that only adds
+    definitions, as at HEAD; each other Python file as at BASE with the definitions HEAD adds
+    to it (top-level, or in a class BASE has) put back. A test red by absence with the fix
+    reverted runs here to show whether anything but the missing name made it red."""
+
+    tree: dict[str, bytes]
+    files: tuple[tuple[str, str, tuple[str, ...]], ...]  # (path, how, the names kept)
+    behaviour_reverted: bool  # some changed definition is as at BASE: the run can say something
+
+
+def names_kept(change: Change) -> KeptNames:
+    tree = dict(change.reverted_tree)
+    files: list[tuple[str, str, tuple[str, ...]]] = []
+    reverted = False
+    for item in change.reverted:
+        now = change.text(change.head_tree, item.path)
+        if not item.path.endswith(".py") or now is None:
+            reverted = reverted or item.status != ADDED
+            continue
+        if item.status == ADDED:
+            tree[item.path] = change.head_tree[item.path]
+            files.append((item.path, "at HEAD: the fix adds it", ()))
+            continue
+        then = change.text(change.base_tree, item.path) or ""
+        text, kept = keep_added(then, now)
+        if text == now:
+            files.append((item.path, "at HEAD: it only adds definitions", kept))
+        else:
+            reverted = True
+            if kept:
+                files.append((item.path, "as at BASE, with the definitions it adds", kept))
+        tree[item.path] = text.encode("utf-8")
+    return KeptNames(tree, tuple(files), reverted)
+
+
+def keep_added(then: str, now: str) -> tuple[str, tuple[str, ...]]:
+    """BASE's module with HEAD's added definitions, and their names; HEAD's text itself when
+    BASE's statements are all still there and HEAD only adds definitions to them."""
+    base, head = _tree(then), _tree(now)
+    if base is None or head is None:
+        return then, ()
+    had = defined_names(then)
+    added = [(node, text) for node in head.body if (text := _added_text(node, had, now, "")) is not None]
+    old = [ast.dump(node) for node in base.body]
+    kept_old = [ast.dump(node) for node in head.body if not any(node is n for n, _ in added)]
+    if kept_old == old:
+        return now, _outermost(defined_names(now) - had)
+    lines = then.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    names = [name for node, _ in added for name in _binds(node, "") if name not in had]
+    inserts = _class_members(base, head, had, now, lines, names)
+    for after in sorted(inserts, reverse=True):
+        lines[after:after] = inserts[after]
+    text = "".join(lines) + "".join("\n\n" + segment + "\n" for _, segment in added)
+    if _tree(text) is None:
+        return then, ()
+    return text, _outermost(set(names))
+
+
+def _outermost(names: set[str]) -> tuple[str, ...]:
+    """The names, less those inside a class that is itself among them."""
+    return tuple(sorted(n for n in names if "." not in n or n.split(".", 1)[0] not in names))
+
+
+def _class_members(base: ast.Module, head: ast.Module, had: set[str], now: str, lines: list[str], names: list[str]):
+    """The members HEAD adds to a class BASE has, each to go after that class's last line,
+    at its body's indentation."""
+    inserts: dict[int, list[str]] = {}
+    classes = {node.name: node for node in base.body if isinstance(node, ast.ClassDef)}
+    for node in head.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in classes:
+            continue
+        then = classes[node.name]
+        indent = lines[then.body[0].lineno - 1][: then.body[0].col_offset]
+        for member in node.body:
+            text = _added_text(member, had, now, f"{node.name}.")
+            if text is not None and then.end_lineno is not None:
+                names += [name for name in _binds(member, f"{node.name}.") if name not in had]
+                strip = member.col_offset
+                moved = [indent + line[strip:] if line[:strip].isspace() else line for line in text.splitlines()]
+                inserts.setdefault(then.end_lineno, []).append("\n" + "\n".join(moved) + "\n")
+    return inserts
+
+
+def _binds(node: ast.stmt, prefix: str) -> list[str]:
+    """The names a definition binds: a function, a class, an import, an assignment to names."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [prefix + node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [prefix + (a.asname or a.name.split(".")[0]) for a in node.names]
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [prefix + s.id for t in targets for s in ast.walk(t) if isinstance(s, ast.Name)]
+    return []
+
+
+def _added_text(node: ast.stmt, had: set[str], now: str, prefix: str) -> str | None:
+    """HEAD's text of a definition that binds only names BASE does not have (an import that
+    binds some, narrowed to those); None for anything else."""
+    bound = _binds(node, prefix)
+    new = [name for name in bound if name not in had]
+    if not new:
+        return None
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        aliases = [a for a in node.names if prefix + (a.asname or a.name.split(".")[0]) in new]
+        spelled = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in aliases)
+        if isinstance(node, ast.Import):
+            return f"import {spelled}"
+        return f"from {'.' * node.level}{node.module or ''} import {spelled}"
+    if len(new) < len(bound):
+        return None  # it would bind again a name BASE has, and change it
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return "\n".join(now.splitlines()[first - 1 : node.end_lineno])

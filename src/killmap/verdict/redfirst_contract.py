@@ -13,11 +13,17 @@ from pathlib import Path
 
 from killmap.catalog.reader import GateSettings
 from killmap.catalog.testids import matches
-from killmap.verdict.redfirst_change import Change
+from killmap.engine import ASSERTION
+from killmap.verdict.redfirst_change import Change, KeptNames
 
 F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
 SKIPPED, FLAKY = "skipped", "flaky"
 ABSENCE = "absence"
+# An exception the code under test raises on purpose (redfirst_change.Purpose): the project's
+# own exception class, or another than `pytest.raises` expected. It proves behaviour, as an
+# assertion does: the code answered the test, with the wrong answer.
+RAISED = "raised"
+PROOF = (ASSERTION, RAISED)
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,7 @@ class Side:
     """One test in one tree."""
 
     outcome: str  # passed, failed, skipped, xfailed; uncollected; timeout
-    cause: str | None = None  # assertion, absence, crash, error, collection, timeout
+    cause: str | None = None  # assertion, raised, absence, crash, error, collection, timeout
     exception: str | None = None
     message: str = ""
     raised_at: str | None = None
@@ -50,6 +56,20 @@ class Row:
     reverted: Side
     klass: str = ""
     problem: str | None = None
+    kept: Side | None = None  # with the names the fix adds kept, when red-first ran it so
+
+
+def rests_on_absence(rows: list[Row]) -> bool:
+    """Whether the fail-to-pass tests show only that the fix's names exist: some are red by
+    the absence of a name the fix adds, and none by an assertion or a raised exception."""
+    causes = {r.reverted.cause for r in rows if classify(r.head, r.reverted) == F2P}
+    return ABSENCE in causes and not causes & set(PROOF)
+
+
+def proven_with_names_kept(rows: list[Row]) -> bool:
+    """Whether some test red by absence is red by an assertion or a raised exception once
+    the names the fix adds are kept: then the fail-to-pass rests on more than absence."""
+    return any(r.kept is not None and classify(r.head, r.kept) == F2P and r.kept.cause in PROOF for r in rows)
 
 
 def classify(head: Side, reverted: Side) -> str:
@@ -86,6 +106,14 @@ def _problem(row: Row, expect: tuple[str, ...]) -> str | None:
         return f"{row.id} passes with the fix reverted but fails with it: the change breaks it"
     if row.head.outcome != "passed" and row.klass == SKIPPED and row.change in ("added", "modified"):
         return f"{row.id} was {row.change} by this change but is {row.head.outcome} at HEAD: it proves nothing"
+    required = any(matches(e, row.id) for e in expect) if expect else row.change in ("added", "modified")
+    if row.kept is not None and required and row.klass == F2P and classify(row.head, row.kept) != F2P:
+        return (
+            f"{row.id} fails with the fix reverted only because {row.reverted.absent or 'a name the fix adds'} "
+            f"does not exist: with the names the fix adds kept it "
+            f"{'passes' if row.kept.green else 'is ' + classify(row.head, row.kept)}, so it does not test "
+            "what the fix changes"
+        )
     if expect:
         expected = any(matches(e, row.id) for e in expect)
         if expected and row.klass != F2P:
@@ -124,6 +152,8 @@ class RedFirstResult:
     selection: str
     head_collected: int
     wall: float = 0.0
+    names_kept: KeptNames | None = None  # the fix reverted in behaviour only, when the run rested on absence
+    rests_on_absence: bool = False  # the fail-to-pass shows only that the fix's names exist, even so
 
     @property
     def exit_code(self) -> int:

@@ -1,4 +1,5 @@
-"""A pytest plugin for red-first: which missing name turned a test (or a module) red.
+"""A pytest plugin for red-first: which missing name turned a test (or a module) red, and
+which lines of the test's own file its exception passed through.
 
 A test can be red with the fix reverted not because the behaviour is wrong but because a
 name it imports is missing ("did not compile because it did not exist"). red-first reports
@@ -25,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from killmap.engine.reach.real_paths import real_path
+
 _CANNOT_IMPORT = re.compile(r"^cannot import name '([^']+)' from '([^']+)'")
 
 
@@ -41,6 +44,8 @@ def pytest_exception_interact(node, call, report) -> None:
         # A module that does not import: say why in the exception's own words, whatever
         # it is (pytest's report of it is a formatted traceback).
         found = {**(found or {}), "error": _words(call.excinfo.value)}
+    elif call.when == "call":
+        found = {**(found or {}), "test_lines": own_lines(call.excinfo.tb, str(getattr(node, "path", "")))}
     if found is not None:
         _write(out, {"id": report.nodeid, "when": call.when, **found})
 
@@ -66,6 +71,17 @@ def pytest_load_initial_conftests(early_config, parser, args):
                     "error": _words(exc),
                 },
             )
+
+
+def own_lines(tb, test_file: str) -> list[int]:
+    """The lines of `test_file` among the traceback's frames, outermost first."""
+    wanted = real_path(test_file) if test_file else None
+    lines = []
+    while tb is not None and wanted is not None:
+        if real_path(tb.tb_frame.f_code.co_filename) == wanted:
+            lines.append(tb.tb_lineno)
+        tb = tb.tb_next
+    return lines
 
 
 def _write(out: str, record: dict[str, Any]) -> None:
