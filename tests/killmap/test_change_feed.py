@@ -12,11 +12,11 @@ import pytest
 
 from killmap.engine.containment import inotify_watch
 from killmap.engine.containment.guard import TreeGuard
-from killmap.engine.containment.inotify_watch import ChangeFeed
+from killmap.engine.containment.inotify_watch import InotifyWatch
 
 FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
 
-pytestmark = pytest.mark.skipif(ChangeFeed.open("/", [""], []) is None, reason="no change feed on this platform")
+pytestmark = pytest.mark.skipif(InotifyWatch.open("/", [""], []) is None, reason="no change feed on this platform")
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_a_write_through_a_hard_link_made_outside_the_tree_is_heard(guarded, tmp
 
 def test_an_overflowing_queue_says_nothing_can_be_told(tmp_path, monkeypatch):
     (tmp_path / "busy.txt").write_text("")
-    feed = ChangeFeed.open(str(tmp_path) + os.sep, [""], ["busy.txt"])
+    feed = InotifyWatch.open(str(tmp_path) + os.sep, [""], ["busy.txt"])
     assert feed is not None
     try:
         with open("/proc/sys/fs/inotify/max_queued_events") as limit:
@@ -116,18 +116,18 @@ def test_an_overflowing_queue_says_nothing_can_be_told(tmp_path, monkeypatch):
 def test_a_tree_with_a_linked_file_gets_no_feed(tmp_path):
     (tmp_path / "real.txt").write_text("")
     os.symlink(tmp_path / "real.txt", tmp_path / "link.txt")
-    assert ChangeFeed.open(str(tmp_path) + os.sep, [""], ["link.txt"]) is None
+    assert InotifyWatch.open(str(tmp_path) + os.sep, [""], ["link.txt"]) is None
 
 
 def test_switched_off_there_is_no_feed(tmp_path, monkeypatch):
     monkeypatch.setenv("KILLMAP_CHANGEFEED", "0")
-    assert inotify_watch.ChangeFeed.open(str(tmp_path) + os.sep, [""], []) is None
+    assert inotify_watch.InotifyWatch.open(str(tmp_path) + os.sep, [""], []) is None
 
 
 def test_a_refused_watch_leaves_the_guard_to_look_at_everything(guarded, tmp_path, monkeypatch):
     sandbox, guard = guarded
     core = sandbox / "src/pkg/core.py"
-    monkeypatch.setattr(ChangeFeed, "watch", lambda self, rel, folder=False: False)  # the user's limit
+    monkeypatch.setattr(InotifyWatch, "watch", lambda self, rel, folder=False: False)  # the user's limit
     _rewritten(core, core.read_bytes())
     assert not guard.check_and_restore(expected=["src/pkg/core.py"])
     os.link(core, tmp_path / "elsewhere.py")  # the new inode has no watch of its own
@@ -137,7 +137,7 @@ def test_a_refused_watch_leaves_the_guard_to_look_at_everything(guarded, tmp_pat
 
 
 def test_a_closed_feed_says_nothing_can_be_told(tmp_path):
-    feed = ChangeFeed.open(str(tmp_path) + os.sep, [""], [])
+    feed = InotifyWatch.open(str(tmp_path) + os.sep, [""], [])
     assert feed is not None and feed.heard() == set()
     feed.close()
     assert feed.heard() is None

@@ -23,7 +23,7 @@ from killmap.engine.containment.guard import TreeGuard
 def checked_by(request, monkeypatch):
     """Every test under both ways of checking; "feed" only where the kernel has one."""
     if request.param == "feed":
-        if inotify_watch.ChangeFeed.open("/", [""], []) is None:
+        if inotify_watch.InotifyWatch.open("/", [""], []) is None:
             pytest.skip("no change feed on this platform")
         monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
     else:

@@ -77,9 +77,9 @@ def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repa
 
 def test_a_pristine_copy_the_kernel_heard_nothing_happen_to_costs_no_stat(tmp_path, monkeypatch):
     from killmap.engine.containment import sandbox as sandbox_module
-    from killmap.engine.containment.inotify_watch import ChangeFeed
+    from killmap.engine.containment.inotify_watch import InotifyWatch
 
-    if ChangeFeed.open("/", [""], []) is None:
+    if InotifyWatch.open("/", [""], []) is None:
         pytest.skip("no change feed on this platform")
     project = write_project(tmp_path / "project", PROJECT)
     scratch = Scratch(str(tmp_path))

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from killmap.engine.containment.inotify_watch import ChangeFeed
+from killmap.engine.containment.inotify_watch import InotifyWatch
 from killmap.engine.containment.tree_watch import Found, TreeWatch
 
 
@@ -91,7 +91,7 @@ class TreeGuard:
         self._prefix = str(folder) + os.sep
         # Begun before the files are stat'ed: whatever happens meanwhile is heard at the first check.
         folders = every_folder(self._prefix) if watch_new_files else sorted({rel.rpartition("/")[0] for rel in files})
-        self._feed = ChangeFeed.open(self._prefix, folders, files)
+        self._feed = InotifyWatch.open(self._prefix, folders, files)
         # Size and times as they are in the guarded tree; the hash of the pristine bytes
         # (`hashes`: already computed for this pristine copy, shared by all its guards).
         self.states = {}

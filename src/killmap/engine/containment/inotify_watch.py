@@ -41,7 +41,7 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-class ChangeFeed:
+class InotifyWatch:
     """Watches on a tree's folders and files. `heard()` says which of its paths something
     happened to since the last call, or None when that cannot be told."""
 
@@ -53,7 +53,7 @@ class ChangeFeed:
         self._lost = False  # the queue overflowed since the last call: what was lost is unknown
 
     @classmethod
-    def open(cls, prefix: str, folders: Iterable[str], files: Iterable[str]) -> ChangeFeed | None:
+    def open(cls, prefix: str, folders: Iterable[str], files: Iterable[str]) -> InotifyWatch | None:
         """A feed on `folders` and `files` (tree-relative), or None where there can be none."""
         if not sys.platform.startswith("linux") or os.environ.get("KILLMAP_CHANGEFEED") == "0":
             return None

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from killmap.engine.containment.guard import Stamp, folder_stamp
-from killmap.engine.containment.inotify_watch import ChangeFeed
+from killmap.engine.containment.inotify_watch import InotifyWatch
 
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
 # this file, made on this host (a container sharing /tmp has its own pids), whose gate is
@@ -85,7 +85,7 @@ class Scratch:
         # What the pristine copy was made from, and its folders as made (repair_pristine).
         self._pristine_source: tuple[Path, list[str]] | None = None
         self._pristine_folders: dict[str, Stamp | None] = {}
-        self._pristine_feed: ChangeFeed | None = None  # what the kernel heard there (inotify_watch.py)
+        self._pristine_feed: InotifyWatch | None = None  # what the kernel heard there (inotify_watch.py)
         self._pristine_lock = threading.Lock()
         # pytest's rewritten test modules (assert_rewrites.py): written here by this gate's
         # sessions, read from here and from `kept_rewrites`, which outlives the gate.
@@ -106,7 +106,7 @@ class Scratch:
         if self._pristine_feed is not None:
             self._pristine_feed.close()
         prefix = str(self.pristine) + os.sep
-        self._pristine_feed = ChangeFeed.open(prefix, (f[len(prefix) :] for f, _, _ in os.walk(prefix)), ())
+        self._pristine_feed = InotifyWatch.open(prefix, (f[len(prefix) :] for f, _, _ in os.walk(prefix)), ())
         self._pristine_folders = folder_stamps(self.pristine)
 
     def repair_pristine(self) -> bool:

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from killmap.engine.containment.sandbox import copy_files
-from killmap.engine.inrun.foreign_plugins import PluginNeutraliser
+from killmap.engine.inrun.foreign_plugins import ForeignPluginsOff
 from killmap.engine.inrun.plugin import Recorder, conclude_run, run_claims_of
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.workers.before_fork import warm_worker
@@ -345,7 +345,7 @@ def _serve_session(
         plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"), spec.get("prepare"), cov)
         # The session's own seed: a run that reseeds (runner.Scenario.reseed) does so in its fork.
         seed = spec["seed"] if "seed" in spec else request.get("seed")
-        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser(seed)])
+        pytest.main(list(spec["args"]), plugins=[plugin, ForeignPluginsOff(seed)])
         code = 0
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
@@ -587,7 +587,7 @@ def _child(request: dict[str, Any]) -> None:
             snapshot=request.get("snapshot"),
             first_red=bool(request.get("first_red")),
         )
-        exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser(request.get("seed"))])
+        exit_code = pytest.main(list(request["args"]), plugins=[recorder, ForeignPluginsOff(request.get("seed"))])
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.
         conclude_run(
             recorder,
