@@ -1,4 +1,4 @@
-"""The kernel's change feed (inotify_watch.py): a guard that heard nothing looks at nothing, and
+"""What the kernel hears through inotify (inotify_watch.py): a guard that heard nothing looks at nothing, and
 everything a run can do to a file is heard."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from killmap.engine.containment.inotify_watch import InotifyWatch
 
 FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
 
-pytestmark = pytest.mark.skipif(InotifyWatch.open("/", [""], []) is None, reason="no change feed on this platform")
+pytestmark = pytest.mark.skipif(InotifyWatch.open("/", [""], []) is None, reason="no inotify on this platform")
 
 
 @pytest.fixture
 def guarded(tmp_path, monkeypatch):
-    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
     pristine = tmp_path / "pristine"
     for rel in FILES:
         (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -120,7 +120,7 @@ def test_a_tree_with_a_linked_file_gets_no_feed(tmp_path):
 
 
 def test_switched_off_there_is_no_feed(tmp_path, monkeypatch):
-    monkeypatch.setenv("KILLMAP_CHANGEFEED", "0")
+    monkeypatch.setenv("KILLMAP_INOTIFY", "0")
     assert inotify_watch.InotifyWatch.open(str(tmp_path) + os.sep, [""], []) is None
 
 
@@ -166,7 +166,7 @@ def test_an_engine_closed_leaves_no_feed_open(tmp_path, monkeypatch):
     from killmap.catalog.project import project_files
     from killmap.engine.core import Engine
 
-    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
     project = write_project(
         tmp_path / "project", {"pyproject.toml": '[project]\nname = "fds"\nversion = "0"\n', "src/fds/__init__.py": ""}
     )

@@ -55,7 +55,7 @@ class InotifyWatch:
     @classmethod
     def open(cls, prefix: str, folders: Iterable[str], files: Iterable[str]) -> InotifyWatch | None:
         """A feed on `folders` and `files` (tree-relative), or None where there can be none."""
-        if not sys.platform.startswith("linux") or os.environ.get("KILLMAP_CHANGEFEED") == "0":
+        if not sys.platform.startswith("linux") or os.environ.get("KILLMAP_INOTIFY") == "0":
             return None
         try:
             fd = _libc().inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
