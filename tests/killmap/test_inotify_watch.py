@@ -22,6 +22,7 @@ pytestmark = pytest.mark.skipif(InotifyWatch.open("/", [""], []) is None, reason
 @pytest.fixture
 def guarded(tmp_path, monkeypatch):
     monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
+    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
     pristine = tmp_path / "pristine"
     for rel in FILES:
         (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -119,8 +120,11 @@ def test_a_tree_with_a_linked_file_gets_no_feed(tmp_path):
     assert InotifyWatch.open(str(tmp_path) + os.sep, [""], ["link.txt"]) is None
 
 
-def test_switched_off_there_is_no_feed(tmp_path, monkeypatch):
-    monkeypatch.setenv("KILLMAP_INOTIFY", "0")
+@pytest.mark.parametrize("name", ["KILLMAP_INOTIFY", "KILLMAP_CHANGEFEED"])
+def test_switched_off_there_is_no_feed(tmp_path, monkeypatch, name):
+    monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
+    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    monkeypatch.setenv(name, "0")
     assert inotify_watch.InotifyWatch.open(str(tmp_path) + os.sep, [""], []) is None
 
 

@@ -41,6 +41,12 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
+def switched_off() -> bool:
+    """KILLMAP_INOTIFY=0 switches the watches off, every check then looks at everything;
+    KILLMAP_CHANGEFEED=0, its earlier name, still does (docs/containment.md names both)."""
+    return os.environ.get("KILLMAP_INOTIFY", os.environ.get("KILLMAP_CHANGEFEED")) == "0"
+
+
 class InotifyWatch:
     """Watches on a tree's folders and files. `heard()` says which of its paths something
     happened to since the last call, or None when that cannot be told."""
@@ -55,7 +61,7 @@ class InotifyWatch:
     @classmethod
     def open(cls, prefix: str, folders: Iterable[str], files: Iterable[str]) -> InotifyWatch | None:
         """A feed on `folders` and `files` (tree-relative), or None where there can be none."""
-        if not sys.platform.startswith("linux") or os.environ.get("KILLMAP_INOTIFY") == "0":
+        if not sys.platform.startswith("linux") or switched_off():
             return None
         try:
             fd = _libc().inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
