@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from killmap.commands.shared import add_annotations_option, add_catalog_option, catalog_options, publish, report_dir
+from killmap.commands.shared import add_annotations_option, add_catalog_option, catalog_options, report_dir
 
 
 def add_parser(sub) -> None:
@@ -24,6 +24,7 @@ def add_parser(sub) -> None:
 
 def main(root: Path, args: argparse.Namespace) -> int:
     from killmap.catalog.plan import load
+    from killmap.report.annotations import publish
     from killmap.report.cells import held_count
     from killmap.report.document import check_report_dir, merge, write_reports
     from killmap.report.sweep_report import is_sweep_report
@@ -39,7 +40,7 @@ def main(root: Path, args: argparse.Namespace) -> int:
         f"merged {len(args.reports)} report(s): {held_count(document)}/{len(document['mutations'])} contracts held; "
         f"reports: {paths['json']}"
     )
-    publish(document, paths, args.annotations)
+    publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
 
 

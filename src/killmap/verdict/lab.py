@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killmap.catalog.plan import DEFAULT_SEED, LabOptions, load, recorded_durations
+from killmap.catalog.plan import DEFAULT_SEED, LabOptions, read_plan
+from killmap.catalog.plan import load as load  # commands and benchmarks read catalogs through the lab
 from killmap.catalog.project import check_targets_copied, project_files
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Engine, Launch, memory_limit
@@ -57,9 +58,9 @@ def run_lab(
     root: Path, options: LabOptions, progress: Progress = lambda kind, data: None, launch: Launch | None = None
 ) -> LabResult:
     """The gate: every selected mutation of the catalogs, to its verdict."""
-    _, mutations = load(root, options)
+    plan = read_plan(root, options)
     # A shard balanced by --durations also starts its dearest mutations first, by the same report.
-    return run_mutations(root, mutations, options, progress, launch=launch, recorded=recorded_durations(options))
+    return run_mutations(root, plan.mutations, options, progress, launch=launch, recorded=plan.durations)
 
 
 def run_mutations(
