@@ -21,6 +21,7 @@ from killmap.catalog.plan import load as load  # commands and benchmarks read ca
 from killmap.catalog.project import check_targets_copied, project_files
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Engine, Launch, memory_limit
+from killmap.mutate.memo import MutantBuilder, MutantMemo, Prepared, prepared_mutant, remembered_mutant
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
@@ -29,14 +30,7 @@ from killmap.verdict.cache import VerdictCache, test_files_digest
 from killmap.verdict.dispatch import Dispatch, Progress
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
-from killmap.verdict.prepare import (
-    MutantBuilder,
-    build_and_remember,
-    check_control_sites,
-    remembered_mutant,
-    static_verdict,
-    with_warnings,
-)
+from killmap.verdict.prepare import check_control_sites, static_verdict, with_warnings
 from killmap.verdict.trial import run_mutant
 
 
@@ -90,7 +84,7 @@ def run_mutations(
     lab = _new_lab(root, mutations, options, progress, launch, recorded)
     prebuilt = dict(mutants or {})
     # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
-    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, lab.cache) for m in mutations}
+    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, lab.memo) for m in mutations}
     pending = [m for m in mutations if not lab.cached_already(m, known[m.name])]
     if not pending and launch is not None:
         launch.dismiss()  # every verdict is cached: no worker will be needed
@@ -193,6 +187,10 @@ class _Lab:
     keys: dict[str, str] = field(default_factory=dict)
     digests: dict[GateSettings, str] = field(default_factory=dict)
 
+    @property
+    def memo(self) -> MutantMemo | None:
+        return self.cache.mutants if self.cache is not None else None
+
     def key_of(self, mutation: Mutation, mutant: Mutant) -> str:
         if mutation.settings not in self.digests:
             self.digests[mutation.settings] = test_files_digest(self.root, self.files, mutation.settings.tests)
@@ -203,11 +201,11 @@ class _Lab:
         cache = self.cache
         return bool(cache and mutant and cache.lookup(mutation.name, self.key_of(mutation, mutant)) is not None)
 
-    def settle(self, mutation: Mutation, mutant: Mutant) -> None:
+    def settle(self, mutation: Mutation, prepared: Prepared) -> None:
         """The mutant's static verdict or cached one, if it has either."""
-        cache = self.cache
+        cache, mutant = self.cache, prepared.mutant
         self.mutants[mutation.name] = mutant
-        early, self.warnings[mutation.name] = static_verdict(self.root, mutation, mutant, cache)
+        early, self.warnings[mutation.name] = static_verdict(mutation, prepared)
         if early is not None:
             self.decided[mutation.name] = early
             return
@@ -307,7 +305,7 @@ def _build_while_the_baseline_runs(
             )
         with _prompt_handover():
             for mutation in mutations:
-                lab.settle(mutation, known[mutation.name] or build_and_remember(root, mutation, lab.sources, lab.cache))
+                lab.settle(mutation, prepared_mutant(root, mutation, known[mutation.name], lab.sources, lab.memo))
                 if (
                     dispatch is not None
                     and early_baseline is not None  # made with the dispatch
