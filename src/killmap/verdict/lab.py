@@ -116,9 +116,8 @@ def _new_lab(
     usable = options.focus is None and options.seed is not None
     reads, writes = usable and options.use_cache, usable and options.write_cache
     cache = VerdictCache(root, options.cache_dir, reads=reads, writes=writes) if reads or writes else None
-    return _Lab(
-        root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress), recorded
-    )
+    announce = _Announcer(mutations, progress)
+    return _Lab(root, files, options, progress, launch, cache, MutantBuilder(root), announce, recorded)
 
 
 def _settle_then_run(
@@ -159,11 +158,11 @@ def _checked_input(root: Path, mutations: list[Mutation]) -> list[str]:
     malformed memory setting, a target the sandbox would not hold, a revert-patch's changed byte
     (before a worker starts)."""
     memory_limit(1)
-    files = project_files(root)
-    check_targets_copied(mutations, files)
     for mutation in mutations:
         if mutation.op == "revert-patch":
             check_patch_pins(root, mutation)
+    files = project_files(root)
+    check_targets_copied(mutations, files)
     return files
 
 
