@@ -18,7 +18,7 @@ from typing import Any
 
 from killmap.catalog.plan import DEFAULT_SEED, LabOptions, read_plan
 from killmap.catalog.plan import load as load  # commands and benchmarks read catalogs through the lab
-from killmap.catalog.project import check_targets_copied, project_files
+from killmap.catalog.project import project_files
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Engine, Launch, memory_limit
 from killmap.mutate.memo import MutantBuilder, MutantMemo, Prepared, prepared_mutant, remembered_mutant
@@ -164,6 +164,23 @@ def _checked_input(root: Path, mutations: list[Mutation]) -> list[str]:
     files = project_files(root)
     check_targets_copied(mutations, files)
     return files
+
+
+def check_targets_copied(mutations, files: list[str]) -> None:
+    """Every target must be one of the files a sandbox holds, or it cannot be mutated there.
+
+    The sandbox is a copy of `project_files`: a git-ignored target is not in it, and
+    would otherwise come out as an 'inconclusive' run with an empty log.
+    """
+    copied = set(files)
+    for mutation in mutations:
+        if mutation.target.path not in copied:
+            raise mutation.fail(
+                f"target {mutation.target.path} is not one of the project's files (it is "
+                "git-ignored, or in a folder the gate never copies), so the sandbox "
+                "would not hold it",
+                "target",
+            )
 
 
 @dataclass(frozen=True)
