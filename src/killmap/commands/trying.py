@@ -36,6 +36,7 @@ from killmap.commands.shared import write_lab_reports
 from killmap.engine import Launch
 from killmap.errors import GateError
 from killmap.mutate.pins import pins_for
+from killmap.report.cells import cause_of, explanation
 from killmap.verdict import judge
 from killmap.verdict.baseline import baseline_line
 from killmap.verdict.lab import LabOptions, run_mutations
@@ -149,7 +150,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     verdict = result.verdicts[0]
     if verdict.verdict in UNREADABLE:
         say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")
-        say(f"  {judge.explanation(verdict.verdict, mutation.invariant, judge.cause_of(verdict.extras))}")
+        say(f"  {explanation(verdict.verdict, mutation.invariant, cause_of(verdict.extras))}")
         return 1
     warnings = verdict.extras.get("warnings", ())
     say(

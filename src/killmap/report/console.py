@@ -10,9 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from killmap.catalog.testids import named_count
-from killmap.report.cells import contract_cell, reused_line
+from killmap.report.cells import cause_of, contract_cell, explanation, reused_line
 from killmap.verdict.baseline import baseline_line
-from killmap.verdict.judge import Verdict, cause_of, explanation
+from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabResult
 
 STYLE = {
