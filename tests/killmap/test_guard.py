@@ -19,10 +19,10 @@ from killmap.engine.containment import inotify_watch
 from killmap.engine.containment.guard import TreeGuard
 
 
-@pytest.fixture(autouse=True, params=["feed", "stat"])
+@pytest.fixture(autouse=True, params=["watch", "stat"])
 def checked_by(request, monkeypatch):
-    """Every test under both ways of checking; "feed" only where the kernel has one."""
-    if request.param == "feed":
+    """Every test under both ways of checking; "watch" only where the kernel has one."""
+    if request.param == "watch":
         if inotify_watch.InotifyWatch.open("/", [""], []) is None:
             pytest.skip("no inotify on this platform")
         monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)

@@ -52,11 +52,11 @@ def test_a_sandbox_that_cannot_be_copied_is_an_error_naming_its_worker(tmp_path)
         pool.close()
 
 
-@pytest.mark.parametrize("feed", ["1", "0"], ids=["inotify", "stamps alone"])
-def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repaired(tmp_path, monkeypatch, feed):
+@pytest.mark.parametrize("watch", ["1", "0"], ids=["inotify", "stamps alone"])
+def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repaired(tmp_path, monkeypatch, watch):
     """Every restore copies from the pristine copy: a run that deletes a file there and puts its
     folder's mtime back as it was must not leave the next restore without a source."""
-    monkeypatch.setenv("KILLMAP_INOTIFY", feed)
+    monkeypatch.setenv("KILLMAP_INOTIFY", watch)
     project = write_project(tmp_path / "project", PROJECT)
     scratch = Scratch(str(tmp_path))
     try:
