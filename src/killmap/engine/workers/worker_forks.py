@@ -31,7 +31,7 @@ from typing import IO
 
 from killmap.engine.workers.reaper import is_zombie
 
-ARGUMENT = "--siblings"
+ARGUMENT = "--forked-workers"
 
 
 class ForkedWorkerProcess:
