@@ -93,7 +93,7 @@ def pipes_from(argv: list[str]) -> list[tuple[int, int]]:
     return [(int(requests), int(responses)) for requests, responses in pairs]
 
 
-def fork_siblings(pipes: list[tuple[int, int]]) -> tuple[list[int], bool]:
+def fork_workers(pipes: list[tuple[int, int]]) -> tuple[list[int], bool]:
     """In the first worker, once pytest is imported: (the siblings' pids, whether this
     process is a sibling). A sibling returns with its pipes as its stdin and stdout, in its
     own session, and with no other sibling's fds; the first worker, with none of them."""
