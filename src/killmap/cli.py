@@ -15,7 +15,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from killmap.commands.shared import EXIT_ERROR, EXIT_INTERRUPTED
 from killmap.errors import GateError
@@ -26,29 +25,34 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"killmap: {message}\n")
 
 
+# Every command, in the order `killmap --help` lists them: each module declares its parser
+# (`add_parser`, which sets `main`) and keeps what only running needs out of its imports.
+COMMANDS = (
+    "run",
+    "merge",
+    "diff",
+    "comment",
+    "check",
+    "init",
+    "redfirst",
+    "trying",
+    "prove",
+    "browse",
+    "pin",
+    "sweep_cli",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from importlib import import_module
+
     from killmap import __version__
-    from killmap.commands import browse, comment, diff, merge, pin, reviewcli, run, sweep_cli
 
     parser = _Parser(prog="killmap", description="Mutation-testing gate built on named mutations.")
     parser.add_argument("--version", action="version", version=f"killmap {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run.add_parser(sub)
-    merge.add_parser(sub)
-    diff.add_parser(sub)
-    comment.add_parser(sub)
-    check = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
-    check.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
-    init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
-    init.add_argument(
-        "--package",
-        default=None,
-        help="the package or module to aim at: a dotted name (app.routing), a folder or a .py file (default: detected)",
-    )
-    reviewcli.add_commands(sub)  # red-first, try, prove
-    browse.add_parsers(sub)  # list, show
-    pin.add_parser(sub)
-    sweep_cli.add_parser(sub)
+    for name in COMMANDS:
+        import_module(f"killmap.commands.{name}").add_parser(sub)
     return parser
 
 
@@ -175,44 +179,4 @@ def _nothing_runs_at_exit() -> bool:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    """Each command's module, imported only when it is the one asked for."""
-    from killmap.catalog.project import find_root
-
-    if args.command in ("diff", "comment"):  # they read reports, not a project
-        from killmap.commands import comment, diff
-
-        return (diff.main if args.command == "diff" else comment.main)(args)
-    root = find_root(Path.cwd())
-    command = args.command
-    if command == "check":
-        from killmap.commands.check import main as check
-
-        return check(root, tuple(args.catalogs))
-    if command == "init":
-        from killmap.commands.init import main as init
-
-        return init(root, args.package)
-    if command == "run":
-        from killmap.commands.run import main as run
-
-        return run(root, args)
-    if command == "merge":
-        from killmap.commands.merge import main as merge
-
-        return merge(root, args)
-    if command in ("list", "show"):
-        from killmap.commands import browse
-
-        return (browse.list_main if command == "list" else browse.show_main)(root, args)
-    if command == "pin":
-        from killmap.commands.pin import main as pin
-
-        return pin(root, args)
-    if command == "sweep":
-        from killmap.commands.shared import report_dir
-        from killmap.commands.sweep_cli import main as sweep
-
-        return sweep(root, args, report_dir(args.report_dir, root))
-    from killmap.commands import reviewcli
-
-    return reviewcli.dispatch(root, args)  # red-first, try, prove
+    return args.main(args)

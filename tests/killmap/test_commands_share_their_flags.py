@@ -1,4 +1,5 @@
-"""Every command that prints verdicts takes the same --report-dir and --jobs (issue 30)."""
+"""Every command that prints verdicts takes the same --report-dir and --jobs; every command is
+declared by its own module, parser and main together."""
 
 from __future__ import annotations
 
@@ -32,3 +33,22 @@ def test_every_command_that_keeps_verdicts_lists_the_cache_flags_in_its_help(com
     )
     assert done.returncode == 0, done.stderr
     assert flag in done.stdout
+
+
+def test_every_command_is_declared_by_its_own_module_with_its_main():
+    # One way to add a command: its module in cli.COMMANDS declares the parser and sets
+    # `main`, which cli.py calls in one line; a parser without a main would fail only when run.
+    import argparse
+    from importlib import import_module
+
+    from killmap import cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) >= {"run", "red-first", "try", "prove", "sweep", "check", "init", "list", "show"}
+    for name, command in sub.choices.items():
+        main = command.get_default("main")
+        assert callable(main), name
+        assert main.__module__.removeprefix("killmap.commands.") in cli.COMMANDS, name
+    for module in cli.COMMANDS:
+        assert callable(import_module(f"killmap.commands.{module}").add_parser), module

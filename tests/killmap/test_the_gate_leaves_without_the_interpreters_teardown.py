@@ -65,9 +65,14 @@ def test_an_atexit_callback_still_runs():
 
 
 def test_a_thread_still_at_work_is_waited_for():
+    # The thread is still at work when entry asks whether it may leave at once: it starts its
+    # last step only then, whatever the machine's pace.
     setup = (
-        "import threading, time\n"
-        "threading.Thread(target=lambda: (time.sleep(0.5), os.write(2, b'thread done\\n'))).start()"
+        "import threading, time, killmap.cli\n"
+        "asked = threading.Event()\n"
+        "ask = killmap.cli._nothing_runs_at_exit\n"
+        "killmap.cli._nothing_runs_at_exit = lambda: (asked.set(), ask())[1]\n"
+        "threading.Thread(target=lambda: (asked.wait(), time.sleep(0.2), os.write(2, b'thread done\\n'))).start()"
     )
     done = run_child(setup)
     assert done.returncode == 0, done.stderr

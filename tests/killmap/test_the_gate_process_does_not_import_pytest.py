@@ -36,3 +36,12 @@ def test_building_the_command_line_leaves_the_http_client_unimported():
     probe += "print(sorted(m for m in ('urllib.request', 'http.client') if m in sys.modules))\n"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_building_the_command_line_leaves_the_lab_and_libcst_unimported():
+    # Every command's module is imported to build its parser: what only running needs (the
+    # lab, the engine's core, libcst) waits for the command that runs.
+    probe = "import sys\nfrom killmap.cli import build_parser\nbuild_parser()\n"
+    probe += "print(sorted(m for m in ('killmap.verdict.lab', 'killmap.engine.core', 'libcst') if m in sys.modules))\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from killmap.commands.shared import EXIT_FAILED, EXIT_HELD, add_catalog_option, catalog_options
+from killmap.commands.shared import EXIT_FAILED, EXIT_HELD, add_catalog_option, catalog_options, project_root
 from killmap.errors import GateError
 
 
-def add_parsers(sub) -> None:
+def add_parser(sub) -> None:
     listing = sub.add_parser("list", help="list the mutations")
     listing.add_argument("names", nargs="*", metavar="NAME")
     add_catalog_option(listing)
+    listing.set_defaults(main=list_main)
     show = sub.add_parser("show", help="show a mutant as a diff")
     show.add_argument("names", nargs=1, metavar="NAME")
     add_catalog_option(show)
+    show.set_defaults(main=show_main)
 
 
-def list_main(root: Path, args: argparse.Namespace) -> int:
+def list_main(args: argparse.Namespace) -> int:
+    root = project_root()
     from killmap.catalog.plan import load
 
     _, mutations = load(root, catalog_options(args))
@@ -31,7 +33,8 @@ def list_main(root: Path, args: argparse.Namespace) -> int:
     return EXIT_HELD
 
 
-def show_main(root: Path, args: argparse.Namespace) -> int:
+def show_main(args: argparse.Namespace) -> int:
+    root = project_root()
     from killmap.catalog.plan import load
     from killmap.verdict.prepare import mutant_to_show
 

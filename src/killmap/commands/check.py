@@ -13,15 +13,20 @@ the fast hook for `pre-commit` (see .pre-commit-hooks.yaml).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
-from killmap.engine import Launch, error_line, refused_arguments
+from killmap.commands.shared import project_root
 from killmap.errors import GateError
-from killmap.mutate.mutant import Mutant
+
+if TYPE_CHECKING:  # the engine and libcst are imported when the command runs, not to parse
+    from killmap.engine import Launch
+    from killmap.mutate.mutant import Mutant
 
 EXIT_OK, EXIT_ERROR = 0, 2
 COLLECT_TIMEOUT = 300.0
@@ -230,7 +235,7 @@ def _collection_errors(
     """What a collection's outcome refuses, each said once; `hint`: (the project root, its
     [gate] paths), for naming the paths a workspace package missing from them needs."""
     from killmap.catalog.workspace import missing_module_hint
-    from killmap.engine import escaped_note
+    from killmap.engine import error_line, escaped_note, refused_arguments
 
     errors: list[GateError] = []
     if outcome.escaped:
@@ -309,9 +314,18 @@ def _collection_runs_the_change(mutant: Mutant, lines: dict[str, list[int]] | No
     return region.import_time or bool(region.lines.intersection(lines[""]))
 
 
-def main(root: Path, catalogs: tuple[Path, ...]) -> int:
+def add_parser(sub) -> None:
+    command = sub.add_parser("check", help="validate catalogs, mutants, pins and test ids; run no mutant")
+    command.add_argument("catalogs", nargs="*", type=Path, help="catalog files (default: mutations/*.toml)")
+    command.set_defaults(main=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    root = project_root()
+    from killmap.engine import Launch
+
     with Launch(1) as launch:
-        result = check(root, catalogs, launch)
+        result = check(root, tuple(args.catalogs), launch)
     for problem in result.problems:
         print(f"killmap check: {problem}", file=sys.stderr)
     counts = result.counts()

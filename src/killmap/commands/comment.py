@@ -27,6 +27,7 @@ def add_parser(sub) -> None:
     comment.add_argument("--base", type=Path, default=None, help="the base's killmap.json: the diff goes on top")
     comment.add_argument("--pr", type=int, default=None, help="the pull request (default: from GITHUB_EVENT_PATH)")
     comment.add_argument("--repo", default=None, help="OWNER/NAME (default: GITHUB_REPOSITORY)")
+    comment.set_defaults(main=main)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -25,6 +25,7 @@ def add_parser(sub) -> None:
     diff.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown here")
     diff.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write the JSON here")
     add_annotations_option(diff)
+    diff.set_defaults(main=main)
 
 
 def main(args: argparse.Namespace) -> int:

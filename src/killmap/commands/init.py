@@ -10,6 +10,7 @@ gets a template saying so. It never overwrites a catalog (exit 2).
 
 from __future__ import annotations
 
+import argparse
 import ast
 import json
 import re
@@ -20,10 +21,26 @@ from pathlib import Path
 from killmap import __version__
 from killmap.catalog.init_detect import Plan, choice_reason, detect
 from killmap.catalog.workspace import enclosing_workspace
+from killmap.commands.shared import project_root
 from killmap.errors import GateError
 
 
-def main(root: Path, package: str | None = None) -> int:
+def add_parser(sub) -> None:
+    init = sub.add_parser("init", help="write a starter catalog, mutations/<package>.toml")
+    init.add_argument(
+        "--package",
+        default=None,
+        help="the package or module to aim at: a dotted name (app.routing), a folder or a .py file (default: detected)",
+    )
+    init.set_defaults(main=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    return write_catalog(project_root(), args.package)
+
+
+def write_catalog(root: Path, package: str | None = None) -> int:
+    """mutations/<package>.toml, never over an existing catalog, each example verified."""
     plan = detect(root, package)
     path = root / "mutations" / f"{plan.package}.toml"
     rel = path.relative_to(root).as_posix()

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from killmap.commands.shared import add_annotations_option, add_catalog_option, catalog_options, report_dir
+from killmap.commands.shared import (
+    add_annotations_option,
+    add_catalog_option,
+    catalog_options,
+    project_root,
+    report_dir,
+)
 
 
 def add_parser(sub) -> None:
@@ -20,9 +26,11 @@ def add_parser(sub) -> None:
     merge.add_argument("--report-dir", type=Path, default=None, help="where the merged reports go")
     add_catalog_option(merge)
     add_annotations_option(merge)
+    merge.set_defaults(main=main)
 
 
-def main(root: Path, args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    root = project_root()
     from killmap.catalog.plan import load
     from killmap.report.annotations import publish
     from killmap.report.cells import held_count

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from killmap.commands.shared import EXIT_HELD, add_catalog_option, catalog_options
+from killmap.commands.shared import EXIT_HELD, add_catalog_option, catalog_options, project_root
 from killmap.errors import GateError
 
 
@@ -13,9 +12,11 @@ def add_parser(sub) -> None:
     pin = sub.add_parser("pin", help="pin mutations to the current text of their targets")
     pin.add_argument("names", nargs="*", metavar="NAME")
     add_catalog_option(pin)
+    pin.set_defaults(main=main)
 
 
-def main(root: Path, args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    root = project_root()
     from killmap.catalog.plan import load
     from killmap.mutate.mutants import build_mutant
     from killmap.mutate.pins import pins_for, rewrite_pins

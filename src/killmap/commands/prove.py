@@ -11,18 +11,28 @@ Invariants are not defects and are left out. Exit 1 when a given test catches no
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from killmap.catalog.testids import matches
+from killmap.commands.shared import (
+    REPORTS_ON_REQUEST_HELP,
+    add_report_options,
+    checked_report_dir,
+    project_root,
+    usable_jobs,
+    write_lab_reports,
+)
 from killmap.commands.trying import UNREADABLE
-from killmap.engine import Launch
 from killmap.errors import GateError
 from killmap.verdict import judge
-from killmap.verdict.lab import LabOptions, LabResult, load, run_mutations
-from killmap.verdict.trial import reaching_tests
+
+if TYPE_CHECKING:  # the engine and the lab are imported when the command runs, not to parse
+    from killmap.engine import Launch
+    from killmap.verdict.lab import LabResult
 
 CAUGHT, MISSED, NOT_REACHED, NOT_MEASURED = "caught", "missed", "not reached", "not measured"
 Say = Callable[[str], None]
@@ -86,6 +96,45 @@ class Proof:
         return text
 
 
+def add_parser(sub) -> None:
+    prove = sub.add_parser("prove", help="which named defects does this test catch?")
+    prove.add_argument("tests", nargs="+", metavar="TEST", help="pytest node ids (or a file)")
+    prove.add_argument(
+        "--mutation", action="append", default=[], metavar="NAME", help="also run this catalog mutation, reached or not"
+    )
+    prove.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
+    add_report_options(prove, reports=REPORTS_ON_REQUEST_HELP)
+    prove.set_defaults(main=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from killmap.engine import Launch
+    from killmap.verdict.baseline import baseline_line
+
+    root = project_root()
+    args.jobs = usable_jobs(args.jobs)
+
+    def progress(kind, data) -> None:
+        if kind == "baseline-done":
+            print(baseline_line(data), flush=True)
+
+    # The workers start now, while the command reads and builds (launch.py says why).
+    with Launch(args.jobs) as launch:
+        reports = checked_report_dir(args.report_dir, root)
+        options = ProveOptions(
+            tests=tuple(args.tests), mutations=tuple(args.mutation), catalogs=tuple(args.catalogs), jobs=args.jobs
+        )
+        proofs, result = run_prove(root, options, progress, launch)
+    # The verdicts as the gate's reports, with what prove read from them per test.
+    proved = [{"test": p.test, "sentence": p.sentence(), "findings": asdict(p)["findings"]} for p in proofs]
+    written = write_lab_reports(result, root, reports, {"prove": proved}) if reports else None
+    print()
+    print(render(proofs), end="")
+    if written:
+        print(written)
+    return 1 if any(p.caught_none for p in proofs) else 0
+
+
 def run_prove(
     root: Path,
     options: ProveOptions,
@@ -93,6 +142,8 @@ def run_prove(
     launch: Launch | None = None,
 ) -> tuple[list[Proof], LabResult]:
     """Each given test's proof, and the verdicts they were read from (for the reports)."""
+    from killmap.verdict.lab import LabOptions, load, run_mutations
+
     _, mutations = load(root, LabOptions(catalogs=options.catalogs))
     by_name = {m.name: m for m in mutations}
     for name in options.mutations:
@@ -141,6 +192,8 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
     if not mutant.applied or baseline is None:
         # Nothing ran (not applied, or every verdict decided before a baseline): no reach to read.
         return Finding(status=NOT_MEASURED, detail=f"{verdict.verdict}: {verdict.detail}", **base) if named else None
+    from killmap.verdict.trial import reaching_tests
+
     reached = [t for t in reaching_tests(mutant, baseline)[0] if matches(test, t)]
     if not reached:
         return Finding(status=NOT_REACHED, detail="the test never executes the mutated code", **base) if named else None

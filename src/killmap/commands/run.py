@@ -13,6 +13,7 @@ from killmap.commands.shared import (
     add_cache_options,
     add_report_options,
     cache_dir,
+    project_root,
     report_dir,
     usable_jobs,
 )
@@ -76,9 +77,11 @@ def add_parser(sub) -> None:
         help="an earlier killmap.json: shards balanced by its mutations' durations (default: round-robin)",
     )
     add_annotations_option(run)
+    run.set_defaults(main=main)
 
 
-def main(root: Path, args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
+    root = project_root()
     args.jobs = usable_jobs(args.jobs)
     if args.baseline_runs < 1:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")

@@ -20,6 +20,33 @@ EXIT_HELD, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130
 
 
+def project_root() -> Path:
+    """The project the user stands in: the nearest folder at or above it with a project marker."""
+    from killmap.catalog.project import find_root
+
+    return find_root(Path.cwd())
+
+
+def checked_timeout(timeout: float | None) -> None:
+    """--timeout, when given, is a usable number of seconds."""
+    from killmap.errors import GateError
+
+    if timeout is not None and not 0 < timeout <= 86400:
+        raise GateError("--timeout must be above 0 and at most 86400 seconds", field="--timeout")
+
+
+def checked_report_dir(given: Path | None, root: Path) -> Path | None:
+    """--report-dir for a command that writes reports only when asked (try, prove): the folder,
+    refused before anything runs if it cannot be written; None when not given."""
+    from killmap.report.document import check_report_dir
+
+    if given is None:
+        return None
+    folder = report_dir(given, root)
+    check_report_dir(folder)
+    return folder
+
+
 def report_dir(given: Path | None, root: Path) -> Path:
     """The reports' folder: the one given (relative to where the user stands), else reports/."""
     folder = given or root / "reports"

@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from killmap.commands.shared import add_cache_options, add_report_options, cache_dir, usable_jobs
+from killmap.commands.shared import add_cache_options, add_report_options, cache_dir, project_root, usable_jobs
+from killmap.commands.shared import report_dir as given_report_dir
 from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
@@ -90,9 +91,12 @@ def _add_portion_options(sweep) -> None:
         metavar="BASE",
         help="only the functions the change since BASE touched (default: the merge base with the main branch)",
     )
+    sweep.set_defaults(main=main)
 
 
-def main(root: Path, args: argparse.Namespace, report_dir: Path) -> int:
+def main(args: argparse.Namespace) -> int:
+    root = project_root()
+    report_dir = given_report_dir(args.report_dir, root)
     if args.promote is not None:
         return _promote(root, args, report_dir)
     if args.name is not None:

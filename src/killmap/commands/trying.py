@@ -24,22 +24,31 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog.reader import GateSettings, entry_mutation, load_catalog
-from killmap.commands.shared import write_lab_reports
-from killmap.engine import Launch
+from killmap.catalog.reader import OP_FIELDS, GateSettings, entry_mutation, load_catalog
+from killmap.commands.shared import (
+    REPORTS_ON_REQUEST_HELP,
+    add_report_options,
+    checked_report_dir,
+    checked_timeout,
+    project_root,
+    usable_jobs,
+    write_lab_reports,
+)
 from killmap.errors import GateError
-from killmap.mutate.pins import pins_for
 from killmap.report.cells import cause_of, explanation
 from killmap.verdict import judge
-from killmap.verdict.baseline import baseline_line
-from killmap.verdict.lab import LabOptions, run_mutations
+
+if TYPE_CHECKING:  # the engine and the lab are imported when the command runs, not to parse
+    import argparse
+
+    from killmap.engine import Launch
 
 UNREADABLE = {
     judge.BROKEN_VERDICT: "broken",
@@ -117,9 +126,65 @@ def _as_option_error(exc: GateError) -> GateError:
     return GateError(exc.message, field=_OPTION_OF.get(exc.field or "", f"--{exc.field}" if exc.field else None))
 
 
+def add_parser(sub) -> None:
+    trying = sub.add_parser("try", help="run one ad-hoc mutation and show what turns red")
+    trying.add_argument("target", metavar="TARGET", help="path/to/file.py or path/to/file.py::Qualified.name")
+    trying.add_argument("--op", required=True, help="the operator (see 'The catalog' in the README)")
+    for name in OP_FIELDS:
+        trying.add_argument(f"--{name}", default=None, metavar="TEXT", help=f"the operator's {name!r} field")
+    trying.add_argument("--count", type=int, default=None, help="sites the operator must match (default 1)")
+    trying.add_argument("--timeout", type=float, default=None, help="seconds for the mutant's run")
+    trying.add_argument("--werror", action="store_true", default=None, help="dead code the mutant leaves is broken")
+    trying.add_argument("--note", default=None, help="the saved entry's note")
+    trying.add_argument(
+        "--save",
+        default=None,
+        metavar="NAME",
+        help="append it to the catalog as NAME, with kills = the observed red set, and a pin",
+    )
+    trying.add_argument(
+        "--catalog",
+        type=Path,
+        default=None,
+        help="the catalog to save into and take [gate] from (default: the only one)",
+    )
+    # One mutant and its baseline: a third sandbox would have nothing to run.
+    add_report_options(trying, jobs=min(os.cpu_count() or 1, 2), reports=REPORTS_ON_REQUEST_HELP)
+    trying.set_defaults(main=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from killmap.engine import Launch
+
+    root = project_root()
+    args.jobs = usable_jobs(args.jobs)
+    checked_timeout(args.timeout)
+    fields = {name: getattr(args, name) for name in OP_FIELDS if getattr(args, name) is not None}
+    options = TryOptions(
+        target=args.target,
+        op=args.op,
+        fields=fields,
+        count=args.count,
+        timeout=args.timeout,
+        werror=args.werror,
+        note=args.note,
+        save=args.save,
+        catalog=args.catalog,
+        jobs=args.jobs,
+        cwd=Path.cwd(),
+        reports=checked_report_dir(args.report_dir, root),
+    )
+    # The workers start now, while the command reads and builds (launch.py says why).
+    with Launch(args.jobs) as launch:
+        return run_try(root, options, lambda line: print(line, flush=True), launch)
+
+
 def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | None = None) -> int:
     """`launch`: workers the command started at its first line (launch.py), which run the
     mutant's tests while this builds it."""
+    from killmap.verdict.baseline import baseline_line
+    from killmap.verdict.lab import LabOptions, run_mutations
+
     if options.save and catalog_missing(root, options):
         raise GateError("--save needs a catalog: name one with --catalog (a new file is created)", field="--catalog")
     mutation, entry, catalog = prepare(root, options)
@@ -199,6 +264,8 @@ def save(root: Path, mutation, mutant, entry: dict[str, Any], catalog: Path, ver
     if unreached:
         say("not saved: red without executing the mutated code (red for another reason): " + ", ".join(unreached))
         return 1
+    from killmap.mutate.pins import pins_for
+
     saved = {"name": entry["name"], "target": entry["target"], **pins_for(root, mutation, mutant)}
     saved.update({k: v for k, v in entry.items() if k not in saved})
     saved["kills"] = [r.id for r in reds]
