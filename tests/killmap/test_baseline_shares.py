@@ -22,7 +22,7 @@ from gatekit import copy_fixture
 
 import killmap.verdict.baseline as baseline_module
 from killmap.catalog.plan import LabOptions
-from killmap.engine.inrun.baseline_split import Claims, SharedItems
+from killmap.engine.inrun.baseline_split import ClaimedItems, ClaimFile
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import untraced_durations
 from killmap.verdict.lab import run_lab
@@ -128,7 +128,7 @@ def test_with_one_baseline_run_its_own_durations_are_kept():
 
 
 class Item:
-    """What SharedItems reads of a pytest item: its node id."""
+    """What ClaimedItems reads of a pytest item: its node id."""
 
     def __init__(self, nodeid: str):
         self.nodeid = nodeid
@@ -137,7 +137,7 @@ class Item:
         return self.nodeid
 
 
-def run_loop(items: list, shared: SharedItems):
+def run_loop(items: list, shared: ClaimedItems):
     """pytest's run loop as it reads the list: the next item fetched before each test starts;
     yields (the test, the next item it was told of) as each test runs."""
     for index, item in enumerate(items):
@@ -153,8 +153,8 @@ def test_each_test_is_run_by_the_first_run_to_claim_it_and_by_no_other(tmp_path)
     claims = str(tmp_path / "claims")
     ahead_items = [Item(i) for i in IDS]
     behind_items = [Item(i) for i in reversed(IDS)]  # collected in another order: the same claims
-    ahead = run_loop(ahead_items, SharedItems(claims, ahead_items))
-    behind = run_loop(behind_items, SharedItems(claims, behind_items))
+    ahead = run_loop(ahead_items, ClaimedItems(claims, ahead_items))
+    behind = run_loop(behind_items, ClaimedItems(claims, behind_items))
     ran_ahead, ran_behind = [], []
     for _ in range(3):  # the two runs take turns, one test each
         ran_ahead.append(next(ahead))
@@ -178,15 +178,15 @@ def test_a_test_whose_claim_cannot_be_made_is_run_all_the_same(tmp_path):
     # gate would then select it for no mutant it reaches.
     nowhere = str(tmp_path / "missing-folder" / "claims")
     first_items, second_items = [Item(i) for i in IDS], [Item(i) for i in IDS]
-    first, second = SharedItems(nowhere, first_items), SharedItems(nowhere, second_items)
+    first, second = ClaimedItems(nowhere, first_items), ClaimedItems(nowhere, second_items)
     assert [t for t, _ in run_loop(first_items, first)] == IDS
     assert [t for t, _ in run_loop(second_items, second)] == IDS
-    assert Claims(str(tmp_path / "claims"), ["a"]).take("never-listed")
+    assert ClaimFile(str(tmp_path / "claims"), ["a"]).take("never-listed")
 
 
 def test_a_claim_is_one_byte_at_the_keys_sorted_place(tmp_path):
     path = tmp_path / "claims"
-    claims = Claims(str(path), ["b.py", "a.py", "c.py"])
+    claims = ClaimFile(str(path), ["b.py", "a.py", "c.py"])
     assert claims.take("c.py") and not claims.take("c.py")
     claims.close()
     assert path.read_bytes() == b"\0\0\1"

@@ -20,21 +20,21 @@ def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, mon
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     first_run_began = threading.Event()
     seen_while_building: list[bool] = []
-    run_mutant, build = lab.run_mutant, lab.build_and_remember
+    run_mutant, prepare = lab.run_mutant, lab.prepared_mutant
 
     def running(*args, **kwargs):
         first_run_began.set()
         return run_mutant(*args, **kwargs)
 
-    def building(root, mutation, sources, cache):
+    def building(root, mutation, known, sources, memo):
         if mutation.name == "odd-refusal-fix-reverted":  # the catalog's last mutation
             # Held until a mutant has begun to run: the gate waiting for every mutant to be
             # built before it runs any would never get there.
             seen_while_building.append(first_run_began.wait(timeout=60))
-        return build(root, mutation, sources, cache)
+        return prepare(root, mutation, known, sources, memo)
 
     monkeypatch.setattr(lab, "run_mutant", running)
-    monkeypatch.setattr(lab, "build_and_remember", building)
+    monkeypatch.setattr(lab, "prepared_mutant", building)
     result = lab.run_lab(project, LabOptions(jobs=2, use_cache=False))
     assert seen_while_building == [True]
     assert {v.name: v.verdict for v in result.verdicts} == {

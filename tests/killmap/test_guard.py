@@ -3,7 +3,7 @@
 A mutant's tests can poison the sandbox that every later mutant on the same worker runs in:
 a new conftest.py in a test folder, an edited test, a deleted module. These tests hold the
 guard itself to that, on a real tree and a real pristine copy, twice: with the kernel's
-change feed (inotify_watch.py, Linux) and with stat alone, as on a platform without one.
+inotify watch (inotify_watch.py, Linux) and with stat alone, as on a platform without one.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from killmap.engine.containment import inotify_watch
 from killmap.engine.containment.guard import TreeGuard
 
 
-@pytest.fixture(autouse=True, params=["feed", "stat"])
+@pytest.fixture(autouse=True, params=["watch", "stat"])
 def checked_by(request, monkeypatch):
-    """Every test under both ways of checking; "feed" only where the kernel has one."""
-    if request.param == "feed":
-        if inotify_watch.ChangeFeed.open("/", [""], []) is None:
-            pytest.skip("no change feed on this platform")
-        monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    """Every test under both ways of checking; "watch" only where the kernel has one."""
+    if request.param == "watch":
+        if inotify_watch.InotifyWatch.open("/", [""], []) is None:
+            pytest.skip("no inotify on this platform")
+        monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
     else:
-        monkeypatch.setenv("KILLMAP_CHANGEFEED", "0")
+        monkeypatch.setenv("KILLMAP_INOTIFY", "0")
     return request.param
 
 

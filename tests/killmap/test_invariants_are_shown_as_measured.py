@@ -93,7 +93,7 @@ def test_the_markdown_report_shows_invariants_as_measured(invariant_run):
 
 
 def test_a_held_invariant_is_explained_as_an_invariant_and_a_held_kill_as_a_kill(invariant_run):
-    from killmap.verdict.judge import EXPLANATIONS, INVARIANT_HELD
+    from killmap.report.cells import EXPLANATIONS, INVARIANT_HELD
 
     assert invariant_run.mutation("bound-mirrored")["explanation"] == INVARIANT_HELD
     assert invariant_run.mutation("bound-includes-zero")["explanation"] == EXPLANATIONS["held"]

@@ -7,8 +7,8 @@ import sys
 
 from gatekit import copy_fixture, gate_env, run_gate
 
+from killmap.mutate.memo import MutantBuilder, build_and_remember
 from killmap.verdict.cache import VerdictCache
-from killmap.verdict.prepare import MutantBuilder, build_and_remember
 
 
 def test_a_remembered_mutant_is_rebuilt_when_its_target_text_changes(km_project, tmp_path):
@@ -19,7 +19,7 @@ def test_a_remembered_mutant_is_rebuilt_when_its_target_text_changes(km_project,
     )
     [mutation] = catalog.mutations
     root = km_project.root
-    cache = VerdictCache(root, tmp_path / "cache")
+    cache = VerdictCache(root, tmp_path / "cache").mutants
     first = build_and_remember(root, mutation, MutantBuilder(root), cache)
     again = build_and_remember(root, mutation, MutantBuilder(root), cache)
     assert again.mutated == first.mutated and "< 0" in again.mutated

@@ -52,11 +52,11 @@ def test_a_sandbox_that_cannot_be_copied_is_an_error_naming_its_worker(tmp_path)
         pool.close()
 
 
-@pytest.mark.parametrize("feed", ["1", "0"], ids=["change feed", "stamps alone"])
-def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repaired(tmp_path, monkeypatch, feed):
+@pytest.mark.parametrize("watch", ["1", "0"], ids=["inotify", "stamps alone"])
+def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repaired(tmp_path, monkeypatch, watch):
     """Every restore copies from the pristine copy: a run that deletes a file there and puts its
     folder's mtime back as it was must not leave the next restore without a source."""
-    monkeypatch.setenv("KILLMAP_CHANGEFEED", feed)
+    monkeypatch.setenv("KILLMAP_INOTIFY", watch)
     project = write_project(tmp_path / "project", PROJECT)
     scratch = Scratch(str(tmp_path))
     try:
@@ -77,10 +77,10 @@ def test_a_pristine_file_deleted_under_a_folder_whose_mtime_was_set_back_is_repa
 
 def test_a_pristine_copy_the_kernel_heard_nothing_happen_to_costs_no_stat(tmp_path, monkeypatch):
     from killmap.engine.containment import sandbox as sandbox_module
-    from killmap.engine.containment.inotify_watch import ChangeFeed
+    from killmap.engine.containment.inotify_watch import InotifyWatch
 
-    if ChangeFeed.open("/", [""], []) is None:
-        pytest.skip("no change feed on this platform")
+    if InotifyWatch.open("/", [""], []) is None:
+        pytest.skip("no inotify on this platform")
     project = write_project(tmp_path / "project", PROJECT)
     scratch = Scratch(str(tmp_path))
     try:

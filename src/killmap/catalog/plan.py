@@ -44,7 +44,31 @@ class LabOptions:
     seed: int | None = DEFAULT_SEED
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a run takes from its catalogs, each file read once: the catalogs, the mutations
+    selected, the split a shard was cut from (None without --shard), and the seconds each
+    mutation took in the report --durations names (None without it)."""
+
+    catalogs: list[Catalog]
+    mutations: list[Mutation]
+    split: Split | None
+    durations: dict[str, float] | None
+
+    @property
+    def named(self) -> int:
+        """How many mutations the catalogs name, selected or not."""
+        return sum(len(c.mutations) for c in self.catalogs)
+
+
 def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]]:
+    plan = read_plan(root, options)
+    return plan.catalogs, plan.mutations
+
+
+def read_plan(root: Path, options: LabOptions) -> Plan:
+    """The catalogs, and the mutations --only selects (an invariant brings its control), then
+    the shard, then `names` (--changed) keeps."""
     paths = list(options.catalogs) or discover_catalogs(root)
     catalogs = load_catalogs(root, [p if p.is_absolute() else (Path.cwd() / p) for p in paths])
     mutations = [m for c in catalogs for m in c.mutations]
@@ -57,12 +81,16 @@ def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]
         # An invariant needs its control in the same run, so the control comes along.
         wanted |= {m.control for m in mutations if m.name in wanted and m.control}
         mutations = [m for m in mutations if m.name in wanted]
+    durations = recorded_durations(options)
+    split = None
     if options.shard is not None:
-        mutations = shard_mutations(mutations, *options.shard, recorded_durations(options))
+        split = split_mutations(mutations, options.shard[1], durations)
+        chosen = split.members(options.shard[0])
+        mutations = [m for m in mutations if m.name in chosen]
     if options.names is not None:
         wanted = set(options.names) | {m.control for m in mutations if m.name in options.names and m.control}
         mutations = [m for m in mutations if m.name in wanted]
-    return catalogs, mutations
+    return Plan(catalogs, mutations, split, durations)
 
 
 def shard_mutations(
@@ -76,14 +104,6 @@ def shard_mutations(
 
 def split_mutations(mutations: list[Mutation], n: int, durations: Mapping[str, float] | None = None) -> Split:
     return split_items(_groups(mutations), n, durations)
-
-
-def shard_split(root: Path, options: LabOptions) -> Split | None:
-    """The split `load` cuts its shard from, for the report's record of it."""
-    if options.shard is None:
-        return None
-    _, mutations = load(root, LabOptions(catalogs=options.catalogs, only=options.only))
-    return split_mutations(mutations, options.shard[1], recorded_durations(options))
 
 
 def recorded_durations(options: LabOptions) -> dict[str, float] | None:

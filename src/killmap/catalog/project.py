@@ -122,20 +122,3 @@ def module_name(rel_file: str, paths: tuple[str, ...]) -> str | None:
             if all(part.isidentifier() for part in dotted.split(".")):
                 return dotted
     return None
-
-
-def check_targets_copied(mutations, files: list[str]) -> None:
-    """Every target must be one of the files a sandbox holds, or it cannot be mutated there.
-
-    The sandbox is a copy of `project_files`: a git-ignored target is not in it, and
-    would otherwise come out as an 'inconclusive' run with an empty log.
-    """
-    copied = set(files)
-    for mutation in mutations:
-        if mutation.target.path not in copied:
-            raise mutation.fail(
-                f"target {mutation.target.path} is not one of the project's files (it is "
-                "git-ignored, or in a folder the gate never copies), so the sandbox "
-                "would not hold it",
-                "target",
-            )

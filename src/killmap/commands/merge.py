@@ -10,7 +10,6 @@ from killmap.commands.shared import (
     add_catalog_option,
     catalog_options,
     project_root,
-    publish,
     report_dir,
 )
 
@@ -33,6 +32,7 @@ def add_parser(sub) -> None:
 def main(args: argparse.Namespace) -> int:
     root = project_root()
     from killmap.catalog.plan import load
+    from killmap.report.annotations import publish
     from killmap.report.cells import held_count
     from killmap.report.document import check_report_dir, merge, write_reports
     from killmap.report.sweep_report import is_sweep_report
@@ -48,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
         f"merged {len(args.reports)} report(s): {held_count(document)}/{len(document['mutations'])} contracts held; "
         f"reports: {paths['json']}"
     )
-    publish(document, paths, args.annotations)
+    publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
 
 

@@ -14,7 +14,6 @@ from killmap.commands.shared import (
     add_report_options,
     cache_dir,
     project_root,
-    publish,
     report_dir,
     usable_jobs,
 )
@@ -94,10 +93,11 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
-    from killmap.catalog.plan import shard_split
+    from killmap.catalog.plan import read_plan
+    from killmap.report.annotations import publish
     from killmap.report.console import LiveProgress, make_console, render
     from killmap.report.document import check_report_dir, to_json, write_reports
-    from killmap.verdict.lab import LabOptions, run_lab
+    from killmap.verdict.lab import LabOptions, run_mutations
 
     reports = report_dir(args.report_dir, root)
     check_report_dir(reports)
@@ -117,43 +117,28 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         seed=parse_seed(args.seed),
     )
     console = make_console()
-    split = shard_split(root, options)  # read before the run: a bad --durations costs no time
+    names = None
     if args.changed is not None:
         from killmap.verdict.changed import changed_mutations
 
         names = changed_mutations(root, options, args.changed or None)
+        options = LabOptions(**{**options.__dict__, "names": tuple(names)})
+    plan = read_plan(root, options)  # before the run: a bad --durations costs no time
+    if names is not None:
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
         if not names:
             return EXIT_HELD
-        options = LabOptions(**{**options.__dict__, "names": tuple(names)})
     with LiveProgress(console) as progress:
-        result = run_lab(root, options, progress, launch)
-    if result.verdicts:
-        render(console, result)
-    else:
-        console.print(_nothing_to_gate(root, options.catalogs), markup=False)
+        result = run_mutations(root, plan.mutations, options, progress, launch=launch, recorded=plan.durations)
+    render(console, result, plan.named)
     document = to_json(result, root)
     if options.shard:
         document["shard"] = args.shard
-        document["split"] = split.describe(options.shard[0]) if split else None
+        document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
     paths = write_reports(document, reports)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
-    publish(document, paths, args.annotations)
+    publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
-
-
-def _nothing_to_gate(root: Path, catalogs: tuple[Path, ...]) -> str:
-    """Why no mutation ran: a catalog of [gate] alone names none (a new user's first file,
-    written to sweep before naming anything), or the selection left none."""
-    from killmap.catalog.plan import LabOptions, load
-
-    _, every = load(root, LabOptions(catalogs=catalogs))
-    if every:
-        return f"nothing to gate: none of the {len(every)} mutation(s) is selected"
-    return (
-        "nothing to gate: the catalog(s) name no [[mutation]] yet; "
-        "'killmap sweep PATH' finds defects worth naming, with their [gate] settings"
-    )
 
 
 def _durations_for_shards(args: argparse.Namespace) -> Path | None:

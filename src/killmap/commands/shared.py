@@ -1,4 +1,4 @@
-"""What several commands share: exit codes, where reports go, the catalog options, publishing.
+"""What several commands share: exit codes, where reports go, the catalog options.
 
 Exit codes are the gate's answer to CI, never a data channel: 0 every contract held, 1 a
 contract failed, 2 bad input, 130 interrupted. Everything a command found is in its reports.
@@ -138,11 +138,3 @@ def add_annotations_option(command: argparse.ArgumentParser) -> None:
         help="github: workflow-command annotations per failed contract and the job "
         "summary; auto (default): github when GITHUB_ACTIONS=true",
     )
-
-
-def publish(document: dict[str, Any], paths: dict[str, Path], mode: str) -> None:
-    """Annotations and the job summary, after everything the command printed itself."""
-    from killmap.report.annotations import publish as publish_annotations
-
-    sys.stdout.flush()
-    publish_annotations(document, paths["markdown"], mode)

@@ -42,6 +42,7 @@ from killmap.commands.shared import (
     write_lab_reports,
 )
 from killmap.errors import GateError
+from killmap.report.cells import cause_of, explanation
 from killmap.verdict import judge
 
 if TYPE_CHECKING:  # the engine and the lab are imported when the command runs, not to parse
@@ -214,7 +215,7 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     verdict = result.verdicts[0]
     if verdict.verdict in UNREADABLE:
         say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")
-        say(f"  {judge.explanation(verdict.verdict, mutation.invariant, judge.cause_of(verdict.extras))}")
+        say(f"  {explanation(verdict.verdict, mutation.invariant, cause_of(verdict.extras))}")
         return 1
     warnings = verdict.extras.get("warnings", ())
     say(

@@ -170,9 +170,9 @@ class Engine:
             closes.append(self.containment.tree.close)
         if self.scratch.kept_rewrites is not None:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
-        # All at once: each feed's close waits on the kernel, and the scratch's removal on the
+        # All at once: each watch's close waits on the kernel, and the scratch's removal on the
         # disk (inotify_watch.close_together says why that is most of a gate's last 50 ms).
-        close_together([*closes, self.scratch.close_feed, self.scratch.remove_files])
+        close_together([*closes, self.scratch.close_watch, self.scratch.remove_files])
 
     def _final_check(self) -> None:
         """The whole tree once more, its slow folders included, with no run left to blame:

@@ -1,8 +1,9 @@
 """Which catalog field a static problem is the fault of, and the near-miss of a text that
 matched nowhere.
 
-`check` names a field with each problem; "field 'op'" for a `new` that uses an undefined
-name, or for an `old` that matches nothing, sent the user to the one field that was right.
+`check` names a field with each problem, and the field named is the one whose text is at
+fault: for a mutant that cannot run, the field whose text it holds (`new`, for `replace`);
+for one that matched the wrong number of sites, the field the operator looks for (`old`).
 """
 
 from __future__ import annotations

@@ -133,6 +133,8 @@ def publish(
     env: Mapping[str, str] | None = None,
     out: TextIO | None = None,
 ) -> None:
+    """Annotations and the job summary, after everything the command printed itself."""
+    sys.stdout.flush()
     env = os.environ if env is None else env
     out = out or sys.stdout
     if not enabled(mode, env):

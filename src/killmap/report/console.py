@@ -10,9 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from killmap.catalog.testids import named_count
-from killmap.report.cells import contract_cell, reused_line
+from killmap.report.cells import cause_of, contract_cell, explanation, reused_line
 from killmap.verdict.baseline import baseline_line
-from killmap.verdict.judge import Verdict, cause_of, explanation
+from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabResult
 
 STYLE = {
@@ -80,7 +80,12 @@ def make_console() -> Console:
     return console
 
 
-def render(console: Console, result: LabResult) -> None:
+def render(console: Console, result: LabResult, named: int) -> None:
+    """The verdicts as one table, then what differed; `named`: how many mutations the catalogs
+    name, for the line that says why none ran."""
+    if not result.verdicts:
+        console.print(nothing_to_gate(named), markup=False)
+        return
     table = Table(title="killmap verdicts", show_lines=False)
     table.add_column("mutation")
     table.add_column("verdict")
@@ -122,4 +127,15 @@ def render(console: Console, result: LabResult) -> None:
     console.print(
         f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})"
         + (f"; {reused_line(reused, len(result.verdicts))}" if reused else "")
+    )
+
+
+def nothing_to_gate(named: int) -> str:
+    """Why no mutation ran: a catalog of [gate] alone names none (a new user's first file,
+    written to sweep before naming anything), or the selection left none."""
+    if named:
+        return f"nothing to gate: none of the {named} mutation(s) is selected"
+    return (
+        "nothing to gate: the catalog(s) name no [[mutation]] yet; "
+        "'killmap sweep PATH' finds defects worth naming, with their [gate] settings"
     )

@@ -20,8 +20,8 @@ from killmap import pytest_version
 from killmap.catalog.shards import refuse_mixed_splits
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
-from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count, write_whole
-from killmap.verdict.judge import HELD, VERDICTS, Verdict, cause_of, explanation
+from killmap.report.cells import MARKDOWN_LIMIT, Document, cause_of, explanation, held_count, write_whole
+from killmap.verdict.judge import HELD, VERDICTS, Verdict
 from killmap.verdict.lab import LabResult
 
 SCHEMA = "killmap-report/1"

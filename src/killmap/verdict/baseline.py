@@ -7,7 +7,7 @@ reaches before the others, so every test once): the reach evidence that selects 
 mutant's tests. It runs every test the [gate] names, never fewer: which tests can reach a
 mutation is read from what they ran, not guessed from their imports. A library can import the
 mutated module by a name no import statement shows (Django's URL conf and template tags, a
-`-p` plugin, an entry point), and a test left out on such a guess once made an overreach `held`.
+`-p` plugin, an entry point), and a test left out on such a guess would make an overreach `held`.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from typing import Any
 import killmap
 from killmap import pytest_version
 from killmap.engine import cache_base
+from killmap.mutate.memo import MutantMemo
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
@@ -228,6 +229,7 @@ class VerdictCache:
             self.entries = {}
         self._checked: dict[str, tuple[dict[str, Any], bool]] = {}  # name -> (entry, deps hold)
         self.shapes = Shapes()  # this run's reads of the dependency files, shared by every entry
+        self.mutants = MutantMemo(self.entries, environment_key, reads=reads)  # kept in the same file
 
     @staticmethod
     def static_key(fingerprint: dict[str, Any], diff: str, tests_digest: str, seed: int | None = None) -> str:
@@ -249,46 +251,6 @@ class VerdictCache:
 
     def store(self, name: str, static_key: str, deps: dict[str, Any], verdict: dict[str, Any]) -> None:
         self.entries[name] = {"static_key": static_key, "deps": deps, "verdict": verdict}
-
-    # Mutants, by what makes them: building one costs a libcst parse and transform, which is
-    # most of a fully cached run; the same operator on the same file text gives the same mutant.
-    MUTANT_ENTRIES = 2000
-
-    @staticmethod
-    def mutant_key(mutation, text: str, patch_text: str | None) -> str:
-        return _digest(
-            {
-                "target": str(mutation.target),
-                "op": mutation.op,
-                "params": [list(p) for p in mutation.params],
-                "count": mutation.count,
-                "text": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                "patch": patch_text,
-                "env": environment_key(),
-            }
-        )
-
-    @staticmethod
-    def validity_key(original: str, mutated: str, file: str, werror: bool) -> str:
-        return _digest(
-            {
-                "original": hashlib.sha256(original.encode("utf-8")).hexdigest(),
-                "mutated": hashlib.sha256(mutated.encode("utf-8")).hexdigest(),
-                "file": file,
-                "werror": werror,
-                "env": environment_key(),
-            }
-        )
-
-    def mutant(self, key: str) -> dict[str, Any] | None:
-        return self.entries.get("#mutants", {}).get(key) if self.reads else None
-
-    def store_mutant(self, key: str, fields: dict[str, Any]) -> None:
-        mutants = self.entries.setdefault("#mutants", {})
-        mutants.pop(key, None)
-        mutants[key] = fields
-        while len(mutants) > self.MUTANT_ENTRIES:
-            mutants.pop(next(iter(mutants)))
 
     def save(self) -> None:
         """Write atomically: a temporary file of this writer's own, then os.replace.

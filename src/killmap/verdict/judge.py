@@ -48,67 +48,6 @@ VERDICTS = (
     ESCAPED,
 )
 
-EXPLANATIONS = {
-    HELD: "the tests named in kills went red by a real failure, and nothing else did",
-    VACUOUS: "a test named in kills stayed green: it does not guard against this defect",
-    OVERREACH: "a test outside kills and may_kill went red: it is coupled to this code, or the contract is too narrow",
-    VISIBLE: "an invariant mutation turned tests red: the change the catalog calls invisible is not",
-    WRONG_CAUSE: "require = 'assertion', but a kills test went red by a crash or an error instead of asserting",
-    NOT_APPLIED: "the mutation matched the wrong number of sites or changed nothing: fix the catalog entry",
-    BROKEN_VERDICT: "the mutant does not compile cleanly or was not the code that ran: its reds prove nothing",
-    TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an endless loop or wait is a finding",
-    FLAKY: "a re-run of the same mutant disagreed with the first run: fix the flaky test first",
-    RANDOMIZED: "a re-run disagreed on a test that draws random inputs: its search finds this defect by luck; "
-    "keep the gate's fixed seed, or give the test more examples",
-    STALE: "the target changed since it was pinned: review the mutation, then run 'killmap pin'",
-    UNEVIDENCED: "nothing proves this verdict: no test reached the mutated code, or its control did not hold",
-    INCONCLUSIVE: "the environment failed, not the mutant: re-run it",
-    ESCAPED: "the mutant reached outside its sandbox: it wrote into the working tree (killmap restored the file "
-    "byte for byte), or killed a process of the gate",
-}
-
-# An invariant's `held` is the opposite observation: nothing went red, where it was reached.
-INVARIANT_HELD = (
-    "nothing went red although tests executed the change, and its control at the same "
-    "site held: the change is invisible to this suite"
-)
-
-
-# A mutant that compiled but that the tests cannot load under: its detail names the
-# exception, and "does not compile cleanly" would be false.
-BROKEN_BY_CAUSE = {
-    "import": "the mutant compiles, but the tests cannot load under it, so no test judged it",
-    "collection": "the mutant compiles, but the tests cannot load under it, so no test judged it",
-}
-
-
-# Why nothing proves an `unevidenced` verdict, by the case the judge found: a mutation
-# with no control never reads "its control did not hold", nor one whose red came from the
-# order of the tests "no test reached the mutated code".
-UNEVIDENCED_BY_CAUSE = {
-    "unreached": "nothing proves this verdict: no test executed the mutated code",
-    "control": "nothing proves this invariance: its control did not hold in this run",
-    "order": "the red came from the test order, not from the defect: the test never executed the "
-    "mutated code itself, and went red after a test that did; name it in may_kill if it may go red so",
-    "elsewhere": "the red did not come from the defect: the test never executed the mutated code "
-    "(line numbers, a test the selection left out); name it in may_kill if it may go red so",
-}
-
-
-def cause_of(extras: dict[str, Any]) -> str:
-    """What a broken or unevidenced verdict's explanation depends on."""
-    return str(extras.get("broken_cause") or extras.get("unevidenced_cause") or "")
-
-
-def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
-    """The one-line meaning of a verdict, for the mutation it was given to (a broken or an
-    unevidenced one's by its case: `cause_of` its extras)."""
-    if verdict == BROKEN_VERDICT and cause in BROKEN_BY_CAUSE:
-        return BROKEN_BY_CAUSE[cause]
-    if verdict == UNEVIDENCED and cause in UNEVIDENCED_BY_CAUSE:
-        return UNEVIDENCED_BY_CAUSE[cause]
-    return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
-
 
 @dataclass(frozen=True)
 class RedTest:

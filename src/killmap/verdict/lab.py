@@ -16,10 +16,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from killmap.catalog.plan import DEFAULT_SEED, LabOptions, load, recorded_durations
-from killmap.catalog.project import check_targets_copied, project_files
+from killmap.catalog.plan import DEFAULT_SEED, LabOptions, read_plan
+from killmap.catalog.plan import load as load  # commands and benchmarks read catalogs through the lab
+from killmap.catalog.project import project_files
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Engine, Launch, memory_limit
+from killmap.mutate.memo import MutantBuilder, MutantMemo, Prepared, prepared_mutant, remembered_mutant
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
@@ -28,14 +30,7 @@ from killmap.verdict.cache import VerdictCache, test_files_digest
 from killmap.verdict.dispatch import Dispatch, Progress
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
-from killmap.verdict.prepare import (
-    MutantBuilder,
-    build_and_remember,
-    check_control_sites,
-    remembered_mutant,
-    static_verdict,
-    with_warnings,
-)
+from killmap.verdict.prepare import check_control_sites, static_verdict, with_warnings
 from killmap.verdict.trial import run_mutant
 
 
@@ -57,9 +52,9 @@ def run_lab(
     root: Path, options: LabOptions, progress: Progress = lambda kind, data: None, launch: Launch | None = None
 ) -> LabResult:
     """The gate: every selected mutation of the catalogs, to its verdict."""
-    _, mutations = load(root, options)
+    plan = read_plan(root, options)
     # A shard balanced by --durations also starts its dearest mutations first, by the same report.
-    return run_mutations(root, mutations, options, progress, launch=launch, recorded=recorded_durations(options))
+    return run_mutations(root, plan.mutations, options, progress, launch=launch, recorded=plan.durations)
 
 
 def run_mutations(
@@ -89,7 +84,7 @@ def run_mutations(
     lab = _new_lab(root, mutations, options, progress, launch, recorded)
     prebuilt = dict(mutants or {})
     # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
-    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, lab.cache) for m in mutations}
+    known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, lab.memo) for m in mutations}
     pending = [m for m in mutations if not lab.cached_already(m, known[m.name])]
     if not pending and launch is not None:
         launch.dismiss()  # every verdict is cached: no worker will be needed
@@ -121,9 +116,8 @@ def _new_lab(
     usable = options.focus is None and options.seed is not None
     reads, writes = usable and options.use_cache, usable and options.write_cache
     cache = VerdictCache(root, options.cache_dir, reads=reads, writes=writes) if reads or writes else None
-    return _Lab(
-        root, files, options, progress, launch, cache, MutantBuilder(root), _Announcer(mutations, progress), recorded
-    )
+    announce = _Announcer(mutations, progress)
+    return _Lab(root, files, options, progress, launch, cache, MutantBuilder(root), announce, recorded)
 
 
 def _settle_then_run(
@@ -164,12 +158,29 @@ def _checked_input(root: Path, mutations: list[Mutation]) -> list[str]:
     malformed memory setting, a target the sandbox would not hold, a revert-patch's changed byte
     (before a worker starts)."""
     memory_limit(1)
-    files = project_files(root)
-    check_targets_copied(mutations, files)
     for mutation in mutations:
         if mutation.op == "revert-patch":
             check_patch_pins(root, mutation)
+    files = project_files(root)
+    check_targets_copied(mutations, files)
     return files
+
+
+def check_targets_copied(mutations, files: list[str]) -> None:
+    """Every target must be one of the files a sandbox holds, or it cannot be mutated there.
+
+    The sandbox is a copy of `project_files`: a git-ignored target is not in it, and
+    would otherwise come out as an 'inconclusive' run with an empty log.
+    """
+    copied = set(files)
+    for mutation in mutations:
+        if mutation.target.path not in copied:
+            raise mutation.fail(
+                f"target {mutation.target.path} is not one of the project's files (it is "
+                "git-ignored, or in a folder the gate never copies), so the sandbox "
+                "would not hold it",
+                "target",
+            )
 
 
 @dataclass(frozen=True)
@@ -192,6 +203,10 @@ class _Lab:
     keys: dict[str, str] = field(default_factory=dict)
     digests: dict[GateSettings, str] = field(default_factory=dict)
 
+    @property
+    def memo(self) -> MutantMemo | None:
+        return self.cache.mutants if self.cache is not None else None
+
     def key_of(self, mutation: Mutation, mutant: Mutant) -> str:
         if mutation.settings not in self.digests:
             self.digests[mutation.settings] = test_files_digest(self.root, self.files, mutation.settings.tests)
@@ -202,11 +217,11 @@ class _Lab:
         cache = self.cache
         return bool(cache and mutant and cache.lookup(mutation.name, self.key_of(mutation, mutant)) is not None)
 
-    def settle(self, mutation: Mutation, mutant: Mutant) -> None:
+    def settle(self, mutation: Mutation, prepared: Prepared) -> None:
         """The mutant's static verdict or cached one, if it has either."""
-        cache = self.cache
+        cache, mutant = self.cache, prepared.mutant
         self.mutants[mutation.name] = mutant
-        early, self.warnings[mutation.name] = static_verdict(self.root, mutation, mutant, cache)
+        early, self.warnings[mutation.name] = static_verdict(mutation, prepared)
         if early is not None:
             self.decided[mutation.name] = early
             return
@@ -306,7 +321,7 @@ def _build_while_the_baseline_runs(
             )
         with _prompt_handover():
             for mutation in mutations:
-                lab.settle(mutation, known[mutation.name] or build_and_remember(root, mutation, lab.sources, lab.cache))
+                lab.settle(mutation, prepared_mutant(root, mutation, known[mutation.name], lab.sources, lab.memo))
                 if (
                     dispatch is not None
                     and early_baseline is not None  # made with the dispatch

@@ -238,7 +238,7 @@ def _scenario(
     deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
     records = engine.scratch.path / f"absence-{label}.jsonl"
     # A test module that does not import without the fix is a finding, not the end of the run.
-    extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-absence={records}")
+    extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-missing-names={records}")
     return Scenario(
         label=label,
         tests=tuple(tests) + deselect,

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from killmap.engine.containment.inotify_watch import ChangeFeed
+from killmap.engine.containment.inotify_watch import InotifyWatch
 from killmap.engine.containment.tree_watch import Found, TreeWatch
 
 
@@ -91,7 +91,7 @@ class TreeGuard:
         self._prefix = str(folder) + os.sep
         # Begun before the files are stat'ed: whatever happens meanwhile is heard at the first check.
         folders = every_folder(self._prefix) if watch_new_files else sorted({rel.rpartition("/")[0] for rel in files})
-        self._feed = ChangeFeed.open(self._prefix, folders, files)
+        self._watch = InotifyWatch.open(self._prefix, folders, files)
         # Size and times as they are in the guarded tree; the hash of the pristine bytes
         # (`hashes`: already computed for this pristine copy, shared by all its guards).
         self.states = {}
@@ -103,7 +103,7 @@ class TreeGuard:
         # more than the stats.
         self._lock = threading.Lock()  # the working tree's guard is shared by every worker
         self.last_seen_ns: dict[str, int] = {}  # when a changed file was last written
-        # The folders listed once, for the feed above and for these stamps.
+        # The folders listed once, for the watch above and for these stamps.
         self._folders = FolderStamps(self._prefix, folders) if watch_new_files else None
 
     def check_and_restore(self, keep_in: Path | None = None, expected: Collection[str] = ()) -> Changes:
@@ -120,11 +120,11 @@ class TreeGuard:
             return changes
 
     def _heard_nothing_else(self, expected: Collection[str]) -> bool:
-        """Whether the feed heard nothing, or only the `expected` files replaced by a copy of
+        """Whether the watch heard nothing, or only the `expected` files replaced by a copy of
         their own bytes (and the worker's temporary file and bytecode beside them)."""
-        feed = self._feed
-        heard = feed.heard() if feed is not None else None
-        if feed is None or heard is None:
+        watch = self._watch
+        heard = watch.heard() if watch is not None else None
+        if watch is None or heard is None:
             return False
         allowed: set[str] = set()
         for rel in expected:
@@ -135,8 +135,8 @@ class TreeGuard:
         for rel in heard & set(expected):
             if rel not in self.states or not self._same_bytes(rel):
                 return False
-            if not feed.watch(rel):  # a new inode: the old one's watch went with it
-                self._drop_feed()
+            if not watch.watch(rel):  # a new inode: the old one's watch went with it
+                self._drop_watch()
         return True
 
     def _same_bytes(self, rel: str) -> bool:
@@ -154,22 +154,22 @@ class TreeGuard:
 
     def _watch_new_folders(self) -> None:
         """A folder a run added and the restore kept (bytecode in it) is heard from now on."""
-        if self._feed is None or self._folders is None:
+        if self._watch is None or self._folders is None:
             return
         for folder in self._folders.stamps:
-            if folder not in self._feed.folders and not self._feed.watch(folder, folder=True):
-                self._drop_feed()
+            if folder not in self._watch.folders and not self._watch.watch(folder, folder=True):
+                self._drop_watch()
                 return
 
-    def _drop_feed(self) -> None:
+    def _drop_watch(self) -> None:
         """A watch refused (the user's limit): every check looks at everything from now on."""
-        if self._feed is not None:
-            self._feed.close()
-            self._feed = None
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
 
     def close(self) -> None:
-        if self._feed is not None:
-            self._feed.close()
+        if self._watch is not None:
+            self._watch.close()
 
     def _check_and_restore(self, keep_in: Path | None) -> Changes:
         modified, removed = [], []

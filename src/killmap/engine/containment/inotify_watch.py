@@ -8,7 +8,7 @@ entry created, deleted, renamed, written or closed after writing, and one on eve
 hears what is done to it through another name (a hard link made elsewhere). A guard that
 hears nothing but what it expects skips its look; anything else, or a queue that overflowed,
 and it looks at everything as before. Where inotify is missing (macOS) or refuses a watch
-(the user's limit), there is no feed and every check looks at everything.
+(the user's limit), there is no watch and every check looks at everything.
 
 Reached through ctypes as landlock.py reaches Landlock: the standard library has no binding,
 and the calls are three.
@@ -41,7 +41,13 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-class ChangeFeed:
+def switched_off() -> bool:
+    """KILLMAP_INOTIFY=0 switches the watches off, every check then looks at everything;
+    KILLMAP_CHANGEFEED=0, its earlier name, still does (docs/containment.md names both)."""
+    return os.environ.get("KILLMAP_INOTIFY", os.environ.get("KILLMAP_CHANGEFEED")) == "0"
+
+
+class InotifyWatch:
     """Watches on a tree's folders and files. `heard()` says which of its paths something
     happened to since the last call, or None when that cannot be told."""
 
@@ -53,9 +59,9 @@ class ChangeFeed:
         self._lost = False  # the queue overflowed since the last call: what was lost is unknown
 
     @classmethod
-    def open(cls, prefix: str, folders: Iterable[str], files: Iterable[str]) -> ChangeFeed | None:
-        """A feed on `folders` and `files` (tree-relative), or None where there can be none."""
-        if not sys.platform.startswith("linux") or os.environ.get("KILLMAP_CHANGEFEED") == "0":
+    def open(cls, prefix: str, folders: Iterable[str], files: Iterable[str]) -> InotifyWatch | None:
+        """A watch on `folders` and `files` (tree-relative), or None where there can be none."""
+        if not sys.platform.startswith("linux") or switched_off():
             return None
         try:
             fd = _libc().inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
@@ -67,11 +73,11 @@ class ChangeFeed:
         if any(os.path.islink(prefix + rel) for rel in files):
             os.close(fd)  # a write through a link is heard at its target, which may lie outside
             return None
-        feed = cls(fd, prefix)
-        if not (all(feed.watch(rel, folder=True) for rel in folders) and all(feed.watch(rel) for rel in files)):
-            feed.close()
+        watch = cls(fd, prefix)
+        if not (all(watch.watch(rel, folder=True) for rel in folders) and all(watch.watch(rel) for rel in files)):
+            watch.close()
             return None  # the user's limit of watches, or a path gone meanwhile: look every time
-        return feed
+        return watch
 
     def watch(self, rel: str, *, folder: bool = False) -> bool:
         """Watch one more path (again, after it was replaced by a new file); whether it took."""

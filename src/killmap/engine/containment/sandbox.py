@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from killmap.engine.containment.guard import Stamp, folder_stamp
-from killmap.engine.containment.inotify_watch import ChangeFeed
+from killmap.engine.containment.inotify_watch import InotifyWatch
 
 # Written in every scratch folder: "pid@host" of the gate that owns it. Only a folder holding
 # this file, made on this host (a container sharing /tmp has its own pids), whose gate is
@@ -85,7 +85,7 @@ class Scratch:
         # What the pristine copy was made from, and its folders as made (repair_pristine).
         self._pristine_source: tuple[Path, list[str]] | None = None
         self._pristine_folders: dict[str, Stamp | None] = {}
-        self._pristine_feed: ChangeFeed | None = None  # what the kernel heard there (inotify_watch.py)
+        self._pristine_watch: InotifyWatch | None = None  # what the kernel heard there (inotify_watch.py)
         self._pristine_lock = threading.Lock()
         # pytest's rewritten test modules (assert_rewrites.py): written here by this gate's
         # sessions, read from here and from `kept_rewrites`, which outlives the gate.
@@ -103,10 +103,10 @@ class Scratch:
 
     def _stamp_pristine(self) -> None:
         assert self.pristine is not None
-        if self._pristine_feed is not None:
-            self._pristine_feed.close()
+        if self._pristine_watch is not None:
+            self._pristine_watch.close()
         prefix = str(self.pristine) + os.sep
-        self._pristine_feed = ChangeFeed.open(prefix, (f[len(prefix) :] for f, _, _ in os.walk(prefix)), ())
+        self._pristine_watch = InotifyWatch.open(prefix, (f[len(prefix) :] for f, _, _ in os.walk(prefix)), ())
         self._pristine_folders = folder_stamps(self.pristine)
 
     def repair_pristine(self) -> bool:
@@ -120,7 +120,7 @@ class Scratch:
         with self._pristine_lock:
             if self.pristine is None or self._pristine_source is None:
                 return False
-            if self._pristine_feed is not None and self._pristine_feed.heard() == set():
+            if self._pristine_watch is not None and self._pristine_watch.heard() == set():
                 return False
             if all(folder_stamp(folder) == stamp for folder, stamp in self._pristine_folders.items()):
                 return False
@@ -162,15 +162,15 @@ class Scratch:
         parent.mkdir(exist_ok=True)  # pytest creates the basetemp itself, not its parents
         return parent / f"{number:05d}"
 
-    def close_feed(self) -> None:
-        if self._pristine_feed is not None:
-            self._pristine_feed.close()
+    def close_watch(self) -> None:
+        if self._pristine_watch is not None:
+            self._pristine_watch.close()
 
     def remove_files(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
 
     def remove(self) -> None:
-        self.close_feed()
+        self.close_watch()
         self.remove_files()
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 
-class Claims:
+class ClaimFile:
     """One byte per key of a file shared by the runs, set under an exclusive lock: four system
     calls a claim, on any file system (a file per claim cost 75 us to create in a disk-backed
     /tmp). A key's byte is its place among the sorted keys, the same in every run, whatever
@@ -61,7 +61,7 @@ class Claims:
             self._fd = None
 
 
-class SharedItems:
+class ClaimedItems:
     """A run's items, claimed test by test as the run goes.
 
     pytest's run loop (and the collected session's, session.py) iterates over `session.items`
@@ -71,7 +71,7 @@ class SharedItems:
     and the loop finds item k + 1 final when it asks for it."""
 
     def __init__(self, path: str, items: list[Any]):
-        self.claims = Claims(path, [item.nodeid for item in items])
+        self.claims = ClaimFile(path, [item.nodeid for item in items])
         self._waiting = deque(items)
         self.items = items
         items[:] = []  # the same list object: the loop holds it

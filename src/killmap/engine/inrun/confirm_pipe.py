@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 
 @dataclass
-class CopyLink:
+class ConfirmCopyPipes:
     """The run's ends of the pipes to its copy."""
 
     pid: int
@@ -25,7 +25,7 @@ class CopyLink:
     done: int  # copy -> run: one byte once the re-runs are recorded
 
 
-def fork_copy() -> tuple[CopyLink | None, tuple[int, int]]:
+def fork_copy() -> tuple[ConfirmCopyPipes | None, tuple[int, int]]:
     """(the link, ...) in the run; (None, (where the copy reads its re-runs, where it reports))
     in the copy."""
     tell_read, tell_write = os.pipe()
@@ -37,7 +37,7 @@ def fork_copy() -> tuple[CopyLink | None, tuple[int, int]]:
         return None, (tell_read, done_write)
     os.close(tell_read)
     os.close(done_write)
-    return CopyLink(pid, tell_write, done_read), (-1, -1)
+    return ConfirmCopyPipes(pid, tell_write, done_read), (-1, -1)
 
 
 def read_reruns(tell_read: int) -> set[str]:
@@ -49,7 +49,7 @@ def read_reruns(tell_read: int) -> set[str]:
     return set(json.loads(b"".join(chunks) or b"[]"))
 
 
-def send_reruns(link: CopyLink, wanted: list[str]) -> None:
+def send_reruns(link: ConfirmCopyPipes, wanted: list[str]) -> None:
     """In the run: tell the copy what to re-run, and wait until it has reported."""
     data = json.dumps(wanted).encode()
     try:

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 
-class PluginNeutraliser:
+class ForeignPluginsOff:
     def __init__(self, seed: int | None):
         # The gate's seed (catalog.plan.DEFAULT_SEED unless --seed): pytest-randomly reseeds
         # each test from it, Hypothesis draws every property test's examples from it. None is
@@ -157,7 +157,7 @@ def switch_off_cache_options(option: Any) -> None:
 
 def reseed(config: pytest.Config, seed: int) -> None:
     """A fork of the collected session drawing from `seed` instead of the session's: what
-    `PluginNeutraliser` set for the session, set again. pytest-randomly reads its seed at each
+    `ForeignPluginsOff` set for the session, set again. pytest-randomly reads its seed at each
     test, Hypothesis at each test's first draw; what ran at import drew from the session's."""
     if hasattr(config.option, "randomly_seed"):
         config.option.randomly_seed = seed

@@ -9,7 +9,7 @@ read from the exception object itself (never from pytest's terminal text):
 `ImportError.name_from` (Python 3.12+) or, before it, the fixed wording CPython gives that
 exception.
 
-Loaded into a run with `-p killmap.engine.inrun.missing_names --killmap-absence=FILE`
+Loaded into a run with `-p killmap.engine.inrun.missing_names --killmap-missing-names=FILE`
 (runner.Scenario's `extra_args`); it appends one JSON line per ImportError or AttributeError pytest reports
 for a test's phase, and one per collector that failed (a test module that does not
 import), with the exception that stopped it. This module
@@ -32,11 +32,11 @@ _CANNOT_IMPORT = re.compile(r"^cannot import name '([^']+)' from '([^']+)'")
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--killmap-absence", default=None, help=argparse.SUPPRESS)
+    parser.addoption("--killmap-missing-names", default=None, help=argparse.SUPPRESS)
 
 
 def pytest_exception_interact(node, call, report) -> None:
-    out = node.config.getoption("killmap_absence")
+    out = node.config.getoption("killmap_missing_names")
     if not out or call.excinfo is None:
         return
     found = missing_name(call.excinfo.value)
@@ -58,7 +58,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
     try:
         outcome.get_result()
     except BaseException as exc:  # noqa: BLE001 - recorded; pluggy re-raises it to pytest
-        out = getattr(early_config.known_args_namespace, "killmap_absence", None)
+        out = getattr(early_config.known_args_namespace, "killmap_missing_names", None)
         if out:
             path = getattr(exc, "path", None)
             _write(

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.inrun.baseline_split import SharedItems
-from killmap.engine.inrun.confirm_pipe import CopyLink, fork_copy, read_reruns, report_done, send_reruns
+from killmap.engine.inrun.baseline_split import ClaimedItems
+from killmap.engine.inrun.confirm_pipe import ConfirmCopyPipes, fork_copy, read_reruns, report_done, send_reruns
 from killmap.engine.inrun.failures import describe_failure, shorten, shorten_middle, unrendered_failure
 from killmap.engine.inrun.foreign_plugins import private_hypothesis_home
 from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
@@ -66,7 +66,7 @@ class Recorder:
         self.confirming = False  # True in the forked confirmation process
         self.red: set[str] = set()
         self.collected: list[str] = []
-        self._copy: CopyLink | None = None  # in the run: its confirmation copy, once forked
+        self._copy: ConfirmCopyPipes | None = None  # in the run: its confirmation copy, once forked
         # In a run that confirms in place (`confirm_in_place`): its items, kept at the snapshot.
         self._in_place: list[Any] | None = None
         self._report_to: int | None = None  # in the copy: where it says it has reported
@@ -77,7 +77,7 @@ class Recorder:
         # The file where the parallel runs of one baseline pass claim the tests each runs
         # (baseline_split.py); None runs every item.
         self.run_claims = run_claims
-        self._shared: SharedItems | None = None
+        self._shared: ClaimedItems | None = None
         self._begun = 0  # items started so far: where the run loop is in `session.items`
         self.phases: dict[str, dict[str, Any]] = {}
         self._phase: dict[str, str] = {}  # the phase each test is in, for an interruption
@@ -127,7 +127,7 @@ class Recorder:
         """With run claims, narrow the session's items to the tests this run claims, as it
         goes; `collected` stays the whole list, which every run of the pass compares."""
         if self.run_claims is not None and session.items:
-            self._shared = SharedItems(self.run_claims, session.items)
+            self._shared = ClaimedItems(self.run_claims, session.items)
 
     def _trace(self, on: bool) -> None:
         if on != self.tracing:

@@ -1,9 +1,9 @@
 """Per-test lines of the mutation targets from sys.monitoring (Python 3.12+), not a tracer.
 
-The baseline's reach evidence used to be coverage's C tracer with a context per test. Any
-trace function puts the whole interpreter on its slow path, so a traced test ran 2-5x
-slower even where it ran nothing of a target file. sys.monitoring instead arms LINE events
-on the target files' code objects alone; everything else runs at full speed.
+A trace function (coverage's C tracer, with a context per test) puts the whole interpreter
+on its slow path: a traced test runs 2-5x slower even where it runs nothing of a target file.
+sys.monitoring arms LINE events on the target files' code objects alone; everything else runs
+at full speed.
 
 What it records must be what the C tracer records, or selection would miss a test:
 

@@ -16,7 +16,7 @@ def real_path(path: str) -> str:
 
     Every red test and every origin proof resolves the same few hundred module paths;
     resolving each again cost tens of milliseconds per mutant. The session server fills
-    this before it forks (`warm_real_paths`), from the unmutated sandbox, so each fork
+    this before it forks (`resolve_loaded_paths`), from the unmutated sandbox, so each fork
     starts with the answers. A path a mutant introduces is a new string: resolved afresh.
     """
     found = real_paths_seen.get(path)
@@ -25,6 +25,6 @@ def real_path(path: str) -> str:
     return found
 
 
-def warm_real_paths() -> None:
+def resolve_loaded_paths() -> None:
     for module in list(sys.modules.values()):
         real_path(getattr(module, "__file__", None) or "")

@@ -19,7 +19,7 @@ outermost function, whose other locals decide which of its names are free.
 Anything else (a line added or removed, a change outside every unit, a place that cannot be
 matched) returns None, and the caller compiles the whole file as before. The worker does the
 compiling (`unit_to_hand`) and hands the fork the code objects as bytes (`CompiledUnit`): a
-compile in the fork copies every page it writes to first. tests/killmap/test_unitcompile.py
+compile in the fork copies every page it writes to first. tests/killmap/test_unit_compile.py
 holds the result to a whole-file compile for every mutant of this project's own modules, code
 object by code object.
 """

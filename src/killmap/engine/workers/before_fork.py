@@ -10,11 +10,11 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from killmap.engine.reach.real_paths import warm_real_paths
+from killmap.engine.reach.real_paths import resolve_loaded_paths
 from killmap.engine.swap.code_swap import harness_frozen
 
 
-def warm_worker() -> None:
+def preload_for_forks() -> None:
     """Do once, before the worker forks anything, what every session would do again.
 
     - pytest's built-in plugins, and the modules they import only once a session starts
@@ -38,6 +38,6 @@ def warm_worker() -> None:
             importlib.import_module(name)
         except ImportError:  # a plugin this pytest version does not ship
             pass
-    warm_real_paths()
+    resolve_loaded_paths()
     inspect.stack()
     harness_frozen()  # gc.freeze(), and every later freeze by the project noted (code_swap.py)

@@ -27,7 +27,7 @@ from killmap.engine.containment.landlock import hide_from_tests
 from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.workers.worker_forks import open_pipes
 
-WorkerProcess = Any  # subprocess.Popen or worker_forks.SiblingProcess: what pool.Worker drives
+WorkerProcess = Any  # subprocess.Popen or worker_forks.ForkedWorkerProcess: what pool.Worker drives
 
 
 def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:

@@ -17,7 +17,7 @@ from typing import Any
 from killmap.engine.containment.guard import Containment, TreeGuard
 from killmap.engine.containment.inotify_watch import close_together
 from killmap.engine.workers.launch import Launch, start_workers, stop_workers
-from killmap.engine.workers.worker_forks import SiblingProcess
+from killmap.engine.workers.worker_forks import ForkedWorkerProcess
 from killmap.errors import GateError
 
 
@@ -25,7 +25,7 @@ from killmap.errors import GateError
 class Worker:
     index: int
     sandbox: Path
-    process: subprocess.Popen | SiblingProcess  # the first worker is started, the others forked from it
+    process: subprocess.Popen | ForkedWorkerProcess  # the first worker is started, the others forked from it
     guard: TreeGuard | None = None  # the sandbox, checked and repaired after each run
     containment: Containment | None = None  # the working tree, shared by every worker
     # The sandbox was repaired after a run: the collected session saw the damage (its
@@ -57,7 +57,7 @@ class Worker:
             raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
         said = json.loads(ready)
         self.preloaded = frozenset(said.get("preloaded", ()))
-        if isinstance(self.process, SiblingProcess):
+        if isinstance(self.process, ForkedWorkerProcess):
             self.process.pid = said["pid"]
         self.started = True
 

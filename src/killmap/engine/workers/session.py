@@ -33,7 +33,7 @@ from killmap.engine.inrun.plugin import Recorder, conclude_run, deselected_by, r
 from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
 from killmap.engine.reach import probes
 from killmap.engine.reach.line_monitor import LineMonitor
-from killmap.engine.reach.real_paths import warm_real_paths
+from killmap.engine.reach.real_paths import resolve_loaded_paths
 from killmap.engine.swap.code_swap import LiveFunctions, swap_in
 from killmap.engine.swap.unit_compile import CompiledUnit
 from killmap.engine.workers.reaper import die_with_parent
@@ -77,7 +77,7 @@ class SessionServer:
             self.coverage.stop()  # paused: only a traced run's fork resumes it
         if session.testsfailed:
             return True  # a collection error: no "ready", so the worker never uses this server
-        warm_real_paths()  # every fork's origin proof resolves these module paths: once, here
+        resolve_loaded_paths()  # every fork's origin proof resolves these module paths: once, here
         functions = self.functions = LiveFunctions()  # and every swap looks for the functions of its file
         for path in self.prepare:
             try:

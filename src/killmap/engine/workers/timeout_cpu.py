@@ -1,8 +1,9 @@
 """Whether a run stopped at its limit was busy or idle when it was stopped.
 
-"An infinite loop" was said of every timeout, and an `await` that never resolves or a thread
-stuck in `sleep()` is no loop: the fix differs. The worker measures the CPU time the run's
-process used over the last part of its limit (Linux's /proc; elsewhere it cannot say).
+A timeout is not always an infinite loop: an `await` that never resolves or a thread stuck
+in `sleep()` is no loop, and the fix differs, so a timeout says which it was. The worker
+measures the CPU time the run's process used over the last part of its limit (Linux's /proc;
+elsewhere it cannot say).
 """
 
 from __future__ import annotations

@@ -29,15 +29,15 @@ from typing import Any
 import pytest
 
 from killmap.engine.containment.sandbox import copy_files
-from killmap.engine.inrun.foreign_plugins import PluginNeutraliser
+from killmap.engine.inrun.foreign_plugins import ForeignPluginsOff
 from killmap.engine.inrun.plugin import Recorder, conclude_run, run_claims_of
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
-from killmap.engine.workers.before_fork import warm_worker
+from killmap.engine.workers.before_fork import preload_for_forks
 from killmap.engine.workers.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
 from killmap.engine.workers.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.workers.session import FALLBACK, SessionServer
 from killmap.engine.workers.timeout_cpu import CpuSample, cpu_seconds, watch_window
-from killmap.engine.workers.worker_forks import fork_siblings, pipes_from
+from killmap.engine.workers.worker_forks import fork_workers, pipes_from
 
 _current_child: list[int] = []
 _gate: list[int] = [0]  # the gate's pid: a worker whose gate is gone stops itself (_gate_gone)
@@ -63,10 +63,10 @@ def _main() -> int:
     _gate[0] = os.getppid()
     _start_entry[0] = sys.path[0] if sys.path and sys.path[0] == os.getcwd() else None
     signal.signal(signal.SIGTERM, _terminate)
-    warm_worker()
+    preload_for_forks()
     # The other workers are forks of this one, warm from here on (worker_forks.py). Each watches
     # the gate itself (_gate_gone): this worker may die first.
-    _siblings[:], _ = fork_siblings(pipes_from(sys.argv))
+    _siblings[:], _ = fork_workers(pipes_from(sys.argv))
     become_subreaper()
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
@@ -345,7 +345,7 @@ def _serve_session(
         plugin = SessionServer(requests_read, responses_write, request.get("blocked_root"), spec.get("prepare"), cov)
         # The session's own seed: a run that reseeds (runner.Scenario.reseed) does so in its fork.
         seed = spec["seed"] if "seed" in spec else request.get("seed")
-        pytest.main(list(spec["args"]), plugins=[plugin, PluginNeutraliser(seed)])
+        pytest.main(list(spec["args"]), plugins=[plugin, ForeignPluginsOff(seed)])
         code = 0
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
@@ -587,7 +587,7 @@ def _child(request: dict[str, Any]) -> None:
             snapshot=request.get("snapshot"),
             first_red=bool(request.get("first_red")),
         )
-        exit_code = pytest.main(list(request["args"]), plugins=[recorder, PluginNeutraliser(request.get("seed"))])
+        exit_code = pytest.main(list(request["args"]), plugins=[recorder, ForeignPluginsOff(request.get("seed"))])
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.
         conclude_run(
             recorder,

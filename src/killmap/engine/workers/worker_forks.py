@@ -19,7 +19,7 @@ its siblings out of the leftovers it kills after each run (worker.py), and reaps
 they end. Every worker watches the gate itself, a sibling too: a mutant can kill the first
 worker, and the gate then replaces it and goes on (pool.Worker.replace), so a sibling stops
 itself only when the gate is gone. The gate knows a sibling's pid from its ready line, and
-cannot wait for it as for a child: `SiblingProcess` polls.
+cannot wait for it as for a child: `ForkedWorkerProcess` polls.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import IO
 
 from killmap.engine.workers.reaper import is_zombie
 
-ARGUMENT = "--siblings"
+ARGUMENT = "--forked-workers"
 
 
-class SiblingProcess:
+class ForkedWorkerProcess:
     """The gate's handle on a forked worker: what `pool.Worker` uses of a `subprocess.Popen`."""
 
     def __init__(self, stdin: IO[str], stdout: IO[str]):
@@ -66,7 +66,7 @@ class SiblingProcess:
             time.sleep(0.005)
 
 
-def open_pipes(count: int) -> tuple[list[str], tuple[int, ...], list[SiblingProcess]]:
+def open_pipes(count: int) -> tuple[list[str], tuple[int, ...], list[ForkedWorkerProcess]]:
     """Pipes for `count` siblings: (the first worker's arguments, the fds it must inherit,
     the gate's handles). The caller closes the inherited fds once the first worker runs."""
     arguments, inherited, handles = [], [], []
@@ -76,7 +76,7 @@ def open_pipes(count: int) -> tuple[list[str], tuple[int, ...], list[SiblingProc
         arguments.append(f"{requests_read},{responses_write}")
         inherited += [requests_read, responses_write]
         handles.append(
-            SiblingProcess(
+            ForkedWorkerProcess(
                 os.fdopen(requests_write, "w", encoding="utf-8", buffering=1),
                 os.fdopen(responses_read, "r", encoding="utf-8"),
             )
@@ -93,7 +93,7 @@ def pipes_from(argv: list[str]) -> list[tuple[int, int]]:
     return [(int(requests), int(responses)) for requests, responses in pairs]
 
 
-def fork_siblings(pipes: list[tuple[int, int]]) -> tuple[list[int], bool]:
+def fork_workers(pipes: list[tuple[int, int]]) -> tuple[list[int], bool]:
     """In the first worker, once pytest is imported: (the siblings' pids, whether this
     process is a sibling). A sibling returns with its pipes as its stdin and stdout, in its
     own session, and with no other sibling's fds; the first worker, with none of them."""

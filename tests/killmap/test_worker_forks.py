@@ -15,7 +15,7 @@ from killmap.catalog.project import project_files
 from killmap.engine.core import Engine
 from killmap.engine.runner import Scenario
 from killmap.engine.workers.pool import Pool
-from killmap.engine.workers.worker_forks import SiblingProcess
+from killmap.engine.workers.worker_forks import ForkedWorkerProcess
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -32,8 +32,8 @@ def test_only_the_first_worker_is_started_and_the_others_are_its_forks_in_their_
         for worker in pool.workers:
             worker.wait_ready()
         first, *siblings = (worker.process for worker in pool.workers)
-        assert not isinstance(first, SiblingProcess)
-        assert all(isinstance(sibling, SiblingProcess) for sibling in siblings)
+        assert not isinstance(first, ForkedWorkerProcess)
+        assert all(isinstance(sibling, ForkedWorkerProcess) for sibling in siblings)
         assert [_parent_of(sibling.pid) for sibling in siblings] == [first.pid, first.pid]
         # Each its own session and group, as start_new_session gave a started worker: the
         # gate stops a worker by its group, and a run's timeout kills only its own group.
@@ -151,7 +151,7 @@ def test_a_forked_worker_that_ended_unreaped_counts_as_gone(tmp_path):
     if pid == 0:
         os._exit(0)
     try:
-        handle = SiblingProcess(open(os.devnull, "w"), open(os.devnull))
+        handle = ForkedWorkerProcess(open(os.devnull, "w"), open(os.devnull))
         handle.pid = pid
         deadline = time.monotonic() + 10
         while handle.alive() and time.monotonic() < deadline:
@@ -161,6 +161,6 @@ def test_a_forked_worker_that_ended_unreaped_counts_as_gone(tmp_path):
         os.kill(pid, 0)  # still there, as a zombie: only the zombie check said it was gone
     finally:
         os.waitpid(pid, 0)
-    me = SiblingProcess(open(os.devnull, "w"), open(os.devnull))
+    me = ForkedWorkerProcess(open(os.devnull, "w"), open(os.devnull))
     me.pid = os.getpid()
     assert me.alive()

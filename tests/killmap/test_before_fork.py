@@ -14,8 +14,8 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
         import gc, sys
         from killmap.engine.reach.real_paths import real_paths_seen
         from killmap.engine.swap.code_swap import LiveFunctions
-        from killmap.engine.workers.before_fork import warm_worker
-        warm_worker()
+        from killmap.engine.workers.before_fork import preload_for_forks
+        preload_for_forks()
         assert "pdb" in sys.modules, "pdb is left for every session to import"
         assert real_paths_seen, "the module paths are left for every fork to resolve"
         assert gc.get_freeze_count() > 0, "the worker's heap is not frozen"
@@ -26,7 +26,7 @@ def test_a_warmed_worker_has_frozen_its_heap_and_a_later_module_s_functions_are_
         import later
         functions = LiveFunctions()
         assert [f.__name__ for f in functions.by_file[later.__file__]] == ["later"]
-        assert warm_worker.__code__.co_filename not in functions.by_file
+        assert preload_for_forks.__code__.co_filename not in functions.by_file
         print("ok")
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

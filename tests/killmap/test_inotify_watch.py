@@ -1,4 +1,4 @@
-"""The kernel's change feed (inotify_watch.py): a guard that heard nothing looks at nothing, and
+"""What the kernel hears through inotify (inotify_watch.py): a guard that heard nothing looks at nothing, and
 everything a run can do to a file is heard."""
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import pytest
 
 from killmap.engine.containment import inotify_watch
 from killmap.engine.containment.guard import TreeGuard
-from killmap.engine.containment.inotify_watch import ChangeFeed
+from killmap.engine.containment.inotify_watch import InotifyWatch
 
 FILES = ["pyproject.toml", "src/pkg/__init__.py", "src/pkg/core.py", "tests/test_core.py"]
 
-pytestmark = pytest.mark.skipif(ChangeFeed.open("/", [""], []) is None, reason="no change feed on this platform")
+pytestmark = pytest.mark.skipif(InotifyWatch.open("/", [""], []) is None, reason="no inotify on this platform")
 
 
 @pytest.fixture
 def guarded(tmp_path, monkeypatch):
+    monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
     monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
     pristine = tmp_path / "pristine"
     for rel in FILES:
@@ -96,8 +97,8 @@ def test_a_write_through_a_hard_link_made_outside_the_tree_is_heard(guarded, tmp
 
 def test_an_overflowing_queue_says_nothing_can_be_told(tmp_path, monkeypatch):
     (tmp_path / "busy.txt").write_text("")
-    feed = ChangeFeed.open(str(tmp_path) + os.sep, [""], ["busy.txt"])
-    assert feed is not None
+    watch = InotifyWatch.open(str(tmp_path) + os.sep, [""], ["busy.txt"])
+    assert watch is not None
     try:
         with open("/proc/sys/fs/inotify/max_queued_events") as limit:
             events = int(limit.read())
@@ -108,26 +109,29 @@ def test_an_overflowing_queue_says_nothing_can_be_told(tmp_path, monkeypatch):
     with open(tmp_path / "busy.txt", "a") as handle:
         for _ in range(events + 10):
             os.utime(handle.fileno())
-    assert feed.heard() is None
-    assert feed.heard() == set()  # known again once the caller has looked at everything
-    feed.close()
+    assert watch.heard() is None
+    assert watch.heard() == set()  # known again once the caller has looked at everything
+    watch.close()
 
 
-def test_a_tree_with_a_linked_file_gets_no_feed(tmp_path):
+def test_a_tree_with_a_linked_file_gets_no_watch(tmp_path):
     (tmp_path / "real.txt").write_text("")
     os.symlink(tmp_path / "real.txt", tmp_path / "link.txt")
-    assert ChangeFeed.open(str(tmp_path) + os.sep, [""], ["link.txt"]) is None
+    assert InotifyWatch.open(str(tmp_path) + os.sep, [""], ["link.txt"]) is None
 
 
-def test_switched_off_there_is_no_feed(tmp_path, monkeypatch):
-    monkeypatch.setenv("KILLMAP_CHANGEFEED", "0")
-    assert inotify_watch.ChangeFeed.open(str(tmp_path) + os.sep, [""], []) is None
+@pytest.mark.parametrize("name", ["KILLMAP_INOTIFY", "KILLMAP_CHANGEFEED"])
+def test_switched_off_there_is_no_watch(tmp_path, monkeypatch, name):
+    monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
+    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    monkeypatch.setenv(name, "0")
+    assert inotify_watch.InotifyWatch.open(str(tmp_path) + os.sep, [""], []) is None
 
 
 def test_a_refused_watch_leaves_the_guard_to_look_at_everything(guarded, tmp_path, monkeypatch):
     sandbox, guard = guarded
     core = sandbox / "src/pkg/core.py"
-    monkeypatch.setattr(ChangeFeed, "watch", lambda self, rel, folder=False: False)  # the user's limit
+    monkeypatch.setattr(InotifyWatch, "watch", lambda self, rel, folder=False: False)  # the user's limit
     _rewritten(core, core.read_bytes())
     assert not guard.check_and_restore(expected=["src/pkg/core.py"])
     os.link(core, tmp_path / "elsewhere.py")  # the new inode has no watch of its own
@@ -136,11 +140,11 @@ def test_a_refused_watch_leaves_the_guard_to_look_at_everything(guarded, tmp_pat
     assert guard.check_and_restore().modified == ("src/pkg/core.py",)
 
 
-def test_a_closed_feed_says_nothing_can_be_told(tmp_path):
-    feed = ChangeFeed.open(str(tmp_path) + os.sep, [""], [])
-    assert feed is not None and feed.heard() == set()
-    feed.close()
-    assert feed.heard() is None
+def test_a_closed_watch_says_nothing_can_be_told(tmp_path):
+    watch = InotifyWatch.open(str(tmp_path) + os.sep, [""], [])
+    assert watch is not None and watch.heard() == set()
+    watch.close()
+    assert watch.heard() is None
 
 
 def _inotify_fds() -> int:
@@ -158,7 +162,7 @@ def _open_fds() -> list[str]:
     return found
 
 
-def test_an_engine_closed_leaves_no_feed_open(tmp_path, monkeypatch):
+def test_an_engine_closed_leaves_no_watch_open(tmp_path, monkeypatch):
     # The sandboxes', the working tree's and the pristine copy's: a process that opens engine
     # after engine (the tests, a reviewer's session) would run out of inotify instances.
     from gatekit import write_project
@@ -166,7 +170,7 @@ def test_an_engine_closed_leaves_no_feed_open(tmp_path, monkeypatch):
     from killmap.catalog.project import project_files
     from killmap.engine.core import Engine
 
-    monkeypatch.delenv("KILLMAP_CHANGEFEED", raising=False)
+    monkeypatch.delenv("KILLMAP_INOTIFY", raising=False)
     project = write_project(
         tmp_path / "project", {"pyproject.toml": '[project]\nname = "fds"\nversion = "0"\n', "src/fds/__init__.py": ""}
     )
@@ -179,7 +183,7 @@ def test_an_engine_closed_leaves_no_feed_open(tmp_path, monkeypatch):
     assert _inotify_fds() == before  # `engine` still holds them all: closed, not collected
 
 
-def test_feeds_are_closed_together_not_one_after_another():
+def test_watches_are_closed_together_not_one_after_another():
     # Each close waits for the others: called one after another, the first would wait alone
     # until the barrier gave up.
     barrier = threading.Barrier(3, timeout=10)
