@@ -90,6 +90,7 @@ def _entry(entry: SweepEntry) -> dict[str, Any]:
         "line": m.line,
         "lines": list(m.mutant.changed_lines),
         "status": entry.status,
+        "on_change": m.on_change,
         "named": entry.named,
         "verdict": v.verdict if v else None,
         "detail": v.detail if v else f"the catalog's {entry.named!r} makes this change; `killmap run` judges it",
@@ -130,6 +131,19 @@ def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> di
     }
 
 
+def _change(result: SweepResult) -> dict[str, Any] | None:
+    """With --changed: the base, and what the change holds that no mutant meets."""
+    if result.base is None:
+        return None
+    return {
+        "base": result.base,
+        "not_swept": [
+            {"file": n.file, "lines": [n.first, n.last], "why": n.why, "statement": n.statement}
+            for n in result.enumeration.not_swept
+        ],
+    }
+
+
 def to_document(result: SweepResult, root: Path) -> Document:
     entries = [_entry(e) for e in result.entries]
     enumeration = result.enumeration
@@ -152,6 +166,7 @@ def to_document(result: SweepResult, root: Path) -> Document:
         "sweep": {
             "targets": [str(t) for t in result.targets],
             "ops": list(result.ops),
+            "change": _change(result),
             "generated": _generated(entries, enumeration.__dict__),
             "summary": _counts(entries),
             "functions": _per_function(entries),
@@ -218,7 +233,7 @@ def merge(paths: list[Path]) -> Document:
         "shard": f"merged from {len(docs)} report(s)",
         "split": None,
         "sweep": {
-            **{k: first["sweep"][k] for k in ("targets", "ops")},
+            **{k: first["sweep"].get(k) for k in ("targets", "ops", "change")},
             "generated": _generated(entries, first["sweep"]["generated"]),
             "summary": _counts(entries),
             "functions": _per_function(entries),
@@ -248,20 +263,29 @@ class SweepProgress(LiveProgress):
 
 def render(console: Console, doc: Document) -> None:
     sweep = doc["sweep"]
+    change = sweep.get("change")
     order = {s: i for i, s in enumerate(STATUSES)}
-    # Survivors first; unreached and named are counted below and listed in the reports.
+    # Survivors first; unreached and named are counted below and listed in the reports. Of a
+    # change, only what sits on its lines: the rest is one line, below.
     shown = sorted(
-        (e for e in sweep["mutants"] if e["status"] not in ("killed", "unreached", "named")),
+        (
+            e
+            for e in sweep["mutants"]
+            if e["status"] not in ("killed", "unreached", "named") and (change is None or e["on_change"])
+        ),
         key=lambda e: (order[e["status"]], e["file"], e["line"]),
     )
     for e in shown:
         style = STYLE.get(e["status"], "white")
+        mark = "[bold]*[/] " if change is not None else ""
         console.print(
-            f"[{style}]{e['status']:>9}[/] {escape(e['file'])}:{e['line']} [bold]{escape(e['function'])}[/] "
+            f"[{style}]{e['status']:>9}[/] {mark}{escape(e['file'])}:{e['line']} [bold]{escape(e['function'])}[/] "
             f"{escape(e['op'])}  {escape(e['change'])}  [dim]{escape(e['id'])}[/]"
         )
         if e["status"] != "survived":
             console.print(f"          [dim]{escape(e['detail'][:200])}[/]")
+    if change is not None:
+        _render_change(console, change, sweep["mutants"])
     table = Table(title="killmap sweep, per function")
     for column in ("function", "killed", "survived", "unreached", "broken", "timeout", "named", "score"):
         table.add_column(column, justify="left" if column == "function" else "right")
@@ -283,6 +307,32 @@ def render(console: Console, doc: Document) -> None:
     )
     if total["survived"]:
         console.print(SURVIVOR_ADVICE)
+
+
+def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[str, Any]]) -> None:
+    """A sweep of a change: its verdict on the changed lines, what lies outside them in one
+    line, and what of it no mutant meets."""
+    on = [e for e in mutants if e["on_change"]]
+    if on and all(e["status"] in ("killed", "timeout") for e in on):
+        console.print(f"[green]all {len(on)} mutants on the changed lines were killed[/]")
+    elif not on:
+        console.print("no mutant sits on the changed lines")
+    else:
+        base = escape(change["base"][:12])
+        console.print(f"* on the lines the change since {base} added or changed ({len(on)} mutants)")
+    outside = Counter(e["status"] for e in mutants if not e["on_change"])
+    if outside:
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(outside.items(), key=lambda kv: STATUSES.index(kv[0])))
+        console.print(
+            f"[dim]outside the diff, in the definitions it touched: {sum(outside.values())} mutants "
+            f"({counts}), in the reports[/]"
+        )
+    for n in change["not_swept"]:
+        first, last = n["lines"]
+        where = f"{first}" if first == last else f"{first}-{last}"
+        console.print(
+            f"[yellow]changed, not swept[/] {escape(n['file'])}:{where} ({escape(n['why'])})  {escape(n['statement'])}"
+        )
 
 
 # What a survivor is, said once wherever survivors are listed. No test went red, which has two

@@ -21,7 +21,7 @@ import ast
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,7 @@ from killmap.mutate.splice import SplicedFile
 from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
+from killmap.verdict.changed import ChangeSince, FileChange, NotSwept, not_swept
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations, start_early_baseline
@@ -82,6 +83,7 @@ class SweepMutant:
     mutant: Mutant  # what the engine runs; its mutation has no contract
     hint: tuple[str, tuple[tuple[str, str], ...]] | None = None  # catalog op and fields
     mutmut_name: str | None = None  # what `mutmut run` calls the same mutant
+    on_change: bool = False  # its changed lines hold a line the change since BASE added or changed
 
     @property
     def line(self) -> int:
@@ -95,6 +97,7 @@ class Enumeration:
     duplicates: int = 0  # the same text as an earlier mutant (another operator)
     pragma: int = 0  # killmap candidates a `# pragma: no mutate` covers
     unlocated: list[str] = field(default_factory=list)
+    not_swept: list[NotSwept] = field(default_factory=list)  # with a change: what of it no mutant can meet
 
 
 @dataclass(frozen=True)
@@ -107,12 +110,12 @@ class SweepEntry:
 
 @dataclass(frozen=True)
 class Portion:
-    """Which of the enumerated mutants this sweep runs: those of the functions a change
-    touched (`touched(file, function)`), and of them shard k of n (shards.py)."""
+    """Which of the enumerated mutants this sweep runs: those of the definitions the change
+    since a base touched (`change`), and of them shard k of n (shards.py)."""
 
     shard: tuple[int, int] | None = None
     durations: Mapping[str, float] | None = None  # from an earlier sweep report, by mutant id
-    touched: Callable[[str, str], bool] | None = None
+    change: ChangeSince | None = None
 
 
 @dataclass
@@ -127,6 +130,7 @@ class SweepResult:
     split: Split | None = None
     shard: int | None = None  # 1-based, with split
     items: tuple[str, ...] = ()  # every shard's mutants, in enumeration order, with split
+    base: str | None = None  # with --changed: the revision the change is read against
 
 
 # --- targets -------------------------------------------------------------------------------
@@ -186,18 +190,32 @@ def _settings_for(path: str, catalogs: list[Catalog]) -> GateSettings:
 # --- enumeration ---------------------------------------------------------------------------
 
 
-def enumerate_mutants(root: Path, targets: list[SweepTarget], ops: tuple[str, ...]) -> Enumeration:
+def enumerate_mutants(
+    root: Path, targets: list[SweepTarget], ops: tuple[str, ...], change: ChangeSince | None = None
+) -> Enumeration:
+    """Every mutant of the targets; with `change`, only of the definitions it touched (the
+    rest are never built), and what it changed that no mutant meets, named."""
     found = Enumeration()
     by_file: dict[str, list[SweepTarget]] = {}
     for target in targets:
         by_file.setdefault(target.path, []).append(target)
     seen: set[str] = set()
     for path, file_targets in by_file.items():
-        _enumerate_file(root, path, file_targets, ops, found, seen)
+        file_change = change.file(path) if change is not None else None
+        if change is None or file_change is not None:
+            _enumerate_file(root, path, file_targets, ops, found, seen, file_change)
     return found
 
 
-def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, found: Enumeration, seen: set[str]) -> None:
+def _enumerate_file(
+    root: Path,
+    path: str,
+    targets: list[SweepTarget],
+    ops,
+    found: Enumeration,
+    seen: set[str],
+    change: FileChange | None,
+) -> None:
     code = (root / path).read_text(encoding="utf-8")
     parsed = mutmut_adapter.mutations(path, code)
     spliced = SplicedFile(parsed.module, code)
@@ -205,7 +223,12 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
     wrapper = MetadataWrapper(parsed.module, unsafe_skip_copy=True)
     positions = _Positions(wrapper)
     ranges = _target_ranges(parsed.module, positions, targets)
-    sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen)
+    touched = None
+    if change is not None:
+        spans = {id(d.node): (positions[d.node].start.line, positions[d.node].end.line) for d in spliced.definitions}
+        touched = frozenset(key for key, span in spans.items() if change.touches(*span))
+        found.not_swept += not_swept(change, code, list(spans.values()), ranges)
+    sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, change, touched)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
     if "killmap" in ops:  # only they ask for parents: another walk of the module
@@ -241,6 +264,11 @@ class _FileSweep:
     settings: GateSettings
     found: Enumeration
     seen: set[str]
+    change: FileChange | None = None
+    touched: frozenset[int] | None = None  # with a change: the definitions it touched, by node identity
+
+    def swept(self, definition) -> bool:
+        return self.touched is None or id(definition.node) in self.touched
 
     def wanted(self, node: cst.CSTNode) -> bool:
         if self.ranges is None:
@@ -273,7 +301,10 @@ class _FileSweep:
             note=f"sweep mutant ({op}) of {path}::{inner}",
         )
         mutant = Mutant(mutation, path, code, text, 1, "", "", old_lines, new_lines)
-        found.mutants.append(SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name))
+        on_change = self.change is not None and self.change.on(old_lines)
+        found.mutants.append(
+            SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name, on_change)
+        )
 
 
 def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
@@ -283,7 +314,7 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
     definitions = {id(d.node): d for d in spliced.definitions}
     for m in parsed.mutations:
         definition = definitions.get(id(m.function))
-        if definition is None or not sweep.wanted(m.original):
+        if definition is None or not sweep.swept(definition) or not sweep.wanted(m.original):
             continue
         hint = (
             ("negate", (("condition", spliced.module.code_for_node(m.original).strip()),))
@@ -297,7 +328,7 @@ def _add_killmap_mutants(sweep: _FileSweep, root: Path, parsed, parents) -> None
     """killmap's statement-level candidates (sweep_ops.py) of each definition, inside the
     targets, except those a `# pragma: no mutate` covers."""
     raising = _never_returning(root, sweep.path, sweep.code, sweep.settings)
-    for definition in sweep.spliced.definitions:
+    for definition in filter(sweep.swept, sweep.spliced.definitions):
         for candidate in sweep_ops.candidates(
             definition.node, definition.qualname, parents, parsed.module.code_for_node, raising
         ):
@@ -528,10 +559,7 @@ def _swept(
     started: float,
     version: str,
 ) -> SweepResult:
-    enumeration = enumerate_mutants(root, targets, ops)
-    touched = portion.touched
-    if touched is not None:
-        enumeration.mutants = [m for m in enumeration.mutants if touched(m.file, m.function)]
+    enumeration = enumerate_mutants(root, targets, ops, portion.change)
     split, items = None, tuple(m.id for m in enumeration.mutants)
     if portion.shard is not None:
         # Every shard enumerates every mutant and keeps its own: the split is the same on each.
@@ -565,10 +593,11 @@ def _swept(
         for m in enumeration.mutants
     ]
     wall = time.perf_counter() - started
+    base = portion.change.base if portion.change is not None else None
     if split is None:
-        return SweepResult(targets, ops, entries, enumeration, lab, wall, version)
+        return SweepResult(targets, ops, entries, enumeration, lab, wall, version, base=base)
     assert portion.shard is not None  # split is made only for a shard
-    return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items)
+    return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items, base)
 
 
 def _as_swept(sweep_mutant: SweepMutant, every_red: bool) -> SweepMutant:

@@ -1,0 +1,104 @@
+"""`killmap sweep --changed BASE` mutates the changed lines of every definition the change
+touched (a property's setter as well as its getter, a nested function, a method), marks each
+mutant `on_change` when its lines are the change's, and names what the change holds that no
+mutant can meet ("changed, not swept"). A git repository is made in the test, its base the
+fixture before the change."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+from sweepkit import fresh_fixture, require_mutmut, sweep
+
+MODULE = "src/diffpkg/shapes.py"
+# What the fixture was before the change under review: its lines one by one.
+BEFORE = {
+    "SCALE = 3": "SCALE = 2",
+    '        if value < 0:\n            raise ValueError("negative width")\n': "",
+    'return "Box(" + str(self._width) + ")"': 'return "Box(%s)" % self._width',
+    "return x * SCALE": "return x * 2",
+    '    log.debug("area of %s", box)\n': "",
+    '    if height > 100:\n        warnings.warn("a tall box", stacklevel=2)\n': "",
+}
+
+
+@pytest.fixture(autouse=True)
+def _mutmut():
+    require_mutmut()
+
+
+def _git(project, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(
+        ["git", "-c", "user.name=killmap tests", "-c", "user.email=tests@killmap.invalid", *args],
+        cwd=project, check=True, capture_output=True, env=env,
+    )  # fmt: skip
+
+
+def changed_project(tmp_path):
+    """The fixture as a repository: `main` before the change, `feature` after it."""
+    project = fresh_fixture(tmp_path, "sweepdiff")
+    source = project / MODULE
+    after = source.read_text()
+    before = after
+    for now, then in BEFORE.items():
+        assert now in before, now
+        before = before.replace(now, then)
+    source.write_text(before)
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", ".")
+    _git(project, "commit", "-q", "-m", "base")
+    _git(project, "checkout", "-q", "-b", "feature")
+    source.write_text(after)
+    _git(project, "commit", "-q", "-am", "the change")
+    return project, after
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    require_mutmut()
+    tmp = tmp_path_factory.mktemp("sweep-of-a-change")
+    project, after = changed_project(tmp)
+    done, doc, _ = sweep(project, MODULE, "--changed", "main", "--jobs", "2", report_dir=tmp / "reports")
+    assert done.code == 0, done.stderr
+    return done, doc, after.splitlines()
+
+
+def line_of(lines, text):
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+def test_a_setter_the_change_touched_is_swept_though_its_getter_was_not(swept):
+    _, doc, lines = swept
+    check = line_of(lines, "if value < 0:")
+    setter = [m for m in doc["sweep"]["mutants"] if m["function"] == "Box.width"]
+    assert setter and all(m["line"] >= check - 2 for m in setter), setter
+    assert any(m["line"] == check and m["on_change"] for m in setter)
+
+
+def test_a_nested_function_and_a_method_are_swept_on_their_changed_lines(swept):
+    _, doc, lines = swept
+    mutants = doc["sweep"]["mutants"]
+    nested = line_of(lines, "return x * SCALE")
+    assert any(m["function"] == "area" and m["line"] == nested and m["on_change"] for m in mutants)
+    assert {m["function"] for m in mutants} == {"Box.width", "Box.__repr__", "area"}
+
+
+def test_mutants_outside_the_changed_lines_are_kept_and_marked_off_the_change(swept):
+    _, doc, lines = swept
+    outside = [m for m in doc["sweep"]["mutants"] if not m["on_change"]]
+    final = line_of(lines, "return scaled(box.width) * height")
+    assert outside and all(m["function"] == "area" for m in outside)
+    assert any(m["line"] == final for m in outside)
+    assert all(final not in m["lines"] for m in doc["sweep"]["mutants"] if m["on_change"])
+
+
+def test_a_changed_module_level_line_is_named_changed_not_swept(swept):
+    done, doc, lines = swept
+    scale = line_of(lines, "SCALE = 3")
+    assert doc["sweep"]["change"]["not_swept"] == [
+        {"file": MODULE, "lines": [scale, scale], "why": "module-level code", "statement": "SCALE = 3"}
+    ]
+    assert f"{MODULE}:{scale}" in done.stdout and "changed, not swept" in done.stdout
