@@ -10,6 +10,7 @@ over them.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import platform
@@ -27,6 +28,7 @@ from killmap.errors import GateError
 from killmap.report.cells import write_whole
 from killmap.report.console import LiveProgress
 from killmap.verdict.sweep import STATUSES, SweepEntry, SweepResult, score, status_of
+from killmap.verdict.triage import FINDINGS, Finding, Gap, reported
 
 SCHEMA = "killmap-sweep/1"
 FILES = {"json": "killmap-sweep.json", "html": "killmap-sweep.html", "stryker": "mutation-report.sweep.json"}
@@ -91,6 +93,9 @@ def _entry(entry: SweepEntry) -> dict[str, Any]:
         "lines": list(m.mutant.changed_lines),
         "status": entry.status,
         "on_change": m.on_change,
+        "reported": entry.reported,
+        "gap": dataclasses.asdict(entry.gap) if entry.gap else None,
+        "mark": entry.mark,
         "named": entry.named,
         "verdict": v.verdict if v else None,
         "detail": v.detail if v else f"the catalog's {entry.named!r} makes this change; `killmap run` judges it",
@@ -208,6 +213,19 @@ def is_sweep_report(path: Path) -> bool:
         return False  # the gate's merge says what is wrong with it
 
 
+def _reported_again(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Shards chose their reported findings apart: the whole sweep's are chosen again."""
+    findings = [
+        Finding(
+            e["id"], e["file"], e["line"], e["op"], e.get("on_change", False), Gap(**e["gap"]) if e.get("gap") else None
+        )
+        for e in entries
+        if e["status"] in FINDINGS and not e.get("mark")
+    ]
+    chosen = reported(findings)
+    return [{**e, "reported": e["id"] in chosen} for e in entries]
+
+
 def merge(paths: list[Path]) -> Document:
     """Sweep shard reports joined into the unsharded sweep's document: every mutant of the
     split once, in enumeration order; one lost or reported twice is an error naming it."""
@@ -224,7 +242,7 @@ def merge(paths: list[Path]) -> Document:
     missing = [item for item in order if item not in by_id]
     if missing:
         raise GateError(f"no shard reported {names_in_short(missing)}: a shard is missing or failed", field="shards")
-    entries = [by_id[item] for item in order]
+    entries = _reported_again([by_id[item] for item in order])
     first = docs[0][1]
     return {
         **{k: first[k] for k in ("schema", "killmap_version", "python", "pytest", "mutmut", "root")},
@@ -271,7 +289,9 @@ def render(console: Console, doc: Document) -> None:
         (
             e
             for e in sweep["mutants"]
-            if e["status"] not in ("killed", "unreached", "named") and (change is None or e["on_change"])
+            if e["status"] not in ("killed", "unreached", "named")
+            and (change is None or e["on_change"])
+            and (e["status"] != "survived" or e.get("reported", True))
         ),
         key=lambda e: (order[e["status"]], e["file"], e["line"]),
     )
@@ -284,6 +304,7 @@ def render(console: Console, doc: Document) -> None:
         )
         if e["status"] != "survived":
             console.print(f"          [dim]{escape(e['detail'][:200])}[/]")
+    _render_unreported(console, sweep["mutants"], change is not None)
     if change is not None:
         _render_change(console, change, sweep["mutants"])
     table = Table(title="killmap sweep, per function")
@@ -307,6 +328,20 @@ def render(console: Console, doc: Document) -> None:
     )
     if total["survived"]:
         console.print(SURVIVOR_ADVICE)
+
+
+def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed: bool) -> None:
+    """The survivors not listed above, counted: those sharing a line or a gap with one listed,
+    and those a reviewer marked."""
+    survivors = [e for e in mutants if e["status"] == "survived" and (not changed or e["on_change"])]
+    alike = sum(1 for e in survivors if not e.get("reported", True) and not e.get("mark"))
+    marked = Counter(e["mark"] for e in survivors if e.get("mark"))
+    if alike:
+        console.print(f"[dim]{alike} more survivor(s) on the lines or gaps of those above, in the reports[/]")
+    if marked:
+        console.print(
+            "[dim]" + ", ".join(f"{n} marked {mark}" for mark, n in sorted(marked.items())) + " (not listed)[/]"
+        )
 
 
 def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[str, Any]]) -> None:

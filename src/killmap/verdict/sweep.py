@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import itertools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from killmap.verdict.changed import ChangeSince, FileChange, NotSwept, not_swept
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations, start_early_baseline
+from killmap.verdict.triage import Gap, triaged
 
 if TYPE_CHECKING:
     from killmap.engine import Launch
@@ -106,6 +108,9 @@ class SweepEntry:
     status: str
     verdict: Verdict | None
     named: str | None = None
+    reported: bool = False  # a finding a reviewer is shown: one per line and per gap (triage.py)
+    gap: Gap | None = None  # a finding's: the check it shows missing
+    mark: str | None = None  # a reviewer's: "equivalent" or "not-useful"
 
 
 @dataclass(frozen=True)
@@ -284,12 +289,12 @@ class _FileSweep:
             return
         text, function_text, old_lines, new_lines = made
         old_lines, new_lines = _code_lines(code, old_lines), _code_lines(text, new_lines)
-        digest = hashlib.sha256(f"{path}\0{definition.qualname}\0{function_text}".encode()).hexdigest()[:8]
-        ident = f"{PurePosixPath(path).stem}.{definition.qualname}.{digest}"
-        if ident in self.seen:
+        same = hashlib.sha256(f"{path}\0{definition.qualname}\0{function_text}".encode()).hexdigest()
+        if same in self.seen:
             found.duplicates += 1
             return
-        self.seen.add(ident)
+        self.seen.add(same)
+        ident = self._stable_id(definition, function_text, old_lines, new_lines)
         mutation = Mutation(
             name=ident,
             target=Target(path, definition.qualname),
@@ -305,6 +310,28 @@ class _FileSweep:
         found.mutants.append(
             SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name, on_change)
         )
+
+    def _stable_id(self, definition, function_text: str, old: tuple[int, ...], new: tuple[int, ...]) -> str:
+        """`file-stem.Qualified.name.digest`, the digest of what the mutant changes: the lines
+        it changes, as they read before and after, with their indentation. An edit elsewhere
+        in the function keeps it; a second change alike in the same definition gets the next
+        digest of a counted series. (The texts of two mutants are never alike: `seen`.)"""
+        before = _lines_at(definition.text, old, definition.first_line)
+        after = _lines_at(function_text, new, definition.first_line)
+        key = f"{self.path}\0{definition.qualname}\0{before}\0{after}"
+        for ordinal in itertools.count():
+            digest = hashlib.sha256(f"{key}\0{ordinal}".encode()).hexdigest()[:8]
+            ident = f"{PurePosixPath(self.path).stem}.{definition.qualname}.{digest}"
+            if ident not in self.seen:
+                self.seen.add(ident)
+                return ident
+        raise AssertionError("unreachable: itertools.count() never ends")
+
+
+def _lines_at(text: str, lines: tuple[int, ...], first_line: int) -> str:
+    """The lines of a definition's text at these line numbers of its file."""
+    own = text.splitlines()
+    return "\n".join(own[n - first_line] for n in lines if 0 <= n - first_line < len(own))
 
 
 def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
@@ -592,6 +619,7 @@ def _swept(
         else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
         for m in enumeration.mutants
     ]
+    entries = triaged(entries, {})
     wall = time.perf_counter() - started
     base = portion.change.base if portion.change is not None else None
     if split is None:
