@@ -133,6 +133,7 @@ def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> di
         "total": len(entries),
         **{op: sum(e["op"].startswith(op + ":") for e in entries) for op in ("mutmut", "killmap")},
         **{k: enumeration[k] for k in ("identical", "duplicates", "pragma", "unlocated")},
+        "arid": dict(sorted(enumeration.get("arid", {}).items())),
     }
 
 
@@ -326,6 +327,11 @@ def render(console: Console, doc: Document) -> None:
         + (f", {others}" if others else "")
         + f"; score {_percent(total['score'])} (broken and unreached left out) in {doc['wall_seconds']:.1f}s"
     )
+    arid = generated.get("arid") or {}
+    if arid:
+        rules = ", ".join(f"{rule} {n}" for rule, n in arid.items())
+        keep = escape("[sweep] arid_RULE = false")
+        console.print(f"{sum(arid.values())} arid mutants suppressed: {rules} ({keep} keeps them)")
     if total["survived"]:
         console.print(SURVIVOR_ADVICE)
 

@@ -22,6 +22,7 @@ import dataclasses
 import hashlib
 import itertools
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -30,11 +31,13 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from killmap.catalog.contract import SweepSettings
 from killmap.catalog.project import project_files
 from killmap.catalog.reader import Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
 from killmap.catalog.shards import Split, split_items
 from killmap.errors import GateError
 from killmap.mutate import mutmut_adapter, sweep_ops
+from killmap.mutate.arid import Arid
 from killmap.mutate.mutants import Mutant, Sources, build_mutant
 from killmap.mutate.patching import split_lines
 from killmap.mutate.splice import SplicedFile
@@ -45,7 +48,7 @@ from killmap.verdict.changed import ChangeSince, FileChange, NotSwept, not_swept
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations, start_early_baseline
-from killmap.verdict.triage import Gap, triaged
+from killmap.verdict.triage import Gap, reviewer_marks, triaged
 
 if TYPE_CHECKING:
     from killmap.engine import Launch
@@ -70,6 +73,7 @@ class SweepTarget:
     path: str
     symbol: str | None
     settings: GateSettings
+    sweep: SweepSettings = SweepSettings()  # the [sweep] of the catalog whose [gate] it runs under
 
     def __str__(self) -> str:
         return f"{self.path}::{self.symbol}" if self.symbol else self.path
@@ -100,6 +104,7 @@ class Enumeration:
     pragma: int = 0  # killmap candidates a `# pragma: no mutate` covers
     unlocated: list[str] = field(default_factory=list)
     not_swept: list[NotSwept] = field(default_factory=list)  # with a change: what of it no mutant can meet
+    arid: Counter[str] = field(default_factory=Counter)  # mutants never built, by the arid rule (arid.py)
 
 
 @dataclass(frozen=True)
@@ -180,16 +185,21 @@ def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> li
         else:
             raise GateError(f"{text!r} is not a Python file or folder of the project", field="TARGET")
         for rel in chosen:
-            targets.append(SweepTarget(rel, symbol or None, _settings_for(rel, catalogs)))
+            catalog = _catalog_for(rel, catalogs)
+            targets.append(
+                SweepTarget(rel, symbol or None, catalog.settings, catalog.sweep)
+                if catalog is not None
+                else SweepTarget(rel, symbol or None, GateSettings())
+            )
     return targets
 
 
-def _settings_for(path: str, catalogs: list[Catalog]) -> GateSettings:
-    """The [gate] of the catalog that already targets the file, else of the first catalog."""
+def _catalog_for(path: str, catalogs: list[Catalog]) -> Catalog | None:
+    """The catalog that already targets the file, else the first: its [gate] and [sweep]."""
     for catalog in catalogs:
         if any(m.target.path == path for m in catalog.mutations):
-            return catalog.settings
-    return catalogs[0].settings if catalogs else GateSettings()
+            return catalog
+    return catalogs[0] if catalogs else None
 
 
 # --- enumeration ---------------------------------------------------------------------------
@@ -233,7 +243,9 @@ def _enumerate_file(
         spans = {id(d.node): (positions[d.node].start.line, positions[d.node].end.line) for d in spliced.definitions}
         touched = frozenset(key for key, span in spans.items() if change.touches(*span))
         found.not_swept += not_swept(change, code, list(spans.values()), ranges)
-    sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, change, touched)
+    swept = [d.node for d in spliced.definitions if touched is None or id(d.node) in touched]
+    arid = Arid(targets[0].sweep.arid, swept)
+    sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, arid, change, touched)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
     if "killmap" in ops:  # only they ask for parents: another walk of the module
@@ -269,6 +281,7 @@ class _FileSweep:
     settings: GateSettings
     found: Enumeration
     seen: set[str]
+    arid: Arid
     change: FileChange | None = None
     touched: frozenset[int] | None = None  # with a change: the definitions it touched, by node identity
 
@@ -283,6 +296,10 @@ class _FileSweep:
 
     def add(self, definition, original, replacement, op, inner, hint=None, mutmut_name=None) -> None:
         path, code, found = self.path, self.code, self.found
+        rule = self.arid.rule_of(original, replacement)
+        if rule is not None:
+            found.arid[rule] += 1
+            return
         made = self.spliced.mutant(definition, original, replacement)
         if made is None:
             found.identical += 1
@@ -587,6 +604,7 @@ def _swept(
     version: str,
 ) -> SweepResult:
     enumeration = enumerate_mutants(root, targets, ops, portion.change)
+    marks = reviewer_marks(enumeration.mutants, catalogs)
     split, items = None, tuple(m.id for m in enumeration.mutants)
     if portion.shard is not None:
         # Every shard enumerates every mutant and keeps its own: the split is the same on each.
@@ -619,7 +637,7 @@ def _swept(
         else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
         for m in enumeration.mutants
     ]
-    entries = triaged(entries, {})
+    entries = triaged(entries, marks)
     wall = time.perf_counter() - started
     base = portion.change.base if portion.change is not None else None
     if split is None:

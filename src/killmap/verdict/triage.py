@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from killmap.catalog.contract import MARKS, Catalog
+from killmap.errors import GateError
 from killmap.mutate.patching import split_lines
 
 if TYPE_CHECKING:
-    from killmap.verdict.sweep import SweepEntry
+    from killmap.verdict.sweep import SweepEntry, SweepMutant
 
 FINDINGS = ("survived", "unreached")
 RANK = (
@@ -53,6 +56,7 @@ RANK = (
     "mutmut:string",
 )
 _CONDITIONS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+PRAGMA = re.compile(r"#\s*killmap:\s*(equivalent|not-useful)\b")  # a reviewer's mark, on the mutant's line
 
 
 @dataclass(frozen=True)
@@ -208,3 +212,37 @@ def triaged(entries: list[SweepEntry], marks: Mapping[str, str]) -> list[SweepEn
         dataclasses.replace(e, reported=e.mutant.id in chosen, gap=gaps.get(e.mutant.id), mark=marks.get(e.mutant.id))
         for e in entries
     ]
+
+
+def reviewer_marks(mutants: list[SweepMutant], catalogs: list[Catalog]) -> dict[str, str]:
+    """Mutant id -> "equivalent" or "not-useful": the ids the catalogs' `[sweep]` lists, and
+    the mutants whose line carries `# killmap: equivalent` or `# killmap: not-useful`.
+
+    An id whose `file-stem.Qualified.name.` prefix names a definition these mutants are of,
+    but which names none of them, is one line and exit 2 (the code changed since it was
+    marked); an id of a definition not enumerated here is another sweep's to check."""
+    known = {m.id for m in mutants}
+    scopes = {m.id.rsplit(".", 1)[0] for m in mutants}
+    marks: dict[str, str] = {}
+    for catalog in catalogs:
+        for ident, mark in catalog.sweep.marked:
+            if ident in known:
+                marks[ident] = mark
+            elif ident.rsplit(".", 1)[0] in scopes:
+                raise GateError(
+                    f"{ident!r} names no mutant of {ident.rsplit('.', 1)[0]} as the code stands: it changed "
+                    "since the mark was made; sweep again and mark the survivor by its new id, or remove it",
+                    file=catalog.path,
+                    field=next(f for f, m in MARKS.items() if m == mark),
+                )
+    lines: dict[str, list[str]] = {}
+    for m in mutants:
+        if m.id in marks:
+            continue
+        if m.file not in lines:
+            lines[m.file] = m.mutant.original.splitlines()
+        text = lines[m.file][m.line - 1] if 0 < m.line <= len(lines[m.file]) else ""
+        found = PRAGMA.search(text) if "killmap" in text else None
+        if found:
+            marks[m.id] = found.group(1)
+    return marks
