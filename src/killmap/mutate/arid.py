@@ -38,6 +38,8 @@ _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exceptio
 _LOGGER = re.compile(r"^_*(log|logger|logging)$|_(log|logger)$", re.IGNORECASE)
 _WARN = frozenset({"warnings.warn", "warn"})
 _EMPTY = cst.Module(body=[])
+_TOKENS = ("log", "warn", "stacklevel", "assert")  # a definition without them has no arid call
+_LITERAL_BINDING = re.compile(r"\b\w+\s*=\s*[-+]?(?:\d|\.\d|[rbuRBU]{0,2}['\"])")
 
 __all__ = ["ARID_RULES", "Arid"]
 
@@ -46,13 +48,14 @@ class Arid:
     """The arid nodes of the definitions a sweep mutates, found in one walk of each, by
     identity with the rule that makes them arid; and whether a mutation is."""
 
-    def __init__(self, rules: frozenset[str], definitions: Iterable[cst.FunctionDef]):
+    def __init__(self, rules: frozenset[str], definitions: Iterable[tuple[cst.FunctionDef, str]]):
+        """`definitions`: each with its text, which says whether it needs a walk at all."""
         self.rules = rules
         self.nodes: dict[int, str] = {}
         self.truth_only: set[int] = set()
         if rules:
-            for definition in definitions:
-                definition.visit(_Finder(self))
+            for definition, text in definitions:
+                _find(self, definition, text)
 
     def mark(self, node: cst.CSTNode, rule: str) -> None:
         if rule not in self.rules:
@@ -111,56 +114,70 @@ def _receiver(call: cst.Call) -> str | None:
     return None
 
 
-class _Finder(cst.CSTVisitor):
-    def __init__(self, arid: Arid):
-        super().__init__()
-        self.arid = arid
+def _find(arid: Arid, definition: cst.FunctionDef, text: str) -> None:
+    """A walk of a definition, each node asked whether it opens an arid subtree; only where
+    its text holds what an arid node is made of. A walk of libcst's nodes costs as much as a
+    tenth of the file's enumeration, and most definitions have none."""
+    nested = text.count("def ") > 1 or "class " in text
+    truth = "truth" in arid.rules and _LITERAL_BINDING.search(text) is not None
+    if not nested and not any(token in text for token in _TOKENS):
+        _docstring(arid, definition)
+        if definition.name.value == "__repr__":
+            arid.mark(definition.body, "repr")
+        if truth:
+            arid.truth_only.update(_truth_only(definition))
+        return
+    stack: list[cst.CSTNode] = [definition]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            _logging_statement(arid, node)
+        elif isinstance(node, cst.Call):
+            _call(arid, node)
+        elif isinstance(node, cst.Assert) and node.msg is not None:
+            arid.mark(node.msg, "messages")
+        elif isinstance(node, cst.Annotation):
+            arid.mark(node, "annotations")
+            continue
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            _docstring(arid, node)
+            if isinstance(node, cst.FunctionDef) and node.name.value == "__repr__":
+                arid.mark(node.body, "repr")
+            if isinstance(node, cst.FunctionDef) and "truth" in arid.rules:
+                arid.truth_only.update(_truth_only(node))
+        stack.extend(node.children)
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        for small in node.body:
-            value = small.value if isinstance(small, cst.Expr) else None
-            if isinstance(value, cst.Call) and _LOGGER.search(_receiver(value) or ""):
-                self.arid.mark(small, "logging")
-                if len(node.body) == 1:  # delete-call removes the whole line
-                    self.arid.mark_one(node, "logging")
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if _LOGGER.search(_receiver(node) or ""):
-            self.arid.mark(node, "logging")
-        elif get_full_name_for_node(node.func) in _WARN and node.args:
-            named = [a for a in node.args if a.keyword is not None and a.keyword.value == "message"]
-            first = node.args[0]
-            message = named[0] if named else (first if first.keyword is None and not first.star else None)
-            if message is not None:
-                self.arid.mark(message, "messages")
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "stacklevel":
-                self.arid.mark(arg, "stacklevel")
+def _logging_statement(arid: Arid, node: cst.SimpleStatementLine) -> None:
+    for small in node.body:
+        value = small.value if isinstance(small, cst.Expr) else None
+        if isinstance(value, cst.Call) and _LOGGER.search(_receiver(value) or ""):
+            arid.mark(small, "logging")
+            if len(node.body) == 1:  # delete-call removes the whole line
+                arid.mark_one(node, "logging")
 
-    def visit_Assert(self, node: cst.Assert) -> None:
-        if node.msg is not None:
-            self.arid.mark(node.msg, "messages")
 
-    def visit_Annotation(self, node: cst.Annotation) -> None:
-        self.arid.mark(node, "annotations")
+def _call(arid: Arid, node: cst.Call) -> None:
+    if _LOGGER.search(_receiver(node) or ""):
+        arid.mark(node, "logging")
+    elif node.args and get_full_name_for_node(node.func) in _WARN:
+        named = [a for a in node.args if a.keyword is not None and a.keyword.value == "message"]
+        first = node.args[0]
+        message = named[0] if named else (first if first.keyword is None and not first.star else None)
+        if message is not None:
+            arid.mark(message, "messages")
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "stacklevel":
+            arid.mark(arg, "stacklevel")
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._docstring(node)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._docstring(node)
-        if node.name.value == "__repr__":
-            self.arid.mark(node.body, "repr")
-        if "truth" in self.arid.rules:
-            self.arid.truth_only.update(_truth_only(node))
-
-    def _docstring(self, node: cst.FunctionDef | cst.ClassDef) -> None:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        first = body[0] if body else None
-        if isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1:
-            small = first.body[0]
-            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
-                self.arid.mark(first, "docstrings")
+def _docstring(arid: Arid, node: cst.FunctionDef | cst.ClassDef) -> None:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    first = body[0] if body else None
+    if isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1:
+        small = first.body[0]
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            arid.mark(first, "docstrings")
 
 
 def _truth_only(function: cst.FunctionDef) -> set[int]:

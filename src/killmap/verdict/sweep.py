@@ -243,7 +243,7 @@ def _enumerate_file(
         spans = {id(d.node): (positions[d.node].start.line, positions[d.node].end.line) for d in spliced.definitions}
         touched = frozenset(key for key, span in spans.items() if change.touches(*span))
         found.not_swept += not_swept(change, code, list(spans.values()), ranges)
-    swept = [d.node for d in spliced.definitions if touched is None or id(d.node) in touched]
+    swept = [(d.node, d.text) for d in spliced.definitions if touched is None or id(d.node) in touched]
     arid = Arid(targets[0].sweep.arid, swept)
     sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, arid, change, touched)
     if "mutmut" in ops:
