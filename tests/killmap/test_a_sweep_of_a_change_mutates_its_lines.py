@@ -1,8 +1,8 @@
 """`killmap sweep --changed BASE` mutates the changed lines of every definition the change
-touched (a property's setter as well as its getter, a nested function, a method), marks each
-mutant `on_change` when its lines are the change's, and names what the change holds that no
-mutant can meet ("changed, not swept"). A git repository is made in the test, its base the
-fixture before the change."""
+touched (a property's setter as well as its getter, a nested function, a method, a
+module-level statement), marks each mutant `on_change` when its lines are the change's, and
+names what the change holds that no mutant can meet ("changed, not swept"). A git
+repository is made in the test, its base the fixture before the change."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ MODULE = "src/diffpkg/shapes.py"
 # What the fixture was before the change under review: its lines one by one.
 BEFORE = {
     "SCALE = 3": "SCALE = 2",
+    'UNIT = "cm"': 'UNIT = "mm"',
     '        if value < 0:\n            raise ValueError("negative width")\n': "",
     'return "Box(" + str(self._width) + ")"': 'return "Box(%s)" % self._width',
     "return x * SCALE": "return x * 2",
@@ -84,7 +85,7 @@ def test_a_nested_function_and_a_method_are_swept_on_their_changed_lines(swept):
     nested = line_of(lines, "return x * SCALE")
     assert any(m["function"] == "area" and m["line"] == nested and m["on_change"] for m in mutants)
     # Box.__repr__ was touched too: its every mutant is arid (test_a_sweep_suppresses_arid_mutants.py)
-    assert {m["function"] for m in mutants} == {"Box.width", "area"}
+    assert {m["function"] for m in mutants} == {"Box.width", "area", "<module>"}
 
 
 def test_mutants_outside_the_changed_lines_are_kept_and_marked_off_the_change(swept):
@@ -96,10 +97,19 @@ def test_mutants_outside_the_changed_lines_are_kept_and_marked_off_the_change(sw
     assert all(final not in m["lines"] for m in doc["sweep"]["mutants"] if m["on_change"])
 
 
-def test_a_changed_module_level_line_is_named_changed_not_swept(swept):
-    done, doc, lines = swept
+def test_a_changed_module_level_statement_is_swept_each_mutant_run_at_import(swept):
+    _, doc, lines = swept
     scale = line_of(lines, "SCALE = 3")
+    module = [m for m in doc["sweep"]["mutants"] if m["function"] == "<module>"]
+    assert {(m["line"], m["on_change"]) for m in module} == {(scale, True)}
+    assert sorted(m["change"] for m in module) == ["SCALE = 3  ->  SCALE = 4", "SCALE = 3  ->  SCALE = None"]
+    assert all(m["status"] == "killed" for m in module), module
+
+
+def test_a_changed_class_body_line_is_named_changed_not_swept(swept):
+    done, doc, lines = swept
+    unit = line_of(lines, 'UNIT = "cm"')
     assert doc["sweep"]["change"]["not_swept"] == [
-        {"file": MODULE, "lines": [scale, scale], "why": "module-level code", "statement": "SCALE = 3"}
+        {"file": MODULE, "lines": [unit, unit], "why": "a class body", "statement": 'UNIT = "cm"'}
     ]
-    assert f"{MODULE}:{scale}" in done.stdout and "changed, not swept" in done.stdout
+    assert f"changed, not swept {MODULE}:{unit} (a class body)" in done.stdout

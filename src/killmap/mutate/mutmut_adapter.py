@@ -75,11 +75,34 @@ class MutmutMutation:
 
 
 @dataclass(frozen=True)
+class ModuleMutation:
+    """One of mutmut's mutants of a module-level statement, which `mutmut run` never runs:
+    a sweep of a change makes it of a statement the change touched."""
+
+    original: cst.CSTNode
+    mutated: cst.CSTNode
+    statement: cst.SimpleStatementLine  # the module-level statement that holds it
+    operator: str
+
+
+@dataclass(frozen=True)
 class MutmutFile:
     filename: str
     code: str
     module: cst.Module  # the parse the mutations' nodes belong to
     mutations: tuple[MutmutMutation, ...]
+    outside: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = ()  # mutmut's of code outside any function
+
+    @functools.cached_property
+    def module_level(self) -> tuple[ModuleMutation, ...]:
+        """Those of `outside` in a module-level simple statement. Only a sweep of a change asks
+        (a walk of every such statement: a module's constant tables can be long)."""
+        statements = _module_statements(self.module)
+        return tuple(
+            ModuleMutation(original, mutated, statements[id(original)], _operator(original, mutated))
+            for original, mutated in self.outside
+            if id(original) in statements
+        )
 
     @functools.cached_property
     def pragma_lines(self) -> frozenset[int]:
@@ -219,9 +242,12 @@ def mutations(filename: str, code: str) -> MutmutFile:
     runnable = _runnable_functions(module)
     numbered: dict[int, int] = {}
     result = []
+    outside = []
     for original, mutated, function in triples:
         key = runnable.get(id(function))
         if key is None:
+            if function is None:
+                outside.append((original, mutated))
             continue
         numbered[id(function)] = numbered.get(id(function), 0) + 1
         result.append(
@@ -229,7 +255,21 @@ def mutations(filename: str, code: str) -> MutmutFile:
                 original, mutated, function, _operator(original, mutated), f"{key}__mutmut_{numbered[id(function)]}"
             )
         )
-    return MutmutFile(filename, code, module, tuple(result))
+    return MutmutFile(filename, code, module, tuple(result), tuple(outside))
+
+
+def _module_statements(module: cst.Module) -> dict[int, cst.SimpleStatementLine]:
+    """Every node of a module-level simple statement (an assignment, a call), by identity,
+    to that statement: what mutmut mutates outside functions and classes."""
+    found: dict[int, cst.SimpleStatementLine] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            stack: list[cst.CSTNode] = [statement]
+            while stack:
+                node = stack.pop()
+                found[id(node)] = statement
+                stack.extend(node.children)
+    return found
 
 
 def _runnable_functions(module: cst.Module) -> dict[int, str]:

@@ -28,13 +28,16 @@ from killmap.mutate.cst_tree import fill_empty_block
 from killmap.mutate.mutants import changed_lines
 from killmap.mutate.patching import split_lines
 
+MODULE = "<module>"  # the qualname of a module-level statement
+
 
 @dataclass(frozen=True)
 class Definition:
-    """A top-level function, or a method of a top-level class, where it stands in the file."""
+    """A top-level function, a method of a top-level class, or a module-level simple
+    statement (`statements`), where it stands in the file."""
 
-    node: cst.FunctionDef
-    qualname: str  # "f" or "Class.method"
+    node: cst.FunctionDef | cst.SimpleStatementLine
+    qualname: str  # "f", "Class.method", or MODULE
     owner: cst.ClassDef | None  # the class of a method
     offset: int  # where its text (leading comments included) starts
     text: str
@@ -67,6 +70,7 @@ class SplicedFile:
         self._line_starts = _line_starts(code)
         self._spans = MetadataWrapper(module, unsafe_skip_copy=True).resolve(WhitespaceInclusivePositionProvider)
         self.definitions: list[Definition] = []
+        self.statements: list[Definition] = []  # module-level simple statements
         offset = sum(len(module.code_for_node(line)) for line in module.header)
         for statement in module.body:
             text = module.code_for_node(statement)
@@ -77,6 +81,8 @@ class SplicedFile:
                 self._add(statement, statement.name.value, None, offset, text)
             elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
                 self._add_methods(statement, offset, text)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                self.statements.append(Definition(statement, MODULE, None, offset, text, self._line_of(offset)))
             offset += len(text)
 
     def _add(self, node, qualname, owner, offset, text) -> None:

@@ -8,6 +8,12 @@ back (splice.py), a Mutation with no contract (`uncontracted`), run through
 baseline's coverage selecting the tests that reach it, the flake guard, kill causes,
 timeouts, containment and the cache. A mutant no test reaches is never run.
 
+With a change (`--changed BASE`), only the definitions it touched are enumerated, and the
+module-level simple statements it touched with them; each mutant says whether its lines are
+the change's (`on_change`), and what the change holds that no mutant meets is named
+(changed.py). Arid mutants are never built (arid.py); of the findings, one per line and per
+gap is reported, and none a reviewer marked (triage.py).
+
 Status per mutant: `survived` (reached, nothing red: the finding), `killed`, `unreached`,
 `broken`, `timeout`, and `named` when a catalog mutation already makes the same change at
 the same site (the gate judges that one; the sweep does not run it again). `flaky`,
@@ -40,7 +46,7 @@ from killmap.mutate import mutmut_adapter, sweep_ops
 from killmap.mutate.arid import Arid
 from killmap.mutate.mutants import Mutant, Sources, build_mutant
 from killmap.mutate.patching import split_lines
-from killmap.mutate.splice import SplicedFile
+from killmap.mutate.splice import MODULE, Definition, SplicedFile
 from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
@@ -239,17 +245,55 @@ def _enumerate_file(
     positions = _Positions(wrapper)
     ranges = _target_ranges(parsed.module, positions, targets)
     touched = None
+    statements: list[Definition] = []
     if change is not None:
         spans = {id(d.node): (positions[d.node].start.line, positions[d.node].end.line) for d in spliced.definitions}
         touched = frozenset(key for key, span in spans.items() if change.touches(*span))
-        found.not_swept += not_swept(change, code, list(spans.values()), ranges)
-    swept = [(d.node, d.text) for d in spliced.definitions if touched is None or id(d.node) in touched]
+        statements = _changed_statements(spliced, positions, change) if "mutmut" in ops else []
+        swept_spans = [*spans.values(), *(_span(positions, s.node) for s in statements)]
+        found.not_swept += not_swept(change, code, swept_spans, ranges)
+    swept = [
+        (d.node, d.text)
+        for d in spliced.definitions
+        if isinstance(d.node, cst.FunctionDef) and (touched is None or id(d.node) in touched)
+    ]
     arid = Arid(targets[0].sweep.arid, swept)
     sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, arid, change, touched)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
+        _add_module_level_mutants(sweep, parsed, statements)
     if "killmap" in ops:  # only they ask for parents: another walk of the module
         _add_killmap_mutants(sweep, root, parsed, wrapper.resolve(ParentNodeProvider))
+
+
+def _span(positions, node: cst.CSTNode) -> tuple[int, int]:
+    return positions[node].start.line, positions[node].end.line
+
+
+def _changed_statements(spliced: SplicedFile, positions, change: FileChange) -> list[Definition]:
+    """The module-level simple statements a change added or changed a line of, but imports:
+    they run at import, and the gate judges a change to them as it judges any (every test
+    that imports the module reaches it, each run in a fresh session). mutmut's operators
+    make their mutants; an import has none worth making, and is named changed, not swept."""
+    return [
+        s
+        for s in spliced.statements
+        if change.on(tuple(range(_span(positions, s.node)[0], _span(positions, s.node)[1] + 1)))
+        and isinstance(s.node, cst.SimpleStatementLine)
+        and not any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in s.node.body)
+    ]
+
+
+def _add_module_level_mutants(sweep: _FileSweep, parsed, statements: list[Definition]) -> None:
+    """mutmut's mutants of the module-level statements a change touched (`mutmut run` runs
+    none of them: a sweep without a change makes none either)."""
+    if not statements:
+        return
+    by_statement = {id(s.node): s for s in statements}
+    for m in parsed.module_level:
+        statement = by_statement.get(id(m.statement))
+        if statement is not None and sweep.wanted(m.original):
+            sweep.add(statement, m.original, m.mutated, f"mutmut:{m.operator}", MODULE)
 
 
 class _Positions:
@@ -314,7 +358,7 @@ class _FileSweep:
         ident = self._stable_id(definition, function_text, old_lines, new_lines)
         mutation = Mutation(
             name=ident,
-            target=Target(path, definition.qualname),
+            target=Target(path, None if definition.qualname == MODULE else definition.qualname),
             op=op,
             params=(("sweep", ident),),
             kills=(),
@@ -373,6 +417,7 @@ def _add_killmap_mutants(sweep: _FileSweep, root: Path, parsed, parents) -> None
     targets, except those a `# pragma: no mutate` covers."""
     raising = _never_returning(root, sweep.path, sweep.code, sweep.settings)
     for definition in filter(sweep.swept, sweep.spliced.definitions):
+        assert isinstance(definition.node, cst.FunctionDef)  # `definitions` holds functions; `statements` the rest
         for candidate in sweep_ops.candidates(
             definition.node, definition.qualname, parents, parsed.module.code_for_node, raising
         ):
