@@ -113,3 +113,19 @@ def test_a_changed_class_body_line_is_named_changed_not_swept(swept):
         {"file": MODULE, "lines": [unit, unit], "why": "a class body", "statement": 'UNIT = "cm"'}
     ]
     assert f"changed, not swept {MODULE}:{unit} (a class body)" in done.stdout
+
+
+def test_a_killed_module_level_mutant_is_promoted_as_a_replace_of_its_file(tmp_path):
+    from gatekit import run_gate
+
+    project, _ = changed_project(tmp_path)
+    report_dir = tmp_path / "reports"
+    done, doc, _ = sweep(project, MODULE, "--changed", "main", report_dir=report_dir)
+    killed = next(m for m in doc["sweep"]["mutants"] if m["change"] == "SCALE = 3  ->  SCALE = 4")
+    promoted = run_gate(
+        project, "sweep", "--promote", killed["id"], "--name", "scale-changed", "--report-dir", str(report_dir)
+    )
+    assert promoted.code == 0, promoted.stderr
+    added = (project / "mutations" / "shapes.toml").read_text()
+    assert f'target = "{MODULE}"' in added and 'old = "SCALE = 3' in added and 'new = "SCALE = 4' in added
+    assert "tests/test_shapes.py::test_area" in added
