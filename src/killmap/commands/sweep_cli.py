@@ -88,7 +88,8 @@ def _add_portion_options(sweep) -> None:
         const="",
         default=None,
         metavar="BASE",
-        help="only the functions the change since BASE touched (default: the merge base with the main branch)",
+        help="only the definitions the change since BASE touched, its lines marked (default: the merge base "
+        "with the main branch)",
     )
 
 
