@@ -129,3 +129,26 @@ def test_a_killed_module_level_mutant_is_promoted_as_a_replace_of_its_file(tmp_p
     added = (project / "mutations" / "shapes.toml").read_text()
     assert f'target = "{MODULE}"' in added and 'old = "SCALE = 3' in added and 'new = "SCALE = 4' in added
     assert "tests/test_shapes.py::test_area" in added
+
+
+def test_the_change_verdict_a_review_reads_from_the_sweep_result(tmp_path):
+    from killmap.verdict.changed import ChangeSince
+    from killmap.verdict.lab import LabOptions
+    from killmap.verdict.sweep import Portion, resolve_targets, run_sweep
+    from killmap.verdict.triage import change_verdict
+
+    project, after = changed_project(tmp_path)
+    lines = after.splitlines()
+    targets = resolve_targets(project, [MODULE], [])
+    options = LabOptions(jobs=2, use_cache=False)
+    result = run_sweep(
+        project, targets, ("mutmut", "killmap"), options, [], portion=Portion(change=ChangeSince(project, "main"))
+    )
+    verdict = change_verdict(result.entries)
+    check = line_of(lines, "if height > 100:")
+    assert [(e.mutant.line, e.status, e.mutant.op, e.gap.text) for e in verdict.findings] == [
+        (check, "survived", "mutmut:swap_op", "height > 100")
+    ]
+    assert not verdict.all_killed and verdict.killed == len(verdict.on_change) - 2
+    assert dict(verdict.outside) == {"killed": 2} and result.base == "main"
+    assert [(n.why, n.statement) for n in result.enumeration.not_swept] == [("a class body", 'UNIT = "cm"')]

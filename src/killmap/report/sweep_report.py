@@ -287,13 +287,7 @@ def render(console: Console, doc: Document) -> None:
     # Survivors first; unreached and named are counted below and listed in the reports. Of a
     # change, only what sits on its lines: the rest is one line, below.
     shown = sorted(
-        (
-            e
-            for e in sweep["mutants"]
-            if e["status"] not in ("killed", "unreached", "named")
-            and (change is None or e["on_change"])
-            and (e["status"] != "survived" or e.get("reported", True))
-        ),
+        (e for e in sweep["mutants"] if _listed(e, change is not None)),
         key=lambda e: (order[e["status"]], e["file"], e["line"]),
     )
     for e in shown:
@@ -336,6 +330,16 @@ def render(console: Console, doc: Document) -> None:
         console.print(SURVIVOR_ADVICE)
 
 
+def _listed(e: dict[str, Any], changed: bool) -> bool:
+    """Listed one by one: the reported survivors, and what did not run to a kill or a survival
+    (broken, flaky, ...); of a change, only on its lines, its reported unreached too."""
+    if changed and not e["on_change"]:
+        return False
+    if e["status"] in FINDINGS:
+        return e.get("reported", True) and (e["status"] == "survived" or changed)
+    return e["status"] not in ("killed", "named")
+
+
 def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed: bool) -> None:
     """The survivors not listed above, counted: those sharing a line or a gap with one listed,
     and those a reviewer marked."""
@@ -354,8 +358,9 @@ def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[
     """A sweep of a change: its verdict on the changed lines, what lies outside them in one
     line, and what of it no mutant meets."""
     on = [e for e in mutants if e["on_change"]]
-    if on and all(e["status"] in ("killed", "timeout") for e in on):
-        console.print(f"[green]all {len(on)} mutants on the changed lines were killed[/]")
+    judged = [e for e in on if e["status"] not in ("named", "broken")]  # as triage.change_verdict
+    if judged and all(e["status"] in ("killed", "timeout") for e in judged):
+        console.print(f"[green]all {len(judged)} mutants on the changed lines were killed[/]")
     elif not on:
         console.print("no mutant sits on the changed lines")
     else:

@@ -246,3 +246,37 @@ def reviewer_marks(mutants: list[SweepMutant], catalogs: list[Catalog]) -> dict[
         if found:
             marks[m.id] = found.group(1)
     return marks
+
+
+@dataclass(frozen=True)
+class ChangeVerdict:
+    """What a sweep of a change says about it: the mutants on its lines, the findings among
+    them a reviewer is shown, whether every one that ran was killed, and what lies outside."""
+
+    on_change: tuple[SweepEntry, ...]  # every mutant whose lines are the change's
+    findings: tuple[SweepEntry, ...]  # of those, the reported survivors and unreached
+    all_killed: bool  # every one that ran to a verdict about the tests was killed (or timed out)
+    killed: int  # how many that is: the N of "all N mutants on the changed lines were killed"
+    outside: Mapping[str, int]  # status -> count, of the mutants outside the diff
+    marked: int  # survivors on the change a reviewer marked
+
+
+def change_verdict(entries: Iterable[SweepEntry]) -> ChangeVerdict:
+    """Named and broken mutants on the change are neither killed nor findings: the gate
+    judges the first, the second never ran as written."""
+    entries = list(entries)
+    on = tuple(e for e in entries if e.mutant.on_change)
+    judged = [e for e in on if e.status not in ("named", "broken")]
+    killed = sum(e.status in ("killed", "timeout") for e in judged)
+    outside: dict[str, int] = {}
+    for e in entries:
+        if not e.mutant.on_change:
+            outside[e.status] = outside.get(e.status, 0) + 1
+    return ChangeVerdict(
+        on,
+        tuple(e for e in on if e.reported),
+        bool(judged) and killed == len(judged),
+        killed,
+        outside,
+        sum(1 for e in on if e.mark is not None and e.status == "survived"),
+    )
