@@ -57,7 +57,13 @@ def test_the_sweep_says_when_every_mutant_on_the_changed_lines_was_killed(tmp_pa
     project, after = changed_project(tmp_path)
     tests = project / "tests" / "test_shapes.py"
     tests.write_text(
-        tests.read_text()
+        tests.read_text().replace(
+            "with pytest.raises(ValueError):", 'with pytest.raises(ValueError, match="^negative width$"):'
+        )
+        + "\n\ndef test_a_width_of_zero_is_kept():\n"
+        + "    box = Box(1)\n"
+        + "    box.width = 0\n"
+        + "    assert box.width == 0\n"
         + "\n\ndef test_the_boundary_of_a_tall_box():\n"
         + "    import warnings\n\n"
         + "    with warnings.catch_warnings():\n"
@@ -70,4 +76,4 @@ def test_the_sweep_says_when_every_mutant_on_the_changed_lines_was_killed(tmp_pa
     on = [m for m in doc["sweep"]["mutants"] if m["on_change"]]
     assert on and all(m["status"] == "killed" for m in on), [(m["change"], m["status"]) for m in on]
     assert f"all {len(on)} mutants on the changed lines were killed" in done.stdout
-    assert "outside the diff, in the definitions it touched: 2 mutants (2 killed)" in done.stdout
+    assert "outside the diff, in the definitions it touched: 3 mutants (3 killed)" in done.stdout

@@ -258,6 +258,49 @@ def mutations(filename: str, code: str) -> MutmutFile:
     return MutmutFile(filename, code, module, tuple(result), tuple(outside))
 
 
+def skipped_by_mutmut(function: cst.FunctionDef) -> bool:
+    """A decorated function, which mutmut never mutates (its trampolines cannot wrap one),
+    but for one whose only decorator is `staticmethod` or `classmethod`."""
+    if not function.decorators:
+        return False
+    only = function.decorators[0].decorator if len(function.decorators) == 1 else None
+    return not (isinstance(only, cst.Name) and only.value in ("staticmethod", "classmethod"))
+
+
+def decorated_mutations(function: cst.FunctionDef) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, str]]:
+    """mutmut's operators over a function mutmut skips (`skipped_by_mutmut`), as its visitor
+    applies them elsewhere: (original, mutated, operator) of every node but its decorators,
+    annotations, the calls it never mutates (`len`, `isinstance`), and defaults that are not
+    a name, number or string. `# pragma: no mutate` is the caller's to honour (by line)."""
+    try:
+        from mutmut.mutation.file_mutation import NEVER_MUTATE_FUNCTION_CALLS
+        from mutmut.mutation.mutators import mutation_operators
+    except ImportError as exc:
+        raise _moved("mutmut.mutation.mutators.mutation_operators is gone", exc) from None
+    stack: list[cst.CSTNode] = [function.params, function.body]
+    while stack:
+        node = stack.pop()
+        if _never_mutated(node, NEVER_MUTATE_FUNCTION_CALLS):
+            continue
+        for kind, operator in mutation_operators:
+            if isinstance(node, kind):
+                for mutated in operator(node):
+                    yield node, mutated, _operator(node, mutated)
+        stack.extend(reversed(node.children))
+
+
+def _never_mutated(node: cst.CSTNode, calls: Any) -> bool:
+    if isinstance(node, (cst.Annotation, cst.Decorator)):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in calls:
+        return True
+    return (
+        isinstance(node, cst.Param)
+        and node.default is not None
+        and not isinstance(node.default, (cst.Name, cst.BaseNumber, cst.BaseString))
+    )
+
+
 def _module_statements(module: cst.Module) -> dict[int, cst.SimpleStatementLine]:
     """Every node of a module-level simple statement (an assignment, a call), by identity,
     to that statement: what mutmut mutates outside functions and classes."""

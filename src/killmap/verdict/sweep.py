@@ -410,6 +410,22 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
             else None
         )
         sweep.add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint, m.mutmut_name)
+    if sweep.change is not None:
+        _add_decorated_mutants(sweep, parsed)
+
+
+def _add_decorated_mutants(sweep: _FileSweep, parsed) -> None:
+    """With a change: mutmut's operators over the touched functions mutmut itself skips (a
+    property's getter and setter, any decorated function), so that a change to one gets the
+    token-level mutants any other function gets. `mutmut run` makes none of them, so a sweep
+    without a change makes none either (it makes exactly mutmut's)."""
+    for definition in filter(sweep.swept, sweep.spliced.definitions):
+        node = definition.node
+        if not isinstance(node, cst.FunctionDef) or not mutmut_adapter.skipped_by_mutmut(node):
+            continue
+        for original, mutated, operator in mutmut_adapter.decorated_mutations(node):
+            if sweep.wanted(original) and sweep.positions[original].start.line not in parsed.pragma_lines:
+                sweep.add(definition, original, mutated, f"mutmut:{operator}", definition.qualname)
 
 
 def _add_killmap_mutants(sweep: _FileSweep, root: Path, parsed, parents) -> None:
