@@ -423,8 +423,17 @@ def to_html(doc: Document) -> str:
                 else f"<details><summary>diff</summary><pre>{esc(e['diff'])}</pre></details>"
             )
             reds = ", ".join(r["id"] for r in e["red"])
+            labels = "".join(
+                f" <i>{esc(label)}</i>"
+                for label in (
+                    "on the change" if e.get("on_change") else "",
+                    "reported" if e.get("reported") else "",
+                    f"marked {e['mark']}" if e.get("mark") else "",
+                )
+                if label
+            )
             parts.append(
-                f"<li class='{esc(e['status'])}'><b>{esc(e['status'])}</b> line {e['line']} "
+                f"<li class='{esc(e['status'])}'><b>{esc(e['status'])}</b>{labels} line {e['line']} "
                 f"<code>{esc(e['op'])}</code> <code>{esc(e['change'])}</code> <small>{esc(e['id'])}</small>"
                 + (f"<br><small>red: {esc(reds)}</small>" if reds else "")
                 + (f"<br><small>{esc(e['detail'])}</small>" if e["status"] not in ("killed", "survived") else "")
