@@ -357,6 +357,9 @@ def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed:
 def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[str, Any]]) -> None:
     """A sweep of a change: its verdict on the changed lines, what lies outside them in one
     line, and what of it no mutant meets."""
+    touched = sorted({f"{e['file']}::{e['function']}" for e in mutants})
+    where = escape(", ".join(touched) or "none")
+    console.print(f"--changed: {len(mutants)} mutant(s) in the function(s) the change touched: {where}")
     on = [e for e in mutants if e["on_change"]]
     judged = [e for e in on if e["status"] not in ("named", "broken")]  # as triage.change_verdict
     if judged and all(e["status"] in ("killed", "timeout") for e in judged):
