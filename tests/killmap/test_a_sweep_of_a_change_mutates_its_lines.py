@@ -157,3 +157,17 @@ def test_the_change_verdict_a_review_reads_from_the_sweep_result(tmp_path):
     assert not verdict.all_killed and verdict.killed == len(verdict.on_change) - len(survivors)
     assert dict(verdict.outside) == {"killed": 3} and result.base == "main"
     assert [(n.why, n.statement) for n in result.enumeration.not_swept] == [("a class body", 'UNIT = "cm"')]
+
+
+def test_a_definition_whose_last_statement_was_removed_is_touched(tmp_path):
+    from killmap.verdict.changed import ChangeSince
+
+    source = tmp_path / "m.py"
+    source.write_text("def f(x):\n    check(x)\n    return x\n\n\ndef g():\n    return 1\n")
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "base")
+    source.write_text("def f(x):\n    check(x)\n\n\ndef g():\n    return 1\n")
+    change = ChangeSince(tmp_path, "main").file("m.py")
+    assert change is not None and change.added == frozenset() and change.removed_after == {2}
+    assert change.touches(1, 2) and not change.touches(5, 6)

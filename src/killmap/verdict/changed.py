@@ -100,9 +100,9 @@ class FileChange:
     removed_after: frozenset[int]  # lines only removed, after this line (0: at the top)
 
     def touches(self, first: int, last: int) -> bool:
-        """Whether the change meets the lines first..last: one of them added or changed, or
-        a line removed between two of them."""
-        return any(first <= n <= last for n in self.added) or any(first <= n < last for n in self.removed_after)
+        """Whether the change meets the lines first..last: one of them added or changed, or a
+        line removed after one of them (after the last: a definition's last statement removed)."""
+        return any(first <= n <= last for n in self.added) or any(first <= n <= last for n in self.removed_after)
 
     def on(self, lines: tuple[int, ...]) -> bool:
         return not self.added.isdisjoint(lines)
