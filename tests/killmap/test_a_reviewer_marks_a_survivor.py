@@ -63,6 +63,8 @@ def test_the_sweep_says_when_every_mutant_on_the_changed_lines_was_killed(tmp_pa
         tests.read_text().replace(
             "with pytest.raises(ValueError):", 'with pytest.raises(ValueError, match="^negative width$"):'
         )
+        + "\n\ndef test_a_box_is_measured_in_centimetres():\n"
+        + '    assert Box.UNIT == "cm"\n'
         + "\n\ndef test_a_width_of_zero_is_kept():\n"
         + "    box = Box(1)\n"
         + "    box.width = 0\n"

@@ -15,6 +15,7 @@ from sweepkit import fresh_fixture, require_mutmut, sweep
 MODULE = "src/diffpkg/shapes.py"
 # What the fixture was before the change under review: its lines one by one.
 BEFORE = {
+    "import warnings\n": "",
     "SCALE = 3": "SCALE = 2",
     'UNIT = "cm"': 'UNIT = "mm"',
     '        if value < 0:\n            raise ValueError("negative width")\n': "",
@@ -87,7 +88,7 @@ def test_a_nested_function_and_a_method_are_swept_on_their_changed_lines(swept):
     nested = line_of(lines, "return x * SCALE")
     assert any(m["function"] == "area" and m["line"] == nested and m["on_change"] for m in mutants)
     # Box.__repr__ was touched too: its every mutant is arid (test_a_sweep_suppresses_arid_mutants.py)
-    assert {m["function"] for m in mutants} == {"Box.width", "area", "<module>"}
+    assert {m["function"] for m in mutants} == {"Box.width", "area", "<module>", "Box"}
 
 
 def test_mutants_outside_the_changed_lines_are_kept_and_marked_off_the_change(swept):
@@ -108,13 +109,21 @@ def test_a_changed_module_level_statement_is_swept_each_mutant_run_at_import(swe
     assert all(m["status"] == "killed" for m in module), module
 
 
-def test_a_changed_class_body_line_is_named_changed_not_swept(swept):
-    done, doc, lines = swept
+def test_a_changed_class_attribute_is_swept_as_its_class_s(swept):
+    _, doc, lines = swept
     unit = line_of(lines, 'UNIT = "cm"')
+    mutants = [m for m in doc["sweep"]["mutants"] if m["line"] == unit]
+    assert mutants and {(m["function"], m["on_change"]) for m in mutants} == {("Box", True)}
+    assert any(m["status"] == "survived" and m["reported"] for m in mutants)  # no test reads it
+
+
+def test_a_changed_import_is_named_changed_not_swept(swept):
+    done, doc, lines = swept
+    imported = line_of(lines, "import warnings")
     assert doc["sweep"]["change"]["not_swept"] == [
-        {"file": MODULE, "lines": [unit, unit], "why": "a class body", "statement": 'UNIT = "cm"'}
+        {"file": MODULE, "lines": [imported, imported], "why": "an import", "statement": "import warnings"}
     ]
-    assert f"changed, not swept {MODULE}:{unit} (a class body)" in done.stdout
+    assert f"changed, not swept {MODULE}:{imported} (an import)" in done.stdout
 
 
 def test_a_killed_module_level_mutant_is_promoted_as_a_replace_of_its_file(tmp_path):
@@ -149,6 +158,7 @@ def test_the_change_verdict_a_review_reads_from_the_sweep_result(tmp_path):
     verdict = change_verdict(result.entries)
     found = sorted((e.mutant.line, e.mutant.op, e.gap.text) for e in verdict.findings)
     assert found == [
+        (line_of(lines, 'UNIT = "cm"'), "mutmut:assignment", '"cm"'),
         (line_of(lines, "if value < 0:"), "mutmut:swap_op", "value < 0"),
         (line_of(lines, 'raise ValueError("negative width")'), "mutmut:arg_removal", '"negative width"'),
         (line_of(lines, "if height > 100:"), "mutmut:swap_op", "height > 100"),
@@ -156,7 +166,7 @@ def test_the_change_verdict_a_review_reads_from_the_sweep_result(tmp_path):
     survivors = [e for e in verdict.on_change if e.status == "survived"]
     assert not verdict.all_killed and verdict.killed == len(verdict.on_change) - len(survivors)
     assert dict(verdict.outside) == {"killed": 3} and result.base == "main"
-    assert [(n.why, n.statement) for n in result.enumeration.not_swept] == [("a class body", 'UNIT = "cm"')]
+    assert [(n.why, n.statement) for n in result.enumeration.not_swept] == [("an import", "import warnings")]
 
 
 def test_a_definition_whose_last_statement_was_removed_is_touched(tmp_path):

@@ -75,34 +75,11 @@ class MutmutMutation:
 
 
 @dataclass(frozen=True)
-class ModuleMutation:
-    """One of mutmut's mutants of a module-level statement, which `mutmut run` never runs:
-    a sweep of a change makes it of a statement the change touched."""
-
-    original: cst.CSTNode
-    mutated: cst.CSTNode
-    statement: cst.SimpleStatementLine  # the module-level statement that holds it
-    operator: str
-
-
-@dataclass(frozen=True)
 class MutmutFile:
     filename: str
     code: str
     module: cst.Module  # the parse the mutations' nodes belong to
     mutations: tuple[MutmutMutation, ...]
-    outside: tuple[tuple[cst.CSTNode, cst.CSTNode], ...] = ()  # mutmut's of code outside any function
-
-    @functools.cached_property
-    def module_level(self) -> tuple[ModuleMutation, ...]:
-        """Those of `outside` in a module-level simple statement. Only a sweep of a change asks
-        (a walk of every such statement: a module's constant tables can be long)."""
-        statements = _module_statements(self.module)
-        return tuple(
-            ModuleMutation(original, mutated, statements[id(original)], _operator(original, mutated))
-            for original, mutated in self.outside
-            if id(original) in statements
-        )
 
     @functools.cached_property
     def pragma_lines(self) -> frozenset[int]:
@@ -242,12 +219,9 @@ def mutations(filename: str, code: str) -> MutmutFile:
     runnable = _runnable_functions(module)
     numbered: dict[int, int] = {}
     result = []
-    outside = []
     for original, mutated, function in triples:
         key = runnable.get(id(function))
         if key is None:
-            if function is None:
-                outside.append((original, mutated))
             continue
         numbered[id(function)] = numbered.get(id(function), 0) + 1
         result.append(
@@ -255,7 +229,7 @@ def mutations(filename: str, code: str) -> MutmutFile:
                 original, mutated, function, _operator(original, mutated), f"{key}__mutmut_{numbered[id(function)]}"
             )
         )
-    return MutmutFile(filename, code, module, tuple(result), tuple(outside))
+    return MutmutFile(filename, code, module, tuple(result))
 
 
 def skipped_by_mutmut(function: cst.FunctionDef) -> bool:
@@ -267,17 +241,18 @@ def skipped_by_mutmut(function: cst.FunctionDef) -> bool:
     return not (isinstance(only, cst.Name) and only.value in ("staticmethod", "classmethod"))
 
 
-def decorated_mutations(function: cst.FunctionDef) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, str]]:
-    """mutmut's operators over a function mutmut skips (`skipped_by_mutmut`), as its visitor
-    applies them elsewhere: (original, mutated, operator) of every node but its decorators,
-    annotations, the calls it never mutates (`len`, `isinstance`), and defaults that are not
-    a name, number or string. `# pragma: no mutate` is the caller's to honour (by line)."""
+def operator_mutations(roots: list[cst.CSTNode]) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, str]]:
+    """mutmut's operators over code mutmut itself does not mutate (a decorated function's
+    parameters and body, a statement of a class body), as its visitor applies them elsewhere:
+    (original, mutated, operator) of every node under `roots` but decorators, annotations,
+    the calls it never mutates (`len`, `isinstance`), and defaults that are not a name,
+    number or string. `# pragma: no mutate` is the caller's to honour (by line)."""
     try:
         from mutmut.mutation.file_mutation import NEVER_MUTATE_FUNCTION_CALLS
         from mutmut.mutation.mutators import mutation_operators
     except ImportError as exc:
         raise _moved("mutmut.mutation.mutators.mutation_operators is gone", exc) from None
-    stack: list[cst.CSTNode] = [function.params, function.body]
+    stack: list[cst.CSTNode] = list(reversed(roots))
     while stack:
         node = stack.pop()
         if _never_mutated(node, NEVER_MUTATE_FUNCTION_CALLS):
@@ -299,20 +274,6 @@ def _never_mutated(node: cst.CSTNode, calls: Any) -> bool:
         and node.default is not None
         and not isinstance(node.default, (cst.Name, cst.BaseNumber, cst.BaseString))
     )
-
-
-def _module_statements(module: cst.Module) -> dict[int, cst.SimpleStatementLine]:
-    """Every node of a module-level simple statement (an assignment, a call), by identity,
-    to that statement: what mutmut mutates outside functions and classes."""
-    found: dict[int, cst.SimpleStatementLine] = {}
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            stack: list[cst.CSTNode] = [statement]
-            while stack:
-                node = stack.pop()
-                found[id(node)] = statement
-                stack.extend(node.children)
-    return found
 
 
 def _runnable_functions(module: cst.Module) -> dict[int, str]:

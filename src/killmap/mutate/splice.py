@@ -33,11 +33,11 @@ MODULE = "<module>"  # the qualname of a module-level statement
 
 @dataclass(frozen=True)
 class Definition:
-    """A top-level function, a method of a top-level class, or a module-level simple
-    statement (`statements`), where it stands in the file."""
+    """A top-level function, a method of a top-level class, or a simple statement of the
+    module or of a top-level class's body (`statements`), where it stands in the file."""
 
     node: cst.FunctionDef | cst.SimpleStatementLine
-    qualname: str  # "f", "Class.method", or MODULE
+    qualname: str  # "f", "Class.method"; of a statement, MODULE or "Class"
     owner: cst.ClassDef | None  # the class of a method
     offset: int  # where its text (leading comments included) starts
     text: str
@@ -100,6 +100,9 @@ class SplicedFile:
                 return
             if isinstance(child, cst.FunctionDef):
                 self._add(child, f"{owner.name.value}.{child.name.value}", owner, offset + start, text)
+            elif isinstance(child, cst.SimpleStatementLine):
+                at = offset + start
+                self.statements.append(Definition(child, owner.name.value, owner, at, text, self._line_of(at)))
             start += len(text)
 
     def render(self, owner: cst.ClassDef | None, node: cst.CSTNode) -> str:

@@ -203,6 +203,8 @@ def _holder(body: list, line: int, in_class: bool = False) -> tuple[Any, str]:
             return (inner or statement), why
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return statement, "a definition the sweep does not locate"
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            return statement, "an import"
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
             return statement, "a docstring" if isinstance(statement.value.value, str) else "module-level code"
         nested = [s for s in ast.walk(statement) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]

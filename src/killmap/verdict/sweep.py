@@ -261,7 +261,7 @@ def _enumerate_file(
     sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, arid, change, touched)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
-        _add_module_level_mutants(sweep, parsed, statements)
+        _add_statement_mutants(sweep, parsed, statements)
     if "killmap" in ops:  # only they ask for parents: another walk of the module
         _add_killmap_mutants(sweep, root, parsed, wrapper.resolve(ParentNodeProvider))
 
@@ -271,10 +271,11 @@ def _span(positions, node: cst.CSTNode) -> tuple[int, int]:
 
 
 def _changed_statements(spliced: SplicedFile, positions, change: FileChange) -> list[Definition]:
-    """The module-level simple statements a change added or changed a line of, but imports:
-    they run at import, and the gate judges a change to them as it judges any (every test
-    that imports the module reaches it, each run in a fresh session). mutmut's operators
-    make their mutants; an import has none worth making, and is named changed, not swept."""
+    """The simple statements of the module and of its classes' bodies a change added or
+    changed a line of, but imports: they run at import, and the gate judges a change to them
+    as it judges any (every test that imports the module reaches it, each run in a fresh
+    session). mutmut's operators make their mutants; an import has none worth making, and
+    is named changed, not swept."""
     return [
         s
         for s in spliced.statements
@@ -284,16 +285,13 @@ def _changed_statements(spliced: SplicedFile, positions, change: FileChange) -> 
     ]
 
 
-def _add_module_level_mutants(sweep: _FileSweep, parsed, statements: list[Definition]) -> None:
-    """mutmut's mutants of the module-level statements a change touched (`mutmut run` runs
-    none of them: a sweep without a change makes none either)."""
-    if not statements:
-        return
-    by_statement = {id(s.node): s for s in statements}
-    for m in parsed.module_level:
-        statement = by_statement.get(id(m.statement))
-        if statement is not None and sweep.wanted(m.original):
-            sweep.add(statement, m.original, m.mutated, f"mutmut:{m.operator}", MODULE)
+def _add_statement_mutants(sweep: _FileSweep, parsed, statements: list[Definition]) -> None:
+    """mutmut's operators over the module- and class-level statements a change touched
+    (`mutmut run` mutates neither: a sweep without a change makes none either)."""
+    for statement in statements:
+        for original, mutated, operator in mutmut_adapter.operator_mutations([statement.node]):
+            if sweep.wanted(original) and sweep.positions[original].start.line not in parsed.pragma_lines:
+                sweep.add(statement, original, mutated, f"mutmut:{operator}", statement.qualname)
 
 
 class _Positions:
@@ -423,7 +421,7 @@ def _add_decorated_mutants(sweep: _FileSweep, parsed) -> None:
         node = definition.node
         if not isinstance(node, cst.FunctionDef) or not mutmut_adapter.skipped_by_mutmut(node):
             continue
-        for original, mutated, operator in mutmut_adapter.decorated_mutations(node):
+        for original, mutated, operator in mutmut_adapter.operator_mutations([node.params, node.body]):
             if sweep.wanted(original) and sweep.positions[original].start.line not in parsed.pragma_lines:
                 sweep.add(definition, original, mutated, f"mutmut:{operator}", definition.qualname)
 
