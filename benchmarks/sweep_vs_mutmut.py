@@ -118,7 +118,7 @@ def draftroute() -> dict:
         if (REPO / rel).is_file() and not rel.startswith("benchmarks/"):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, root / rel)
-    sdists.snapshot(root)
+    sdists.snapshot(arid_off(root))
     return {
         "name": "draftroute",
         "root": root,
@@ -128,11 +128,27 @@ def draftroute() -> dict:
     }
 
 
+ARID_RULES = ("logging", "messages", "stacklevel", "docstrings", "annotations", "repr", "truth")
+ARID_OFF = "\n[sweep]\n" + "".join(f"arid_{rule} = false\n" for rule in ARID_RULES)
+
+
+def arid_off(root: Path) -> Path:
+    """Every arid rule off in the subject's catalogs (a catalog of `[sweep]` alone where it has
+    none): the sweep then makes exactly `mutmut run`'s mutants, the comparison's premise."""
+    catalogs = sorted((root / "mutations").glob("*.toml"))
+    for catalog in catalogs:
+        catalog.write_text(catalog.read_text(encoding="utf-8") + ARID_OFF, encoding="utf-8")
+    if not catalogs:
+        (root / "mutations").mkdir(exist_ok=True)
+        (root / "mutations" / "sweep.toml").write_text(ARID_OFF.lstrip(), encoding="utf-8")
+    return root
+
+
 def _from_sdist(requirement: str, copy: str) -> Path:
     """A fresh private copy of a pinned sdist (downloaded once with pip), under git, in a folder
     of the subject's own (`copy`): two subjects of one sdist each get their [tool.mutmut]."""
     tarball = sdists.download(requirement, WORK / "sdists", PYTHON)
-    return sdists.snapshot(sdists.unpack(tarball, WORK / copy))
+    return sdists.snapshot(arid_off(sdists.unpack(tarball, WORK / copy)))
 
 
 def packaging() -> dict:

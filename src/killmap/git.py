@@ -119,3 +119,23 @@ def _blobs(root: Path, shas: list[str]) -> list[bytes]:
         blobs.append(out[start : start + size])
         at = start + size + 1  # the blob, then a newline
     return blobs
+
+
+def lines_added(root: Path, base: str, rel: str, field: str = "--changed") -> tuple[frozenset[int], frozenset[int]]:
+    """Where the working tree's `rel` differs from `base`, in its own line numbers: the lines
+    added or changed, and the points where lines were only removed (n: after line n, 0 at
+    the top). Read from `git diff -U0`, whose hunk headers say exactly that."""
+    out = git(root, "diff", "-U0", "--no-color", "--no-ext-diff", "--relative", base, "--", rel, field=field)
+    added: set[int] = set()
+    removed: set[int] = set()
+    for line in out.decode("utf-8", "replace").splitlines():
+        if not line.startswith("@@ "):
+            continue
+        new = line.split(" ")[2]  # "+start[,count]"
+        start, _, count = new[1:].partition(",")
+        first, size = int(start), int(count) if count else 1
+        if size:
+            added.update(range(first, first + size))
+        else:
+            removed.add(first)
+    return frozenset(added), frozenset(removed)

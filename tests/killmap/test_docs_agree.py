@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from killmap.catalog.contract import COMMON_FIELDS, GATE_FIELDS, OP_FIELDS, OPERATORS
+from killmap.catalog.contract import COMMON_FIELDS, GATE_FIELDS, OP_FIELDS, OPERATORS, SWEEP_FIELDS
 from killmap.cli import build_parser
 from killmap.verdict.judge import VERDICTS
 
@@ -69,6 +69,9 @@ def test_every_catalog_field_and_operator_has_its_own_heading():
     plain = set(re.findall(r"^### ([a-z_]+)$", catalog, re.M))
     # an anchor spells a field's underscore as a hyphen (pytest_args: #gate-pytest-args)
     assert {f"gate-{f.replace('_', '-')}" for f in GATE_FIELDS} <= ids, "a [gate] field with no heading in catalog.md"
+    assert {f"sweep-{f.replace('_', '-')}" for f in SWEEP_FIELDS} <= ids, (
+        "a [sweep] field with no heading in catalog.md"
+    )
     assert set(COMMON_FIELDS) <= plain, f"[[mutation]] fields with no heading: {set(COMMON_FIELDS) - plain}"
     operators = set(re.findall(r"^## ([a-z-]+)$", (DOCS / "operators.md").read_text(), re.M))
     assert set(OPERATORS) <= operators, f"operators with no heading: {set(OPERATORS) - operators}"

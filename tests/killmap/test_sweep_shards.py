@@ -69,6 +69,10 @@ def test_sweep_shards_merge_into_the_unsharded_sweeps_statuses_in_every_format(s
     merged = json.loads((tmp / "merged" / "killmap-sweep.json").read_text())
     assert list(_statuses(merged).items()) == list(_statuses(whole).items())
     assert merged["sweep"]["summary"] == whole["sweep"]["summary"]
+    # each shard chose its reported findings alone: the merge chooses the whole sweep's again
+    assert {m["id"]: m["reported"] for m in merged["sweep"]["mutants"]} == {
+        m["id"]: m["reported"] for m in whole["sweep"]["mutants"]
+    }
     assert merged["sweep"]["functions"] == whole["sweep"]["functions"]
     stryker = json.loads((tmp / "merged" / "mutation-report.sweep.json").read_text())
     assert len(stryker["files"][MODULE]["mutants"]) == len(whole["sweep"]["mutants"])

@@ -50,6 +50,11 @@ COMMON_FIELDS = frozenset(
     }
 )
 GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine", "pytest_args"})
+# The [sweep] table: the arid rules (mutants no reviewer acts on, never built; each on unless
+# its `arid_RULE = false`), and the sweep mutants a reviewer marked, by id.
+ARID_RULES = ("logging", "messages", "stacklevel", "docstrings", "annotations", "repr", "truth")
+MARKS = {"equivalent": "equivalent", "not_useful": "not-useful"}  # [sweep] field -> the mark
+SWEEP_FIELDS = frozenset({f"arid_{rule}" for rule in ARID_RULES} | set(MARKS))
 # Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
 MAY_BE_EMPTY = frozenset({("replace", "new")})
 REQUIREMENTS = ("assertion",)
@@ -84,6 +89,14 @@ class GateSettings:
     def arguments(self) -> tuple[str, ...]:
         """PYTEST_ADDOPTS's arguments, then this table's: what every run under it is given."""
         return pytest_arguments(self.pytest_args)
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """The [sweep] table: which arid rules are on, and the mutant ids a reviewer marked."""
+
+    arid: frozenset[str] = frozenset(ARID_RULES)
+    marked: tuple[tuple[str, str], ...] = ()  # (mutant id, "equivalent" or "not-useful")
 
 
 @dataclass(frozen=True)
@@ -182,3 +195,4 @@ class Catalog:
     path: str  # relative to the project root
     settings: GateSettings
     mutations: tuple[Mutation, ...]
+    sweep: SweepSettings = field(default_factory=SweepSettings)

@@ -14,9 +14,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from killmap.catalog.contract import (
+    ARID_RULES,
     COMMON_FIELDS,
     EXPRESSION_FIELDS,
     GATE_FIELDS,
+    MARKS,
     MAX_TIMEOUT,
     MAY_BE_EMPTY,
     NAME_PATTERN,
@@ -24,10 +26,12 @@ from killmap.catalog.contract import (
     PATCH_PINS,
     PIN_PATTERN,
     REQUIREMENTS,
+    SWEEP_FIELDS,
     TARGET_PIN_PATTERN,
     TIMEOUT_RULE,
     GateSettings,
     Mutation,
+    SweepSettings,
     Target,
 )
 from killmap.catalog.pytestargs import read_pytest_args, refused
@@ -89,6 +93,29 @@ def read_gate_settings(rel: str, table: Any) -> GateSettings:
     if "pytest_args" in table:
         kwargs["pytest_args"] = _pytest_args(rel, table["pytest_args"])
     return GateSettings(**kwargs)
+
+
+def read_sweep_settings(rel: str, table: Any) -> SweepSettings:
+    """[sweep]: `arid_RULE = true|false` for each arid rule, `equivalent` and `not_useful` lists
+    of sweep mutant ids. Whether an id names a mutant is the sweep's to say (it enumerates)."""
+    if not isinstance(table, dict):
+        raise GateError("[sweep] must be a table", file=rel, field="sweep")
+    unknown = set(table) - SWEEP_FIELDS
+    if unknown:
+        key = sorted(unknown)[0]
+        raise GateError(f"unknown [sweep] field (known: {', '.join(sorted(SWEEP_FIELDS))})", file=rel, field=key)
+    arid = set(ARID_RULES)
+    for rule in ARID_RULES:
+        value = table.get(f"arid_{rule}", True)
+        if not isinstance(value, bool):
+            raise GateError("must be true or false", file=rel, field=f"arid_{rule}")
+        if not value:
+            arid.discard(rule)
+    marked: list[tuple[str, str]] = []
+    for key, mark in MARKS.items():
+        ids = _string_list(table.get(key, []), GateError("must be a list of sweep mutant ids", file=rel, field=key))
+        marked += [(ident, mark) for ident in ids]
+    return SweepSettings(frozenset(arid), tuple(marked))
 
 
 def _pytest_args(rel: str, value: Any) -> tuple[str, ...]:

@@ -31,7 +31,13 @@ from killmap.catalog.contract import (
     Mutation,
     Target,
 )
-from killmap.catalog.entries import entry_mutation, read_gate_settings, read_mutation, relative_path
+from killmap.catalog.entries import (
+    entry_mutation,
+    read_gate_settings,
+    read_mutation,
+    read_sweep_settings,
+    relative_path,
+)
 from killmap.catalog.pytestargs import environment_args
 from killmap.errors import GateError
 
@@ -99,19 +105,20 @@ def load_catalog(root: Path, path: Path) -> Catalog:
         # The TOML parser recurses once per nested array or inline table: a few hundred
         # levels exhaust Python's stack. No catalog field is nested at all.
         raise GateError("not a catalog: arrays or tables nested too deeply to parse", file=rel) from None
-    unknown = set(data) - {"gate", "mutation"}
+    unknown = set(data) - {"gate", "mutation", "sweep"}
     if unknown:
         raise GateError(
-            f"unknown top-level table(s) {sorted(unknown)}; expected [gate] and [[mutation]]",
+            f"unknown top-level table(s) {sorted(unknown)}; expected [gate], [sweep] and [[mutation]]",
             file=rel,
             field=sorted(unknown)[0],
         )
     settings = read_gate_settings(rel, data.get("gate", {}))
+    sweep = read_sweep_settings(rel, data.get("sweep", {}))
     entries = data.get("mutation", [])
     # A catalog of [gate] alone is how a new user sets `tests` and `paths` to sweep before
     # naming anything. A file with neither is a mistake (an empty or misnamed file): it
     # would gate nothing and set nothing, so it is refused rather than pass as "all held".
-    if not isinstance(entries, list) or (not entries and "gate" not in data):
+    if not isinstance(entries, list) or (not entries and "gate" not in data and "sweep" not in data):
         raise GateError("no [[mutation]] entries", file=rel, field="mutation")
     mutations = tuple(read_mutation(root, rel, path.parent, settings, i, e) for i, e in enumerate(entries))
     names = {m.name for m in mutations}
@@ -126,7 +133,7 @@ def load_catalog(root: Path, path: Path) -> Catalog:
                     "must be a mutation that turns tests red",
                     "control",
                 )
-    return Catalog(rel, settings, mutations)
+    return Catalog(rel, settings, mutations, sweep)
 
 
 _ERROR_LINE = re.compile(r"at line (\d+), column (\d+)")

@@ -30,7 +30,9 @@ from killmap.catalog.reader import Catalog, GateSettings, Mutation, load_catalog
 from killmap.errors import GateError
 from killmap.mutate.mutants import build_mutant
 from killmap.mutate.patching import equal_ends, split_lines
+from killmap.mutate.splice import MODULE
 from killmap.report.sweep_report import read_document
+from killmap.verdict.changed import FileChange
 from killmap.verdict.sweep import OPS, SweepMutant, SweepTarget, enumerate_mutants, load_optional_catalogs
 
 _REFUSALS = {
@@ -162,7 +164,7 @@ def _write_checked(
 
 def _current(root: Path, entry: dict[str, Any], settings: GateSettings) -> SweepMutant:
     """The sweep mutant as the code stands now: it must be the one the report describes."""
-    found = enumerate_mutants(root, [SweepTarget(entry["file"], None, settings)], OPS)
+    found = enumerate_mutants(root, [SweepTarget(entry["file"], None, settings)], OPS, _whole(root, entry))
     current = next((m for m in found.mutants if m.id == entry["id"]), None)
     if current is None or current.mutant.diff != entry["diff"]:
         raise GateError(
@@ -170,6 +172,20 @@ def _current(root: Path, entry: dict[str, Any], settings: GateSettings) -> Sweep
             field="--promote",
         )
     return current
+
+
+class _WholeFile:
+    """A module-level mutant is made only of a change: one that holds every line of its file."""
+
+    def __init__(self, root: Path, path: str):
+        self.lines = len((root / path).read_text(encoding="utf-8").splitlines())
+
+    def file(self, path: str) -> FileChange:
+        return FileChange(path, frozenset(range(1, self.lines + 1)), frozenset())
+
+
+def _whole(root: Path, entry: dict[str, Any]) -> Any:
+    return _WholeFile(root, entry["file"]) if entry["function"] == MODULE else None
 
 
 def _catalog_path(root: Path, given: Path | None, catalogs: list[Catalog], file: str) -> Path:
@@ -198,8 +214,9 @@ def _operator(
         candidates.append({"target": f"{current.file}::{current.inner}", "op": op, **dict(fields)})
         if current.inner != current.function:
             candidates.append({"target": f"{current.file}::{current.function}", "op": op, **dict(fields)})
+    target = current.file if current.function == MODULE else f"{current.file}::{current.function}"
     candidates += [
-        {"target": f"{current.file}::{current.function}", "op": "replace", "old": old, "new": new}
+        {"target": target, "op": "replace", "old": old, "new": new}
         for old, new in _replacements(current.mutant.original, current.mutant.mutated or "")
     ]
     for candidate in candidates:

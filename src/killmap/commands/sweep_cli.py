@@ -89,7 +89,8 @@ def _add_portion_options(sweep) -> None:
         const="",
         default=None,
         metavar="BASE",
-        help="only the functions the change since BASE touched (default: the merge base with the main branch)",
+        help="only the definitions the change since BASE touched, its lines marked (default: the merge base "
+        "with the main branch)",
     )
     sweep.set_defaults(main=main)
 
@@ -144,10 +145,6 @@ def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs
         )
     document = to_document(result, root)
     render(console, document)
-    if args.changed is not None:
-        touched = sorted({f"{e.mutant.file}::{e.mutant.function}" for e in result.entries})
-        where = ", ".join(touched) or "none"
-        console.print(f"--changed: {len(result.entries)} mutant(s) in the function(s) the change touched: {where}")
     paths = write(document, report_dir)
     console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
     return 0
@@ -163,12 +160,12 @@ def _portion(root: Path, args: argparse.Namespace):
     if args.durations is not None and shard is None:
         raise GateError("--durations balances shards: it goes with --shard K/N", field="--durations")
     durations = read_durations(args.durations, "sweep") if args.durations is not None else None
-    touched = None
+    change = None
     if args.changed is not None:
-        from killmap.verdict.changed import TouchedFunctions
+        from killmap.verdict.changed import ChangeSince
 
-        touched = TouchedFunctions(root, args.changed or None)
-    return Portion(shard, durations, touched)
+        change = ChangeSince(root, args.changed or None)
+    return Portion(shard, durations, change)
 
 
 def _with_tests(targets, tests: tuple[str, ...]):

@@ -232,6 +232,50 @@ def mutations(filename: str, code: str) -> MutmutFile:
     return MutmutFile(filename, code, module, tuple(result))
 
 
+def skipped_by_mutmut(function: cst.FunctionDef) -> bool:
+    """A decorated function, which mutmut never mutates (its trampolines cannot wrap one),
+    but for one whose only decorator is `staticmethod` or `classmethod`."""
+    if not function.decorators:
+        return False
+    only = function.decorators[0].decorator if len(function.decorators) == 1 else None
+    return not (isinstance(only, cst.Name) and only.value in ("staticmethod", "classmethod"))
+
+
+def operator_mutations(roots: list[cst.CSTNode]) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, str]]:
+    """mutmut's operators over code mutmut itself does not mutate (a decorated function's
+    parameters and body, a statement of a class body), as its visitor applies them elsewhere:
+    (original, mutated, operator) of every node under `roots` but decorators, annotations,
+    the calls it never mutates (`len`, `isinstance`), and defaults that are not a name,
+    number or string. `# pragma: no mutate` is the caller's to honour (by line)."""
+    try:
+        from mutmut.mutation.file_mutation import NEVER_MUTATE_FUNCTION_CALLS
+        from mutmut.mutation.mutators import mutation_operators
+    except ImportError as exc:
+        raise _moved("mutmut.mutation.mutators.mutation_operators is gone", exc) from None
+    stack: list[cst.CSTNode] = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        if _never_mutated(node, NEVER_MUTATE_FUNCTION_CALLS):
+            continue
+        for kind, operator in mutation_operators:
+            if isinstance(node, kind):
+                for mutated in operator(node):
+                    yield node, mutated, _operator(node, mutated)
+        stack.extend(reversed(node.children))
+
+
+def _never_mutated(node: cst.CSTNode, calls: Any) -> bool:
+    if isinstance(node, (cst.Annotation, cst.Decorator)):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in calls:
+        return True
+    return (
+        isinstance(node, cst.Param)
+        and node.default is not None
+        and not isinstance(node.default, (cst.Name, cst.BaseNumber, cst.BaseString))
+    )
+
+
 def _runnable_functions(module: cst.Module) -> dict[int, str]:
     """Top-level functions and the methods of top-level classes (what mutmut trampolines),
     by identity, with mutmut's mangled names."""

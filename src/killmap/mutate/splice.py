@@ -28,13 +28,16 @@ from killmap.mutate.cst_tree import fill_empty_block
 from killmap.mutate.mutants import changed_lines
 from killmap.mutate.patching import split_lines
 
+MODULE = "<module>"  # the qualname of a module-level statement
+
 
 @dataclass(frozen=True)
 class Definition:
-    """A top-level function, or a method of a top-level class, where it stands in the file."""
+    """A top-level function, a method of a top-level class, or a simple statement of the
+    module or of a top-level class's body (`statements`), where it stands in the file."""
 
-    node: cst.FunctionDef
-    qualname: str  # "f" or "Class.method"
+    node: cst.FunctionDef | cst.SimpleStatementLine
+    qualname: str  # "f", "Class.method"; of a statement, MODULE or "Class"
     owner: cst.ClassDef | None  # the class of a method
     offset: int  # where its text (leading comments included) starts
     text: str
@@ -67,6 +70,7 @@ class SplicedFile:
         self._line_starts = _line_starts(code)
         self._spans = MetadataWrapper(module, unsafe_skip_copy=True).resolve(WhitespaceInclusivePositionProvider)
         self.definitions: list[Definition] = []
+        self.statements: list[Definition] = []  # module-level simple statements
         offset = sum(len(module.code_for_node(line)) for line in module.header)
         for statement in module.body:
             text = module.code_for_node(statement)
@@ -77,6 +81,8 @@ class SplicedFile:
                 self._add(statement, statement.name.value, None, offset, text)
             elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
                 self._add_methods(statement, offset, text)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                self.statements.append(Definition(statement, MODULE, None, offset, text, self._line_of(offset)))
             offset += len(text)
 
     def _add(self, node, qualname, owner, offset, text) -> None:
@@ -94,6 +100,9 @@ class SplicedFile:
                 return
             if isinstance(child, cst.FunctionDef):
                 self._add(child, f"{owner.name.value}.{child.name.value}", owner, offset + start, text)
+            elif isinstance(child, cst.SimpleStatementLine):
+                at = offset + start
+                self.statements.append(Definition(child, owner.name.value, owner, at, text, self._line_of(at)))
             start += len(text)
 
     def render(self, owner: cst.ClassDef | None, node: cst.CSTNode) -> str:

@@ -10,6 +10,7 @@ over them.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import platform
@@ -27,6 +28,7 @@ from killmap.errors import GateError
 from killmap.report.cells import write_whole
 from killmap.report.console import LiveProgress
 from killmap.verdict.sweep import STATUSES, SweepEntry, SweepResult, score, status_of
+from killmap.verdict.triage import FINDINGS, Finding, Gap, reported
 
 SCHEMA = "killmap-sweep/1"
 FILES = {"json": "killmap-sweep.json", "html": "killmap-sweep.html", "stryker": "mutation-report.sweep.json"}
@@ -90,6 +92,10 @@ def _entry(entry: SweepEntry) -> dict[str, Any]:
         "line": m.line,
         "lines": list(m.mutant.changed_lines),
         "status": entry.status,
+        "on_change": m.on_change,
+        "reported": entry.reported,
+        "gap": dataclasses.asdict(entry.gap) if entry.gap else None,
+        "mark": entry.mark,
         "named": entry.named,
         "verdict": v.verdict if v else None,
         "detail": v.detail if v else f"the catalog's {entry.named!r} makes this change; `killmap run` judges it",
@@ -127,6 +133,20 @@ def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> di
         "total": len(entries),
         **{op: sum(e["op"].startswith(op + ":") for e in entries) for op in ("mutmut", "killmap")},
         **{k: enumeration[k] for k in ("identical", "duplicates", "pragma", "unlocated")},
+        "arid": dict(sorted(enumeration.get("arid", {}).items())),
+    }
+
+
+def _change(result: SweepResult) -> dict[str, Any] | None:
+    """With --changed: the base, and what the change holds that no mutant meets."""
+    if result.base is None:
+        return None
+    return {
+        "base": result.base,
+        "not_swept": [
+            {"file": n.file, "lines": [n.first, n.last], "why": n.why, "statement": n.statement}
+            for n in result.enumeration.not_swept
+        ],
     }
 
 
@@ -152,6 +172,7 @@ def to_document(result: SweepResult, root: Path) -> Document:
         "sweep": {
             "targets": [str(t) for t in result.targets],
             "ops": list(result.ops),
+            "change": _change(result),
             "generated": _generated(entries, enumeration.__dict__),
             "summary": _counts(entries),
             "functions": _per_function(entries),
@@ -193,6 +214,19 @@ def is_sweep_report(path: Path) -> bool:
         return False  # the gate's merge says what is wrong with it
 
 
+def _reported_again(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Shards chose their reported findings apart: the whole sweep's are chosen again."""
+    findings = [
+        Finding(
+            e["id"], e["file"], e["line"], e["op"], e.get("on_change", False), Gap(**e["gap"]) if e.get("gap") else None
+        )
+        for e in entries
+        if e["status"] in FINDINGS and not e.get("mark")
+    ]
+    chosen = reported(findings)
+    return [{**e, "reported": e["id"] in chosen} for e in entries]
+
+
 def merge(paths: list[Path]) -> Document:
     """Sweep shard reports joined into the unsharded sweep's document: every mutant of the
     split once, in enumeration order; one lost or reported twice is an error naming it."""
@@ -209,7 +243,7 @@ def merge(paths: list[Path]) -> Document:
     missing = [item for item in order if item not in by_id]
     if missing:
         raise GateError(f"no shard reported {names_in_short(missing)}: a shard is missing or failed", field="shards")
-    entries = [by_id[item] for item in order]
+    entries = _reported_again([by_id[item] for item in order])
     first = docs[0][1]
     return {
         **{k: first[k] for k in ("schema", "killmap_version", "python", "pytest", "mutmut", "root")},
@@ -218,7 +252,7 @@ def merge(paths: list[Path]) -> Document:
         "shard": f"merged from {len(docs)} report(s)",
         "split": None,
         "sweep": {
-            **{k: first["sweep"][k] for k in ("targets", "ops")},
+            **{k: first["sweep"].get(k) for k in ("targets", "ops", "change")},
             "generated": _generated(entries, first["sweep"]["generated"]),
             "summary": _counts(entries),
             "functions": _per_function(entries),
@@ -248,20 +282,26 @@ class SweepProgress(LiveProgress):
 
 def render(console: Console, doc: Document) -> None:
     sweep = doc["sweep"]
+    change = sweep.get("change")
     order = {s: i for i, s in enumerate(STATUSES)}
-    # Survivors first; unreached and named are counted below and listed in the reports.
+    # Survivors first; unreached and named are counted below and listed in the reports. Of a
+    # change, only what sits on its lines: the rest is one line, below.
     shown = sorted(
-        (e for e in sweep["mutants"] if e["status"] not in ("killed", "unreached", "named")),
+        (e for e in sweep["mutants"] if _listed(e, change is not None)),
         key=lambda e: (order[e["status"]], e["file"], e["line"]),
     )
     for e in shown:
         style = STYLE.get(e["status"], "white")
+        mark = "[bold]*[/] " if change is not None else ""
         console.print(
-            f"[{style}]{e['status']:>9}[/] {escape(e['file'])}:{e['line']} [bold]{escape(e['function'])}[/] "
+            f"[{style}]{e['status']:>9}[/] {mark}{escape(e['file'])}:{e['line']} [bold]{escape(e['function'])}[/] "
             f"{escape(e['op'])}  {escape(e['change'])}  [dim]{escape(e['id'])}[/]"
         )
         if e["status"] != "survived":
             console.print(f"          [dim]{escape(e['detail'][:200])}[/]")
+    _render_unreported(console, sweep["mutants"], change is not None)
+    if change is not None:
+        _render_change(console, change, sweep["mutants"])
     table = Table(title="killmap sweep, per function")
     for column in ("function", "killed", "survived", "unreached", "broken", "timeout", "named", "score"):
         table.add_column(column, justify="left" if column == "function" else "right")
@@ -281,8 +321,67 @@ def render(console: Console, doc: Document) -> None:
         + (f", {others}" if others else "")
         + f"; score {_percent(total['score'])} (broken and unreached left out) in {doc['wall_seconds']:.1f}s"
     )
+    arid = generated.get("arid") or {}
+    if arid:
+        rules = ", ".join(f"{rule} {n}" for rule, n in arid.items())
+        keep = escape("[sweep] arid_RULE = false")
+        console.print(f"{sum(arid.values())} arid mutants suppressed: {rules} ({keep} keeps them)")
     if total["survived"]:
         console.print(SURVIVOR_ADVICE)
+
+
+def _listed(e: dict[str, Any], changed: bool) -> bool:
+    """Listed one by one: the reported survivors, and what did not run to a kill or a survival
+    (broken, flaky, ...); of a change, only on its lines, its reported unreached too."""
+    if changed and not e["on_change"]:
+        return False
+    if e["status"] in FINDINGS:
+        return e.get("reported", True) and (e["status"] == "survived" or changed)
+    return e["status"] not in ("killed", "named")
+
+
+def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed: bool) -> None:
+    """The survivors not listed above, counted: those sharing a line or a gap with one listed,
+    and those a reviewer marked."""
+    survivors = [e for e in mutants if e["status"] == "survived" and (not changed or e["on_change"])]
+    alike = sum(1 for e in survivors if not e.get("reported", True) and not e.get("mark"))
+    marked = Counter(e["mark"] for e in survivors if e.get("mark"))
+    if alike:
+        console.print(f"[dim]{alike} more survivor(s) on the lines or gaps of those above, in the reports[/]")
+    if marked:
+        console.print(
+            "[dim]" + ", ".join(f"{n} marked {mark}" for mark, n in sorted(marked.items())) + " (not listed)[/]"
+        )
+
+
+def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[str, Any]]) -> None:
+    """A sweep of a change: its verdict on the changed lines, what lies outside them in one
+    line, and what of it no mutant meets."""
+    touched = sorted({f"{e['file']}::{e['function']}" for e in mutants})
+    where = escape(", ".join(touched) or "none")
+    console.print(f"--changed: {len(mutants)} mutant(s) in the function(s) the change touched: {where}")
+    on = [e for e in mutants if e["on_change"]]
+    judged = [e for e in on if e["status"] not in ("named", "broken")]  # as triage.change_verdict
+    if judged and all(e["status"] in ("killed", "timeout") for e in judged):
+        console.print(f"[green]all {len(judged)} mutants on the changed lines were killed[/]")
+    elif not on:
+        console.print("no mutant sits on the changed lines")
+    else:
+        base = escape(change["base"][:12])
+        console.print(f"* on the lines the change since {base} added or changed ({len(on)} mutants)")
+    outside = Counter(e["status"] for e in mutants if not e["on_change"])
+    if outside:
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(outside.items(), key=lambda kv: STATUSES.index(kv[0])))
+        console.print(
+            f"[dim]outside the diff, in the definitions it touched: {sum(outside.values())} mutants "
+            f"({counts}), in the reports[/]"
+        )
+    for n in change["not_swept"]:
+        first, last = n["lines"]
+        where = f"{first}" if first == last else f"{first}-{last}"
+        console.print(
+            f"[yellow]changed, not swept[/] {escape(n['file'])}:{where} ({escape(n['why'])})  {escape(n['statement'])}"
+        )
 
 
 # What a survivor is, said once wherever survivors are listed. No test went red, which has two
@@ -327,8 +426,17 @@ def to_html(doc: Document) -> str:
                 else f"<details><summary>diff</summary><pre>{esc(e['diff'])}</pre></details>"
             )
             reds = ", ".join(r["id"] for r in e["red"])
+            labels = "".join(
+                f" <i>{esc(label)}</i>"
+                for label in (
+                    "on the change" if e.get("on_change") else "",
+                    "reported" if e.get("reported") else "",
+                    f"marked {e['mark']}" if e.get("mark") else "",
+                )
+                if label
+            )
             parts.append(
-                f"<li class='{esc(e['status'])}'><b>{esc(e['status'])}</b> line {e['line']} "
+                f"<li class='{esc(e['status'])}'><b>{esc(e['status'])}</b>{labels} line {e['line']} "
                 f"<code>{esc(e['op'])}</code> <code>{esc(e['change'])}</code> <small>{esc(e['id'])}</small>"
                 + (f"<br><small>red: {esc(reds)}</small>" if reds else "")
                 + (f"<br><small>{esc(e['detail'])}</small>" if e["status"] not in ("killed", "survived") else "")

@@ -7,7 +7,9 @@ its kills differs, or its own catalog entry differs. This is the local pre-push 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -15,7 +17,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from killmap.errors import GateError
-from killmap.git import file_at, git, main_merge_base
+from killmap.git import file_at, git, lines_added, main_merge_base
 from killmap.mutate.mutant import sha256_text
 from killmap.mutate.mutants import target_scope  # the same symbol resolution as the gate's
 
@@ -89,10 +91,27 @@ def _raw_entries(data: dict) -> dict[str, object]:
     }
 
 
-class TouchedFunctions:
-    """`sweep --changed`: whether the change since BASE touched a function, by the text of
-    its definition then and now (the same reading as a named target's, above). A file new
-    since BASE is touched everywhere; one git does not list as changed is not read at all."""
+@dataclass(frozen=True)
+class FileChange:
+    """One file's change since BASE, in the line numbers of its text now."""
+
+    path: str
+    added: frozenset[int]  # lines added or changed
+    removed_after: frozenset[int]  # lines only removed, after this line (0: at the top)
+
+    def touches(self, first: int, last: int) -> bool:
+        """Whether the change meets the lines first..last: one of them added or changed, or a
+        line removed after one of them (after the last: a definition's last statement removed)."""
+        return any(first <= n <= last for n in self.added) or any(first <= n <= last for n in self.removed_after)
+
+    def on(self, lines: tuple[int, ...]) -> bool:
+        return not self.added.isdisjoint(lines)
+
+
+class ChangeSince:
+    """`sweep --changed`: what changed since BASE, file by file, read from git once per file.
+    A file git does not list as changed or untracked has no change; an untracked one is
+    added throughout."""
 
     def __init__(self, root: Path, base: str | None):
         self.root = root
@@ -101,37 +120,95 @@ class TouchedFunctions:
         self.changed = set(
             git(root, "diff", "--name-only", "--relative", self.base, field="--changed").decode().split()
         )
-        self.changed |= set(git(root, "ls-files", "--others", "--exclude-standard", field="--changed").decode().split())
-        self._modules: dict[str, tuple[object, object]] = {}
-
-    def __call__(self, path: str, function: str) -> bool:
-        if path not in self.changed:
-            return False
-        if path not in self._modules:
-            then = file_at(self.root, self.base, path, field="--changed")
-            now = (self.root / path).read_text(encoding="utf-8")
-            self._modules[path] = (_parsed(then), _parsed(now))
-        then_module, now_module = self._modules[path]
-        return then_module is None or _definition_text(then_module, path, function) != _definition_text(
-            now_module, path, function
+        self.untracked = set(
+            git(root, "ls-files", "--others", "--exclude-standard", field="--changed").decode().split()
         )
+        self._files: dict[str, FileChange | None] = {}
+
+    def file(self, path: str) -> FileChange | None:
+        if path not in self._files:
+            self._files[path] = self._read(path)
+        return self._files[path]
+
+    def _read(self, path: str) -> FileChange | None:
+        if path in self.untracked or (path in self.changed and file_at(self.root, self.base, path) is None):
+            count = len((self.root / path).read_text(encoding="utf-8").splitlines())
+            return FileChange(path, frozenset(range(1, count + 1)), frozenset())
+        if path not in self.changed:
+            return None
+        added, removed = lines_added(self.root, self.base, path)
+        return FileChange(path, added, removed) if added or removed else None
 
 
-def _parsed(source: str | None):
-    import libcst as cst
+@dataclass(frozen=True)
+class NotSwept:
+    """Lines the change added or changed that no sweep mutant can meet, and why: code
+    outside the definitions the sweep mutates (module level, a class body, a decorator, a
+    definition it could not locate). Said, never dropped in silence."""
 
-    if source is None:
-        return None
+    file: str
+    first: int
+    last: int
+    why: str
+    statement: str  # the first line of the statement that holds them
+
+
+def not_swept(
+    change: FileChange, code: str, spans: list[tuple[int, int]], ranges: list[tuple[int, int]] | None
+) -> list[NotSwept]:
+    """The changed code lines of one file outside every definition the sweep mutates (`spans`,
+    from each `def` line to its last) and inside the targets (`ranges`; None: the whole file),
+    one entry per statement that holds them. Blank lines and comments are no code."""
+    import ast
+
+    lines = code.splitlines()
+    wanted = [
+        n
+        for n in sorted(change.added)
+        if 0 < n <= len(lines)
+        and lines[n - 1].strip()
+        and not lines[n - 1].lstrip().startswith("#")
+        and not any(a <= n <= b for a, b in spans)
+        and (ranges is None or any(a <= n <= b for a, b in ranges))
+    ]
     try:
-        return cst.parse_module(source)
-    except Exception:  # noqa: BLE001 - a file that did not parse at BASE has changed throughout
-        return None
+        tree = ast.parse(code)
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])
+    found: list[NotSwept] = []
+    for n in wanted:
+        statement, why = _holder(tree.body, n)
+        text = lines[statement.lineno - 1].strip()[:72] if statement is not None else lines[n - 1].strip()[:72]
+        last = found[-1] if found else None
+        if last is not None and last.why == why and last.statement == text and last.last < n:
+            found[-1] = NotSwept(change.path, last.first, n, why, text)
+        else:
+            found.append(NotSwept(change.path, n, n, why, text))
+    return found
 
 
-def _definition_text(module, path: str, function: str) -> str:
-    from killmap.mutate.symbols import SymbolError, resolve_symbol
+def _holder(body: list, line: int, in_class: bool = False) -> tuple[Any, str]:
+    """The innermost module- or class-level statement holding `line`, and why the sweep
+    makes no mutant there."""
+    import ast
 
-    try:
-        return module.code_for_node(resolve_symbol(module, function, path))
-    except SymbolError:
-        return module.code  # absent or ambiguous: the whole file stands for it, which changed
+    for statement in body:
+        decorators = [d.lineno for d in getattr(statement, "decorator_list", ())]
+        if not min([statement.lineno, *decorators]) <= line <= (statement.end_lineno or statement.lineno):
+            continue
+        if line < statement.lineno:
+            return statement, "a decorator"
+        if isinstance(statement, ast.ClassDef):
+            inner, why = _holder(statement.body, line, in_class=True)
+            return (inner or statement), why
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return statement, "a definition the sweep does not locate"
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            return statement, "an import"
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            return statement, "a docstring" if isinstance(statement.value.value, str) else "module-level code"
+        nested = [s for s in ast.walk(statement) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in nested):
+            return statement, "a definition the sweep does not locate"
+        return statement, "a class body" if in_class else "module-level code"
+    return None, "a class body" if in_class else "module-level code"

@@ -8,6 +8,12 @@ back (splice.py), a Mutation with no contract (`uncontracted`), run through
 baseline's coverage selecting the tests that reach it, the flake guard, kill causes,
 timeouts, containment and the cache. A mutant no test reaches is never run.
 
+With a change (`--changed BASE`), only the definitions it touched are enumerated, and the
+module-level simple statements it touched with them; each mutant says whether its lines are
+the change's (`on_change`), and what the change holds that no mutant meets is named
+(changed.py). Arid mutants are never built (arid.py); of the findings, one per line and per
+gap is reported, and none a reviewer marked (triage.py).
+
 Status per mutant: `survived` (reached, nothing red: the finding), `killed`, `unreached`,
 `broken`, `timeout`, and `named` when a catalog mutation already makes the same change at
 the same site (the gate judges that one; the sweep does not run it again). `flaky`,
@@ -20,8 +26,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -29,20 +37,24 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from killmap.catalog.contract import SweepSettings
 from killmap.catalog.project import project_files
 from killmap.catalog.reader import Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
 from killmap.catalog.shards import Split, split_items
 from killmap.errors import GateError
 from killmap.mutate import mutmut_adapter, sweep_ops
+from killmap.mutate.arid import Arid
 from killmap.mutate.mutants import Mutant, Sources, build_mutant
 from killmap.mutate.patching import split_lines
-from killmap.mutate.splice import SplicedFile
+from killmap.mutate.splice import MODULE, Definition, SplicedFile
 from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
+from killmap.verdict.changed import ChangeSince, FileChange, NotSwept, not_swept
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabOptions, LabResult, Progress, run_mutations, start_early_baseline
+from killmap.verdict.triage import Gap, reviewer_marks, triaged
 
 if TYPE_CHECKING:
     from killmap.engine import Launch
@@ -67,6 +79,7 @@ class SweepTarget:
     path: str
     symbol: str | None
     settings: GateSettings
+    sweep: SweepSettings = SweepSettings()  # the [sweep] of the catalog whose [gate] it runs under
 
     def __str__(self) -> str:
         return f"{self.path}::{self.symbol}" if self.symbol else self.path
@@ -82,6 +95,7 @@ class SweepMutant:
     mutant: Mutant  # what the engine runs; its mutation has no contract
     hint: tuple[str, tuple[tuple[str, str], ...]] | None = None  # catalog op and fields
     mutmut_name: str | None = None  # what `mutmut run` calls the same mutant
+    on_change: bool = False  # its changed lines hold a line the change since BASE added or changed
 
     @property
     def line(self) -> int:
@@ -95,6 +109,8 @@ class Enumeration:
     duplicates: int = 0  # the same text as an earlier mutant (another operator)
     pragma: int = 0  # killmap candidates a `# pragma: no mutate` covers
     unlocated: list[str] = field(default_factory=list)
+    not_swept: list[NotSwept] = field(default_factory=list)  # with a change: what of it no mutant can meet
+    arid: Counter[str] = field(default_factory=Counter)  # mutants never built, by the arid rule (arid.py)
 
 
 @dataclass(frozen=True)
@@ -103,16 +119,19 @@ class SweepEntry:
     status: str
     verdict: Verdict | None
     named: str | None = None
+    reported: bool = False  # a finding a reviewer is shown: one per line and per gap (triage.py)
+    gap: Gap | None = None  # a finding's: the check it shows missing
+    mark: str | None = None  # a reviewer's: "equivalent" or "not-useful"
 
 
 @dataclass(frozen=True)
 class Portion:
-    """Which of the enumerated mutants this sweep runs: those of the functions a change
-    touched (`touched(file, function)`), and of them shard k of n (shards.py)."""
+    """Which of the enumerated mutants this sweep runs: those of the definitions the change
+    since a base touched (`change`), and of them shard k of n (shards.py)."""
 
     shard: tuple[int, int] | None = None
     durations: Mapping[str, float] | None = None  # from an earlier sweep report, by mutant id
-    touched: Callable[[str, str], bool] | None = None
+    change: ChangeSince | None = None
 
 
 @dataclass
@@ -127,6 +146,7 @@ class SweepResult:
     split: Split | None = None
     shard: int | None = None  # 1-based, with split
     items: tuple[str, ...] = ()  # every shard's mutants, in enumeration order, with split
+    base: str | None = None  # with --changed: the revision the change is read against
 
 
 # --- targets -------------------------------------------------------------------------------
@@ -171,33 +191,52 @@ def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> li
         else:
             raise GateError(f"{text!r} is not a Python file or folder of the project", field="TARGET")
         for rel in chosen:
-            targets.append(SweepTarget(rel, symbol or None, _settings_for(rel, catalogs)))
+            catalog = _catalog_for(rel, catalogs)
+            targets.append(
+                SweepTarget(rel, symbol or None, catalog.settings, catalog.sweep)
+                if catalog is not None
+                else SweepTarget(rel, symbol or None, GateSettings())
+            )
     return targets
 
 
-def _settings_for(path: str, catalogs: list[Catalog]) -> GateSettings:
-    """The [gate] of the catalog that already targets the file, else of the first catalog."""
+def _catalog_for(path: str, catalogs: list[Catalog]) -> Catalog | None:
+    """The catalog that already targets the file, else the first: its [gate] and [sweep]."""
     for catalog in catalogs:
         if any(m.target.path == path for m in catalog.mutations):
-            return catalog.settings
-    return catalogs[0].settings if catalogs else GateSettings()
+            return catalog
+    return catalogs[0] if catalogs else None
 
 
 # --- enumeration ---------------------------------------------------------------------------
 
 
-def enumerate_mutants(root: Path, targets: list[SweepTarget], ops: tuple[str, ...]) -> Enumeration:
+def enumerate_mutants(
+    root: Path, targets: list[SweepTarget], ops: tuple[str, ...], change: ChangeSince | None = None
+) -> Enumeration:
+    """Every mutant of the targets; with `change`, only of the definitions it touched (the
+    rest are never built), and what it changed that no mutant meets, named."""
     found = Enumeration()
     by_file: dict[str, list[SweepTarget]] = {}
     for target in targets:
         by_file.setdefault(target.path, []).append(target)
     seen: set[str] = set()
     for path, file_targets in by_file.items():
-        _enumerate_file(root, path, file_targets, ops, found, seen)
+        file_change = change.file(path) if change is not None else None
+        if change is None or file_change is not None:
+            _enumerate_file(root, path, file_targets, ops, found, seen, file_change)
     return found
 
 
-def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, found: Enumeration, seen: set[str]) -> None:
+def _enumerate_file(
+    root: Path,
+    path: str,
+    targets: list[SweepTarget],
+    ops,
+    found: Enumeration,
+    seen: set[str],
+    change: FileChange | None,
+) -> None:
     code = (root / path).read_text(encoding="utf-8")
     parsed = mutmut_adapter.mutations(path, code)
     spliced = SplicedFile(parsed.module, code)
@@ -205,11 +244,54 @@ def _enumerate_file(root: Path, path: str, targets: list[SweepTarget], ops, foun
     wrapper = MetadataWrapper(parsed.module, unsafe_skip_copy=True)
     positions = _Positions(wrapper)
     ranges = _target_ranges(parsed.module, positions, targets)
-    sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen)
+    touched = None
+    statements: list[Definition] = []
+    if change is not None:
+        spans = {id(d.node): (positions[d.node].start.line, positions[d.node].end.line) for d in spliced.definitions}
+        touched = frozenset(key for key, span in spans.items() if change.touches(*span))
+        statements = _changed_statements(spliced, positions, change) if "mutmut" in ops else []
+        swept_spans = [*spans.values(), *(_span(positions, s.node) for s in statements)]
+        found.not_swept += not_swept(change, code, swept_spans, ranges)
+    swept = [
+        (d.node, d.text)
+        for d in spliced.definitions
+        if isinstance(d.node, cst.FunctionDef) and (touched is None or id(d.node) in touched)
+    ]
+    arid = Arid(targets[0].sweep.arid, swept)
+    sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, arid, change, touched)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
+        _add_statement_mutants(sweep, parsed, statements)
     if "killmap" in ops:  # only they ask for parents: another walk of the module
         _add_killmap_mutants(sweep, root, parsed, wrapper.resolve(ParentNodeProvider))
+
+
+def _span(positions, node: cst.CSTNode) -> tuple[int, int]:
+    return positions[node].start.line, positions[node].end.line
+
+
+def _changed_statements(spliced: SplicedFile, positions, change: FileChange) -> list[Definition]:
+    """The simple statements of the module and of its classes' bodies a change added or
+    changed a line of, but imports: they run at import, and the gate judges a change to them
+    as it judges any (every test that imports the module reaches it, each run in a fresh
+    session). mutmut's operators make their mutants; an import has none worth making, and
+    is named changed, not swept."""
+    return [
+        s
+        for s in spliced.statements
+        if change.on(tuple(range(_span(positions, s.node)[0], _span(positions, s.node)[1] + 1)))
+        and isinstance(s.node, cst.SimpleStatementLine)
+        and not any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in s.node.body)
+    ]
+
+
+def _add_statement_mutants(sweep: _FileSweep, parsed, statements: list[Definition]) -> None:
+    """mutmut's operators over the module- and class-level statements a change touched
+    (`mutmut run` mutates neither: a sweep without a change makes none either)."""
+    for statement in statements:
+        for original, mutated, operator in mutmut_adapter.operator_mutations([statement.node]):
+            if sweep.wanted(original) and sweep.positions[original].start.line not in parsed.pragma_lines:
+                sweep.add(statement, original, mutated, f"mutmut:{operator}", statement.qualname)
 
 
 class _Positions:
@@ -241,6 +323,12 @@ class _FileSweep:
     settings: GateSettings
     found: Enumeration
     seen: set[str]
+    arid: Arid
+    change: FileChange | None = None
+    touched: frozenset[int] | None = None  # with a change: the definitions it touched, by node identity
+
+    def swept(self, definition) -> bool:
+        return self.touched is None or id(definition.node) in self.touched
 
     def wanted(self, node: cst.CSTNode) -> bool:
         if self.ranges is None:
@@ -250,21 +338,25 @@ class _FileSweep:
 
     def add(self, definition, original, replacement, op, inner, hint=None, mutmut_name=None) -> None:
         path, code, found = self.path, self.code, self.found
+        rule = self.arid.rule_of(original, replacement)
+        if rule is not None:
+            found.arid[rule] += 1
+            return
         made = self.spliced.mutant(definition, original, replacement)
         if made is None:
             found.identical += 1
             return
         text, function_text, old_lines, new_lines = made
         old_lines, new_lines = _code_lines(code, old_lines), _code_lines(text, new_lines)
-        digest = hashlib.sha256(f"{path}\0{definition.qualname}\0{function_text}".encode()).hexdigest()[:8]
-        ident = f"{PurePosixPath(path).stem}.{definition.qualname}.{digest}"
-        if ident in self.seen:
+        same = hashlib.sha256(f"{path}\0{definition.qualname}\0{function_text}".encode()).hexdigest()
+        if same in self.seen:
             found.duplicates += 1
             return
-        self.seen.add(ident)
+        self.seen.add(same)
+        ident = self._stable_id(definition, function_text, old_lines, new_lines)
         mutation = Mutation(
             name=ident,
-            target=Target(path, definition.qualname),
+            target=Target(path, None if definition.qualname == MODULE else definition.qualname),
             op=op,
             params=(("sweep", ident),),
             kills=(),
@@ -273,7 +365,32 @@ class _FileSweep:
             note=f"sweep mutant ({op}) of {path}::{inner}",
         )
         mutant = Mutant(mutation, path, code, text, 1, "", "", old_lines, new_lines)
-        found.mutants.append(SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name))
+        on_change = self.change is not None and self.change.on(old_lines)
+        found.mutants.append(
+            SweepMutant(ident, path, definition.qualname, inner, op, mutant, hint, mutmut_name, on_change)
+        )
+
+    def _stable_id(self, definition, function_text: str, old: tuple[int, ...], new: tuple[int, ...]) -> str:
+        """`file-stem.Qualified.name.digest`, the digest of what the mutant changes: the lines
+        it changes, as they read before and after, with their indentation. An edit elsewhere
+        in the function keeps it; a second change alike in the same definition gets the next
+        digest of a counted series. (The texts of two mutants are never alike: `seen`.)"""
+        before = _lines_at(definition.text, old, definition.first_line)
+        after = _lines_at(function_text, new, definition.first_line)
+        key = f"{self.path}\0{definition.qualname}\0{before}\0{after}"
+        for ordinal in itertools.count():
+            digest = hashlib.sha256(f"{key}\0{ordinal}".encode()).hexdigest()[:8]
+            ident = f"{PurePosixPath(self.path).stem}.{definition.qualname}.{digest}"
+            if ident not in self.seen:
+                self.seen.add(ident)
+                return ident
+        raise AssertionError("unreachable: itertools.count() never ends")
+
+
+def _lines_at(text: str, lines: tuple[int, ...], first_line: int) -> str:
+    """The lines of a definition's text at these line numbers of its file."""
+    own = text.splitlines()
+    return "\n".join(own[n - first_line] for n in lines if 0 <= n - first_line < len(own))
 
 
 def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
@@ -283,7 +400,7 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
     definitions = {id(d.node): d for d in spliced.definitions}
     for m in parsed.mutations:
         definition = definitions.get(id(m.function))
-        if definition is None or not sweep.wanted(m.original):
+        if definition is None or not sweep.swept(definition) or not sweep.wanted(m.original):
             continue
         hint = (
             ("negate", (("condition", spliced.module.code_for_node(m.original).strip()),))
@@ -291,13 +408,30 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
             else None
         )
         sweep.add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint, m.mutmut_name)
+    if sweep.change is not None:
+        _add_decorated_mutants(sweep, parsed)
+
+
+def _add_decorated_mutants(sweep: _FileSweep, parsed) -> None:
+    """With a change: mutmut's operators over the touched functions mutmut itself skips (a
+    property's getter and setter, any decorated function), so that a change to one gets the
+    token-level mutants any other function gets. `mutmut run` makes none of them, so a sweep
+    without a change makes none either (it makes exactly mutmut's)."""
+    for definition in filter(sweep.swept, sweep.spliced.definitions):
+        node = definition.node
+        if not isinstance(node, cst.FunctionDef) or not mutmut_adapter.skipped_by_mutmut(node):
+            continue
+        for original, mutated, operator in mutmut_adapter.operator_mutations([node.params, node.body]):
+            if sweep.wanted(original) and sweep.positions[original].start.line not in parsed.pragma_lines:
+                sweep.add(definition, original, mutated, f"mutmut:{operator}", definition.qualname)
 
 
 def _add_killmap_mutants(sweep: _FileSweep, root: Path, parsed, parents) -> None:
     """killmap's statement-level candidates (sweep_ops.py) of each definition, inside the
     targets, except those a `# pragma: no mutate` covers."""
     raising = _never_returning(root, sweep.path, sweep.code, sweep.settings)
-    for definition in sweep.spliced.definitions:
+    for definition in filter(sweep.swept, sweep.spliced.definitions):
+        assert isinstance(definition.node, cst.FunctionDef)  # `definitions` holds functions; `statements` the rest
         for candidate in sweep_ops.candidates(
             definition.node, definition.qualname, parents, parsed.module.code_for_node, raising
         ):
@@ -528,10 +662,8 @@ def _swept(
     started: float,
     version: str,
 ) -> SweepResult:
-    enumeration = enumerate_mutants(root, targets, ops)
-    touched = portion.touched
-    if touched is not None:
-        enumeration.mutants = [m for m in enumeration.mutants if touched(m.file, m.function)]
+    enumeration = enumerate_mutants(root, targets, ops, portion.change)
+    marks = reviewer_marks(enumeration.mutants, catalogs)
     split, items = None, tuple(m.id for m in enumeration.mutants)
     if portion.shard is not None:
         # Every shard enumerates every mutant and keeps its own: the split is the same on each.
@@ -564,11 +696,13 @@ def _swept(
         else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
         for m in enumeration.mutants
     ]
+    entries = triaged(entries, marks)
     wall = time.perf_counter() - started
+    base = portion.change.base if portion.change is not None else None
     if split is None:
-        return SweepResult(targets, ops, entries, enumeration, lab, wall, version)
+        return SweepResult(targets, ops, entries, enumeration, lab, wall, version, base=base)
     assert portion.shard is not None  # split is made only for a shard
-    return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items)
+    return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items, base)
 
 
 def _as_swept(sweep_mutant: SweepMutant, every_red: bool) -> SweepMutant:

@@ -1,0 +1,106 @@
+"""Arid mutants (logging calls, warning and assert messages, `stacklevel`, docstrings, type
+annotations, `__repr__`, a literal only ever read for its truth) are never built, and counted
+by rule; each rule is switched off by `arid_RULE = false` in the catalog's `[sweep]`."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from sweepkit import fresh_fixture, require_mutmut, sweep
+from test_a_sweep_of_a_change_mutates_its_lines import MODULE, swept  # noqa: F401 - the shared sweep
+
+from killmap.catalog.contract import ARID_RULES, SweepSettings
+from killmap.catalog.reader import GateSettings, load_catalog
+from killmap.errors import GateError
+
+
+@pytest.fixture(autouse=True)
+def _mutmut():
+    require_mutmut()
+
+
+def _enumerated(tmp_path: Path, source: str, arid=frozenset(ARID_RULES)):
+    from killmap.report.sweep_report import one_line
+    from killmap.verdict.sweep import SweepTarget, enumerate_mutants
+
+    (tmp_path / "m.py").write_text(textwrap.dedent(source))
+    target = SweepTarget("m.py", None, GateSettings(paths=(".",)), SweepSettings(arid))
+    found = enumerate_mutants(tmp_path, [target], ("mutmut", "killmap"))
+    return found, [one_line(m.mutant.diff) for m in found.mutants]
+
+
+def test_the_change_s_logging_messages_stacklevel_and_repr_are_suppressed_and_counted(swept):  # noqa: F811
+    done, doc, lines = swept
+    arid = doc["sweep"]["generated"]["arid"]
+    assert set(arid) == {"logging", "messages", "stacklevel", "repr"} and all(arid.values()), arid
+    quiet = {n for n, line in enumerate(lines, 1) if "log.debug(" in line or 'return "Box("' in line}
+    assert not [m for m in doc["sweep"]["mutants"] if m["line"] in quiet]
+    warn = next(n for n, line in enumerate(lines, 1) if "warnings.warn(" in line)
+    kept = [m["change"] for m in doc["sweep"]["mutants"] if m["line"] == warn]
+    assert kept and not any("XX" in c or "stacklevel=3" in c or c.endswith('box", )') for c in kept), kept
+    assert f"{sum(arid.values())} arid mutants suppressed: " in done.stdout
+
+
+def test_a_literal_only_read_for_its_truth_is_arid_and_one_read_for_its_value_is_not(tmp_path):
+    found, made = _enumerated(
+        tmp_path,
+        """\
+        def describe(box, verbose, loud=1):
+            shout = 1
+            if verbose and shout or not loud:
+                return box + "!"
+            return box
+
+        def returned(box):
+            shout = 1
+            if shout:
+                return shout
+            return box
+        """,
+    )
+    assert found.arid["truth"] == 2  # `shout = 1` as `= 2`, `loud=1` as `=2`; `= 0` changes its truth
+    assert "shout = 1  ->  shout = 2" in made  # in `returned`, its value is returned
+    assert "shout = 1  ->  shout = None" in made  # of another truth: built, in `describe` too
+
+
+def test_a_docstring_and_an_annotation_are_arid_and_a_rule_switched_off_keeps_them(tmp_path):
+    source = """\
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+        def f(x: "Width") -> int:
+            'One line, in single quotes: mutmut would change it.'
+            logger.info("f of %s", x)
+            return x + 1
+        """
+    found, made = _enumerated(tmp_path, source)
+    assert found.arid["docstrings"] and found.arid["logging"]
+    assert made and all("logger" not in c and "One line" not in c for c in made)
+    kept, made = _enumerated(tmp_path, source, frozenset(ARID_RULES) - {"logging", "docstrings"})
+    assert not kept.arid["logging"] and not kept.arid["docstrings"]
+    assert any("logger.info" in c for c in made) and any("One line" in c for c in made)
+
+
+def test_the_sweep_table_switches_each_rule_and_refuses_what_it_does_not_know(tmp_path):
+    catalog = tmp_path / "mutations" / "c.toml"
+    catalog.parent.mkdir()
+    catalog.write_text('[sweep]\narid_logging = false\nequivalent = ["m.f.0123abcd"]\n')
+    read = load_catalog(tmp_path, catalog)
+    assert read.sweep.arid == frozenset(ARID_RULES) - {"logging"}
+    assert read.sweep.marked == (("m.f.0123abcd", "equivalent"),)
+    for bad, field in (("arid_logging = 1", "arid_logging"), ("arid_loging = false", "arid_loging")):
+        catalog.write_text(f"[sweep]\n{bad}\n")
+        with pytest.raises(GateError) as error:
+            load_catalog(tmp_path, catalog)
+        assert error.value.field == field and error.value.file == "mutations/c.toml"
+
+
+def test_a_bad_sweep_table_is_one_line_and_exit_2(tmp_path):
+    project = fresh_fixture(tmp_path, "sweepdiff")
+    (project / "mutations" / "shapes.toml").write_text('[gate]\ntests = ["tests"]\n\n[sweep]\narid_repr = "no"\n')
+    done, doc, _ = sweep(project, MODULE)
+    assert done.code == 2 and doc is None
+    assert done.stderr.strip().count("\n") == 0 and "arid_repr" in done.stderr and "shapes.toml" in done.stderr
