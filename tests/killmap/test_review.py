@@ -18,6 +18,7 @@ import pytest
 from gatekit import gate_env
 from reviewkit import change_repo, untouched
 
+from killmap.catalog.contract import NAME_PATTERN
 from killmap.report import review_report
 
 
@@ -64,6 +65,8 @@ def test_only_findings_on_the_changed_lines_are_reported_one_per_line(reviewed):
     # `return True`, never run): one finding each. Lines 7-8 (`methods is None`) predate it.
     assert sorted(f["line"] for f in reported) == [11, 12]
     assert all(f["keep"].startswith(f"killmap sweep --promote {f['id']} --name ") for f in reported)
+    names = [f["keep"].rpartition(" --name ")[2] for f in reported]
+    assert all(NAME_PATTERN.match(name) for name in names), names  # what promote accepts
     assert doc["outside_the_diff"]["findings"] >= 2
     assert doc["outside_the_diff"]["functions"] == ["src/gapcheck/rules.py::allowed"]
 

@@ -134,7 +134,7 @@ def _sweep(root: Path, args: argparse.Namespace, proven: RedFirstResult, jobs: i
     source changed, nothing is swept (and no sweep report is written)."""
     from killmap.engine import Launch
     from killmap.report.sweep_report import to_document
-    from killmap.verdict.changed import TouchedFunctions
+    from killmap.verdict.changed import ChangeSince
     from killmap.verdict.lab import LabOptions
     from killmap.verdict.sweep import OPS, Portion, load_optional_catalogs, resolve_targets, run_sweep
 
@@ -149,7 +149,7 @@ def _sweep(root: Path, args: argparse.Namespace, proven: RedFirstResult, jobs: i
     options = LabOptions(
         jobs=jobs, use_cache=not args.no_cache, write_cache=not args.no_cache_write, cache_dir=cache_dir(args.cache_dir)
     )
-    portion = Portion(touched=TouchedFunctions(root, proven.change.base))
+    portion = Portion(change=ChangeSince(root, proven.change.base))
     with Launch(jobs) as launch:
         result = run_sweep(root, targets, ops, options, catalogs, portion=portion, launch=launch)
     return to_document(result, root)

@@ -14,6 +14,7 @@ or 1 for a reported survivor on the change when the command was asked to fail on
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +32,20 @@ Document = dict[str, Any]
 def to_document(
     red_first: Document, sweep: Document, contract_changes: Document | None, *, fail_on_survivors: bool
 ) -> Document:
-    mutants = sweep["sweep"]["mutants"]
+    part = sweep["sweep"]
+    mutants = part["mutants"]
     on_change = [m for m in mutants if m.get("on_change")]
+    # As the sweep's own verdict on a change: named and broken mutants are neither kills nor
+    # findings (the gate judges the first; the second never ran as written).
+    judged = [m for m in on_change if m["status"] not in ("named", "broken")]
+    killed = sum(m["status"] in ("killed", "timeout") for m in judged)
     findings = [m for m in on_change if m["status"] in FINDINGS]
-    reported = [_finding(m) for m in findings if m.get("reported", True)]
+    reported = [_finding(m) for m in findings if m.get("reported")]
     outside = [m for m in mutants if not m.get("on_change") and m["status"] in FINDINGS]
     exit_code = red_first["exit_code"]
     if fail_on_survivors and reported and exit_code == 0:
         exit_code = 1
+    change = part.get("change") or {}
     return {
         "schema": SCHEMA,
         "killmap_version": killmap.__version__,
@@ -48,11 +55,16 @@ def to_document(
         "red_first": red_first,
         "changed_lines": {
             "mutants": len(on_change),
-            "killed": sum(1 for m in on_change if m["status"] == "killed"),
-            "findings": len(findings),
+            "judged": len(judged),
+            "killed": killed,
+            "all_killed": bool(judged) and killed == len(judged),
             "reported": reported,
-            "not_swept": list(sweep["sweep"].get("not_swept", [])),
-            "suppressed": sweep["sweep"].get("suppressed", {}),
+            "alike": sum(
+                1 for m in on_change if m["status"] in FINDINGS and not m.get("reported") and not m.get("mark")
+            ),
+            "marked": sum(1 for m in findings if m.get("mark")),
+            "not_swept": list(change.get("not_swept", [])),
+            "arid": dict((part.get("generated") or {}).get("arid", {})),
         },
         "contract_changes": contract_changes,
         "outside_the_diff": {
@@ -64,7 +76,10 @@ def to_document(
 
 
 def _finding(mutant: Document) -> Document:
-    name = f"{mutant['function'].replace('.', '-').lower()}-{mutant['op']}"
+    # A name the catalog accepts (lowercase words joined by hyphens): the function and the
+    # operator, for the reviewer to rename.
+    words = f"{mutant['function']}-{mutant['op'].rpartition(':')[2]}"
+    name = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")
     return {
         "id": mutant["id"],
         "file": mutant["file"],
@@ -82,8 +97,10 @@ def headline(doc: Document) -> str:
     proven = redfirst_report.headline(doc["red_first"])
     if not lines["mutants"]:
         return f"{proven}; no mutant on the changed lines"
-    if not lines["reported"]:
+    if lines["all_killed"]:
         return f"{proven}; all {lines['killed']} mutants on the changed lines killed"
+    if not lines["reported"]:
+        return f"{proven}; no finding on the changed lines"
     return f"{proven}; {len(lines['reported'])} finding(s) on the changed lines"
 
 
@@ -109,12 +126,16 @@ def _changed_lines(part: Document) -> list[str]:
     lines: list[str] = []
     if not part["mutants"]:
         lines.append("No mutant sits on the changed lines.")
-    elif not part["reported"]:
+    elif part["all_killed"]:
         lines.append(f"All {part['killed']} mutants on the changed lines were killed.")
+    elif not part["reported"]:
+        lines.append(
+            f"{part['killed']} of the {part['judged']} mutants on the changed lines were killed; none to report."
+        )
     else:
         lines += [
             f"{len(part['reported'])} finding(s) on the changed lines ({part['killed']} of the "
-            f"{part['mutants']} mutants there were killed; one finding per line or gap):",
+            f"{part['judged']} mutants there were killed; one finding per line or gap):",
             "",
             "| where | mutant | status | keep it, once a test kills it |",
             "|---|---|---|---|",
@@ -122,21 +143,25 @@ def _changed_lines(part: Document) -> list[str]:
         for f in part["reported"]:
             change = f["change"].replace("|", "\\|")
             lines.append(f"| `{f['file']}:{f['line']}` | `{change}` ({f['op']}) | {f['status']} | `{f['keep']}` |")
+    quieter = [
+        f"{part['alike']} more on the same lines or gaps" if part["alike"] else "",
+        f"{part['marked']} marked equivalent or not useful" if part["marked"] else "",
+    ]
+    if any(quieter):
+        lines += ["", "Not listed: " + "; ".join(q for q in quieter if q) + " (in the sweep's reports)."]
     if part["not_swept"]:
-        lines += ["", "Changed, not swept (the gate cannot judge a mutant there):", ""]
+        lines += ["", "Changed, not swept (no mutant the gate can judge meets these lines):", ""]
         lines += [f"- {_not_swept(item)}" for item in part["not_swept"]]
-    suppressed = part["suppressed"]
-    if suppressed:
-        counts = ", ".join(f"{rule} {n}" for rule, n in sorted(suppressed.items()))
-        lines += ["", f"Arid mutants not run: {counts} (switch a rule off in the catalog's `[sweep]`)."]
+    if part["arid"]:
+        counts = ", ".join(f"{rule} {n}" for rule, n in sorted(part["arid"].items()))
+        lines += ["", f"Arid mutants not made: {counts} (`[sweep] arid_RULE = false` keeps a rule's)."]
     return lines
 
 
-def _not_swept(item: Any) -> str:
-    if isinstance(item, dict):
-        where = f"`{item.get('file', '?')}:{item.get('line', '?')}`"
-        return f"{where} {item.get('why', '')}".rstrip()
-    return str(item)
+def _not_swept(item: Document) -> str:
+    first, last = item["lines"]
+    where = f"{first}" if first == last else f"{first}-{last}"
+    return f"`{item['file']}:{where}` {item['why']}: `{item['statement']}`"
 
 
 def _outside_line(outside: Document, terminal: bool) -> str:
