@@ -10,7 +10,7 @@ import ast
 import sys
 import types
 
-from killmap.verdict.redfirst_change import keep_added
+from killmap.verdict.redfirst.change import keep_added
 
 BASE = '''"""Routes."""
 from routemap.exceptions import NotFound

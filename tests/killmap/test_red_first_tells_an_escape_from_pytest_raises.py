@@ -3,7 +3,7 @@ another, so red-first counts it `raised` (the code answered, wrongly), not a cra
 
 from __future__ import annotations
 
-from killmap.verdict.redfirst_change import raises_lines
+from killmap.verdict.redfirst.change import raises_lines
 
 TESTS = """\
 import pytest

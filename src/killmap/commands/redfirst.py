@@ -61,8 +61,7 @@ def main(args: argparse.Namespace) -> int:
     from killmap.engine import Launch
     from killmap.report.document import check_report_dir
     from killmap.report.redfirst_report import REPORT_FILES, to_document, to_markdown, write_reports
-    from killmap.verdict.redfirst import run_red_first
-    from killmap.verdict.redfirst_contract import RedFirstOptions
+    from killmap.verdict.redfirst import RedFirstOptions, run_red_first
 
     root = project_root()
     checked_timeout(args.timeout)

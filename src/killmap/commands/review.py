@@ -30,7 +30,7 @@ from killmap.errors import GateError
 
 if TYPE_CHECKING:  # imported when the command runs, not to parse
     from killmap.engine import Launch
-    from killmap.verdict.redfirst_contract import RedFirstResult
+    from killmap.verdict.redfirst import RedFirstResult
 
 
 def add_parser(sub) -> None:
@@ -119,8 +119,7 @@ def _say(line: str) -> None:
 
 
 def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> RedFirstResult:
-    from killmap.verdict.redfirst import run_red_first
-    from killmap.verdict.redfirst_contract import RedFirstOptions
+    from killmap.verdict.redfirst import RedFirstOptions, run_red_first
 
     options = RedFirstOptions(
         base=args.base, worktree=args.worktree, catalogs=tuple(args.catalogs), timeout=args.timeout, cwd=Path.cwd()

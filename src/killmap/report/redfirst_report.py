@@ -20,8 +20,7 @@ import pytest
 import killmap
 from killmap.errors import GateError
 from killmap.report.cells import write_whole
-from killmap.verdict.redfirst_change import KeptNames
-from killmap.verdict.redfirst_contract import (
+from killmap.verdict.redfirst import (
     ABSENCE,
     F2F,
     F2P,
@@ -30,6 +29,7 @@ from killmap.verdict.redfirst_contract import (
     P2P,
     RAISED,
     SKIPPED,
+    KeptNames,
     RedFirstResult,
     Side,
     classify,

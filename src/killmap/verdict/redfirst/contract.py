@@ -14,12 +14,12 @@ from pathlib import Path
 from killmap.catalog.reader import GateSettings
 from killmap.catalog.testids import matches
 from killmap.engine import ASSERTION
-from killmap.verdict.redfirst_change import Change, KeptNames
+from killmap.verdict.redfirst.change import Change, KeptNames
 
 F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
 SKIPPED, FLAKY = "skipped", "flaky"
 ABSENCE = "absence"
-# An exception the code under test raises on purpose (redfirst_change.Purpose): the project's
+# An exception the code under test raises on purpose (change.Purpose): the project's
 # own exception class, or another than `pytest.raises` expected. It proves behaviour, as an
 # assertion does: the code answered the test, with the wrong answer.
 RAISED = "raised"

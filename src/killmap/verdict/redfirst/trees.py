@@ -1,7 +1,7 @@
 """killmap red-first: the fix reverted, the tests kept. Do the change's tests prove the fix?
 
 Two sandboxes from the engine: HEAD, and HEAD with the fix put back as it was at BASE
-(redfirst_change says what counts as the fix). HEAD runs the whole suite once, with
+(change.py says what counts as the fix). HEAD runs the whole suite once, with
 per-test coverage of the fix's files; the tests the change added or modified, every
 test in a changed test file, and every test that executed a changed statement (all of
 them with --all) then run in the fix-reverted tree. Each red is re-run once in its own
@@ -26,7 +26,7 @@ green. Otherwise exit 1, with one sentence per offending test.
 A fail-to-pass that rests on absence alone (no test red by an assertion or a raised
 exception) proves only that the fix's names exist. Then the tests red by absence run
 once more, in a third tree: the fix reverted in behaviour only, the definitions it adds
-kept (redfirst_change.names_kept). A test the contract asks for that passes there fails
+kept (change.names_kept). A test the contract asks for that passes there fails
 before the fix only because a name is missing: it breaks the contract. A fix that only
 adds definitions leaves nothing to revert so; the result then says it rests on absence.
 """
@@ -56,7 +56,7 @@ from killmap.engine import (
 )
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
-from killmap.verdict.redfirst_change import (
+from killmap.verdict.redfirst.change import (
     Change,
     KeptNames,
     NewNames,
@@ -67,7 +67,7 @@ from killmap.verdict.redfirst_change import (
     purpose_of,
     test_changes,
 )
-from killmap.verdict.redfirst_contract import (
+from killmap.verdict.redfirst.contract import (
     ABSENCE,
     F2P,
     RAISED,
@@ -162,7 +162,7 @@ def _with_names_kept(
     root: Path, change: Change, settings: GateSettings, rows: list[Row], limit: float, say: Say
 ) -> KeptNames:
     """The tests red by absence, run again with the fix reverted in behaviour only
-    (redfirst_change.KeptNames): each row's `kept` side. A fix that changes no definition
+    (change.KeptNames): each row's `kept` side. A fix that changes no definition
     leaves nothing to revert so: nothing runs."""
     keeping = names_kept(change)
     absent = [r.id for r in rows if classify(r.head, r.reverted) == F2P and r.reverted.cause == ABSENCE]
