@@ -1,0 +1,114 @@
+"""The review corpus marks each sweep survivor on the lines a pull request changed or not,
+from the PR's real git history, and clones each PR at its head without writing the
+repository it clones from."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from benchkit import bench_module
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main"]
+
+
+def _rc():
+    return bench_module("review_corpus")
+
+
+def _commit(root: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", message], cwd=root, check=True)
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def _project(tmp_path: Path) -> tuple[Path, str, str]:
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run([*GIT, "init", "-q"], cwd=root, check=True)
+    base = _commit(root, {"src/m.py": "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n", "README": "x\n"}, "base")
+    # line 2 rewritten, two lines added after d, e deleted; README changed too
+    head = _commit(root, {"src/m.py": "a = 1\nb = 20\nc = 3\nd = 4\nf = 6\ng = 7\n", "README": "y\n"}, "head")
+    return root, base, head
+
+
+def test_the_changed_lines_are_the_heads_added_and_rewritten_lines_and_a_deletion_marks_none(tmp_path):
+    root, base, head = _project(tmp_path)
+
+    lines = _rc().changed_lines(root, base, head)
+
+    assert lines == {"src/m.py": {2, 5, 6}, "README": {1}}
+
+
+def test_a_mutant_is_on_the_change_when_one_of_its_lines_is(tmp_path):
+    rc = _rc()
+    lines = {"src/m.py": {2, 5, 6}}
+
+    assert rc.on_change({"file": "src/m.py", "line": 4, "lines": [4, 5]}, lines)
+    assert not rc.on_change({"file": "src/m.py", "line": 3, "lines": [3]}, lines)
+    assert not rc.on_change({"file": "src/other.py", "line": 2, "lines": [2]}, lines)
+
+
+def test_the_emulated_review_drops_arid_and_off_change_survivors_and_shows_one_per_line_catalog_operators_first():
+    rc = _rc()
+    survivors = [
+        {"id": "a", "file": "f.py", "line": 3, "op": "mutmut:string", "on_change": True, "label": "actionable"},
+        {"id": "b", "file": "f.py", "line": 3, "op": "killmap:negate", "on_change": True, "label": "actionable"},
+        {"id": "c", "file": "f.py", "line": 3, "op": "killmap:delete-call", "on_change": True, "label": "equivalent"},
+        {"id": "d", "file": "f.py", "line": 7, "op": "mutmut:string", "on_change": True, "label": "arid"},
+        {"id": "e", "file": "f.py", "line": 9, "op": "killmap:negate", "on_change": False},
+    ]
+
+    assert [s["id"] for s in rc.emulated_review(survivors)] == ["c"]
+
+
+def test_a_label_outside_the_three_is_refused(tmp_path):
+    labels = tmp_path / "labels.toml"
+    labels.write_text('[[label]]\npr = 1\nfile = "f.py"\nline = 1\nop = "x"\nchange = "a -> b"\nlabel = "maybe"\n')
+
+    with pytest.raises(SystemExit, match="'maybe' is not one of"):
+        _rc().load_labels(labels)
+
+
+def _pull_request_repo(tmp_path: Path) -> tuple[Path, str, str]:
+    """A bare repository holding a PR's head only under refs/pull/7/head, as GitHub's does."""
+    root, base, head = _project(tmp_path)
+    subprocess.run(["git", "update-ref", "refs/pull/7/head", head], cwd=root, check=True)
+    subprocess.run(["git", "reset", "-q", "--hard", base], cwd=root, check=True)
+    subprocess.run(["git", "update-ref", "-d", "refs/heads/main"], cwd=root, check=False)
+    subprocess.run([*GIT, "branch", "-f", "main", base], cwd=root, check=True)
+    bare = tmp_path / "repo.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(root), str(bare)], check=True)
+    return bare, base, head
+
+
+def _pr(rc, base: str, head: str):
+    return rc.PR(number=7, title="t", note="", base=base, head=head, fix=("src/m.py",), tests=(), behaviour=())
+
+
+def test_a_pr_is_cloned_at_its_head_with_the_catalog_untracked_and_the_repository_unwritten(tmp_path):
+    rc = _rc()
+    bare, base, head = _pull_request_repo(tmp_path)
+    catalog = tmp_path / "cat.toml"
+    catalog.write_text("[gate]\n")
+    before = sorted(p.relative_to(bare) for p in bare.rglob("*"))
+
+    root = rc.materialise(bare, _pr(rc, base, head), tmp_path / "clone", catalog=catalog)
+
+    assert rc.git(root, "rev-parse", "HEAD").strip() == head
+    assert (root / "src" / "m.py").read_text().startswith("a = 1\nb = 20\n")
+    assert rc.git(root, "status", "--porcelain").splitlines() == ["?? mutations/"]
+    assert sorted(p.relative_to(bare) for p in bare.rglob("*")) == before
+
+
+def test_a_pr_whose_recorded_head_is_not_the_repositorys_is_refused(tmp_path):
+    rc = _rc()
+    bare, base, _ = _pull_request_repo(tmp_path)
+
+    with pytest.raises(SystemExit, match="refs/pull/7/head is"):
+        rc.materialise(bare, _pr(rc, base, base), tmp_path / "clone", catalog=None)
