@@ -31,23 +31,48 @@ import review_corpus as rc  # noqa: E402  benchmarks/review_corpus.py
 TRUTH = rc.CORPUS / "redfirst_truth.toml"
 
 
-def run_pytest(python: Path, root: Path, junit: Path, tests: list[str]) -> dict[str, tuple[str, str]]:
-    """Plain pytest on the tree: each red test id with its kind and exception."""
+def run_pytest(python: Path, root: Path, junit: Path, tests: list[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+    """Plain pytest on the tree: each red test id with its kind and exception, and every id
+    the JUnit report names. A module that did not import is one id, the module's."""
     env = rc.clean_env(junit.parent)
     env["PYTHONPATH"] = "src"
     command = [str(python), "-m", "pytest", *tests, "-p", "no:cacheprovider", "-q", "--tb=native"]
     subprocess.run([*command, f"--junitxml={junit}"], cwd=root, env=env, capture_output=True, text=True)
-    red = {}
+    red, ids = {}, set()
     for case in ET.parse(junit).getroot().iter("testcase"):
+        test = node_id(root, case.get("classname", ""), case.get("name", ""))
+        ids.add(test)
         problem = case.find("failure")
         if problem is None:
             problem = case.find("error")
         if problem is None:
             continue
-        module = case.get("classname", "").replace(".", "/")
-        test = f"{module}.py::{case.get('name')}" if module else case.get("name", "")
         red[test] = kind_of(problem.get("message", ""), problem.text or "")
-    return red
+    return red, ids
+
+
+def node_id(root: Path, classname: str, name: str) -> str:
+    """pytest's node id of a JUnit test case: `tests.test_x.TestY` + `test_z` is
+    `tests/test_x.py::TestY::test_z`; a case with no classname (a module that did not
+    import) is the module's path."""
+    parts = (classname or name).split(".")
+    for cut in range(len(parts), 0, -1):
+        path = "/".join(parts[:cut]) + ".py"
+        if (root / path).is_file():
+            return "::".join([path, *parts[cut:], *([name] if classname else [])])
+    return f"{classname}::{name}"
+
+
+def per_test(red: dict[str, tuple[str, str]], head_ids: set[str]) -> dict[str, tuple[str, str]]:
+    """The red set with a module that did not import spelled out as each of its tests that
+    ran at head: every one of them is red, as killmap counts them."""
+    out = {}
+    for test, kind in red.items():
+        if "::" in test:
+            out[test] = kind
+        else:
+            out.update({t: kind for t in head_ids if t.startswith(test + "::")})
+    return out
 
 
 def kind_of(message: str, text: str) -> tuple[str, str]:
@@ -67,7 +92,7 @@ def kind_of(message: str, text: str) -> tuple[str, str]:
 
 def observe(pr: rc.PR, repo: Path, python: Path, work: Path, tests: list[str]) -> list[dict]:
     root = rc.materialise(repo, pr, work / "observe" / f"pr{pr.number}", catalog=None)
-    head = run_pytest(python, root, work / "observe" / f"pr{pr.number}-head.xml", tests)
+    head, head_ids = run_pytest(python, root, work / "observe" / f"pr{pr.number}-head.xml", tests)
     reverts = [pr.fix] + ([pr.behaviour] if pr.behaviour != pr.fix else [])
     observations = []
     for revert in reverts:
@@ -79,7 +104,7 @@ def observe(pr: rc.PR, repo: Path, python: Path, work: Path, tests: list[str]) -
             else:
                 (root / path).unlink()
         name = "fix" if revert == pr.fix else "behaviour"
-        red = run_pytest(python, root, work / "observe" / f"pr{pr.number}-{name}.xml", tests)
+        red = per_test(run_pytest(python, root, work / "observe" / f"pr{pr.number}-{name}.xml", tests)[0], head_ids)
         observations.append({"pr": pr.number, "revert": sorted(revert), "head_red": sorted(head), "red": red})
         print(f"PR #{pr.number}, {len(revert)} file(s) reverted: {len(red)} red (at head: {len(head)})", flush=True)
     return observations
