@@ -23,6 +23,7 @@ survivor on the change has no label, or red-first disagrees with the observed tr
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -139,6 +140,43 @@ def on_change(mutant: dict[str, Any], lines: dict[str, set[int]]) -> bool:
     return bool(lines.get(mutant["file"], set()) & set(mutant["lines"] or [mutant["line"]]))
 
 
+def code_lines(source: str) -> set[int]:
+    """The lines of a module that hold code a mutant can change: every line of a simple
+    statement (an assignment, a call, a return, an import, ...) and the header of an
+    `if`/`while`/`for`/`with`/`try`; not a `def` or `class` line, a decorator, a docstring,
+    a comment or a blank line."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.stmt) or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue  # a docstring, or a bare string
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body:
+            lines.update(range(node.lineno, body[0].lineno))  # the header only
+        else:
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    text = source.splitlines()
+    return {n for n in lines if n <= len(text) and text[n - 1].strip() and not text[n - 1].strip().startswith("#")}
+
+
+def unswept(root: Path, lines: dict[str, set[int]], mutants: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Per changed source file, the changed lines of code that no sweep mutant changes: what a
+    sweep of the change left out without saying (a setter, a module-level statement)."""
+    mutated: dict[str, set[int]] = {}
+    for m in mutants:
+        mutated.setdefault(m["file"], set()).update(m["lines"] or [m["line"]])
+    out = {}
+    for name, changed in sorted(lines.items()):
+        path = root / name
+        if not name.endswith(".py") or not name.startswith("src/") or not path.is_file():
+            continue
+        left = sorted(changed & code_lines(path.read_text(encoding="utf-8")) - mutated.get(name, set()))
+        if left:
+            out[name] = left
+    return out
+
+
 def label_key(pr: int, mutant: dict[str, Any]) -> tuple[int, str, int, str, str]:
     """A survivor's key in labels.toml: its PR, file, line, operator and one-line change,
     all of which stay the same from one sweep of the same tree to the next."""
@@ -235,11 +273,15 @@ def load_truth(path: Path = CORPUS / "redfirst_truth.toml") -> dict[tuple[int, t
     return {(o["pr"], tuple(o["revert"])): o for o in data.get("observation", [])}
 
 
-def red_first(pr: PR, killmap: Path, root: Path, reports: Path, env: dict[str, str], truth: dict) -> dict[str, Any]:
-    """`killmap red-first BASE` on the PR, and how its fail-to-pass set compares with the one
-    plain pytest showed with the same files reverted."""
-    folder = reports / "red-first"
+def red_first(
+    pr: PR, killmap: Path, root: Path, folder: Path, env: dict[str, str], truth: dict, revert: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """`killmap red-first BASE` on the PR (with `--revert` of `revert` when given), and how its
+    fail-to-pass set and causes compare with what plain pytest showed with the same files
+    reverted."""
     command = [str(killmap), "red-first", pr.base, "--report-dir", str(folder)]
+    if revert:
+        command += ["--revert", *revert]
     code, seconds = timed(command, root, folder / "out.txt", env)
     doc = json.loads((folder / "red-first.json").read_text(encoding="utf-8"))
     reverted = tuple(sorted(c["path"] for c in doc["reverted"] if c["path"].startswith("src/")))
@@ -253,6 +295,7 @@ def red_first(pr: PR, killmap: Path, root: Path, reports: Path, env: dict[str, s
         "summary": doc["summary"],
         "fail_to_pass": f2p,
         "observed_fail_to_pass": expected,
+        "observed_kinds": None if observed is None else observed["kinds"],
         "agrees": None if expected is None else expected == f2p,
     }
 
@@ -280,6 +323,8 @@ def sweep(pr: PR, killmap: Path, root: Path, reports: Path, env: dict[str, str],
         "functions": sorted({f"{m['file']}::{m['function']}" for m in mutants}),
         "mutants_on_change": len(touched),
         "killed_on_change": sum(m["status"] == "killed" for m in touched),
+        "unreached_on_change": sum(m["status"] == "unreached" for m in touched),
+        "unswept_lines": unswept(root, lines, mutants),
         "survivors": survivors,
     }
 
@@ -320,7 +365,12 @@ def measure(pr: PR, args: argparse.Namespace, python: Path, project: dict[str, A
     # The size a reviewer reads: the lines of code (src/) the PR added or rewrote.
     code_lines = changed_lines(root, pr.base, pr.head)
     result["diff_lines"] = sum(len(v) for k, v in code_lines.items() if k.startswith("src/"))
-    result["red_first"] = red_first(pr, killmap, root, reports, env, load_truth())
+    truth = load_truth()
+    result["red_first"] = red_first(pr, killmap, root, reports / "red-first", env, truth)
+    result["red_first_behaviour"] = None
+    if pr.behaviour != pr.fix:  # the fix also adds names the tests import: revert behaviour alone
+        folder = reports / "red-first-behaviour"
+        result["red_first_behaviour"] = red_first(pr, killmap, root, folder, env, truth, pr.behaviour)
     result["sweep"] = sweep(pr, killmap, root, reports, env, project["sweep_target"], args.jobs)
     labels = load_labels()
     for s in result["sweep"]["survivors"]:
@@ -342,22 +392,28 @@ def measure(pr: PR, args: argparse.Namespace, python: Path, project: dict[str, A
 
 
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
-    """The numbers per PR the README's table holds."""
+    """The numbers per PR the README's tables hold."""
     survivors = result["sweep"]["survivors"]
     on = [s for s in survivors if s["on_change"]]
     counts = {label: sum(s.get("label") == label for s in on) for label in LABELS}
     emulated = emulated_review(survivors)
-    rf = result["red_first"]
+    rf, behaviour = result["red_first"], result["red_first_behaviour"]
     return {
         "pr": result["pr"],
         "diff_lines": result["diff_lines"],
         "f2p": len(rf["fail_to_pass"]),
         "f2p_causes": rf["summary"].get("fail-to-pass by cause", {}),
+        "observed_kinds": rf["observed_kinds"],
         "red_first_agrees": rf["agrees"],
         "red_first_seconds": rf["wall_seconds"],
+        "behaviour_f2p": None if behaviour is None else len(behaviour["fail_to_pass"]),
+        "behaviour_causes": None if behaviour is None else behaviour["summary"].get("fail-to-pass by cause", {}),
+        "behaviour_agrees": None if behaviour is None else behaviour["agrees"],
         "mutants": result["sweep"]["summary"]["total"],
         "mutants_on_change": result["sweep"]["mutants_on_change"],
         "killed_on_change": result["sweep"]["killed_on_change"],
+        "unreached_on_change": result["sweep"]["unreached_on_change"],
+        "unswept_lines": sum(len(v) for v in result["sweep"]["unswept_lines"].values()),
         "survivors_before": len(survivors),
         "survivors_on_change": len(on),
         "lines_on_change": len({(s["file"], s["line"]) for s in on}),
@@ -371,40 +427,66 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-COLUMNS = (
-    ("PR", "pr"),
-    ("src lines", "diff_lines"),
-    ("f2p", "f2p"),
-    ("rf=truth", "red_first_agrees"),
-    ("rf s", "red_first_seconds"),
-    ("mutants", "mutants"),
-    ("on change (killed)", None),
-    ("survivors before", "survivors_before"),
-    ("on change", "survivors_on_change"),
-    ("lines", "lines_on_change"),
-    ("act/eq/arid/?", None),
-    ("emulated review (act)", None),
-    ("sweep s", "sweep_seconds"),
-    ("review", "review_reported"),
-    ("review s", "review_seconds"),
+def _causes(causes: dict[str, int] | None) -> str:
+    return "-" if causes is None else ", ".join(f"{n} {k}" for k, n in sorted(causes.items())) or "0"
+
+
+RED_FIRST = (
+    ("PR", lambda r: str(r["pr"])),
+    ("src lines", lambda r: str(r["diff_lines"])),
+    ("fail-to-pass (killmap's causes)", lambda r: f"{r['f2p']} ({_causes(r['f2p_causes'])})"),
+    ("plain pytest (kinds)", lambda r: _causes(r["observed_kinds"])),
+    ("same set", lambda r: {True: "yes", False: "**no**", None: "-"}[r["red_first_agrees"]]),
+    ("behaviour files alone", lambda r: "-" if r["behaviour_f2p"] is None else _behaviour(r)),
+    ("s", lambda r: str(r["red_first_seconds"])),
 )
 
 
-def cell(row: dict[str, Any], title: str, key: str | None) -> str:
-    if title.startswith("on change ("):
-        return f"{row['mutants_on_change']} ({row['killed_on_change']})"
-    if title.startswith("act/"):
-        return f"{row['actionable']}/{row['equivalent']}/{row['arid']}/{row['unlabelled']}"
-    if title.startswith("emulated"):
-        return f"{row['emulated_reported']} ({row['emulated_actionable']})"
-    value = row[key] if key else ""
-    return "-" if value is None else str(value)
+def _behaviour(row: dict[str, Any]) -> str:
+    same = {True: "same set", False: "**other set**", None: "no truth"}[row["behaviour_agrees"]]
+    return f"{row['behaviour_f2p']} ({_causes(row['behaviour_causes'])}; {same})"
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| " + " | ".join(t for t, _ in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cell(r, t, k) for t, k in COLUMNS) + " |" for r in rows]
+def _on_change(row: dict[str, Any]) -> str:
+    return f"{row['killed_on_change']}/{row['unreached_on_change']}/{row['mutants_on_change']}"
+
+
+def _review(row: dict[str, Any]) -> str:
+    return "-" if row["review_seconds"] is None else f"{row['review_reported']}, {row['review_seconds']}"
+
+
+SWEEP = (
+    ("PR", lambda r: str(r["pr"])),
+    ("mutants", lambda r: str(r["mutants"])),
+    ("on change: killed/unreached/all", lambda r: _on_change(r)),
+    ("changed code lines unswept", lambda r: str(r["unswept_lines"])),
+    ("survivors before", lambda r: str(r["survivors_before"])),
+    ("on change (lines)", lambda r: f"{r['survivors_on_change']} ({r['lines_on_change']})"),
+    ("act/eq/arid/?", lambda r: f"{r['actionable']}/{r['equivalent']}/{r['arid']}/{r['unlabelled']}"),
+    ("target review: reported (actionable)", lambda r: f"{r['emulated_reported']} ({r['emulated_actionable']})"),
+    ("sweep s", lambda r: str(r["sweep_seconds"])),
+    ("`review`: reported, s", lambda r: _review(r)),
+)
+
+
+def table(rows: list[dict[str, Any]], columns) -> str:
+    lines = ["| " + " | ".join(t for t, _ in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(r) for _, cell in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def totals(rows: list[dict[str, Any]]) -> str:
+    """The corpus in one line: before and after, the actionable share, the wall time."""
+    before = sum(r["survivors_before"] for r in rows)
+    on = sum(r["survivors_on_change"] for r in rows)
+    reported = sum(r["emulated_reported"] for r in rows)
+    actionable = sum(r["emulated_actionable"] for r in rows)
+    share = f"{100 * actionable / reported:.0f}%" if reported else "-"
+    seconds = sum(r["red_first_seconds"] + r["sweep_seconds"] for r in rows)
+    return (
+        f"{len(rows)} PRs: {before} survivors today, {on} on the changed lines; the target review "
+        f"reports {reported}, {actionable} actionable ({share}); red-first + sweep {seconds:.0f} s in all"
+    )
 
 
 def unlabelled(result: dict[str, Any]) -> list[str]:
@@ -438,13 +520,19 @@ def main() -> int:
     python = prepare_venv(args.work, args.killmap_root.resolve())
     results = [measure(pr, args, python, project) for pr in prs]  # one at a time: a shared machine
     rows = [summarise(r) for r in results]
-    print(table(rows))
+    print(table(rows, RED_FIRST))
+    print()
+    print(table(rows, SWEEP))
+    print(totals(rows))
     todo = [entry for r in results for entry in unlabelled(r)]
     disagree = [r["pr"] for r in results if r["red_first"]["agrees"] is False]
-    document = {"project": project["name"], "killmap_root": str(args.killmap_root), "rows": rows, "prs": results}
+    commit = git(args.killmap_root, "rev-parse", "--short", "HEAD").strip()
+    document = {"project": project["name"], "killmap": commit, "jobs": args.jobs, "rows": rows, "prs": results}
     (args.work / "results.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    if args.write:
-        (CORPUS / "results.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    if args.write:  # the numbers and every survivor, without the long lists of test ids
+        kept = [{"pr": r["pr"], "sweep": r["sweep"]} for r in results]
+        summary = {**document, "prs": kept}
+        (CORPUS / "results.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     if todo:
         (args.work / "labels-todo.toml").write_text("\n".join(todo), encoding="utf-8")
         print(f"{len(todo)} survivor(s) on the change have no label: see {args.work / 'labels-todo.toml'}")
