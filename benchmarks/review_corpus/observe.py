@@ -31,7 +31,9 @@ import review_corpus as rc  # noqa: E402  benchmarks/review_corpus.py
 TRUTH = rc.CORPUS / "redfirst_truth.toml"
 
 
-def run_pytest(python: Path, root: Path, junit: Path, tests: list[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+def run_pytest(
+    python: Path, root: Path, junit: Path, tests: list[str], package: str = "werkzeug"
+) -> tuple[dict[str, tuple[str, str]], set[str]]:
     """Plain pytest on the tree: each red test id with its kind and exception, and every id
     the JUnit report names. A module that did not import is one id, the module's."""
     env = rc.clean_env(junit.parent)
@@ -47,7 +49,7 @@ def run_pytest(python: Path, root: Path, junit: Path, tests: list[str]) -> tuple
             problem = case.find("error")
         if problem is None:
             continue
-        red[test] = kind_of(problem.get("message", ""), problem.text or "")
+        red[test] = kind_of(problem.get("message", ""), problem.text or "", package)
     return red, ids
 
 
@@ -75,8 +77,9 @@ def per_test(red: dict[str, tuple[str, str]], head_ids: set[str]) -> dict[str, t
     return out
 
 
-def kind_of(message: str, text: str) -> tuple[str, str]:
-    """(kind, exception) of one red test, from its JUnit message and native traceback."""
+def kind_of(message: str, text: str, package: str) -> tuple[str, str]:
+    """(kind, exception) of one red test, from its JUnit message and native traceback; an
+    exception class of `package` is a `project-exception`."""
     if "ImportError" in text and ("while importing test module" in text or "ModuleNotFoundError" in text):
         return ("import", "ImportError")
     last = [line for line in text.strip().splitlines() if line and not line.startswith(" ")]
@@ -85,7 +88,7 @@ def kind_of(message: str, text: str) -> tuple[str, str]:
         return ("did-not-raise", "Failed")
     if exception.endswith("AssertionError"):
         return ("assertion", "AssertionError")
-    if exception.startswith("werkzeug."):
+    if exception.startswith(package + "."):
         return ("project-exception", exception)
     return ("other", exception)
 

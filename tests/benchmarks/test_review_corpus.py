@@ -5,6 +5,7 @@ repository it clones from."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,52 @@ def test_a_changed_line_of_code_no_mutant_changes_is_named_unswept(tmp_path):
     mutants = [{"file": "src/m.py", "line": 5, "lines": [5]}]
 
     assert _rc().unswept(root, lines, mutants) == {"src/m.py": [1, 6]}
+
+
+def _observe():
+    return bench_module("review_corpus/observe")
+
+
+def test_plain_pytest_reds_are_told_apart_by_kind_and_a_module_that_does_not_import_is_each_of_its_tests(tmp_path):
+    observe = _observe()
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("class PkgError(Exception):\n    pass\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(
+        "import pytest\nfrom pkg import PkgError\n\n"
+        "def test_assertion():\n    assert 1 == 2\n\n"
+        "def test_no_raise():\n    with pytest.raises(ValueError):\n        pass\n\n"
+        "def test_project():\n    raise PkgError('routed elsewhere')\n\n"
+        "def test_other():\n    {}['k']\n\n"
+        "def test_green():\n    pass\n"
+    )
+    (tmp_path / "tests" / "test_b.py").write_text("def test_one():\n    pass\n\ndef test_two():\n    pass\n")
+    tests = ["tests/test_a.py", "tests/test_b.py"]
+    python = Path(sys.executable)
+
+    red, head_ids = observe.run_pytest(python, tmp_path, tmp_path / "head.xml", tests, package="pkg")
+    (tmp_path / "tests" / "test_b.py").write_text("from pkg import Missing\n\n" + "def test_one():\n    pass\n")
+    broken, _ = observe.run_pytest(python, tmp_path, tmp_path / "broken.xml", tests, package="pkg")
+
+    assert red == {
+        "tests/test_a.py::test_assertion": ("assertion", "AssertionError"),
+        "tests/test_a.py::test_no_raise": ("did-not-raise", "Failed"),
+        "tests/test_a.py::test_project": ("project-exception", "pkg.PkgError"),
+        "tests/test_a.py::test_other": ("other", "KeyError"),
+    }
+    assert "tests/test_b.py::test_two" in head_ids
+    assert observe.per_test({k: v for k, v in broken.items() if "test_b" in k}, head_ids) == {
+        "tests/test_b.py::test_one": ("import", "ImportError"),
+        "tests/test_b.py::test_two": ("import", "ImportError"),
+    }
+
+
+def test_the_review_report_is_read_for_every_mutant_list_that_marks_reported():
+    rc = _rc()
+    document = {
+        "review": {"survivors": [{"id": "a", "reported": True}, {"id": "b", "reported": False}]},
+        "red_first": {"tests": [{"id": "t"}]},
+        "outside": [{"id": "c", "reported": False}],
+    }
+
+    assert [m["id"] for m in rc._mutant_lists(document)] == ["a", "b", "c"]
