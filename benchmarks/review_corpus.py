@@ -257,9 +257,10 @@ def timed(command: list[str], root: Path, log: Path, env: dict[str, str]) -> tup
     return done.returncode, round(time.perf_counter() - start, 1)
 
 
-def has_review(killmap: Path, env: dict[str, str]) -> bool:
-    done = subprocess.run([str(killmap), "review", "--help"], capture_output=True, env=env)
-    return done.returncode == 0
+def review_help(killmap: Path, env: dict[str, str]) -> str | None:
+    """`killmap review --help`, or None when this killmap has no such command."""
+    done = subprocess.run([str(killmap), "review", "--help"], capture_output=True, text=True, env=env)
+    return done.stdout if done.returncode == 0 else None
 
 
 # --- one PR ---------------------------------------------------------------------------------
@@ -329,13 +330,17 @@ def sweep(pr: PR, killmap: Path, root: Path, reports: Path, env: dict[str, str],
     }
 
 
-def review(pr: PR, killmap: Path, root: Path, reports: Path, env: dict[str, str], jobs: int) -> dict[str, Any]:
+def review(
+    pr: PR, killmap: Path, root: Path, reports: Path, env: dict[str, str], jobs: int, usage: str
+) -> dict[str, Any]:
     """`killmap review BASE`, when this killmap has it: its wall time and what its JSON reports.
 
     The command is being built as this corpus is; the JSON is read loosely (any mutant list
     whose entries carry `reported`), and the raw report stays in the reports folder."""
     folder = reports / "review"
     command = [str(killmap), "review", pr.base, "--jobs", str(jobs), "--report-dir", str(folder)]
+    if "--no-cache" in usage:  # a cold run, as the sweep's is, and no cache left in the tree
+        command.append("--no-cache")
     code, seconds = timed(command, root, folder / "out.txt", env)
     reported: list[dict[str, Any]] = []
     for path in sorted(folder.glob("*.json")):
@@ -378,8 +383,9 @@ def measure(pr: PR, args: argparse.Namespace, python: Path, project: dict[str, A
             entry = labels.get(label_key(pr.number, s))
             s["label"] = entry["label"] if entry else None
             s["reason"] = entry["reason"] if entry else None
-    if has_review(killmap, env):
-        result["review"] = review(pr, killmap, root, reports, env, args.jobs)
+    usage = review_help(killmap, env)
+    if usage is not None:
+        result["review"] = review(pr, killmap, root, reports, env, args.jobs, usage)
     else:
         result["review"] = None
         print("  killmap review: not in this killmap yet; skipped", flush=True)
