@@ -140,29 +140,30 @@ def on_change(mutant: dict[str, Any], lines: dict[str, set[int]]) -> bool:
     return bool(lines.get(mutant["file"], set()) & set(mutant["lines"] or [mutant["line"]]))
 
 
-def code_lines(source: str) -> set[int]:
-    """The lines of a module that hold code a mutant can change: every line of a simple
-    statement (an assignment, a call, a return, an import, ...) and the header of an
-    `if`/`while`/`for`/`with`/`try`; not a `def` or `class` line, a decorator, a docstring,
-    a comment or a blank line."""
-    lines: set[int] = set()
+def code_spans(source: str) -> list[set[int]]:
+    """The statements of a module a mutant can change, each as the set of its lines: a
+    simple statement (an assignment, a call, a return, an import, ...) whole, and the header
+    of an `if`/`while`/`for`/`with`/`try`; not a `def` or `class`, a decorator, a docstring,
+    and no comment or blank line."""
+    text = source.splitlines()
+    spans = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.stmt) or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             continue  # a docstring, or a bare string
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body:
-            lines.update(range(node.lineno, body[0].lineno))  # the header only
-        else:
-            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    text = source.splitlines()
-    return {n for n in lines if n <= len(text) and text[n - 1].strip() and not text[n - 1].strip().startswith("#")}
+        last = body[0].lineno - 1 if isinstance(body, list) and body else (node.end_lineno or node.lineno)
+        span = {n for n in range(node.lineno, last + 1) if text[n - 1].strip()[:1] not in ("", "#")}
+        if span:
+            spans.append(span)
+    return spans
 
 
 def unswept(root: Path, lines: dict[str, set[int]], mutants: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """Per changed source file, the changed lines of code that no sweep mutant changes: what a
-    sweep of the change left out without saying (a setter, a module-level statement)."""
+    """Per changed source file, the changed lines of the statements the change touched that
+    no sweep mutant changes: what a sweep of the change left out without saying (a setter, a
+    module-level statement). A statement one mutant changes on any of its lines is swept."""
     mutated: dict[str, set[int]] = {}
     for m in mutants:
         mutated.setdefault(m["file"], set()).update(m["lines"] or [m["line"]])
@@ -171,7 +172,8 @@ def unswept(root: Path, lines: dict[str, set[int]], mutants: list[dict[str, Any]
         path = root / name
         if not name.endswith(".py") or not name.startswith("src/") or not path.is_file():
             continue
-        left = sorted(changed & code_lines(path.read_text(encoding="utf-8")) - mutated.get(name, set()))
+        spans = code_spans(path.read_text(encoding="utf-8"))
+        left = sorted({n for span in spans if not span & mutated.get(name, set()) for n in span & changed})
         if left:
             out[name] = left
     return out

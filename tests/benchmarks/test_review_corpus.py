@@ -115,7 +115,7 @@ def test_a_pr_whose_recorded_head_is_not_the_repositorys_is_refused(tmp_path):
         rc.materialise(bare, _pr(rc, base, base), tmp_path / "clone", catalog=None)
 
 
-def test_the_code_lines_are_simple_statements_and_branch_headers_not_defs_docstrings_or_comments():
+def test_the_statements_are_simple_statements_whole_and_branch_headers_not_defs_docstrings_or_comments():
     source = (
         "import os\n"  # 1
         "def f(x):\n"  # 2
@@ -124,22 +124,23 @@ def test_the_code_lines_are_simple_statements_and_branch_headers_not_defs_docstr
         "    if (x and\n"  # 5
         "            os.sep):\n"  # 6
         "        # the sep\n"  # 7
-        "        return 1\n"  # 8
-        "\n"  # 9
-        "    return 2\n"  # 10
+        "        return f(\n"  # 8
+        "            1)\n"  # 9
+        "\n"  # 10
+        "    return 2\n"  # 11
     )
 
-    assert _rc().code_lines(source) == {1, 5, 6, 8, 10}
+    assert sorted(map(sorted, _rc().code_spans(source))) == [[1], [5, 6], [8, 9], [11]]
 
 
-def test_a_changed_line_of_code_no_mutant_changes_is_named_unswept(tmp_path):
+def test_a_changed_statement_no_mutant_changes_is_named_unswept_on_its_changed_lines(tmp_path):
     root = tmp_path
     (root / "src").mkdir()
-    (root / "src" / "m.py").write_text("import os\n\n\ndef f():\n    a = 1\n    return a\n")
-    lines = {"src/m.py": {1, 4, 5, 6}, "README": {1}}
-    mutants = [{"file": "src/m.py", "line": 5, "lines": [5]}]
+    (root / "src" / "m.py").write_text("import os\n\n\ndef f():\n    a = g(\n        1)\n    return a\n")
+    lines = {"src/m.py": {1, 4, 5, 6, 7}, "README": {1}}
+    mutants = [{"file": "src/m.py", "line": 6, "lines": [6]}]
 
-    assert _rc().unswept(root, lines, mutants) == {"src/m.py": [1, 6]}
+    assert _rc().unswept(root, lines, mutants) == {"src/m.py": [1, 7]}
 
 
 def _observe():
