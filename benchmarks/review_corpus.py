@@ -17,7 +17,9 @@ one PR at a time:
 
 It prints a table per PR and writes .work/results.json (--write: also
 benchmarks/review_corpus/results.json, the numbers the README quotes). Exit 1 when a
-survivor on the change has no label, or red-first disagrees with the observed truth.
+survivor on the change (or one the review reports) has no label, red-first disagrees with
+the observed truth, the review leaves out a line holding an actionable survivor on the
+change, or killmap left a change in a PR's tree.
 """
 
 from __future__ import annotations
@@ -347,8 +349,28 @@ def review(
     reported: list[dict[str, Any]] = []
     for path in sorted(folder.glob("*.json")):
         reported += [m for m in _mutant_lists(json.loads(path.read_text(encoding="utf-8"))) if m.get("reported")]
-    survivors = [m for m in reported if m.get("status") in ("survived", None)]
+    unique = {m.get("id") or (m.get("file"), m.get("line"), m.get("op"), m.get("change")): m for m in reported}
+    survivors = [m for m in unique.values() if m.get("status") in ("survived", None)]
     return {"exit_code": code, "wall_seconds": seconds, "reported": len(survivors), "mutants": survivors}
+
+
+def judge_review(
+    reported: list[dict[str, Any]], survivors: list[dict[str, Any]], known: dict[tuple, str] | None = None
+) -> dict[str, Any]:
+    """The review's reported survivors against the hand labels (of the sweep's survivors, and
+    `known`: labels.toml's for this PR, by file, line, op and change): how many are labelled
+    actionable, which are unlabelled, and which lines holding an actionable survivor of the
+    sweep on the change the review does not report (lost)."""
+    labels = {(s["file"], s["line"], s["op"], s["change"]): s.get("label") for s in survivors if s["on_change"]}
+    labels = {**(known or {}), **{k: v for k, v in labels.items() if v is not None}}
+    found = [labels.get((m.get("file"), m.get("line"), m.get("op"), m.get("change"))) for m in reported]
+    shown = {(m.get("file"), m.get("line")) for m in reported}
+    actionable_lines = {(f, line) for (f, line, _, _), label in labels.items() if label == "actionable"}
+    return {
+        "actionable": found.count("actionable"),
+        "unlabelled": [m for m, label in zip(reported, found, strict=True) if label is None],
+        "lost": sorted(actionable_lines - shown),
+    }
 
 
 def _mutant_lists(node: Any) -> list[dict[str, Any]]:
@@ -388,6 +410,8 @@ def measure(pr: PR, args: argparse.Namespace, python: Path, project: dict[str, A
     usage = review_help(killmap, env)
     if usage is not None:
         result["review"] = review(pr, killmap, root, reports, env, args.jobs, usage)
+        known = {key[1:]: entry["label"] for key, entry in labels.items() if key[0] == pr.number}
+        result["review"]["judged"] = judge_review(result["review"]["mutants"], result["sweep"]["survivors"], known)
     else:
         result["review"] = None
         print("  killmap review: not in this killmap yet; skipped", flush=True)
@@ -432,6 +456,8 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
         "sweep_seconds": result["sweep"]["wall_seconds"],
         "review_reported": None if result["review"] is None else result["review"]["reported"],
         "review_seconds": None if result["review"] is None else result["review"]["wall_seconds"],
+        "review_actionable": None if result["review"] is None else result["review"]["judged"]["actionable"],
+        "review_lost": None if result["review"] is None else len(result["review"]["judged"]["lost"]),
     }
 
 
@@ -460,7 +486,9 @@ def _on_change(row: dict[str, Any]) -> str:
 
 
 def _review(row: dict[str, Any]) -> str:
-    return "-" if row["review_seconds"] is None else f"{row['review_reported']}, {row['review_seconds']}"
+    if row["review_seconds"] is None:
+        return "-"
+    return f"{row['review_reported']} ({row['review_actionable']}), {row['review_lost']} lost, {row['review_seconds']}"
 
 
 SWEEP = (
@@ -473,7 +501,7 @@ SWEEP = (
     ("act/eq/arid/?", lambda r: f"{r['actionable']}/{r['equivalent']}/{r['arid']}/{r['unlabelled']}"),
     ("target review: reported (actionable)", lambda r: f"{r['emulated_reported']} ({r['emulated_actionable']})"),
     ("sweep s", lambda r: str(r["sweep_seconds"])),
-    ("`review`: reported, s", lambda r: _review(r)),
+    ("`review`: reported (actionable), lost, s", lambda r: _review(r)),
 )
 
 
@@ -498,16 +526,19 @@ def totals(rows: list[dict[str, Any]]) -> str:
 
 
 def unlabelled(result: dict[str, Any]) -> list[str]:
-    """labels.toml entries to write, one per survivor on the change that has none."""
+    """labels.toml entries to write, one per survivor on the change that has none, and one
+    per survivor the review reports that the sweep's labels do not cover."""
     out = []
-    for s in result["sweep"]["survivors"]:
-        if s["on_change"] and s.get("label") is None:
-            out.append(
-                "[[label]]\n"
-                f"pr = {result['pr']}\nfile = {json.dumps(s['file'])}\nline = {s['line']}\n"
-                f"op = {json.dumps(s['op'])}\nchange = {json.dumps(s['change'])}\n"
-                'label = "?"\nreason = ""\n'
-            )
+    todo = [s for s in result["sweep"]["survivors"] if s["on_change"] and s.get("label") is None]
+    if result["review"] is not None:
+        todo += [m for m in result["review"]["judged"]["unlabelled"] if {"file", "line", "op", "change"} <= set(m)]
+    for s in todo:
+        out.append(
+            "[[label]]\n"
+            f"pr = {result['pr']}\nfile = {json.dumps(s['file'])}\nline = {s['line']}\n"
+            f"op = {json.dumps(s['op'])}\nchange = {json.dumps(s['change'])}\n"
+            'label = "?"\nreason = ""\n'
+        )
     return out
 
 
@@ -546,10 +577,13 @@ def main() -> int:
         print(f"{len(todo)} survivor(s) on the change have no label: see {args.work / 'labels-todo.toml'}")
     if disagree:
         print(f"red-first disagrees with plain pytest on PR(s) {disagree}")
+    lost = [r["pr"] for r in results if r["review"] is not None and r["review"]["judged"]["lost"]]
+    if lost:
+        print(f"killmap review does not report a line with an actionable survivor on the change: PR(s) {lost}")
     untouched = [r["pr"] for r in results if not r["tree_untouched"]]
     if untouched:
         print(f"killmap left changes in the tree of PR(s) {untouched}")
-    return 1 if todo or disagree or untouched else 0
+    return 1 if todo or disagree or lost or untouched else 0
 
 
 if __name__ == "__main__":

@@ -190,3 +190,22 @@ def test_the_review_report_is_read_for_every_mutant_list_that_marks_reported():
     }
 
     assert [m["id"] for m in rc._mutant_lists(document)] == ["a", "b", "c"]
+
+
+def test_a_review_is_judged_by_the_sweeps_labels_and_an_actionable_line_it_does_not_report_is_lost():
+    on = {"file": "f.py", "on_change": True}
+    survivors = [
+        {**on, "line": 3, "op": "killmap:negate", "change": "a -> b", "label": "actionable"},
+        {**on, "line": 5, "op": "mutmut:string", "change": "c -> d", "label": "actionable"},
+        {**on, "line": 7, "op": "mutmut:string", "change": "e -> f", "label": "arid"},
+    ]
+    reported = [
+        {"file": "f.py", "line": 3, "op": "killmap:negate", "change": "a -> b", "reported": True},
+        {"file": "f.py", "line": 9, "op": "killmap:negate", "change": "x -> y", "reported": True},
+    ]
+
+    judged = _rc().judge_review(reported, survivors)
+
+    assert judged["actionable"] == 1
+    assert [m["line"] for m in judged["unlabelled"]] == [9]
+    assert judged["lost"] == [("f.py", 5)]
