@@ -29,7 +29,16 @@ def reviewed(tmp_path_factory):
     before = untouched(project)
     summary = where / "summary.md"
     env = {**gate_env(project), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_WORKSPACE": str(project)}
-    command = [sys.executable, "-m", "killmap", "review", "main", "--report-dir", str(where / "reports")]
+    command = [
+        sys.executable,
+        "-m",
+        "killmap",
+        "review",
+        "main",
+        "--outside-the-diff",
+        "--report-dir",
+        str(where / "reports"),
+    ]
     done = subprocess.run(
         [*command, "--annotations", "github"], cwd=project, env=env, capture_output=True, text=True, timeout=300
     )
@@ -69,6 +78,28 @@ def test_only_findings_on_the_changed_lines_are_reported_one_per_line(reviewed):
     assert all(NAME_PATTERN.match(name) for name in names), names  # what promote accepts
     assert doc["outside_the_diff"]["findings"] >= 2
     assert doc["outside_the_diff"]["functions"] == ["src/gapcheck/rules.py::allowed"]
+
+
+def test_by_default_only_the_changed_lines_mutants_run_and_the_others_are_counted(reviewed, tmp_path):
+    _, whole_reports, _ = reviewed
+    whole = json.loads((whole_reports / "review.json").read_text())
+    project = change_repo("rf-review", tmp_path)
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "review", "main", "--report-dir", str(reports)],
+        cwd=project,
+        env=gate_env(project),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads((reports / "review.json").read_text())
+    ran = json.loads((reports / "killmap-sweep.json").read_text())["sweep"]["mutants"]
+    assert ran and all(m["on_change"] for m in ran)
+    assert doc["outside_the_diff"]["not_run"] == whole["outside_the_diff"]["mutants"] > 0
+    assert doc["changed_lines"] == whole["changed_lines"]  # the findings on the change are the same
+    assert "were not run (`--outside-the-diff` runs them)" in (reports / "review.md").read_text()
 
 
 def test_each_finding_on_the_change_is_a_warning_at_its_line_and_the_review_is_the_job_summary(reviewed):
@@ -115,3 +146,17 @@ def test_a_review_of_a_change_without_python_source_sweeps_nothing(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert Path(tmp_path / "r" / "review.json").exists() is False
+
+
+def test_lines_only_without_a_change_is_refused_in_one_line(tmp_path):
+    project = change_repo("rf-review", tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "sweep", "src", "--lines-only"],
+        cwd=project,
+        env=gate_env(project),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "killmap: field '--lines-only': --lines-only goes with --changed [BASE]"

@@ -74,6 +74,12 @@ def add_parser(sub) -> None:
         help="the head's killmap.json, for --base-report (default: the report folder's)",
     )
     review.add_argument(
+        "--outside-the-diff",
+        action="store_true",
+        help="also run the mutants outside the changed lines, in the definitions the change touched, "
+        "to count the older survivors there",
+    )
+    review.add_argument(
         "--fail-on-survivors",
         action="store_true",
         help="exit 1 when a survivor or unreached mutant is reported on the changed lines",
@@ -148,7 +154,7 @@ def _sweep(root: Path, args: argparse.Namespace, proven: RedFirstResult, jobs: i
     options = LabOptions(
         jobs=jobs, use_cache=not args.no_cache, write_cache=not args.no_cache_write, cache_dir=cache_dir(args.cache_dir)
     )
-    portion = Portion(change=ChangeSince(root, proven.change.base))
+    portion = Portion(change=ChangeSince(root, proven.change.base), lines_only=not args.outside_the_diff)
     with Launch(jobs) as launch:
         result = run_sweep(root, targets, ops, options, catalogs, portion=portion, launch=launch)
     return to_document(result, root)

@@ -92,6 +92,11 @@ def _add_portion_options(sweep) -> None:
         help="only the definitions the change since BASE touched, its lines marked (default: the merge base "
         "with the main branch)",
     )
+    sweep.add_argument(
+        "--lines-only",
+        action="store_true",
+        help="with --changed: run only the mutants on the changed lines; the definitions' others are counted",
+    )
     sweep.set_defaults(main=main)
 
 
@@ -161,11 +166,13 @@ def _portion(root: Path, args: argparse.Namespace):
         raise GateError("--durations balances shards: it goes with --shard K/N", field="--durations")
     durations = read_durations(args.durations, "sweep") if args.durations is not None else None
     change = None
+    if args.lines_only and args.changed is None:
+        raise GateError("--lines-only goes with --changed [BASE]", field="--lines-only")
     if args.changed is not None:
         from killmap.verdict.changed import ChangeSince
 
         change = ChangeSince(root, args.changed or None)
-    return Portion(shard, durations, change)
+    return Portion(shard, durations, change, lines_only=args.lines_only)
 
 
 def _with_tests(targets, tests: tuple[str, ...]):

@@ -68,6 +68,7 @@ def to_document(
         },
         "contract_changes": contract_changes,
         "outside_the_diff": {
+            "not_run": (part.get("generated") or {}).get("outside_not_run", 0),
             "mutants": len(mutants) - len(on_change),
             "findings": len(outside),
             "functions": sorted({f"{m['file']}::{m['function']}" for m in outside}),
@@ -165,6 +166,11 @@ def _not_swept(item: Document) -> str:
 
 
 def _outside_line(outside: Document, terminal: bool) -> str:
+    if outside["not_run"]:
+        return (
+            f"{outside['not_run']} mutants outside the diff, in the definitions the change touched, "
+            "were not run (`--outside-the-diff` runs them)."
+        )
     text = (
         f"{outside['findings']} older survivor(s) outside the diff, in the functions the change touched "
         f"({outside['mutants']} mutants there)"

@@ -132,7 +132,7 @@ def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> di
     return {
         "total": len(entries),
         **{op: sum(e["op"].startswith(op + ":") for e in entries) for op in ("mutmut", "killmap")},
-        **{k: enumeration[k] for k in ("identical", "duplicates", "pragma", "unlocated")},
+        **{k: enumeration[k] for k in ("identical", "duplicates", "pragma", "unlocated", "outside_not_run")},
         "arid": dict(sorted(enumeration.get("arid", {}).items())),
     }
 
@@ -301,7 +301,7 @@ def render(console: Console, doc: Document) -> None:
             console.print(f"          [dim]{escape(e['detail'][:200])}[/]")
     _render_unreported(console, sweep["mutants"], change is not None)
     if change is not None:
-        _render_change(console, change, sweep["mutants"])
+        _render_change(console, change, sweep["mutants"], sweep["generated"].get("outside_not_run", 0))
     table = Table(title="killmap sweep, per function")
     for column in ("function", "killed", "survived", "unreached", "broken", "timeout", "named", "score"):
         table.add_column(column, justify="left" if column == "function" else "right")
@@ -354,7 +354,7 @@ def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed:
         )
 
 
-def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[str, Any]]) -> None:
+def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[str, Any]], not_run: int) -> None:
     """A sweep of a change: its verdict on the changed lines, what lies outside them in one
     line, and what of it no mutant meets."""
     touched = sorted({f"{e['file']}::{e['function']}" for e in mutants})
@@ -375,6 +375,10 @@ def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[
         console.print(
             f"[dim]outside the diff, in the definitions it touched: {sum(outside.values())} mutants "
             f"({counts}), in the reports[/]"
+        )
+    if not_run:
+        console.print(
+            f"[dim]outside the diff, in the definitions it touched: {not_run} mutants not run (--lines-only)[/]"
         )
     for n in change["not_swept"]:
         first, last = n["lines"]

@@ -111,6 +111,7 @@ class Enumeration:
     unlocated: list[str] = field(default_factory=list)
     not_swept: list[NotSwept] = field(default_factory=list)  # with a change: what of it no mutant can meet
     arid: Counter[str] = field(default_factory=Counter)  # mutants never built, by the arid rule (arid.py)
+    outside_not_run: int = 0  # with Portion.lines_only: the change's definitions' other mutants
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,9 @@ class Portion:
     shard: tuple[int, int] | None = None
     durations: Mapping[str, float] | None = None  # from an earlier sweep report, by mutant id
     change: ChangeSince | None = None
+    # With a change: only the mutants on its lines run; the definitions' others are counted.
+    # A review's findings are the change's own, and the others cost most of a sweep's time.
+    lines_only: bool = False
 
 
 @dataclass
@@ -663,6 +667,9 @@ def _swept(
     version: str,
 ) -> SweepResult:
     enumeration = enumerate_mutants(root, targets, ops, portion.change)
+    if portion.lines_only and portion.change is not None:
+        enumeration.outside_not_run = sum(not m.on_change for m in enumeration.mutants)
+        enumeration.mutants = [m for m in enumeration.mutants if m.on_change]
     marks = reviewer_marks(enumeration.mutants, catalogs)
     split, items = None, tuple(m.id for m in enumeration.mutants)
     if portion.shard is not None:
