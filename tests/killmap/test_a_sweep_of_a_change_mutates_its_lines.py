@@ -181,3 +181,12 @@ def test_a_definition_whose_last_statement_was_removed_is_touched(tmp_path):
     change = ChangeSince(tmp_path, "main").file("m.py")
     assert change is not None and change.added == frozenset() and change.removed_after == {2}
     assert change.touches(1, 2) and not change.touches(5, 6)
+
+
+def test_a_changed_decorator_is_named_by_its_own_text_not_the_definitions():
+    from killmap.verdict.changed import FileChange, not_swept
+
+    code = "class Map:\n    @property\n    def slashes(self):\n        return 1\n"
+    change = FileChange("map.py", frozenset({2, 3, 4}), frozenset())
+    (named,) = not_swept(change, code, [(3, 4)], None)  # the getter is swept, its decorator not
+    assert (named.first, named.why, named.statement) == (2, "a decorator", "@property")

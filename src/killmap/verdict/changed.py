@@ -178,7 +178,9 @@ def not_swept(
     found: list[NotSwept] = []
     for n in wanted:
         statement, why = _holder(tree.body, n)
-        text = lines[statement.lineno - 1].strip()[:72] if statement is not None else lines[n - 1].strip()[:72]
+        # A decorator is shown as itself, not as the definition it decorates.
+        shown = statement.lineno if statement is not None and why != "a decorator" else n
+        text = lines[shown - 1].strip()[:72]
         last = found[-1] if found else None
         if last is not None and last.why == why and last.statement == text and last.last < n:
             found[-1] = NotSwept(change.path, last.first, n, why, text)

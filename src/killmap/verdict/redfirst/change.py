@@ -296,13 +296,24 @@ class NewNames:
         return None
 
 
-def new_names(change: Change, paths: tuple[str, ...]) -> NewNames:
+def module_names(change: Change, paths: tuple[str, ...]) -> dict[str, str]:
+    """Each Python file of BASE and HEAD by the dotted name it imports as under `paths` (a file
+    outside them has none). Read once: every tree red-first builds holds only these files."""
+    return {
+        rel: name
+        for tree in (change.base_tree, change.head_tree)
+        for rel in tree
+        if rel.endswith(".py") and (name := module_name(rel, paths)) is not None
+    }
+
+
+def new_names(change: Change, module_of: dict[str, str]) -> NewNames:
     modules: set[str] = set()
     names: dict[str, frozenset[str]] = {}
     for item in change.reverted:
         if not item.path.endswith(".py"):
             continue
-        module = module_name(item.path, paths)
+        module = module_of.get(item.path)
         if module is None:
             continue
         now = defined_names(change.text(change.head_tree, item.path))
@@ -387,7 +398,7 @@ class Purpose:
         return any(line in self.under_raises[rel] for line in test_lines)
 
 
-def purpose_of(change: Change, settings: GateSettings) -> Purpose:
+def purpose_of(change: Change, settings: GateSettings, module_of: dict[str, str]) -> Purpose:
     """The project's own source modules in either tree, by the dotted names they import as."""
     patterns = test_patterns(change.head_tree)
     own = {
@@ -396,7 +407,7 @@ def purpose_of(change: Change, settings: GateSettings) -> Purpose:
         for rel in tree
         if rel.endswith(".py")
         and not is_test_file(rel, settings, patterns)
-        and (name := module_name(rel, settings.paths)) is not None
+        and (name := module_of.get(rel)) is not None
     }
     return Purpose(frozenset(own), change.head_tree)
 

@@ -62,6 +62,7 @@ from killmap.verdict.redfirst.change import (
     NewNames,
     Purpose,
     compute_change,
+    module_names,
     names_kept,
     new_names,
     purpose_of,
@@ -117,7 +118,10 @@ def run_red_first(
         f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}"
     )
     traced = tuple(c.path for c in change.reverted if c.path.endswith(".py") and c.path in change.head_tree)
-    with Engine(root, project_files(root), 2, trees=[change.head_tree, change.reverted_tree], launch=launch) as engine:
+    # What red-first reads of the project, read once: the files a sandbox copies, and the
+    # module every Python file of either tree imports as.
+    project, module_of = project_files(root), module_names(change, settings.paths)
+    with Engine(root, project, 2, trees=[change.head_tree, change.reverted_tree], launch=launch) as engine:
         head_worker, reverted_worker = engine.workers
         say(f"HEAD: running {', '.join(settings.tests)} with the fix")
         head = _run_tree(
@@ -137,7 +141,7 @@ def run_red_first(
         )
         if reverted.stuck and not reverted.collected:
             raise GateError(f"with the fix reverted: {reverted.stuck}", field="BASE")
-        reading = Reading(new_names(change, settings.paths), purpose_of(change, settings))
+        reading = Reading(new_names(change, module_of), purpose_of(change, settings, module_of))
         head_sides = {t: _side(head, t, reading) for t in chosen}
         reverted_sides = {t: _side(reverted, t, reading) for t in chosen}
         _flake_guard(
@@ -149,7 +153,11 @@ def run_red_first(
             say=say,
         )
     rows = [Row(t, changes.get(t, "unchanged"), chosen[t], head_sides[t], reverted_sides[t]) for t in chosen]
-    kept = _with_names_kept(root, change, settings, rows, limit, say) if rests_on_absence(rows) else None
+    kept = (
+        _with_names_kept(root, project, module_of, change, settings, rows, limit, say)
+        if rests_on_absence(rows)
+        else None
+    )
     problems = _problems(head, rows, options.expect)
     resting = rests_on_absence(rows) and not proven_with_names_kept(rows)
     wall = time.perf_counter() - started
@@ -159,7 +167,14 @@ def run_red_first(
 
 
 def _with_names_kept(
-    root: Path, change: Change, settings: GateSettings, rows: list[Row], limit: float, say: Say
+    root: Path,
+    project: list[str],
+    module_of: dict[str, str],
+    change: Change,
+    settings: GateSettings,
+    rows: list[Row],
+    limit: float,
+    say: Say,
 ) -> KeptNames:
     """The tests red by absence, run again with the fix reverted in behaviour only
     (change.KeptNames): each row's `kept` side. A fix that changes no definition
@@ -171,8 +186,8 @@ def _with_names_kept(
         return keeping
     say(f"every fail-to-pass rests on absence: running {len(absent)} test(s) again with the names the fix adds kept")
     kept_change = replace(change, reverted_tree=keeping.tree)
-    reading = Reading(new_names(kept_change, settings.paths), purpose_of(kept_change, settings))
-    with Engine(root, project_files(root), 1, trees=[keeping.tree]) as engine:
+    reading = Reading(new_names(kept_change, module_of), purpose_of(kept_change, settings, module_of))
+    with Engine(root, project, 1, trees=[keeping.tree]) as engine:
         worker = engine.workers[0]
         files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in absent))
         run = _run_tree(engine, worker, _scenario(engine, "kept", files, settings, limit), set(absent))
