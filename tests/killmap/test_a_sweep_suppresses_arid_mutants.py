@@ -1,6 +1,6 @@
-"""Arid mutants (logging calls, warning and assert messages, `stacklevel`, docstrings, type
-annotations, `__repr__`, a literal only ever read for its truth) are never built, and counted
-by rule; each rule is switched off by `arid_RULE = false` in the catalog's `[sweep]`."""
+"""Arid mutants (logging calls, the literal messages of warnings, asserts and raised
+exceptions, `stacklevel`, docstrings, type annotations, `__repr__`, a literal only ever read
+for its truth) are never built, and counted by rule; each rule is switched off by `arid_RULE = false` in the catalog's `[sweep]`."""
 
 from __future__ import annotations
 
@@ -104,3 +104,19 @@ def test_a_bad_sweep_table_is_one_line_and_exit_2(tmp_path):
     done, doc, _ = sweep(project, MODULE)
     assert done.code == 2 and doc is None
     assert done.stderr.strip().count("\n") == 0 and "arid_repr" in done.stderr and "shapes.toml" in done.stderr
+
+
+def test_a_raised_exceptions_literal_message_is_arid_and_what_it_raises_is_not(tmp_path):
+    found, changes = _enumerated(
+        tmp_path,
+        """
+        def parse(text, strict):
+            if strict and not text:
+                raise ValueError(f"cannot parse {text!r}")
+            raise KeyError(text)
+        """,
+    )
+    assert found.arid["messages"] >= 1, found.arid
+    assert not [c for c in changes if "cannot parse" in c], changes  # its wording: never built
+    assert [c for c in changes if "KeyError(None)" in c], changes  # a name passed on is no message
+    assert [c for c in changes if "if strict or not text" in c], changes  # the condition still is

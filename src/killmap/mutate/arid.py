@@ -7,8 +7,10 @@ pin down. Each rule is named, and switched off by `arid_RULE = false` in a catal
 - `logging`: a call of a logger's method (`log.debug(...)`, `logger.warning(...)`,
   `logging.info(...)`: a receiver named log, logger or logging, or ending in `_log` or
   `_logger`), its arguments, and the statement that is only that call;
-- `messages`: the message of `warnings.warn` (its first argument or `message=`) and of
-  `assert cond, message`;
+- `messages`: the message of `warnings.warn` (its first argument or `message=`), of
+  `assert cond, message`, and the literal message of a raised exception (`raise
+  Error("...")`, `raise Error(f"...")`: its first argument, a string literal); the
+  exception is still raised where it was, only its wording changes;
 - `stacklevel`: a `stacklevel=` argument, wherever it is passed;
 - `docstrings`: a function's or class's docstring;
 - `annotations`: a type annotation;
@@ -38,7 +40,7 @@ _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exceptio
 _LOGGER = re.compile(r"^_*(log|logger|logging)$|_(log|logger)$", re.IGNORECASE)
 _WARN = frozenset({"warnings.warn", "warn"})
 _EMPTY = cst.Module(body=[])
-_TOKENS = ("log", "warn", "stacklevel", "assert")  # a definition without them has no arid call
+_TOKENS = ("log", "warn", "stacklevel", "assert", "raise")  # a definition without them has no arid call
 _LITERAL_BINDING = re.compile(r"\b\w+\s*=\s*[-+]?(?:\d|\.\d|[rbuRBU]{0,2}['\"])")
 
 __all__ = ["ARID_RULES", "Arid"]
@@ -136,6 +138,8 @@ def _find(arid: Arid, definition: cst.FunctionDef, text: str) -> None:
             _call(arid, node)
         elif isinstance(node, cst.Assert) and node.msg is not None:
             arid.mark(node.msg, "messages")
+        elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
+            _raised_message(arid, node.exc)
         elif isinstance(node, cst.Annotation):
             arid.mark(node, "annotations")
             continue
@@ -169,6 +173,16 @@ def _call(arid: Arid, node: cst.Call) -> None:
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "stacklevel":
             arid.mark(arg, "stacklevel")
+
+
+_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+
+
+def _raised_message(arid: Arid, exc: cst.Call) -> None:
+    """`raise Error("text")`: the text, when it is a string literal passed first."""
+    first = exc.args[0] if exc.args else None
+    if first is not None and first.keyword is None and not first.star and isinstance(first.value, _STRINGS):
+        arid.mark(first, "messages")
 
 
 def _docstring(arid: Arid, node: cst.FunctionDef | cst.ClassDef) -> None:
