@@ -98,6 +98,17 @@ def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
     return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
 
 
+def schema_of(path: Path) -> str | None:
+    """The `schema` a JSON report declares; None when the file is no JSON object (the reader
+    of the report that was expected says what is wrong with it)."""
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("schema")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def write_whole(texts: dict[Path, str]) -> None:
     """Write each file whole or not at all: every text to a temporary name in its own folder,
     then each renamed into place (a rename is atomic within a file system).

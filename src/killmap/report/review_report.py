@@ -21,7 +21,7 @@ from typing import Any
 import killmap
 from killmap.errors import GateError
 from killmap.report import redfirst_report
-from killmap.report.cells import MARKDOWN_LIMIT, write_whole
+from killmap.report.cells import MARKDOWN_LIMIT, schema_of, write_whole
 
 SCHEMA = "killmap-review/1"
 FILES = {"json": "review.json", "markdown": "review.md"}
@@ -194,10 +194,7 @@ def write(doc: Document, folder: Path) -> dict[str, Path]:
 
 
 def is_review(path: Path) -> bool:
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("schema") == SCHEMA
-    except (OSError, ValueError, AttributeError):
-        return False  # the gate's reader says what is wrong with it
+    return schema_of(path) == SCHEMA
 
 
 def read(path: Path) -> Document:

@@ -25,7 +25,7 @@ from rich.table import Table
 import killmap
 from killmap.catalog.shards import names_in_short, refuse_mixed_splits
 from killmap.errors import GateError
-from killmap.report.cells import write_whole
+from killmap.report.cells import schema_of, write_whole
 from killmap.report.console import LiveProgress
 from killmap.verdict.sweep import STATUSES, SweepEntry, SweepResult, score, status_of
 from killmap.verdict.triage import FINDINGS, Finding, Gap, reported
@@ -208,10 +208,7 @@ def read_report(path: Path) -> Document:
 
 def is_sweep_report(path: Path) -> bool:
     """Whether `killmap merge` is given a sweep's report (else it is the gate's)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("schema") == SCHEMA
-    except (OSError, ValueError, AttributeError):
-        return False  # the gate's merge says what is wrong with it
+    return schema_of(path) == SCHEMA
 
 
 def _reported_again(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
