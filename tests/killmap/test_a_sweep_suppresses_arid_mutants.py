@@ -1,6 +1,7 @@
 """Arid mutants (logging calls, the literal messages of warnings, asserts and raised
 exceptions, `stacklevel`, docstrings, type annotations, `__repr__`, a literal only ever read
-for its truth) are never built, and counted by rule; each rule is switched off by `arid_RULE = false` in the catalog's `[sweep]`."""
+for its truth) are never built, and counted by rule; each rule is switched off by
+`arid_RULE = false` in the catalog's `[sweep]`."""
 
 from __future__ import annotations
 
@@ -120,3 +121,25 @@ def test_a_raised_exceptions_literal_message_is_arid_and_what_it_raises_is_not(t
     assert not [c for c in changes if "cannot parse" in c], changes  # its wording: never built
     assert [c for c in changes if "KeyError(None)" in c], changes  # a name passed on is no message
     assert [c for c in changes if "if strict or not text" in c], changes  # the condition still is
+
+
+def test_an_exception_classs_super_init_is_arid_and_another_classs_is_not(tmp_path):
+    found, changes = _enumerated(
+        tmp_path,
+        """
+        class DuplicateError(ValueError):
+            def __init__(self, existing):
+                super().__init__()
+                self.existing = existing
+
+
+        class Box:
+            def __init__(self, width):
+                super().__init__()
+                self.width = width
+        """,
+    )
+    deleted = [c for c in changes if c.startswith("super().__init__()  ->")]
+    assert len(deleted) == 1, changes  # Box's, not the exception's: its args are its message
+    assert found.arid["messages"] >= 1, found.arid
+    assert [c for c in changes if "self.existing = None" in c], changes  # what it carries still is swept

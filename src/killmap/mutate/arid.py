@@ -10,7 +10,10 @@ pin down. Each rule is named, and switched off by `arid_RULE = false` in a catal
 - `messages`: the message of `warnings.warn` (its first argument or `message=`), of
   `assert cond, message`, and the literal message of a raised exception (`raise
   Error("...")`, `raise Error(f"...")`: its first argument, a string literal); the
-  exception is still raised where it was, only its wording changes;
+  exception is still raised where it was, only its wording changes; and in the `__init__`
+  of an exception class (a base named `...Error`, `...Exception`, `...Warning` or
+  `BaseException`), a statement that only calls `super().__init__(...)`: all it does is set
+  the exception's `args`, its message;
 - `stacklevel`: a `stacklevel=` argument, wherever it is passed;
 - `docstrings`: a function's or class's docstring;
 - `annotations`: a type annotation;
@@ -50,14 +53,23 @@ class Arid:
     """The arid nodes of the definitions a sweep mutates, found in one walk of each, by
     identity with the rule that makes them arid; and whether a mutation is."""
 
-    def __init__(self, rules: frozenset[str], definitions: Iterable[tuple[cst.FunctionDef, str]]):
-        """`definitions`: each with its text, which says whether it needs a walk at all."""
+    def __init__(
+        self,
+        rules: frozenset[str],
+        definitions: Iterable[tuple[cst.FunctionDef, str]],
+        module: cst.Module | None = None,
+    ):
+        """`definitions`: each with its text, which says whether it needs a walk at all;
+        `module`: theirs, where exception classes are looked for."""
         self.rules = rules
         self.nodes: dict[int, str] = {}
         self.truth_only: set[int] = set()
         if rules:
             for definition, text in definitions:
                 _find(self, definition, text)
+            if module is not None and "messages" in rules:
+                for init in _exception_inits(module.body):
+                    _super_init_statements(self, init)
 
     def mark(self, node: cst.CSTNode, rule: str) -> None:
         if rule not in self.rules:
@@ -176,6 +188,37 @@ def _call(arid: Arid, node: cst.Call) -> None:
 
 
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+_EXCEPTION_BASE = re.compile(r"(Error|Exception|Warning)$|^BaseException$")
+
+
+def _exception_inits(body) -> list[cst.FunctionDef]:
+    """The `__init__` of every class (nested in classes too) with a base named as an exception."""
+    found: list[cst.FunctionDef] = []
+    for node in body:
+        if not isinstance(node, cst.ClassDef):
+            continue
+        inner = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        found += _exception_inits(inner)
+        names = [get_full_name_for_node(base.value) or "" for base in node.bases]
+        if any(_EXCEPTION_BASE.search(name.rsplit(".", 1)[-1]) for name in names):
+            found += [f for f in inner if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"]
+    return found
+
+
+def _super_init_statements(arid: Arid, init: cst.FunctionDef) -> None:
+    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
+    for line in body:
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            continue
+        call = line.body[0].value if isinstance(line.body[0], cst.Expr) else None
+        func = call.func if isinstance(call, cst.Call) else None
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "__init__"
+            and isinstance(func.value, cst.Call)
+            and get_full_name_for_node(func.value.func) == "super"
+        ):
+            arid.mark(line, "messages")
 
 
 def _raised_message(arid: Arid, exc: cst.Call) -> None:

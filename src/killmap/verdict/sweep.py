@@ -261,7 +261,7 @@ def _enumerate_file(
         for d in spliced.definitions
         if isinstance(d.node, cst.FunctionDef) and (touched is None or id(d.node) in touched)
     ]
-    arid = Arid(targets[0].sweep.arid, swept)
+    arid = Arid(targets[0].sweep.arid, swept, parsed.module)
     sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, arid, change, touched)
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
