@@ -157,10 +157,10 @@ def test_the_change_verdict_a_review_reads_from_the_sweep_result(tmp_path):
     )
     verdict = change_verdict(result.entries)
     found = sorted((e.mutant.line, e.mutant.op, e.gap.text) for e in verdict.findings)
-    # The setter's `raise ValueError("negative width")` loses only its wording: arid, not made.
     assert found == [
         (line_of(lines, 'UNIT = "cm"'), "mutmut:assignment", '"cm"'),
         (line_of(lines, "if value < 0:"), "mutmut:swap_op", "value < 0"),
+        (line_of(lines, 'raise ValueError("negative width")'), "mutmut:arg_removal", '"negative width"'),
         (line_of(lines, "if height > 100:"), "mutmut:swap_op", "height > 100"),
     ]
     survivors = [e for e in verdict.on_change if e.status == "survived"]

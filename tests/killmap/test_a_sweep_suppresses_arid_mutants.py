@@ -1,7 +1,7 @@
-"""Arid mutants (logging calls, the literal messages of warnings, asserts and raised
-exceptions, `stacklevel`, docstrings, type annotations, `__repr__`, a literal only ever read
-for its truth) are never built, and counted by rule; each rule is switched off by
-`arid_RULE = false` in the catalog's `[sweep]`."""
+"""Arid mutants (logging calls, warning and assert messages, `stacklevel`, docstrings, type
+annotations, `__repr__`, a literal only ever read for its truth, and, when switched on, a
+raised exception's wording) are never built, and counted by rule; each rule is switched by
+`arid_RULE = true|false` in the catalog's `[sweep]`."""
 
 from __future__ import annotations
 
@@ -90,8 +90,10 @@ def test_the_sweep_table_switches_each_rule_and_refuses_what_it_does_not_know(tm
     catalog.parent.mkdir()
     catalog.write_text('[sweep]\narid_logging = false\nequivalent = ["m.f.0123abcd"]\n')
     read = load_catalog(tmp_path, catalog)
-    assert read.sweep.arid == frozenset(ARID_RULES) - {"logging"}
+    assert read.sweep.arid == frozenset(ARID_RULES) - {"logging", "exceptions"}  # exceptions: off unless asked
     assert read.sweep.marked == (("m.f.0123abcd", "equivalent"),)
+    catalog.write_text("[sweep]\narid_exceptions = true\n")
+    assert load_catalog(tmp_path, catalog).sweep.arid == frozenset(ARID_RULES)
     for bad, field in (("arid_logging = 1", "arid_logging"), ("arid_loging = false", "arid_loging")):
         catalog.write_text(f"[sweep]\n{bad}\n")
         with pytest.raises(GateError) as error:
@@ -114,11 +116,17 @@ def test_a_raised_exceptions_literal_message_is_arid_and_what_it_raises_is_not(t
         def parse(text, strict):
             if strict and not text:
                 raise ValueError(f"cannot parse {text!r}")
+            if text == "?":
+                raise ValueError("unknown")
+            if text == "":
+                raise ValueError("empty")
             raise KeyError(text)
         """,
     )
-    assert found.arid["messages"] >= 1, found.arid
-    assert not [c for c in changes if "cannot parse" in c], changes  # its wording: never built
+    assert found.arid["exceptions"] >= 1, found.arid
+    wording = [c for c in changes if "cannot parse" in c or '"unknown"' in c or '"empty"' in c]
+    # Its wording alone is never built; two refusals made one (merge-strings) still are.
+    assert wording and all('"unknown"' in c and '"empty"' in c for c in wording), wording
     assert [c for c in changes if "KeyError(None)" in c], changes  # a name passed on is no message
     assert [c for c in changes if "if strict or not text" in c], changes  # the condition still is
 
@@ -141,5 +149,10 @@ def test_an_exception_classs_super_init_is_arid_and_another_classs_is_not(tmp_pa
     )
     deleted = [c for c in changes if c.startswith("super().__init__()  ->")]
     assert len(deleted) == 1, changes  # Box's, not the exception's: its args are its message
-    assert found.arid["messages"] >= 1, found.arid
+    assert found.arid["exceptions"] >= 1, found.arid
+    # Off by default: a project whose callers tell refusals apart by their messages tests them.
+    default, _ = _enumerated(
+        tmp_path, "class E(ValueError):\n    def __init__(self):\n        super().__init__()\n", SweepSettings().arid
+    )
+    assert "exceptions" not in default.arid and len(default.mutants) == 1
     assert [c for c in changes if "self.existing = None" in c], changes  # what it carries still is swept

@@ -51,8 +51,11 @@ COMMON_FIELDS = frozenset(
 )
 GATE_FIELDS = frozenset({"tests", "paths", "timeout", "exclude", "werror", "confine", "pytest_args"})
 # The [sweep] table: the arid rules (mutants no reviewer acts on, never built; each on unless
-# its `arid_RULE = false`), and the sweep mutants a reviewer marked, by id.
-ARID_RULES = ("logging", "messages", "stacklevel", "docstrings", "annotations", "repr", "truth")
+# its `arid_RULE = false`), and the sweep mutants a reviewer marked, by id. `exceptions` (a
+# raised exception's wording) is off unless `arid_exceptions = true`: a project whose callers
+# tell its refusals apart by their messages (named refusals) tests them.
+ARID_RULES = ("logging", "messages", "stacklevel", "docstrings", "annotations", "repr", "truth", "exceptions")
+ARID_OFF_BY_DEFAULT = frozenset({"exceptions"})
 MARKS = {"equivalent": "equivalent", "not_useful": "not-useful"}  # [sweep] field -> the mark
 SWEEP_FIELDS = frozenset({f"arid_{rule}" for rule in ARID_RULES} | set(MARKS))
 # Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
@@ -95,7 +98,7 @@ class GateSettings:
 class SweepSettings:
     """The [sweep] table: which arid rules are on, and the mutant ids a reviewer marked."""
 
-    arid: frozenset[str] = frozenset(ARID_RULES)
+    arid: frozenset[str] = frozenset(ARID_RULES) - ARID_OFF_BY_DEFAULT
     marked: tuple[tuple[str, str], ...] = ()  # (mutant id, "equivalent" or "not-useful")
 
 

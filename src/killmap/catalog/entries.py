@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from killmap.catalog.contract import (
+    ARID_OFF_BY_DEFAULT,
     ARID_RULES,
     COMMON_FIELDS,
     EXPRESSION_FIELDS,
@@ -104,13 +105,13 @@ def read_sweep_settings(rel: str, table: Any) -> SweepSettings:
     if unknown:
         key = sorted(unknown)[0]
         raise GateError(f"unknown [sweep] field (known: {', '.join(sorted(SWEEP_FIELDS))})", file=rel, field=key)
-    arid = set(ARID_RULES)
+    arid = set()
     for rule in ARID_RULES:
-        value = table.get(f"arid_{rule}", True)
+        value = table.get(f"arid_{rule}", rule not in ARID_OFF_BY_DEFAULT)
         if not isinstance(value, bool):
             raise GateError("must be true or false", file=rel, field=f"arid_{rule}")
-        if not value:
-            arid.discard(rule)
+        if value:
+            arid.add(rule)
     marked: list[tuple[str, str]] = []
     for key, mark in MARKS.items():
         ids = _string_list(table.get(key, []), GateError("must be a list of sweep mutant ids", file=rel, field=key))

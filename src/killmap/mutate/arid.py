@@ -7,17 +7,19 @@ pin down. Each rule is named, and switched off by `arid_RULE = false` in a catal
 - `logging`: a call of a logger's method (`log.debug(...)`, `logger.warning(...)`,
   `logging.info(...)`: a receiver named log, logger or logging, or ending in `_log` or
   `_logger`), its arguments, and the statement that is only that call;
-- `messages`: the message of `warnings.warn` (its first argument or `message=`), of
-  `assert cond, message`, and the literal message of a raised exception (`raise
-  Error("...")`, `raise Error(f"...")`: its first argument, a string literal); the
-  exception is still raised where it was, only its wording changes; and in the `__init__`
-  of an exception class (a base named `...Error`, `...Exception`, `...Warning` or
-  `BaseException`), a statement that only calls `super().__init__(...)`: all it does is set
-  the exception's `args`, its message;
+- `messages`: the message of `warnings.warn` (its first argument or `message=`) and of
+  `assert cond, message`;
 - `stacklevel`: a `stacklevel=` argument, wherever it is passed;
 - `docstrings`: a function's or class's docstring;
 - `annotations`: a type annotation;
 - `repr`: the body of a `__repr__`;
+- `exceptions` (off unless `arid_exceptions = true`): the literal message of a raised
+  exception (`raise Error("...")`, `raise Error(f"...")`: its first argument, a string
+  literal), and in the `__init__` of an exception class (a base named `...Error`,
+  `...Exception`, `...Warning` or `BaseException`) a statement that only calls
+  `super().__init__(...)`, which sets nothing but the exception's `args`. The exception is
+  still raised where it was; only its wording changes. Merging two raised messages into one
+  (`merge-strings`) is never arid: that makes two refusals one;
 - `truth`: a literal bound to a local name (`name = 1`, a parameter's default) that is only
   ever read for its truth (an `if`, `while`, `assert` or conditional test, `not`, an operand
   of `and`/`or` that is itself read for its truth, `bool(name)`), changed to a literal of the
@@ -43,7 +45,7 @@ _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exceptio
 _LOGGER = re.compile(r"^_*(log|logger|logging)$|_(log|logger)$", re.IGNORECASE)
 _WARN = frozenset({"warnings.warn", "warn"})
 _EMPTY = cst.Module(body=[])
-_TOKENS = ("log", "warn", "stacklevel", "assert", "raise")  # a definition without them has no arid call
+_TOKENS = ("log", "warn", "stacklevel", "assert")  # a definition without them has no arid call
 _LITERAL_BINDING = re.compile(r"\b\w+\s*=\s*[-+]?(?:\d|\.\d|[rbuRBU]{0,2}['\"])")
 
 __all__ = ["ARID_RULES", "Arid"]
@@ -64,10 +66,12 @@ class Arid:
         self.rules = rules
         self.nodes: dict[int, str] = {}
         self.truth_only: set[int] = set()
+        self.raised: set[int] = set()  # a raised exception's message, and what it is made of
+        self.tokens = (*_TOKENS, "raise") if "exceptions" in rules else _TOKENS
         if rules:
             for definition, text in definitions:
                 _find(self, definition, text)
-            if module is not None and "messages" in rules:
+            if module is not None and "exceptions" in rules:
                 for init in _exception_inits(module.body):
                     _super_init_statements(self, init)
 
@@ -84,13 +88,16 @@ class Arid:
         if rule in self.rules:
             self.nodes.setdefault(id(node), rule)
 
-    def rule_of(self, original: cst.CSTNode, replacement: cst.CSTNode | cst.RemovalSentinel) -> str | None:
-        """The rule that makes this change arid, or None."""
+    def rule_of(
+        self, original: cst.CSTNode, replacement: cst.CSTNode | cst.RemovalSentinel, op: str = ""
+    ) -> str | None:
+        """The rule that makes this change arid, or None. Merging two raised messages into one
+        (`merge-strings`) is never arid: it makes two refusals one, which callers tell apart."""
         if not self.nodes and not self.truth_only:
             return None
         rule = self.nodes.get(id(original))
         if rule is not None:
-            return rule
+            return None if op.endswith("merge-strings") and id(original) in self.raised else rule
         if isinstance(original, cst.Call) and isinstance(replacement, cst.Call):
             return self._changed_arguments(original, replacement)
         if id(original) in self.truth_only and isinstance(replacement, cst.CSTNode):
@@ -134,7 +141,7 @@ def _find(arid: Arid, definition: cst.FunctionDef, text: str) -> None:
     tenth of the file's enumeration, and most definitions have none."""
     nested = text.count("def ") > 1 or "class " in text
     truth = "truth" in arid.rules and _LITERAL_BINDING.search(text) is not None
-    if not nested and not any(token in text for token in _TOKENS):
+    if not nested and not any(token in text for token in arid.tokens):
         _docstring(arid, definition)
         if definition.name.value == "__repr__":
             arid.mark(definition.body, "repr")
@@ -150,7 +157,7 @@ def _find(arid: Arid, definition: cst.FunctionDef, text: str) -> None:
             _call(arid, node)
         elif isinstance(node, cst.Assert) and node.msg is not None:
             arid.mark(node.msg, "messages")
-        elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call):
+        elif isinstance(node, cst.Raise) and isinstance(node.exc, cst.Call) and "exceptions" in arid.rules:
             _raised_message(arid, node.exc)
         elif isinstance(node, cst.Annotation):
             arid.mark(node, "annotations")
@@ -218,14 +225,19 @@ def _super_init_statements(arid: Arid, init: cst.FunctionDef) -> None:
             and isinstance(func.value, cst.Call)
             and get_full_name_for_node(func.value.func) == "super"
         ):
-            arid.mark(line, "messages")
+            arid.mark(line, "exceptions")
 
 
 def _raised_message(arid: Arid, exc: cst.Call) -> None:
     """`raise Error("text")`: the text, when it is a string literal passed first."""
     first = exc.args[0] if exc.args else None
     if first is not None and first.keyword is None and not first.star and isinstance(first.value, _STRINGS):
-        arid.mark(first, "messages")
+        arid.mark(first, "exceptions")
+        stack: list[cst.CSTNode] = [first]
+        while stack:
+            node = stack.pop()
+            arid.raised.add(id(node))
+            stack.extend(node.children)
 
 
 def _docstring(arid: Arid, node: cst.FunctionDef | cst.ClassDef) -> None:

@@ -342,7 +342,7 @@ class _FileSweep:
 
     def add(self, definition, original, replacement, op, inner, hint=None, mutmut_name=None) -> None:
         path, code, found = self.path, self.code, self.found
-        rule = self.arid.rule_of(original, replacement)
+        rule = self.arid.rule_of(original, replacement, op)
         if rule is not None:
             found.arid[rule] += 1
             return
