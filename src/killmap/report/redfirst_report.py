@@ -307,26 +307,7 @@ def _problem_lines(entries: list[list[dict[str, Any]]]) -> list[str]:
 
 
 def to_markdown(doc: Document, *, terminal: bool = False) -> str:
-    reverted = ", ".join(f"`{c['path']}` ({c['status']})" for c in doc["reverted"])
-    head = "the working tree" if doc["head"] == "working tree" else f"HEAD `{doc['head'][:10]}`"
-    lines = [
-        f"## killmap red-first: {headline(doc)}",
-        "",
-        f"The fix reverted to BASE `{doc['base'][:10]}` ({doc['base_label']}): {reverted}; the tests "
-        f"kept as at {head}."
-        + (
-            f" Kept at HEAD too (not code): {', '.join('`' + c['path'] + '`' for c in doc['kept'])}."
-            if doc["kept"]
-            else ""
-        ),
-        "",
-        counts_sentence(doc),
-        "",
-        f"Ran {len(doc['tests'])} of the {doc['head_collected']} tests with the fix reverted: "
-        f"{doc['selection']}."
-        + (f" Expected fail-to-pass: {', '.join('`' + e + '`' for e in doc['expect'])}." if doc["expect"] else ""),
-        "",
-    ]
+    lines = _preamble(doc)
     shown = [t for t in doc["tests"] if _shown(t, doc)]
     own = _entries([t for t in shown if t["class"] != F2F])
     environment = _entries([t for t in shown if t["class"] == F2F])
@@ -347,11 +328,43 @@ def to_markdown(doc: Document, *, terminal: bool = False) -> str:
             "",
         ]
         lines += _table(environment, terminal) + [""] + [f"- {p}" for p in _problem_lines(environment)]
+    return "\n".join(lines + _folded(doc, terminal)) + "\n"
+
+
+def _preamble(doc: Document) -> list[str]:
+    """The headline, what was reverted and kept, the counts, and what ran."""
+    reverted = ", ".join(f"`{c['path']}` ({c['status']})" for c in doc["reverted"])
+    head = "the working tree" if doc["head"] == "working tree" else f"HEAD `{doc['head'][:10]}`"
+    lines = [
+        f"## killmap red-first: {headline(doc)}",
+        "",
+        f"The fix reverted to BASE `{doc['base'][:10]}` ({doc['base_label']}): {reverted}; the tests "
+        f"kept as at {head}."
+        + (
+            f" Kept at HEAD too (not code): {', '.join('`' + c['path'] + '`' for c in doc['kept'])}."
+            if doc["kept"]
+            else ""
+        ),
+        "",
+        counts_sentence(doc),
+        "",
+        f"Ran {len(doc['tests'])} of the {doc['head_collected']} tests with the fix reverted: "
+        f"{doc['selection']}."
+        + (f" Expected fail-to-pass: {', '.join('`' + e + '`' for e in doc['expect'])}." if doc["expect"] else ""),
+        "",
+    ]
+    return lines
+
+
+def _folded(doc: Document, terminal: bool) -> list[str]:
+    """The tests green with and without the fix, and the reverted diff: counted on the
+    terminal, folded in Markdown."""
+    lines: list[str] = []
     folded = [t for t in doc["tests"] if not _shown(t, doc)]
     if terminal:
         if folded:
             lines += ["", f"{len(folded)} other test(s) pass with and without the fix (listed in the report)."]
-        return "\n".join(lines) + "\n"
+        return lines
     if folded:
         lines += ["", f"<details><summary>{len(folded)} other test(s) pass with and without the fix</summary>", ""]
         lines += [f"- `{t['id']}` ({t['why']})" for t in folded] + ["", "</details>"]
@@ -366,7 +379,7 @@ def to_markdown(doc: Document, *, terminal: bool = False) -> str:
             "",
             "</details>",
         ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # --- JUnit and HTML ----------------------------------------------------------------------------

@@ -109,14 +109,7 @@ def run_red_first(
     """`launch`: the two workers the command started at its first line (launch.py), which
     import pytest while this reads the change out of git."""
     started = time.perf_counter()
-    settings = gate_settings(root, options.catalogs, options.cwd)
-    change = compute_change(
-        root, settings, options.base, worktree=options.worktree, revert=options.revert, cwd=options.cwd
-    )
-    say(
-        f"red-first: {change.base_label} ({change.base[:10]}) -> {_short(change.head)}; fix reverted in "
-        f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}"
-    )
+    settings, change = _read_change(root, options, say)
     traced = tuple(c.path for c in change.reverted if c.path.endswith(".py") and c.path in change.head_tree)
     # What red-first reads of the project, read once: the files a sandbox copies, and the
     # module every Python file of either tree imports as.
@@ -164,6 +157,19 @@ def run_red_first(
     return RedFirstResult(
         change, options, settings, rows, problems, selection, len(head.collected), wall, kept, resting
     )
+
+
+def _read_change(root: Path, options: RedFirstOptions, say: Say) -> tuple[GateSettings, Change]:
+    """The [gate] and the change out of git, said in one line."""
+    settings = gate_settings(root, options.catalogs, options.cwd)
+    change = compute_change(
+        root, settings, options.base, worktree=options.worktree, revert=options.revert, cwd=options.cwd
+    )
+    say(
+        f"red-first: {change.base_label} ({change.base[:10]}) -> {_short(change.head)}; fix reverted in "
+        f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}"
+    )
+    return settings, change
 
 
 def _with_names_kept(
