@@ -160,3 +160,29 @@ def test_lines_only_without_a_change_is_refused_in_one_line(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr.strip() == "killmap: field '--lines-only': --lines-only goes with --changed [BASE]"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--ops", "mutmut,nope"], "killmap: field '--ops': --ops takes a comma-separated list of mutmut, killmap"),
+        (["--head-report", "h.json"], "killmap: field '--head-report': --head-report goes with --base-report FILE"),
+        (["--base-report", "missing.json"], "killmap: missing.json: cannot read a killmap report"),
+    ],
+    ids=["ops", "head-report-alone", "missing-base-report"],
+)
+def test_bad_input_is_one_line_and_exit_2_before_anything_runs(tmp_path, args, said):
+    project = change_repo("rf-review", tmp_path)
+    before = untouched(project)
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", "review", "main", "--report-dir", str(tmp_path / "r"), *args],
+        cwd=project,
+        env=gate_env(project),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(said) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "red-first:" not in done.stdout  # refused before red-first began
+    assert untouched(project) == before

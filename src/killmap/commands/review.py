@@ -24,6 +24,7 @@ from killmap.commands.shared import (
     checked_timeout,
     project_root,
     report_dir,
+    sweep_ops,
     usable_jobs,
 )
 from killmap.errors import GateError
@@ -102,11 +103,13 @@ def main(args: argparse.Namespace) -> int:
     check_report_dir(
         folder, [*redfirst_report.REPORT_FILES.values(), *sweep_report.FILES.values(), *review_report.FILES.values()]
     )
-    contracts = _contract_changes(args, folder)  # bad input is refused before anything runs
+    # Bad input is refused before anything runs.
+    ops = sweep_ops(args.ops)
+    contracts = _contract_changes(args, folder)
     with Launch(2) as launch:  # one sandbox for HEAD, one for the fix reverted
         proven = _red_first(root, args, launch)
     red_doc = redfirst_report.to_document(proven, root)
-    sweep_doc = _sweep(root, args, proven, jobs)
+    sweep_doc = _sweep(root, args, proven, ops, jobs)
     doc = review_report.to_document(red_doc, sweep_doc, contracts, fail_on_survivors=args.fail_on_survivors)
     redfirst_report.write_reports(red_doc, folder)
     if "schema" in sweep_doc:
@@ -133,7 +136,9 @@ def _red_first(root: Path, args: argparse.Namespace, launch: Launch) -> RedFirst
     return run_red_first(root, options, _say, launch)
 
 
-def _sweep(root: Path, args: argparse.Namespace, proven: RedFirstResult, jobs: int) -> dict[str, Any]:
+def _sweep(
+    root: Path, args: argparse.Namespace, proven: RedFirstResult, ops: tuple[str, ...], jobs: int
+) -> dict[str, Any]:
     """The sweep of the source files the fix changed, scoped to the change since red-first's
     BASE: the same files red-first reverted, so the two halves see one change. No Python
     source changed, nothing is swept (and no sweep report is written)."""
@@ -141,11 +146,8 @@ def _sweep(root: Path, args: argparse.Namespace, proven: RedFirstResult, jobs: i
     from killmap.report.sweep_report import to_document
     from killmap.verdict.changed import ChangeSince
     from killmap.verdict.lab import LabOptions
-    from killmap.verdict.sweep import OPS, Portion, load_optional_catalogs, resolve_targets, run_sweep
+    from killmap.verdict.sweep import Portion, load_optional_catalogs, resolve_targets, run_sweep
 
-    ops = tuple(dict.fromkeys(op.strip() for op in args.ops.split(",") if op.strip()))
-    if not ops or any(op not in OPS for op in ops):
-        raise GateError(f"--ops takes a comma-separated list of {', '.join(OPS)}, got {args.ops!r}", field="--ops")
     catalogs = load_optional_catalogs(root, tuple(args.catalogs))
     files = [c.path for c in proven.change.sources if c.path.endswith(".py") and (root / c.path).is_file()]
     if not files:

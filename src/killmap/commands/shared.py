@@ -47,6 +47,17 @@ def checked_report_dir(given: Path | None, root: Path) -> Path | None:
     return folder
 
 
+def sweep_ops(text: str) -> tuple[str, ...]:
+    """--ops: a comma-separated list of the sweep's operator families, checked."""
+    from killmap.errors import GateError
+    from killmap.verdict.sweep import OPS
+
+    ops = tuple(dict.fromkeys(op.strip() for op in text.split(",") if op.strip()))
+    if not ops or any(op not in OPS for op in ops):
+        raise GateError(f"--ops takes a comma-separated list of {', '.join(OPS)}, got {text!r}", field="--ops")
+    return ops
+
+
 def report_dir(given: Path | None, root: Path) -> Path:
     """The reports' folder: the one given (relative to where the user stands), else reports/."""
     folder = given or root / "reports"

@@ -10,7 +10,14 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from killmap.commands.shared import add_cache_options, add_report_options, cache_dir, project_root, usable_jobs
+from killmap.commands.shared import (
+    add_cache_options,
+    add_report_options,
+    cache_dir,
+    project_root,
+    sweep_ops,
+    usable_jobs,
+)
 from killmap.commands.shared import report_dir as given_report_dir
 from killmap.errors import GateError
 
@@ -124,11 +131,9 @@ def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs
     from killmap.report.document import check_report_dir
     from killmap.report.sweep_report import SweepProgress, render, to_document, write
     from killmap.verdict.lab import LabOptions
-    from killmap.verdict.sweep import OPS, load_optional_catalogs, resolve_targets, run_sweep
+    from killmap.verdict.sweep import load_optional_catalogs, resolve_targets, run_sweep
 
-    ops = tuple(dict.fromkeys(op.strip() for op in args.ops.split(",") if op.strip()))
-    if not ops or any(op not in OPS for op in ops):
-        raise GateError(f"--ops takes a comma-separated list of {', '.join(OPS)}, got {args.ops!r}", field="--ops")
+    ops = sweep_ops(args.ops)
     check_report_dir(report_dir)
     catalogs = load_optional_catalogs(root, tuple(args.catalogs))
     targets = resolve_targets(root, list(args.targets), catalogs)
