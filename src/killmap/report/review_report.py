@@ -22,6 +22,7 @@ import killmap
 from killmap.errors import GateError
 from killmap.report import redfirst_report
 from killmap.report.cells import MARKDOWN_LIMIT, schema_of, write_whole
+from killmap.report.sweep_report import change_counts
 
 SCHEMA = "killmap-review/1"
 FILES = {"json": "review.json", "markdown": "review.md"}
@@ -34,11 +35,8 @@ def to_document(
 ) -> Document:
     part = sweep["sweep"]
     mutants = part["mutants"]
-    on_change = [m for m in mutants if m.get("on_change")]
-    # As the sweep's own verdict on a change: named and broken mutants are neither kills nor
-    # findings (the gate judges the first; the second never ran as written).
-    judged = [m for m in on_change if m["status"] not in ("named", "broken")]
-    killed = sum(m["status"] in ("killed", "timeout") for m in judged)
+    counts = change_counts(mutants)
+    on_change = counts["on"]
     findings = [m for m in on_change if m["status"] in FINDINGS]
     reported = [_finding(m) for m in findings if m.get("reported")]
     outside = [m for m in mutants if not m.get("on_change") and m["status"] in FINDINGS]
@@ -55,9 +53,9 @@ def to_document(
         "red_first": red_first,
         "changed_lines": {
             "mutants": len(on_change),
-            "judged": len(judged),
-            "killed": killed,
-            "all_killed": bool(judged) and killed == len(judged),
+            "judged": counts["judged"],
+            "killed": counts["killed"],
+            "all_killed": counts["all_killed"],
             "reported": reported,
             "alike": sum(
                 1 for m in on_change if m["status"] in FINDINGS and not m.get("reported") and not m.get("mark")

@@ -351,16 +351,25 @@ def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed:
         )
 
 
+def change_counts(mutants: list[dict[str, Any]]) -> dict[str, Any]:
+    """A change's verdict read from a sweep document's mutants, as triage.change_verdict reads
+    it from the entries: named and broken mutants on the change are neither kills nor findings."""
+    on = [e for e in mutants if e.get("on_change")]
+    judged = [e for e in on if e["status"] not in ("named", "broken")]
+    killed = sum(e["status"] in ("killed", "timeout") for e in judged)
+    return {"on": on, "judged": len(judged), "killed": killed, "all_killed": bool(judged) and killed == len(judged)}
+
+
 def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[str, Any]], not_run: int) -> None:
     """A sweep of a change: its verdict on the changed lines, what lies outside them in one
     line, and what of it no mutant meets."""
     touched = sorted({f"{e['file']}::{e['function']}" for e in mutants})
     where = escape(", ".join(touched) or "none")
     console.print(f"--changed: {len(mutants)} mutant(s) in the function(s) the change touched: {where}")
-    on = [e for e in mutants if e["on_change"]]
-    judged = [e for e in on if e["status"] not in ("named", "broken")]  # as triage.change_verdict
-    if judged and all(e["status"] in ("killed", "timeout") for e in judged):
-        console.print(f"[green]all {len(judged)} mutants on the changed lines were killed[/]")
+    verdict = change_counts(mutants)
+    on = verdict["on"]
+    if verdict["all_killed"]:
+        console.print(f"[green]all {verdict['judged']} mutants on the changed lines were killed[/]")
     elif not on:
         console.print("no mutant sits on the changed lines")
     else:
