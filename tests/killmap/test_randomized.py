@@ -67,7 +67,9 @@ def _verdicts(project: Path, *args: str) -> list[str]:
 def test_a_property_test_that_finds_the_mutant_on_some_draws_gives_one_verdict_in_ten_uncached_runs(tmp_path):
     project = copy_fixture("randomized", tmp_path)
     _copies(project, "quoting.toml", TAB, 5)
-    first, second = _gate(project), _gate(project)
+    # Five copies on one job, then on two (another runner's shape): their draws cannot depend on
+    # which worker, or which neighbour, a mutant got.
+    first, second = _gate(project), _gate(project, "--jobs", "2")
     seen = {(m["verdict"], m["detail"]) for ran in (first, second) if ran.report for m in ran.report["mutations"]}
     assert len(seen) == 1, seen  # ten runs, one verdict, one sentence
     verdict, detail = seen.pop()
@@ -166,7 +168,7 @@ def test_a_pytest_randomly_suite_gives_one_verdict_in_ten_runs_and_seed_n_change
     pytest.importorskip("pytest_randomly")
     project = copy_fixture("randomly", tmp_path)
     _copies(project, "picker.toml", "largest-is-last", 5)
-    seen = {(m["verdict"], m["detail"]) for _ in range(2) for m in _gate(project).report["mutations"]}
+    seen = {(m["verdict"], m["detail"]) for jobs in "12" for m in _gate(project, "--jobs", jobs).report["mutations"]}
     assert len(seen) == 1, seen
     verdict, detail = seen.pop()
     # The gate's seed draws the larger value last, and so do the first two further seeds.

@@ -327,9 +327,10 @@ def bad(tmp_path_factory):
     before = untouched(project)
     # Unconfined: the marker that makes a test flip lies outside what Landlock grants a test.
     env = gate_env(project, {"RF_FLAKE_MARKER": str(folder / "marker"), "KILLMAP_CONFINE": "0"})
-    # test_settles loops forever with the fix reverted: 15 s for a tree's run, not the default
-    # (the same verdict, 40 s sooner; each tree's run takes about a second).
-    run = review(project, "red-first", "--timeout", "15", env=env)
+    # test_settles loops forever with the fix reverted, and the flake guard runs it again: 5 s
+    # for a tree's run, not the default (the same verdict, a minute sooner; each tree's run
+    # takes about a second).
+    run = review(project, "red-first", "--timeout", "5", env=env)
     return run, untouched(project) == before
 
 
