@@ -1,0 +1,108 @@
+"""Whole trees, each test run to an outcome: HEAD and HEAD with the fix reverted, for red-first."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+
+from killmap.catalog.reader import GateSettings
+from killmap.engine import MISSING_NAMES_PLUGIN, Engine, RunOutcome, Scenario, TestResult, escaped_note, read_records
+from killmap.errors import GateError
+
+
+@dataclass
+class TreeRun:
+    tests: dict[str, TestResult] = field(default_factory=dict)
+    collected: tuple[str, ...] = ()
+    collect_errors: list[tuple[str, str]] = field(default_factory=list)
+    timeouts: set[str] = field(default_factory=set)
+    absence: dict[str, dict] = field(default_factory=dict)  # node id -> the missing name
+    coverage: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    stuck: str | None = None  # why some tests got no outcome
+    wall: float = 0.0
+    limit: float = 0.0  # the time limit of one session
+    conftest: dict | None = None  # a conftest.py that did not import: nothing was collected
+
+
+def _scenario(
+    engine: Engine,
+    label: str,
+    tests: tuple[str, ...],
+    settings: GateSettings,
+    timeout: float,
+    coverage: tuple[str, ...] = (),
+) -> Scenario:
+    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    records = engine.scratch.path / f"absence-{label}.jsonl"
+    # A test module that does not import without the fix is a finding, not the end of the run.
+    extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-missing-names={records}")
+    return Scenario(
+        label=label,
+        tests=tuple(tests) + deselect,
+        timeout=timeout,
+        sys_path=settings.paths,
+        coverage_files=coverage,
+        confine=settings.confine,
+        user_args=settings.arguments,
+        extra_args=extra,
+    )
+
+
+def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | None) -> TreeRun:
+    """The scenario to an outcome for every test; a test still running at the time limit is
+    red by timeout, and the rest resume after it."""
+    run = TreeRun(limit=scenario.timeout)
+    attempt = scenario
+    for segment in range(1, 1000):
+        outcome: RunOutcome = engine.run(worker, replace(attempt, label=f"{scenario.label}-{segment}"), complete=True)
+        if outcome.escaped:
+            raise GateError(f"the tests {escaped_note(outcome.escaped, engine.displaced)}")
+        run.wall += outcome.wall
+        run.tests.update(outcome.tests)
+        run.collected = tuple(dict.fromkeys(run.collected + tuple(outcome.collected)))
+        run.collect_errors += [e for e in outcome.collect_errors if e not in run.collect_errors]
+        for rel, contexts in (outcome.coverage or {}).items():
+            run.coverage.setdefault(rel, {}).update(contexts)
+        if outcome.status == "timeout":
+            if outcome.in_progress:
+                run.timeouts.add(outcome.in_progress)
+            pending = [
+                t
+                for t in run.collected
+                if (wanted is None or t in wanted) and t not in run.tests and t not in run.timeouts
+            ]
+            if outcome.in_progress and pending:
+                attempt = replace(scenario, tests=tuple(pending), coverage_files=())
+                continue
+            if not outcome.in_progress:
+                run.stuck = f"the tests did not finish in {attempt.timeout:.0f}s (stuck outside any test)"
+            break
+        if outcome.status != "done" or not outcome.finished:
+            run.stuck = f"pytest ended without a report (exit {outcome.exit_code}); log tail: {outcome.log_tail[-400:]}"
+        break
+    for record in read_records(engine.scratch.path / f"absence-{scenario.label}.jsonl"):
+        if record.get("when") in ("setup", "call", "collect"):
+            run.absence.setdefault(record["id"], record)
+        elif record.get("when") == "conftest" and not run.collected:
+            run.conftest = record
+    return run
+
+
+def _parallel(work, jobs) -> None:
+    """Each job on its own tree's worker at once; short joins keep ^C responsive."""
+    failures: list[BaseException] = []
+
+    def guarded(job):
+        try:
+            work(job)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(job,), daemon=True) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.2)
+    if failures:
+        raise failures[0]
