@@ -1,13 +1,80 @@
-"""Whole trees, each test run to an outcome: HEAD and HEAD with the fix reverted, for red-first."""
+"""Whole trees, each test run to an outcome: the lab's road for a command that compares trees
+(red-first: HEAD, and HEAD with the fix reverted) rather than mutants against a baseline.
+
+A tree is a whole copy of the project's files; each gets one sandbox and one worker of an
+engine the lab builds (lab.open_trees). A run of a tree runs the named tests in one pytest
+session with the missing-names plugin (which missing name turned a test red), collection
+errors kept as findings; a test still running at the time limit is red by timeout, and the
+tests after it resume in a fresh session, so every test asked for gets an outcome. A run
+that wrote outside its sandbox is refused (GateError), as every run of the gate is.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from killmap.catalog.reader import GateSettings
-from killmap.engine import MISSING_NAMES_PLUGIN, Engine, RunOutcome, Scenario, TestResult, escaped_note, read_records
+
+# What a tree run reads back (a test's result, its cause) and the workers a command started
+# for the lab to adopt: the names a caller of the trees needs of the engine, handed on.
+from killmap.engine import ASSERTION as ASSERTION
+from killmap.engine import CRASH as CRASH
+from killmap.engine import MISSING_NAMES_PLUGIN, Engine, RunOutcome, Scenario, escaped_note, read_records
+from killmap.engine import Launch as Launch
+from killmap.engine import TestResult as TestResult
 from killmap.errors import GateError
+
+
+@dataclass(frozen=True)
+class TreeAsk:
+    """One run of one tree: the tree (its index in the order the trees were given), the run's
+    label, its tests (node ids or files), the time limit of one session, the tests it must give
+    an outcome (None: every test it collects), and the files whose lines each test's coverage
+    records."""
+
+    tree: int
+    label: str
+    tests: tuple[str, ...]
+    timeout: float
+    wanted: frozenset[str] | None = None
+    coverage: tuple[str, ...] = ()
+
+
+class Trees:
+    """The trees of one engine, each on its own worker, every run under the same [gate]
+    settings (its test paths, exclusions, arguments, confinement). Closing it stops the
+    engine."""
+
+    def __init__(self, engine: Engine, settings: GateSettings):
+        self._engine = engine
+        self._settings = settings
+
+    def run(self, ask: TreeAsk) -> TreeRun:
+        """The tree's tests to an outcome for every test asked for."""
+        engine = self._engine
+        scenario = _scenario(engine, ask.label, ask.tests, self._settings, ask.timeout, ask.coverage)
+        return _run_tree(engine, engine.workers[ask.tree], scenario, ask.wanted)
+
+    def run_each(self, asks: list[TreeAsk]) -> dict[str, TreeRun]:
+        """Each ask at once, each on its own tree's worker (one ask per tree): the runs by label."""
+        runs: dict[str, TreeRun] = {}
+
+        def one(ask: TreeAsk) -> None:
+            runs[ask.label] = self.run(ask)
+
+        _parallel(one, asks)
+        return runs
+
+    def close(self) -> None:
+        self._engine.close()
+
+    def __enter__(self) -> Trees:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass
@@ -48,7 +115,7 @@ def _scenario(
     )
 
 
-def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | None) -> TreeRun:
+def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: AbstractSet[str] | None) -> TreeRun:
     """The scenario to an outcome for every test; a test still running at the time limit is
     red by timeout, and the rest resume after it."""
     run = TreeRun(limit=scenario.timeout)
