@@ -21,7 +21,7 @@ from killmap.catalog.reader import GateSettings
 # for the lab to adopt: the names a caller of the trees needs of the engine, handed on.
 from killmap.engine import ASSERTION as ASSERTION
 from killmap.engine import CRASH as CRASH
-from killmap.engine import MISSING_NAMES_PLUGIN, Engine, RunOutcome, Scenario, escaped_note, read_records
+from killmap.engine import MISSING_NAMES_PLUGIN, Engine, RunOutcome, Scenario, escaped_note
 from killmap.engine import Launch as Launch
 from killmap.engine import TestResult as TestResult
 from killmap.errors import GateError
@@ -118,6 +118,10 @@ def _scenario(
 def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: AbstractSet[str] | None) -> TreeRun:
     """The scenario to an outcome for every test; a test still running at the time limit is
     red by timeout, and the rest resume after it."""
+    # The missing-names plugin's module imports pytest, which the gate's own process never
+    # imports while it starts (only its workers run tests): imported once a tree has run.
+    from killmap.engine import read_records
+
     run = TreeRun(limit=scenario.timeout)
     attempt = scenario
     for segment in range(1, 1000):
