@@ -7,6 +7,10 @@ session with the missing-names plugin (which missing name turned a test red), co
 errors kept as findings; a test still running at the time limit is red by timeout, and the
 tests after it resume in a fresh session, so every test asked for gets an outcome. A run
 that wrote outside its sandbox is refused (GateError), as every run of the gate is.
+
+HEAD's run is not the lab's baseline (baseline.py): a baseline must be green and runs the
+suite twice to refuse drift, while red-first runs HEAD once and reports its reds and the
+modules it cannot collect as findings.
 """
 
 from __future__ import annotations

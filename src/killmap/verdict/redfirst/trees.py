@@ -1,8 +1,8 @@
 """killmap red-first: the fix reverted, the tests kept. Do the change's tests prove the fix?
 
-Two sandboxes from the engine: HEAD, and HEAD with the fix put back as it was at BASE
-(change.py says what counts as the fix). HEAD runs the whole suite once, with
-per-test coverage of the fix's files; the tests the change added or modified, every
+Two whole trees, run on the lab's road (lab.open_trees): HEAD, and HEAD with the fix put
+back as it was at BASE (change.py says what counts as the fix). HEAD runs the whole suite
+once, with per-test coverage of the fix's files; the tests the change added or modified, every
 test in a changed test file, and every test that executed a changed statement (all of
 them with --all) then run in the fix-reverted tree. Each red is re-run once in its own
 tree (the flake guard). Each test is then classified in SWE-bench's terms:
@@ -41,9 +41,9 @@ from pathlib import Path
 from killmap.catalog.project import project_files
 from killmap.catalog.reader import GateSettings, load_catalogs
 from killmap.catalog.testids import matches
-from killmap.engine import ASSERTION, CRASH, Engine, Launch, TestResult
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
+from killmap.verdict.lab import open_trees
 from killmap.verdict.redfirst.change import (
     Change,
     KeptNames,
@@ -69,10 +69,11 @@ from killmap.verdict.redfirst.contract import (
     proven_with_names_kept,
     rests_on_absence,
 )
-from killmap.verdict.tree_runs import TreeRun, _parallel, _run_tree, _scenario
+from killmap.verdict.tree_runs import ASSERTION, CRASH, Launch, TestResult, TreeAsk, TreeRun, Trees
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0
+HEAD, REVERTED = 0, 1  # the trees, in the order open_trees is given them
 
 
 Say = Callable[[str], None]
@@ -103,34 +104,25 @@ def run_red_first(
     # What red-first reads of the project, read once: the files a sandbox copies, and the
     # module every Python file of either tree imports as.
     project, module_of = project_files(root), module_names(change, settings.paths)
-    with Engine(root, project, 2, trees=[change.head_tree, change.reverted_tree], launch=launch) as engine:
-        head_worker, reverted_worker = engine.workers
+    with open_trees(root, project, [change.head_tree, change.reverted_tree], settings, launch) as trees:
         say(f"HEAD: running {', '.join(settings.tests)} with the fix")
-        head = _run_tree(
-            engine,
-            head_worker,
-            _scenario(engine, "head", settings.tests, settings, options.timeout or HEAD_TIMEOUT, traced),
-            None,
-        )
+        head = trees.run(TreeAsk(HEAD, "head", settings.tests, options.timeout or HEAD_TIMEOUT, coverage=traced))
         _refuse_unusable_head(head, options.expect)
         changes = test_changes(change, head.collected)
         chosen, selection = _select(change, settings, options, head, changes)
         limit = options.timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * head.wall)
         say(f"fix reverted: running {len(chosen)} test(s) ({selection})")
         files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in chosen))
-        reverted = _run_tree(
-            engine, reverted_worker, _scenario(engine, "reverted", files, settings, limit), set(chosen)
-        )
+        reverted = trees.run(TreeAsk(REVERTED, "reverted", files, limit, frozenset(chosen)))
         if reverted.stuck and not reverted.collected:
             raise GateError(f"with the fix reverted: {reverted.stuck}", field="BASE")
         reading = Reading(new_names(change, module_of), purpose_of(change, settings, module_of))
         head_sides = {t: _side(head, t, reading) for t in chosen}
         reverted_sides = {t: _side(reverted, t, reading) for t in chosen}
         _flake_guard(
-            engine,
-            settings,
-            ("head-again", head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
-            ("reverted-again", reverted_worker, reverted_sides, limit),
+            trees,
+            ("head-again", HEAD, head_sides, options.timeout or HEAD_TIMEOUT),
+            ("reverted-again", REVERTED, reverted_sides, limit),
             reading=reading,
             say=say,
         )
@@ -182,14 +174,13 @@ def _with_names_kept(
     say(f"every fail-to-pass rests on absence: running {len(absent)} test(s) again with the names the fix adds kept")
     kept_change = replace(change, reverted_tree=keeping.tree)
     reading = Reading(new_names(kept_change, module_of), purpose_of(kept_change, settings, module_of))
-    with Engine(root, project, 1, trees=[keeping.tree]) as engine:
-        worker = engine.workers[0]
+    with open_trees(root, project, [keeping.tree], settings) as trees:
         files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in absent))
-        run = _run_tree(engine, worker, _scenario(engine, "kept", files, settings, limit), set(absent))
+        run = trees.run(TreeAsk(0, "kept", files, limit, frozenset(absent)))
         if run.stuck and not run.collected:
             raise GateError(f"with the names the fix adds kept: {run.stuck}", field="BASE")
         sides = {t: _side(run, t, reading) for t in absent}
-        _flake_guard(engine, settings, ("kept-again", worker, sides, limit), reading=reading, say=say)
+        _flake_guard(trees, ("kept-again", 0, sides, limit), reading=reading, say=say)
     for row in rows:
         row.kept = sides.get(row.id)
     return keeping
@@ -334,30 +325,25 @@ def _select(
 # --- the flake guard ------------------------------------------------------------------------
 
 
-def _flake_guard(engine: Engine, settings: GateSettings, *trees, reading: Reading, say: Say = lambda line: None):
+def _flake_guard(trees: Trees, *asked, reading: Reading, say: Say = lambda line: None) -> None:
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that
-    was not collected by its file. A red the re-run does not repeat is flaky. Each tree is
-    (label, worker, its tests' sides, the time limit)."""
+    was not collected by its file. A red the re-run does not repeat is flaky. Each of `asked`
+    is (label, the tree, its tests' sides, the time limit)."""
     jobs = []
-    for label, worker, sides, limit in trees:
+    for label, tree, sides, limit in asked:
         reds = [t for t, s in sides.items() if s.red]
         if reds:
             files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
             ids = [t for t in reds if sides[t].outcome != "uncollected"]
-            jobs.append((label, worker, sides, limit, reds, tuple(dict.fromkeys(files)) + tuple(ids)))
+            targets = tuple(dict.fromkeys(files)) + tuple(ids)
+            jobs.append((TreeAsk(tree, label, targets, limit, frozenset(reds)), sides, reds))
     if not jobs:
         return
-    say("flake guard: re-running " + ", ".join(f"{len(job[4])} red in {job[0].split('-')[0]}" for job in jobs))
-    again: dict[str, TreeRun] = {}
-
-    def rerun(job) -> None:
-        label, worker, _, limit, reds, targets = job
-        again[label] = _run_tree(engine, worker, _scenario(engine, label, targets, settings, limit), set(reds))
-
-    _parallel(rerun, jobs)
-    for label, _, sides, _, reds, _ in jobs:
+    say("flake guard: re-running " + ", ".join(f"{len(r)} red in {ask.label.split('-')[0]}" for ask, _, r in jobs))
+    again = trees.run_each([ask for ask, _, _ in jobs])
+    for ask, sides, reds in jobs:
         for test_id in reds:
-            now = _side(again[label], test_id, reading)
+            now = _side(again[ask.label], test_id, reading)
             if not now.red or (sides[test_id].outcome == "uncollected") != (now.outcome == "uncollected"):
                 sides[test_id] = replace(sides[test_id], flaky=True)
 
