@@ -55,8 +55,7 @@ class CheckResult:
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
     """`launch`: the worker the command started at its first line (launch.py), which imports
     pytest while this reads the catalogs and builds the mutants."""
-    from killmap.verdict.collection import _collect
-    from killmap.verdict.lab import LabOptions, load
+    from killmap.verdict.lab import LabOptions, collect, load
 
     result = CheckResult()
     try:
@@ -78,7 +77,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         if not catalog.mutations:
             groups.setdefault(catalog.settings, [])
     try:
-        collected = _collect(root, list(groups), launch, loadable)
+        collected = collect(root, list(groups), launch, loadable)
     except GateError as exc:
         result.problems.append(exc)
         return result

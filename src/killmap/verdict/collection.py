@@ -1,5 +1,6 @@
 """pytest's collection of each [gate] setting, in one warm worker's sandbox, with and without
-each mutant whose change the collection runs: `killmap check`'s."""
+each mutant whose change the collection runs: `killmap check`'s, on an engine the lab builds
+(lab.collect)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from killmap.catalog.reader import GateSettings
 from killmap.errors import GateError
 
 if TYPE_CHECKING:
-    from killmap.engine import Launch
+    from killmap.engine import Engine
     from killmap.mutate.mutant import Mutant
 
 COLLECT_TIMEOUT = 300.0
@@ -29,45 +30,41 @@ class Collection:
     unloadable: list[GateError] = field(default_factory=list)  # mutants the tests cannot load under
 
 
-def _collect(
-    root: Path,
-    settings_list: list[GateSettings],
-    launch: Launch | None = None,
-    mutants: dict[str, Mutant] | None = None,
+def collect_in(
+    engine: Engine, root: Path, settings_list: list[GateSettings], mutants: dict[str, Mutant] | None = None
 ) -> dict[GateSettings, Collection]:
-    """pytest's collection for each [gate] setting, in one warm worker's sandbox, and then
-    under each of `mutants` of that setting whose change the collection runs (`_unloadable`).
+    """pytest's collection for each [gate] setting, in the engine's first warm worker's sandbox,
+    and then under each of `mutants` of that setting whose change the collection runs
+    (`_unloadable`).
 
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
-    from killmap.catalog.project import project_files
-    from killmap.engine import Engine, Scenario
+    from killmap.engine import Scenario
 
     found: dict[GateSettings, Collection] = {}
     said: set[str] = set()
-    with Engine(root, project_files(root), 1, launch=launch) as engine:
-        worker = engine.workers[0]
-        for index, settings in enumerate(settings_list):
-            deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
-            ours = [m for m in (mutants or {}).values() if m.mutation.settings == settings]
-            scenario = Scenario(
-                label=f"collect-{index + 1}",
-                tests=settings.tests + deselect,
-                timeout=COLLECT_TIMEOUT,
-                sys_path=settings.paths,
-                user_args=settings.arguments,
-                collect_only=True,
-                # What the collection runs of each mutated file: a mutant changing none of it
-                # loads as the original does (_unloadable).
-                coverage_files=tuple(sorted({m.file for m in ours})),
-            )
-            outcome = engine.run(worker, scenario)
-            errors = _collection_errors(
-                f"collection of {', '.join(settings.tests)}", outcome, said, engine, hint=(root, settings.paths)
-            )
-            failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
-            unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
-            found[settings] = Collection(outcome.collected, errors, failed, dict(outcome.deselected), unloadable)
+    worker = engine.workers[0]
+    for index, settings in enumerate(settings_list):
+        deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+        ours = [m for m in (mutants or {}).values() if m.mutation.settings == settings]
+        scenario = Scenario(
+            label=f"collect-{index + 1}",
+            tests=settings.tests + deselect,
+            timeout=COLLECT_TIMEOUT,
+            sys_path=settings.paths,
+            user_args=settings.arguments,
+            collect_only=True,
+            # What the collection runs of each mutated file: a mutant changing none of it
+            # loads as the original does (_unloadable).
+            coverage_files=tuple(sorted({m.file for m in ours})),
+        )
+        outcome = engine.run(worker, scenario)
+        errors = _collection_errors(
+            f"collection of {', '.join(settings.tests)}", outcome, said, engine, hint=(root, settings.paths)
+        )
+        failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
+        unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
+        found[settings] = Collection(outcome.collected, errors, failed, dict(outcome.deselected), unloadable)
     return found
 
 

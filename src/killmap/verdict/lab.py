@@ -27,6 +27,7 @@ from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.verdict.cache import VerdictCache, test_files_digest
+from killmap.verdict.collection import Collection, collect_in
 from killmap.verdict.dispatch import Dispatch, Progress
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
@@ -285,6 +286,18 @@ def open_trees(
     options are the defaults every command starts from: red-first sets no cache folder, tracer
     or seed of its own."""
     return Trees(_engine(root, files, LabOptions(), launch, len(trees), trees=trees), settings)
+
+
+def collect(
+    root: Path,
+    settings_list: list[GateSettings],
+    launch: Launch | None = None,
+    mutants: dict[str, Mutant] | None = None,
+) -> dict[GateSettings, Collection]:
+    """pytest's collection of each [gate] setting, and under each of `mutants` whose change it
+    runs (collection.py), on one sandbox of an engine the lab builds: `killmap check`'s."""
+    with _engine(root, project_files(root), LabOptions(jobs=1), launch, 1) as engine:
+        return collect_in(engine, root, settings_list, mutants)
 
 
 def start_early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch: Launch | None) -> EarlyBaseline:
