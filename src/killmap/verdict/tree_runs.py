@@ -83,6 +83,10 @@ class Trees:
 
 @dataclass
 class TreeRun:
+    """What one tree's run gave back, filled in as its sessions end: each test's result, the
+    ids collected, the collection errors, the tests red by timeout, each red's missing-name
+    record, per-test coverage of the traced files, and why some tests got no outcome."""
+
     tests: dict[str, TestResult] = field(default_factory=dict)
     collected: tuple[str, ...] = ()
     collect_errors: list[tuple[str, str]] = field(default_factory=list)
