@@ -27,21 +27,9 @@ from killmap.errors import GateError
 if TYPE_CHECKING:  # the engine and libcst are imported when the command runs, not to parse
     from killmap.engine import Launch
     from killmap.mutate.mutant import Mutant
+    from killmap.verdict.collection import Collection
 
 EXIT_OK, EXIT_ERROR = 0, 2
-COLLECT_TIMEOUT = 300.0
-
-
-@dataclass(frozen=True)
-class Collection:
-    """One [gate] setting's collection: its ids, its problems, whether it failed (a file that
-    fails in several is said once), and the tests the project's options deselect, with what."""
-
-    ids: tuple[str, ...]
-    problems: list[GateError]
-    failed: bool
-    deselected: dict[str, str]
-    unloadable: list[GateError] = field(default_factory=list)  # mutants the tests cannot load under
 
 
 @dataclass
@@ -67,7 +55,7 @@ class CheckResult:
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
     """`launch`: the worker the command started at its first line (launch.py), which imports
     pytest while this reads the catalogs and builds the mutants."""
-    from killmap.verdict.lab import LabOptions, load
+    from killmap.verdict.lab import LabOptions, collect, load
 
     result = CheckResult()
     try:
@@ -89,7 +77,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         if not catalog.mutations:
             groups.setdefault(catalog.settings, [])
     try:
-        collected = _collect(root, list(groups), launch, loadable)
+        collected = collect(root, list(groups), launch, loadable)
     except GateError as exc:
         result.problems.append(exc)
         return result
@@ -185,133 +173,6 @@ def _unresolved_ids(group: list[Mutation], collection: Collection, settings: Gat
                 else:
                     problems.append(mutation.fail(index.unmatched_note(entry, under), key))
     return problems
-
-
-def _collect(
-    root: Path,
-    settings_list: list[GateSettings],
-    launch: Launch | None = None,
-    mutants: dict[str, Mutant] | None = None,
-) -> dict[GateSettings, Collection]:
-    """pytest's collection for each [gate] setting, in one warm worker's sandbox, and then
-    under each of `mutants` of that setting whose change the collection runs (`_unloadable`).
-
-    Through the engine, like every command: the sandbox and the working tree are guarded
-    after the collection as after any run (a conftest may write)."""
-    from killmap.catalog.project import project_files
-    from killmap.engine import Engine, Scenario
-
-    found: dict[GateSettings, Collection] = {}
-    said: set[str] = set()
-    with Engine(root, project_files(root), 1, launch=launch) as engine:
-        worker = engine.workers[0]
-        for index, settings in enumerate(settings_list):
-            deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
-            ours = [m for m in (mutants or {}).values() if m.mutation.settings == settings]
-            scenario = Scenario(
-                label=f"collect-{index + 1}",
-                tests=settings.tests + deselect,
-                timeout=COLLECT_TIMEOUT,
-                sys_path=settings.paths,
-                user_args=settings.arguments,
-                collect_only=True,
-                # What the collection runs of each mutated file: a mutant changing none of it
-                # loads as the original does (_unloadable).
-                coverage_files=tuple(sorted({m.file for m in ours})),
-            )
-            outcome = engine.run(worker, scenario)
-            errors = _collection_errors(
-                f"collection of {', '.join(settings.tests)}", outcome, said, engine, hint=(root, settings.paths)
-            )
-            failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
-            unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
-            found[settings] = Collection(outcome.collected, errors, failed, dict(outcome.deselected), unloadable)
-    return found
-
-
-def _collection_errors(
-    where: str, outcome, said: set[str], engine, *, hint: tuple[Path, tuple[str, ...]] | None = None
-) -> list[GateError]:
-    """What a collection's outcome refuses, each said once; `hint`: (the project root, its
-    [gate] paths), for naming the paths a workspace package missing from them needs."""
-    from killmap.catalog.workspace import missing_module_hint
-    from killmap.engine import error_line, escaped_note, refused_arguments
-
-    errors: list[GateError] = []
-    if outcome.escaped:
-        # Restored already; said, because a collection that writes into the user's
-        # tree would do it again under every mutant of `killmap run`.
-        errors.append(GateError(f"{where} {escaped_note(outcome.escaped, engine.displaced)}"))
-    if outcome.status == "timeout":
-        errors.append(GateError(f"{where} did not finish in {COLLECT_TIMEOUT:.0f}s"))
-    for node, message in outcome.collect_errors:
-        failure = f"{node or 'the session'}: {error_line(message)}"
-        if hint is not None:
-            failure += missing_module_hint(hint[0], hint[1], message)
-        if failure not in said:
-            said.add(failure)
-            errors.append(GateError(f"{where} failed in {failure}"))
-    if errors or outcome.collect_errors:
-        return errors
-    if not outcome.finished:
-        errors.append(GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-300:]}"))
-    if refused_arguments(outcome):
-        errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
-    if not outcome.collected:
-        errors.append(GateError(f"{where}: no tests collected"))
-    return errors
-
-
-def _unloadable(
-    engine, worker, index: int, mutants: list[Mutant], deselect: tuple[str, ...], coverage: dict | None
-) -> list[GateError]:
-    """Each mutant whose tests cannot load: collected with the mutant in the sandbox, as `run`
-    runs it, and its mutated module imported if the collection did not (the origin proof).
-    A mutant that breaks an import at run time was `broken` only once `run` ran it; it is
-    said here in the same words (judge.load_failure). Collection only: no test runs.
-
-    Only the mutants whose change the unmutated collection ran (or could not vouch for): up
-    to its first changed statement a mutant runs what the original runs, so a collection that
-    never runs the change loads under the mutant as it did (the argument test selection rests
-    on, docs/reach.md)."""
-    from killmap.catalog.project import module_name
-    from killmap.engine import Scenario
-    from killmap.mutate.blame import broken_field
-    from killmap.verdict.judge import load_failure
-
-    problems = []
-    for number, mutant in enumerate(mutants):
-        if not _collection_runs_the_change(mutant, (coverage or {}).get(mutant.file)):
-            continue
-        settings = mutant.mutation.settings
-        scenario = Scenario(
-            label=f"collect-{index + 1}-mutant-{number + 1}",
-            tests=settings.tests + deselect,
-            timeout=COLLECT_TIMEOUT,
-            sys_path=settings.paths,
-            writes=((mutant.file, mutant.mutated or ""),),
-            mutated_file=mutant.file,
-            expect_module=module_name(mutant.file, settings.paths),
-            confine=settings.confine,
-            collect_only=True,
-            user_args=settings.arguments,
-        )
-        failure = load_failure(engine.run(worker, scenario), settings.paths)
-        if failure is not None:
-            problems.append(mutant.mutation.fail(f"broken: {failure}", broken_field(mutant.mutation)))
-    return problems
-
-
-def _collection_runs_the_change(mutant: Mutant, lines: dict[str, list[int]] | None) -> bool:
-    """Whether the unmutated collection ran a changed line of the mutant, or cannot say: the
-    file never imported while collecting (the origin proof imports it), or not vouched for."""
-    from killmap.engine import UNPROVEN
-    from killmap.verdict.reach import region_of
-
-    if not lines or "" not in lines or UNPROVEN in lines:
-        return True
-    region = region_of(mutant.original, mutant.changed_lines)
-    return region.import_time or bool(region.lines.intersection(lines[""]))
 
 
 def add_parser(sub) -> None:

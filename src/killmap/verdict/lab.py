@@ -27,10 +27,12 @@ from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.verdict.cache import VerdictCache, test_files_digest
+from killmap.verdict.collection import Collection, collect_in
 from killmap.verdict.dispatch import Dispatch, Progress
 from killmap.verdict.early_baseline import EarlyBaseline
 from killmap.verdict.judge import Verdict
 from killmap.verdict.prepare import check_control_sites, static_verdict, with_warnings
+from killmap.verdict.tree_runs import Trees
 from killmap.verdict.trial import run_mutant
 
 
@@ -254,16 +256,48 @@ class _Lab:
         return _engine(self.root, self.files, self.options, self.launch, runnable)
 
 
-def _engine(root: Path, files: list[str], options: LabOptions, launch: Launch | None, runnable: int) -> Engine:
+def _engine(
+    root: Path,
+    files: list[str],
+    options: LabOptions,
+    launch: Launch | None,
+    runnable: int,
+    trees: list[dict[str, bytes]] | None = None,
+) -> Engine:
+    """Every engine a command runs on. `trees`: whole trees, one sandbox each, in place of
+    copies of the project's files."""
     return Engine(
         root,
         files,
         _sandboxes(options, runnable),
         cache_dir=options.cache_dir,
+        trees=trees,
         tracer=options.tracer,
         launch=launch,
         seed=options.seed,
     )
+
+
+def open_trees(
+    root: Path, files: list[str], trees: list[dict[str, bytes]], settings: GateSettings, launch: Launch | None = None
+) -> Trees:
+    """Whole trees (a file's path -> its bytes), each run to an outcome for every test, on the
+    engine every command runs on (tree_runs.py): red-first's HEAD and its fix reverted. Its
+    options are the defaults every command starts from: red-first sets no cache folder, tracer
+    or seed of its own."""
+    return Trees(_engine(root, files, LabOptions(), launch, len(trees), trees=trees), settings)
+
+
+def collect(
+    root: Path,
+    settings_list: list[GateSettings],
+    launch: Launch | None = None,
+    mutants: dict[str, Mutant] | None = None,
+) -> dict[GateSettings, Collection]:
+    """pytest's collection of each [gate] setting, and under each of `mutants` whose change it
+    runs (collection.py), on one sandbox of an engine the lab builds: `killmap check`'s."""
+    with _engine(root, project_files(root), LabOptions(jobs=1), launch, 1) as engine:
+        return collect_in(engine, root, settings_list, mutants)
 
 
 def start_early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch: Launch | None) -> EarlyBaseline:

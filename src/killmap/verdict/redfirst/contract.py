@@ -13,8 +13,8 @@ from pathlib import Path
 
 from killmap.catalog.reader import GateSettings
 from killmap.catalog.testids import matches
-from killmap.engine import ASSERTION
 from killmap.verdict.redfirst.change import Change, KeptNames
+from killmap.verdict.tree_runs import ASSERTION
 
 F2P, P2P, F2F, P2F = "fail-to-pass", "pass-to-pass", "fail-to-fail", "pass-to-fail"
 SKIPPED, FLAKY = "skipped", "flaky"

@@ -1,8 +1,8 @@
 """killmap red-first: the fix reverted, the tests kept. Do the change's tests prove the fix?
 
-Two sandboxes from the engine: HEAD, and HEAD with the fix put back as it was at BASE
-(change.py says what counts as the fix). HEAD runs the whole suite once, with
-per-test coverage of the fix's files; the tests the change added or modified, every
+Two whole trees, run on the lab's road (lab.open_trees): HEAD, and HEAD with the fix put
+back as it was at BASE (change.py says what counts as the fix). HEAD runs the whole suite
+once, with per-test coverage of the fix's files; the tests the change added or modified, every
 test in a changed test file, and every test that executed a changed statement (all of
 them with --all) then run in the fix-reverted tree. Each red is re-run once in its own
 tree (the flake guard). Each test is then classified in SWE-bench's terms:
@@ -33,29 +33,17 @@ adds definitions leaves nothing to revert so; the result then says it rests on a
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from killmap.catalog.project import project_files
 from killmap.catalog.reader import GateSettings, load_catalogs
 from killmap.catalog.testids import matches
-from killmap.engine import (
-    ASSERTION,
-    CRASH,
-    MISSING_NAMES_PLUGIN,
-    Engine,
-    Launch,
-    RunOutcome,
-    Scenario,
-    TestResult,
-    escaped_note,
-    read_records,
-)
 from killmap.errors import GateError
 from killmap.mutate.mutants import changed_lines
+from killmap.verdict.lab import open_trees
 from killmap.verdict.redfirst.change import (
     Change,
     KeptNames,
@@ -81,9 +69,11 @@ from killmap.verdict.redfirst.contract import (
     proven_with_names_kept,
     rests_on_absence,
 )
+from killmap.verdict.tree_runs import ASSERTION, CRASH, Launch, TestResult, TreeAsk, TreeRun, Trees
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
 
 HEAD_TIMEOUT = 900.0
+HEAD, REVERTED = 0, 1  # the trees, in the order open_trees is given them
 
 
 Say = Callable[[str], None]
@@ -114,34 +104,25 @@ def run_red_first(
     # What red-first reads of the project, read once: the files a sandbox copies, and the
     # module every Python file of either tree imports as.
     project, module_of = project_files(root), module_names(change, settings.paths)
-    with Engine(root, project, 2, trees=[change.head_tree, change.reverted_tree], launch=launch) as engine:
-        head_worker, reverted_worker = engine.workers
+    with open_trees(root, project, [change.head_tree, change.reverted_tree], settings, launch) as trees:
         say(f"HEAD: running {', '.join(settings.tests)} with the fix")
-        head = _run_tree(
-            engine,
-            head_worker,
-            _scenario(engine, "head", settings.tests, settings, options.timeout or HEAD_TIMEOUT, traced),
-            None,
-        )
+        head = trees.run(TreeAsk(HEAD, "head", settings.tests, options.timeout or HEAD_TIMEOUT, coverage=traced))
         _refuse_unusable_head(head, options.expect)
         changes = test_changes(change, head.collected)
         chosen, selection = _select(change, settings, options, head, changes)
         limit = options.timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * head.wall)
         say(f"fix reverted: running {len(chosen)} test(s) ({selection})")
         files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in chosen))
-        reverted = _run_tree(
-            engine, reverted_worker, _scenario(engine, "reverted", files, settings, limit), set(chosen)
-        )
+        reverted = trees.run(TreeAsk(REVERTED, "reverted", files, limit, frozenset(chosen)))
         if reverted.stuck and not reverted.collected:
             raise GateError(f"with the fix reverted: {reverted.stuck}", field="BASE")
         reading = Reading(new_names(change, module_of), purpose_of(change, settings, module_of))
         head_sides = {t: _side(head, t, reading) for t in chosen}
         reverted_sides = {t: _side(reverted, t, reading) for t in chosen}
         _flake_guard(
-            engine,
-            settings,
-            ("head-again", head_worker, head_sides, options.timeout or HEAD_TIMEOUT),
-            ("reverted-again", reverted_worker, reverted_sides, limit),
+            trees,
+            ("head-again", HEAD, head_sides, options.timeout or HEAD_TIMEOUT),
+            ("reverted-again", REVERTED, reverted_sides, limit),
             reading=reading,
             say=say,
         )
@@ -193,14 +174,13 @@ def _with_names_kept(
     say(f"every fail-to-pass rests on absence: running {len(absent)} test(s) again with the names the fix adds kept")
     kept_change = replace(change, reverted_tree=keeping.tree)
     reading = Reading(new_names(kept_change, module_of), purpose_of(kept_change, settings, module_of))
-    with Engine(root, project, 1, trees=[keeping.tree]) as engine:
-        worker = engine.workers[0]
+    with open_trees(root, project, [keeping.tree], settings) as trees:
         files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in absent))
-        run = _run_tree(engine, worker, _scenario(engine, "kept", files, settings, limit), set(absent))
+        run = trees.run(TreeAsk(0, "kept", files, limit, frozenset(absent)))
         if run.stuck and not run.collected:
             raise GateError(f"with the names the fix adds kept: {run.stuck}", field="BASE")
         sides = {t: _side(run, t, reading) for t in absent}
-        _flake_guard(engine, settings, ("kept-again", worker, sides, limit), reading=reading, say=say)
+        _flake_guard(trees, ("kept-again", 0, sides, limit), reading=reading, say=say)
     for row in rows:
         row.kept = sides.get(row.id)
     return keeping
@@ -229,87 +209,6 @@ def _problems(head: TreeRun, rows: list[Row], expect: tuple[str, ...]) -> list[s
         f"{head.absence.get(node, {}).get('error') or _first_line(message)}"
         for node, message in head.collect_errors
     ] + judge(rows, expect)
-
-
-# --- running one tree ---------------------------------------------------------------------
-
-
-@dataclass
-class TreeRun:
-    tests: dict[str, TestResult] = field(default_factory=dict)
-    collected: tuple[str, ...] = ()
-    collect_errors: list[tuple[str, str]] = field(default_factory=list)
-    timeouts: set[str] = field(default_factory=set)
-    absence: dict[str, dict] = field(default_factory=dict)  # node id -> the missing name
-    coverage: dict[str, dict[str, list[int]]] = field(default_factory=dict)
-    stuck: str | None = None  # why some tests got no outcome
-    wall: float = 0.0
-    limit: float = 0.0  # the time limit of one session
-    conftest: dict | None = None  # a conftest.py that did not import: nothing was collected
-
-
-def _scenario(
-    engine: Engine,
-    label: str,
-    tests: tuple[str, ...],
-    settings: GateSettings,
-    timeout: float,
-    coverage: tuple[str, ...] = (),
-) -> Scenario:
-    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
-    records = engine.scratch.path / f"absence-{label}.jsonl"
-    # A test module that does not import without the fix is a finding, not the end of the run.
-    extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-missing-names={records}")
-    return Scenario(
-        label=label,
-        tests=tuple(tests) + deselect,
-        timeout=timeout,
-        sys_path=settings.paths,
-        coverage_files=coverage,
-        confine=settings.confine,
-        user_args=settings.arguments,
-        extra_args=extra,
-    )
-
-
-def _run_tree(engine: Engine, worker, scenario: Scenario, wanted: set[str] | None) -> TreeRun:
-    """The scenario to an outcome for every test; a test still running at the time limit is
-    red by timeout, and the rest resume after it."""
-    run = TreeRun(limit=scenario.timeout)
-    attempt = scenario
-    for segment in range(1, 1000):
-        outcome: RunOutcome = engine.run(worker, replace(attempt, label=f"{scenario.label}-{segment}"), complete=True)
-        if outcome.escaped:
-            raise GateError(f"the tests {escaped_note(outcome.escaped, engine.displaced)}")
-        run.wall += outcome.wall
-        run.tests.update(outcome.tests)
-        run.collected = tuple(dict.fromkeys(run.collected + tuple(outcome.collected)))
-        run.collect_errors += [e for e in outcome.collect_errors if e not in run.collect_errors]
-        for rel, contexts in (outcome.coverage or {}).items():
-            run.coverage.setdefault(rel, {}).update(contexts)
-        if outcome.status == "timeout":
-            if outcome.in_progress:
-                run.timeouts.add(outcome.in_progress)
-            pending = [
-                t
-                for t in run.collected
-                if (wanted is None or t in wanted) and t not in run.tests and t not in run.timeouts
-            ]
-            if outcome.in_progress and pending:
-                attempt = replace(scenario, tests=tuple(pending), coverage_files=())
-                continue
-            if not outcome.in_progress:
-                run.stuck = f"the tests did not finish in {attempt.timeout:.0f}s (stuck outside any test)"
-            break
-        if outcome.status != "done" or not outcome.finished:
-            run.stuck = f"pytest ended without a report (exit {outcome.exit_code}); log tail: {outcome.log_tail[-400:]}"
-        break
-    for record in read_records(engine.scratch.path / f"absence-{scenario.label}.jsonl"):
-        if record.get("when") in ("setup", "call", "collect"):
-            run.absence.setdefault(record["id"], record)
-        elif record.get("when") == "conftest" and not run.collected:
-            run.conftest = record
-    return run
 
 
 @dataclass(frozen=True)
@@ -426,52 +325,27 @@ def _select(
 # --- the flake guard ------------------------------------------------------------------------
 
 
-def _flake_guard(engine: Engine, settings: GateSettings, *trees, reading: Reading, say: Say = lambda line: None):
+def _flake_guard(trees: Trees, *asked, reading: Reading, say: Say = lambda line: None) -> None:
     """Every red once more, in its own tree: a failed or timed-out test by its id, one that
-    was not collected by its file. A red the re-run does not repeat is flaky. Each tree is
-    (label, worker, its tests' sides, the time limit)."""
+    was not collected by its file. A red the re-run does not repeat is flaky. Each of `asked`
+    is (label, the tree, its tests' sides, the time limit)."""
     jobs = []
-    for label, worker, sides, limit in trees:
+    for label, tree, sides, limit in asked:
         reds = [t for t, s in sides.items() if s.red]
         if reds:
             files = [t.split("::", 1)[0] for t in reds if sides[t].outcome == "uncollected"]
             ids = [t for t in reds if sides[t].outcome != "uncollected"]
-            jobs.append((label, worker, sides, limit, reds, tuple(dict.fromkeys(files)) + tuple(ids)))
+            targets = tuple(dict.fromkeys(files)) + tuple(ids)
+            jobs.append((TreeAsk(tree, label, targets, limit, frozenset(reds)), sides, reds))
     if not jobs:
         return
-    say("flake guard: re-running " + ", ".join(f"{len(job[4])} red in {job[0].split('-')[0]}" for job in jobs))
-    again: dict[str, TreeRun] = {}
-
-    def rerun(job) -> None:
-        label, worker, _, limit, reds, targets = job
-        again[label] = _run_tree(engine, worker, _scenario(engine, label, targets, settings, limit), set(reds))
-
-    _parallel(rerun, jobs)
-    for label, _, sides, _, reds, _ in jobs:
+    say("flake guard: re-running " + ", ".join(f"{len(r)} red in {ask.label.split('-')[0]}" for ask, _, r in jobs))
+    again = trees.run_each([ask for ask, _, _ in jobs])
+    for ask, sides, reds in jobs:
         for test_id in reds:
-            now = _side(again[label], test_id, reading)
+            now = _side(again[ask.label], test_id, reading)
             if not now.red or (sides[test_id].outcome == "uncollected") != (now.outcome == "uncollected"):
                 sides[test_id] = replace(sides[test_id], flaky=True)
-
-
-def _parallel(work, jobs) -> None:
-    """Each job on its own tree's worker at once; short joins keep ^C responsive."""
-    failures: list[BaseException] = []
-
-    def guarded(job):
-        try:
-            work(job)
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            failures.append(exc)
-
-    threads = [threading.Thread(target=guarded, args=(job,), daemon=True) for job in jobs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(0.2)
-    if failures:
-        raise failures[0]
 
 
 def _first_line(text: str) -> str:
