@@ -1,6 +1,7 @@
 """killmap benchmarks: against mutgate 0.1.1, against the floor, and scaling.
 
     python3 benchmarks/run.py [--quick] [--repeat R] [--out reports/bench] [--skip-realworld]
+                              [--corpus NAME ...]
 
 Creates benchmarks/.venv (gitignored) on first use with `pip install -e .[bench]`
 (killmap, mutgate==0.1.1, matplotlib) and re-runs itself there; the project's own .venv
@@ -33,7 +34,8 @@ every row alike, and the median is reported; the others run once, in the first r
      1  killmap on S1000 with K = 10 and 25 mutations (`--only`), and with --no-confirm.
      R  The cached re-run of S1000: one populating run (without --no-cache), then
         `killmap run` again, each repeat.
-  d. R  The real-world corpora packaging 24.2 and click 8.1.8 (benchmarks/realworld_bench.py
+  d. R  The real-world corpora packaging 24.2, click 8.1.8, werkzeug 3.1.3 and markupsafe
+        3.0.2, or those --corpus names (benchmarks/realworld_bench.py
         prepares them with benchmarks/realworld.py's own functions): killmap as in a., its
         verdict counts and how many match the corpus's observed ground truth; the floor as
         in b.; killmap / floor, target <=1.5x (a mutant killmap saw time out costs it the
@@ -500,6 +502,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="leave out the real-world corpora (they download their sdists on first use)",
     )
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        choices=[c.name for c in realworld_bench.rw.CORPORA],
+        help="measure only this real-world corpus (repeatable; default: all of them)",
+    )
     args = ap.parse_args(argv)
     ensure_venv()
     repeat = args.repeat or (1 if args.quick else 3)
@@ -519,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
         bundled = prepare_bundled(work)
         if "skipped" in bundled:
             say(f"bundled catalog SKIPPED: {bundled['skipped']}")
-        corpora = [] if args.skip_realworld else realworld_bench.prepare(work)
+        corpora = [] if args.skip_realworld else realworld_bench.prepare(work, args.corpus)
         for subject in corpora:
             if "skipped" not in subject:
                 subject.update(
