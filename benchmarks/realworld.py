@@ -1,10 +1,10 @@
 """The real-world corpus: killmap's verdicts on code nobody here wrote, against ground truth.
 
-    python3 benchmarks/realworld.py [--only packaging|click|markupsafe] [--keep]
+    python3 benchmarks/realworld.py [--only packaging|click|werkzeug|markupsafe] [--keep]
                                     [--killmap-root DIR] [--skip NAME ...] [--jobs N]
                                     [--work DIR] [--no-swap]
 
-For each corpus (packaging, click, markupsafe) this downloads the sdist at a pinned version with pip,
+For each corpus (packaging, click, werkzeug, markupsafe) this downloads the sdist at a pinned version with pip,
 extracts it, copies in our catalog (benchmarks/realworld/<corpus>/catalog.toml) as
 mutations/<corpus>.toml, runs `killmap run --no-cache` there and reads killmap.json. Each
 mutation's verdict, red set and mutant text are compared with the ground truth beside the
@@ -81,6 +81,7 @@ class Corpus:
 CORPORA = (
     Corpus("packaging", "24.2"),
     Corpus("click", "8.1.8"),
+    Corpus("werkzeug", "3.1.3"),
     Corpus("markupsafe", "3.0.2"),
 )
 
