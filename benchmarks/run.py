@@ -58,8 +58,8 @@ every row alike, and the median is reported; the others run once, in the first r
      floor allows.
 
 killmap runs through a thin driver that calls `killmap.cli.main` unchanged and timestamps
-the lab's progress events, splitting each run into startup (interpreter + imports),
-setup (catalog, mutants, sandboxes, workers), baseline, mutants and tail. killmap's source
+the lab's progress events, splitting each run into startup (interpreter + imports + catalog),
+setup (mutants, sandboxes, workers), baseline, mutants and tail. killmap's source
 is frozen at the start of the run (copied and put first on PYTHONPATH), because other
 engineers may edit src/killmap meanwhile. Walls are measured around each whole command.
 
@@ -104,8 +104,9 @@ import importlib.abc, json, os, sys, time
 t0 = time.perf_counter()
 marks = {}
 
-def tapped(run_lab):
-    def run(root, options, progress=lambda kind, data: None, *rest, **named):
+def tapped(run_mutations):
+    # The commands call run_mutations (the catalog already read), not run_lab.
+    def run(root, mutations, options, progress=lambda kind, data: None, *rest, **named):
         def tap(kind, data):
             now = time.perf_counter() - t0
             marks.setdefault(kind + ":first", now)
@@ -113,7 +114,7 @@ def tapped(run_lab):
             progress(kind, data)
         marks["lab:start"] = time.perf_counter() - t0
         try:
-            return run_lab(root, options, tap, *rest, **named)
+            return run_mutations(root, mutations, options, tap, *rest, **named)
         finally:
             marks["lab:end"] = time.perf_counter() - t0
     return run
@@ -129,7 +130,7 @@ def tapped_baseline(run_baseline):
             marks["baseline-run:end"] = time.perf_counter() - t0
     return run
 
-TAPS = {"killmap.verdict.lab": ("run_lab", tapped), "killmap.verdict.baseline": ("run_baseline", tapped_baseline)}
+TAPS = {"killmap.verdict.lab": ("run_mutations", tapped), "killmap.verdict.baseline": ("run_baseline", tapped_baseline)}
 
 class Tap(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -146,7 +147,7 @@ class Tap(importlib.abc.MetaPathFinder):
         def exec_module(module):
             load(module)
             setattr(module, attribute, wrap(getattr(module, attribute)))
-            if attribute == "run_lab":
+            if attribute == "run_mutations":
                 marks["killmap_file"] = module.__file__
         spec.loader.exec_module = exec_module
         return spec
@@ -303,9 +304,10 @@ def run_killmap(
 
 
 def _phases(marks: dict) -> dict:
-    """Seconds: process start -> lab, setup (catalog, sandboxes, workers started), baseline
-    (its runs, while the gate builds and checks the mutants: lab.py starts both at once),
-    mutants (baseline in -> last verdict), tail (pool stop, cache, reports, exit).
+    """Seconds: process start -> lab (interpreter, imports, the catalog read), setup (mutants,
+    sandboxes, workers started), baseline (its runs, while the gate builds and checks the
+    mutants: lab.py starts both at once), mutants (baseline in -> last verdict), tail (pool
+    stop, cache, reports, exit).
 
     The baseline is timed around run_baseline itself: the lab announces it only when the first
     mutant is about to run on it, so its progress events came together and the baseline read
