@@ -1,9 +1,10 @@
 """The real-world corpus: killmap's verdicts on code nobody here wrote, against ground truth.
 
-    python3 benchmarks/realworld.py [--only packaging|click] [--keep] [--killmap-root DIR]
-                                    [--skip NAME ...] [--jobs N] [--work DIR] [--no-swap]
+    python3 benchmarks/realworld.py [--only packaging|click|werkzeug|markupsafe] [--keep]
+                                    [--killmap-root DIR] [--skip NAME ...] [--jobs N]
+                                    [--work DIR] [--no-swap]
 
-For each corpus (packaging, click) this downloads the sdist at a pinned version with pip,
+For each corpus (packaging, click, werkzeug, markupsafe) this downloads the sdist at a pinned version with pip,
 extracts it, copies in our catalog (benchmarks/realworld/<corpus>/catalog.toml) as
 mutations/<corpus>.toml, runs `killmap run --no-cache` there and reads killmap.json. Each
 mutation's verdict, red set and mutant text are compared with the ground truth beside the
@@ -46,13 +47,16 @@ DEFAULT_WORK = CORPUS_DIR / ".work"
 # The test tools, pinned: the ground truth was observed with exactly these, so a newer
 # pytest changing an outcome must show up as a deliberate re-observation, not as drift.
 # pytest 8.3.4 is what click 8.1.8's requirements/tests.txt pins; pretend is the only
-# test dependency packaging's tests/requirements.txt adds that the gate's tests import.
-TEST_TOOLS = ("pytest==8.3.4", "pretend==1.0.9")
+# test dependency packaging's tests/requirements.txt adds that the gate's tests import;
+# werkzeug's tests/conftest.py imports ephemeral_port_reserve at its top, and werkzeug
+# itself imports markupsafe (installed --no-deps from its sdist, it needs it there),
+# pinned at the markupsafe corpus's own version.
+TEST_TOOLS = ("pytest==8.3.4", "pretend==1.0.9", "ephemeral-port-reserve==1.1.4", "markupsafe==3.0.2")
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """One real project, taken from its sdist (both ship their tests in it)."""
+    """One real project, taken from its sdist (each ships its tests in it)."""
 
     name: str  # also the catalog's folder under benchmarks/realworld/
     version: str
@@ -74,7 +78,12 @@ class Corpus:
         return CORPUS_DIR / self.name / "ground_truth.toml"
 
 
-CORPORA = (Corpus("packaging", "24.2"), Corpus("click", "8.1.8"))
+CORPORA = (
+    Corpus("packaging", "24.2"),
+    Corpus("click", "8.1.8"),
+    Corpus("werkzeug", "3.1.3"),
+    Corpus("markupsafe", "3.0.2"),
+)
 
 # Verdicts for which the observed red set is the whole story of the run: the tests ran to
 # completion. For `broken` (the mutant never imports: nothing runs, or collection fails)

@@ -1,4 +1,4 @@
-"""The real-world corpora (packaging, click) as subjects of benchmarks/run.py.
+"""The real-world corpora (packaging, click, werkzeug, markupsafe) as subjects of benchmarks/run.py.
 
 The seam: this module knows the corpora (how to prepare them, which interpreter they need,
 how to read their verdicts, how to estimate a partial mutgate run, their table rows);
@@ -36,16 +36,18 @@ def key_of(corpus: rw.Corpus) -> str:
     return f"realworld/{corpus.name}"
 
 
-def prepare(work: Path) -> list[dict]:
-    """One subject per corpus: {"corpus", "key", "root", "catalog", "python", "mutgate_timeout"},
-    or {"corpus", "key", "skipped": why} when it cannot be prepared."""
+def prepare(work: Path, names: list[str] | None = None) -> list[dict]:
+    """One subject per corpus (those named, or all): {"corpus", "key", "root", "catalog",
+    "python", "mutgate_timeout"}, or {"corpus", "key", "skipped": why} when it cannot be
+    prepared."""
+    chosen = [c for c in rw.CORPORA if not names or c.name in names]
     try:
         env = rw.prepare_env(rw.DEFAULT_WORK, rw.REPO)
     except (subprocess.CalledProcessError, OSError) as exc:
         why = f"the corpus venv could not be built ({type(exc).__name__}: {exc})"
-        return [{"corpus": c, "key": key_of(c), "skipped": why} for c in rw.CORPORA]
+        return [{"corpus": c, "key": key_of(c), "skipped": why} for c in chosen]
     subjects = []
-    for corpus in rw.CORPORA:
+    for corpus in chosen:
         try:
             root = rw.extract(env, corpus, work / "realworld")
         # realworld.py reports a malformed sdist with SystemExit (it is a script); here it
@@ -78,7 +80,7 @@ def prepare(work: Path) -> list[dict]:
 def catalog_timeout(catalog: Path) -> float | None:
     """The largest timeout the catalog states ([gate] or per mutation), for mutgate's --timeout.
 
-    Both catalogs hold an endless-loop mutant, and mutgate waits for ever without a timeout.
+    Every catalog holds a mutant that never ends, and mutgate waits for ever without a timeout.
     mutgate has one timeout per whole-gate run, killmap one per mutation; the largest the
     catalog allows is the one that lets every ordinary run finish (the whole gate takes
     2-20 s here) and makes an endless mutant cost mutgate what it costs killmap.

@@ -1,6 +1,7 @@
 """killmap benchmarks: against mutgate 0.1.1, against the floor, and scaling.
 
     python3 benchmarks/run.py [--quick] [--repeat R] [--out reports/bench] [--skip-realworld]
+                              [--corpus NAME ...]
 
 Creates benchmarks/.venv (gitignored) on first use with `pip install -e .[bench]`
 (killmap, mutgate==0.1.1, matplotlib) and re-runs itself there; the project's own .venv
@@ -33,7 +34,8 @@ every row alike, and the median is reported; the others run once, in the first r
      1  killmap on S1000 with K = 10 and 25 mutations (`--only`), and with --no-confirm.
      R  The cached re-run of S1000: one populating run (without --no-cache), then
         `killmap run` again, each repeat.
-  d. R  The real-world corpora packaging 24.2 and click 8.1.8 (benchmarks/realworld_bench.py
+  d. R  The real-world corpora packaging 24.2, click 8.1.8, werkzeug 3.1.3 and markupsafe
+        3.0.2, or those --corpus names (benchmarks/realworld_bench.py
         prepares them with benchmarks/realworld.py's own functions): killmap as in a., its
         verdict counts and how many match the corpus's observed ground truth; the floor as
         in b.; killmap / floor, target <=1.5x (a mutant killmap saw time out costs it the
@@ -56,8 +58,8 @@ every row alike, and the median is reported; the others run once, in the first r
      floor allows.
 
 killmap runs through a thin driver that calls `killmap.cli.main` unchanged and timestamps
-the lab's progress events, splitting each run into startup (interpreter + imports),
-setup (catalog, mutants, sandboxes, workers), baseline, mutants and tail. killmap's source
+the lab's progress events, splitting each run into startup (interpreter + imports + catalog),
+setup (mutants, sandboxes, workers), baseline, mutants and tail. killmap's source
 is frozen at the start of the run (copied and put first on PYTHONPATH), because other
 engineers may edit src/killmap meanwhile. Walls are measured around each whole command.
 
@@ -102,8 +104,9 @@ import importlib.abc, json, os, sys, time
 t0 = time.perf_counter()
 marks = {}
 
-def tapped(run_lab):
-    def run(root, options, progress=lambda kind, data: None, *rest, **named):
+def tapped(run_mutations):
+    # The commands call run_mutations (the catalog already read), not run_lab.
+    def run(root, mutations, options, progress=lambda kind, data: None, *rest, **named):
         def tap(kind, data):
             now = time.perf_counter() - t0
             marks.setdefault(kind + ":first", now)
@@ -111,7 +114,7 @@ def tapped(run_lab):
             progress(kind, data)
         marks["lab:start"] = time.perf_counter() - t0
         try:
-            return run_lab(root, options, tap, *rest, **named)
+            return run_mutations(root, mutations, options, tap, *rest, **named)
         finally:
             marks["lab:end"] = time.perf_counter() - t0
     return run
@@ -127,7 +130,7 @@ def tapped_baseline(run_baseline):
             marks["baseline-run:end"] = time.perf_counter() - t0
     return run
 
-TAPS = {"killmap.verdict.lab": ("run_lab", tapped), "killmap.verdict.baseline": ("run_baseline", tapped_baseline)}
+TAPS = {"killmap.verdict.lab": ("run_mutations", tapped), "killmap.verdict.baseline": ("run_baseline", tapped_baseline)}
 
 class Tap(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -144,7 +147,7 @@ class Tap(importlib.abc.MetaPathFinder):
         def exec_module(module):
             load(module)
             setattr(module, attribute, wrap(getattr(module, attribute)))
-            if attribute == "run_lab":
+            if attribute == "run_mutations":
                 marks["killmap_file"] = module.__file__
         spec.loader.exec_module = exec_module
         return spec
@@ -301,9 +304,10 @@ def run_killmap(
 
 
 def _phases(marks: dict) -> dict:
-    """Seconds: process start -> lab, setup (catalog, sandboxes, workers started), baseline
-    (its runs, while the gate builds and checks the mutants: lab.py starts both at once),
-    mutants (baseline in -> last verdict), tail (pool stop, cache, reports, exit).
+    """Seconds: process start -> lab (interpreter, imports, the catalog read), setup (mutants,
+    sandboxes, workers started), baseline (its runs, while the gate builds and checks the
+    mutants: lab.py starts both at once), mutants (baseline in -> last verdict), tail (pool
+    stop, cache, reports, exit).
 
     The baseline is timed around run_baseline itself: the lab announces it only when the first
     mutant is about to run on it, so its progress events came together and the baseline read
@@ -500,6 +504,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="leave out the real-world corpora (they download their sdists on first use)",
     )
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        choices=[c.name for c in realworld_bench.rw.CORPORA],
+        help="measure only this real-world corpus (repeatable; default: all of them)",
+    )
     args = ap.parse_args(argv)
     ensure_venv()
     repeat = args.repeat or (1 if args.quick else 3)
@@ -519,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         bundled = prepare_bundled(work)
         if "skipped" in bundled:
             say(f"bundled catalog SKIPPED: {bundled['skipped']}")
-        corpora = [] if args.skip_realworld else realworld_bench.prepare(work)
+        corpora = [] if args.skip_realworld else realworld_bench.prepare(work, args.corpus)
         for subject in corpora:
             if "skipped" not in subject:
                 subject.update(

@@ -1,6 +1,6 @@
 """Observe the ground truth of a corpus catalog with plain pytest, never through killmap's runner.
 
-    python3 benchmarks/realworld/observe.py packaging|click [NAME ...] [--runs 2]
+    python3 benchmarks/realworld/observe.py packaging|click|werkzeug|markupsafe [NAME ...] [--runs 2]
 
 For each mutation of benchmarks/realworld/<corpus>/catalog.toml (or only those named):
 
