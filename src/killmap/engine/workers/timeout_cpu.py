@@ -1,4 +1,10 @@
-"""Whether a run stopped at its limit was busy or idle when it was stopped.
+"""A run's limit, in time it could run, and whether a run stopped at it was busy or idle.
+
+A limit is time the run could have used: where the kernel kept the run's process waiting for
+a CPU (a loaded runner), the wall-clock deadline moves on by that wait, up to STRETCH times the
+limit (Linux's /proc/PID/schedstat; elsewhere the limit is wall-clock time). A mutant's
+verdict must not depend on what else the machine ran: without this, a test that needs 1.5 s
+of CPU against a 5 s limit timed out on a runner that gave it a quarter of a core.
 
 A timeout is not always an infinite loop: an `await` that never resolves or a thread stuck
 in `sleep()` is no loop, and the fix differs, so a timeout says which it was. The worker
@@ -15,6 +21,9 @@ from dataclasses import dataclass
 # to none (0.01 s in 0.75 s).
 BUSY_SHARE = 0.1
 WINDOW = 5.0  # at most this many seconds of the limit's end are watched
+# A starved run's limit grows by its wait for a CPU to at most this many times itself: a loop
+# on a machine that gives it a tenth of a core still ends, at 4 x its limit.
+STRETCH = 4.0
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -31,6 +40,60 @@ def cpu_seconds(pid: int) -> float | None:
         return ticks / os.sysconf("SC_CLK_TCK")
     except (IndexError, ValueError, OSError):
         return None
+
+
+def run_delay(group: int) -> float | None:
+    """The seconds the threads of process group `group` have spent ready to run but waiting
+    for a CPU, all together; None where /proc cannot say. A run is a new group, so every count
+    began with it. The tests need not run on the group's first thread, nor in its first process
+    (a red is confirmed in a child, after the run): their waits follow one another, and add up.
+    Two threads kept waiting at once would count twice, but under the GIL a second runnable
+    thread is rare, and STRETCH bounds what any count can add."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    total = None
+    for entry in entries:
+        if not entry.isdigit() or _group_of(entry) != group:
+            continue
+        try:
+            threads = os.listdir(f"/proc/{entry}/task")
+        except OSError:
+            continue  # ended since the listing
+        for thread in threads:
+            try:
+                with open(f"/proc/{entry}/task/{thread}/schedstat", "rb") as stat:
+                    waited = int(stat.read().split()[1]) / 1e9  # on-CPU, run-queue wait, slices: ns
+            except OSError:
+                continue
+            except (IndexError, ValueError):
+                return None
+            total = waited if total is None else total + waited
+    return total
+
+
+def _group_of(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[-1].split()[2])  # pgrp, field 5
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Limit:
+    """`seconds` from `started` (time.perf_counter) for the run whose process group is `group`,
+    in time it could run: the wall-clock deadline is later by the time its threads were kept
+    waiting for a CPU, up to STRETCH times the limit."""
+
+    group: int
+    started: float
+    seconds: float
+
+    def deadline(self) -> float:
+        waited = run_delay(self.group) or 0.0
+        return self.started + min(self.seconds + waited, self.seconds * STRETCH)
 
 
 def watch_window(limit: float) -> float:

@@ -36,7 +36,7 @@ from killmap.engine.workers.before_fork import preload_for_forks
 from killmap.engine.workers.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
 from killmap.engine.workers.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.workers.session import FALLBACK, SessionServer
-from killmap.engine.workers.timeout_cpu import CpuSample, cpu_seconds, watch_window
+from killmap.engine.workers.timeout_cpu import CpuSample, Limit, cpu_seconds, watch_window
 from killmap.engine.workers.worker_forks import fork_workers, pipes_from
 
 _current_child: list[int] = []
@@ -186,7 +186,8 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         _child(request)
     _current_child.append(pid)
     _name_run(request, pid)
-    deadline = started + request["timeout"]
+    limit = Limit(pid, started, request["timeout"])
+    deadline = started + request["timeout"]  # /proc is read only once a limit is reached
     watch_from = deadline - watch_window(request["timeout"])
     sample: CpuSample | None = None
     stuck = ""
@@ -201,6 +202,9 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         if sample is None and time.perf_counter() >= watch_from:
             sample = CpuSample(cpu_seconds(pid), time.perf_counter())
         if time.perf_counter() >= deadline:
+            deadline = limit.deadline()  # later by what a loaded machine kept it waiting
+            if time.perf_counter() < deadline:
+                continue
             timed_out = True
             stuck = sample.state(pid, time.perf_counter()) if sample else ""
             try:
@@ -539,10 +543,17 @@ def _wait_for_fork(
     # A fork does not collect: its limit is not charged for the collection a fresh session
     # pays (trial.Limits); a fallback below gets the fresh limit from its own start.
     limit = request.get("swap_timeout", request["timeout"])
+    bound = Limit(pid, started, limit)
     done = _read_line(server, started + limit - watch_window(limit))
     sample = CpuSample(cpu_seconds(pid), time.perf_counter())
-    if done is None:
-        done = _read_line(server, started + limit)
+    deadline = started + limit
+    while done is None:
+        done = _read_line(server, deadline)
+        if done is not None or time.perf_counter() < deadline:
+            break  # the fork's word, or the server gone
+        deadline = bound.deadline()  # later by what a loaded machine kept it waiting
+        if time.perf_counter() >= deadline:
+            break
     timed_out = done is None
     stuck = sample.state(pid, time.perf_counter()) if timed_out else ""
     if timed_out:

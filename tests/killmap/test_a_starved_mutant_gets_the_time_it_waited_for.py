@@ -1,0 +1,80 @@
+"""A mutant's limit is time it could run: on a loaded machine, the time the kernel kept its
+run waiting for a CPU is added to its deadline (engine/workers/timeout_cpu.Limit), so its
+verdict does not depend on what else the runner ran.
+
+The load is made, not hoped for: the gate and a busy loop share one CPU, the gate at a lower
+priority, so the mutant's run gets about a third of that CPU. The mutant needs 0.8 s of CPU
+for its run and as much for its red's confirmation, against a 3 s limit (the original needs
+0.2 s): without the added wait it would time out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gatekit import gate_env, write_project
+
+SOURCE = (
+    "import time\n\n\ndef burn(seconds):\n    start = time.process_time()\n"
+    "    while time.process_time() - start < seconds:\n        pass\n\n\n"
+    "def answer():\n    burn(0.2)\n    return 42\n"
+)
+TEST = "from pkg import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"
+CATALOG = (
+    '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+    '[[mutation]]\nname = "answer-off-by-one"\ntarget = "pkg/__init__.py::answer"\nop = "replace"\n'
+    'old = "burn(0.2)\\n    return 42"\nnew = "burn(0.8)\\n    return 41"\ntimeout = 3\n'
+    'kills = ["tests/test_pkg.py::test_answer"]\n'
+)
+
+
+def _schedstat_here() -> bool:
+    return sys.platform.startswith("linux") and Path("/proc/self/schedstat").is_file()
+
+
+@pytest.mark.skipif(not _schedstat_here(), reason="the run-queue wait is Linux's /proc/PID/schedstat")
+def test_a_mutant_starved_of_cpu_past_its_limit_is_judged_by_its_tests_not_timed_out(tmp_path):
+    project = write_project(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": SOURCE,
+            "tests/test_pkg.py": TEST,
+            "mutations/pkg.toml": CATALOG,
+        },
+    )
+    cpu = min(os.sched_getaffinity(0))
+
+    def one_cpu(niceness: int):
+        def pin() -> None:
+            os.sched_setaffinity(0, {cpu})
+            os.nice(niceness)
+
+        return pin
+
+    hog = subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"], preexec_fn=one_cpu(0))
+    try:
+        reports = tmp_path / "reports"
+        done = subprocess.run(
+            [sys.executable, "-m", "killmap", "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1"]
+            + ["--report-dir", str(reports)],
+            cwd=project,
+            env=gate_env(project),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            preexec_fn=one_cpu(4),
+        )
+    finally:
+        hog.kill()
+        hog.wait()
+    assert (reports / "killmap.json").is_file(), done.stdout + done.stderr
+    entry = json.loads((reports / "killmap.json").read_text())["mutations"][0]
+    assert entry["verdict"] == "held", entry["detail"]
+    assert [red["id"] for red in entry["red"]] == ["tests/test_pkg.py::test_answer"]
+    # Starved indeed: its run outlasted the 3 s limit on the clock, and still was not cut off.
+    assert entry["duration_seconds"] > 3.0, entry
