@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from killmap import timeline
 from killmap.commands.shared import (
     EXIT_HELD,
     add_annotations_option,
@@ -87,17 +88,20 @@ def main(args: argparse.Namespace) -> int:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     from killmap.engine import Launch
 
+    timeline.mark("launch")
     # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
     with Launch(args.jobs) as launch:  # no run has more sandboxes than jobs (lab._sandboxes)
         return _run_launched(root, args, launch)
 
 
 def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
-    from killmap.catalog.plan import read_plan
-    from killmap.report.annotations import publish
-    from killmap.report.console import LiveProgress, make_console, render
-    from killmap.report.document import check_report_dir, to_json, write_reports
-    from killmap.verdict.lab import LabOptions, run_mutations
+    timeline.mark("launched")
+    with timeline.span("imports"):
+        from killmap.catalog.plan import read_plan
+        from killmap.report.annotations import publish
+        from killmap.report.console import LiveProgress, make_console, render
+        from killmap.report.document import check_report_dir, to_json, write_reports
+        from killmap.verdict.lab import LabOptions, run_mutations
 
     reports = report_dir(args.report_dir, root)
     check_report_dir(reports)
@@ -123,21 +127,24 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
 
         names = changed_mutations(root, options, args.changed or None)
         options = LabOptions(**{**options.__dict__, "names": tuple(names)})
-    plan = read_plan(root, options)  # before the run: a bad --durations costs no time
+    with timeline.span("plan"):
+        plan = read_plan(root, options)  # before the run: a bad --durations costs no time
     if names is not None:
         console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
         if not names:
             return EXIT_HELD
-    with LiveProgress(console) as progress:
+    with LiveProgress(console) as progress, timeline.span("lab"):
         result = run_mutations(root, plan.mutations, options, progress, launch=launch, recorded=plan.durations)
-    render(console, result, plan.named)
-    document = to_json(result, root)
-    if options.shard:
-        document["shard"] = args.shard
-        document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
-    paths = write_reports(document, reports)
-    console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
-    publish(document, paths["markdown"], args.annotations)
+    with timeline.span("render"):
+        render(console, result, plan.named)
+    with timeline.span("reports"):
+        document = to_json(result, root)
+        if options.shard:
+            document["shard"] = args.shard
+            document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
+        paths = write_reports(document, reports)
+        console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+        publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
 
 

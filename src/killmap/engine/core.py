@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from killmap import timeline
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.catalog.project import ignored_package_files
 from killmap.engine.containment.cache_folders import cache_base, displaced_folder, rewrites_folder
@@ -105,8 +106,9 @@ class Engine:
             )
             for worker in self.pool.workers:
                 worker.memory_limit = limit
-            pristine = self.scratch.pristine_copy(root, files)
-            hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
+            with timeline.span("pristine copy"):
+                pristine = self.scratch.pristine_copy(root, files)
+                hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             containment = Containment(
                 TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
                 self.displaced,
@@ -115,6 +117,7 @@ class Engine:
                 ),
             )
             self.containment = containment
+            timeline.mark("tree guard")
             self._begin_copies(pristine, files, hashes, trees)
             for worker in self.pool.workers:
                 worker.containment = containment
@@ -158,6 +161,10 @@ class Engine:
         return self.pool.map(jobs, run, on_done)
 
     def close(self) -> None:
+        with timeline.span("engine close"):
+            self._close()
+
+    def _close(self) -> None:
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)
             self._switch_interval = None

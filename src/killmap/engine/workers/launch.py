@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from killmap import timeline
 from killmap.engine.containment.landlock import hide_from_tests
 from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.workers.worker_forks import open_pipes
@@ -45,6 +46,7 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("COVERAGE_CORE", None)  # per-test contexts need the C tracer; see worker
     arguments, inherited, siblings = open_pipes(count - 1)
+    timeline.mark("start workers", count=count)
     try:
         first = subprocess.Popen(
             [sys.executable, "-m", "killmap.engine.workers.worker", *arguments],
