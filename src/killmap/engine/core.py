@@ -87,6 +87,7 @@ class Engine:
         # the time), so every message names the folder that really holds it.
         self.displaced = displaced_folder(cache_dir)
         self.cache_dir = cache_dir  # where what outlives the gate goes (cachedirs)
+        self.launch = launch  # the command's: it finishes what this engine leaves at its close
         # Every sandbox, the pristine copy, and room for what the runs write beside them.
         self.scratch = Scratch(scratch_parent(_bytes_of(root, files, trees), count + 2))
         self.scratch.kept_rewrites = rewrites_folder(cache_dir)
@@ -170,16 +171,29 @@ class Engine:
             self._switch_interval = None
         closes: list[Callable[[], None]] = []
         if self.pool is not None:
-            closes += self.pool.stop()
+            with timeline.span("stop workers"):
+                closes += self.pool.stop()
             self.pool = None
-            self._final_check()
+            with timeline.span("final check"):
+                self._final_check()
         if self.containment is not None:
             closes.append(self.containment.tree.close)
+        # Every process is gone and the tree was checked a last time: what is left (the watches
+        # closed, the rewrites kept, the scratch removed) changes no verdict and nothing the
+        # command says, so it goes on beside the command's reports when the command has a launch
+        # to finish it before the command ends.
+        if self.launch is not None:
+            self.launch.behind(lambda: self._leave(closes))
+        else:
+            self._leave(closes)
+
+    def _leave(self, closes: list[Callable[[], None]]) -> None:
         if self.scratch.kept_rewrites is not None:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
         # All at once: each watch's close waits on the kernel, and the scratch's removal on the
         # disk (inotify_watch.close_together says why that is most of a gate's last 50 ms).
-        close_together([*closes, self.scratch.close_watch, self.scratch.remove_files])
+        with timeline.span("scratch removed"):
+            close_together([*closes, self.scratch.close_watch, self.scratch.remove_files])
 
     def _final_check(self) -> None:
         """The whole tree once more, its slow folders included, with no run left to blame:
