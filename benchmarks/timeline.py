@@ -136,7 +136,8 @@ def spans_of(events: list[dict]) -> tuple[list[Span], list[tuple[str, dict]]]:
     spans: list[Span] = []
     marks: list[tuple[str, dict]] = []
     for e in sorted(events, key=lambda e: e["t"]):
-        lane = names.get(e["pid"], f"pid {e['pid']}")
+        # A process no mark names is a copy a run forked in turn: its confirmation.
+        lane = names.get(e["pid"], "confirmation copies")
         if lane == "gate" and e["thread"] != "MainThread":
             lane = f"gate: {e['thread']}"
         about = {k: v for k, v in e.items() if k not in ("t", "pid", "thread", "event", "at")}
@@ -182,7 +183,14 @@ LETTERS = {
     "mutant": "M",
     "await ready": "r",
     "await sandbox": "s",
+    "compose": "o",
     "request": "q",
+    "guards": "g",
+    "sandbox guard": "a",
+    "stop workers": "x",
+    "final check": "f",
+    "scratch removed": "z",
+    "tests": "t",
     "results": ".",
     "render": "R",
     "reports": "W",

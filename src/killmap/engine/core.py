@@ -109,6 +109,10 @@ class Engine:
                 worker.memory_limit = limit
             with timeline.span("pristine copy"):
                 pristine = self.scratch.pristine_copy(root, files)
+            # The workers copy their sandboxes from here on, while the gate hashes the copy and
+            # sets up the working tree's guard: no sandbox is guarded before its copy is read back.
+            self._begin_copies(pristine, files, trees)
+            with timeline.span("pristine hashes"):
                 hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             containment = Containment(
                 TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
@@ -119,22 +123,25 @@ class Engine:
             )
             self.containment = containment
             timeline.mark("tree guard")
-            self._begin_copies(pristine, files, hashes, trees)
             for worker in self.pool.workers:
+                if trees is None:
+                    worker.copied_from_hashes(hashes)
                 worker.containment = containment
                 worker.pristine_check = self.scratch.repair_pristine
         except BaseException:
             self.close()
             raise
 
-    def _begin_copies(self, pristine: Path, files: list[str], hashes, trees: list[dict[str, bytes]] | None) -> None:
+    def _begin_copies(self, pristine: Path, files: list[str], trees: list[dict[str, bytes]] | None) -> None:
         """Each worker copies its own sandbox, in parallel with the others and with the gate's
-        own work (building mutants): copying is thousands of small system calls."""
+        own work (hashing the pristine copy, building mutants): copying is thousands of small
+        system calls."""
         assert self.pool is not None
+        timeline.mark("copies ordered")
         if trees is None:
             manifest = self.scratch.manifest(files, "files")
             for worker in self.pool.workers:
-                worker.begin_copy(pristine, files, manifest, hashes)
+                worker.begin_copy(pristine, files, manifest)
             return
         for worker, tree in zip(self.pool.workers, trees, strict=True):
             own = self.scratch.tree_copy(tree, f"tree-{worker.index}")

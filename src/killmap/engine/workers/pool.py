@@ -87,6 +87,15 @@ class Worker:
         except BrokenPipeError:
             pass  # the worker is gone: wait_ready says so
 
+    def copied_from_hashes(self, hashes: dict[str, str]) -> None:
+        """The hashes of the copy this worker's sandbox is being copied from, known after the
+        order went out (Engine hashes the pristine copy while the workers copy it): its guard,
+        and a replacement's, are set with them."""
+        if self.copying is not None:
+            self.copying = (*self.copying[:2], hashes)
+        if self.order is not None:
+            self.order = (*self.order[:3], hashes)
+
     def wait_sandbox(self) -> None:
         """Wait until the sandbox is copied, then guard it as copied."""
         self.wait_ready()
