@@ -90,7 +90,6 @@ def run_mutations(
     pending = [m for m in mutations if not lab.cached_already(m, known[m.name])]
     if not pending and launch is not None:
         launch.dismiss()  # every verdict is cached: no worker will be needed
-    progress("planned", len(mutations))
     to_run, baselines = _settle_then_run(lab, mutations, known, pending, early_baseline)
     _judge_controls(mutations, lab.decided)
     lab.announce.rest()
@@ -323,6 +322,9 @@ def _build_while_the_baseline_runs(
                 lab.announced,
                 lab.recorded,
             )
+        # Said once the engine has begun (its workers copy and collect meanwhile): what hears it
+        # may have its own start to make (the run command's progress bar imports rich).
+        lab.progress("planned", len(mutations))
         with _prompt_handover():
             for mutation in mutations:
                 with timeline.span("build", mutation=mutation.name):
