@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from killmap import timeline
 from killmap.commands.shared import EXIT_ERROR, EXIT_INTERRUPTED
 from killmap.errors import GateError
 
@@ -58,8 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    timeline.begin()
+    timeline.mark("main")
     with _ending_signals_interrupt():
         args = build_parser().parse_args(argv)
+        timeline.mark("parsed")
         try:
             return _dispatch(args)
         except GateError as exc:
@@ -148,6 +152,7 @@ def entry() -> None:
     with its own code (130, or 143 and 129 for SIGTERM and SIGHUP, raised the same way).
     """
     code = main()
+    timeline.mark("exit")
     if code in INTERRUPTED_CODES:
         _flushed()  # a reader gone too (^C on `killmap run | less`) leaves no traceback
         os._exit(code)

@@ -52,3 +52,26 @@ def test_every_command_is_declared_by_its_own_module_with_its_main():
         assert main.__module__.removeprefix("killmap.commands.") in cli.COMMANDS, name
     for module in cli.COMMANDS:
         assert callable(import_module(f"killmap.commands.{module}").add_parser), module
+
+
+# What a command needs only to run: the catalogs' reader, libcst, the lab and its judge, the
+# reports, the engine's insides. A gate starts its first worker after its parser is built, and
+# every module imported to build it delayed that worker (the judge alone: a quarter of a second).
+NOT_TO_PARSE = ("killmap.verdict", "killmap.report", "killmap.mutate", "killmap.engine.", "killmap.catalog.reader")
+
+
+def test_building_the_parser_imports_nothing_a_command_needs_only_to_run():
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom killmap.cli import build_parser\nbuild_parser()\nprint(' '.join(sorted(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = done.stdout.split()
+    assert "killmap.commands.run" in imported  # the parser was built of every command's module
+    assert [m for m in imported if m.startswith(NOT_TO_PARSE) or m in ("libcst", "pytest")] == []

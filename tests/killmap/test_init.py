@@ -17,8 +17,9 @@ import pytest
 from gatekit import copy_fixture, run_gate
 
 import killmap
+from killmap.catalog.init_detect import detect
 from killmap.catalog.reader import OPERATORS
-from killmap.commands.init import detect, render
+from killmap.commands.init import render
 from killmap.errors import GateError
 
 if sys.version_info >= (3, 11):

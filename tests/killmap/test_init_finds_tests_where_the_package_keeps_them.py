@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from gatekit import copy_fixture, run_gate
 
-from killmap.commands.init import detect
+from killmap.catalog.init_detect import detect
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from killmap.catalog.reader import GateSettings, Mutation
-from killmap.catalog.testids import TestIndex
 from killmap.commands.shared import project_root
 from killmap.errors import GateError
 
-if TYPE_CHECKING:  # the engine and libcst are imported when the command runs, not to parse
+if TYPE_CHECKING:  # the catalogs, the engine and libcst are imported when the command runs, not to parse
+    from killmap.catalog.reader import GateSettings, Mutation
     from killmap.engine import Launch
     from killmap.mutate.mutant import Mutant
     from killmap.verdict.collection import Collection
@@ -157,6 +156,7 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateEr
 
 def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
     """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
+    from killmap.catalog.testids import TestIndex
     from killmap.verdict.baseline import deselected_note
 
     index, deselected = TestIndex(collection.ids), TestIndex(tuple(collection.deselected))

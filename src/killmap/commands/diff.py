@@ -14,7 +14,6 @@ from pathlib import Path
 
 from killmap.commands.shared import EXIT_FAILED, EXIT_HELD, add_annotations_option
 from killmap.errors import GateError
-from killmap.report.cells import write_whole
 
 
 def add_parser(sub) -> None:
@@ -47,6 +46,8 @@ def main(args: argparse.Namespace) -> int:
 def _write(path: Path | None, text: str, option: str) -> None:
     if path is None:
         return
+    from killmap.report.cells import write_whole
+
     try:
         write_whole({path: text})
     except OSError as exc:

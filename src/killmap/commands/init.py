@@ -17,12 +17,14 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from killmap import __version__
-from killmap.catalog.init_detect import Plan, choice_reason, detect
-from killmap.catalog.workspace import enclosing_workspace
 from killmap.commands.shared import project_root
 from killmap.errors import GateError
+
+if TYPE_CHECKING:  # what reads the project is imported when the command runs, not to parse
+    from killmap.catalog.init_detect import Plan
 
 
 def add_parser(sub) -> None:
@@ -41,6 +43,9 @@ def main(args: argparse.Namespace) -> int:
 
 def write_catalog(root: Path, package: str | None = None) -> int:
     """mutations/<package>.toml, never over an existing catalog, each example verified."""
+    from killmap.catalog.init_detect import choice_reason, detect
+    from killmap.catalog.workspace import enclosing_workspace
+
     plan = detect(root, package)
     path = root / "mutations" / f"{plan.package}.toml"
     rel = path.relative_to(root).as_posix()
@@ -333,6 +338,8 @@ def _verified(root: Path, plan: Plan, target: str) -> list[_Verified]:
 
 def _header(plan: Plan, target: str) -> list[str]:
     """What the catalog is and how to go on from it, then the detected [gate]."""
+    from killmap.catalog.init_detect import choice_reason
+
     return [
         f"# killmap catalog for {plan.package}, written by `killmap init` (killmap {__version__}).",
         "#",

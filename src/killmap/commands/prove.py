@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from killmap.catalog.testids import matches
 from killmap.commands.shared import (
     REPORTS_ON_REQUEST_HELP,
     add_report_options,
@@ -26,9 +25,8 @@ from killmap.commands.shared import (
     usable_jobs,
     write_lab_reports,
 )
-from killmap.commands.trying import UNREADABLE
+from killmap.commands.trying import unreadable
 from killmap.errors import GateError
-from killmap.verdict import judge
 
 if TYPE_CHECKING:  # the engine and the lab are imported when the command runs, not to parse
     from killmap.engine import Launch
@@ -142,6 +140,7 @@ def run_prove(
     launch: Launch | None = None,
 ) -> tuple[list[Proof], LabResult]:
     """Each given test's proof, and the verdicts they were read from (for the reports)."""
+    from killmap.catalog.testids import matches
     from killmap.verdict.lab import LabOptions, load, run_mutations
 
     _, mutations = load(root, LabOptions(catalogs=options.catalogs))
@@ -192,12 +191,14 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
     if not mutant.applied or baseline is None:
         # Nothing ran (not applied, or every verdict decided before a baseline): no reach to read.
         return Finding(status=NOT_MEASURED, detail=f"{verdict.verdict}: {verdict.detail}", **base) if named else None
+    from killmap.catalog.testids import matches
+    from killmap.verdict import judge
     from killmap.verdict.trial import reaching_tests
 
     reached = [t for t in reaching_tests(mutant, baseline)[0] if matches(test, t)]
     if not reached:
         return Finding(status=NOT_REACHED, detail="the test never executes the mutated code", **base) if named else None
-    if verdict.verdict in UNREADABLE:
+    if verdict.verdict in unreadable():
         return Finding(status=NOT_MEASURED, detail=f"{verdict.verdict}: {verdict.detail}", **base)
     reds = [r for r in verdict.red if matches(test, r.id)]
     if any(r.reached is False for r in reds):

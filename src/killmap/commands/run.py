@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import threading
+from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from killmap import timeline
 from killmap.commands.shared import (
     EXIT_HELD,
     add_annotations_option,
@@ -87,17 +90,19 @@ def main(args: argparse.Namespace) -> int:
         raise GateError("--baseline-runs must be at least 1", field="--baseline-runs")
     from killmap.engine import Launch
 
+    timeline.mark("launch")
     # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
     with Launch(args.jobs) as launch:  # no run has more sandboxes than jobs (lab._sandboxes)
         return _run_launched(root, args, launch)
 
 
 def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
-    from killmap.catalog.plan import read_plan
-    from killmap.report.annotations import publish
-    from killmap.report.console import LiveProgress, make_console, render
-    from killmap.report.document import check_report_dir, to_json, write_reports
-    from killmap.verdict.lab import LabOptions, run_mutations
+    timeline.mark("launched")
+    with timeline.span("imports"):
+        from killmap.catalog.plan import read_plan
+        from killmap.report.annotations import publish
+        from killmap.report.document import check_report_dir, to_json, write_reports
+        from killmap.verdict.lab import LabOptions, run_mutations
 
     reports = report_dir(args.report_dir, root)
     check_report_dir(reports)
@@ -116,29 +121,73 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         tracer=args.reach_tracer,
         seed=parse_seed(args.seed),
     )
-    console = make_console()
+    progress = _LateProgress()
     names = None
     if args.changed is not None:
         from killmap.verdict.changed import changed_mutations
 
         names = changed_mutations(root, options, args.changed or None)
         options = LabOptions(**{**options.__dict__, "names": tuple(names)})
-    plan = read_plan(root, options)  # before the run: a bad --durations costs no time
+    with timeline.span("plan"):
+        plan = read_plan(root, options)  # before the run: a bad --durations costs no time
     if names is not None:
-        console.print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
+        progress.console().print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
         if not names:
             return EXIT_HELD
-    with LiveProgress(console) as progress:
+    with progress, timeline.span("lab"):
         result = run_mutations(root, plan.mutations, options, progress, launch=launch, recorded=plan.durations)
-    render(console, result, plan.named)
-    document = to_json(result, root)
-    if options.shard:
-        document["shard"] = args.shard
-        document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
-    paths = write_reports(document, reports)
-    console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
-    publish(document, paths["markdown"], args.annotations)
+    from killmap.report.console import render
+
+    console = progress.console()
+    with timeline.span("render"):
+        render(console, result, plan.named)
+    with timeline.span("reports"):
+        document = to_json(result, root)
+        if options.shard:
+            document["shard"] = args.shard
+            document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
+        paths = write_reports(document, reports)
+        console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+        publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
+
+
+class _LateProgress:
+    """The gate's progress bar, begun at the lab's first event: rich (a tenth of a second, a third
+    when the machine is loaded) is imported then, while the workers copy and collect, not on the
+    gate's way to its engine, which the workers' sandboxes wait for."""
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+        self._console: Any = None
+        self._live: Any = None
+        self._lock = threading.Lock()  # the lab's events come from its threads too
+
+    def console(self) -> Any:
+        with self._lock:
+            return self._made_console()
+
+    def _made_console(self) -> Any:
+        if self._console is None:
+            from killmap.report.console import make_console
+
+            self._console = make_console()
+        return self._console
+
+    def __call__(self, kind: str, data: Any) -> None:
+        with self._lock:
+            if self._live is None:
+                from killmap.report.console import LiveProgress
+
+                self._live = self._stack.enter_context(LiveProgress(self._made_console()))
+                timeline.mark("progress begun")
+        self._live(kind, data)
+
+    def __enter__(self) -> _LateProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stack.__exit__(*exc)
 
 
 def _durations_for_shards(args: argparse.Namespace) -> Path | None:

@@ -31,7 +31,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog.reader import OP_FIELDS, GateSettings, entry_mutation, load_catalog
+from killmap.catalog.contract import OP_FIELDS
 from killmap.commands.shared import (
     REPORTS_ON_REQUEST_HELP,
     add_report_options,
@@ -42,24 +42,29 @@ from killmap.commands.shared import (
     write_lab_reports,
 )
 from killmap.errors import GateError
-from killmap.report.cells import cause_of, explanation
-from killmap.verdict import judge
 
-if TYPE_CHECKING:  # the engine and the lab are imported when the command runs, not to parse
+if TYPE_CHECKING:  # the engine, the lab and the judge are imported when the command runs, not to parse
     import argparse
 
     from killmap.engine import Launch
 
-UNREADABLE = {
-    judge.BROKEN_VERDICT: "broken",
-    judge.NOT_APPLIED: "not applied",
-    judge.TIMEOUT: "timeout",
-    judge.FLAKY: "flaky",
-    judge.RANDOMIZED: "randomized",
-    judge.INCONCLUSIVE: "inconclusive",
-    judge.ESCAPED: "escaped",
-    judge.STALE: "stale",
-}
+
+def unreadable() -> dict[str, str]:
+    """The verdicts whose reds say nothing of the mutant, each in the words a run says it."""
+    from killmap.verdict import judge
+
+    return {
+        judge.BROKEN_VERDICT: "broken",
+        judge.NOT_APPLIED: "not applied",
+        judge.TIMEOUT: "timeout",
+        judge.FLAKY: "flaky",
+        judge.RANDOMIZED: "randomized",
+        judge.INCONCLUSIVE: "inconclusive",
+        judge.ESCAPED: "escaped",
+        judge.STALE: "stale",
+    }
+
+
 SHOWN = 8  # green tests listed by name; the rest are counted
 _OPTION_OF = {"name": "--save", "target": "TARGET", "op": "--op"}
 Say = Callable[[str], None]
@@ -108,6 +113,8 @@ def build_entry(root: Path, options: TryOptions, catalog: Path | None) -> dict[s
 def prepare(root: Path, options: TryOptions):
     """The mutation, validated as a catalog entry; the catalog it would be saved to."""
     catalog = _catalog_path(root, options)
+    from killmap.catalog.reader import GateSettings, entry_mutation, load_catalog
+
     settings = load_catalog(root, catalog).settings if catalog is not None and catalog.exists() else GateSettings()
     if options.save and catalog is not None and catalog.exists():
         if options.save in {m.name for m in load_catalog(root, catalog).mutations}:
@@ -213,8 +220,11 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     if options.reports is not None:
         say(write_lab_reports(result, root, options.reports))
     verdict = result.verdicts[0]
-    if verdict.verdict in UNREADABLE:
-        say(f"{UNREADABLE[verdict.verdict]}: {verdict.detail}")
+    words = unreadable()
+    if verdict.verdict in words:
+        from killmap.report.cells import cause_of, explanation
+
+        say(f"{words[verdict.verdict]}: {verdict.detail}")
         say(f"  {explanation(verdict.verdict, mutation.invariant, cause_of(verdict.extras))}")
         return 1
     warnings = verdict.extras.get("warnings", ())
@@ -306,6 +316,8 @@ def render_entry(entry: dict[str, Any]) -> str:
 
 def append_entry(root: Path, catalog: Path, entry: dict[str, Any]) -> None:
     """Append one [[mutation]] table; prove by re-parsing that nothing else changed."""
+    from killmap.catalog.reader import load_catalog
+
     before = catalog.read_text(encoding="utf-8") if catalog.exists() else ""
     glue = "" if not before or before.endswith("\n\n") else "\n" if before.endswith("\n") else "\n\n"
     after = before + glue + render_entry(entry)

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from killmap import timeline
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.catalog.project import ignored_package_files
 from killmap.engine.containment.cache_folders import cache_base, displaced_folder, rewrites_folder
@@ -86,6 +87,7 @@ class Engine:
         # the time), so every message names the folder that really holds it.
         self.displaced = displaced_folder(cache_dir)
         self.cache_dir = cache_dir  # where what outlives the gate goes (cachedirs)
+        self.launch = launch  # the command's: it finishes what this engine leaves at its close
         # Every sandbox, the pristine copy, and room for what the runs write beside them.
         self.scratch = Scratch(scratch_parent(_bytes_of(root, files, trees), count + 2))
         self.scratch.kept_rewrites = rewrites_folder(cache_dir)
@@ -105,8 +107,13 @@ class Engine:
             )
             for worker in self.pool.workers:
                 worker.memory_limit = limit
-            pristine = self.scratch.pristine_copy(root, files)
-            hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
+            with timeline.span("pristine copy"):
+                pristine = self.scratch.pristine_copy(root, files)
+            # The workers copy their sandboxes from here on, while the gate hashes the copy and
+            # sets up the working tree's guard: no sandbox is guarded before its copy is read back.
+            self._begin_copies(pristine, files, trees)
+            with timeline.span("pristine hashes"):
+                hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
             containment = Containment(
                 TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
                 self.displaced,
@@ -115,22 +122,26 @@ class Engine:
                 ),
             )
             self.containment = containment
-            self._begin_copies(pristine, files, hashes, trees)
+            timeline.mark("tree guard")
             for worker in self.pool.workers:
+                if trees is None:
+                    worker.copied_from_hashes(hashes)
                 worker.containment = containment
                 worker.pristine_check = self.scratch.repair_pristine
         except BaseException:
             self.close()
             raise
 
-    def _begin_copies(self, pristine: Path, files: list[str], hashes, trees: list[dict[str, bytes]] | None) -> None:
+    def _begin_copies(self, pristine: Path, files: list[str], trees: list[dict[str, bytes]] | None) -> None:
         """Each worker copies its own sandbox, in parallel with the others and with the gate's
-        own work (building mutants): copying is thousands of small system calls."""
+        own work (hashing the pristine copy, building mutants): copying is thousands of small
+        system calls."""
         assert self.pool is not None
+        timeline.mark("copies ordered")
         if trees is None:
             manifest = self.scratch.manifest(files, "files")
             for worker in self.pool.workers:
-                worker.begin_copy(pristine, files, manifest, hashes)
+                worker.begin_copy(pristine, files, manifest)
             return
         for worker, tree in zip(self.pool.workers, trees, strict=True):
             own = self.scratch.tree_copy(tree, f"tree-{worker.index}")
@@ -158,21 +169,38 @@ class Engine:
         return self.pool.map(jobs, run, on_done)
 
     def close(self) -> None:
+        with timeline.span("engine close"):
+            self._close()
+
+    def _close(self) -> None:
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)
             self._switch_interval = None
         closes: list[Callable[[], None]] = []
         if self.pool is not None:
-            closes += self.pool.stop()
+            with timeline.span("stop workers"):
+                closes += self.pool.stop()
             self.pool = None
-            self._final_check()
+            with timeline.span("final check"):
+                self._final_check()
         if self.containment is not None:
             closes.append(self.containment.tree.close)
+        # Every process is gone and the tree was checked a last time: what is left (the watches
+        # closed, the rewrites kept, the scratch removed) changes no verdict and nothing the
+        # command says, so it goes on beside the command's reports when the command has a launch
+        # to finish it before the command ends.
+        if self.launch is not None:
+            self.launch.behind(lambda: self._leave(closes))
+        else:
+            self._leave(closes)
+
+    def _leave(self, closes: list[Callable[[], None]]) -> None:
         if self.scratch.kept_rewrites is not None:
             keep_new(self.scratch.rewrites, self.scratch.kept_rewrites)
         # All at once: each watch's close waits on the kernel, and the scratch's removal on the
         # disk (inotify_watch.close_together says why that is most of a gate's last 50 ms).
-        close_together([*closes, self.scratch.close_watch, self.scratch.remove_files])
+        with timeline.span("scratch removed"):
+            close_together([*closes, self.scratch.close_watch, self.scratch.remove_files])
 
     def _final_check(self) -> None:
         """The whole tree once more, its slow folders included, with no run left to blame:

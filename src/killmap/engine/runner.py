@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from killmap import timeline
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.engine.containment import landlock
 from killmap.engine.containment.guard import Written
@@ -94,19 +95,24 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
     """One request to the worker, from building it to reading back what the run wrote."""
     folder = scratch.run_dir(scenario.label)
     sandbox = worker.sandbox
-    worker.wait_sandbox()  # copied by the worker itself, perhaps still under way
-    request = _request(worker, scratch, root, scenario, folder)
-    _add_run_options(request, sandbox, scenario, folder)
+    with timeline.span("await sandbox", worker=worker.index):
+        worker.wait_sandbox()  # copied by the worker itself, perhaps still under way
+    with timeline.span("compose", label=scenario.label, worker=worker.index):
+        request = _request(worker, scratch, root, scenario, folder)
+        _add_run_options(request, sandbox, scenario, folder)
     if "session" in request:
         worker.session_stale = False
     if worker.containment is not None:
         confined = "confine" in request and landlock.available()
         worker.containment.started(request["id"], time.time_ns(), confined=confined)
     try:
-        response = worker.request(request)
+        with timeline.span("request", label=scenario.label, worker=worker.index):
+            response = worker.request(request)
     finally:
-        escaped = worker.containment.finished(request["id"]) if worker.containment is not None else Written()
-        sandbox_writes = _sandbox_writes(worker, written=tuple(rel for rel, _ in scenario.writes))
+        with timeline.span("guards", label=scenario.label, worker=worker.index):
+            escaped = worker.containment.finished(request["id"]) if worker.containment is not None else Written()
+            sandbox_writes = _sandbox_writes(worker, written=tuple(rel for rel, _ in scenario.writes))
+    timeline.mark("read outcome", label=scenario.label, worker=worker.index)
     if response.get("status") == "error":
         response = {**response, "status": "error"}
     outcome = read_outcome(
@@ -127,6 +133,7 @@ def run_scenario(worker: Worker, scratch: Scratch, root: Path, scenario: Scenari
         )
         if confirmation.finished:
             outcome = replace(outcome, confirmation=replace(confirmation, wall=confirmation.final_wall))
+    timeline.mark("outcome read", label=scenario.label, worker=worker.index)
     return outcome
 
 

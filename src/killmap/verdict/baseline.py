@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from killmap import timeline
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.catalog.testids import TestIndex
@@ -257,7 +258,8 @@ class _Passes:
             )
             for i in range(len(self.engine.workers))
         ]
-        outcomes = self.engine.run_all(scenarios)
+        with timeline.span("pass", label=label):
+            outcomes = self.engine.run_all(scenarios)
         _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)
         return outcomes
 

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from killmap import timeline
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Worker
 from killmap.mutate.mutant import Mutant
@@ -104,7 +105,8 @@ class Dispatch:
 
     def _serve(self) -> None:
         try:
-            baseline = self._baseline_source()
+            with timeline.span("await baseline"):
+                baseline = self._baseline_source()
             with self._lock:
                 self.baseline = baseline
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
@@ -175,7 +177,8 @@ class Dispatch:
                 return
             mutation, mutant, selection = job
             try:
-                result = self._run(worker, (mutation, mutant, self.baseline), selection)
+                with timeline.span("mutant", mutation=mutation.name, worker=worker.index):
+                    result = self._run(worker, (mutation, mutant, self.baseline), selection)
                 with self._lock:
                     self._results[mutation.name] = result
                 self._on_done(mutation, result)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from killmap import timeline
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Engine
 from killmap.verdict.baseline import Baseline, run_baseline
@@ -52,7 +53,10 @@ class EarlyBaseline:
 
     def _run(self, root, files, group, runs, timeout) -> None:
         try:
-            self._baseline = run_baseline(root, files, self.settings, group, self.engine, runs=runs, timeout=timeout)
+            with timeline.span("baseline"):
+                self._baseline = run_baseline(
+                    root, files, self.settings, group, self.engine, runs=runs, timeout=timeout
+                )
         except BaseException as exc:  # noqa: BLE001 - re-raised in the gate's thread by baseline()
             self._error = exc
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from killmap import timeline
 from killmap.catalog.plan import DEFAULT_SEED, LabOptions, read_plan
 from killmap.catalog.plan import load as load  # commands and benchmarks read catalogs through the lab
 from killmap.catalog.project import project_files
@@ -83,19 +84,20 @@ def run_mutations(
     import time
 
     started = time.perf_counter()
-    lab = _new_lab(root, mutations, options, progress, launch, recorded)
+    with timeline.span("new lab"):
+        lab = _new_lab(root, mutations, options, progress, launch, recorded)
     prebuilt = dict(mutants or {})
     # What is known already costs nothing: prebuilt or remembered mutants, cached verdicts.
     known = {m.name: prebuilt.get(m.name) or remembered_mutant(root, m, lab.memo) for m in mutations}
     pending = [m for m in mutations if not lab.cached_already(m, known[m.name])]
     if not pending and launch is not None:
         launch.dismiss()  # every verdict is cached: no worker will be needed
-    progress("planned", len(mutations))
     to_run, baselines = _settle_then_run(lab, mutations, known, pending, early_baseline)
     _judge_controls(mutations, lab.decided)
     lab.announce.rest()
     if lab.cache is not None:
-        lab.cache.save()
+        with timeline.span("cache save"):
+            lab.cache.save()
     verdicts = [with_warnings(lab.decided[m.name], lab.warnings[m.name]) for m in mutations]
     built = {m.name: lab.mutants[m.name] for m in mutations}
     # Sandboxes actually used: none when every verdict came from the cache or was static.
@@ -340,7 +342,8 @@ def _build_while_the_baseline_runs(
             if early_baseline is not None:
                 engine = early_baseline.engine
             else:
-                engine = lab.new_engine(len(pending))
+                with timeline.span("engine"):
+                    engine = lab.new_engine(len(pending))
                 early_baseline = EarlyBaseline(
                     root, lab.files, first, engine, runs=options.baseline_runs, timeout=options.baseline_timeout
                 )
@@ -353,9 +356,14 @@ def _build_while_the_baseline_runs(
                 lab.announced,
                 lab.recorded,
             )
+        # Said once the engine has begun (its workers copy and collect meanwhile): what hears it
+        # may have its own start to make (the run command's progress bar imports rich).
+        lab.progress("planned", len(mutations))
         with _prompt_handover():
             for mutation in mutations:
-                lab.settle(mutation, prepared_mutant(root, mutation, known[mutation.name], lab.sources, lab.memo))
+                with timeline.span("build", mutation=mutation.name):
+                    prepared = prepared_mutant(root, mutation, known[mutation.name], lab.sources, lab.memo)
+                    lab.settle(mutation, prepared)
                 if (
                     dispatch is not None
                     and early_baseline is not None  # made with the dispatch
@@ -394,7 +402,8 @@ def _run_the_rest(
             if early_baseline is None or not early_baseline.covers(group):
                 dispatch = _dispatch_with_its_own_baseline(lab, engine, group)
             assert dispatch is not None  # the early baseline's, for the group it covers
-            results = dispatch.results()
+            with timeline.span("results"):
+                results = dispatch.results()
             assert dispatch.baseline is not None  # results() raises when the baseline did not run
             baselines.append(dispatch.baseline)
             _record(lab, group, results)

@@ -20,9 +20,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from killmap import timeline
 from killmap.engine.containment.landlock import hide_from_tests
 from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.workers.worker_forks import open_pipes
@@ -45,6 +48,7 @@ def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("COVERAGE_CORE", None)  # per-test contexts need the C tracer; see worker
     arguments, inherited, siblings = open_pipes(count - 1)
+    timeline.mark("start workers", count=count)
     try:
         first = subprocess.Popen(
             [sys.executable, "-m", "killmap.engine.workers.worker", *arguments],
@@ -107,6 +111,20 @@ def _close_pipes(process: WorkerProcess) -> None:
             pass
 
 
+def _finish(threads: list[threading.Thread]) -> None:
+    """Every thread ended, though ^C or SIGTERM comes meanwhile (then raised once they have): the
+    interrupted gate leaves by os._exit, which would end one midway, the scratch half removed."""
+    interrupted: KeyboardInterrupt | None = None
+    for thread in threads:
+        while thread.is_alive():
+            try:
+                thread.join()
+            except KeyboardInterrupt as interrupt:
+                interrupted = interrupted or interrupt
+    if interrupted is not None:
+        raise interrupted
+
+
 class Launch:
     """Workers started before the engine that will use them; a context manager.
 
@@ -125,6 +143,7 @@ class Launch:
         remove_abandoned_everywhere(keep=self.folder)
         self.processes: list[WorkerProcess] | None = None
         self.dismissed = False
+        self._behind: list[threading.Thread] = []
         try:
             self.processes = start_workers(max(1, count), self.folder)
         except BaseException:
@@ -149,11 +168,23 @@ class Launch:
             self.dismissed = True
             signal_workers(self.processes)
 
+    def behind(self, work: Callable[[], None]) -> None:
+        """Do `work` on a thread of its own while the command goes on (its reports), done by the
+        time the launch closes: what an engine leaves when it closes (removing its scratch,
+        keeping its rewrites) decides nothing the command still has to say."""
+        thread = threading.Thread(target=work, name="killmap-behind")
+        thread.start()
+        self._behind.append(thread)
+
     def close(self) -> None:
         if self.processes is not None:
             stop_workers(self.processes)
             self.processes = None
-        shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            _finish(self._behind)
+        finally:
+            self._behind = []
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> Launch:
         return self

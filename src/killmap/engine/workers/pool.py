@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from killmap import timeline
 from killmap.engine.containment.guard import Containment, TreeGuard
 from killmap.engine.containment.inotify_watch import close_together
 from killmap.engine.workers.launch import Launch, start_workers, stop_workers
@@ -52,10 +53,12 @@ class Worker:
         validity) while every worker imports pytest."""
         if self.started:
             return
-        ready = self.process.stdout.readline() if self.process.stdout else ""
+        with timeline.span("await ready", worker=self.index):
+            ready = self.process.stdout.readline() if self.process.stdout else ""
         if not ready:
             raise GateError("a killmap worker failed to start: is pytest importable in this Python?")
         said = json.loads(ready)
+        timeline.mark("ready", worker=self.index, worker_pid=said.get("pid"))
         self.preloaded = frozenset(said.get("preloaded", ()))
         if isinstance(self.process, ForkedWorkerProcess):
             self.process.pid = said["pid"]
@@ -84,6 +87,15 @@ class Worker:
         except BrokenPipeError:
             pass  # the worker is gone: wait_ready says so
 
+    def copied_from_hashes(self, hashes: dict[str, str]) -> None:
+        """The hashes of the copy this worker's sandbox is being copied from, known after the
+        order went out (Engine hashes the pristine copy while the workers copy it): its guard,
+        and a replacement's, are set with them."""
+        if self.copying is not None:
+            self.copying = (*self.copying[:2], hashes)
+        if self.order is not None:
+            self.order = (*self.order[:3], hashes)
+
     def wait_sandbox(self) -> None:
         """Wait until the sandbox is copied, then guard it as copied."""
         self.wait_ready()
@@ -92,11 +104,13 @@ class Worker:
         source, files, hashes = self.copying
         self.copying = None
         answer = self._read_response()
+        timeline.mark("copied", worker=self.index)
         if answer.get("status") != "copied":
             raise GateError(
                 f"worker {self.index} could not copy its sandbox {self.sandbox}: {answer.get('error', answer)}"
             )
-        self.guard = TreeGuard(self.sandbox, files, source, watch_new_files=True, hashes=hashes)
+        with timeline.span("sandbox guard", worker=self.index):
+            self.guard = TreeGuard(self.sandbox, files, source, watch_new_files=True, hashes=hashes)
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """One run's answer. A worker that dies during the run (a mutant can kill it) answers

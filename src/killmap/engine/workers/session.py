@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from killmap import timeline
 from killmap.engine.inrun.foreign_plugins import reseed
 from killmap.engine.inrun.plugin import Recorder, conclude_run, deselected_by, run_claims_of
 from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
@@ -116,6 +117,7 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
     """One run in the fork, step by step in the fork's own order (its output, its items, the
     swap, the recorder, the tests, the report); it never returns: every path ends in os._exit."""
     code = 70
+    timeline.mark("fork")
     try:
         os.setsid()  # its own process group: a timeout kills everything it started
         die_with_parent()  # a run outlives no server, as no server outlives its worker
@@ -134,7 +136,9 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             # with one), as under plain pytest. coverage's C tracer is already off.
             server.coverage.close()
         recorder = _start_recording(server, session, request, items, reach=_reach_recorder(server, traced))
+        timeline.mark("tests", "begin", tests=len(items))
         exit_code = _run_items(session)
+        timeline.mark("tests", "end")
         if exit_code != 2:  # not interrupted: the fork's own loop, so the plugin's hook never ran
             recorder.confirm_in_place()
         # Only a traced run (a baseline) reports the session's imports: a mutant's run would
@@ -149,6 +153,7 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
             watch=server.imports,
         )
         code = 0
+        timeline.mark("concluded")
     except BaseException:  # noqa: BLE001 - the fork must always exit, never return
         _log_traceback(request["log"])
     finally:

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from killmap import timeline
 from killmap.engine.containment.sandbox import copy_files
 from killmap.engine.inrun.foreign_plugins import ForeignPluginsOff
 from killmap.engine.inrun.plugin import Recorder, conclude_run, run_claims_of
@@ -60,6 +61,8 @@ def main() -> int:
 
 
 def _main() -> int:
+    timeline.adopt()
+    timeline.mark("worker imported")
     _gate[0] = os.getppid()
     _start_entry[0] = sys.path[0] if sys.path and sys.path[0] == os.getcwd() else None
     signal.signal(signal.SIGTERM, _terminate)
@@ -68,6 +71,7 @@ def _main() -> int:
     # the gate itself (_gate_gone): this worker may die first.
     _siblings[:], _ = fork_workers(pipes_from(sys.argv))
     become_subreaper()
+    timeline.mark("worker ready")
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but protocol lines may reach the real stdout
     # What pytest (and the gate) imported before any run: a project module among them can
@@ -79,7 +83,8 @@ def _main() -> int:
             continue
         request = json.loads(line)
         try:
-            response = serve(request)
+            with timeline.span("serve", id=request.get("id")):
+                response = serve(request)
         except Exception as exc:  # noqa: BLE001 - report, keep serving
             response = {
                 "id": request.get("id"),
@@ -298,6 +303,7 @@ def _start_session_server(request: dict[str, Any], spec: dict[str, Any], key: st
     traced = (request.get("coverage") or {}).get("include")
     requests_read, requests_write = os.pipe()  # worker -> server
     responses_read, responses_write = os.pipe()  # server -> worker
+    timeline.mark("collect", "begin")
     began = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the server: collect once, then serve forks (never returns)
@@ -318,6 +324,7 @@ def _start_session_server(request: dict[str, Any], spec: dict[str, Any], key: st
     )
     ready = _read_line(server, began + spec["timeout"])
     server.collect_seconds = time.perf_counter() - began
+    timeline.mark("collect", "end")
     if not (ready and ready.get("ready")):
         server.close()
         _unavailable.add(key)
@@ -514,7 +521,8 @@ def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> i
     dropped) when the server is gone."""
     run = {key: request.get(key) for key in _FORK_KEYS}
     swap = request["session"].get("swap")
-    run["swap"] = {**swap, "unit": _unit_for_fork(swap, request)} if swap else None
+    with timeline.span("unit"):
+        run["swap"] = {**swap, "unit": _unit_for_fork(swap, request)} if swap else None
     run["tests"] = request["session"]["tests"]
     run["all"] = request["session"].get("all", False)
     try:
@@ -525,6 +533,7 @@ def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> i
         server.close()
         return None
     forked = _read_line(server, started + 60)
+    timeline.mark("forked", fork=(forked or {}).get("pid"))
     if not forked or "pid" not in forked:
         _servers.remove(server)
         server.close()
@@ -567,7 +576,9 @@ def _wait_for_fork(
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
+    timeline.mark("fork ended")
     kill_descendants(keep=_server_pids() + tuple(_siblings))
+    timeline.mark("leftovers killed")
     return done, timed_out, stuck
 
 
