@@ -615,9 +615,14 @@ def markdown_table(doc: dict) -> str:
 
 
 def _cpu_cell(r: dict) -> str:
-    """Median CPU seconds of each tool, or a dash for a result measured before they were kept."""
+    """Median CPU seconds of each tool and mutmut's over killmap's, or a dash for a result
+    measured before they were kept. The CPU ratio is the one to read on a busy machine: a load
+    above the cores slows `mutmut run` (a pytest session per mutant) more than the sweep, so the
+    wall's ratio grows with the load and the CPU's does not."""
     cpu = r.get("median_cpu")
-    return f"{cpu['killmap']:.1f} s / {cpu['mutmut']:.1f} s" if cpu else "-"
+    if not cpu:
+        return "-"
+    return f"{cpu['killmap']:.1f} s / {cpu['mutmut']:.1f} s ({cpu['mutmut'] / cpu['killmap']:.2f}x)"
 
 
 def _print(r: dict) -> None:
