@@ -35,7 +35,7 @@ mutants), the wall times (median) and the CPU seconds each command and its child
 must come from), the statuses, and every disagreement, each with the
 killmap rule that explains it or, where none does, what plain pytest says of the mutant (written
 into a scratch copy, the subject's tests run there): the ground truth. Written to
-OUT/sweep_vs_mutmut.json and, when both subjects ran, as the table docs/sweep/against-mutmut.md
+OUT/sweep_vs_mutmut.json and, when every subject ran, as the table docs/sweep/against-mutmut.md
 that the sweep page includes.
 """
 
