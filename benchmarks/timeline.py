@@ -34,21 +34,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-# One plain pytest run; per test id the summed phase durations, as the gate's plugin sums them.
-DURATIONS_DRIVER = r"""
-import json, sys
-import pytest
-class Durations:
-    def __init__(self):
-        self.seen = {}
-    def pytest_runtest_logreport(self, report):
-        self.seen[report.nodeid] = self.seen.get(report.nodeid, 0.0) + report.duration
-plugin = Durations()
-code = pytest.main(sys.argv[2:], plugins=[plugin])
-with open(sys.argv[1], "w") as out:
-    json.dump(plugin.seen, out)
-sys.exit(int(code))
-"""
+# One plain pytest run's per-test durations: the benchmark's own driver, so both floors agree.
+from run import DURATIONS_DRIVER  # noqa: E402
 
 
 def clean_env(cache: Path) -> dict[str, str]:

@@ -100,37 +100,51 @@ class Engine:
         # a sweep's first baseline request left 0.4 s after its workers were ready.
         sys.setswitchinterval(min(self._switch_interval, THREAD_SWITCH_SECONDS))
         try:
-            # The workers import pytest (about 0.3 s each) while the pristine copy is made
-            # (many small system calls): neither needs the other before the first request.
-            self.pool = Pool(
-                [self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path, launch=launch
-            )
-            for worker in self.pool.workers:
-                worker.memory_limit = limit
-            with timeline.span("pristine copy"):
-                pristine = self.scratch.pristine_copy(root, files)
-            # The workers copy their sandboxes from here on, while the gate hashes the copy and
-            # sets up the working tree's guard: no sandbox is guarded before its copy is read back.
-            self._begin_copies(pristine, files, trees)
-            with timeline.span("pristine hashes"):
-                hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
-            containment = Containment(
-                TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
-                self.displaced,
-                watch=lambda: TreeWatch(
-                    root, set(files), skip=[cache_base(cache_dir), self.scratch.path], slow=[Path(sys.prefix)]
-                ),
-            )
-            self.containment = containment
-            timeline.mark("tree guard")
-            for worker in self.pool.workers:
-                if trees is None:
-                    worker.copied_from_hashes(hashes)
-                worker.containment = containment
-                worker.pristine_check = self.scratch.repair_pristine
+            self._start(root, files, trees, count, limit, launch)
         except BaseException:
             self.close()
             raise
+
+    def _start(
+        self,
+        root: Path,
+        files: list[str],
+        trees: list[dict[str, bytes]] | None,
+        count: int,
+        limit: int | None,
+        launch: Launch | None,
+    ) -> None:
+        """The workers started, the pristine copy made and hashed, each sandbox's copy begun,
+        and the working tree's guard set on every worker."""
+        cache_dir = self.cache_dir
+        # The workers import pytest (about 0.3 s each) while the pristine copy is made
+        # (many small system calls): neither needs the other before the first request.
+        self.pool = Pool(
+            [self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path, launch=launch
+        )
+        for worker in self.pool.workers:
+            worker.memory_limit = limit
+        with timeline.span("pristine copy"):
+            pristine = self.scratch.pristine_copy(root, files)
+        # The workers copy their sandboxes from here on, while the gate hashes the copy and
+        # sets up the working tree's guard: no sandbox is guarded before its copy is read back.
+        self._begin_copies(pristine, files, trees)
+        with timeline.span("pristine hashes"):
+            hashes = pristine_hashes(pristine, files)  # once, for every guard of this copy
+        containment = Containment(
+            TreeGuard(root, files, pristine, watch_new_files=False, hashes=hashes),
+            self.displaced,
+            watch=lambda: TreeWatch(
+                root, set(files), skip=[cache_base(cache_dir), self.scratch.path], slow=[Path(sys.prefix)]
+            ),
+        )
+        self.containment = containment
+        timeline.mark("tree guard")
+        for worker in self.pool.workers:
+            if trees is None:
+                worker.copied_from_hashes(hashes)
+            worker.containment = containment
+            worker.pristine_check = self.scratch.repair_pristine
 
     def _begin_copies(self, pristine: Path, files: list[str], trees: list[dict[str, bytes]] | None) -> None:
         """Each worker copies its own sandbox, in parallel with the others and with the gate's

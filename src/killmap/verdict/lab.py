@@ -359,25 +359,37 @@ def _build_while_the_baseline_runs(
         # Said once the engine has begun (its workers copy and collect meanwhile): what hears it
         # may have its own start to make (the run command's progress bar imports rich).
         lab.progress("planned", len(mutations))
-        with _prompt_handover():
-            for mutation in mutations:
-                with timeline.span("build", mutation=mutation.name):
-                    prepared = prepared_mutant(root, mutation, known[mutation.name], lab.sources, lab.memo)
-                    lab.settle(mutation, prepared)
-                if (
-                    dispatch is not None
-                    and early_baseline is not None  # made with the dispatch
-                    and mutation.name not in lab.decided
-                    and early_baseline.covers([mutation])
-                ):
-                    dispatch.offer(mutation, lab.mutants[mutation.name])
-            check_control_sites(mutations, lab.mutants)
+        _build_and_offer(lab, mutations, known, early_baseline, dispatch)
     except BaseException:
         # Also when ^C lands between the engine's start and the early baseline's: no worker
         # may outlive the gate.
         _stop_early(engine, early_baseline, dispatch)
         raise
     return early_baseline, engine, dispatch
+
+
+def _build_and_offer(
+    lab: _Lab,
+    mutations: list[Mutation],
+    known: dict[str, Mutant | None],
+    early_baseline: EarlyBaseline | None,
+    dispatch: Dispatch | None,
+) -> None:
+    """Each mutant built (or remembered) and settled, and offered to the dispatch at once when
+    the early baseline covers it and nothing decided it already."""
+    with _prompt_handover():
+        for mutation in mutations:
+            with timeline.span("build", mutation=mutation.name):
+                prepared = prepared_mutant(lab.root, mutation, known[mutation.name], lab.sources, lab.memo)
+                lab.settle(mutation, prepared)
+            if (
+                dispatch is not None
+                and early_baseline is not None  # made with the dispatch
+                and mutation.name not in lab.decided
+                and early_baseline.covers([mutation])
+            ):
+                dispatch.offer(mutation, lab.mutants[mutation.name])
+        check_control_sites(mutations, lab.mutants)
 
 
 def _run_the_rest(
