@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,33 @@ def test_a_mutant_starved_of_cpu_past_its_limit_is_judged_by_its_tests_not_timed
     assert [red["id"] for red in entry["red"]] == ["tests/test_pkg.py::test_answer"]
     # Starved indeed: its run outlasted the 3 s limit on the clock, and still was not cut off.
     assert entry["duration_seconds"] > 3.0, entry
+
+
+@pytest.mark.skipif(not _schedstat_here(), reason="the run-queue wait is Linux's /proc/PID/schedstat")
+def test_a_starved_run_gets_its_wait_back_but_never_past_four_times_its_limit():
+    from killmap.engine.workers.timeout_cpu import STRETCH, Limit
+
+    cpu = min(os.sched_getaffinity(0))
+
+    def pinned(niceness: int):
+        def pin() -> None:
+            os.sched_setaffinity(0, {cpu})
+            os.nice(niceness)
+
+        return pin
+
+    loop = [sys.executable, "-c", "while True:\n    pass\n"]
+    hog = subprocess.Popen(loop, preexec_fn=pinned(0))
+    run = subprocess.Popen(loop, preexec_fn=pinned(10), start_new_session=True)  # its own group
+    try:
+        started = time.perf_counter()
+        limit = Limit(run.pid, started, 0.25)
+        time.sleep(0.5)
+        early = limit.deadline()
+        assert started + 0.25 < early < started + 0.25 * STRETCH  # the wait so far, added
+        time.sleep(1.5)  # it has waited far more than 3 x 0.25 s by now
+        assert limit.deadline() == started + 0.25 * STRETCH
+    finally:
+        for process in (hog, run):
+            process.kill()
+            process.wait()
