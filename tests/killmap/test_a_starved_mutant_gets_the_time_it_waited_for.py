@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -37,15 +38,16 @@ def _schedstat_here() -> bool:
     return sys.platform.startswith("linux") and Path("/proc/self/schedstat").is_file()
 
 
-@pytest.mark.skipif(not _schedstat_here(), reason="the run-queue wait is Linux's /proc/PID/schedstat")
-def test_a_mutant_starved_of_cpu_past_its_limit_is_judged_by_its_tests_not_timed_out(tmp_path):
+def _starved_gate(tmp_path: Path, catalog: str) -> dict:
+    """The one mutation's report entry, of a gate sharing one CPU with a busy loop, at a lower
+    priority than it."""
     project = write_project(
         tmp_path / "proj",
         {
             "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
             "pkg/__init__.py": SOURCE,
             "tests/test_pkg.py": TEST,
-            "mutations/pkg.toml": CATALOG,
+            "mutations/pkg.toml": catalog,
         },
     )
     cpu = min(os.sched_getaffinity(0))
@@ -74,11 +76,31 @@ def test_a_mutant_starved_of_cpu_past_its_limit_is_judged_by_its_tests_not_timed
         hog.kill()
         hog.wait()
     assert (reports / "killmap.json").is_file(), done.stdout + done.stderr
-    entry = json.loads((reports / "killmap.json").read_text())["mutations"][0]
+    return json.loads((reports / "killmap.json").read_text())["mutations"][0]
+
+
+@pytest.mark.skipif(not _schedstat_here(), reason="the run-queue wait is Linux's /proc/PID/schedstat")
+def test_a_mutant_starved_of_cpu_past_its_limit_is_judged_by_its_tests_not_timed_out(tmp_path):
+    entry = _starved_gate(tmp_path, CATALOG)
     assert entry["verdict"] == "held", entry["detail"]
     assert [red["id"] for red in entry["red"]] == ["tests/test_pkg.py::test_answer"]
     # Starved indeed: its run outlasted the 3 s limit on the clock, and still was not cut off.
     assert entry["duration_seconds"] > 3.0, entry
+
+
+@pytest.mark.skipif(not _schedstat_here(), reason="the run-queue wait is Linux's /proc/PID/schedstat")
+def test_a_starved_loop_times_out_and_its_detail_says_the_clock_ran_on_while_it_waited(tmp_path):
+    # "still running after 1.0s" of a run the clock saw for 3 s read as a limit not honoured.
+    looping = CATALOG.replace(
+        'new = "burn(0.8)\\n    return 41"\ntimeout = 3', 'new = "burn(1e9)\\n    return 41"\ntimeout = 1'
+    )
+    assert looping != CATALOG
+    entry = _starved_gate(tmp_path, looping)
+    assert entry["verdict"] == "timeout", entry["detail"]
+    waited = re.search(
+        r"after 1\.0s, and (\d+\.\d)s more of the clock that the machine kept it waiting for a CPU", entry["detail"]
+    )
+    assert waited and float(waited.group(1)) > 0, entry["detail"]
 
 
 @pytest.mark.skipif(not _schedstat_here(), reason="the run-queue wait is Linux's /proc/PID/schedstat")

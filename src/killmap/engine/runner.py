@@ -417,6 +417,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         tracer=tracers_of(segments),
         session_seconds=max(o.session_seconds for o in segments),
         stuck=last.stuck,
+        waited=last.waited,
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         unrestored=tuple(sorted({p for o in segments for p in o.unrestored})),
         denied=tuple(sorted({p for o in segments for p in o.denied})),

@@ -255,14 +255,14 @@ def _timed_out(case: _Case) -> Verdict | None:
     if evidence.selected_baseline_seconds >= evidence.timeout:
         return case.verdict(
             INCONCLUSIVE,
-            f"timed out after {evidence.timeout:.1f}s{where}, but the same tests "
+            f"timed out after {evidence.timeout:.1f}s{_waited(run)}{where}, but the same tests "
             f"took {evidence.selected_baseline_seconds:.1f}s unmutated in this run: the limit is "
             "too tight for this machine, so it is not the mutant's loop",
             red=case.red_tests,
         )
     return case.verdict(
         TIMEOUT,
-        f"still running after {evidence.timeout:.1f}s{where}; the same tests took "
+        f"still running after {evidence.timeout:.1f}s{_waited(run)}{where}; the same tests took "
         f"{evidence.selected_baseline_seconds:.2f}s unmutated{_never_ran(case)}",
         red=case.red_tests,
     )
@@ -287,6 +287,14 @@ _STUCK = {
     "idle": "idle: it used almost no CPU at the end, waiting on something that never came "
     "(a sleep, a lock, an await, a socket, a subprocess)",
 }
+
+
+def _waited(run: RunOutcome) -> str:
+    """ ", and 2.3s more waiting for a CPU": a limit is time the run could run, and a loaded
+    machine moves its deadline on (engine/workers/timeout_cpu.Limit); the clock ran longer."""
+    if run.waited < 0.05:
+        return ""
+    return f", and {run.waited:.1f}s more of the clock that the machine kept it waiting for a CPU"
 
 
 def _stuck_in(run: RunOutcome) -> str:

@@ -95,6 +95,11 @@ class Limit:
         waited = run_delay(self.group) or 0.0
         return self.started + min(self.seconds + waited, self.seconds * STRETCH)
 
+    def moved(self, deadline: float) -> float:
+        """How far `deadline` is past the limit's own: the CPU wait a timeout's detail says, so
+        that "after 5.0s" is not read as five seconds of the clock."""
+        return round(max(0.0, deadline - self.started - self.seconds), 3)
+
 
 def watch_window(limit: float) -> float:
     """How long before its limit a run's CPU time is first read: its last quarter, up to WINDOW."""

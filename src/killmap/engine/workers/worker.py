@@ -233,6 +233,7 @@ def _run_child(request: dict[str, Any]) -> dict[str, Any]:
         "child_exit": os.waitstatus_to_exitcode(status),
         "wall": wall,
         "stuck": stuck,
+        "waited": limit.moved(deadline) if timed_out else 0.0,
     }
 
 
@@ -412,7 +413,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     pid = _ask_for_fork(server, request, started)
     if pid is None:
         return None, "the collected session ended"
-    done, timed_out, stuck = _wait_for_fork(server, request, pid, started)
+    done, timed_out, stuck, waited = _wait_for_fork(server, request, pid, started)
     if done is None:  # the server itself is gone: nothing it said can be trusted
         if server in _servers:
             _servers.remove(server)
@@ -431,6 +432,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         "path": "swap",
         "session_seconds": round(server.collect_seconds, 4),
         "stuck": stuck,
+        "waited": waited,
     }, ""
 
 
@@ -543,10 +545,10 @@ def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> i
 
 def _wait_for_fork(
     server: _Server, request: dict[str, Any], pid: int, started: float
-) -> tuple[dict[str, Any] | None, bool, str]:
+) -> tuple[dict[str, Any] | None, bool, str, float]:
     """The server's word that the fork ended (None if the server is gone), whether it was
-    killed at its limit, and then whether it was busy or idle (timeout_cpu.py); everything the fork
-    started is killed either way."""
+    killed at its limit, and then whether it was busy or idle (timeout_cpu.py) and how far its
+    deadline had moved for a CPU wait; everything the fork started is killed either way."""
     _current_child.append(pid)
     _name_run(request, pid)
     # A fork does not collect: its limit is not charged for the collection a fresh session
@@ -579,7 +581,7 @@ def _wait_for_fork(
     timeline.mark("fork ended")
     kill_descendants(keep=_server_pids() + tuple(_siblings))
     timeline.mark("leftovers killed")
-    return done, timed_out, stuck
+    return done, timed_out, stuck, bound.moved(deadline) if timed_out else 0.0
 
 
 def _name_run(request: dict[str, Any], pid: int) -> None:
