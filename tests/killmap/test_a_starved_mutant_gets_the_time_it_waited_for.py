@@ -2,10 +2,12 @@
 run waiting for a CPU is added to its deadline (engine/workers/timeout_cpu.Limit), so its
 verdict does not depend on what else the runner ran.
 
-The load is made, not hoped for: the gate and a busy loop share one CPU, the gate at a lower
-priority, so the mutant's run gets about a third of that CPU. The mutant needs 0.8 s of CPU
-for its run and as much for its red's confirmation, against a 3 s limit (the original needs
-0.2 s): without the added wait it would time out."""
+The load is made, not hoped for: the gate shares one CPU with two busy loops, each in a
+session of its own, so the mutant's run gets about a third of that CPU whether the kernel
+shares a CPU between processes or between sessions (Linux's autogroups, on by default on a
+desktop: there a niced gate in its own session got half, and once ran in 2.6 s, unstarved).
+The mutant needs 0.8 s of CPU for its run and as much for its red's confirmation, against a
+3 s limit (the original needs 0.2 s): without the added wait it would time out."""
 
 from __future__ import annotations
 
@@ -39,8 +41,7 @@ def _schedstat_here() -> bool:
 
 
 def _starved_gate(tmp_path: Path, catalog: str) -> dict:
-    """The one mutation's report entry, of a gate sharing one CPU with a busy loop, at a lower
-    priority than it."""
+    """The one mutation's report entry, of a gate sharing one CPU with two busy loops."""
     project = write_project(
         tmp_path / "proj",
         {
@@ -52,14 +53,11 @@ def _starved_gate(tmp_path: Path, catalog: str) -> dict:
     )
     cpu = min(os.sched_getaffinity(0))
 
-    def one_cpu(niceness: int):
-        def pin() -> None:
-            os.sched_setaffinity(0, {cpu})
-            os.nice(niceness)
+    def one_cpu() -> None:
+        os.sched_setaffinity(0, {cpu})
 
-        return pin
-
-    hog = subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"], preexec_fn=one_cpu(0))
+    loop = [sys.executable, "-c", "while True:\n    pass\n"]
+    hogs = [subprocess.Popen(loop, preexec_fn=one_cpu, start_new_session=True) for _ in range(2)]
     try:
         reports = tmp_path / "reports"
         done = subprocess.run(
@@ -70,11 +68,12 @@ def _starved_gate(tmp_path: Path, catalog: str) -> dict:
             capture_output=True,
             text=True,
             timeout=240,
-            preexec_fn=one_cpu(4),
+            preexec_fn=one_cpu,
         )
     finally:
-        hog.kill()
-        hog.wait()
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
     assert (reports / "killmap.json").is_file(), done.stdout + done.stderr
     return json.loads((reports / "killmap.json").read_text())["mutations"][0]
 
