@@ -86,3 +86,24 @@ def test_a_changed_byte_of_the_fix_or_its_patch_is_refused_in_one_line_naming_th
     assert "(a changed byte; it is sha256:" in lines[0]
     assert "Traceback" not in done.stdout + done.stderr
     assert not reports.exists()  # never a verdict: no report at all
+
+
+# The entry points of the test extra's pytest plugins, blocked as if it were not installed.
+TEST_EXTRA_PLUGINS = ("xdist", "xdist.looponfail", "timeout", "django", "randomly", "hypothesispytest")
+
+
+def test_the_bundled_subjects_pytest_configuration_needs_no_plugin_of_the_test_extra():
+    # The Quick start's gate runs after `pip install -e .` alone, on the configuration this
+    # suite shares (pyproject.toml): an addopts naming `-n 2`, for the suite's xdist, made
+    # pytest refuse every run of that gate ("unrecognized arguments: -n").
+    blocked = [arg for name in TEST_EXTRA_PLUGINS for arg in ("-p", f"no:{name}")]
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", *blocked, "tests/draftroute"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]

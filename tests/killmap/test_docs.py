@@ -117,7 +117,10 @@ def test_every_former_readme_section_is_a_heading_in_the_docs():
 
 def test_the_quick_start_runs_what_ci_runs():
     readme = (ROOT / "README.md").read_text()
-    assert "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest" in readme
+    assert (
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest -n 2 --dist loadfile"
+        in readme
+    )
 
 
 def test_docs_draftroute_explains_every_bundled_mutation():

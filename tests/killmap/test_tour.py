@@ -22,7 +22,7 @@ NOT_RUN = {
     "python3 -m venv .venv": "the environment: this test already runs in one with killmap's dependencies",
     ".venv/bin/pip install -e .": "an install (network, a minute): the test runs the copy's own src/",
     ".venv/bin/pip install -e '.[test]'": "an install (network, a minute): the test runs the copy's own src/",
-    ".venv/bin/python -m pytest": "killmap's whole suite, which CI runs, and of which this test is part",
+    ".venv/bin/python -m pytest -n 2 --dist loadfile": "killmap's whole suite, which CI runs, this test among it",
 }
 
 
