@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from gatekit import write_project
 from sweepkit import require_mutmut, sweep
 
@@ -65,7 +66,14 @@ def test_a_timeout_is_confirmed_with_four_times_its_limit_and_the_longer_run_dec
 COUNTER = "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
 
 
-def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path):
+@pytest.mark.parametrize(
+    ("flags", "factor"),
+    # Stopped at its first red, a run is slow only by a loop: twice its limit; with every red
+    # run, each red costs the run more, and the retry gets four times it.
+    [((), 2), (("--every-red",), 4)],
+    ids=["stopped at the first red", "every red"],
+)
+def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path, flags, factor):
     require_mutmut()
     project = write_project(
         tmp_path / "p",
@@ -77,11 +85,11 @@ def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path):
             "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\ntimeout = 1\n',
         },
     )
-    done, doc, _ = sweep(project, "pkg/__init__.py", "--ops", "mutmut", "--jobs", "2", "--no-cache")
+    done, doc, _ = sweep(project, "pkg/__init__.py", "--ops", "mutmut", "--jobs", "2", "--no-cache", *flags)
     assert done.code == 0, done.stderr
     timeouts = [m for m in doc["sweep"]["mutants"] if m["status"] == "timeout"]
     assert {m["change"] for m in timeouts} >= {"i += 1  ->  i -= 1", "i += 1  ->  i = 1"}, done.stdout
     for mutant in timeouts:
-        assert mutant["retried"] and "confirmed with 4 x the first limit" in mutant["detail"]
-        # The first run's 1 s and the retry's 4 s: what the mutant cost, for --durations.
-        assert mutant["duration_seconds"] >= 5.0 and mutant["first_seconds"] >= 1.0
+        assert mutant["retried"] and f"confirmed with {factor} x the first limit" in mutant["detail"]
+        # The first run's 1 s and the retry's: what the mutant cost, for --durations.
+        assert mutant["duration_seconds"] >= 1.0 + factor and mutant["first_seconds"] >= 1.0
