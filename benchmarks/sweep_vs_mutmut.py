@@ -2,7 +2,7 @@
 
     python3 benchmarks/sweep_vs_mutmut.py [--repeat 3] [--only SUBJECT] [--out reports/bench]
 
-    SUBJECT: draftroute, packaging, packaging-specifiers, werkzeug
+    SUBJECT: draftroute, packaging, packaging-specifiers, werkzeug, more-itertools
 
 Creates benchmarks/.venv-sweep (gitignored) on first use with killmap (editable, with its
 [sweep] extra) and mutmut==3.8.1, then re-runs itself there. Never run in CI: it downloads
@@ -18,6 +18,8 @@ Subjects (each a private copy in benchmarks/.sweep-work/, gitignored):
   (click's parser cannot be a subject: see `packaging_specifiers`).
 - werkzeug: the sdist of werkzeug 3.1.3, its URL matcher `src/werkzeug/routing/matcher.py`
   against `tests/test_routing.py`, the package imported from `src/` (a catalog's [gate] paths).
+- more-itertools: the sdist of more-itertools 10.5.0, `more_itertools/recipes.py` against its
+  whole unittest suite (`tests/`), fourteen of whose mutants loop forever.
 
 killmap runs from a byte-compiled copy of its source (venvs.snapshot_killmap), as mutmut runs
 from its compiled package.
@@ -64,6 +66,7 @@ JOBS = 2
 PACKAGING = "packaging==24.2"
 PRETEND = "pretend==1.0.9"  # some of packaging's tests import it
 WERKZEUG = "werkzeug==3.1.3"
+MORE_ITERTOOLS = "more-itertools==10.5.0"
 # werkzeug's tests/conftest.py imports ephemeral_port_reserve; werkzeug itself needs markupsafe
 WERKZEUG_TEST_TOOLS = ("ephemeral-port-reserve==1.1.4", "markupsafe==3.0.2")
 # killmap's status for each of mutmut's (mutmut/stats.py status_by_exit_code)
@@ -215,6 +218,29 @@ def werkzeug() -> dict:
             "source_paths": ["src/werkzeug"],
             "only_mutate": ["src/werkzeug/routing/matcher.py"],
             "pytest_add_cli_args_test_selection": ["tests/test_routing.py"],
+        },
+    }
+
+
+def more_itertools() -> dict:
+    """A fourth real module, of a different shape: more-itertools' recipes (1,075 lines) against
+    its unittest suite, whose tests loop over cases in `subTest` blocks (pytest 9 reports each
+    failing one). Fourteen of its mutants loop forever (an iterator that never ends), so this
+    subject measures what a hang costs each tool besides the pace per mutant."""
+    root = WORK / "more-itertools-10.5.0-recipes"
+    tarball = sdists.download(MORE_ITERTOOLS, WORK / "sdists", PYTHON)
+    sdists.unpack(tarball, root)
+    (root / "mutations").mkdir(exist_ok=True)
+    (root / "mutations" / "more.toml").write_text('[gate]\ntests = ["tests"]\npaths = ["."]\n', encoding="utf-8")
+    return {
+        "name": "more-itertools 10.5.0 recipes.py",
+        "root": sdists.snapshot(arid_off(root)),
+        "targets": ["more_itertools/recipes.py"],
+        "killmap_args": [],
+        "mutmut": {
+            "source_paths": ["more_itertools"],
+            "only_mutate": ["more_itertools/recipes.py"],
+            "pytest_add_cli_args_test_selection": ["tests"],
         },
     }
 
@@ -493,6 +519,7 @@ SUBJECTS = {
     "packaging": packaging,
     "packaging-specifiers": packaging_specifiers,
     "werkzeug": werkzeug,
+    "more-itertools": more_itertools,
 }
 
 

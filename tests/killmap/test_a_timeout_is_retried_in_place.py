@@ -6,6 +6,8 @@ recorded, and no split by those durations could balance the shards (issue 33).""
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import pytest
 from gatekit import write_project
@@ -13,6 +15,8 @@ from sweepkit import require_mutmut, sweep
 
 import killmap.verdict.lab as lab
 from killmap.catalog.plan import LabOptions, load
+from killmap.engine import limits_count_cpu_wait
+from killmap.verdict.sweep import EVERY_RED_RETRY_FACTOR, RETRY_FACTOR, retry_factor
 
 SOURCE = "import time\n\n\ndef slow():\n    return 1\n\n\ndef loop():\n    return 2\n"
 TESTS = "".join(
@@ -68,9 +72,10 @@ COUNTER = "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    retur
 
 @pytest.mark.parametrize(
     ("flags", "factor"),
-    # Stopped at its first red, a run is slow only by a loop: twice its limit; with every red
-    # run, each red costs the run more, and the retry gets four times it.
-    [((), 2), (("--every-red",), 4)],
+    # Stopped at its first red, a run is slow only by a loop: where its limit counts the
+    # machine's wait for a CPU, a timeout is not re-run (elsewhere at twice its limit); with
+    # every red run, each red costs the run more, and the retry gets four times it.
+    [((), None), (("--every-red",), 4)],
     ids=["stopped at the first red", "every red"],
 )
 def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path, flags, factor):
@@ -89,7 +94,25 @@ def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path, 
     assert done.code == 0, done.stderr
     timeouts = [m for m in doc["sweep"]["mutants"] if m["status"] == "timeout"]
     assert {m["change"] for m in timeouts} >= {"i += 1  ->  i -= 1", "i += 1  ->  i = 1"}, done.stdout
+    if factor is None and not limits_count_cpu_wait():
+        factor = 2
     for mutant in timeouts:
+        if factor is None:  # a loop costs the gate's limit once
+            assert not mutant["retried"] and "confirmed with" not in mutant["detail"]
+            assert 1.0 <= mutant["duration_seconds"] < 3.0
+            continue
         assert mutant["retried"] and f"confirmed with {factor} x the first limit" in mutant["detail"]
         # The first run's 1 s and the retry's: what the mutant cost, for --durations.
         assert mutant["duration_seconds"] >= 1.0 + factor and mutant["first_seconds"] >= 1.0
+
+
+def test_a_sweep_retries_a_timeout_only_where_a_limit_is_clock_time_or_every_red_runs():
+    assert retry_factor(every_red=False, waits_counted=True) is None
+    assert retry_factor(every_red=False, waits_counted=False) == RETRY_FACTOR == 2.0
+    assert retry_factor(every_red=True, waits_counted=True) == EVERY_RED_RETRY_FACTOR == 4.0
+    assert retry_factor(every_red=True, waits_counted=False) == EVERY_RED_RETRY_FACTOR
+
+
+def test_a_limit_counts_the_wait_for_a_cpu_where_the_kernel_tells_it():
+    linux = sys.platform.startswith("linux") and Path("/proc/self/schedstat").is_file()
+    assert limits_count_cpu_wait() is linux

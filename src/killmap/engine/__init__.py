@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from killmap.engine.workers.launch import Launch
     from killmap.engine.workers.pool import Worker
     from killmap.engine.workers.reaper import workers_the_machine_holds
+    from killmap.engine.workers.timeout_cpu import limits_count_cpu_wait
 
 # The pytest plugin that records which missing name turned a test red, for `-p` (red-first).
 MISSING_NAMES_PLUGIN = "killmap.engine.inrun.missing_names"
@@ -57,6 +58,7 @@ _HOMES = {
     "Worker": "killmap.engine.workers.pool",
     "UNPROVEN": "killmap.engine.reach.probes",
     "workers_the_machine_holds": "killmap.engine.workers.reaper",
+    "limits_count_cpu_wait": "killmap.engine.workers.timeout_cpu",
     "Scenario": "killmap.engine.runner",
 }
 
@@ -80,6 +82,7 @@ __all__ = [
     "Worker",
     "UNPROVEN",
     "workers_the_machine_holds",
+    "limits_count_cpu_wait",
     "Scenario",
 ]
 

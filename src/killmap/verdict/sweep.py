@@ -41,6 +41,7 @@ from killmap.catalog.contract import SweepSettings
 from killmap.catalog.project import project_files
 from killmap.catalog.reader import Catalog, GateSettings, Mutation, Target, discover_catalogs, load_catalogs
 from killmap.catalog.shards import Split, split_items
+from killmap.engine import limits_count_cpu_wait
 from killmap.errors import GateError
 from killmap.mutate import mutmut_adapter, sweep_ops
 from killmap.mutate.arid import Arid
@@ -62,7 +63,8 @@ if TYPE_CHECKING:
 OPS = ("mutmut", "killmap")
 STATUSES = ("survived", "killed", "unreached", "broken", "timeout", "named", "flaky", "inconclusive", "escaped")
 SCORED = ("killed", "timeout", "survived")
-# A timeout is re-run with this many times its limit before it counts (_as_swept says why).
+# A timeout is re-run with this many times its limit before it counts where a limit is clock
+# time, or with --every-red (_as_swept says why).
 RETRY_FACTOR = 2.0
 EVERY_RED_RETRY_FACTOR = 4.0  # --every-red: a run that turns many tests red is slow without a loop
 _STATUS_OF_VERDICT = {
@@ -715,21 +717,31 @@ def _swept(
 
 
 def _as_swept(sweep_mutant: SweepMutant, every_red: bool) -> SweepMutant:
-    """A sweep mutant's run stops at its first red test (unless `every_red`), and a timeout is
-    confirmed with RETRY_FACTOR times its limit before it is reported (EVERY_RED_RETRY_FACTOR
-    with `every_red`).
+    """A sweep mutant's run stops at its first red test (unless `every_red`). A timeout is a
+    timeout at the gate's own limit, as in `killmap run`, where that limit is time the run
+    could run; elsewhere it is confirmed with RETRY_FACTOR times its limit first, and with
+    `every_red` with EVERY_RED_RETRY_FACTOR times it.
 
-    The gate's limit is 10 x what the selected tests took green (5 s at least); a mutant that
-    turns most of them red takes longer than that for reasons that are not a loop (each red
-    test is reported, traced and re-run by the flake guard): 64 of draftroute's 560 mutants
-    timed out so under load 5 when every red ran. A run stopped at its first red has one red,
-    and on Linux a limit is time the run could run (a loaded machine's wait for a CPU is
-    added): twice the limit is margin enough there, and every loop then costs 3 x its limit,
-    not 5 x (15 s, where `mutmut run` gives a 0.2 s test set (0.2 + 1) x 15 = 18 s)."""
+    The gate's limit is 10 x what the selected tests took green (5 s at least). Two things
+    made a mutant that ends run past it, and were why every timeout was re-run at 4 x: a
+    mutant that turns most of its tests red (each red is reported, traced and re-run by the
+    flake guard), and a loaded machine (64 of draftroute's 560 mutants timed out so under
+    load 5). A run stopped at its first red has one red, and on Linux a loaded machine's wait
+    for a CPU moves the deadline on (engine: limits_count_cpu_wait). There a loop costs its
+    limit once (5 s for a fast selection; `mutmut run` gives a 0.2 s one (0.2 + 1) x 15 = 18 s),
+    not five times it: on more-itertools' recipes.py, fourteen loops cost 25 s each."""
     mutant = sweep_mutant.mutant
-    factor = EVERY_RED_RETRY_FACTOR if every_red else RETRY_FACTOR
+    factor = retry_factor(every_red=every_red, waits_counted=limits_count_cpu_wait())
     mutation = dataclasses.replace(mutant.mutation, first_red=not every_red, retry_timeout=factor)
     return dataclasses.replace(sweep_mutant, mutant=dataclasses.replace(mutant, mutation=mutation))
+
+
+def retry_factor(*, every_red: bool, waits_counted: bool) -> float | None:
+    """How many times its limit a sweep's timeout is re-run with before it counts; None: not
+    re-run (_as_swept says why)."""
+    if every_red:
+        return EVERY_RED_RETRY_FACTOR
+    return None if waits_counted else RETRY_FACTOR
 
 
 def longest_first(mutants: list[SweepMutant], durations: Mapping[str, float] | None) -> list[SweepMutant]:

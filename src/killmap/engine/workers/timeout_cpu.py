@@ -14,7 +14,9 @@ elsewhere it cannot say).
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from dataclasses import dataclass
 
 # A loop on a shared, loaded machine got as little as a quarter of a core; a wait uses next
@@ -40,6 +42,13 @@ def cpu_seconds(pid: int) -> float | None:
         return ticks / os.sysconf("SC_CLK_TCK")
     except (IndexError, ValueError, OSError):
         return None
+
+
+@functools.cache
+def limits_count_cpu_wait() -> bool:
+    """Whether a run's limit here is time it could run (Linux's schedstat: a loaded machine's
+    wait for a CPU moves the deadline on), not clock time."""
+    return sys.platform.startswith("linux") and os.path.isfile("/proc/self/schedstat")
 
 
 def run_delay(group: int) -> float | None:
