@@ -365,6 +365,17 @@ def _died(test_id: str, status: int | None) -> TestResult:
     )
 
 
+def _merged_confirmation(segments: list[RunOutcome]) -> RunOutcome | None:
+    """The segments' confirmations as one: every re-run test, and their walls summed."""
+    confirmations = [o.confirmation for o in segments if o.confirmation is not None]
+    if not confirmations:
+        return None
+    confirmed: dict[str, TestResult] = {}
+    for c in confirmations:
+        confirmed.update(c.tests)
+    return replace(confirmations[0], tests=confirmed, wall=sum(c.wall for c in confirmations))
+
+
 def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOutcome:
     if len(segments) == 1 and not crashed:
         return segments[0]
@@ -385,13 +396,6 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         tests.setdefault(test_id, result)
     last = segments[-1]
     finished = [o for o in segments if o.finished]
-    confirmations = [o.confirmation for o in segments if o.confirmation is not None]
-    confirmation = None
-    if confirmations:
-        confirmed: dict[str, TestResult] = {}
-        for c in confirmations:
-            confirmed.update(c.tests)
-        confirmation = replace(confirmations[0], tests=confirmed, wall=sum(c.wall for c in confirmations))
     fresh = [o for o in segments if o.path != "swap"]
     return RunOutcome(
         path=fresh[0].path if fresh else "swap",
@@ -410,7 +414,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         coverage=coverage if any(o.coverage is not None for o in segments) else None,
         imported=finished[-1].imported if finished else (),
         final_wall=sum(o.final_wall for o in segments),
-        confirmation=confirmation,
+        confirmation=_merged_confirmation(segments),
         child_exit=last.child_exit,
         segments=len(segments),
         untraced=frozenset(untraced),
