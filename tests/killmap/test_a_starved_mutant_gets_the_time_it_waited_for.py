@@ -108,25 +108,25 @@ def test_a_starved_run_gets_its_wait_back_but_never_past_four_times_its_limit():
 
     cpu = min(os.sched_getaffinity(0))
 
-    def pinned(niceness: int):
-        def pin() -> None:
-            os.sched_setaffinity(0, {cpu})
-            os.nice(niceness)
+    def pinned() -> None:
+        os.sched_setaffinity(0, {cpu})
 
-        return pin
-
+    # Three loops on one CPU, each in a session of its own (as in _starved_gate): the run gets
+    # a third of it, and waits two thirds of the time, whether the kernel shares the CPU
+    # between processes or between sessions. A niced run in a session of its own beside one
+    # loop got half, and once had waited only 0.68 s after 2 s.
     loop = [sys.executable, "-c", "while True:\n    pass\n"]
-    hog = subprocess.Popen(loop, preexec_fn=pinned(0))
-    run = subprocess.Popen(loop, preexec_fn=pinned(10), start_new_session=True)  # its own group
+    hogs = [subprocess.Popen(loop, preexec_fn=pinned, start_new_session=True) for _ in range(2)]
+    run = subprocess.Popen(loop, preexec_fn=pinned, start_new_session=True)  # its own group
     try:
         started = time.perf_counter()
         limit = Limit(run.pid, started, 0.25)
         time.sleep(0.5)
         early = limit.deadline()
         assert started + 0.25 < early < started + 0.25 * STRETCH  # the wait so far, added
-        time.sleep(1.5)  # it has waited far more than 3 x 0.25 s by now
+        time.sleep(2.0)  # it has waited about 1.7 s by now, far more than 3 x 0.25 s
         assert limit.deadline() == started + 0.25 * STRETCH
     finally:
-        for process in (hog, run):
+        for process in (*hogs, run):
             process.kill()
             process.wait()
