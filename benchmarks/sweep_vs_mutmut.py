@@ -162,6 +162,17 @@ def _from_sdist(requirement: str, copy: str) -> Path:
     return sdists.snapshot(arid_off(sdists.unpack(tarball, WORK / copy)))
 
 
+def _with_a_gate(requirement: str, copy: str, *, tests: str, paths: str) -> Path:
+    """A fresh private copy of a pinned sdist with a catalog of its [gate] alone, as a user of
+    killmap would write it for the tests and import path the subject needs."""
+    root = WORK / copy
+    sdists.unpack(sdists.download(requirement, WORK / "sdists", PYTHON), root)
+    (root / "mutations").mkdir(exist_ok=True)
+    gate = f'[gate]\ntests = ["{tests}"]\npaths = ["{paths}"]\n'
+    (root / "mutations" / "gate.toml").write_text(gate, encoding="utf-8")
+    return sdists.snapshot(arid_off(root))
+
+
 def packaging() -> dict:
     return {
         "name": "packaging 24.2 utils.py",
@@ -202,16 +213,9 @@ def werkzeug() -> dict:
     """A third real module, of routing: werkzeug's URL matcher (202 lines, the state machine
     every URL is matched by) against the routing suite. killmap imports the package from `src/`
     by the catalog's [gate] paths, as a user of killmap would write it; mutmut finds `src/` itself."""
-    root = WORK / "werkzeug-3.1.3-matcher"
-    tarball = sdists.download(WERKZEUG, WORK / "sdists", PYTHON)
-    sdists.unpack(tarball, root)
-    (root / "mutations").mkdir(exist_ok=True)
-    (root / "mutations" / "werkzeug.toml").write_text(
-        '[gate]\ntests = ["tests/test_routing.py"]\npaths = ["src"]\n', encoding="utf-8"
-    )
     return {
         "name": "werkzeug 3.1.3 matcher.py",
-        "root": sdists.snapshot(arid_off(root)),
+        "root": _with_a_gate(WERKZEUG, "werkzeug-3.1.3-matcher", tests="tests/test_routing.py", paths="src"),
         "targets": ["src/werkzeug/routing/matcher.py"],
         "killmap_args": [],
         "mutmut": {
@@ -227,14 +231,9 @@ def more_itertools() -> dict:
     its unittest suite, whose tests loop over cases in `subTest` blocks (pytest 9 reports each
     failing one). Fourteen of its mutants loop forever (an iterator that never ends), so this
     subject measures what a hang costs each tool besides the pace per mutant."""
-    root = WORK / "more-itertools-10.5.0-recipes"
-    tarball = sdists.download(MORE_ITERTOOLS, WORK / "sdists", PYTHON)
-    sdists.unpack(tarball, root)
-    (root / "mutations").mkdir(exist_ok=True)
-    (root / "mutations" / "more.toml").write_text('[gate]\ntests = ["tests"]\npaths = ["."]\n', encoding="utf-8")
     return {
         "name": "more-itertools 10.5.0 recipes.py",
-        "root": sdists.snapshot(arid_off(root)),
+        "root": _with_a_gate(MORE_ITERTOOLS, "more-itertools-10.5.0-recipes", tests="tests", paths="."),
         "targets": ["more_itertools/recipes.py"],
         "killmap_args": [],
         "mutmut": {

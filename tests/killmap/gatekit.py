@@ -90,6 +90,19 @@ def gate_env(project: Path, extra: dict[str, str] | None = None) -> dict[str, st
     return env
 
 
+def killmap_command(project: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m killmap ARGS` in the project, exactly as given, as a user runs it (run_gate
+    adds its own --report-dir and reads the report)."""
+    return subprocess.run(
+        [sys.executable, "-m", "killmap", *args],
+        cwd=project,
+        env=gate_env(project),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def run_gate(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> GateRun:
     report_dir = project.parent / f"reports-{project.name}"
     shutil.rmtree(report_dir, ignore_errors=True)

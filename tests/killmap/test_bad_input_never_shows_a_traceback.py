@@ -13,10 +13,9 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from gatekit import copy_fixture, gate_env, run_gate
+from gatekit import copy_fixture, gate_env, killmap_command, run_gate
 
 LATIN1 = "# caf\xe9: written by an editor set to latin-1\n".encode("latin-1")
 
@@ -27,18 +26,6 @@ def one_line_error(code: int, stderr: str) -> str:
     assert len(lines) == 1 and lines[0].startswith("killmap: "), stderr
     assert "Traceback" not in stderr
     return lines[0]
-
-
-def gate(project: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The command exactly as given (run_gate adds its own --report-dir)."""
-    return subprocess.run(
-        [sys.executable, "-m", "killmap", *args],
-        cwd=project,
-        env=gate_env(project),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 @pytest.fixture
@@ -77,7 +64,7 @@ def test_deeply_nested_toml_is_one_line_naming_the_catalog(basic, nested):
 
 @pytest.mark.parametrize("shard", ["²/³", "1/³", "١/٢", "1/" + "9" * 5000, "+1/2", " 1/2", "1/2/3", "0x1/2"])
 def test_a_shard_that_is_not_ascii_digits_is_one_line(basic, shard):
-    run = gate(basic, "run", "--shard", shard)
+    run = killmap_command(basic, "run", "--shard", shard)
     line = one_line_error(run.returncode, run.stderr)
     assert "--shard" in line
 
@@ -86,7 +73,7 @@ def test_a_report_dir_naming_a_file_is_refused_before_anything_runs(basic):
     existing = basic.parent / "not-a-folder"
     existing.write_text("mine\n")
     started = time.perf_counter()
-    run = gate(basic, "run", "--no-cache", "--report-dir", str(existing))
+    run = killmap_command(basic, "run", "--no-cache", "--report-dir", str(existing))
     line = one_line_error(run.returncode, run.stderr)
     assert "--report-dir" in line and "not-a-folder" in line and "existing file" in line
     assert "baseline" not in run.stdout  # refused up front: no test ran
@@ -97,7 +84,7 @@ def test_a_report_dir_naming_a_file_is_refused_before_anything_runs(basic):
 def test_a_report_dir_inside_a_file_is_refused_before_anything_runs(basic):
     existing = basic.parent / "not-a-folder"
     existing.write_text("mine\n")
-    run = gate(basic, "run", "--no-cache", "--report-dir", str(existing / "reports"))
+    run = killmap_command(basic, "run", "--no-cache", "--report-dir", str(existing / "reports"))
     line = one_line_error(run.returncode, run.stderr)
     assert "--report-dir" in line and "baseline" not in run.stdout
 
@@ -105,7 +92,7 @@ def test_a_report_dir_inside_a_file_is_refused_before_anything_runs(basic):
 def test_merge_refuses_a_report_dir_naming_a_file(basic, tmp_path):
     existing = tmp_path / "not-a-folder"
     existing.write_text("mine\n")
-    run = gate(basic, "merge", str(tmp_path / "missing.json"), "--report-dir", str(existing))
+    run = killmap_command(basic, "merge", str(tmp_path / "missing.json"), "--report-dir", str(existing))
     assert "--report-dir" in one_line_error(run.returncode, run.stderr)
 
 
@@ -114,7 +101,7 @@ def test_red_first_refuses_a_report_dir_that_is_a_dangling_link_as_run_does(basi
     link = tmp_path / "reports"
     link.symlink_to(tmp_path / "nowhere")
     for command in (["run", "--no-cache"], ["red-first"]):
-        run = gate(basic, *command, "--report-dir", str(link))
+        run = killmap_command(basic, *command, "--report-dir", str(link))
         line = one_line_error(run.returncode, run.stderr)
         assert "--report-dir" in line and "existing file" in line
     assert not (tmp_path / "nowhere").exists()
@@ -122,7 +109,7 @@ def test_red_first_refuses_a_report_dir_that_is_a_dangling_link_as_run_does(basi
 
 def test_red_first_refuses_a_report_dir_where_its_own_report_is_a_folder(basic, tmp_path):
     (tmp_path / "reports" / "red-first.md").mkdir(parents=True)
-    run = gate(basic, "red-first", "--report-dir", str(tmp_path / "reports"))
+    run = killmap_command(basic, "red-first", "--report-dir", str(tmp_path / "reports"))
     line = one_line_error(run.returncode, run.stderr)
     assert "red-first.md is a folder" in line
 

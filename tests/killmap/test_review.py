@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gatekit import gate_env
+from gatekit import gate_env, killmap_command
 from reviewkit import change_repo, untouched
 
 from killmap.catalog.contract import NAME_PATTERN
@@ -44,18 +44,6 @@ def reviewed(tmp_path_factory):
     )
     assert untouched(project) == before  # the user's tree and index are never written
     return done, where / "reports", summary
-
-
-def _killmap(project: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m killmap ARGS` in the project, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "killmap", *args],
-        cwd=project,
-        env=gate_env(project),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_the_review_exits_with_red_firsts_code_and_writes_every_part(reviewed):
@@ -97,7 +85,7 @@ def test_by_default_only_the_changed_lines_mutants_run_and_the_others_are_counte
     whole = json.loads((whole_reports / "review.json").read_text())
     project = change_repo("rf-review", tmp_path)
     reports = tmp_path / "reports"
-    done = _killmap(project, "review", "main", "--report-dir", str(reports))
+    done = killmap_command(project, "review", "main", "--report-dir", str(reports))
     assert done.returncode == 0, done.stdout + done.stderr
     doc = json.loads((reports / "review.json").read_text())
     ran = json.loads((reports / "killmap-sweep.json").read_text())["sweep"]["mutants"]
@@ -140,7 +128,7 @@ def test_a_review_of_a_change_without_python_source_sweeps_nothing(tmp_path):
     # Only a test changed: red-first has no fix to revert, so the review refuses in one line.
     project = change_repo("rf-review", tmp_path)
     (project / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
-    done = _killmap(project, "review", "HEAD", "--worktree", "--report-dir", str(tmp_path / "r"))
+    done = killmap_command(project, "review", "HEAD", "--worktree", "--report-dir", str(tmp_path / "r"))
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert Path(tmp_path / "r" / "review.json").exists() is False
@@ -148,7 +136,7 @@ def test_a_review_of_a_change_without_python_source_sweeps_nothing(tmp_path):
 
 def test_lines_only_without_a_change_is_refused_in_one_line(tmp_path):
     project = change_repo("rf-review", tmp_path)
-    done = _killmap(project, "sweep", "src", "--lines-only", timeout=120)
+    done = killmap_command(project, "sweep", "src", "--lines-only", timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip() == "killmap: field '--lines-only': --lines-only goes with --changed [BASE]"
 
@@ -165,7 +153,7 @@ def test_lines_only_without_a_change_is_refused_in_one_line(tmp_path):
 def test_bad_input_is_one_line_and_exit_2_before_anything_runs(tmp_path, args, said):
     project = change_repo("rf-review", tmp_path)
     before = untouched(project)
-    done = _killmap(project, "review", "main", "--report-dir", str(tmp_path / "r"), *args, timeout=120)
+    done = killmap_command(project, "review", "main", "--report-dir", str(tmp_path / "r"), *args, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.startswith(said) and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "red-first:" not in done.stdout  # refused before red-first began
