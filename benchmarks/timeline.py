@@ -166,6 +166,8 @@ LETTERS = {
     "build": "b",
     "baseline": "B",
     "pass": "P",
+    "settle": "v",
+    "whole runs": "h",
     "await baseline": "w",
     "mutant": "M",
     "await ready": "r",
@@ -271,9 +273,11 @@ def phases(spans: list[Span], marks: list[tuple[str, dict]], wall: float) -> lis
             add(f"{lane}: session collected", collect.begin, collect.end)
     base = first("baseline")
     if base:
-        add("baseline (early-baseline thread)", base.begin, base.end)
+        add("baseline's reach pass (early-baseline thread)", base.begin, base.end)
     for s in sorted((s for s in spans if s.event == "pass"), key=lambda s: s.begin):
-        add(f"  pass {s.about.get('label')}", s.begin, s.end)
+        # A guard pass is run by each worker's share, beside the first mutants (dispatch.py).
+        on = f" (worker {s.about['worker']})" if "worker" in s.about else ""
+        add(f"  pass {s.about.get('label')}{on}", s.begin, s.end)
     mutants = [s for s in spans if s.event == "mutant"]
     if mutants:
         add(f"mutants run: {len(mutants)}", min(s.begin for s in mutants), max(s.end for s in mutants))

@@ -24,7 +24,7 @@ import killmap.verdict.baseline as baseline_module
 from killmap.catalog.plan import LabOptions
 from killmap.engine.inrun.baseline_split import ClaimedItems, ClaimFile
 from killmap.engine.outcome import RunOutcome, TestResult
-from killmap.verdict.baseline import untraced_durations
+from killmap.verdict.baseline import pass_durations
 from killmap.verdict.lab import run_lab
 
 UNRELATED = {f"tests/test_unrelated.py::test_unrelated_{i}" for i in range(1, 21)}
@@ -41,14 +41,15 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_runs_share_the_file
     project = copy_fixture("selection", tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     seen: list[list[RunOutcome]] = []
+    build = baseline_module._Builder.__call__
 
-    def durations(outcomes):
-        seen.append(outcomes)
-        return untraced_durations(outcomes)
+    def built(self, done, settled):
+        seen.append([o for each in done for o in each])
+        return build(self, done, settled)
 
-    monkeypatch.setattr(baseline_module, "untraced_durations", durations)
+    monkeypatch.setattr(baseline_module._Builder, "__call__", built)
     result = run_lab(project, LabOptions(jobs=2, baseline_runs=runs, use_cache=False))
-    [outcomes] = seen
+    outcomes = seen[-1]  # the baseline as settled (before it, the reach pass's alone)
     reach, guard = outcomes[:2], outcomes[2:]
     assert len(guard) == 2 * (runs - 1)  # each further pass shared out between the two workers
     # The first pass ran every test once, in one run or the other, and traced it there.
@@ -113,18 +114,46 @@ def _run(durations: dict[str, float], traced: set[str] = frozenset()) -> RunOutc
     )
 
 
-def test_a_tests_duration_comes_from_the_run_that_did_not_trace_it():
-    # Run 1 traced a and c, run 2 traced b and d: tracing made each test ten times slower in
-    # the run that traced it. Timeouts are built on these durations, and a mutant runs
-    # untraced, so the traced times must not be the ones kept.
-    first = _run({"a": 1.0, "b": 0.1, "c": 1.0, "d": 0.1}, traced={"a", "c"})
-    second = _run({"a": 0.1, "b": 1.0, "c": 0.1, "d": 1.0}, traced={"b", "d"})
-    assert untraced_durations([first, second]) == {"a": 0.1, "b": 0.1, "c": 0.1, "d": 0.1}
+def test_a_tests_duration_is_the_slowest_of_its_runs_in_the_pass():
+    # Where two runs of a pass ran a test (whole runs, each running every test), the limit
+    # waits for the slower.
+    first = _run({"a": 1.0, "b": 0.1}, traced={"a", "b"})
+    second = _run({"a": 0.2, "b": 0.3}, traced={"a", "b"})
+    assert pass_durations([first, second]) == {"a": 1.0, "b": 0.3}
 
 
-def test_with_one_baseline_run_its_own_durations_are_kept():
-    only = _run({"a": 0.5, "b": 0.7}, traced={"a", "b"})
-    assert untraced_durations([only]) == {"a": 0.5, "b": 0.7}
+def test_the_guard_passes_change_nothing_a_mutant_is_selected_or_limited_by(tmp_path):
+    # A mutant can start once the reach pass is in, before the guard passes end (dispatch.py):
+    # the baseline it is given then must be the one it would be given after, or its verdict
+    # would depend on when it ran. Here the guard pass ran the tests ten times faster, and
+    # took longer per run: neither may move a duration, a cost or a line of reach.
+    from types import SimpleNamespace
+
+    reach = [
+        RunOutcome(
+            "done",
+            wall,
+            collected=("a", "b"),
+            tests={test: TestResult(test, "passed", took, traced=True)},
+            coverage={"src/m.py": {test: [3], "": [1]}},
+            session_seconds=0.3,
+        )
+        for wall, test, took in ((2.0, "a", 1.0), (1.5, "b", 0.5))
+    ]
+    guard = [
+        RunOutcome("done", 9.0, collected=("a", "b"), tests={"a": TestResult("a", "passed", 0.1)}),
+        RunOutcome("done", 9.0, collected=("a", "b"), tests={"b": TestResult("b", "passed", 0.05)}),
+    ]
+    settings = SimpleNamespace(tests=("tests",), paths=("src",))
+    passes = SimpleNamespace(deselect=(), targets=("src/m.py",), note="")
+    build = baseline_module._Builder([], settings, passes, 2)
+    provisional, settled = build([reach], None), build([reach, guard], True)
+    for field in ("durations", "overhead", "per_test", "coverage", "collected", "imported", "per_test_timeout"):
+        assert getattr(settled, field) == getattr(provisional, field), field
+    assert settled.durations == {"a": 1.0, "b": 0.5}
+    # What the guard passes add is said of the baseline: its runs' wall, the tests run again.
+    assert (provisional.wall, settled.wall) == (2.0, 11.0)
+    assert (provisional.rerun, settled.rerun) == (None, 2)
 
 
 class Item:

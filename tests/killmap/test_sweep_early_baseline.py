@@ -32,7 +32,7 @@ def _sweep(project, monkeypatch, *, use_cache: bool, cache_dir):
     """The sweep of MODULE in this process: what it found, whether an early baseline was running
     when enumeration began, and how many baselines were run."""
     seen: dict[str, object] = {"baselines": 0}
-    enumerate_mutants, run_baseline = sweep_module.enumerate_mutants, baseline_module.run_baseline
+    enumerate_mutants, stage_baseline = sweep_module.enumerate_mutants, baseline_module.stage_baseline
 
     def watched_enumeration(*args, **kwargs):
         seen["early baseline running"] = any(t.name == "killmap-early-baseline" for t in threading.enumerate())
@@ -40,11 +40,11 @@ def _sweep(project, monkeypatch, *, use_cache: bool, cache_dir):
 
     def counted_baseline(*args, **kwargs):
         seen["baselines"] = int(seen["baselines"]) + 1  # type: ignore[call-overload]
-        return run_baseline(*args, **kwargs)
+        return stage_baseline(*args, **kwargs)
 
     monkeypatch.setattr(sweep_module, "enumerate_mutants", watched_enumeration)
-    monkeypatch.setattr("killmap.verdict.early_baseline.run_baseline", counted_baseline)
-    monkeypatch.setattr("killmap.verdict.lab.run_baseline", counted_baseline)
+    monkeypatch.setattr("killmap.verdict.early_baseline.stage_baseline", counted_baseline)
+    monkeypatch.setattr("killmap.verdict.lab.stage_baseline", counted_baseline)
     targets = sweep_module.resolve_targets(project, [MODULE], [])
     options = LabOptions(jobs=2, use_cache=use_cache, cache_dir=cache_dir)
     result = sweep_module.run_sweep(project, targets, ("mutmut",), options, [])

@@ -27,6 +27,7 @@ from killmap.engine import (
     RunOutcome,
     Scenario,
     TestResult,
+    Worker,
     baseline_red_file,
     error_line,
     escaped_note,
@@ -103,7 +104,7 @@ def source_files(files: list[str], settings: GateSettings) -> list[str]:
     ]
 
 
-def run_baseline(
+def stage_baseline(
     root: Path,
     files: list[str],
     settings: GateSettings,
@@ -112,75 +113,182 @@ def run_baseline(
     *,
     runs: int,
     timeout: float,
-) -> Baseline:
+) -> Baseline | StagedBaseline:
     """The unmutated suite: what every verdict is measured against. Red, flaky or
     uncollectable is a GateError, exit 2.
 
     Every test runs once, traced, the workers sharing the tests out (the reach pass); then,
     `runs` - 1 times more and untraced, the tests a mutant can select (the guard passes): the
-    flake guard and the untraced durations matter for those alone. A suite whose [gate] names
-    a thousand tests that reach no mutation ran each of them twice before. A red or a flake
-    in those runs is said only once whole runs confirm it (`_whole_passes`)."""
+    flake guard matters for those alone. A suite whose [gate] names a thousand tests that
+    reach no mutation ran each of them twice before. A red or a flake in those runs is said
+    only once whole runs confirm it (`_whole_passes`).
+
+    Returned once the reach pass is green with guard passes left to run: a StagedBaseline,
+    whose `provisional` baseline is what every mutant is selected and limited by (the guard
+    passes change none of it), so that the workers can run mutants as soon as each is done
+    with its share of the guard passes (dispatch.py); `finish` then settles it. Otherwise
+    (one run, nothing to guard, or a red reach pass) every pass is run here."""
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
     passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout)
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
-    done, settled = _passes_under_a_recorder_that_leaves_them_green(passes, group, runs)
-    outcomes = [o for each in done for o in each]
-    first = done[0][0]
-    durations = untraced_durations(outcomes)
-    overhead, per_test = session_costs(outcomes, durations)
-    sources = set(source_files(files, settings))
-    ran = {t: r for o in done[0] for t, r in o.tests.items()}
-    not_passed = Counter(r.outcome for r in ran.values() if r.outcome != "passed")
-    return Baseline(
-        settings,
-        first.collected,
-        durations,
-        overhead,
-        _union([o.coverage or {} for o in done[0]]),
-        runs,
-        sum(max(o.wall for o in each) for each in done),
-        tuple(sorted({f for o in outcomes for f in o.imported if f in sources})),
-        settings.tests + passes.deselect,
-        passes.targets,
-        tracers_of(outcomes),
-        per_test,
-        dict(sorted(not_passed.items())),
-        dict(first.deselected),
-        max((o.per_test_timeout or 0.0 for o in outcomes), default=0.0) or None,
-        len({t for each in done[1:] for o in each for t in o.tests}) if settled else None,
-        passes.note,
-    )
-
-
-def _passes_under_a_recorder_that_leaves_them_green(
-    passes: _Passes, group: list[Mutation], runs: int
-) -> tuple[list[list[RunOutcome]], bool]:
-    """The settled passes; where the engine's recorder turned tests red that pass without it,
-    once more under coverage's tracer (said in `passes.note`), and a refusal naming the
-    recorder where that one turns them red too."""
+    build = _Builder(files, settings, passes, runs)
     try:
-        return _settled_passes(passes, group, runs)
+        reach, guarded = _reach_and_guarded(passes, group)
     except _RedByRecorder as red:
-        if passes.tracer == "coverage":
-            raise red.refusal(passes.where) from None
-        passes.tracer = "coverage"
-        passes.note = red.fallback_note()
+        passes.fall_back(red)
+        return build(*_settled_under_coverage(passes, group, runs))
+    if guarded is None:  # red where the runs shared the tests out: whole runs decide
+        return build(*_after_unsettled(passes, group, runs, reach))
+    if runs == 1 or not guarded:
+        return build([reach], True)
+    return StagedBaseline(passes, group, runs, reach, guarded, build)
+
+
+class StagedBaseline:
+    """A baseline whose reach pass is in and green, with its guard passes still to run.
+
+    `provisional` is the baseline every mutant is selected and limited by: it is built from
+    the reach pass alone (its coverage, collection, durations and costs), so a mutant run
+    before the guard passes end is run exactly as one run after. Run each of `numbers`'
+    `scenarios` (one per worker: they share the guarded tests out; `run_share` runs one) and
+    hand their outcomes to `settle`: it refuses what the baseline always refused, and gives
+    the baseline when the provisional one stands (the mutants run on it stand), None when
+    whole runs must replace it (`whole`; every mutant runs again on theirs)."""
+
+    def __init__(
+        self,
+        passes: _Passes,
+        group: list[Mutation],
+        runs: int,
+        reach: list[RunOutcome],
+        guarded: tuple[str, ...],
+        build: _Builder,
+    ):
+        self._passes, self._group, self._runs, self._reach, self._build = passes, group, runs, reach, build
+        self.guarded = guarded
+        self.numbers = tuple(range(2, runs + 1))
+        self.provisional = build([reach], None)
+        # Made once per pass: its runs share the tests out through one claims folder.
+        self._scenarios = {
+            number: passes.scenarios(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
+            for number in self.numbers
+        }
+
+    def scenarios(self, number: int) -> list[Scenario]:
+        """Guard pass `number`: one run per worker, the guarded tests shared out between them."""
+        return self._scenarios[number]
+
+    def run_share(self, worker: Worker, number: int) -> RunOutcome:
+        """`worker`'s share of guard pass `number`: the guarded tests it claims first."""
+        label = f"baseline-{number}"
+        with timeline.span("pass", label=label, worker=worker.index):
+            return self._passes.engine.run(worker, self.scenarios(number)[worker.index])
+
+    def settle(self, guards: list[list[RunOutcome]]) -> Baseline | None:
+        """The baseline, from each guard pass's outcomes (in `numbers`' order): the provisional
+        one with the passes counted, or None where a pass was red or differs from the reach
+        pass, and whole runs must decide (`whole`, once no mutant runs). Incomplete runs are
+        refused, as ever."""
+        for guard in guards:
+            _refuse_incomplete(self._passes.where, guard, self._passes.engine, self._passes.timeout)
+        if self._unsettled(guards) is not None:
+            return None
+        return self._build([self._reach, *guards], True)
+
+    def whole(self, guards: list[list[RunOutcome]]) -> Baseline:
+        """The baseline decided by whole runs (every worker: nothing else may run meanwhile),
+        with the shared passes up to the first unsettled one as evidence, as when the passes
+        ran one after the other."""
+        upto = self._unsettled(guards)
+        shared = [o for each in [self._reach, *guards[: (upto if upto is not None else len(guards)) + 1]] for o in each]
+        return self._build(*_after_unsettled(self._passes, self._group, self._runs, shared))
+
+    def finish(self, guards: list[list[RunOutcome]]) -> Baseline:
+        """`settle`, and `whole` where that did not settle it."""
+        settled = self.settle(guards)
+        return settled if settled is not None else self.whole(guards)
+
+    def _unsettled(self, guards: list[list[RunOutcome]]) -> int | None:
+        return next(
+            (i for i, guard in enumerate(guards) if any(o.red for o in guard) or _flipped(self._reach, guard)), None
+        )
+
+
+class _Builder:
+    """The Baseline of a set of passes. What a mutant's selection and limits read comes from
+    the first pass alone (the reach pass, or the whole runs), so that the guard passes, which
+    only guard, change nothing a mutant run before them was given."""
+
+    def __init__(self, files: list[str], settings: GateSettings, passes: _Passes, runs: int):
+        self.sources = set(source_files(files, settings))
+        self.settings, self.passes, self.runs = settings, passes, runs
+
+    def __call__(self, done: list[list[RunOutcome]], settled: bool | None) -> Baseline:
+        """`settled`: the guard passes settled the shared runs (how many tests they re-ran is
+        said), False: whole runs did, None: not known yet (the provisional baseline)."""
+        first, reach = done[0][0], done[0]
+        durations = pass_durations(reach)
+        overhead, per_test = session_costs(reach, durations)
+        ran = {t: r for o in reach for t, r in o.tests.items()}
+        not_passed = Counter(r.outcome for r in ran.values() if r.outcome != "passed")
+        return Baseline(
+            self.settings,
+            first.collected,
+            durations,
+            overhead,
+            _union([o.coverage or {} for o in reach]),
+            self.runs,
+            sum(max(o.wall for o in each) for each in done),
+            tuple(sorted({f for o in reach for f in o.imported if f in self.sources})),
+            self.settings.tests + self.passes.deselect,
+            self.passes.targets,
+            tracers_of(reach),
+            per_test,
+            dict(sorted(not_passed.items())),
+            dict(first.deselected),
+            max((o.per_test_timeout or 0.0 for o in reach), default=0.0) or None,
+            len({t for each in done[1:] for o in each for t in o.tests}) if settled else None,
+            self.passes.note,
+        )
+
+
+def _settled_under_coverage(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
+    """Every pass again under coverage's tracer, the engine's recorder having turned tests red
+    that pass without it (`_Passes.fall_back`); refused where that one turns them red too."""
     try:
         return _settled_passes(passes, group, runs)
     except _RedByRecorder as again:
         raise again.refusal(passes.where) from None
 
 
+def _after_unsettled(
+    passes: _Passes, group: list[Mutation], runs: int, shared: list[RunOutcome]
+) -> tuple[list[list[RunOutcome]], bool]:
+    """Whole runs, where the shared ones did not settle the baseline; every pass again under
+    coverage's tracer where the engine's recorder made their reds."""
+    try:
+        return _whole_passes(passes, runs, shared), False
+    except _RedByRecorder as red:
+        passes.fall_back(red)
+        return _settled_under_coverage(passes, group, runs)
+
+
 def _settled_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
-    """The shared passes, and whole passes where those did not settle the baseline."""
-    done, settled = _shared_passes(passes, group, runs)
-    if not settled:
-        done = _whole_passes(passes, runs, [o for each in done for o in each])
-    return done, settled
+    """Every pass, one after the other: the reach pass, the guard passes, and whole passes
+    where those did not settle the baseline."""
+    reach, guarded = _reach_and_guarded(passes, group)
+    if guarded is None:
+        return _whole_passes(passes, runs, reach), False
+    done = [reach]
+    for number in range(2, runs + 1 if guarded else 2):
+        guard = passes.run(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
+        done.append(guard)
+        if any(o.red for o in guard) or _flipped(reach, guard):
+            return _whole_passes(passes, runs, [o for each in done for o in each]), False
+    return done, True
 
 
 _RECORDERS = {
@@ -233,15 +341,15 @@ class _Passes:
         self.tracer = engine.tracer  # what records reach, until it is found to turn tests red
         self.note = ""  # why it is not the engine's own (_RedByRecorder)
 
-    def run(
+    def scenarios(
         self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
-    ) -> list[RunOutcome]:
-        """Each worker runs `tests` (None: every test), traced or not; `shared`: the runs share
-        the tests out (baseline_split.py), else each runs them all. Only the first run's session traces
-        collection, the same program in every session. Each run is a fork of its worker's
-        collected session, which the mutants then reuse."""
+    ) -> list[Scenario]:
+        """One run per worker of `tests` (None: every test), traced or not; `shared`: the runs
+        share the tests out (baseline_split.py), else each runs them all. Only the first run's
+        session traces collection, the same program in every session. Each run is a fork of
+        its worker's collected session, which the mutants then reuse."""
         claims = str(self.engine.scratch.run_dir("baseline-claims") / label) if shared else None
-        scenarios = [
+        return [
             Scenario(
                 label=f"{label}-{i + 1}",
                 tests=self.everything if tests is None else tests,
@@ -258,10 +366,24 @@ class _Passes:
             )
             for i in range(len(self.engine.workers))
         ]
+
+    def run(
+        self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
+    ) -> list[RunOutcome]:
+        """The pass `scenarios` describes, on every worker at once; refused if incomplete."""
+        scenarios = self.scenarios(label, tests, traced=traced, shared=shared, tracer=tracer)
         with timeline.span("pass", label=label):
             outcomes = self.engine.run_all(scenarios)
         _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)
         return outcomes
+
+    def fall_back(self, red: _RedByRecorder) -> None:
+        """Reach recorded by coverage's tracer from now on, the engine's recorder having made
+        `red`'s tests red; refused where coverage's tracer already made them."""
+        if self.tracer == "coverage":
+            raise red.refusal(self.where) from None
+        self.tracer = "coverage"
+        self.note = red.fallback_note()
 
     def refuse_red(self, outcomes: list[RunOutcome]) -> None:
         """Red tests refused, once it is known they are red without the gate's recorder too:
@@ -301,26 +423,19 @@ class _Passes:
         )
 
 
-def _shared_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
-    """The reach pass, then the guard passes, and whether they settle the baseline: not when a
-    test went red or flipped in them, and whole runs must decide. A test that needs another
-    to have run before it in its session goes red when the runs share the tests out, and a
-    guard pass runs only some of them."""
+def _reach_and_guarded(passes: _Passes, group: list[Mutation]) -> tuple[list[RunOutcome], tuple[str, ...] | None]:
+    """The reach pass, and the tests the guard passes run again (guarded_tests); None when it
+    was red where its runs shared the tests out, and whole runs must decide. A test that
+    needs another to have run before it in its session goes red when the runs share the tests
+    out, and a guard pass runs only some of them."""
     reach = _traced_pass(passes, "baseline", shared=passes.shared)
     _refuse_drifting(passes.where, reach)
     if any(o.red for o in reach):
         if passes.shared:
-            return [reach], False
+            return reach, None
         passes.refuse_red(reach)  # one run ran every test, in pytest's own order: it is red
     coverage = _union([o.coverage or {} for o in reach])
-    guarded = guarded_tests(reach[0].collected, coverage, passes.targets, group)
-    done = [reach]
-    for number in range(2, runs + 1 if guarded else 2):
-        guard = passes.run(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
-        done.append(guard)
-        if any(o.red for o in guard) or _flipped(reach, guard):
-            return done, False
-    return done, True
+    return reach, guarded_tests(reach[0].collected, coverage, passes.targets, group)
 
 
 def _traced_pass(passes: _Passes, label: str, *, shared: bool) -> list[RunOutcome]:
@@ -505,20 +620,20 @@ def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tu
     return once, per_test
 
 
-def untraced_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
-    """Each test's duration from the runs that did not trace it (the slowest of them).
+def pass_durations(outcomes: list[RunOutcome]) -> dict[str, float]:
+    """Each test's duration in one pass (the slowest, where two of its runs ran it): what
+    every mutant's limit is built on, taken from the first pass, the reach pass.
 
-    Coverage slows hot code several times over, and a mutant runs its tests untraced: a
-    traced duration would inflate every timeout built on it. A test no guard pass ran (no
-    mutant can select it, or there was one pass) has only its traced duration.
-    """
-    untraced: dict[str, float] = {}
-    traced: dict[str, float] = {}
+    The reach pass records reach, but with the probes (Python 3.10, 3.11) and the line
+    monitor (3.12+) a test's recorded run is close to its plain one (a probed loop about
+    1.3x). The guard passes' untraced durations were used before; a limit waiting for them
+    made every mutant wait for them, and a mutant must be limited by the same rule whenever
+    it starts, for its verdict not to depend on when it ran."""
+    durations: dict[str, float] = {}
     for outcome in outcomes:
         for test, result in outcome.tests.items():
-            kept = traced if result.traced else untraced
-            kept[test] = max(kept.get(test, 0.0), result.duration)
-    return {t: untraced.get(t, d) for t, d in traced.items()} | untraced
+            durations[test] = max(durations.get(test, 0.0), result.duration)
+    return durations
 
 
 def _union(coverages: list[dict[str, dict[str, list[int]]]]) -> dict[str, dict[str, list[int]]]:

@@ -15,6 +15,15 @@ A catalog error found while building is still the error reported: the gate cance
 dispatch (its runs are discarded with their workers) and raises its own. A contract id the
 baseline does not know stops the dispatch too: mutations are checked in the order they are
 offered, which is the catalog's, so the first such id is the one named, as before.
+
+The guard passes run beside the first mutants. Once the reach pass is in, every mutant's
+selection and limits are known (baseline.StagedBaseline), and the guard passes only guard:
+each worker runs its share of them and then takes mutants, while another may still re-run a
+long test (werkzeug's `test_long_build` held one worker for ten seconds while the other
+waited). Nothing is said of a mutant until the guard passes settle: its verdict is held, and
+a baseline they refuse is the gate's error whatever ran beside them. Where they do not settle
+(a red or a flip: whole runs decide, on every worker), no new mutant starts, the running ones
+end, their verdicts are dropped, and every mutant runs again on the new baseline.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from killmap import timeline
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Worker
 from killmap.mutate.mutant import Mutant
-from killmap.verdict.baseline import Baseline, check_contract_ids
+from killmap.verdict.baseline import Baseline, StagedBaseline, check_contract_ids
 from killmap.verdict.trial import expected_seconds, select_tests
 
 Progress = Callable[[str, Any], None]
@@ -46,7 +55,7 @@ class Dispatch:
     def __init__(
         self,
         settings: GateSettings,
-        baseline: Callable[[], Baseline],
+        baseline: Callable[[], Baseline | StagedBaseline],
         workers: list[Worker],
         run: Callable[..., Any],
         progress: Progress,
@@ -69,7 +78,17 @@ class Dispatch:
         self._cancelled = False
         self._error: BaseException | None = None
         self._results: dict[str, Any] = {}
+        # The baseline mutants are selected and run by; the final one (its guard passes
+        # counted) once `_settled`. Until then verdicts are held in `_held`, in landing order.
         self.baseline: Baseline | None = None
+        self._staged: StagedBaseline | None = None
+        self._settled = True
+        self._shares: dict[int, list] = {}  # worker index: its outcome of each guard pass
+        self._held: list[tuple[Mutation, Mutant, Any]] = []
+        self._running = 0  # mutants taken and not yet landed
+        self._paused = False  # whole runs of the baseline need every worker
+        self._taken = False  # a mutant was taken: the baseline is said before its verdict
+        self._baseline_error: BaseException | None = None  # wins over a mutant's error
         self._announced = False
         self._thread = threading.Thread(target=self._serve, name="killmap-dispatch", daemon=True)
         self._thread.start()
@@ -99,16 +118,19 @@ class Dispatch:
         """Every offered mutant's result, once all have run; the first error, if any."""
         self.close()
         self.join()
-        if self._error is not None:
-            raise self._error
+        if self._baseline_error is not None or self._error is not None:
+            raise self._baseline_error or self._error  # type: ignore[misc]
         return dict(self._results)
 
     def _serve(self) -> None:
         try:
             with timeline.span("await baseline"):
-                baseline = self._baseline_source()
+                source = self._baseline_source()
             with self._lock:
-                self.baseline = baseline
+                if isinstance(source, StagedBaseline):
+                    self._staged, self._settled, self.baseline = source, False, source.provisional
+                else:
+                    self.baseline = source
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)
             return
@@ -120,15 +142,19 @@ class Dispatch:
 
     def _announce_baseline(self) -> None:
         """Say the baseline is in (under the lock), once: when the first mutant is about to
-        run on it, or when the last has been offered. Not as soon as it is in: a catalog error
-        found while the gate still builds is then the only thing a user sees, however fast the
-        baseline was (the workers start first, so it is often in before the first mutant is
-        built). The gate cancels the dispatch before it says its error."""
-        if self._announced:
+        run on it, or when the last has been offered, and once its guard passes settled it.
+        Not as soon as it is in: a catalog error found while the gate still builds is then the
+        only thing a user sees, however fast the baseline was (the workers start first, so it
+        is often in before the first mutant is built). The gate cancels the dispatch before it
+        says its error."""
+        if self._announced or not self._settled or not (self._taken or self._closed):
             return
         self._announced = True
         self._progress("baseline", self.settings)
         self._progress("baseline-done", self.baseline)
+
+    def _stopped(self) -> bool:
+        return self._cancelled or self._error is not None or self._baseline_error is not None
 
     def _fail(self, exc: BaseException) -> None:
         with self._lock:
@@ -140,13 +166,14 @@ class Dispatch:
         """The dearest mutant offered and not yet taken; None when there will be none."""
         assert self.baseline is not None
         with self._lock:
-            while not (self._offered or self._closed or self._cancelled or self._error):
+            # While whole runs of the baseline have every worker, nothing starts; until the guard
+            # passes settle, the held mutants may yet come back to run again (`_settle`).
+            while not self._stopped() and (self._paused or not (self._offered or self._closed and self._settled)):
                 self._lock.wait()
-            if self._cancelled or self._error is not None:
+            if self._stopped():
                 return None
-            # Said on this thread, where a failure is the dispatch's error (`_fail`).
-            self._announce_baseline()
-            if not self._offered:
+            if not self._offered:  # closed, and all taken
+                self._announce_baseline()  # on this thread, where a failure is the dispatch's error
                 return None
             for mutation, mutant in self._offered:  # in catalog order: the first bad id is named
                 if mutation.name not in self._selections:
@@ -164,9 +191,13 @@ class Dispatch:
             # though its tests took milliseconds green.
             dearest = max(self._offered, key=lambda job: self._selections[job[0].name][1])
             self._offered.remove(dearest)
+            self._taken, self._running = True, self._running + 1
+            self._announce_baseline()
             return dearest[0], dearest[1], self._selections[dearest[0].name][0]
 
     def _drain(self, worker) -> None:
+        if self._staged is not None and not self._guard_share(worker, self._staged):
+            return
         while True:
             try:
                 job = self._next()
@@ -179,9 +210,79 @@ class Dispatch:
             try:
                 with timeline.span("mutant", mutation=mutation.name, worker=worker.index):
                     result = self._run(worker, (mutation, mutant, self.baseline), selection)
-                with self._lock:
-                    self._results[mutation.name] = result
-                self._on_done(mutation, result)
             except BaseException as exc:  # noqa: BLE001 - re-raised by results()
+                self._landed()
                 self._fail(exc)
                 return
+            self._land(mutation, mutant, result)
+
+    def _landed(self) -> None:
+        with self._lock:
+            self._running -= 1
+            self._lock.notify_all()
+
+    def _land(self, mutation: Mutation, mutant: Mutant, result: Any) -> None:
+        """A result stored and heard of, or held until the guard passes settle."""
+        with self._lock:
+            self._running -= 1
+            self._lock.notify_all()
+            if self._baseline_error is not None:
+                return  # the baseline is refused: no verdict is said
+            if not self._settled:
+                self._held.append((mutation, mutant, result))
+                return
+            self._results[mutation.name] = result
+        self._on_done(mutation, result)
+
+    def _guard_share(self, worker, staged: StagedBaseline) -> bool:
+        """This worker's share of every guard pass; the last worker to end its share settles
+        the baseline. False when the dispatch is to stop."""
+        try:
+            outcomes = [staged.run_share(worker, number) for number in staged.numbers]
+        except BaseException as exc:  # noqa: BLE001 - re-raised by results()
+            self._fail(exc)
+            return False
+        with self._lock:
+            self._shares[worker.index] = outcomes
+            last = len(self._shares) == len(self._workers)
+        if last:
+            self._settle(staged)
+        return not self._cancelled
+
+    def _settle(self, staged: StagedBaseline) -> None:
+        """The guard passes' verdict on the baseline: the held verdicts stand and are said, or
+        whole runs decide, once no mutant runs, and every mutant runs again on their baseline."""
+        guards = [[self._shares[w.index][k] for w in self._workers] for k in range(len(staged.numbers))]
+        try:
+            with timeline.span("settle"):
+                final = staged.settle(guards)
+            if final is None:
+                with self._lock:
+                    self._paused = True
+                    while self._running and not self._cancelled:
+                        self._lock.wait()
+                if self._cancelled:
+                    return
+                with timeline.span("whole runs"):
+                    final = staged.whole(guards)
+                with self._lock:
+                    # Selected and limited by the provisional baseline: run again on this one.
+                    self._offered[:0] = [(mutation, mutant) for mutation, mutant, _ in self._held]
+                    self._held, self._selections = [], {}
+        except BaseException as exc:  # noqa: BLE001 - the baseline's refusal, re-raised by results()
+            with self._lock:
+                self._baseline_error, self._settled, self._paused = exc, True, False
+                self._lock.notify_all()
+            return
+        try:
+            with self._lock:
+                self.baseline, self._settled, self._paused = final, True, False
+                held, self._held = self._held, []
+                for mutation, _, result in held:
+                    self._results[mutation.name] = result
+                self._lock.notify_all()
+                self._announce_baseline()  # before the held verdicts, if a mutant ran or all were offered
+            for mutation, _, result in held:
+                self._on_done(mutation, result)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by results()
+            self._fail(exc)

@@ -1,0 +1,113 @@
+"""A worker done with its share of the guard passes runs mutants while another still re-runs a
+long test; nothing is said of them until the guard passes settle the baseline, and where
+they do not, whole runs decide and every mutant runs again on their baseline.
+
+The project: `test_slow` reaches the mutated function and sleeps two seconds in its second
+unmutated call (the guard pass), which is green, red, or red again later, as each test asks.
+Every unmutated call of it and every run of a mutant leaves a mark with its time, so the
+order of what ran is read from the marks, not from the gate's own account.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gatekit import gate_env, one_mutation_project, run_gate
+
+TESTS = """\
+import os
+import time
+from pathlib import Path
+
+from pkg import one
+
+MARKS = Path(os.environ["GUARD_MARKS"])
+RED_CALLS = {RED_CALLS}
+
+
+def _mark(name):
+    n = 1
+    while True:
+        try:
+            with open(MARKS / f"{name}-{n}", "x") as mark:  # made once, by one process
+                mark.write(repr(time.time()))
+        except FileExistsError:
+            n += 1
+            continue
+        return n
+
+
+def test_one():
+    if one() != 1:
+        _mark("mutant")
+    assert one() == 1
+
+
+def test_slow():
+    assert one() == 1  # under the mutant: red here, and not counted
+    call = _mark("slow")
+    if call == 2:
+        time.sleep(2)
+    assert call not in RED_CALLS, f"call {call}"
+"""
+
+
+def _project(tmp_path: Path, red_calls: set[int]) -> tuple[Path, Path]:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    source = TESTS.replace("{RED_CALLS}", repr(red_calls or set()))
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        source,
+        value="2",
+        kills=("tests/test_pkg.py::test_one", "tests/test_pkg.py::test_slow"),
+    )
+    return project, marks
+
+
+def _times(marks: Path, name: str) -> list[float]:
+    found = sorted(marks.glob(f"{name}-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    return [float(p.read_text()) for p in found]
+
+
+def _gate(project: Path, marks: Path):
+    env = gate_env(project, {"GUARD_MARKS": str(marks), "KILLMAP_CONFINE": "0"})
+    return run_gate(project, "run", "--no-cache", "--jobs", "2", env=env)
+
+
+def test_a_mutant_runs_on_the_worker_that_is_done_with_its_share_of_the_guard_pass(tmp_path):
+    project, marks = _project(tmp_path, set())
+    run = _gate(project, marks)
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.verdicts() == {"one-mutated": "held"}
+    reach, guard = _times(marks, "slow")  # each unmutated call of test_slow, as it began
+    # The mutant ran while the guard pass's call slept (it ends 2 s after it began).
+    assert _times(marks, "mutant")[0] < guard + 2, (guard, _times(marks, "mutant"))
+    # And its verdict was said after the baseline's line, as ever.
+    assert run.stdout.index("baseline: 2 tests green in 2 run(s)") < run.stdout.index("one-mutated"), run.stdout
+
+
+def test_a_guard_pass_that_whole_runs_settle_runs_every_mutant_again_on_their_baseline(tmp_path):
+    # Red in the guard pass only: whole runs decide (calls 3 and 4, green), and the mutant,
+    # which ran beside the guard pass, runs again on the baseline they made.
+    project, marks = _project(tmp_path, {2})
+    run = _gate(project, marks)
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.verdicts() == {"one-mutated": "held"}
+    slow = _times(marks, "slow")
+    assert len(slow) == 4, slow  # the reach pass, the guard pass, two whole runs
+    mutant = _times(marks, "mutant")
+    assert mutant[0] < slow[1] + 2, (slow, mutant)  # beside the guard pass
+    assert mutant[-1] > slow[3], (slow, mutant)  # and again after the whole runs
+    assert run.stdout.count("held one-mutated") == 1, run.stdout  # its verdict said once
+
+
+def test_a_baseline_the_guard_pass_finds_flaky_is_refused_and_no_verdict_run_beside_it_is_said(tmp_path):
+    project, marks = _project(tmp_path, {2, 4})
+    run = _gate(project, marks)
+    lines = [line for line in run.stderr.splitlines() if line.startswith("killmap:")]
+    assert run.code == 2 and len(lines) == 1, run.stdout + run.stderr
+    assert "flaky" in lines[0] and "tests/test_pkg.py::test_slow" in lines[0], lines[0]
+    assert _times(marks, "mutant"), "the mutant did not run beside the guard pass"
+    assert "one-mutated" not in run.stdout, run.stdout
