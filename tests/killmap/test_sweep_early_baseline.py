@@ -61,6 +61,31 @@ def test_a_first_sweep_runs_its_baseline_while_it_enumerates_and_keeps_it(tmp_pa
     assert not any(t.name == "killmap-early-baseline" for t in threading.enumerate())
 
 
+def test_a_sweeps_guard_pass_runs_while_it_still_enumerates(tmp_path, monkeypatch):
+    # The guard pass runs beside the first mutants (dispatch.py), but it must not wait for them:
+    # here enumeration lasts until both workers have run their share of it, which never happens
+    # if the shares wait for the gate to be ready to dispatch.
+    project = fresh_fixture(tmp_path)
+    ran = threading.Semaphore(0)
+    run_shares, enumerate_mutants = baseline_module.StagedBaseline._run_shares, sweep_module.enumerate_mutants
+    seen: dict[str, bool] = {}
+
+    def counted_shares(self, worker):
+        run_shares(self, worker)
+        ran.release()
+
+    def slow_enumeration(*args, **kwargs):
+        seen["both shares run while enumerating"] = all(ran.acquire(timeout=30) for _ in range(2))
+        return enumerate_mutants(*args, **kwargs)
+
+    monkeypatch.setattr(baseline_module.StagedBaseline, "_run_shares", counted_shares)
+    monkeypatch.setattr(sweep_module, "enumerate_mutants", slow_enumeration)
+    targets = sweep_module.resolve_targets(project, [MODULE], [])
+    result = sweep_module.run_sweep(project, targets, ("mutmut",), LabOptions(jobs=2, use_cache=False), [])
+    assert seen == {"both shares run while enumerating": True}
+    assert "killed" in {e.status for e in result.entries}
+
+
 def test_a_sweep_whose_verdicts_are_cached_starts_no_baseline_before_it_enumerates(tmp_path, monkeypatch):
     project = fresh_fixture(tmp_path)
     first, _ = _sweep(project, monkeypatch, use_cache=True, cache_dir=tmp_path / "cache")

@@ -12,6 +12,7 @@ mutated module by a name no import statement shows (Django's URL conf and templa
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -144,19 +145,20 @@ def stage_baseline(
         return build(*_after_unsettled(passes, group, runs, reach))
     if runs == 1 or not guarded:
         return build([reach], True)
-    return StagedBaseline(passes, group, runs, reach, guarded, build)
+    return StagedBaseline(passes, group, runs, reach, guarded, build).begin()
 
 
 class StagedBaseline:
-    """A baseline whose reach pass is in and green, with its guard passes still to run.
+    """A baseline whose reach pass is in and green, with its guard passes running.
 
     `provisional` is the baseline every mutant is selected and limited by: it is built from
     the reach pass alone (its coverage, collection, durations and costs), so a mutant run
-    before the guard passes end is run exactly as one run after. Run each of `numbers`'
-    `scenarios` (one per worker: they share the guarded tests out; `run_share` runs one) and
-    hand their outcomes to `settle`: it refuses what the baseline always refused, and gives
-    the baseline when the provisional one stands (the mutants run on it stand), None when
-    whole runs must replace it (`whole`; every mutant runs again on theirs)."""
+    before the guard passes end is run exactly as one run after. Each worker runs its share
+    of every guard pass on a thread of its own from `begin` on, whether or not the gate is
+    ready to run mutants (a sweep may still be enumerating them); `shares` waits for one
+    worker's. Their outcomes go to `settle`: it refuses what the baseline always refused, and
+    gives the baseline when the provisional one stands (the mutants run on it stand), None
+    when whole runs must replace it (`whole`; every mutant runs again on theirs)."""
 
     def __init__(
         self,
@@ -168,7 +170,6 @@ class StagedBaseline:
         build: _Builder,
     ):
         self._passes, self._group, self._runs, self._reach, self._build = passes, group, runs, reach, build
-        self.guarded = guarded
         self.numbers = tuple(range(2, runs + 1))
         self.provisional = build([reach], None)
         # Made once per pass: its runs share the tests out through one claims folder.
@@ -176,16 +177,36 @@ class StagedBaseline:
             number: passes.scenarios(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
             for number in self.numbers
         }
+        self._threads: dict[int, threading.Thread] = {}
+        self._outcomes: dict[int, list[RunOutcome]] = {}
+        self._errors: dict[int, BaseException] = {}
 
-    def scenarios(self, number: int) -> list[Scenario]:
-        """Guard pass `number`: one run per worker, the guarded tests shared out between them."""
-        return self._scenarios[number]
+    def begin(self) -> StagedBaseline:
+        for worker in self._passes.engine.workers:
+            thread = threading.Thread(
+                target=self._run_shares, args=(worker,), name=f"killmap-guard-{worker.index}", daemon=True
+            )
+            self._threads[worker.index] = thread
+            thread.start()
+        return self
 
-    def run_share(self, worker: Worker, number: int) -> RunOutcome:
-        """`worker`'s share of guard pass `number`: the guarded tests it claims first."""
-        label = f"baseline-{number}"
-        with timeline.span("pass", label=label, worker=worker.index):
-            return self._passes.engine.run(worker, self.scenarios(number)[worker.index])
+    def shares(self, worker: Worker) -> list[RunOutcome]:
+        """`worker`'s outcome of each guard pass (in `numbers`' order), once it has run them."""
+        self._threads[worker.index].join()
+        if worker.index in self._errors:
+            raise self._errors[worker.index]
+        return self._outcomes[worker.index]
+
+    def _run_shares(self, worker: Worker) -> None:
+        try:
+            outcomes = []
+            for number in self.numbers:
+                # `worker`'s share of the pass: the guarded tests it claims before the others.
+                with timeline.span("pass", label=f"baseline-{number}", worker=worker.index):
+                    outcomes.append(self._passes.engine.run(worker, self._scenarios[number][worker.index]))
+            self._outcomes[worker.index] = outcomes
+        except BaseException as exc:  # noqa: BLE001 - re-raised by shares(), on the caller's thread
+            self._errors[worker.index] = exc
 
     def settle(self, guards: list[list[RunOutcome]]) -> Baseline | None:
         """The baseline, from each guard pass's outcomes (in `numbers`' order): the provisional
@@ -205,11 +226,6 @@ class StagedBaseline:
         upto = self._unsettled(guards)
         shared = [o for each in [self._reach, *guards[: (upto if upto is not None else len(guards)) + 1]] for o in each]
         return self._build(*_after_unsettled(self._passes, self._group, self._runs, shared))
-
-    def finish(self, guards: list[list[RunOutcome]]) -> Baseline:
-        """`settle`, and `whole` where that did not settle it."""
-        settled = self.settle(guards)
-        return settled if settled is not None else self.whole(guards)
 
     def _unsettled(self, guards: list[list[RunOutcome]]) -> int | None:
         return next(

@@ -235,10 +235,12 @@ class Dispatch:
         self._on_done(mutation, result)
 
     def _guard_share(self, worker, staged: StagedBaseline) -> bool:
-        """This worker's share of every guard pass; the last worker to end its share settles
-        the baseline. False when the dispatch is to stop."""
+        """This worker's share of every guard pass, once run (they began with the reach
+        pass's end); the last worker to be done settles the baseline. False when the
+        dispatch is to stop."""
         try:
-            outcomes = [staged.run_share(worker, number) for number in staged.numbers]
+            with timeline.span("await guard"):
+                outcomes = staged.shares(worker)
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)
             return False
