@@ -8,7 +8,12 @@ mutant's cost against its tests' own time, and the floor: the plain run plus the
 tests' plain durations summed over the mutations, divided by the jobs (bench_results.floor_of).
 
     python benchmarks/timeline.py PROJECT [--python PY] [--jobs 2] [--repeat 3] [--json OUT]
-        [--tests tests/test_x.py ...] [--paths src ...] [--width 100] [-- KILLMAP_RUN_ARGS ...]
+        [--tests tests/test_x.py ...] [--paths src ...] [--width 100] [--against SRC]
+        [-- KILLMAP_RUN_ARGS ...]
+
+--against SRC (a folder with another `killmap` package: `git archive REV src/killmap | tar x`,
+then SRC is its src/) runs that gate too in each round, before this one in odd rounds and after
+it in even ones, and says both against the round's floor: a before and after, side by side.
 
 PROJECT is a git checkout with its catalogs (mutations/*.toml unless KILLMAP_RUN_ARGS name
 others); PY is the Python whose killmap runs (default: this one); --tests and --paths are the
@@ -61,12 +66,17 @@ def plain_run(root: Path, python: str, tests: list[str], paths: list[str], work:
     return json.loads(out.read_text(encoding="utf-8")), wall
 
 
-def gate_run(root: Path, python: str, jobs: int, extra: list[str], work: Path) -> tuple[list[dict], dict, float]:
-    """One fresh gate with its timeline recorded: (the events, the report, its wall)."""
+def gate_run(
+    root: Path, python: str, jobs: int, extra: list[str], work: Path, source: Path | None = None
+) -> tuple[list[dict], dict, float]:
+    """One fresh gate with its timeline recorded: (the events, the report, its wall). `source`:
+    a folder holding another `killmap` package, first on the gate's (and its workers') path."""
     record = work / "timeline.jsonl"
     record.unlink(missing_ok=True)
     env = clean_env(work / "cache")
     env["KILLMAP_TIMELINE"] = str(record)
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     reports = work / "reports"
     args = [python, "-m", "killmap", "run", "--no-cache", "--jobs", str(jobs), "--report-dir", str(reports), *extra]
     spawned = time.monotonic()
@@ -404,6 +414,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paths", nargs="*", default=["src"], help="the [gate]'s paths, for the plain run")
     parser.add_argument("--width", type=int, default=100)
     parser.add_argument("--json", type=Path, default=None, help="write every round's numbers here")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="a folder holding another killmap package (git archive REV src/killmap): its gate runs "
+        "in each round too, before or after this one's in turn, against the same floor",
+    )
     parser.add_argument("rest", nargs="*", help="after --: more arguments for killmap run")
     args = parser.parse_args(argv)
     import bench_results  # needs killmap here: the floor matches contract entries
@@ -415,11 +432,17 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(scratch)
         for number in range(args.repeat):
             load = load_average()
+            if args.against and number % 2 == 0:
+                other = gate_run(root, python, args.jobs, args.rest, work, args.against)[2]
             events, report, wall = gate_run(root, python, args.jobs, args.rest, work)
+            if args.against and number % 2 == 1:
+                other = gate_run(root, python, args.jobs, args.rest, work, args.against)[2]
             tests = args.tests or gate_settings(report)[0]
             durations, plain = plain_run(root, python, tests, args.paths, work)
             floor = bench_results.floor_of(report, (durations, plain), args.jobs)
             rounds.append({"load": load, "wall": wall, "floor": floor, "events": events, "report": report})
+            if args.against:
+                rounds[-1]["against"] = other
             # A timed-out mutant costs its limit in every gate that honours the catalog: the bound
             # (bench_results.floor_of) counts it so, the floor at its tests' plain durations.
             bound = (
@@ -430,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"round {number + 1}: load {load:.2f}, killmap {wall:.2f} s, floor {floor['seconds']:.2f} s "
                 f"(plain {plain:.2f} s + selected/jobs {floor['selected_over_jobs_seconds']:.2f} s), "
-                f"{wall / floor['seconds']:.2f}x{bound}",
+                f"{wall / floor['seconds']:.2f}x{bound}"
+                + (f"; against {other:.2f} s, {other / floor['seconds']:.2f}x" if args.against else ""),
                 flush=True,
             )
     ratios = [r["wall"] / r["floor"]["seconds"] for r in rounds]
@@ -445,6 +469,12 @@ def main(argv: list[str] | None = None) -> int:
         f"killmap / floor {statistics.median(ratios):.2f}x (per round: {', '.join(f'{x:.2f}' for x in ratios)}); "
         f"load {min(r['load'] for r in rounds):.2f}-{max(r['load'] for r in rounds):.2f}"
     )
+    if args.against:
+        against = [r["against"] / r["floor"]["seconds"] for r in rounds]
+        print(
+            f"against {args.against}: killmap {statistics.median(r['against'] for r in rounds):.2f} s, "
+            f"{statistics.median(against):.2f}x the floor (per round: {', '.join(f'{x:.2f}' for x in against)})"
+        )
     if args.json:
         kept = [{k: v for k, v in r.items() if k != "report"} for r in rounds]
         args.json.write_text(json.dumps({"rounds": kept, "median": summary}, indent=1), encoding="utf-8")
