@@ -190,6 +190,11 @@ class StagedBaseline:
             thread.start()
         return self
 
+    def join(self) -> None:
+        """Every worker's share run, or given up (an engine closed under it)."""
+        for thread in self._threads.values():
+            thread.join()
+
     def shares(self, worker: Worker) -> list[RunOutcome]:
         """`worker`'s outcome of each guard pass (in `numbers`' order), once it has run them."""
         self._threads[worker.index].join()

@@ -80,9 +80,15 @@ class EarlyBaseline:
 
     def wait(self) -> None:
         """Let the early baseline finish, whatever its baseline found: it is not needed."""
-        self._thread.join()
+        self._join()
 
     def cancel(self) -> None:
-        """Stop it without waiting for the baseline: the workers are killed, the thread ends."""
+        """Stop it without waiting for the baseline: the workers are killed, the threads end."""
         self.engine.close()
+        self._join()
+
+    def _join(self) -> None:
+        """Its thread, and its guard passes' (a staged baseline's run on after it)."""
         self._thread.join()
+        if isinstance(self._baseline, StagedBaseline):
+            self._baseline.join()
