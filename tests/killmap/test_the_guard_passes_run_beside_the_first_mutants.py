@@ -2,8 +2,9 @@
 long test; nothing is said of them until the guard passes settle the baseline, and where
 they do not, whole runs decide and every mutant runs again on their baseline.
 
-The project: `test_slow` reaches the mutated function and sleeps two seconds in its second
-unmutated call (the guard pass), which is green, red, or red again later, as each test asks.
+The project: `test_slow` reaches the mutated function and sleeps two seconds in one of its
+unmutated calls (the guard pass's, or the reach pass's), which is green, red, or red again
+later, as each test asks.
 Every unmutated call of it and every run of a mutant leaves a mark with its time, so the
 order of what ran is read from the marks, not from the gate's own account.
 """
@@ -23,6 +24,7 @@ from pkg import one
 
 MARKS = Path(os.environ["GUARD_MARKS"])
 RED_CALLS = {RED_CALLS}
+SLOW_CALL = {SLOW_CALL}
 
 
 def _mark(name):
@@ -46,16 +48,16 @@ def test_one():
 def test_slow():
     assert one() == 1  # under the mutant: red here, and not counted
     call = _mark("slow")
-    if call == 2:
+    if call == SLOW_CALL:
         time.sleep(2)
     assert call not in RED_CALLS, f"call {call}"
 """
 
 
-def _project(tmp_path: Path, red_calls: set[int]) -> tuple[Path, Path]:
+def _project(tmp_path: Path, red_calls: set[int], slow_call: int = 2) -> tuple[Path, Path]:
     marks = tmp_path / "marks"
     marks.mkdir()
-    source = TESTS.replace("{RED_CALLS}", repr(red_calls or set()))
+    source = TESTS.replace("{RED_CALLS}", repr(red_calls or set())).replace("{SLOW_CALL}", str(slow_call))
     project = one_mutation_project(
         tmp_path / "proj",
         "def one():\n    return 1\n",
@@ -111,3 +113,60 @@ def test_a_baseline_the_guard_pass_finds_flaky_is_refused_and_no_verdict_run_bes
     assert "flaky" in lines[0] and "tests/test_pkg.py::test_slow" in lines[0], lines[0]
     assert _times(marks, "mutant"), "the mutant did not run beside the guard pass"
     assert "one-mutated" not in run.stdout, run.stdout
+
+
+def test_a_worker_done_with_its_reach_share_runs_the_guard_run_of_the_test_another_still_runs(tmp_path):
+    # test_slow sleeps in the reach pass: the other worker, done with test_one, runs test_slow
+    # again untraced meanwhile, and that run is its guard pass's (it reaches the mutation).
+    project, marks = _project(tmp_path, set(), slow_call=1)
+    run = _gate(project, marks)
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.verdicts() == {"one-mutated": "held"}
+    slow = _times(marks, "slow")
+    assert len(slow) == 2, slow  # the reach pass's run and one guard run, no third
+    assert slow[1] < slow[0] + 2, slow  # begun while the reach pass's run still slept
+    assert "baseline: 2 tests green in 2 run(s)," in run.stdout, run.stdout
+
+
+def test_the_tests_a_running_pass_holds_are_those_begun_and_not_ended_in_its_runs_events(tmp_path):
+    import json
+
+    from killmap.engine.outcome import tests_begun_not_ended
+
+    runs = tmp_path / "runs"
+    for folder, events in {
+        "00001-baseline-1": [("start", "t::a"), ("test", "t::a"), ("start", "t::long")],
+        "00002-baseline-2": [("start", "t::b"), ("test", "t::b")],
+        "00003-baseline-2-1": [("start", "t::guard")],  # another pass's run: not asked about
+    }.items():
+        (runs / folder).mkdir(parents=True)
+        lines = [json.dumps({"event": kind, "id": test}) for kind, test in events]
+        (runs / folder / "events.jsonl").write_text("\n".join(lines) + '\n{"event": "start", "id": "t::ha', "utf-8")
+    assert tests_begun_not_ended(runs, {"baseline-1", "baseline-2"}) == {"t::long"}
+    assert tests_begun_not_ended(runs, {"baseline-3"}) == frozenset()  # not begun: holds none
+
+
+def test_an_early_guard_run_of_a_test_that_reaches_nothing_holds_back_no_verdict_and_no_end(tmp_path):
+    # The long test reaches no mutated file: its early guard run (its second call, which would
+    # sleep 60 s) is no guard run. The gate settles without it and ends with its engine, which
+    # ends that run: its "ended" mark is never written.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "import os\nimport time\nfrom pathlib import Path\n\nfrom pkg import one\n\n"
+        "MARKS = Path(os.environ['GUARD_MARKS'])\n\n\n"
+        "def test_one():\n    assert one() == 1\n\n\n"
+        "def test_zlong_reaches_nothing():\n"
+        "    call = len(list(MARKS.glob('begun-*'))) + 1\n"
+        "    (MARKS / f'begun-{call}').write_text('')\n"
+        "    time.sleep(2 if call == 1 else 60)\n"
+        "    (MARKS / f'ended-{call}').write_text('')\n",
+        value="2",
+    )
+    run = _gate(project, marks)
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.verdicts() == {"one-mutated": "held"}
+    assert (marks / "begun-2").exists(), "no early guard run of the long test"
+    assert not (marks / "ended-2").exists(), "the gate waited for a run that was no guard run"

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def stage_baseline(
     Returned once the reach pass is green with guard passes left to run: a StagedBaseline,
     whose `provisional` baseline is what every mutant is selected and limited by (the guard
     passes change none of it), so that the workers can run mutants as soon as each is done
-    with its share of the guard passes (dispatch.py); `finish` then settles it. Otherwise
+    with its share of the guard passes (dispatch.py); `settle` then settles it. Otherwise
     (one run, nothing to guard, or a red reach pass) every pass is run here."""
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
@@ -144,8 +145,42 @@ def stage_baseline(
     if guarded is None:  # red where the runs shared the tests out: whole runs decide
         return build(*_after_unsettled(passes, group, runs, reach))
     if runs == 1 or not guarded:
+        passes.end_early_guards()
         return build([reach], True)
-    return StagedBaseline(passes, group, runs, reach, guarded, build).begin()
+    early, passes.early = passes.early, {}
+    return StagedBaseline(passes, group, runs, reach, guarded, build, early).begin()
+
+
+class EarlyGuard:
+    """An untraced run of `tests` on `worker`, begun on a thread of its own while the reach
+    pass still runs elsewhere: the guard run of those of them that turn out guarded."""
+
+    def __init__(self, passes: _Passes, worker: Worker, tests: tuple[str, ...]):
+        self.tests = tests
+        self._result: list[RunOutcome] = []
+        self._error: list[BaseException] = []
+        scenario = passes.untraced(f"baseline-early-{worker.index + 1}", tests)
+        self._thread = threading.Thread(
+            target=self._run, args=(passes.engine, worker, scenario), name="killmap-early-guard", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, engine: Engine, worker: Worker, scenario: Scenario) -> None:
+        try:
+            with timeline.span("pass", label="baseline-early", worker=worker.index):
+                self._result.append(engine.run(worker, scenario))
+        except BaseException as exc:  # noqa: BLE001 - re-raised by outcome(), on the caller's thread
+            self._error.append(exc)
+
+    def ended(self, timeout: float) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def outcome(self) -> RunOutcome:
+        self._thread.join()
+        if self._error:
+            raise self._error[0]
+        return self._result[0]
 
 
 class StagedBaseline:
@@ -168,17 +203,23 @@ class StagedBaseline:
         reach: list[RunOutcome],
         guarded: tuple[str, ...],
         build: _Builder,
+        early: dict[int, EarlyGuard],
     ):
         self._passes, self._group, self._runs, self._reach, self._build = passes, group, runs, reach, build
         self.numbers = tuple(range(2, runs + 1))
         self.provisional = build([reach], None)
+        self._guarded, self._early = frozenset(guarded), early
+        # The first guard pass leaves out what an early guard run ran (`_Passes._early_guard`).
+        ran = {t for guard in early.values() for t in guard.tests}
+        left = tuple(t for t in guarded if t not in ran)
         # Made once per pass: its runs share the tests out through one claims folder.
         self._scenarios = {
-            number: passes.scenarios(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
-            for number in self.numbers
+            number: passes.scenarios(f"baseline-{number}", tests, traced=False, shared=passes.shared)
+            for number, tests in ((n, left if n == 2 else guarded) for n in self.numbers)
+            if tests
         }
         self._threads: dict[int, threading.Thread] = {}
-        self._outcomes: dict[int, list[RunOutcome]] = {}
+        self._outcomes: dict[int, list[list[RunOutcome]]] = {}
         self._errors: dict[int, BaseException] = {}
 
     def begin(self) -> StagedBaseline:
@@ -191,12 +232,21 @@ class StagedBaseline:
         return self
 
     def join(self) -> None:
-        """Every worker's share run, or given up (an engine closed under it)."""
+        """Every worker's share run, and every early guard run ended, or given up (an engine
+        closed under them)."""
         for thread in self._threads.values():
             thread.join()
+        self._passes.early, self._early = self._early, {}
+        self._passes.end_early_guards()
 
-    def shares(self, worker: Worker) -> list[RunOutcome]:
-        """`worker`'s outcome of each guard pass (in `numbers`' order), once it has run them."""
+    def free(self, worker: Worker, timeout: float) -> bool:
+        """Whether `worker` is free for a mutant: an early guard run of it that turned out no
+        guard run (`_run_shares`) may still hold it. Waits at most `timeout` seconds."""
+        early = self._early.get(worker.index)
+        return early is None or early.ended(timeout)
+
+    def shares(self, worker: Worker) -> list[list[RunOutcome]]:
+        """`worker`'s outcomes of each guard pass (in `numbers`' order), once it has run them."""
         self._threads[worker.index].join()
         if worker.index in self._errors:
             raise self._errors[worker.index]
@@ -204,14 +254,30 @@ class StagedBaseline:
 
     def _run_shares(self, worker: Worker) -> None:
         try:
-            outcomes = []
+            early = self._early.get(worker.index)
+            if early is not None and not self._guarded.intersection(early.tests):
+                # Its tests turned out to reach no mutated file: that run is no evidence, and
+                # the others share the guard passes out without this worker, busy until it ends.
+                self._outcomes[worker.index] = [[] for _ in self.numbers]
+                return
+            outcomes: list[list[RunOutcome]] = []
             for number in self.numbers:
-                # `worker`'s share of the pass: the guarded tests it claims before the others.
-                with timeline.span("pass", label=f"baseline-{number}", worker=worker.index):
-                    outcomes.append(self._passes.engine.run(worker, self._scenarios[number][worker.index]))
+                mine = []
+                if number == 2 and worker.index in self._early:
+                    mine.extend(self._guarded_part(self._early[worker.index].outcome()))
+                if number in self._scenarios:
+                    # `worker`'s share of the pass: the guarded tests it claims before the others.
+                    with timeline.span("pass", label=f"baseline-{number}", worker=worker.index):
+                        mine.append(self._passes.engine.run(worker, self._scenarios[number][worker.index]))
+                outcomes.append(mine)
             self._outcomes[worker.index] = outcomes
         except BaseException as exc:  # noqa: BLE001 - re-raised by shares(), on the caller's thread
             self._errors[worker.index] = exc
+
+    def _guarded_part(self, outcome: RunOutcome) -> list[RunOutcome]:
+        """An early guard run as the guard pass's: its guarded tests (none: not a guard run)."""
+        tests = {t: r for t, r in outcome.tests.items() if t in self._guarded}
+        return [replace(outcome, tests=tests)] if tests else []
 
     def settle(self, guards: list[list[RunOutcome]]) -> Baseline | None:
         """The baseline, from each guard pass's outcomes (in `numbers`' order): the provisional
@@ -228,6 +294,7 @@ class StagedBaseline:
         """The baseline decided by whole runs (every worker: nothing else may run meanwhile),
         with the shared passes up to the first unsettled one as evidence, as when the passes
         ran one after the other."""
+        self._passes.early, self._early = self._early, {}  # whole runs take every worker
         upto = self._unsettled(guards)
         shared = [o for each in [self._reach, *guards[: (upto if upto is not None else len(guards)) + 1]] for o in each]
         return self._build(*_after_unsettled(self._passes, self._group, self._runs, shared))
@@ -361,6 +428,9 @@ class _Passes:
         self.shared = len(engine.workers) > 1
         self.tracer = engine.tracer  # what records reach, until it is found to turn tests red
         self.note = ""  # why it is not the engine's own (_RedByRecorder)
+        # Per worker: the untraced run it began, done with its share of the reach pass, of the
+        # tests the other runs still held (`_early_guard`).
+        self.early: dict[int, EarlyGuard] = {}
 
     def scenarios(
         self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
@@ -389,14 +459,54 @@ class _Passes:
         ]
 
     def run(
-        self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
+        self,
+        label: str,
+        tests: tuple[str, ...] | None,
+        *,
+        traced: bool,
+        shared: bool,
+        tracer: str | None = None,
+        early_guard: bool = False,
     ) -> list[RunOutcome]:
-        """The pass `scenarios` describes, on every worker at once; refused if incomplete."""
+        """The pass `scenarios` describes, on every worker at once; refused if incomplete.
+        `early_guard`: a worker done with its share while others still run theirs begins the
+        guard run of the tests they hold (`_early_guard`). The workers must be free: an early
+        guard run begun before is waited for, and dropped."""
+        self.end_early_guards()
         scenarios = self.scenarios(label, tests, traced=traced, shared=shared, tracer=tracer)
+        run = self._early_guard(scenarios) if early_guard and shared and len(scenarios) > 1 else self.engine.run
         with timeline.span("pass", label=label):
-            outcomes = self.engine.run_all(scenarios)
+            outcomes = self.engine.map(scenarios, run)
         _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)
         return outcomes
+
+    def _early_guard(self, scenarios: list[Scenario]) -> Callable[[Worker, Scenario], RunOutcome]:
+        """A worker's run of its share; then, while other runs of the pass go on, the untraced
+        run of the tests they are running now (each run's one test begun and not ended). One
+        long test held a run for ten seconds while the other worker, done, waited (werkzeug's
+        `test_long_build`): if that test turns out guarded, its guard run is done by then."""
+        running = {s.label for s in scenarios}
+        ended: set[str] = set()
+        lock = threading.Lock()
+
+        def run(worker: Worker, scenario: Scenario) -> RunOutcome:
+            outcome = self.engine.run(worker, scenario)
+            with lock:
+                running.discard(scenario.label)
+                ended.update(outcome.tests)
+                others, done = set(running), set(ended)
+            held = tuple(sorted(self.engine.tests_running(others) - done)) if others else ()
+            if held:
+                self.early[worker.index] = EarlyGuard(self, worker, held)
+            return outcome
+
+        return run
+
+    def end_early_guards(self) -> None:
+        """Every early guard run waited for, and dropped: its worker is free."""
+        early, self.early = self.early, {}
+        for guard in early.values():
+            guard.outcome()
 
     def fall_back(self, red: _RedByRecorder) -> None:
         """Reach recorded by coverage's tracer from now on, the engine's recorder having made
@@ -415,7 +525,8 @@ class _Passes:
             return
         tracers = tracers_of(outcomes)
         if tracers:
-            again = self.engine.run(self.engine.workers[0], self._untraced("baseline-untraced", tuple(sorted(red))))
+            self.end_early_guards()  # its worker is the one asked
+            again = self.engine.run(self.engine.workers[0], self.untraced("baseline-untraced", tuple(sorted(red))))
             _refuse_incomplete(self.where, [again], self.engine, self.timeout)
             still = {t: r for t, r in again.red.items() if t in red}
             if not still:
@@ -430,7 +541,7 @@ class _Passes:
             collected=tuple(dict.fromkeys(t for o in outcomes for t in o.collected)),
         )
 
-    def _untraced(self, label: str, tests: tuple[str, ...]) -> Scenario:
+    def untraced(self, label: str, tests: tuple[str, ...]) -> Scenario:
         return Scenario(
             label=label,
             tests=tests,
@@ -463,9 +574,9 @@ def _traced_pass(passes: _Passes, label: str, *, shared: bool) -> list[RunOutcom
     """A traced pass over every test. Where a run's probes could not vouch for a target file
     (a function of it ran code they never saw, engine/reach/probes.py), the pass is run again with
     coverage's C tracer: slower, never short of a line."""
-    outcomes = passes.run(label, None, traced=True, shared=shared)
+    outcomes = passes.run(label, None, traced=True, shared=shared, early_guard=True)
     if any(UNPROVEN in contexts for o in outcomes for contexts in (o.coverage or {}).values()):
-        outcomes = passes.run(f"{label}-ctrace", None, traced=True, shared=shared, tracer="coverage")
+        outcomes = passes.run(f"{label}-ctrace", None, traced=True, shared=shared, tracer="coverage", early_guard=True)
     return outcomes
 
 

@@ -196,7 +196,9 @@ class Dispatch:
             return dearest[0], dearest[1], self._selections[dearest[0].name][0]
 
     def _drain(self, worker) -> None:
-        if self._staged is not None and not self._guard_share(worker, self._staged):
+        if self._staged is not None and not (
+            self._guard_share(worker, self._staged) and self._until_free(worker, self._staged)
+        ):
             return
         while True:
             try:
@@ -251,10 +253,19 @@ class Dispatch:
             self._settle(staged)
         return not self._cancelled
 
+    def _until_free(self, worker, staged: StagedBaseline) -> bool:
+        """Wait while `worker` ends an early guard run that was no guard run; False when
+        nothing is left for it to take meanwhile (the gate then ends it with the engine)."""
+        while not staged.free(worker, 0.05):
+            with self._lock:
+                if self._stopped() or (self._closed and self._settled and not self._offered):
+                    return False
+        return True
+
     def _settle(self, staged: StagedBaseline) -> None:
         """The guard passes' verdict on the baseline: the held verdicts stand and are said, or
         whole runs decide, once no mutant runs, and every mutant runs again on their baseline."""
-        guards = [[self._shares[w.index][k] for w in self._workers] for k in range(len(staged.numbers))]
+        guards = [[o for w in self._workers for o in self._shares[w.index][k]] for k in range(len(staged.numbers))]
         try:
             with timeline.span("settle"):
                 final = staged.settle(guards)
