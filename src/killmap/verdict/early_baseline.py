@@ -78,17 +78,10 @@ class EarlyBaseline:
         assert self._baseline is not None
         return self._baseline
 
-    def wait(self) -> None:
-        """Let the early baseline finish, whatever its baseline found: it is not needed."""
-        self._join()
-
     def cancel(self) -> None:
-        """Stop it without waiting for the baseline: the workers are killed, the threads end."""
+        """Stop it without waiting for the baseline: the workers are killed, its thread ends,
+        and so do its guard passes' (a staged baseline's run on after it)."""
         self.engine.close()
-        self._join()
-
-    def _join(self) -> None:
-        """Its thread, and its guard passes' (a staged baseline's run on after it)."""
         self._thread.join()
         if isinstance(self._baseline, StagedBaseline):
             self._baseline.join()
