@@ -14,7 +14,7 @@ from pathlib import Path
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from killmap.catalog.reader import Mutation
 from killmap.mutate.patching import split_lines
@@ -47,16 +47,18 @@ class Sources:
 
 
 class _Wrapper(MetadataWrapper):
-    """A MetadataWrapper that also remembers parents per top-level statement (`parents_of`)
-    and the text it was parsed from (`text`): libcst renders a module back byte for byte,
-    so the text is what `module.code` would render, at no cost (a render of a whole file
-    took 40 ms, once per mutant)."""
+    """A MetadataWrapper that also remembers, per top-level statement, its parents
+    (`parents_of`) and the statement as a module of its own (`_alone`), and the text it was
+    parsed from (`text`): libcst renders a module back byte for byte, so the text is what
+    `module.code` would render, at no cost (a render of a whole file took 40 ms, once per
+    mutant)."""
 
-    __slots__ = ("parents_by_top", "text")
+    __slots__ = ("alone_by_top", "parents_by_top", "text")
 
     def __init__(self, module: cst.Module, unsafe_skip_copy: bool = False, text: str | None = None):
         super().__init__(module, unsafe_skip_copy=unsafe_skip_copy)
         self.parents_by_top: dict[int, dict[cst.CSTNode, cst.CSTNode]] = {}
+        self.alone_by_top: dict[int, tuple[str, MetadataWrapper]] = {}
         self.text = text
 
 
@@ -112,13 +114,33 @@ def statement_positions(wrapper: MetadataWrapper, mutation: Mutation, original: 
     file's indentation and newline, has the same positions relative to its first line.
     Where its text is not found once in the file, the whole module's positions are used.
     """
-    top = _top_statement(wrapper, mutation)
-    if top is not None:
-        alone = wrapper.module.with_changes(header=(), body=[top], footer=())
-        text = alone.code
-        if original.count(text) == 1:
-            return MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider), original.index(text)
+    alone = _alone(wrapper, mutation)
+    if alone is not None and original.count(alone[0]) == 1:
+        return alone[1].resolve(PositionProvider), original.index(alone[0])
     return wrapper.resolve(PositionProvider), 0
+
+
+def expression_contexts(wrapper: MetadataWrapper, mutation: Mutation) -> Mapping[cst.CSTNode, object]:
+    """libcst's expression context (load, store, del) of each node of the target's top-level
+    statement: a context is decided within the statement that holds the node, so the
+    statement alone gives every one of its nodes the context the whole module gives it."""
+    alone = _alone(wrapper, mutation)
+    return (alone[1] if alone is not None else wrapper).resolve(ExpressionContextProvider)
+
+
+def _alone(wrapper: MetadataWrapper, mutation: Mutation) -> tuple[str, MetadataWrapper] | None:
+    """The target's top-level statement as a module of its own (its text, and a wrapper
+    that keeps its nodes: what is resolved on it is keyed by the file's own nodes), made
+    once per statement: every mutation of one class shares it (werkzeug's 700-line `Rule`
+    was rendered and resolved again for each, most of its catalog's build)."""
+    top = _top_statement(wrapper, mutation)
+    if top is None:
+        return None
+    memo = wrapper.alone_by_top if isinstance(wrapper, _Wrapper) else {}
+    if id(top) not in memo:
+        module = wrapper.module.with_changes(header=(), body=[top], footer=())
+        memo[id(top)] = (module.code, MetadataWrapper(module, unsafe_skip_copy=True))
+    return memo[id(top)]
 
 
 def line_offsets(text: str) -> list[int]:

@@ -9,12 +9,13 @@ raises `NotApplicable`, which is a "not applied" verdict, never a result.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ExpressionContext, ExpressionContextProvider
+from libcst.metadata import ExpressionContext
 
 from killmap.mutate.blame import near_miss
 from killmap.mutate.cst_tree import (
     ATOMS,
     call_matches,
+    expression_contexts,
     line_offsets,
     nodes_within,
     parents_of,
@@ -195,7 +196,7 @@ def _op_negate(root, wrapper, scope, mutation, original):
     wanted = mutation.param("condition")
     code = wrapper.module.code_for_node
     parents = parents_of(wrapper, mutation)
-    contexts = wrapper.resolve(ExpressionContextProvider)
+    contexts = expression_contexts(wrapper, mutation)
     replacements, nodes = {}, {}
     for node in nodes_within(wrapper, scope):
         if not isinstance(node, cst.BaseExpression) or _is_binding_name(node, parents):
