@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gatekit import gate_env, one_mutation_project, run_gate
+from gatekit import gate_env, one_mutation_project, run_gate, write_project
 
 TESTS = """\
 import os
@@ -170,3 +170,132 @@ def test_an_early_guard_run_of_a_test_that_reaches_nothing_holds_back_no_verdict
     assert run.verdicts() == {"one-mutated": "held"}
     assert (marks / "begun-2").exists(), "no early guard run of the long test"
     assert not (marks / "ended-2").exists(), "the gate waited for a run that was no guard run"
+
+
+# --- an early guard run that reaches nothing, three workers, and whole runs -----------------
+
+EARLY_TESTS = """\
+import os
+import time
+from pathlib import Path
+
+from pkg import one
+
+MARKS = Path(os.environ["GUARD_MARKS"])
+SLEEPS = {SLEEPS}  # test name -> {call: seconds}
+RED = {RED}  # test name -> calls that fail
+
+
+def _mark(name, call=None):
+    n = call or 1
+    while True:
+        try:
+            with open(MARKS / f"{name}-{n}", "x") as mark:  # made once, by one process
+                mark.write(f"{time.time()!r} {os.getppid()}")
+        except FileExistsError:
+            if call:
+                raise
+            n += 1
+            continue
+        return n
+
+
+def _unmutated_call(name):
+    call = _mark(f"begun-{name}")
+    time.sleep(SLEEPS.get(name, {}).get(call, 0))
+    _mark(f"ended-{name}", call)
+    assert call not in RED.get(name, ()), f"call {call}"
+
+
+def test_one():
+    if one() != 1:
+        _mark("mutant")
+        time.sleep(0.8)
+    assert one() == 1
+    _unmutated_call("one")
+
+
+def test_slow():
+    if one() == 1:  # reaches the mutation, green under it
+        _unmutated_call("slow")
+
+
+def test_zlong_reaches_nothing():
+    _unmutated_call("zlong")
+"""
+
+
+def _early_project(tmp_path: Path, sleeps: dict, red: dict, mutants: int = 1, tests=("test_one",)) -> tuple[Path, Path]:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    source = EARLY_TESTS.replace("{SLEEPS}", repr(sleeps)).replace("{RED}", repr(red))
+    if "test_slow" not in tests:
+        source = source.replace("def test_slow():", "def _not_a_test_slow():")
+    entries = "".join(
+        f'\n[[mutation]]\nname = "one-is-{n}"\ntarget = "pkg/__init__.py::one"\nop = "constant-return"\n'
+        f'value = "{n}"\nkills = ["tests/test_pkg.py::test_one"]\n'
+        for n in range(2, mutants + 2)
+    )
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": "def one():\n    return 1\n",
+        "tests/test_pkg.py": source,
+        "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n' + entries,
+    }
+    return write_project(tmp_path / "proj", files), marks
+
+
+def _stamps(marks: Path, name: str) -> list[tuple[float, int]]:
+    """(time, the pid of the worker whose fork left it) of each mark `name`, in call order."""
+    found = sorted(marks.glob(f"{name}-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    return [(float(t), int(pid)) for t, pid in (p.read_text().split() for p in found)]
+
+
+def test_a_worker_freed_by_an_early_guard_run_that_reaches_nothing_takes_the_mutants_left(tmp_path):
+    # test_zlong sleeps 2 s in the reach pass; the other worker re-runs it at once (its early
+    # guard run, 3.5 s), and it reaches nothing. The first worker takes mutants from the
+    # reach pass's end (each sleeps 0.8 s); the other, once its early run ends, takes the
+    # mutants still left.
+    project, marks = _early_project(tmp_path, {"zlong": {1: 2, 2: 3.5}}, {}, mutants=8)
+    run = run_gate(project, "run", "--no-cache", "--jobs", "2", env=gate_env(project, _ENV(marks)))
+    assert run.code == 0, run.stdout + run.stderr
+    assert set(run.verdicts().values()) == {"held"}, run.verdicts()
+    zlong_begun, zlong_ended = _stamps(marks, "begun-zlong"), _stamps(marks, "ended-zlong")
+    assert len(zlong_begun) == 2, zlong_begun  # the reach pass's run, and the early one
+    early_end, early_worker = zlong_ended[1]
+    after = [t for t, worker in _stamps(marks, "mutant") if worker == early_worker and t > early_end]
+    assert after, (early_end, early_worker, _stamps(marks, "mutant"))
+
+
+def test_two_idle_workers_do_not_both_re_run_the_test_a_third_still_runs(tmp_path):
+    # Three workers, and the first run to start claims every test (a run claims two ahead):
+    # the two others are done with their shares at once, while it runs test_one (0.8 s).
+    # One of them re-runs test_one as its guard run; the other finds it begun already.
+    project, marks = _early_project(
+        tmp_path, {"one": {1: 0.8}, "slow": {1: 1}}, {}, mutants=3, tests=("test_one", "test_slow")
+    )
+    run = run_gate(project, "run", "--no-cache", "--jobs", "3", env=gate_env(project, _ENV(marks)))
+    assert run.code == 0, run.stdout + run.stderr
+    assert set(run.verdicts().values()) == {"held"}, run.verdicts()
+    one = _stamps(marks, "begun-one")
+    assert one[1][0] < one[0][0] + 0.8, one  # an early guard run, begun while the first slept
+    assert len(one) == 2, one  # the reach pass's run and one early run, not two
+    assert len(_stamps(marks, "begun-slow")) == 2  # its reach and its guard run
+
+
+def test_whole_runs_wait_for_an_early_guard_run_still_in_flight(tmp_path):
+    # test_one is red at its second call (the guard pass's): whole runs decide, on every
+    # worker, while the other worker still runs test_zlong's early guard run (3 s). Each
+    # whole run begins after that run ended, and the verdict stands on their baseline.
+    project, marks = _early_project(tmp_path, {"zlong": {1: 1.5, 2: 3}}, {"one": (2,)})
+    run = run_gate(project, "run", "--no-cache", "--jobs", "2", env=gate_env(project, _ENV(marks)), timeout=120)
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.verdicts() == {"one-is-2": "held"}
+    zlong_begun, zlong_ended = _stamps(marks, "begun-zlong"), _stamps(marks, "ended-zlong")
+    assert len(zlong_begun) == 4, zlong_begun  # reach, early guard, two whole runs
+    assert min(t for t, _ in zlong_begun[2:]) > zlong_ended[1][0], (zlong_begun, zlong_ended)
+    assert len(_stamps(marks, "begun-one")) == 4  # reach, guard (red), two whole runs (green)
+
+
+def _ENV(marks: Path) -> dict[str, str]:
+    return {"GUARD_MARKS": str(marks), "KILLMAP_CONFINE": "0"}

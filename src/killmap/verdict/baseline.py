@@ -494,10 +494,14 @@ class _Passes:
             with lock:
                 running.discard(scenario.label)
                 ended.update(outcome.tests)
-                others, done = set(running), set(ended)
-            held = tuple(sorted(self.engine.tests_running(others) - done)) if others else ()
-            if held:
-                self.early[worker.index] = EarlyGuard(self, worker, held)
+                others = set(running)
+            holding = self.engine.tests_running(others) if others else frozenset()
+            with lock:
+                # A test another idle worker already re-runs is not run a third time.
+                begun = {t for guard in self.early.values() for t in guard.tests}
+                held = tuple(sorted(holding - ended - begun))
+                if held:
+                    self.early[worker.index] = EarlyGuard(self, worker, held)
             return outcome
 
         return run
