@@ -344,3 +344,22 @@ def test_a_fresh_session_shares_its_tests_out_as_a_fork_of_the_collected_one_doe
         assert len(collected) == 3
         ran.append([e["id"] for e in lines if e["event"] == "test"])
     assert [len(r) for r in ran] == [3, 0], ran
+
+
+def test_an_early_guard_run_counts_in_the_guard_pass_with_its_guarded_tests_alone():
+    # An early guard run re-runs whatever the other runs held: with three workers, a test
+    # that reaches a mutation and one that reaches nothing can share one run. Its guarded
+    # tests are their guard runs; the rest are no evidence of the guard pass (a red there
+    # would send the baseline to whole runs for a test no mutant selects).
+    from types import SimpleNamespace
+
+    from killmap.verdict.baseline import StagedBaseline
+
+    def outcome(*tests: str) -> RunOutcome:
+        results = {t: TestResult(id=t, outcome="failed" if "nothing" in t else "passed") for t in tests}
+        return RunOutcome(status="done", wall=1.0, collected=tests, finished=True, tests=results)
+
+    staged = SimpleNamespace(_guarded=frozenset({"t.py::test_reaches"}))
+    (part,) = StagedBaseline._guarded_part(staged, outcome("t.py::test_reaches", "t.py::test_reaches_nothing"))
+    assert set(part.tests) == {"t.py::test_reaches"} and not part.red
+    assert StagedBaseline._guarded_part(staged, outcome("t.py::test_reaches_nothing")) == []
