@@ -25,6 +25,7 @@ from pkg import one
 MARKS = Path(os.environ["GUARD_MARKS"])
 RED_CALLS = {RED_CALLS}
 SLOW_CALL = {SLOW_CALL}
+TREE_WRITE = {TREE_WRITE}
 
 
 def _mark(name):
@@ -42,6 +43,8 @@ def _mark(name):
 def test_one():
     if one() != 1:
         _mark("mutant")
+        if TREE_WRITE:  # a hostile mutant: into the user's tree, by its absolute path
+            Path(TREE_WRITE).write_text("the mutant's")
     assert one() == 1
 
 
@@ -54,10 +57,13 @@ def test_slow():
 """
 
 
-def _project(tmp_path: Path, red_calls: set[int], slow_call: int = 2) -> tuple[Path, Path]:
+def _project(
+    tmp_path: Path, red_calls: set[int], slow_call: int = 2, tree_write: Path | None = None
+) -> tuple[Path, Path]:
     marks = tmp_path / "marks"
     marks.mkdir()
     source = TESTS.replace("{RED_CALLS}", repr(red_calls or set())).replace("{SLOW_CALL}", str(slow_call))
+    source = source.replace("{TREE_WRITE}", repr(str(tree_write) if tree_write else None))
     project = one_mutation_project(
         tmp_path / "proj",
         "def one():\n    return 1\n",
@@ -113,6 +119,22 @@ def test_a_baseline_the_guard_pass_finds_flaky_is_refused_and_no_verdict_run_bes
     assert "flaky" in lines[0] and "tests/test_pkg.py::test_slow" in lines[0], lines[0]
     assert _times(marks, "mutant"), "the mutant did not run beside the guard pass"
     assert "one-mutated" not in run.stdout, run.stdout
+
+
+def test_a_mutant_that_writes_into_the_tree_beside_the_guard_pass_is_blamed_and_the_baseline_stands(tmp_path):
+    # Unconfined (as on macOS), the mutant writes a file into the working tree while the guard
+    # pass's call of test_slow sleeps: both runs were in progress, both hear of the write.
+    # Whole runs, with no mutant beside them, write nothing: the baseline stands, and the
+    # mutant, run again on their baseline, is the one that escaped.
+    written = tmp_path / "proj" / "written-by-a-mutant.txt"
+    project, marks = _project(tmp_path, set(), tree_write=written)
+    run = _gate(project, marks)
+    assert run.code != 2, run.stdout + run.stderr  # not the baseline's refusal
+    assert run.verdicts() == {"one-mutated": "escaped"}, run.stdout + run.stderr
+    slow, mutant = _times(marks, "slow"), _times(marks, "mutant")
+    assert mutant[0] < slow[1] + 2, (slow, mutant)  # the write was made beside the guard pass
+    assert len(slow) == 4, slow  # the reach pass, the guard pass, two whole runs
+    assert not written.exists()  # moved out of the tree, kept under the gate's displaced/
 
 
 def test_a_worker_done_with_its_reach_share_runs_the_guard_run_of_the_test_another_still_runs(tmp_path):

@@ -281,11 +281,15 @@ class StagedBaseline:
 
     def settle(self, guards: list[list[RunOutcome]]) -> Baseline | None:
         """The baseline, from each guard pass's outcomes (in `numbers`' order): the provisional
-        one with the passes counted, or None where a pass was red or differs from the reach
-        pass, and whole runs must decide (`whole`, once no mutant runs). Incomplete runs are
-        refused, as ever."""
+        one with the passes counted, or None where a pass was red, differs from the reach
+        pass, or wrote into the working tree, and whole runs must decide (`whole`, once no
+        mutant runs). A write found while a guard run went on may be a mutant's run beside it
+        (every run in progress hears of it: guard.Containment), so it is no refusal here; whole
+        runs, with nothing beside them, refuse it if it is the unmutated tests'. Runs that
+        timed out, could not collect or did not report are refused, as ever."""
         for guard in guards:
-            _refuse_incomplete(self._passes.where, guard, self._passes.engine, self._passes.timeout)
+            unblamed = [replace(o, escaped=()) for o in guard]
+            _refuse_incomplete(self._passes.where, unblamed, self._passes.engine, self._passes.timeout)
         if self._unsettled(guards) is not None:
             return None
         return self._build([self._reach, *guards], True)
@@ -301,7 +305,12 @@ class StagedBaseline:
 
     def _unsettled(self, guards: list[list[RunOutcome]]) -> int | None:
         return next(
-            (i for i, guard in enumerate(guards) if any(o.red for o in guard) or _flipped(self._reach, guard)), None
+            (
+                i
+                for i, guard in enumerate(guards)
+                if any(o.red or o.escaped for o in guard) or _flipped(self._reach, guard)
+            ),
+            None,
         )
 
 
