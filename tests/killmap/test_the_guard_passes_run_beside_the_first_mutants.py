@@ -232,7 +232,7 @@ def _unmutated_call(name):
 def test_one():
     if one() != 1:
         _mark("mutant")
-        time.sleep(0.8)
+        time.sleep(0.6)
     assert one() == 1
     _unmutated_call("one")
 
@@ -274,11 +274,11 @@ def _stamps(marks: Path, name: str) -> list[tuple[float, int]]:
 
 
 def test_a_worker_freed_by_an_early_guard_run_that_reaches_nothing_takes_the_mutants_left(tmp_path):
-    # test_zlong sleeps 2 s in the reach pass; the other worker re-runs it at once (its early
-    # guard run, 3.5 s), and it reaches nothing. The first worker takes mutants from the
-    # reach pass's end (each sleeps 0.8 s); the other, once its early run ends, takes the
-    # mutants still left.
-    project, marks = _early_project(tmp_path, {"zlong": {1: 2, 2: 3.5}}, {}, mutants=8)
+    # test_zlong sleeps 1.5 s in the reach pass; the other worker re-runs it at once (its
+    # early guard run, 2.5 s), and it reaches nothing. The first worker takes mutants from the
+    # reach pass's end (each sleeps 0.6 s); the other, once its early run ends, takes
+    # the mutants still left.
+    project, marks = _early_project(tmp_path, {"zlong": {1: 1.5, 2: 2.5}}, {}, mutants=7)
     run = run_gate(project, "run", "--no-cache", "--jobs", "2", env=gate_env(project, _ENV(marks)))
     assert run.code == 0, run.stdout + run.stderr
     assert set(run.verdicts().values()) == {"held"}, run.verdicts()
