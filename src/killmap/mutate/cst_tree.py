@@ -131,8 +131,8 @@ def expression_contexts(wrapper: MetadataWrapper, mutation: Mutation) -> Mapping
 def _alone(wrapper: MetadataWrapper, mutation: Mutation) -> tuple[str, MetadataWrapper] | None:
     """The target's top-level statement as a module of its own (its text, and a wrapper
     that keeps its nodes: what is resolved on it is keyed by the file's own nodes), made
-    once per statement: every mutation of one class shares it (werkzeug's 700-line `Rule`
-    was rendered and resolved again for each, most of its catalog's build)."""
+    once per statement per run and shared by every mutation of it: rendering and resolving
+    a class of hundreds of lines costs a tenth of a second each time."""
     top = _top_statement(wrapper, mutation)
     if top is None:
         return None
