@@ -162,7 +162,11 @@ def test_the_tests_a_running_pass_holds_are_those_begun_and_not_ended_in_its_run
         "00003-baseline-2-1": [("start", "t::guard")],  # another pass's run: not asked about
     }.items():
         (runs / folder).mkdir(parents=True)
-        lines = [json.dumps({"event": kind, "id": test}) for kind, test in events]
+        # As the plugin writes them: a test's "test" event carries its outcome.
+        lines = [
+            json.dumps({"event": kind, "id": test, **({"outcome": "passed"} if kind == "test" else {})})
+            for kind, test in events
+        ]
         (runs / folder / "events.jsonl").write_text("\n".join(lines) + '\n{"event": "start", "id": "t::ha', "utf-8")
     assert tests_begun_not_ended(runs, {"baseline-1", "baseline-2"}) == {"t::long"}
     assert tests_begun_not_ended(runs, {"baseline-3"}) == frozenset()  # not begun: holds none

@@ -199,27 +199,18 @@ def error_line(text: str) -> str:
 
 def tests_begun_not_ended(runs: Path, labels: set[str]) -> frozenset[str]:
     """The tests that the runs labelled `labels` (their folders under `runs`) have begun and
-    not yet ended, read from the events they write as they go: a run writes a test's "start"
-    before it and its "test" after. A run not yet begun holds none; a line half written is
+    not yet ended, read from the events they write as they go (`_read_events`: the test
+    started that never reported). A run not yet begun holds none; a line half written is
     not read."""
-    found: set[str] = set()
     folders = [f for f in runs.iterdir() if f.name.split("-", 1)[-1] in labels] if runs.is_dir() else []
+    found = set()
     for folder in folders:
         try:
-            lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+            started = _read_events(folder / "events.jsonl").started
         except OSError:
             continue
-        begun, ended = set(), set()
-        for line in lines:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "start":
-                begun.add(event.get("id"))
-            elif event.get("event") == "test":
-                ended.add(event.get("id"))
-        found |= begun - ended
+        if started is not None:
+            found.add(started)
     return frozenset(found)
 
 
