@@ -309,6 +309,20 @@ def test_two_idle_workers_do_not_both_re_run_the_test_a_third_still_runs(tmp_pat
     assert len(_stamps(marks, "begun-slow")) == 2  # its reach and its guard run
 
 
+def test_with_one_baseline_run_no_test_is_run_early_for_a_guard_pass_there_is_not(tmp_path):
+    # --baseline-runs 1: no guard pass, so a worker done with its reach share while the other
+    # sleeps in test_one or test_slow re-runs nothing; every unmutated call is the reach pass's.
+    project, marks = _early_project(
+        tmp_path, {"one": {1: 0.8}, "slow": {1: 1.5}}, {}, mutants=2, tests=("test_one", "test_slow")
+    )
+    env = gate_env(project, _ENV(marks))
+    run = run_gate(project, "run", "--no-cache", "--jobs", "2", "--baseline-runs", "1", env=env)
+    assert run.code == 0, run.stdout + run.stderr
+    assert set(run.verdicts().values()) == {"held"}, run.verdicts()
+    calls = {name: len(_stamps(marks, f"begun-{name}")) for name in ("one", "slow", "zlong")}
+    assert calls == {"one": 1, "slow": 1, "zlong": 1}, calls
+
+
 def test_whole_runs_wait_for_an_early_guard_run_still_in_flight(tmp_path):
     # test_one is red at its second call (the guard pass's): whole runs decide, on every
     # worker, while the other worker still runs test_zlong's early guard run (3 s). Each

@@ -133,7 +133,8 @@ def stage_baseline(
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation, which the gate otherwise never needs to run again.
-    passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout)
+    # One run has no guard pass, so no early guard run either.
+    passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout, guarding=runs > 1)
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
     build = _Builder(files, settings, passes, runs)
@@ -429,7 +430,9 @@ class _RedByRecorder(Exception):
 class _Passes:
     """The baseline's passes over the suite: each is one run per worker, in parallel."""
 
-    def __init__(self, engine: Engine, settings: GateSettings, targets: tuple[str, ...], timeout: float):
+    def __init__(
+        self, engine: Engine, settings: GateSettings, targets: tuple[str, ...], timeout: float, *, guarding: bool
+    ):
         self.engine, self.settings, self.targets, self.timeout = engine, settings, targets, timeout
         self.deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
         self.everything = settings.tests + self.deselect
@@ -438,8 +441,9 @@ class _Passes:
         self.tracer = engine.tracer  # what records reach, until it is found to turn tests red
         self.note = ""  # why it is not the engine's own (_RedByRecorder)
         # Per worker: the untraced run it began, done with its share of the reach pass, of the
-        # tests the other runs still held (`_early_guard`).
+        # tests the other runs still held (`_early_guard`), where there are guard passes.
         self.early: dict[int, EarlyGuard] = {}
+        self.guarding = guarding
 
     def scenarios(
         self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
@@ -483,7 +487,8 @@ class _Passes:
         guard run begun before is waited for, and dropped."""
         self.end_early_guards()
         scenarios = self.scenarios(label, tests, traced=traced, shared=shared, tracer=tracer)
-        run = self._early_guard(scenarios) if early_guard and shared and len(scenarios) > 1 else self.engine.run
+        early = early_guard and self.guarding and shared and len(scenarios) > 1
+        run = self._early_guard(scenarios) if early else self.engine.run
         with timeline.span("pass", label=label):
             outcomes = self.engine.map(scenarios, run)
         _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)
