@@ -43,6 +43,46 @@ def test_the_first_mutant_runs_while_the_last_is_still_being_built(tmp_path, mon
     }
 
 
+def test_a_cached_verdict_built_after_a_mutant_ran_is_still_said_before_the_baseline(tmp_path, monkeypatch):
+    # The console's order is the same on every run: what the gate decides without a run comes
+    # first, then the baseline, then what ran. Here the cached mutant is built only once the
+    # other has run (as on a loaded machine); its line came after the baseline's.
+    project = copy_fixture("basic", tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    lab.run_lab(project, LabOptions(jobs=1, baseline_runs=1))  # both verdicts cached
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace('call = "is_even"', 'call = "is_even"\ntimeout = 30', 1))
+    ran = threading.Event()
+    run_mutant, prepare = lab.run_mutant, lab.prepared_mutant
+
+    def running(*args, **kwargs):
+        try:
+            return run_mutant(*args, **kwargs)
+        finally:
+            ran.set()
+
+    def building(root, mutation, known, sources, memo):
+        if mutation.name == "odd-refusal-fix-reverted":  # cached, and last in the catalog
+            assert ran.wait(timeout=60)
+            time.sleep(0.3)  # the first verdict has landed by now
+        return prepare(root, mutation, known, sources, memo)
+
+    said: list[tuple[str, str]] = []
+    monkeypatch.setattr(lab, "run_mutant", running)
+    monkeypatch.setattr(lab, "prepared_mutant", building)
+    lab.run_lab(
+        project,
+        LabOptions(jobs=1, baseline_runs=1),
+        lambda kind, data: said.append((kind, getattr(data, "name", "") if kind == "done" else "")),
+    )
+    assert [entry for entry in said if entry[0] != "planned"] == [
+        ("done", "odd-refusal-fix-reverted"),
+        ("baseline", ""),
+        ("baseline-done", ""),
+        ("done", "classify-call-deleted"),
+    ]
+
+
 def test_a_failure_in_the_dispatch_reaches_the_gate_as_itself(tmp_path, monkeypatch):
     # Whatever fails on the dispatch's threads (here the progress display, as the baseline
     # lands) is the gate's error, not a verdict missing from the results.

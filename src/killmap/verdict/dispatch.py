@@ -87,7 +87,8 @@ class Dispatch:
         self._held: list[tuple[Mutation, Mutant, Any]] = []
         self._running = 0  # mutants taken and not yet landed
         self._paused = False  # whole runs of the baseline need every worker
-        self._taken = False  # a mutant was taken: the baseline is said before its verdict
+        # Verdicts landed before the baseline was said: said right after it, in landing order.
+        self._unsaid: list[tuple[Mutation, Any]] = []
         self._baseline_error: BaseException | None = None  # wins over a mutant's error
         self._announced = False
         self._thread = threading.Thread(target=self._serve, name="killmap-dispatch", daemon=True)
@@ -99,10 +100,16 @@ class Dispatch:
             self._lock.notify_all()
 
     def close(self) -> None:
-        """No more mutants will be offered."""
-        with self._lock:
-            self._closed = True
-            self._lock.notify_all()
+        """No more mutants will be offered: the caller has said every verdict it decided
+        without a run (static, cached), so the baseline may be said."""
+        try:
+            with self._lock:
+                self._closed = True
+                self._lock.notify_all()
+                unsaid = self._announce_baseline()
+            self._say(unsaid)
+        except BaseException as exc:  # noqa: BLE001 - the display's failure, re-raised by results()
+            self._fail(exc)
 
     def cancel(self) -> None:
         """Start nothing more; the caller stops the workers (the engine's close)."""
@@ -131,6 +138,8 @@ class Dispatch:
                     self._staged, self._settled, self.baseline = source, False, source.provisional
                 else:
                     self.baseline = source
+                unsaid = self._announce_baseline()  # the last mutant may be offered already
+            self._say(unsaid)
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)
             return
@@ -140,18 +149,28 @@ class Dispatch:
         for thread in threads:
             thread.join()
 
-    def _announce_baseline(self) -> None:
-        """Say the baseline is in (under the lock), once: when the first mutant is about to
-        run on it, or when the last has been offered, and once its guard passes settled it.
+    def _announce_baseline(self) -> list[tuple[Mutation, Any]]:
+        """Say the baseline is in (under the lock), once: when the last mutant has been
+        offered and its guard passes settled it; the verdicts that landed before it, to be
+        said by the caller outside the lock.
+
         Not as soon as it is in: a catalog error found while the gate still builds is then the
         only thing a user sees, however fast the baseline was (the workers start first, so it
-        is often in before the first mutant is built). The gate cancels the dispatch before it
-        says its error."""
-        if self._announced or not self._settled or not (self._taken or self._closed):
-            return
+        is often in before the first mutant is built); the gate cancels the dispatch before it
+        says its error. Nor when the first mutant is taken: the verdicts the gate decides
+        while it builds (static, cached) are said before `close()`, so on every run they come
+        before the baseline's lines, and every verdict that ran comes after them."""
+        if self._announced or self.baseline is None or not self._settled or not self._closed:
+            return []
         self._announced = True
         self._progress("baseline", self.settings)
         self._progress("baseline-done", self.baseline)
+        unsaid, self._unsaid = self._unsaid, []
+        return unsaid
+
+    def _say(self, landed: list[tuple[Mutation, Any]]) -> None:
+        for mutation, result in landed:
+            self._on_done(mutation, result)
 
     def _stopped(self) -> bool:
         return self._cancelled or self._error is not None or self._baseline_error is not None
@@ -173,7 +192,6 @@ class Dispatch:
             if self._stopped():
                 return None
             if not self._offered:  # closed, and all taken
-                self._announce_baseline()  # on this thread, where a failure is the dispatch's error
                 return None
             for mutation, mutant in self._offered:  # in catalog order: the first bad id is named
                 if mutation.name not in self._selections:
@@ -191,8 +209,7 @@ class Dispatch:
             # though its tests took milliseconds green.
             dearest = max(self._offered, key=lambda job: self._selections[job[0].name][1])
             self._offered.remove(dearest)
-            self._taken, self._running = True, self._running + 1
-            self._announce_baseline()
+            self._running += 1
             return dearest[0], dearest[1], self._selections[dearest[0].name][0]
 
     def _drain(self, worker) -> None:
@@ -234,6 +251,9 @@ class Dispatch:
                 self._held.append((mutation, mutant, result))
                 return
             self._results[mutation.name] = result
+            if not self._announced:
+                self._unsaid.append((mutation, result))  # said with the baseline, once all are offered
+                return
         self._on_done(mutation, result)
 
     def _guard_share(self, worker, staged: StagedBaseline) -> bool:
@@ -294,8 +314,7 @@ class Dispatch:
                 for mutation, _, result in held:
                     self._results[mutation.name] = result
                 self._lock.notify_all()
-                self._announce_baseline()  # before the held verdicts, if a mutant ran or all were offered
-            for mutation, _, result in held:
-                self._on_done(mutation, result)
+                unsaid = self._announce_baseline()  # before the held verdicts, once all were offered
+            self._say(unsaid + [(mutation, result) for mutation, _, result in held])
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
             self._fail(exc)

@@ -134,11 +134,6 @@ def _settle_then_run(
     """Every mutant settled (static verdicts, cache) while the baseline starts, then what is
     left run: the mutations that ran, and their baselines."""
     early_baseline, engine, dispatch = _build_while_the_baseline_runs(lab, mutations, known, pending, early_baseline)
-    if dispatch is not None:
-        dispatch.close()
-    for mutation in mutations:
-        if mutation.name in lab.decided:
-            lab.announce.done(lab.decided[mutation.name])
     to_run = [m for m in mutations if m.name not in lab.decided]
     baselines: list[Baseline] = []
     if not to_run and early_baseline is not None:
@@ -326,7 +321,8 @@ def _build_while_the_baseline_runs(
 ) -> tuple[EarlyBaseline | None, Engine | None, Dispatch | None]:
     """Every mutant built (or remembered) and settled; when something will run, the engine
     and the first group's baseline started before (or the caller's `early_baseline`, when it
-    covers that group), and each mutant of that group dispatched as soon as it is built."""
+    covers that group), and each mutant of that group dispatched as soon as it is built. Then
+    what was decided without a run is said, and the dispatch closed."""
     root, options = lab.root, lab.options
     engine: Engine | None = None
     dispatch: Dispatch | None = None
@@ -360,6 +356,13 @@ def _build_while_the_baseline_runs(
         # may have its own start to make (the run command's progress bar imports rich).
         lab.progress("planned", len(mutations))
         _build_and_offer(lab, mutations, known, early_baseline, dispatch)
+        # What was decided without a run is said before the dispatch is closed: the baseline's
+        # lines, and every verdict that ran, come after it on every run (Dispatch.close).
+        for mutation in mutations:
+            if mutation.name in lab.decided:
+                lab.announce.done(lab.decided[mutation.name])
+        if dispatch is not None:
+            dispatch.close()
     except BaseException:
         # Also when ^C lands between the engine's start and the early baseline's: no worker
         # may outlive the gate.
