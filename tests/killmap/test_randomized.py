@@ -64,14 +64,14 @@ def _verdicts(project: Path, *args: str) -> list[str]:
     return [m["verdict"] for m in ran.report["mutations"]]
 
 
-def test_a_property_test_that_finds_the_mutant_on_some_draws_gives_one_verdict_in_ten_uncached_runs(tmp_path):
+def test_a_property_test_that_finds_the_mutant_on_some_draws_gives_one_verdict_in_six_uncached_runs(tmp_path):
     project = copy_fixture("randomized", tmp_path)
-    _copies(project, "quoting.toml", TAB, 5)
-    # Five copies on one job, then on two (another runner's shape): their draws cannot depend on
+    _copies(project, "quoting.toml", TAB, 3)
+    # Three copies on one job, then on two (another runner's shape): their draws cannot depend on
     # which worker, or which neighbour, a mutant got.
     first, second = _gate(project), _gate(project, "--jobs", "2")
     seen = {(m["verdict"], m["detail"]) for ran in (first, second) if ran.report for m in ran.report["mutations"]}
-    assert len(seen) == 1, seen  # ten runs, one verdict, one sentence
+    assert len(seen) == 1, seen  # six runs, one verdict, one sentence (unseeded: 2% of sixes agree)
     verdict, detail = seen.pop()
     # The gate's seed draws no tab; the first further seed does, and says so.
     assert verdict == "held"
@@ -164,10 +164,10 @@ def test_a_mutant_that_makes_hypothesis_save_an_example_does_not_change_the_next
     assert not (project / ".hypothesis").exists()
 
 
-def test_a_pytest_randomly_suite_gives_one_verdict_in_ten_runs_and_seed_n_changes_it(tmp_path):
+def test_a_pytest_randomly_suite_gives_one_verdict_in_six_runs_and_seed_n_changes_it(tmp_path):
     pytest.importorskip("pytest_randomly")
     project = copy_fixture("randomly", tmp_path)
-    _copies(project, "picker.toml", "largest-is-last", 5)
+    _copies(project, "picker.toml", "largest-is-last", 3)
     seen = {(m["verdict"], m["detail"]) for jobs in "12" for m in _gate(project, "--jobs", jobs).report["mutations"]}
     assert len(seen) == 1, seen
     verdict, detail = seen.pop()

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from pathlib import Path
 
-from gatekit import copy_fixture, gate_env, run_gate
+import pytest
+from gatekit import GateRun, copy_fixture, gate_env, run_gate
+
+
+@pytest.fixture(scope="module")
+def gated_once(tmp_path_factory) -> tuple[Path, GateRun]:
+    """The selection fixture after one gate run that wrote its verdict cache, and that run."""
+    project = copy_fixture("selection", tmp_path_factory.mktemp("gated"))
+    return project, run_gate(project, "run")
+
+
+@pytest.fixture
+def gated(gated_once, tmp_path) -> Path:
+    """A copy of that project and of its cache (the cache knows a project by its folder's
+    name, as a CI cache restored elsewhere does), for a test to change and gate again."""
+    project, _ = gated_once
+    shutil.copytree(project.parent, tmp_path / "gated", symlinks=True)
+    return tmp_path / "gated" / project.name
 
 
 def test_a_test_outside_kills_that_runs_the_changed_line_is_still_selected_and_caught(tmp_path):
@@ -26,9 +45,8 @@ def test_a_module_level_change_runs_every_test(tmp_path):
     assert "import" in entry["selection"]
 
 
-def test_a_second_run_with_nothing_changed_reuses_every_verdict(tmp_path):
-    project = copy_fixture("selection", tmp_path)
-    first = run_gate(project, "run")
+def test_a_second_run_with_nothing_changed_reuses_every_verdict(gated_once, gated):
+    first, project = gated_once[1], gated
     second = run_gate(project, "run")
     assert not any(m["cached"] for m in first.report["mutations"])
     assert all(m["cached"] for m in second.report["mutations"])
@@ -36,9 +54,8 @@ def test_a_second_run_with_nothing_changed_reuses_every_verdict(tmp_path):
     assert second.code == first.code
 
 
-def test_touching_one_function_reruns_only_the_mutations_that_can_see_it(tmp_path):
-    project = copy_fixture("selection", tmp_path)
-    run_gate(project, "run")
+def test_touching_one_function_reruns_only_the_mutations_that_can_see_it(gated):
+    project = gated
     calc = project / "src" / "selpkg" / "calc.py"
     calc.write_text(calc.read_text().replace("return x * 10", "return x * 10  # touched"))
     again = run_gate(project, "run")
@@ -51,16 +68,14 @@ def test_touching_one_function_reruns_only_the_mutations_that_can_see_it(tmp_pat
     }
 
 
-def test_no_cache_forces_every_mutation_to_run(tmp_path):
-    project = copy_fixture("selection", tmp_path)
-    run_gate(project, "run")
+def test_no_cache_forces_every_mutation_to_run(gated):
+    project = gated
     forced = run_gate(project, "run", "--no-cache")
     assert not any(m["cached"] for m in forced.report["mutations"])
 
 
-def test_a_changed_catalog_entry_is_not_served_from_the_cache(tmp_path):
-    project = copy_fixture("selection", tmp_path)
-    run_gate(project, "run")
+def test_a_changed_catalog_entry_is_not_served_from_the_cache(gated):
+    project = gated
     catalog = project / "mutations" / "selection.toml"
     catalog.write_text(catalog.read_text().replace('new = "x * 11"', 'new = "x * 12"'))
     again = run_gate(project, "run")
@@ -110,9 +125,8 @@ def test_a_kill_that_goes_red_without_reaching_the_change_is_unevidenced(tmp_pat
     assert entry["red"][0]["reached"] is False
 
 
-def test_touching_a_test_file_reruns_every_mutation(tmp_path):
-    project = copy_fixture("selection", tmp_path)
-    run_gate(project, "run")
+def test_touching_a_test_file_reruns_every_mutation(gated):
+    project = gated
     tests = project / "tests" / "test_shared.py"
     tests.write_text(tests.read_text() + "\n\ndef test_added_later():\n    pass\n")
     again = run_gate(project, "run")
