@@ -49,8 +49,14 @@ def hanging_project(root, per_test: float, extra: str = ""):
     )
 
 
-def test_a_hanging_test_is_red_by_the_project_per_test_timeout_and_the_rest_still_runs(tmp_path):
-    run = run_gate(hanging_project(tmp_path / "proj", PER_TEST), "run", "--no-cache", "--jobs", "1")
+def test_a_hanging_test_is_red_by_the_project_per_test_timeout_as_a_timeout_and_the_rest_still_runs(tmp_path):
+    # Two copies of the mutant, on two jobs: the second requires an assertion.
+    as_assertion = (
+        '\n[[mutation]]\nname = "hangs-on-three-as-assertion"\ntarget = "pkg/__init__.py::double"\nop = "replace"\n'
+        'old = "return x * 2"\nnew = "while x == 3:\\n        pass\\n    return x * 3"\n'
+        f'kills = {KILLS}\nrequire = "assertion"\n'
+    )
+    run = run_gate(hanging_project(tmp_path / "proj", PER_TEST, as_assertion), "run", "--no-cache", "--jobs", "2")
     entry = run.mutation("hangs-on-three")
     assert entry["verdict"] != "timeout", run.stdout + run.stderr + entry["detail"]
     red = {r["id"]: r for r in entry["red"]}
@@ -59,6 +65,11 @@ def test_a_hanging_test_is_red_by_the_project_per_test_timeout_and_the_rest_stil
     assert "the project's per-test timeout" in red["tests/test_pkg.py::test_a_hangs"]["message"]
     assert entry["selected_tests"] == 3 and "never ran" not in entry["detail"], entry
     assert entry["verdict"] == "held", entry
+    # Its cause is a timeout, never an assertion: a hang does not meet `require = "assertion"`.
+    required = run.mutation("hangs-on-three-as-assertion")
+    red = {r["id"]: r for r in required["red"]}
+    assert red["tests/test_pkg.py::test_a_hangs"]["cause"] == "timeout", required
+    assert required["verdict"] == "wrong-cause", required
 
 
 def test_a_long_project_per_test_timeout_is_not_waited_for_a_hang_costs_the_gate_limit(tmp_path):
@@ -67,12 +78,3 @@ def test_a_long_project_per_test_timeout_is_not_waited_for_a_hang_costs_the_gate
     assert entry["verdict"] == "timeout", run.stdout + run.stderr
     # The gate's own limit for this fast suite, not one that waits for 120 s twice.
     assert entry["timeout_seconds"] < 120, entry["timeout_seconds"]
-
-
-def test_a_red_by_the_project_per_test_timeout_is_a_timeout_not_an_assertion(tmp_path):
-    project = hanging_project(tmp_path / "proj", PER_TEST, extra='require = "assertion"\n')
-    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
-    entry = run.mutation("hangs-on-three")
-    red = {r["id"]: r for r in entry["red"]}
-    assert red["tests/test_pkg.py::test_a_hangs"]["cause"] == "timeout", entry
-    assert entry["verdict"] == "wrong-cause", entry  # a hang is no assertion
