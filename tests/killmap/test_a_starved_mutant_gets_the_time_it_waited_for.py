@@ -40,13 +40,13 @@ def _schedstat_here() -> bool:
     return sys.platform.startswith("linux") and Path("/proc/self/schedstat").is_file()
 
 
-def _starved_gate(tmp_path: Path, catalog: str) -> dict:
+def _starved_gate(tmp_path: Path, catalog: str, source: str = SOURCE) -> dict:
     """The one mutation's report entry, of a gate sharing one CPU with two busy loops."""
     project = write_project(
         tmp_path / "proj",
         {
             "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": SOURCE,
+            "pkg/__init__.py": source,
             "tests/test_pkg.py": TEST,
             "mutations/pkg.toml": catalog,
         },
@@ -90,11 +90,13 @@ def test_a_mutant_starved_of_cpu_past_its_limit_is_judged_by_its_tests_not_timed
 @pytest.mark.skipif(not _schedstat_here(), reason="the run-queue wait is Linux's /proc/PID/schedstat")
 def test_a_starved_loop_times_out_and_its_detail_says_the_clock_ran_on_while_it_waited(tmp_path):
     # "still running after 1.0s" of a run the clock saw for 3 s read as a limit not honoured.
+    # The original burns 0.05 s, not 0.2 s: starved on a busy runner its tests took the whole
+    # 1 s limit, and the gate rightly called the limit too tight for the machine (inconclusive).
     looping = CATALOG.replace(
         'new = "burn(0.8)\\n    return 41"\ntimeout = 3', 'new = "burn(1e9)\\n    return 41"\ntimeout = 1'
-    )
-    assert looping != CATALOG
-    entry = _starved_gate(tmp_path, looping)
+    ).replace('old = "burn(0.2)', 'old = "burn(0.05)')
+    assert looping.count("burn(0.05)") == 1 and "timeout = 1" in looping
+    entry = _starved_gate(tmp_path, looping, SOURCE.replace("burn(0.2)", "burn(0.05)"))
     assert entry["verdict"] == "timeout", entry["detail"]
     waited = re.search(
         r"after 1\.0s, and (\d+\.\d)s more of the clock that the machine kept it waiting for a CPU", entry["detail"]
