@@ -18,8 +18,10 @@ def test_a_kills_id_that_matches_no_test_is_a_catalog_error_not_a_vacuous_verdic
     project = copy_fixture("basic", tmp_path)
     catalog = project / "mutations" / "basic.toml"
     catalog.write_text(catalog.read_text().replace("test_odd_is_refused", "test_odd_is_refusd"))
-    line = _one_line_error(run_gate(project, "run", "--no-cache"))
+    ran = run_gate(project, "run", "--no-cache")
+    line = _one_line_error(ran)
     assert "mutations/basic.toml" in line and "'classify-call-deleted'" in line and "'kills'" in line
+    assert "baseline" not in ran.stdout  # the error is all the user sees, not a baseline before it
 
 
 def test_a_red_baseline_stops_the_run_and_names_the_failing_test(tmp_path):

@@ -173,6 +173,29 @@ def test_a_baseline_is_announced_once_the_last_mutant_is_offered():
     assert events == ["baseline", "baseline-done"]
 
 
+def test_a_baseline_that_arrives_after_the_last_mutant_is_offered_is_announced_on_arrival():
+    # A sweep offers every mutant it enumerated before its baseline is in: close() finds no
+    # baseline to say, and its arrival must say it, or the run shows neither it nor a verdict.
+    from killmap.verdict.dispatch import Dispatch
+
+    events: list[str] = []
+    arrived = threading.Event()
+    baseline = object()  # stands for the Baseline: nothing is offered, so nothing reads it
+
+    def late_baseline():
+        assert arrived.wait(timeout=30)
+        return baseline
+
+    dispatch = Dispatch(
+        None, late_baseline, [object()], lambda *a: None, lambda kind, data: events.append(kind), lambda *a: None
+    )
+    dispatch.close()
+    assert events == []  # not yet in: nothing to say
+    arrived.set()
+    dispatch.join()
+    assert events == ["baseline", "baseline-done"]
+
+
 @pytest.mark.parametrize("dearest", ["classify-call-deleted", "odd-refusal-fix-reverted"])
 def test_what_a_mutant_took_in_an_earlier_run_decides_which_starts_first(tmp_path, monkeypatch, dearest):
     # A sweep's --durations: a mutant that looped last time costs its limits, though its

@@ -102,14 +102,11 @@ class Dispatch:
     def close(self) -> None:
         """No more mutants will be offered: the caller has said every verdict it decided
         without a run (static, cached), so the baseline may be said."""
-        try:
-            with self._lock:
-                self._closed = True
-                self._lock.notify_all()
-                unsaid = self._announce_baseline()
-            self._say(unsaid)
-        except BaseException as exc:  # noqa: BLE001 - the display's failure, re-raised by results()
-            self._fail(exc)
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+            unsaid = self._announce_baseline()
+        self._say(unsaid)  # a failure here is the caller's, which stops the dispatch
 
     def cancel(self) -> None:
         """Start nothing more; the caller stops the workers (the engine's close)."""
@@ -162,11 +159,26 @@ class Dispatch:
         before the baseline's lines, and every verdict that ran comes after them."""
         if self._announced or self.baseline is None or not self._settled or not self._closed:
             return []
+        self._select_offered()  # a catalog error is all the user sees: before the baseline's lines
         self._announced = True
         self._progress("baseline", self.settings)
         self._progress("baseline-done", self.baseline)
         unsaid, self._unsaid = self._unsaid, []
         return unsaid
+
+    def _select_offered(self) -> None:
+        """Each offered mutant's selection and cost, worked out once (under the lock), in
+        catalog order: an unknown contract id is a catalog error (exit 2), the first one named,
+        and nothing more starts."""
+        assert self.baseline is not None
+        for mutation, mutant in self._offered:
+            if mutation.name not in self._selections:
+                check_contract_ids([mutation], self.baseline)
+                selection = select_tests(mutation, mutant, self.baseline)
+                cost = self._recorded.get(mutation.name)
+                if cost is None:
+                    cost = expected_seconds(selection[0], self.baseline)
+                self._selections[mutation.name] = (selection, cost)
 
     def _say(self, landed: list[tuple[Mutation, Any]]) -> None:
         for mutation, result in landed:
@@ -193,15 +205,7 @@ class Dispatch:
                 return None
             if not self._offered:  # closed, and all taken
                 return None
-            for mutation, mutant in self._offered:  # in catalog order: the first bad id is named
-                if mutation.name not in self._selections:
-                    # An unknown contract id is a catalog error (exit 2): nothing more starts.
-                    check_contract_ids([mutation], self.baseline)
-                    selection = select_tests(mutation, mutant, self.baseline)
-                    cost = self._recorded.get(mutation.name)
-                    if cost is None:
-                        cost = expected_seconds(selection[0], self.baseline)
-                    self._selections[mutation.name] = (selection, cost)
+            self._select_offered()
             # Dearest first (the classic rule for sharing jobs among workers): a long run
             # started last would leave the other workers idle while it finishes. What a mutant
             # took in an earlier run, when the caller has it (a sweep's --durations), says
