@@ -349,6 +349,9 @@ def _mutmut_statuses(root: Path) -> dict[str, str]:
 # --- the comparison -----------------------------------------------------------------------------
 
 
+SAME_KILL = "the same kill"  # a disagreement in how a mutant is detected, not in whether
+
+
 def _why(killmap: dict, mutmut: str) -> str:
     """The killmap rule that explains a disagreement, or 'unexplained'."""
     status = killmap["status"]
@@ -358,6 +361,11 @@ def _why(killmap: dict, mutmut: str) -> str:
         return f"named: the catalog's {killmap['named']!r} makes this change; `killmap run` judges it"
     if status == "flaky":
         return "flake guard: a re-run of the same mutant disagreed"
+    if {status, MUTMUT_TO_KILLMAP.get(mutmut, mutmut)} == {"killed", "timeout"}:
+        # Both tools detect the mutant (mutmut's score counts a timeout as caught, as PIT's and
+        # Stryker's do): each run stops at its first red, and whether the first selected test to
+        # meet the mutant fails or loops decides which. mutmut's order is its own (a set).
+        return f"both detect it: killed against timeout, by which test meets the mutant first; {SAME_KILL}"
     if status == "timeout" or mutmut == "timeout":
         return "timeout rule: killmap's limit is 10 x the selected tests' own time (at least 5 s)"
     if status == "unreached" and mutmut in ("survived", "killed"):
@@ -493,10 +501,13 @@ def target_met(result: dict) -> tuple[bool, str]:
 
     The kills are the same when every status the two tools disagree on is the catalog's
     (`named`: `killmap run` judges that change against its contract) or was settled by plain
-    pytest in killmap's favour (the mutant run, or, for `unreached`, the original traced): a
-    count that differs only by mutmut's errors is not a difference in what the sweep finds."""
+    pytest in killmap's favour (the mutant run, or, for `unreached`, the original traced), or is
+    `killed` against `timeout` (both detect the mutant): a count that differs only by mutmut's
+    errors is not a difference in what the sweep finds."""
     unsettled = [
-        d["id"] for d in result["disagreements"] if d["killmap"] != "named" and not d["why"].endswith("killmap agrees")
+        d["id"]
+        for d in result["disagreements"]
+        if d["killmap"] != "named" and not d["why"].endswith(("killmap agrees", SAME_KILL))
     ]
     short = []
     if result["ratio_mutmut_over_killmap"] < TARGET_RATIO:

@@ -1,7 +1,7 @@
 """Issue 58's sweep target, as the sweep benchmark prints it: at least three times `mutmut run`'s
 pace, with the same kills. A status the tools disagree on counts against it unless the catalog
-names the change or plain pytest sided with killmap (on the mutant, or, for an unreached one,
-under coverage on the original)."""
+names the change, plain pytest sided with killmap (on the mutant, or, for an unreached one,
+under coverage on the original), or both tools detect the mutant (killed against timeout)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,16 @@ def test_a_disagreement_settled_for_mutmut_or_unexplained_is_not_the_same_kills(
     for why in ("plain pytest on the mutant: 1 failed; mutmut agrees", "unexplained"):
         met, short = sweep_bench.target_met(_result(3.0, ("survived", why)))
         assert not met and "1 disagreement(s) not settled in killmap's favour" in short
+
+
+def test_killed_against_timeout_is_the_same_kill_and_timeout_against_survived_is_not(sweep_bench):
+    entry = {"status": "timeout", "detail": "", "named": None}
+    both = sweep_bench._why(entry, "killed")
+    assert both == sweep_bench._why({**entry, "status": "killed"}, "timeout")
+    assert sweep_bench.target_met(_result(3.2, ("timeout", both))) == (True, "")
+    alone = sweep_bench._why(entry, "survived")
+    met, short = sweep_bench.target_met(_result(3.2, ("timeout", alone)))
+    assert not met and "1 disagreement(s) not settled in killmap's favour" in short
 
 
 def test_the_docs_table_says_whether_each_subject_met_it(sweep_bench):
