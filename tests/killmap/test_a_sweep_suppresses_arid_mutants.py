@@ -42,6 +42,9 @@ def test_the_change_s_logging_messages_stacklevel_and_repr_are_suppressed_and_co
     kept = [m["change"] for m in doc["sweep"]["mutants"] if m["line"] == warn]
     assert kept and not any("XX" in c or "stacklevel=3" in c or c.endswith('box", )') for c in kept), kept
     assert f"{sum(arid.values())} arid mutants suppressed: " in done.stdout
+    said = " ".join(done.stdout.split())  # the console wraps long lines
+    keys = ", ".join(f"arid_{rule} = false" for rule in sorted(arid))
+    assert f"([sweep] {keys} keep them)" in said, said  # the very keys to write, not a placeholder
 
 
 def test_a_literal_only_read_for_its_truth_is_arid_and_one_read_for_its_value_is_not(tmp_path):

@@ -158,3 +158,19 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_runs(tmp_path, args, s
     assert done.stderr.startswith(said) and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "red-first:" not in done.stdout  # refused before red-first began
     assert untouched(project) == before
+
+
+def test_the_review_names_the_catalog_keys_that_keep_the_arid_mutants_it_did_not_make():
+    part = {
+        "mutants": [],
+        "all_killed": False,
+        "reported": [],
+        "alike": 0,
+        "marked": 0,
+        "not_swept": [],
+        "arid": {"repr": 1, "logging": 2},
+    }
+    lines = review_report._changed_lines(part)
+    assert lines[-1] == (
+        "Arid mutants not made: logging 2, repr 1 (`[sweep] arid_logging = false, arid_repr = false keep them`)."
+    )

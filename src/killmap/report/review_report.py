@@ -22,7 +22,7 @@ import killmap
 from killmap.errors import GateError
 from killmap.report import redfirst_report
 from killmap.report.cells import MARKDOWN_LIMIT, schema_of, write_whole
-from killmap.report.sweep_report import change_counts
+from killmap.report.sweep_report import arid_keys, change_counts
 
 SCHEMA = "killmap-review/1"
 FILES = {"json": "review.json", "markdown": "review.md"}
@@ -153,7 +153,7 @@ def _changed_lines(part: Document) -> list[str]:
         lines += [f"- {_not_swept(item)}" for item in part["not_swept"]]
     if part["arid"]:
         counts = ", ".join(f"{rule} {n}" for rule, n in sorted(part["arid"].items()))
-        lines += ["", f"Arid mutants not made: {counts} (`[sweep] arid_RULE = false` keeps a rule's)."]
+        lines += ["", f"Arid mutants not made: {counts} (`{arid_keys(part['arid'])}`)."]
     return lines
 
 

@@ -321,10 +321,16 @@ def render(console: Console, doc: Document) -> None:
     arid = generated.get("arid") or {}
     if arid:
         rules = ", ".join(f"{rule} {n}" for rule, n in arid.items())
-        keep = escape("[sweep] arid_RULE = false")
-        console.print(f"{sum(arid.values())} arid mutants suppressed: {rules} ({keep} keeps them)")
+        console.print(f"{sum(arid.values())} arid mutants suppressed: {rules} ({escape(arid_keys(arid))})")
     if total["survived"]:
         console.print(SURVIVOR_ADVICE)
+
+
+def arid_keys(arid: dict[str, int]) -> str:
+    """The catalog keys that keep these rules' mutants, named one by one: a placeholder such as
+    `arid_RULE` read as a template the tool forgot to fill."""
+    keys = ", ".join(f"arid_{rule} = false" for rule in sorted(arid))
+    return f"[sweep] {keys} {'keeps' if len(arid) == 1 else 'keep'} them"
 
 
 def _listed(e: dict[str, Any], changed: bool) -> bool:
