@@ -24,6 +24,20 @@ def test_a_kills_id_that_matches_no_test_is_a_catalog_error_not_a_vacuous_verdic
     assert "baseline" not in ran.stdout  # the error is all the user sees, not a baseline before it
 
 
+def test_a_kills_id_that_matches_no_test_is_all_that_is_said_though_other_verdicts_are_cached(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    env = gate_env(project, {"XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert run_gate(project, "run", env=env).code == 0  # both verdicts cached
+    catalog = project / "mutations" / "basic.toml"
+    text = catalog.read_text()
+    second = text.index("odd-refusal-fix-reverted")  # only its kills gets the typo: the other stays cached
+    catalog.write_text(text[:second] + text[second:].replace("test_odd_is_refused", "test_odd_is_refusd"))
+    ran = run_gate(project, "run", env=env)
+    line = _one_line_error(ran)
+    assert "'odd-refusal-fix-reverted'" in line and "'kills'" in line
+    assert ran.stdout.strip() == "", ran.stdout  # no cached verdict, as if the run had begun
+
+
 def test_a_red_baseline_stops_the_run_and_names_the_failing_test(tmp_path):
     project = copy_fixture("basic", tmp_path)
     test_file = project / "tests" / "test_core.py"

@@ -74,6 +74,9 @@ def test_bad_input_is_one_line_and_exit_2(provable, args, field, words):
     run = review(provable[0], "prove", *args)
     assert run.code == 2, run.stdout + run.stderr
     assert f"field {field!r}" in run.stderr and words in run.stderr
+    # Checked before anything is said (an unknown test, against the baseline it needs): no
+    # baseline line or verdict printed first, as if the proof had begun.
+    assert run.stdout.strip() == "", run.stdout
 
 
 def test_prove_with_report_dir_writes_the_verdicts_and_its_proof_there(provable, tmp_path):

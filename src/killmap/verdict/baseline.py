@@ -829,6 +829,14 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
                 raise mutation.fail(baseline.index.unmatched_note(entry, under), key)
 
 
+def check_focus(focus: tuple[str, ...] | None, baseline: Baseline) -> None:
+    """Each test a focused run names (`killmap prove TEST`) is one the baseline collected: a
+    typo is the user's error (exit 2), said before any verdict, not after every mutant ran."""
+    for entry in focus or ():
+        if not baseline.index.names_any(entry):
+            raise GateError(baseline.index.unmatched_note(entry, ", ".join(baseline.settings.tests)), field="TEST")
+
+
 def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:
     """A contract entry that names tests which exist and are deselected: not a typo."""
     return (

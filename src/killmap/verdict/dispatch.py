@@ -36,7 +36,7 @@ from killmap import timeline
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Worker
 from killmap.mutate.mutant import Mutant
-from killmap.verdict.baseline import Baseline, StagedBaseline, check_contract_ids
+from killmap.verdict.baseline import Baseline, StagedBaseline, check_contract_ids, check_focus
 from killmap.verdict.trial import expected_seconds, select_tests
 
 Progress = Callable[[str, Any], None]
@@ -61,8 +61,10 @@ class Dispatch:
         progress: Progress,
         on_done: Callable[[Mutation, Any], None],
         recorded: Mapping[str, float] | None = None,
+        focus: tuple[str, ...] | None = None,
     ):
         self.settings = settings
+        self._focus = focus  # the tests a focused run names (prove's): checked as contract ids are
         self._recorded = recorded or {}
         self._baseline_source = baseline
         self._workers = workers
@@ -91,6 +93,7 @@ class Dispatch:
         self._unsaid: list[tuple[Mutation, Any]] = []
         self._baseline_error: BaseException | None = None  # wins over a mutant's error
         self._announced = False
+        self._say_decided: Callable[[], None] | None = None  # close()'s, called once, before the baseline
         self._thread = threading.Thread(target=self._serve, name="killmap-dispatch", daemon=True)
         self._thread.start()
 
@@ -99,11 +102,15 @@ class Dispatch:
             self._offered.append((mutation, mutant))
             self._lock.notify_all()
 
-    def close(self) -> None:
-        """No more mutants will be offered: the caller has said every verdict it decided
-        without a run (static, cached), so the baseline may be said."""
+    def close(self, say_decided: Callable[[], None] | None = None) -> None:
+        """No more mutants will be offered. `say_decided` says the verdicts the caller decided
+        without a run (static, cached): the dispatch calls it just before the baseline's lines,
+        once every offered mutant's contract ids are checked, so that a catalog error is all a
+        user sees (the cached lines of other mutations printed before it read as a run begun)."""
         with self._lock:
             self._closed = True
+            if say_decided is not None:
+                self._say_decided = say_decided
             self._lock.notify_all()
             unsaid = self._announce_baseline()
         self._say(unsaid)  # a failure here is the caller's, which stops the dispatch
@@ -154,13 +161,17 @@ class Dispatch:
         Not as soon as it is in: a catalog error found while the gate still builds is then the
         only thing a user sees, however fast the baseline was (the workers start first, so it
         is often in before the first mutant is built); the gate cancels the dispatch before it
-        says its error. Nor when the first mutant is taken: the verdicts the gate decides
-        while it builds (static, cached) are said before `close()`, so on every run they come
-        before the baseline's lines, and every verdict that ran comes after them."""
+        says its error. Nor when the first mutant is taken: the verdicts the gate decided
+        while it built (static, cached) are said here, first, so on every run they come before
+        the baseline's lines, and every verdict that ran comes after them."""
         if self._announced or self.baseline is None or not self._settled or not self._closed:
             return []
-        self._select_offered()  # a catalog error is all the user sees: before the baseline's lines
+        self._select_offered()  # a catalog error is all the user sees: before any verdict's line
+        check_focus(self._focus, self.baseline)
         self._announced = True
+        say_decided, self._say_decided = self._say_decided, None
+        if say_decided is not None:
+            say_decided()
         self._progress("baseline", self.settings)
         self._progress("baseline-done", self.baseline)
         unsaid, self._unsaid = self._unsaid, []

@@ -351,24 +351,33 @@ def _build_while_the_baseline_runs(
                 lab.progress,
                 lab.announced,
                 lab.recorded,
+                # A focused run's tests are checked against this baseline when it is the only
+                # one: with several settings groups a test may be collected by another's alone.
+                focus=options.focus if len(first) == len(pending) else None,
             )
         # Said once the engine has begun (its workers copy and collect meanwhile): what hears it
         # may have its own start to make (the run command's progress bar imports rich).
         lab.progress("planned", len(mutations))
         _build_and_offer(lab, mutations, known, early_baseline, dispatch)
-        # What was decided without a run is said before the dispatch is closed: the baseline's
-        # lines, and every verdict that ran, come after it on every run (Dispatch.close).
-        for mutation in mutations:
-            if mutation.name in lab.decided:
-                lab.announce.done(lab.decided[mutation.name])
-        if dispatch is not None:
-            dispatch.close()
+        # What was decided without a run comes first, then the baseline's lines and every
+        # verdict that ran; with a dispatch, only once the contract ids it checks hold
+        # (Dispatch.close).
+        decided = [lab.decided[mutation.name] for mutation in mutations if mutation.name in lab.decided]
+        if dispatch is None:
+            _say_all(lab, decided)
+        else:
+            dispatch.close(lambda: _say_all(lab, decided))
     except BaseException:
         # Also when ^C lands between the engine's start and the early baseline's: no worker
         # may outlive the gate.
         _stop_early(engine, early_baseline, dispatch)
         raise
     return early_baseline, engine, dispatch
+
+
+def _say_all(lab: _Lab, verdicts: list[Verdict]) -> None:
+    for verdict in verdicts:
+        lab.announce.done(verdict)
 
 
 def _build_and_offer(
