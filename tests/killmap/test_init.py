@@ -289,6 +289,47 @@ def test_the_kills_guess_reads_a_unittest_suite_whose_classes_are_not_named_test
     assert plan.kills == "tests/test_demo.py::ChunkedTests::test_even"
 
 
+def test_the_kills_guess_passes_over_a_str_method_of_the_function_s_name_for_a_test_that_calls_it(tmp_path):
+    # toolz: `join` was guessed to be killed by test_curried's `"\\n".join(...)`, a test that
+    # never calls toolz's join, where test_itertoolz calls it by name; the first run then read
+    # `vacuous`. A module-level function is named by its bare name or through a module of
+    # its package, and a method-like attribute of anything else only where nothing names it so.
+    files = {
+        "src/demo/__init__.py": "",
+        "src/demo/core.py": """\
+        def join(left, right):
+            if not left:
+                return list(right)
+            return [(a, b) for a in left for b in right]
+        """,
+        "tests/test_a_listing.py": """\
+        import demo
+
+
+        def test_listing():
+            assert "\\n".join(["a", "b"]) == "a\\nb"
+        """,
+        "tests/test_core.py": """\
+        from demo.core import join
+
+
+        def test_join():
+            assert join([1], [2]) == [(1, 2)]
+        """,
+    }
+    plan = detect(_project(tmp_path / "bare", files))
+    assert (plan.function, plan.kills) == ("join", "tests/test_core.py::test_join")
+    through = {
+        **files,
+        "tests/test_core.py": "import demo.core as dc\n\n\ndef test_join():\n    assert dc.join([1], [2])\n",
+    }
+    assert detect(_project(tmp_path / "through", through)).kills == "tests/test_core.py::test_join"
+    alone = {**files, "tests/test_core.py": "def test_nothing():\n    assert True\n"}
+    plan = detect(_project(tmp_path / "alone", alone))
+    assert plan.kills == "tests/test_a_listing.py::test_listing"  # a loose name beats none
+    assert "as an attribute of something else" in plan.kills_reason
+
+
 def test_a_function_the_package_runs_at_import_is_passed_over_for_one_the_tests_run(tmp_path):
     # semver's `@deprecated`, attrs' `attrib` called in class bodies: their mutants break the
     # package's own import (or the tests' collection), so the first run would say "broken"

@@ -150,7 +150,7 @@ def detect(root: Path, package: str | None = None) -> Plan:
     top = next((n for n in seen if chosen == n or chosen.startswith(n + ".")), chosen)
     folder = _place(root, layout, top)
     kills, kills_reason = _doctest_kills(root, module, function, node, tests, doctests) or _guess_kills(
-        test_modules, tests, function.split(".")[-1], _Imports(top, _relative(root, folder))
+        test_modules, tests, function, _Imports(top, _relative(root, folder))
     )
     plan = Plan(chosen, layout.paths, layout.reason, tests, tests_reason, module, function, kills, kills_reason)
     plan.source, plan.node = source, node
@@ -713,6 +713,23 @@ class _Imports:
     package: str  # dotted
     folder: str  # relative to the root, "" for a single module
 
+    def module_names(self, tree: ast.Module) -> set[str]:
+        """The names a test file binds to the package or a module of it (`import toolz`,
+        `import toolz.itertoolz as tz`, `from toolz import itertoolz`): what `NAME.function`
+        reaches the package's function through."""
+        bound: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if self._ours(alias.name):
+                        bound.add(alias.asname or alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module and self._ours(node.module):
+                bound.update(alias.asname or alias.name for alias in node.names)
+        return bound
+
+    def _ours(self, dotted: str) -> bool:
+        return dotted == self.package or dotted.startswith(self.package + ".")
+
     def related(self, rel: str, tree: ast.Module) -> bool:
         if self.folder and rel.startswith(self.folder + "/"):
             return True
@@ -729,29 +746,52 @@ class _Imports:
 
 
 def _guess_kills(
-    test_modules: list[tuple[str, ast.Module]], tests: list[str], name: str, imports: _Imports
+    test_modules: list[tuple[str, ast.Module]], tests: list[str], function: str, imports: _Imports
 ) -> tuple[str, str]:
     """The first test that names the function, among the modules that import its package
     (a method's name alone, `add`, is shared with any other library's tests); else the
     first test of those modules; else, when no module imports it, the first test that
     names it, else the first test at all. A guess either way: the first `killmap run` says
-    what really turns red. `test_modules`: the parsed test files (conftests hold no tests)."""
+    what really turns red. `test_modules`: the parsed test files (conftests hold no tests).
+
+    A module-level function is named by its bare name or through a module the test file
+    imports from the package (`toolz.join`, `tz.join`); any other attribute of that name
+    (`"\\n".join`, a str method) names it only where no test names it so."""
+    name = function.split(".")[-1]
     modules = [(rel, tree) for rel, tree in test_modules if rel.rsplit("/", 1)[-1] != "conftest.py"]
     own = [(rel, tree) for rel, tree in modules if imports.related(rel, tree)]
-    first = None
+    first, loosely = None, None
     for rel, tree in own or modules:
+        aliases = None if "." in function else imports.module_names(tree)  # a method: any attribute
         for test_id, node in _tests_in(rel, tree):
             first = first or test_id
-            if any(
-                isinstance(n, ast.Name) and n.id == name or isinstance(n, ast.Attribute) and n.attr == name
-                for n in ast.walk(node)
-            ):
+            naming = _naming(node, name, aliases)
+            if naming == "by name":
                 return test_id, f"the first test that names {name}"
+            if naming and loosely is None:
+                loosely = test_id
+    if loosely:
+        return loosely, f"the first test that names {name}, as an attribute of something else"
     if first and own:
         return first, f"no test names {name}; the first test of a module that imports {imports.package}"
     if first:
         return first, f"no test names {name}; the first test found"
     return f"{tests[0].rstrip('/')}/test_{name}.py::test_{name}", "no test found: write this one"
+
+
+def _naming(test: ast.AST, name: str, aliases: set[str] | None) -> str:
+    """How a test names the function: "by name" (a bare name; an attribute of a module of the
+    package; any attribute when `aliases` is None, for a method), "loosely" (an attribute of
+    something else), or ""."""
+    loosely = ""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Name) and n.id == name:
+            return "by name"
+        if isinstance(n, ast.Attribute) and n.attr == name:
+            if aliases is None or isinstance(n.value, ast.Name) and n.value.id in aliases:
+                return "by name"
+            loosely = "loosely"
+    return loosely
 
 
 def _doctest_kills(
