@@ -519,17 +519,22 @@ def _uncontracted(case: _Case) -> Verdict | None:
             unexpected=ids,
         )
     if evidence.region_executed or evidence.import_time:
-        return verdict(
-            VACUOUS,
-            f"nothing went red, though {len(evidence.reached_by) or 'every'} test(s) executed the mutated code",
-            red=red_tests,
-        )
+        return verdict(VACUOUS, "nothing went red, though " + _who_ran_it(evidence), red=red_tests)
     return verdict(
         UNEVIDENCED,
         "nothing went red, and no test executed the mutated code",
         red=red_tests,
         extras={"unevidenced_cause": "unreached"},
     )
+
+
+def _who_ran_it(evidence: Evidence) -> str:
+    """Which tests ran a change nothing noticed. One that runs at import (a def line, a default
+    value, a decorator, module- or class-level code) ran before every test, whichever called
+    the function: said so, not as though every test had called it."""
+    if evidence.reached_by:
+        return f"{len(evidence.reached_by)} test(s) executed the mutated code"
+    return "the mutated code runs at import (module or class level, a def line, a default value), before every test"
 
 
 def _invariant(case: _Case) -> Verdict | None:
@@ -551,11 +556,7 @@ def _invariant(case: _Case) -> Verdict | None:
             red=case.red_tests,
             extras={"unevidenced_cause": "unreached"},
         )
-    return case.verdict(
-        HELD,
-        f"nothing went red, and the mutated code was executed by {len(evidence.reached_by) or 'import-time'} test(s)",
-        red=case.red_tests,
-    )
+    return case.verdict(HELD, "nothing went red, and " + _who_ran_it(evidence), red=case.red_tests)
 
 
 def _reached_by_nothing(case: _Case) -> Verdict | None:
