@@ -116,6 +116,9 @@ def test_the_html_report_shows_invariants_as_measured(invariant_run):
             "invariant: 0 red, reached at import",
         ),
         (dict(ran=True, red=0, expected=2, invariant=False, reached_by=5, held=False), "0 / 2"),
+        # A starter contract caught by seven tests, none the one it names: not "7 / 1".
+        (dict(ran=True, red=7, expected=1, invariant=False, reached_by=9, held=False, other=7), "0 / 1 (+7 other red)"),
+        (dict(ran=True, red=3, expected=1, invariant=False, reached_by=3, held=False, other=2), "1 / 1 (+2 other red)"),
     ],
 )
 def test_the_cell_says_what_was_measured(kwargs, shown):
@@ -135,4 +138,5 @@ def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does(
         "reached_by": selected,
         "verdict": "overreach",
     }
-    assert red_vs_expected(entry) == "4 / 3"  # it read "4 / 1": tests over entries
+    # It read "4 / 1" (tests over entries), then "4 / 3" (test_q, which no entry names, on the red side).
+    assert red_vs_expected(entry) == "3 / 3 (+1 other red)"

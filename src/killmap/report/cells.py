@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from killmap.catalog.testids import named_count
+from killmap.catalog.testids import matches, named_count
 from killmap.verdict.judge import (
     BROKEN_VERDICT,
     ESCAPED,
@@ -154,11 +155,21 @@ def red_vs_expected(entry: dict[str, Any]) -> str:
         invariant=entry["invariant"],
         reached_by=len(entry["reached_by"]),
         held=entry["verdict"] == HELD,
+        other=red_outside(entry["expected"], [r["id"] for r in entry["red"]]),
     )
 
 
-def contract_cell(*, ran: bool, red: int, expected: int, invariant: bool, reached_by: int, held: bool) -> str:
-    """The "red / expected" cell of every table (terminal, Markdown, HTML).
+def red_outside(kills: Sequence[str], red_ids: Sequence[str]) -> int:
+    """How many red tests no `kills` entry names."""
+    return sum(not any(matches(entry, test) for entry in kills) for test in red_ids)
+
+
+def contract_cell(
+    *, ran: bool, red: int, expected: int, invariant: bool, reached_by: int, held: bool, other: int = 0
+) -> str:
+    """The "red / expected" cell of every table (terminal, Markdown, HTML): the red tests the
+    contract's `kills` names against how many it names, then the red it does not name, apart
+    (`other`). "7 / 1" read as seven reds of one expected where none of the seven was it.
 
     An invariant expects nothing, like no other contract: "0 / 0" would read as a contract
     with nothing in it, so it says that the zero was measured, and by how many tests.
@@ -166,7 +177,7 @@ def contract_cell(*, ran: bool, red: int, expected: int, invariant: bool, reache
     if not ran:
         return "not run"
     if not invariant:
-        return f"{red} / {expected}"
+        return f"{red - other} / {expected}" + (f" (+{other} other red)" if other else "")
     if red:
         return f"invariant: {red} red, 0 allowed"
     if not reached_by and held:  # held needs the change executed: by code run at import
