@@ -124,7 +124,8 @@ def test_an_early_baseline_whose_mutants_all_turn_out_static_is_stopped_and_clea
     project = one_mutation_project(
         tmp_path / "project",
         "def one():\n    return 1\n",
-        "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n",
+        # Collected slowly: the baseline is still out when the mutant is found broken.
+        "import time\n\nfrom pkg import one\n\ntime.sleep(2)\n\n\ndef test_one():\n    assert one() == 1\n",
         value="undefined_name",
     )
     scratch = tmp_path / "tmp"
@@ -132,6 +133,9 @@ def test_an_early_baseline_whose_mutants_all_turn_out_static_is_stopped_and_clea
     run = run_gate(project, "run", "--no-cache", env=gate_env(project, {"TMPDIR": str(scratch)}))
     assert run.verdicts() == {"one-mutated": "broken"}, run.stdout + run.stderr
     assert not list(scratch.glob("killmap-*")), "the early baseline's scratch folder was left behind"
+    # Its line said as it was decided, by the gate itself: the dispatch that would say it with
+    # the baseline is stopped first (the line after the table is the verdict's detail).
+    assert run.stdout.splitlines()[0].split() == ["broken", "one-mutated"], run.stdout
 
 
 def _dispatch_with_a_baseline_at_once(events: list[str]):

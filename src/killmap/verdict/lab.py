@@ -363,8 +363,10 @@ def _build_while_the_baseline_runs(
         # verdict that ran; with a dispatch, only once the contract ids it checks hold
         # (Dispatch.close).
         decided = [lab.decided[mutation.name] for mutation in mutations if mutation.name in lab.decided]
-        if dispatch is None:
-            _say_all(lab, decided)
+        if dispatch is None or len(decided) == len(mutations):
+            _say_all(lab, decided)  # nothing to run: the caller stops the dispatch, unannounced
+            if dispatch is not None:
+                dispatch.close()
         else:
             dispatch.close(lambda: _say_all(lab, decided))
     except BaseException:
