@@ -444,15 +444,23 @@ def _tests_not_run(case: _Case) -> Verdict | None:
     if not not_run:
         return None
     why = refused_arguments(run)
+    if why:
+        why = _SANDBOX_PREFIX.sub("", why)  # the ids as the user's project names them
     return case.verdict(
         INCONCLUSIVE,
         f"{len(not_run)} selected test(s) did not run in the mutant (first: "
         f"{not_run[0]})"
         + (f": pytest said {why!r}" if why else "")
-        + "; a mutant that changes test ids (a parametrize value taken from the mutated "
-        "code) cannot be judged by them",
+        + "; their ids were not collected again, and tests cannot be judged by ids that a mutant "
+        "changes (a parametrize value taken from the mutated code) or that change from one "
+        "collection to the next (a time or a random value in a parametrize id: list such a test "
+        "in [gate] exclude)",
         red=case.red_tests,
     )
+
+
+# A run's sandbox, as pytest names a path in it: /tmp/killmap-x/sandbox-0/ (sandbox-0.1: replaced).
+_SANDBOX_PREFIX = re.compile(r"\S*/sandbox-[0-9.]+/")
 
 
 def _broken_reds(case: _Case) -> Verdict | None:
