@@ -112,7 +112,7 @@ def test_a_broken_mutant_is_not_counted_in_the_score(swept):
 
 
 def test_unreached_mutants_are_never_run_and_not_scored(swept):
-    _, _, doc, _ = swept
+    _, done, doc, _ = swept
     unreached = by_status(doc, "unreached")
     assert {m["function"] for m in unreached} == {"untouched"} and len(unreached) == 2
     assert all(m["selected_tests"] == 0 and m["duration_seconds"] == 0 for m in unreached)
@@ -121,6 +121,9 @@ def test_unreached_mutants_are_never_run_and_not_scored(swept):
     summary = doc["sweep"]["summary"]
     scored = summary["killed"] + summary["timeout"] + summary["survived"]
     assert summary["score"] == pytest.approx((summary["killed"] + summary["timeout"]) / scored)
+    # Findings too, one per line or gap: the terminal counts them (it lists only survivors).
+    reported = sum(1 for m in unreached if m.get("reported", True))
+    assert f"{reported} unreached finding(s), code no test runs: listed in the reports" in done.stdout
 
 
 def test_reports_carry_the_sweep_html_and_stryker_statuses(swept):

@@ -345,7 +345,8 @@ def _listed(e: dict[str, Any], changed: bool) -> bool:
 
 def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed: bool) -> None:
     """The survivors not listed above, counted: those sharing a line or a gap with one listed,
-    and those a reviewer marked."""
+    and those a reviewer marked; and, of a whole sweep, the reported unreached mutants (one
+    per line or gap of code no test runs: many, on a file whose tests reach a part of it)."""
     survivors = [e for e in mutants if e["status"] == "survived" and (not changed or e["on_change"])]
     alike = sum(1 for e in survivors if not e.get("reported", True) and not e.get("mark"))
     marked = Counter(e["mark"] for e in survivors if e.get("mark"))
@@ -355,6 +356,9 @@ def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed:
         console.print(
             "[dim]" + ", ".join(f"{n} marked {mark}" for mark, n in sorted(marked.items())) + " (not listed)[/]"
         )
+    unreached = sum(1 for e in mutants if e["status"] == "unreached" and e.get("reported", True))
+    if unreached and not changed:  # a change lists its own above
+        console.print(f"[dim]{unreached} unreached finding(s), code no test runs: listed in the reports[/]")
 
 
 def change_counts(mutants: list[dict[str, Any]]) -> dict[str, Any]:
