@@ -509,10 +509,12 @@ def _two_packages(root: Path) -> Path:
 
 def test_init_lists_the_packages_it_saw_and_says_how_to_aim_it_with_package(tmp_path):
     project = _two_packages(tmp_path / "demo")
+    # A private module sorts first, and is no example to follow (humanize's `_version`).
+    (project / "src" / "app" / "_version.py").write_text('__version__ = "0"\n')
     done = run_gate(project, "init")
     assert done.code == 0, done.stderr
     assert "aimed at src/app/ws.py::close_code" in done.stdout, done.stdout
-    assert "packages seen: app (aimed at), other; in app: app.routing, app.ws" in done.stdout, done.stdout
+    assert "packages seen: app (aimed at), other; in app: app._version, app.routing, app.ws" in done.stdout, done.stdout
     assert "aim elsewhere: killmap init --package app.routing" in done.stdout, done.stdout
 
 

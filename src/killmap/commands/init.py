@@ -102,7 +102,10 @@ def _where_else(plan: Plan) -> list[str]:
     # Never the aimed package's own parent: it holds the aimed code, and more tests than its own.
     others = [n for n in plan.inside if not aimed.endswith(n) and not (plan.package + ".").startswith(n + ".")]
     others += [n for n in plan.seen if not (plan.package + ".").startswith(n + ".")]
-    example = others[0] if others else plan.package
+    # A public one first: a private module (humanize's generated `_version`) is seldom code to
+    # aim at, and one with nothing to aim at is refused.
+    public = [n for n in others if not any(part.startswith("_") for part in n.split("."))]
+    example = (public or others or [plan.package])[0]
     lines.append(f"  aim elsewhere: killmap init --package {example} (a dotted name, a folder or a .py file)")
     return lines
 
