@@ -120,6 +120,8 @@ def test_a_missing_target_symbol_names_the_field(tmp_path):
     catalog.write_text(catalog.read_text().replace("core.py::classify", "core.py::clasify"))
     line = _one_line_error(run_gate(project, "run"))
     assert "'target'" in line and "clasify" in line
+    # The nearest name the scope defines, as a kills typo gets; and the name said once.
+    assert line.endswith("no symbol 'clasify' in src/basicpkg/core.py; did you mean 'classify'?"), line
 
 
 def test_bad_input_leaves_the_tree_untouched(tmp_path):

@@ -940,3 +940,12 @@ def test_replace_whose_statement_text_appears_twice_in_the_file_still_finds_its_
     assert mutant.sites == 1
     head, tail = text.rsplit(source, 1)
     assert mutant.mutated == head + source.replace("> 0", ">= 0") + tail
+
+
+def test_a_method_name_one_letter_off_gets_the_nearest_in_its_class(km_project):
+    source = "class Cache:\n    def get(self):\n        return 1\n\n    def getitem(self):\n        return 2\n"
+    km_project.module(source)
+    with pytest.raises(GateError) as caught:
+        build(km_project, f"{MOD}::Cache.getitm", "replace", old="2", new="0")
+    assert caught.value.field == "target"
+    assert str(caught.value).endswith(f"no symbol 'Cache.getitm' in {MOD}; did you mean 'Cache.getitem'?")

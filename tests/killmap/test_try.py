@@ -131,7 +131,7 @@ def test_a_symbol_the_file_lacks_is_said_of_the_command_line_not_of_a_catalog(ba
     # user to a file and an entry that do not exist.
     run = review(basic, "try", "src/basicpkg/core.py::no_such_function", "--op", "constant-return", "--value", "1")
     assert run.code == 2, run.stdout + run.stderr
-    assert "field 'TARGET'" in run.stderr and "'no_such_function' not found" in run.stderr
+    assert "field 'TARGET'" in run.stderr and "no symbol 'no_such_function' in src/basicpkg/core.py\n" in run.stderr
     assert "mutation 'try'" not in run.stderr and ".toml" not in run.stderr
 
 

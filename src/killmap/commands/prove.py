@@ -79,8 +79,7 @@ class Proof:
             text = f"{self.test} catches none of the {measured} named defects in the code it runs"
         elif not missed:
             text = (
-                f"{self.test} catches {'all ' if measured > 1 else ''}{measured} of the {measured} "
-                "named defects in the code it runs"
+                f"{self.test} catches all {measured} named defects in the code it runs"
                 if measured > 1
                 else f"{self.test} catches the 1 named defect in the code it runs"
             )

@@ -249,7 +249,8 @@ def _show_reds(verdict, say: Say) -> None:
     # The gate's wording adds "plus the contract"; an experiment has none.
     say(f"ran {len(verdict.selected)} test(s): {verdict.selection.replace(', plus the contract', '')}")
     if verdict.red:
-        say(f"{len(verdict.red)} red (each confirmed by a re-run):")
+        each = "each " if len(verdict.red) > 1 else ""
+        say(f"{len(verdict.red)} red ({each}confirmed by a re-run):")
         for red in verdict.red:
             reach = "reached the change" if red.reached else "did NOT reach the change"
             say(f"  {red.id}  [{red.cause}] {red.exception or ''} at {red.raised_at or '?'}; {reach}")

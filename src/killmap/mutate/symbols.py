@@ -15,6 +15,8 @@ says so, and how to aim at one of them anyway.
 
 from __future__ import annotations
 
+import difflib
+
 import libcst as cst
 
 ACCESSORS = ("setter", "deleter", "getter")
@@ -35,7 +37,10 @@ def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
         found = _one_of(definitions(body, part), part, accessor)
         where = ".".join(parts[: depth + 1])
         if not found:
-            raise SymbolError(f"no symbol {symbol!r} in {path} ({where!r} not found)")
+            near = difflib.get_close_matches(part, sorted(_names_in(body)), n=1, cutoff=0.75)
+            hint = f"; did you mean {'.'.join([*parts[:depth], near[0]])!r}?" if near else ""
+            missing = f" ({where!r} not found)" if where != symbol else ""
+            raise SymbolError(f"no symbol {symbol!r} in {path}{missing}{hint}")
         if len(found) > 1:
             raise SymbolError(
                 f"{part!r} is defined {len(found)} times in {path}; the target is ambiguous "
@@ -121,6 +126,23 @@ def _decorated_by(node: cst.CSTNode, name: str) -> bool:
         ):
             return True
     return False
+
+
+def _names_in(body: list[cst.CSTNode]) -> set[str]:
+    """Every name this scope defines, through the blocks `definitions` looks into."""
+    names: set[str] = set()
+    for statement in body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            names.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    names.add(small.target.value)
+        for block in _blocks(statement):
+            names |= _names_in(list(block.body))
+    return names
 
 
 def _defines(node: cst.CSTNode, name: str) -> bool:
