@@ -80,6 +80,48 @@ def test_a_test_id_that_changes_between_baseline_runs_is_named_as_such_and_exclu
     assert run.code == 0, run.stdout + run.stderr
 
 
+def test_a_test_id_that_holds_the_time_is_refused_on_every_run_not_only_across_a_second(tmp_path):
+    # marshmallow's ids hold datetime.now(): two sessions collected in the same second agree,
+    # and one job has one session, so the drift alone refused the catalog on some runs only,
+    # and the others called each mutant run in a fresh session `inconclusive`.
+    from gatekit import one_mutation_project
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        (
+            "import datetime\nimport pytest\nfrom pkg import one\n\n\n"
+            "def test_one():\n    assert one() == 1\n\n\n"
+            "@pytest.mark.parametrize('when', [datetime.datetime.now().strftime('%H:%M:%S %Y-%m-%d')])\n"
+            "def test_stamped(when):\n    assert when\n"
+        ),
+        value="2",
+    )
+    line = _one_line_error(run_gate(project, "run", "--no-cache", "--jobs", "1"))
+    assert "hold the moment they were collected" in line and "test_stamped[" in line, line
+    catalog = project / "mutations" / "pkg.toml"
+    catalog.write_text(
+        catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_pkg.py::test_stamped"]\n')
+    )
+    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    assert run.code == 0, run.stdout + run.stderr
+
+
+def test_what_counts_as_an_id_that_holds_the_moment_it_was_collected():
+    import datetime
+
+    from killmap.verdict.baseline import holds_the_clock
+
+    now = datetime.datetime(2026, 12, 7, 3, 14, 47, tzinfo=datetime.timezone.utc)
+    assert holds_the_clock("t.py::test_x[03:14:47 2026-12-07]", now)  # marshmallow's
+    assert holds_the_clock("t.py::test_x[2026-12-07T02:59:12.1]", now)  # isoformat(), a quarter hour ago
+    assert holds_the_clock(f"t.py::test_x[{int(now.timestamp() * 1e9)}]", now)  # time.time_ns()
+    assert not holds_the_clock("t.py::test_x[2026-12-07]", now)  # date.today(): the same all day
+    assert not holds_the_clock("t.py::test_x[03:14:47 2020-01-01]", now)
+    assert not holds_the_clock("t.py::test_x[1234567890123]", now)
+    assert not holds_the_clock("t.py::test_2026_12_07_0314", now)  # no parameters
+
+
 def test_a_flaky_test_listed_in_gate_exclude_is_left_out(tmp_path):
     project = copy_fixture("basic", tmp_path)
     catalog = project / "mutations" / "basic.toml"

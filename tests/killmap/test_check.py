@@ -242,3 +242,23 @@ def test_a_catalog_with_an_error_is_said_found_and_failed_not_counted_as_none(tm
         "1 catalog(s) found (mutations/basic.toml); mutations/basic.toml has an error, so no mutation was checked"
         in done.stdout
     ), done.stdout
+
+
+def test_check_says_a_test_id_that_holds_the_moment_it_was_collected(tmp_path):
+    # The baseline refuses it (a later collection never collects it again): check says so first.
+    from gatekit import one_mutation_project
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        (
+            "import datetime\nimport pytest\nfrom pkg import one\n\n\n"
+            "def test_one():\n    assert one() == 1\n\n\n"
+            "@pytest.mark.parametrize('when', [datetime.datetime.now().isoformat()])\n"
+            "def test_stamped(when):\n    assert when\n"
+        ),
+    )
+    run = run_gate(project, "check")
+    assert run.code == 2, run.stdout + run.stderr
+    [problem] = _problems(run)
+    assert "hold the moment they were collected" in problem and "test_stamped[" in problem, problem

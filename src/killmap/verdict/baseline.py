@@ -12,6 +12,8 @@ mutated module by a name no import statement shows (Django's URL conf and templa
 
 from __future__ import annotations
 
+import datetime
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -669,7 +671,12 @@ def _flipped(earlier: list[RunOutcome], later: list[RunOutcome]) -> list[str]:
 def _refuse_drifting(where: str, reach: list[RunOutcome]) -> None:
     """Every session of the reach pass must collect the same ids. Not a flaky outcome: an id
     that changes from session to session (marshmallow parametrizes over datetime.now()),
-    which no exact id in `exclude` can ever name."""
+    which no exact id in `exclude` can ever name.
+
+    Two sessions collected within the same second agree, and one worker has one session: so
+    an id that holds the moment it was collected is refused too, whatever the sessions say. Else the same
+    catalog was refused on one run and not the next, and the runs it was not refused on
+    called every mutant that needs a fresh session `inconclusive` (its ids did not come back)."""
     first = reach[0]
     drifting = sorted({t for o in reach[1:] for t in set(o.collected) ^ set(first.collected)})
     if drifting:
@@ -680,6 +687,47 @@ def _refuse_drifting(where: str, reach: list[RunOutcome]) -> None:
             + "; list them in [gate] exclude by the test's name without its parameters",
             field="exclude",
         )
+    stamped = stamped_ids(where, first.collected)
+    if stamped is not None:
+        raise stamped
+
+
+def stamped_ids(where: str, collected: tuple[str, ...]) -> GateError | None:
+    """The error for collected ids that hold the moment they were collected (holds_the_clock),
+    or None: the baseline raises it, and `killmap check` says it."""
+    stamped = [t for t in collected if holds_the_clock(t)]
+    if not stamped:
+        return None
+    return GateError(
+        f"{where}: test id(s) that hold the moment they were collected, so a later "
+        "collection does not collect them again (a time in a parametrize id): "
+        + ", ".join(stamped[:5])
+        + (f" and {len(stamped) - 5} more" if len(stamped) > 5 else "")
+        + "; list them in [gate] exclude by the test's name without its parameters",
+        field="exclude",
+    )
+
+
+def holds_the_clock(test_id: str, now: datetime.datetime | None = None) -> bool:
+    """Whether a test's parameters hold the moment it was collected: today's ISO date with a
+    time of day within half an hour of now (`datetime.now()`, local or UTC), or a count of
+    seconds since the epoch within a day of now (`time.time()`, `time.time_ns()`). A date
+    alone (`date.today()`) is stable all day, and is not counted."""
+    if "[" not in test_id:
+        return False
+    params = test_id.split("[", 1)[1]
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    for digits in _DIGITS.findall(params):
+        if abs(int(digits[:10]) - now.timestamp()) < 86400:
+            return True
+    for moment in (now, now.astimezone()):
+        near = [moment + datetime.timedelta(minutes=m) for m in range(-30, 31)]
+        if moment.date().isoformat() in params and any(t.strftime("%H:%M") in params for t in near):
+            return True
+    return False
+
+
+_DIGITS = re.compile(r"(?<![0-9])[0-9]{10,}")
 
 
 def _refuse_red(

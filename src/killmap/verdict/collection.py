@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from killmap.catalog.reader import GateSettings
 from killmap.errors import GateError
+from killmap.verdict.baseline import stamped_ids
 
 if TYPE_CHECKING:
     from killmap.engine import Engine
@@ -62,6 +63,9 @@ def collect_in(
         errors = _collection_errors(
             f"collection of {', '.join(settings.tests)}", outcome, said, engine, hint=(root, settings.paths)
         )
+        stamped = None if errors else stamped_ids(f"collection of {', '.join(settings.tests)}", outcome.collected)
+        if stamped is not None:
+            errors.append(stamped)  # the baseline would refuse them: said before any run
         failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
         unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
         found[settings] = Collection(outcome.collected, errors, failed, dict(outcome.deselected), unloadable)
