@@ -210,6 +210,15 @@ def test_delete_call_with_no_matching_call_is_not_applied_and_names_the_count(km
     assert_not_applied(mutant, "matched 0 site(s)")
 
 
+def test_a_call_name_one_letter_off_is_not_applied_with_the_nearest_call_there(km_project):
+    # marshmallow: call = "ValidatonError" said only "matched 0 site(s)".
+    km_project.module("def save(record):\n    if not record:\n        raise errors.ValidationError('empty')\n")
+    for op, more in (("delete-call", {}), ("stub-call", {"value": "None"})):
+        mutant = build(km_project, f"{MOD}::save", op, call="ValidatonError", **more)
+        assert_not_applied(mutant, "matched 0 site(s)")
+        assert mutant.reason.endswith("did you mean call = 'ValidationError'?"), mutant.reason
+
+
 def test_delete_call_of_two_calls_with_count_one_is_not_applied(km_project):
     km_project.module("def save(record):\n    validate(record)\n    store(record)\n    validate(record)\n")
     mutant = build(km_project, f"{MOD}::save", "delete-call", call="validate")

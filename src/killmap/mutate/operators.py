@@ -8,7 +8,10 @@ raises `NotApplicable`, which is a "not applied" verdict, never a result.
 
 from __future__ import annotations
 
+import difflib
+
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext
 
 from killmap.mutate.blame import near_miss
@@ -68,10 +71,23 @@ def _matched_nowhere(mutation, original: str, start: int, region: str) -> str:
     return f"{said}; nearly at line {original.count(chr(10), 0, start + at) + 1}: {differs}"
 
 
+def _calls_named(wrapper, scope, mutation, name: str) -> list:
+    """The calls of `name` in the target; none is not applied, with the nearest call there."""
+    within = list(nodes_within(wrapper, scope))
+    calls = [n for n in within if call_matches(n, name)]
+    if not calls:
+        fulls = {full for n in within if isinstance(n, cst.Call) and (full := get_full_name_for_node(n.func))}
+        there = fulls | {full.rsplit(".", 1)[-1] for full in fulls}  # `call` matches a dotted name's end
+        near = difflib.get_close_matches(name, sorted(there), n=1, cutoff=0.75)
+        said = f"op {mutation.op!r} matched 0 site(s) in {mutation.target}, expected {mutation.count}"
+        raise _NotApplicable(said + (f"; did you mean call = {near[0]!r}?" if near else ""))
+    return calls
+
+
 def _op_delete_call(root, wrapper, scope, mutation, original):
     name = mutation.param("call")
     parents = parents_of(wrapper, mutation)
-    calls = [n for n in nodes_within(wrapper, scope) if call_matches(n, name)]
+    calls = _calls_named(wrapper, scope, mutation, name)
     replacements: dict[int, object] = {}
     for call in calls:
         statement = _statement_holding(call, parents)
@@ -118,7 +134,7 @@ def _removal_for(statement, parents):
 def _op_stub_call(root, wrapper, scope, mutation, original):
     name = mutation.param("call")
     value = cst.parse_expression(mutation.param("value").strip())
-    calls = [n for n in nodes_within(wrapper, scope) if call_matches(n, name)]
+    calls = _calls_named(wrapper, scope, mutation, name)
     # The value takes the place of a call, which binds tighter than any operator: without
     # parentheses `validate(x) * 2` stubbed with `a + b` would read `a + b * 2`. (lpar is a
     # tuple on parsed nodes, so it is tested for emptiness, never compared with [].)
