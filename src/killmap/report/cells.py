@@ -43,7 +43,7 @@ EXPLANATIONS = {
     OVERREACH: "a test outside kills and may_kill went red: it is coupled to this code, or the contract is too narrow",
     VISIBLE: "an invariant mutation turned tests red: the change the catalog calls invisible is not",
     WRONG_CAUSE: "require = 'assertion', but a kills test went red by a crash or an error instead of asserting",
-    NOT_APPLIED: "the mutation matched the wrong number of sites or changed nothing: fix the catalog entry",
+    NOT_APPLIED: "the mutation matched the wrong number of sites or changed nothing: fix its target, operator or text",
     BROKEN_VERDICT: "the mutant does not compile cleanly or was not the code that ran: its reds prove nothing",
     TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an endless loop or wait is a finding",
     FLAKY: "a re-run of the same mutant disagreed with the first run: fix the flaky test first",
