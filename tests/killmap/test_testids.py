@@ -1,8 +1,15 @@
 """The sorted index answers exactly what asking `matches` of every collected id answers."""
 
+import sys
+
 import pytest
 
 from killmap.catalog.testids import TestIndex, matches
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 IDS = [
     "tests/test_a.py::test_a",
@@ -61,3 +68,14 @@ def test_an_expected_count_is_in_tests_as_the_red_count_is():
     assert named_count(["t.py::test_p", "t.py::test_gone"], selected) == 5  # one naming nothing counts one
     assert named_count(["t.py"], selected) == 5
     assert named_count([], selected) == 0
+
+
+def test_the_nearest_id_is_quoted_so_that_it_pastes_into_a_catalog_as_it_is():
+    # pytest escapes a non-ASCII parameter (humanize's `millón`): repr doubled the backslash,
+    # which only a double-quoted TOML string reads back; a literal string takes it as shown.
+    index = TestIndex(["tests/test_number.py::test_intword[mill\\xf3n]"])
+    note = index.unmatched_note("tests/test_number.py::test_intword[millon]", "tests")
+    assert note.endswith("did you mean 'tests/test_number.py::test_intword[mill\\xf3n]'?"), note
+    assert tomllib.loads("kills = 'tests/test_number.py::test_intword[mill\\xf3n]'")["kills"] == index.closest(
+        "tests/test_number.py::test_intword[millon]"
+    )

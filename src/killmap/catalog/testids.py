@@ -68,7 +68,16 @@ class TestIndex:
     def unmatched_note(self, entry: str, under: str) -> str:
         """What a contract entry that names no collected test is told, with the nearest one."""
         near = self.closest(entry)
-        return f"{entry!r} matches no collected test (under {under})" + (f"; did you mean {near!r}?" if near else "")
+        return f"{entry!r} matches no collected test (under {under})" + (
+            f"; did you mean {toml_literal(near)}?" if near else ""
+        )
+
+
+def toml_literal(text: str) -> str:
+    """`text` as a TOML literal string, to be pasted into a catalog as it is: pytest escapes a
+    non-ASCII parameter (`[mill\\xf3n]`), and Python's repr doubled that backslash, which
+    only a double-quoted TOML string reads back."""
+    return f"'{text}'" if "'" not in text and "\n" not in text else repr(text)
 
 
 def named_count(entries: Iterable[str], ids: Iterable[str]) -> int:
