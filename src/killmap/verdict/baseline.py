@@ -13,6 +13,7 @@ mutated module by a name no import statement shows (Django's URL conf and templa
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 import threading
 from collections import Counter
@@ -695,7 +696,8 @@ def _refuse_drifting(where: str, reach: list[RunOutcome]) -> None:
 def stamped_ids(where: str, collected: tuple[str, ...]) -> GateError | None:
     """The error for collected ids that hold the moment they were collected (holds_the_clock),
     or None: the baseline raises it, and `killmap check` says it."""
-    stamped = [t for t in collected if holds_the_clock(t)]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    stamped = [t for t in collected if holds_the_clock(t, now)]
     if not stamped:
         return None
     return GateError(
@@ -720,13 +722,24 @@ def holds_the_clock(test_id: str, now: datetime.datetime | None = None) -> bool:
     for digits in _DIGITS.findall(params):
         if abs(int(digits[:10]) - now.timestamp()) < 86400:
             return True
-    for moment in (now, now.astimezone()):
-        near = [moment + datetime.timedelta(minutes=m) for m in range(-30, 31)]
-        if moment.date().isoformat() in params and any(t.strftime("%H:%M") in params for t in near):
+    for day, times in _clock_faces(now.replace(second=0, microsecond=0)):
+        if day in params and times.intersection(_TIMES.findall(params)):
             return True
     return False
 
 
+@functools.lru_cache(maxsize=4)
+def _clock_faces(minute: datetime.datetime) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(today's ISO date, every HH:MM within half an hour), in UTC and local time: worked out
+    once a minute, not once an id (a suite collects thousands)."""
+    faces = []
+    for moment in (minute, minute.astimezone()):
+        near = frozenset((moment + datetime.timedelta(minutes=m)).strftime("%H:%M") for m in range(-30, 31))
+        faces.append((moment.date().isoformat(), near))
+    return tuple(faces)
+
+
+_TIMES = re.compile(r"(?<![0-9])[0-2][0-9]:[0-5][0-9]")
 _DIGITS = re.compile(r"(?<![0-9])[0-9]{10,}")
 
 
