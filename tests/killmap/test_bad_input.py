@@ -54,7 +54,19 @@ def test_a_test_that_flips_between_baseline_runs_stops_the_run_as_flaky(tmp_path
     assert "flaky" in line and "tests/test_core.py::test_green_once_then_red" in line
 
 
-def test_a_test_id_that_changes_between_baseline_runs_is_named_as_such_and_excluded_by_its_name(tmp_path):
+@pytest.mark.parametrize(
+    "stamp, jobs, said",
+    [
+        # Two sessions' ids differ: they are said to.
+        ("f'{os.getpid()}-{time.time_ns()}'", "2", "collected in one baseline run and not the other"),
+        # One job, one session (or two sessions in the same second): the clock in the id is
+        # seen whatever the sessions say. Without it the catalog was refused on some runs only,
+        # and the others called each mutant run in a fresh session `inconclusive`.
+        ("datetime.datetime.now().strftime('%H:%M:%S %Y-%m-%d')", "1", "hold the moment they were collected"),
+    ],
+    ids=["pid-and-clock-two-sessions", "datetime-now-one-session"],
+)
+def test_a_test_id_that_changes_at_every_collection_is_refused_and_excluded_by_its_name(tmp_path, stamp, jobs, said):
     # marshmallow parametrizes over datetime.now(): the ids differ run to run, the outcomes
     # do not, and no exact id in `exclude` could ever name them.
     from gatekit import one_mutation_project
@@ -63,47 +75,20 @@ def test_a_test_id_that_changes_between_baseline_runs_is_named_as_such_and_exclu
         tmp_path / "proj",
         "def one():\n    return 1\n",
         (
-            "import itertools, os, time\nimport pytest\nfrom pkg import one\n\n\n"
+            "import datetime, os, time\nimport pytest\nfrom pkg import one\n\n\n"
             "def test_one():\n    assert one() == 1\n\n\n"
-            "@pytest.mark.parametrize('stamp', [f'{os.getpid()}-{time.time_ns()}'])\n"
+            f"@pytest.mark.parametrize('stamp', [{stamp}])\n"
             "def test_stamped(stamp):\n    assert stamp\n"
         ),
         value="2",
     )
-    line = _one_line_error(run_gate(project, "run", "--no-cache", "--jobs", "2"))
-    assert "collected in one baseline run and not the other" in line and "test_stamped[" in line
+    line = _one_line_error(run_gate(project, "run", "--no-cache", "--jobs", jobs))
+    assert said in line and "test_stamped[" in line, line
     catalog = project / "mutations" / "pkg.toml"
     catalog.write_text(
         catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_pkg.py::test_stamped"]\n')
     )
-    run = run_gate(project, "run", "--no-cache", "--jobs", "2")
-    assert run.code == 0, run.stdout + run.stderr
-
-
-def test_a_test_id_that_holds_the_time_is_refused_on_every_run_not_only_across_a_second(tmp_path):
-    # marshmallow's ids hold datetime.now(): two sessions collected in the same second agree,
-    # and one job has one session, so the drift alone refused the catalog on some runs only,
-    # and the others called each mutant run in a fresh session `inconclusive`.
-    from gatekit import one_mutation_project
-
-    project = one_mutation_project(
-        tmp_path / "proj",
-        "def one():\n    return 1\n",
-        (
-            "import datetime\nimport pytest\nfrom pkg import one\n\n\n"
-            "def test_one():\n    assert one() == 1\n\n\n"
-            "@pytest.mark.parametrize('when', [datetime.datetime.now().strftime('%H:%M:%S %Y-%m-%d')])\n"
-            "def test_stamped(when):\n    assert when\n"
-        ),
-        value="2",
-    )
-    line = _one_line_error(run_gate(project, "run", "--no-cache", "--jobs", "1"))
-    assert "hold the moment they were collected" in line and "test_stamped[" in line, line
-    catalog = project / "mutations" / "pkg.toml"
-    catalog.write_text(
-        catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_pkg.py::test_stamped"]\n')
-    )
-    run = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    run = run_gate(project, "run", "--no-cache", "--jobs", jobs)
     assert run.code == 0, run.stdout + run.stderr
 
 
