@@ -180,7 +180,33 @@ def test_an_engine_closed_leaves_no_watch_open(tmp_path, monkeypatch):
         for worker in engine.workers:
             worker.wait_sandbox()
         assert _inotify_fds() == before + 4  # two sandboxes, the working tree, the pristine copy
+        tree, closes = engine.containment.tree, []
+        real_close = tree.close
+        monkeypatch.setattr(tree, "close", lambda: closes.append(1) or real_close())
     assert _inotify_fds() == before  # `engine` still holds them all: closed, not collected
+    engine.close()  # again, as a command stopped early and its `with` do: nothing is closed twice
+    assert _inotify_fds() == before and closes == [1]
+
+
+def test_a_watch_closed_from_two_threads_at_once_is_closed_once(tmp_path, monkeypatch):
+    # A sweep refused on pluggy closed its engine twice, and two threads closed the same watch:
+    # the second os.close raised EBADF in a thread (a traceback), or closed a reused number.
+    watch = InotifyWatch.open(str(tmp_path) + os.sep, [""], [])
+    assert watch is not None
+    closed, real = [], os.close
+
+    def slow_close(fd):
+        closed.append(fd)
+        time.sleep(0.2)  # the other thread arrives meanwhile
+        real(fd)
+
+    monkeypatch.setattr(inotify_watch.os, "close", slow_close)
+    threads = [threading.Thread(target=watch.close) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(closed) == 1, closed
 
 
 def test_watches_are_closed_together_not_one_after_another():

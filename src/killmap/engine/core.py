@@ -94,6 +94,7 @@ class Engine:
         self.pool: Pool | None = None
         self.containment: Containment | None = None
         self._switch_interval: float | None = sys.getswitchinterval()
+        self._closed = False
         # The gate's threads (one per worker, and an early baseline) spend their turns
         # in system calls: each gives up the GIL and then waits for it while the main thread
         # builds mutants (libcst, pyflakes), up to the switch interval every time. At 5 ms,
@@ -191,6 +192,12 @@ class Engine:
             self._close()
 
     def _close(self) -> None:
+        # Once: a command that stops early closes its engine, and the `with` around it closes it
+        # again; the second close handed the same watches to a second close beside the first
+        # (a sweep refused on pluggy: EBADF, and a close of whatever reused the number).
+        if self._closed:
+            return
+        self._closed = True
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)
             self._switch_interval = None

@@ -57,6 +57,7 @@ class InotifyWatch:
         self._paths: dict[int, tuple[str, bool]] = {}  # watch -> (tree-relative path, is a folder)
         self.folders: set[str] = set()  # the folders watched
         self._lost = False  # the queue overflowed since the last call: what was lost is unknown
+        self._closing = threading.Lock()
 
     @classmethod
     def open(cls, prefix: str, folders: Iterable[str], files: Iterable[str]) -> InotifyWatch | None:
@@ -122,9 +123,12 @@ class InotifyWatch:
             heard.add(f"{rel}/{name}" if folder and name and rel else (name if folder and name else rel))
 
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        # Taken before it is closed, under a lock: two closes at once (close_together's threads)
+        # must not both reach os.close, the second of which could close a number reused meanwhile.
+        with self._closing:
+            fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
 
     def __del__(self) -> None:
         try:
