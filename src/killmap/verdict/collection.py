@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from killmap.catalog.reader import GateSettings
 from killmap.errors import GateError
-from killmap.verdict.baseline import stamped_ids
+from killmap.verdict.baseline import check_runner_imports, stamped_ids
 
 if TYPE_CHECKING:
     from killmap.engine import Engine
@@ -66,6 +66,10 @@ def collect_in(
         stamped = None if errors else stamped_ids(f"collection of {', '.join(settings.tests)}", outcome.collected)
         if stamped is not None:
             errors.append(stamped)  # the baseline would refuse them: said before any run
+        try:  # a target pytest itself imports, as every command that runs a mutant refuses it
+            check_runner_imports([m.mutation for m in ours], settings, worker.preloaded)
+        except GateError as exc:
+            errors.append(exc)
         failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
         unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
         found[settings] = Collection(outcome.collected, errors, failed, dict(outcome.deselected), unloadable)
