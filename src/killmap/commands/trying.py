@@ -201,22 +201,31 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
         mutant = build_mutant(root, mutation)
     except GateError as exc:
         raise _as_option_error(exc) from None
-    say(f"try: {mutation.op} on {mutation.target}")
-    if mutant.applied:
-        say(mutant.diff.rstrip("\n"))
+    # Said once the run is under way (or decided without one): a refusal found on the way (a
+    # target pytest itself imports) is then all the user sees, as for any bad input.
+    header = [f"try: {mutation.op} on {mutation.target}", *([mutant.diff.rstrip("\n")] if mutant.applied else [])]
+
+    def say_header() -> None:
+        while header:
+            say(header.pop(0))
 
     def progress(kind: str, data: Any) -> None:
         if kind == "baseline-done":
+            say_header()
             say(baseline_line(data))
 
-    result = run_mutations(
-        root,
-        [mutation],
-        LabOptions(jobs=options.jobs, use_cache=False, write_cache=False),
-        progress,
-        {mutation.name: mutant},
-        launch=launch,
-    )
+    try:
+        result = run_mutations(
+            root,
+            [mutation],
+            LabOptions(jobs=options.jobs, use_cache=False, write_cache=False),
+            progress,
+            {mutation.name: mutant},
+            launch=launch,
+        )
+    except GateError as exc:
+        raise (_as_option_error(exc) if exc.mutation == mutation.name else exc) from None
+    say_header()
     if options.reports is not None:
         say(write_lab_reports(result, root, options.reports))
     verdict = result.verdicts[0]
