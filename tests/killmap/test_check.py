@@ -285,3 +285,12 @@ def test_check_refuses_a_target_pytest_itself_imports_as_run_does(tmp_path):
     )
     [problem] = _problems(run_gate(project, "check"))
     assert "'f-mutated'" in problem and "pytest itself imported pluggy" in problem, problem
+
+
+def test_tests_two_catalogs_collect_are_counted_once(tmp_path):
+    # sqlparse: two catalogs whose [gate] differ in another field said 928 tests of a 464-test suite.
+    project = copy_fixture("basic", tmp_path)
+    (project / "mutations" / "slow.toml").write_text('[gate]\npaths = ["src"]\ntimeout = 30\n')
+    run = run_gate(project, "check")
+    assert run.code == 0, run.stderr
+    assert "killmap check: 2 catalog(s), 2 mutation(s), 3 test(s) collected" in run.stdout, run.stdout

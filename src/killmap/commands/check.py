@@ -80,9 +80,10 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     except GateError as exc:
         result.problems.append(exc)
         return result
+    # Each test once: two catalogs whose [gate] differ in another field collect the same tests.
+    result.collected = len({test for collection in collected.values() for test in collection.ids})
     for settings, group in groups.items():
         collection = collected[settings]
-        result.collected += len(collection.ids)
         result.problems.extend(collection.problems)
         if collection.failed:
             continue  # ids from a failed collection would only add noise
