@@ -214,3 +214,22 @@ def test_a_kills_test_the_mutant_skips_or_xfails_is_vacuous_and_says_so_not_stay
     assert entry["verdict"] == "vacuous", entry
     assert entry["detail"].startswith(f"{said}: tests/test_pkg.py::test_one"), entry["detail"]
     assert "stayed green" not in entry["detail"]
+
+
+def test_the_terminal_lists_ten_red_tests_of_a_verdict_and_counts_the_rest(tmp_path):
+    # sqlparse: a mutant of a shared helper printed 230 `red:` lines under one verdict.
+    from gatekit import one_mutation_project, run_gate
+
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "import pytest\nfrom pkg import one\n\n\n@pytest.mark.parametrize('n', range(12))\ndef test_one(n):\n"
+        "    assert one() == 1\n",
+        value="2",
+        kills=("tests/test_pkg.py::test_one[0]",),
+    )
+    run = run_gate(project, "run", "--no-cache")
+    assert run.verdicts() == {"one-mutated": "overreach"}, run.stdout
+    assert sum(line.strip().startswith("red: ") for line in run.stdout.splitlines()) == 10, run.stdout
+    assert "and 2 more red: every one is in the reports" in run.stdout, run.stdout
+    assert len(run.mutation("one-mutated")["red"]) == 12

@@ -72,6 +72,11 @@ class LiveProgress:
             )
 
 
+# Red tests listed under a verdict: sqlparse's mutant of a shared helper printed 230 lines of
+# them; the reports keep them all.
+RED_SHOWN = 10
+
+
 def make_console() -> Console:
     """Wide output when not on a terminal, so CI logs keep one verdict per line."""
     console = Console()
@@ -115,9 +120,11 @@ def render(console: Console, result: LabResult, named: int) -> None:
         mutant = result.mutants.get(v.name)
         invariant = bool(mutant and mutant.mutation.invariant)
         console.print(f"  [dim]{explanation(v.verdict, invariant, cause_of(v.extras))}[/]")
-        for red in v.red:
+        for red in v.red[:RED_SHOWN]:
             where = f" at {escape(red.raised_at)}" if red.raised_at else ""
             console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")
+        if len(v.red) > RED_SHOWN:
+            console.print(f"  [dim]and {len(v.red) - RED_SHOWN} more red: every one is in the reports[/]")
     for v in result.verdicts:
         for warning in v.extras.get("warnings", ()):
             console.print(f"[dim]warning {escape(v.name)}: {escape(warning)}[/]")
