@@ -3,6 +3,7 @@ ones a compile of the whole mutant file gives, or the whole file is compiled."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from pathlib import Path
@@ -57,9 +58,16 @@ def _same(partial: dict, whole: dict) -> bool:
 
 
 def _partial(path: str, original: str, mutant: str) -> dict | None:
-    return mutant_places(path, original, mutant, _whole(path, original), units_of(original))
+    return mutant_places(path, original, mutant, _original(path, original), units_of(original))
 
 
+@functools.cache
+def _original(path: str, text: str) -> dict:
+    """The original's code, compiled once for every mutant of its file (read, never changed)."""
+    return _whole(path, text)
+
+
+@functools.cache  # both draftroute-wide tests hold the same 700-odd mutants
 def _sweep_mutants(root: Path, target: str, ops: tuple[str, ...]) -> list:
     from killmap.verdict.sweep import enumerate_mutants, load_optional_catalogs, resolve_targets
 
@@ -87,7 +95,7 @@ def test_a_unit_the_worker_compiled_gives_the_fork_the_whole_files_code_after_it
     depths = set()
     for mutant in mutants:
         path = str(REPO / mutant.file)
-        original = _whole(path, mutant.original)
+        original = _original(path, mutant.original)
         unit = unit_to_hand(path, mutant.original, mutant.mutated, units_of(mutant.original), original)
         if unit is None:  # it does not compile: the fork, handed nothing, finds it so itself
             with pytest.raises(SyntaxError):
