@@ -54,6 +54,22 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def pluggy_shaped_project(root: Path, mutations: str = "") -> Path:
+    """A project whose package is named as one pytest itself imports before any test (pluggy):
+    no test can import the sandbox's copy of `src/pluggy/mod.py::f`. `mutations`: the catalog's
+    entries after its [gate]."""
+    return write_project(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "pluggy"\nversion = "0"\n',
+            "src/pluggy/__init__.py": "",
+            "src/pluggy/mod.py": "def f():\n    return 1\n",
+            "tests/test_mod.py": "def test_mod():\n    assert True\n",
+            "mutations/pluggy.toml": '[gate]\ntests = ["tests"]\npaths = ["src"]\n' + mutations,
+        },
+    )
+
+
 def one_mutation_project(
     root: Path,
     source: str,

@@ -267,21 +267,12 @@ def test_check_says_a_test_id_that_holds_the_moment_it_was_collected(tmp_path):
 def test_check_refuses_a_target_pytest_itself_imports_as_run_does(tmp_path):
     # pluggy: pytest runs on it, so no test can import the sandbox's copy. `run` refused the
     # catalog that `check` had passed.
-    from gatekit import write_project
+    from gatekit import pluggy_shaped_project
 
-    project = write_project(
+    project = pluggy_shaped_project(
         tmp_path / "plugin",
-        {
-            "pyproject.toml": '[project]\nname = "pluggy"\nversion = "0"\n',
-            "src/pluggy/__init__.py": "",
-            "src/pluggy/mod.py": "def f():\n    return 1\n",
-            "tests/test_mod.py": "def test_mod():\n    assert True\n",
-            "mutations/pluggy.toml": (
-                '[gate]\ntests = ["tests"]\npaths = ["src"]\n\n[[mutation]]\nname = "f-mutated"\n'
-                'target = "src/pluggy/mod.py::f"\nop = "constant-return"\nvalue = "0"\n'
-                'kills = ["tests/test_mod.py::test_mod"]\n'
-            ),
-        },
+        '\n[[mutation]]\nname = "f-mutated"\ntarget = "src/pluggy/mod.py::f"\nop = "constant-return"\n'
+        'value = "0"\nkills = ["tests/test_mod.py::test_mod"]\n',
     )
     [problem] = _problems(run_gate(project, "check"))
     assert "'f-mutated'" in problem and "pytest itself imported pluggy" in problem, problem

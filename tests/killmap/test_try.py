@@ -151,18 +151,9 @@ def test_try_with_report_dir_writes_the_mutants_reds_there_as_run_writes_its_rep
 def test_a_target_pytest_itself_imports_is_refused_of_the_command_line_with_nothing_said_before(tmp_path):
     # pluggy: try printed its header and the mutant's diff, then refused it as
     # "mutations/pluggy.toml: mutation 'try': field 'target'", a catalog entry that is not there.
-    from gatekit import write_project
+    from gatekit import pluggy_shaped_project
 
-    project = write_project(
-        tmp_path / "plugin",
-        {
-            "pyproject.toml": '[project]\nname = "pluggy"\nversion = "0"\n',
-            "src/pluggy/__init__.py": "",
-            "src/pluggy/mod.py": "def f():\n    return 1\n",
-            "tests/test_mod.py": "def test_mod():\n    assert True\n",
-            "mutations/pluggy.toml": '[gate]\ntests = ["tests"]\npaths = ["src"]\n',
-        },
-    )
+    project = pluggy_shaped_project(tmp_path / "plugin")
     run = run_gate(project, "try", "src/pluggy/mod.py::f", "--op", "constant-return", "--value", "0")
     assert run.code == 2 and run.stdout == "", run.stdout
     assert run.stderr.startswith("killmap: field 'TARGET': pluggy.mod cannot be mutated here"), run.stderr

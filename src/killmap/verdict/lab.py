@@ -359,16 +359,7 @@ def _build_while_the_baseline_runs(
         # may have its own start to make (the run command's progress bar imports rich).
         lab.progress("planned", len(mutations))
         _build_and_offer(lab, mutations, known, early_baseline, dispatch)
-        # What was decided without a run comes first, then the baseline's lines and every
-        # verdict that ran; with a dispatch, only once the contract ids it checks hold
-        # (Dispatch.close).
-        decided = [lab.decided[mutation.name] for mutation in mutations if mutation.name in lab.decided]
-        if dispatch is None or len(decided) == len(mutations):
-            _say_all(lab, decided)  # nothing to run: the caller stops the dispatch, unannounced
-            if dispatch is not None:
-                dispatch.close()
-        else:
-            dispatch.close(lambda: _say_all(lab, decided))
+        _say_decided_then_close(lab, mutations, dispatch)
     except BaseException:
         # Also when ^C lands between the engine's start and the early baseline's: no worker
         # may outlive the gate.
@@ -377,9 +368,22 @@ def _build_while_the_baseline_runs(
     return early_baseline, engine, dispatch
 
 
-def _say_all(lab: _Lab, verdicts: list[Verdict]) -> None:
-    for verdict in verdicts:
-        lab.announce.done(verdict)
+def _say_decided_then_close(lab: _Lab, mutations: list[Mutation], dispatch: Dispatch | None) -> None:
+    """What was decided without a run comes first, then the baseline's lines and every verdict
+    that ran; with a dispatch, only once the contract ids it checks hold (Dispatch.close). With
+    nothing left to run the lab says them itself: the caller stops that dispatch unannounced."""
+    decided = [lab.decided[mutation.name] for mutation in mutations if mutation.name in lab.decided]
+
+    def say() -> None:
+        for verdict in decided:
+            lab.announce.done(verdict)
+
+    if dispatch is None or len(decided) == len(mutations):
+        say()
+        if dispatch is not None:
+            dispatch.close()
+    else:
+        dispatch.close(say)
 
 
 def _build_and_offer(
