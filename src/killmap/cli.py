@@ -13,12 +13,11 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from killmap import timeline
 from killmap.commands.shared import EXIT_ERROR, EXIT_INTERRUPTED
 from killmap.errors import GateError
+from killmap.interrupts import ENDING_SIGNALS, Terminated, interrupt_behind, raised_in_main_thread
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,66 +60,37 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     timeline.begin()
     timeline.mark("main")
-    with _ending_signals_interrupt():
+    with raised_in_main_thread() as interrupts:
         args = build_parser().parse_args(argv)
         timeline.mark("parsed")
         try:
-            return _dispatch(args)
-        except GateError as exc:
-            print(f"killmap: {exc}", file=sys.stderr)
-            return EXIT_ERROR
+            code = _run(args)
+            swallowed = interrupts.pending()
+            if swallowed is not None:  # caught by code that clears every error: still owed
+                raise swallowed
         except KeyboardInterrupt as interrupt:
+            interrupts.taken = True
             return _interrupted(interrupt)
-        except RuntimeError as exc:
-            # ^C while a class is being created (libcst's, imported while the workers start)
-            # reaches us on Python 3.11 wrapped: "Error calling __set_name__", caused by it.
-            behind = _interrupt_behind(exc)
-            if behind is not None:
-                return _interrupted(behind)
+        return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return _dispatch(args)
+    except GateError as exc:
+        print(f"killmap: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except RuntimeError as exc:
+        # ^C while a class is being created (libcst's, imported while the workers start)
+        # reaches us on Python 3.11 wrapped: "Error calling __set_name__", caused by it.
+        behind = interrupt_behind(exc)
+        if behind is None:
             raise
+        raise behind from None
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised in the main thread as ^C raises KeyboardInterrupt: so a
-    cancelled CI job or `timeout` unwinds the gate the same way, through every `finally`
-    that stops its workers and removes its scratch folder."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # An interrupted gate's exit code: 130 for ^C, 128 + the signal's number for the others.
 INTERRUPTED_CODES = frozenset({EXIT_INTERRUPTED, *(128 + s for s in ENDING_SIGNALS)})
-
-
-@contextmanager
-def _ending_signals_interrupt() -> Iterator[None]:
-    """While a command runs: SIGTERM and SIGHUP raise Terminated, and ^C KeyboardInterrupt,
-    the first time only (a second, of any of them, must not cut short the stopping of the
-    workers, which is bounded: stop_workers waits 5 s, then SIGKILL; a burst of ^C left the
-    scratch on the RAM disk). The previous handlers come back after, so main() called in
-    another program leaves its handlers as they were. Only in the main thread, the one that
-    may set handlers. Workers never inherit them: they are started by exec (`python -m
-    killmap.engine.workers.worker`), which resets a Python handler to the default."""
-    raised: list[int] = []
-
-    def handle(signum: int, frame: object) -> None:
-        if not raised:
-            raised.append(signum)
-            raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
-
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        previous = {signum: signal.signal(signum, handle) for signum in ENDING_SIGNALS}
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when ignored (nohup, &)
-            previous[signal.SIGINT] = signal.signal(signal.SIGINT, handle)
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _interrupted(interrupt: KeyboardInterrupt) -> int:
@@ -130,16 +100,6 @@ def _interrupted(interrupt: KeyboardInterrupt) -> int:
         return 128 + interrupt.signum
     print("killmap: interrupted; the working tree was not touched", file=sys.stderr)
     return EXIT_INTERRUPTED
-
-
-def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
-    seen = 0
-    cause: BaseException | None = exc
-    while cause is not None and seen < 20:
-        if isinstance(cause, KeyboardInterrupt):
-            return cause
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
-    return None
 
 
 def entry() -> None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from killmap import timeline
+from killmap import interrupts, timeline
 from killmap.catalog.plan import DEFAULT_SEED
 from killmap.catalog.project import ignored_package_files
 from killmap.engine.containment.cache_folders import cache_base, displaced_folder, rewrites_folder
@@ -120,9 +120,10 @@ class Engine:
         cache_dir = self.cache_dir
         # The workers import pytest (about 0.3 s each) while the pristine copy is made
         # (many small system calls): neither needs the other before the first request.
-        self.pool = Pool(
-            [self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path, launch=launch
-        )
+        with interrupts.held():  # until the engine holds its workers, to stop them (interrupts.py)
+            self.pool = Pool(
+                [self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path, launch=launch
+            )
         for worker in self.pool.workers:
             worker.memory_limit = limit
         with timeline.span("pristine copy"):

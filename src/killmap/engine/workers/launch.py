@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from killmap import timeline
+from killmap import interrupts, timeline
 from killmap.engine.containment.landlock import hide_from_tests
 from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.workers.worker_forks import open_pipes
@@ -145,7 +145,10 @@ class Launch:
         self.dismissed = False
         self._behind: list[threading.Thread] = []
         try:
-            self.processes = start_workers(max(1, count), self.folder)
+            # Held until the launch holds them: ^C inside Popen, after its fork, left a worker
+            # that nothing stopped (it printed its traceback once this folder was gone).
+            with interrupts.held():
+                self.processes = start_workers(max(1, count), self.folder)
         except BaseException:
             self.close()
             raise
