@@ -23,10 +23,16 @@ class GateError(Exception):
             where.append(self.file)
         if self.mutation:
             where.append(f"mutation {self.mutation!r}")
-        if self.field:
+        if self.field and not self._names_its_option():
             where.append(f"field {self.field!r}")
         prefix = ": ".join(where)
         text = f"{prefix}: {self.message}" if prefix else self.message
         # The promise is one line: some messages carry a log tail or a tool's multi-line
         # output, which would otherwise spill over several lines of stderr.
         return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+    def _names_its_option(self) -> bool:
+        """A command-line option the message already names (`--jobs must be at least 1`): said
+        once, not again as its field."""
+        field = self.field or ""
+        return not self.file and not self.mutation and field.startswith("-") and field in self.message

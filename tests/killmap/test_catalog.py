@@ -426,3 +426,12 @@ def test_a_project_inside_a_folder_its_enclosing_checkout_ignores_is_walked(tmp_
     (inner / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     (inner / "src" / "x.py").write_text("X = 1\n")
     assert project_files(inner) == ["pyproject.toml", "src/x.py"]
+
+
+def test_an_option_error_names_the_option_once_and_a_catalog_field_keeps_its_place():
+    assert str(GateError("--jobs must be at least 1", field="--jobs")) == "--jobs must be at least 1"
+    assert str(GateError("'x' is already a mutation", field="--save")) == "field '--save': 'x' is already a mutation"
+    assert (
+        str(GateError("--jobs is not a field", file="mutations/a.toml", mutation="m", field="--jobs"))
+        == "mutations/a.toml: mutation 'm': field '--jobs': --jobs is not a field"
+    )

@@ -138,14 +138,14 @@ def test_lines_only_without_a_change_is_refused_in_one_line(tmp_path):
     project = change_repo("rf-review", tmp_path)
     done = killmap_command(project, "sweep", "src", "--lines-only", timeout=120)
     assert done.returncode == 2
-    assert done.stderr.strip() == "killmap: field '--lines-only': --lines-only goes with --changed [BASE]"
+    assert done.stderr.strip() == "killmap: --lines-only goes with --changed [BASE]"
 
 
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["--ops", "mutmut,nope"], "killmap: field '--ops': --ops takes a comma-separated list of mutmut, killmap"),
-        (["--head-report", "h.json"], "killmap: field '--head-report': --head-report goes with --base-report FILE"),
+        (["--ops", "mutmut,nope"], "killmap: --ops takes a comma-separated list of mutmut, killmap"),
+        (["--head-report", "h.json"], "killmap: --head-report goes with --base-report FILE"),
         (["--base-report", "missing.json"], "killmap: missing.json: cannot read a killmap report"),
     ],
     ids=["ops", "head-report-alone", "missing-base-report"],
