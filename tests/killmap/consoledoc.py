@@ -28,7 +28,7 @@ PROGRESS_LINE = re.compile(r"^ *[a-z][a-z-]* [a-z0-9][a-z0-9-]*$")
 VOLATILE = (
     (re.compile(r"\b\d+\.\d+s\b"), "<secs>"),  # durations: "0.12s", "in 3.5s"
     # The machine's cores, and the run's settings said beside them (issue 35's seed, say).
-    (re.compile(r"\(\d+ job\(s\)[^)]*\)"), "(<jobs> job(s))"),
+    (re.compile(r"\(\d+ jobs?\b[^)]*\)"), "(<jobs> jobs)"),
     (re.compile(r"\b[0-9a-f]{10}\b"), "<commit>"),  # red-first's short hashes of replayed commits
     (re.compile(r"[━─═]+"), "─"),  # a table's rules, as wide as its widest cell
     (re.compile(r"[ \t]+"), " "),  # a table cell's padding

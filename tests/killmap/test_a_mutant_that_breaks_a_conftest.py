@@ -3,7 +3,7 @@
 Seen on attrs 24.2: its root conftest imports `attr`, and `attr`'s own import runs the
 mutated `attrib` (its validators are attrs classes). With `attrib` returning None, pytest
 printed "ImportError while loading conftest" and stopped with a usage error, before any
-collection report. The gate read "1333 selected test(s) did not run" and said
+collection report. The gate read "1333 selected tests did not run" and said
 `inconclusive` ("re-run it"), which no re-run changes. The baseline loaded the same conftest,
 so the mutant broke it: the mutant cannot run as the suite needs it to.
 """

@@ -27,7 +27,7 @@ def test_a_baseline_with_30_red_tests_in_two_files_is_said_by_count_and_file_wit
     lines = [line for line in run.stderr.splitlines() if line.startswith("killmap:")]
     assert len(lines) == 1, run.stderr
     said = lines[0]
-    assert "30 failing test(s)" in said
+    assert "30 failing tests" in said
     assert "tests/test_alpha.py: 20" in said and "tests/test_beta.py: 10" in said
     assert len(re.findall(r"::test_red_", said)) <= 3
     assert '[gate] exclude = ["tests/test_alpha.py"]' in said

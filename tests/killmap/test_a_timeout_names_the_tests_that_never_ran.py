@@ -27,6 +27,6 @@ def test_a_timeout_lists_the_selected_tests_that_never_ran_and_the_kills_tests_a
     assert entry["verdict"] == "timeout", run.stdout + run.stderr
     assert "in tests/test_pkg.py::test_a" in entry["detail"]
     assert (
-        "2 selected test(s) never ran: tests/test_pkg.py::test_c, tests/test_pkg.py::test_b (1 of them in kills)"
+        "2 selected tests never ran: tests/test_pkg.py::test_c, tests/test_pkg.py::test_b (1 of them in kills)"
         in entry["detail"]
     )

@@ -41,7 +41,7 @@ def test_init_at_the_root_finds_the_members_and_the_gate_runs_there(workspace):
     assert "packages seen: acme.orders (aimed at), acme.pricing; in acme.orders: acme.orders.cart" in done.stdout
     checked = run_gate(workspace, "check")
     assert checked.code == 0, checked.stderr
-    assert "10 test(s) collected" in checked.stdout
+    assert "10 tests collected" in checked.stdout
     ran = run_gate(workspace, "run", "--no-cache")
     [entry] = ran.report["mutations"]
     assert entry["verdict"] in ("held", "overreach"), entry["detail"]

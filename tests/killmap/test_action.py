@@ -156,7 +156,7 @@ def test_changed_only_runs_what_the_pull_request_changed_against_its_base(tmp_pa
     )
     gate = _run_step(STEPS["gate"], workspace, context, env)
     assert gate.returncode == 0, gate.stderr
-    assert "--changed: 0 mutation(s) see a change: none" in gate.stdout
+    assert "--changed: 0 mutations see a change: none" in gate.stdout
     assert _outputs(workspace) == {"exit-code": "0"}
     # A change the catalog's tests see: both mutations run, both hold.
     tests = project / "tests" / "test_core.py"
@@ -164,8 +164,8 @@ def test_changed_only_runs_what_the_pull_request_changed_against_its_base(tmp_pa
     _git(project, "commit", "-qam", "a new test")
     (workspace / "github-output").unlink()
     gate = _run_step(STEPS["gate"], workspace, context, env)
-    assert "--changed: 2 mutation(s) see a change" in gate.stdout, gate.stdout + gate.stderr
-    assert "2/2 contracts held" in gate.stdout and "(1 job(s), seed " in gate.stdout
+    assert "--changed: 2 mutations see a change" in gate.stdout, gate.stdout + gate.stderr
+    assert "2/2 contracts held" in gate.stdout and "(1 job, seed " in gate.stdout
     context["steps.gate.outputs.exit-code"] = _outputs(workspace)["exit-code"]
     assert _run_step(STEPS["Exit with killmap's code"], workspace, context, env).returncode == 0
 
@@ -286,7 +286,7 @@ def test_a_pull_request_on_a_fresh_runner_reuses_the_bases_verdicts_diffs_agains
     )
     assert _outputs(second / "workspace")["exit-code"] == "1"
     summary = (second / "workspace" / "summary.md").read_text()
-    assert summary.startswith("### killmap diff: 1 regression(s); 1 change(s); held 3/3 -> 2/3")
+    assert summary.startswith("### killmap diff: 1 regression; 1 change; held 3/3 -> 2/3")
     assert summary.index("| ❌ regressed | `double-adds` | held | not-applied |") < summary.index("## killmap: 2/3")
     assert [(method, path) for method, path, _, _ in github.requests][-1] == ("POST", "/repos/o/r/issues/7/comments")
     assert github.requests[-1][3] == "Bearer pr-token"
@@ -299,7 +299,7 @@ def test_a_pull_request_on_a_fresh_runner_reuses_the_bases_verdicts_diffs_agains
     assert "3/3 contracts held" in gate.stdout and "2 of 3 verdicts reused from the cache" in gate.stdout
     assert not [line for line in diff.stdout.splitlines() if line.startswith("::")]
     assert [method for method, *_ in github.requests] == ["GET", "PATCH"]
-    assert len(github.comments) == 2 and "no regression; 0 change(s)" in github.comments[-1]["body"]
+    assert len(github.comments) == 2 and "no regression; 0 changes" in github.comments[-1]["body"]
 
 
 def test_fail_on_regressions_fails_the_job_only_for_a_regression_and_never_hides_bad_input(tmp_path):

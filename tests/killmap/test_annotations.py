@@ -124,12 +124,12 @@ def test_at_most_ten_are_annotated_by_severity_and_the_summary_names_the_rest(tm
         "test_is_positive_accepts_one%0Aa test named in kills stayed green: it does "
         "not guard against this defect."
     )
-    assert "killmap: 7 more failed contract(s) not annotated (GitHub shows 10 per step)" in run.stdout
+    assert "killmap: 7 more failed contracts not annotated (GitHub shows 10 per step)" in run.stdout
     text = summary.read_text()
     assert text.startswith((tmp_path / "out" / "killmap.md").read_text())
     assert text.endswith(
-        "**Not annotated:** GitHub shows at most 10 annotations per step, so 7 more failed contract(s) "
-        "are listed here only: `unbound-local` (broken), `import-breaks-collection` (broken), "
+        "**Not annotated:** GitHub shows at most 10 annotations per step, so 7 more failed contracts "
+        "listed here only: `unbound-local` (broken), `import-breaks-collection` (broken), "
         "`unimported-module-breaks` (broken), `pattern-missing` (not-applied), `pinned-to-old-text` "
         "(stale), `flaky-mode-on` (flaky), `limit-below-the-unmutated-time` (inconclusive).\n"
     )

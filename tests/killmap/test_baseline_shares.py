@@ -100,7 +100,7 @@ def test_a_flaky_test_that_reaches_no_mutation_runs_once_and_stops_nothing(tmp_p
     # The console says so, instead of claiming every test ran in both runs.
     # Not "that no mutant selects": a mutant whose change runs at import selects every test.
     assert (
-        "4 tests green in 2 run(s) (2 that ran no line of a mutated file and no contract names: once)," in run.stdout
+        "4 tests green in 2 runs (2 that ran no line of a mutated file and no contract names: once)," in run.stdout
     ), run.stdout
 
 

@@ -59,7 +59,7 @@ def _project(root):
 
 BROKEN_AT_IMPORT = (
     "pkg.api (pkg/api.py) does not import under the mutant: ImportError: cannot import name 'clamp' from "
-    "'pkg.core' (pkg/core.py); 3 test file(s) failed to load: tests/test_api1.py, tests/test_api2.py and 1 more"
+    "'pkg.core' (pkg/core.py); 3 test files failed to load: tests/test_api1.py, tests/test_api2.py and 1 more"
 )
 
 

@@ -68,7 +68,7 @@ def test_an_undefined_name_in_new_blames_new_and_shows_the_mutants_line(tmp_path
 def test_an_old_with_the_targets_last_newline_blames_old_and_says_so(tmp_path):
     project = _project(tmp_path, '"self.mode = \\"strict\\"\\n"', '"self.mode = \\"lax\\"\\n"')
     line = _one_problem(run_gate(project, "check"))
-    assert "field 'old'" in line and "matched 0 site(s)" in line, line
+    assert "field 'old'" in line and "matched 0 sites" in line, line
     assert "nearly at line 4: 'old' ends with a trailing newline the target does not have there" in line
 
 

@@ -131,7 +131,7 @@ def test_the_first_push_creates_one_comment_and_the_second_edits_it(tmp_path, gi
     ]
     assert all(auth == "Bearer secret-token" for *_, auth in github.requests)
     body = github.comments[-1]["body"]
-    assert body.startswith("<!-- killmap -->\n### killmap diff: 1 regression(s)")
+    assert body.startswith("<!-- killmap -->\n### killmap diff: 1 regression")
     assert "| ❌ regressed | `refusal-check-deleted` | held | vacuous |" in body
     assert "<details><summary>the full killmap report</summary>" in body and "## killmap: " in body
 
@@ -165,7 +165,7 @@ def test_a_large_report_and_diff_stay_within_githubs_comment_limit(tmp_path, git
     assert done.returncode == 0, done.stderr
     body = github.comments[-1]["body"]
     assert len(body.encode("utf-8")) <= LIMIT
-    assert "more change(s) not shown" in body and "<details><summary>the full killmap report</summary>" in body
+    assert "more changes not shown" in body and "<details><summary>the full killmap report</summary>" in body
 
 
 def test_a_missing_token_or_pull_request_is_one_line_and_exit_2(tmp_path, github):

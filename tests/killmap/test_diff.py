@@ -61,7 +61,7 @@ def test_diff_lists_a_broken_contract_a_fixed_one_and_an_added_mutation_and_exit
     base, head = reports
     done = diff(str(base), str(head), "--json", "d.json", "--markdown", "d.md", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
-    assert done.stdout.splitlines()[0].startswith("killmap diff: 1 regression(s); 3 change(s); held 2/3 -> 3/4")
+    assert done.stdout.splitlines()[0].startswith("killmap diff: 1 regression; 3 changes; held 2/3 -> 3/4")
     changes = {
         c["name"]: (c["change"], c["base"], c["head"]) for c in json.loads((tmp_path / "d.json").read_text())["changes"]
     }
@@ -132,4 +132,4 @@ def test_a_report_against_itself_has_no_change_and_exits_0(reports, tmp_path):
     base, _ = reports
     done = diff(str(base), str(base), "--format", "markdown", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "no regression; 0 change(s)" in done.stdout and "Every contract has the verdict" in done.stdout
+    assert "no regression; 0 changes" in done.stdout and "Every contract has the verdict" in done.stdout

@@ -74,11 +74,11 @@ def test_both_entries_run_in_a_project_as_pre_commit_runs_them(tmp_path):
 
     catalog = _as_pre_commit_would(project, hooks["killmap-catalog"])
     assert catalog.returncode == 0, catalog.stderr
-    assert "2 mutation(s), 4 test(s) collected" in catalog.stdout
+    assert "2 mutations, 4 tests collected" in catalog.stdout
 
     gate = _as_pre_commit_would(project, hooks["killmap"])
     assert gate.returncode == 0, gate.stdout + gate.stderr
-    assert "--changed: 2 mutation(s) see a change: classify-call-deleted, odd-refusal-fix-reverted" in gate.stdout
+    assert "--changed: 2 mutations see a change: classify-call-deleted, odd-refusal-fix-reverted" in gate.stdout
     assert "2/2 contracts held" in gate.stdout
 
     # A broken catalog stops the commit: pre-commit fails a hook on any non-zero exit.

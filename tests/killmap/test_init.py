@@ -58,7 +58,7 @@ def test_init_detects_a_flat_project_and_its_testpaths_and_check_and_list_load_t
     assert live["op"] == "constant-return" and live["kills"] == ["checks/test_rates.py::test_local_parcel"]
     checked = run_gate(project, "check")
     assert checked.code == 0, checked.stderr
-    assert "1 mutation(s), 8 test(s) collected" in checked.stdout
+    assert "1 mutation, 8 tests collected" in checked.stdout
     listed = run_gate(project, "list")
     assert listed.code == 0 and "quote-returns-none" in listed.stdout
     # and the gate runs it: a starter contract that is too narrow, which the verdict says.
@@ -91,7 +91,7 @@ def test_every_commented_example_applies_once_uncommented(tmp_path):
     catalog.write_text(_uncomment_every_example(text))
     checked = run_gate(project, "check")
     assert checked.code == 0, checked.stderr
-    assert "8 mutation(s)" in checked.stdout
+    assert "8 mutations" in checked.stdout
 
 
 def test_a_second_init_refuses_to_overwrite(tmp_path):

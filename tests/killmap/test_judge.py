@@ -130,8 +130,7 @@ def test_a_green_kill_with_reds_elsewhere_is_vacuous_and_says_the_defect_is_caug
     verdict = judge_run(_mutation(km_project), _evidence(run), {})
     assert verdict.verdict == "vacuous"
     assert verdict.detail.startswith(
-        f"stayed green: {KILL}; the defect is caught, but by 7 test(s) outside "
-        "the contract: tests/test_other.py::test_0"
+        f"stayed green: {KILL}; the defect is caught, but by 7 tests outside the contract: tests/test_other.py::test_0"
     )
     assert verdict.detail.endswith("and 2 more")
     assert verdict.unexpected == tuple(sorted(others))

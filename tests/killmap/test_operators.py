@@ -76,14 +76,14 @@ def test_replace_changes_the_text_inside_the_target_function_only(km_project):
 def test_replace_with_no_match_is_not_applied_and_names_the_count(km_project):
     km_project.module(SIBLINGS)
     mutant = build(km_project, f"{MOD}::positive", "replace", old="<", new="<=")
-    assert_not_applied(mutant, "matched 0 site(s)", "expected 1")
+    assert_not_applied(mutant, "matched 0 sites", "expected 1")
     assert mutant.sites == 0
 
 
 def test_replace_matching_two_sites_with_count_one_is_not_applied(km_project):
     km_project.module(SIBLINGS)
     mutant = build(km_project, MOD, "replace", old="> 0", new="> 1")
-    assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 2, 6)")
+    assert_not_applied(mutant, "matched 2 sites", "expected 1 (line 2, 6)")
     assert mutant.sites == 2
 
 
@@ -207,22 +207,22 @@ def test_delete_call_does_not_count_the_same_call_in_a_sibling_function(km_proje
 def test_delete_call_with_no_matching_call_is_not_applied_and_names_the_count(km_project):
     km_project.module("def save(record):\n    store(record)\n")
     mutant = build(km_project, f"{MOD}::save", "delete-call", call="validate")
-    assert_not_applied(mutant, "matched 0 site(s)")
+    assert_not_applied(mutant, "matched 0 sites")
 
 
 def test_a_call_name_one_letter_off_is_not_applied_with_the_nearest_call_there(km_project):
-    # marshmallow: call = "ValidatonError" said only "matched 0 site(s)".
+    # marshmallow: call = "ValidatonError" said only "matched 0 sites".
     km_project.module("def save(record):\n    if not record:\n        raise errors.ValidationError('empty')\n")
     for op, more in (("delete-call", {}), ("stub-call", {"value": "None"})):
         mutant = build(km_project, f"{MOD}::save", op, call="ValidatonError", **more)
-        assert_not_applied(mutant, "matched 0 site(s)")
+        assert_not_applied(mutant, "matched 0 sites")
         assert mutant.reason.endswith("did you mean call = 'ValidationError'?"), mutant.reason
 
 
 def test_delete_call_of_two_calls_with_count_one_is_not_applied(km_project):
     km_project.module("def save(record):\n    validate(record)\n    store(record)\n    validate(record)\n")
     mutant = build(km_project, f"{MOD}::save", "delete-call", call="validate")
-    assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 2, 4)")
+    assert_not_applied(mutant, "matched 2 sites", "expected 1 (line 2, 4)")
 
 
 def test_delete_call_of_two_calls_with_count_two_removes_both(km_project):
@@ -413,7 +413,7 @@ def test_stub_call_parenthesizes_a_value_that_binds_looser_than_the_call(km_proj
 def test_stub_call_with_two_calls_and_count_one_is_not_applied(km_project):
     km_project.module("def total(x):\n    return price(x) + price(x)\n")
     mutant = build(km_project, f"{MOD}::total", "stub-call", call="price", value="0")
-    assert_not_applied(mutant, "matched 2 site(s)", "(line 2)")
+    assert_not_applied(mutant, "matched 2 sites", "(line 2)")
     applied = build(km_project, f"{MOD}::total", "stub-call", call="price", value="0", count=2)
     assert_applied(applied, "def total(x):\n    return 0 + 0\n")
 
@@ -511,13 +511,13 @@ def test_merge_strings_on_a_module_variable_replaces_the_dropped_literal_with_th
 def test_merge_strings_keep_matching_two_literals_is_not_applied(km_project):
     km_project.module(TEMPLATES)
     mutant = build(km_project, f"{MOD}::TEMPLATES", "merge-strings", drop="Goodbye", keep="{name}")
-    assert_not_applied(mutant, "matched 2 string literal(s)")
+    assert_not_applied(mutant, "matched 2 string literals")
 
 
 def test_merge_strings_with_nothing_to_drop_is_not_applied_and_names_the_count(km_project):
     km_project.module(TEMPLATES)
     mutant = build(km_project, f"{MOD}::TEMPLATES", "merge-strings", drop="Farewell", keep="Hello")
-    assert_not_applied(mutant, "matched 0 site(s)")
+    assert_not_applied(mutant, "matched 0 sites")
 
 
 def test_merge_strings_merges_two_f_string_messages(km_project):
@@ -608,7 +608,7 @@ def test_drop_operand_moves_the_parentheses_of_the_dropped_expression_to_the_kep
 def test_drop_operand_that_is_no_operand_is_not_applied(km_project):
     km_project.module(CHAIN)
     mutant = build(km_project, f"{MOD}::ready", "drop-operand", operand="d")
-    assert_not_applied(mutant, "matched 0 site(s)")
+    assert_not_applied(mutant, "matched 0 sites")
 
 
 # --- negate --------------------------------------------------------------------------------
@@ -684,7 +684,7 @@ def test_negate_inside_a_comparison_parenthesizes_the_not(km_project):
 def test_negate_with_no_such_condition_is_not_applied(km_project):
     km_project.module("def sign(x):\n    return x > 0\n")
     mutant = build(km_project, f"{MOD}::sign", "negate", condition="x < 0")
-    assert_not_applied(mutant, "matched 0 site(s)")
+    assert_not_applied(mutant, "matched 0 sites")
 
 
 # --- revert-patch --------------------------------------------------------------------------
@@ -925,9 +925,9 @@ def test_an_operator_matching_too_many_sites_names_their_lines_in_the_file(km_pr
         """)
     )
     mutant = build(km_project, f"{MOD}::Gate.open", "negate", condition="ready")
-    assert_not_applied(mutant, "matched 2 site(s)", "expected 1 (line 7, 9)")
+    assert_not_applied(mutant, "matched 2 sites", "expected 1 (line 7, 9)")
     merged = build(km_project, f"{MOD}::Gate.open", "drop-operand", operand="late", count=2)
-    assert_not_applied(merged, "matched 1 site(s)", "expected 2 (line 9)")
+    assert_not_applied(merged, "matched 1 site", "expected 2 (line 9)")
 
 
 def test_merge_strings_with_drop_and_keep_in_one_joined_literal_says_so(km_project):

@@ -124,7 +124,7 @@ def test_the_commit_hook_passes_on_a_good_catalog(project):
     assert done.returncode == 0, done.stdout + done.stderr
     assert _passed(done, COMMIT_HOOK), done.stdout  # ran, and was not skipped for want of files
     assert (
-        "killmap check: 1 catalog(s), 2 mutation(s), 3 test(s) collected: "
+        "killmap check: 1 catalog, 2 mutations, 3 tests collected: "
         "every mutation applies, every test id resolves, no stale pin" in done.stdout
     )
 
@@ -154,7 +154,7 @@ def test_the_push_hook_passes_when_the_branchs_change_keeps_every_contract(proje
     done = try_repo(project, "killmap", "--hook-stage", "pre-push")
     assert done.returncode == 0, done.stdout + done.stderr
     assert _passed(done, PUSH_HOOK), done.stdout
-    assert "--changed: 2 mutation(s) see a change: classify-call-deleted, odd-refusal-fix-reverted" in done.stdout
+    assert "--changed: 2 mutations see a change: classify-call-deleted, odd-refusal-fix-reverted" in done.stdout
     assert "2/2 contracts held" in done.stdout
 
 
@@ -162,7 +162,7 @@ def test_the_push_hook_judges_nothing_and_passes_when_nothing_changed_since_main
     done = try_repo(project, "killmap", "--hook-stage", "pre-push")
     assert done.returncode == 0, done.stdout + done.stderr
     assert _passed(done, PUSH_HOOK), done.stdout
-    assert "--changed: 0 mutation(s) see a change: none" in done.stdout
+    assert "--changed: 0 mutations see a change: none" in done.stdout
 
 
 def test_the_push_hook_fails_on_a_catalog_that_names_a_missing_test(project):

@@ -155,7 +155,7 @@ def test_the_baseline_line_counts_skipped_and_xfailed_tests_apart_from_the_green
     )
     run = run_gate(project, "run", "--no-cache")
     assert run.code == 0, run.stdout + run.stderr
-    assert "baseline: 2 tests green, 1 skipped, 1 xfailed in 2 run(s)" in run.stdout
+    assert "baseline: 2 tests green, 1 skipped, 1 xfailed in 2 runs" in run.stdout
 
 
 def test_a_test_whose_subtests_fail_is_red_once_with_the_first_failing_subtests_cause(tmp_path):

@@ -112,7 +112,7 @@ def test_changed_with_nothing_changed_runs_nothing_and_passes(tmp_path):
     _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
     run = run_gate(project, "run", "--changed")
     assert run.code == 0
-    assert "0 mutation(s)" in run.stdout
+    assert "0 mutations" in run.stdout
     assert run.report is None  # nothing ran, so no report was written
 
 

@@ -13,6 +13,8 @@ import pytest
 from gatekit import run_gate
 from sweepkit import by_status, fresh_fixture, require_mutmut, sweep
 
+from killmap.wording import counted
+
 MODULE = "src/sweeppkg/limits.py"
 
 
@@ -123,7 +125,7 @@ def test_unreached_mutants_are_never_run_and_not_scored(swept):
     assert summary["score"] == pytest.approx((summary["killed"] + summary["timeout"]) / scored)
     # Findings too, one per line or gap: the terminal counts them (it lists only survivors).
     reported = sum(1 for m in unreached if m.get("reported", True))
-    assert f"{reported} unreached finding(s), code no test runs: listed in the reports" in done.stdout
+    assert f"{counted(reported, 'unreached finding')}, code no test runs: listed in the reports" in done.stdout
 
 
 def test_reports_carry_the_sweep_html_and_stryker_statuses(swept):

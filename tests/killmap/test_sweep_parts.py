@@ -81,7 +81,7 @@ def test_an_uncontracted_mutant_reached_with_nothing_red_is_vacuous_the_survivor
 
 def test_a_survivor_s_detail_says_how_many_tests_ran_the_change_or_that_it_ran_at_import():
     reached = judge_run(_uncontracted(), _evidence(_run(())), {})
-    assert reached.detail == "nothing went red, though 2 test(s) executed the mutated code"
+    assert reached.detail == "nothing went red, though 2 tests executed the mutated code"
     # A default value changed: it runs at import, before every test, whichever calls the
     # function ("though every test(s) executed the mutated code" read as every test calling it).
     at_import = dataclasses.replace(_evidence(_run(()), reached=(), executed=False), import_time=True)

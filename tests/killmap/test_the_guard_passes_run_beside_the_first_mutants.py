@@ -93,7 +93,7 @@ def test_a_mutant_runs_on_the_worker_that_is_done_with_its_share_of_the_guard_pa
     # The mutant ran while the guard pass's call slept (it ends 2 s after it began).
     assert _times(marks, "mutant")[0] < guard + 2, (guard, _times(marks, "mutant"))
     # And its verdict was said after the baseline's line, as ever.
-    assert run.stdout.index("baseline: 2 tests green in 2 run(s)") < run.stdout.index("one-mutated"), run.stdout
+    assert run.stdout.index("baseline: 2 tests green in 2 runs") < run.stdout.index("one-mutated"), run.stdout
 
 
 def test_a_guard_pass_that_whole_runs_settle_runs_every_mutant_again_on_their_baseline(tmp_path):
@@ -147,7 +147,7 @@ def test_a_worker_done_with_its_reach_share_runs_the_guard_run_of_the_test_anoth
     slow = _times(marks, "slow")
     assert len(slow) == 2, slow  # the reach pass's run and one guard run, no third
     assert slow[1] < slow[0] + 2, slow  # begun while the reach pass's run still slept
-    assert "baseline: 2 tests green in 2 run(s)," in run.stdout, run.stdout
+    assert "baseline: 2 tests green in 2 runs," in run.stdout, run.stdout
 
 
 def test_the_tests_a_running_pass_holds_are_those_begun_and_not_ended_in_its_runs_events(tmp_path):

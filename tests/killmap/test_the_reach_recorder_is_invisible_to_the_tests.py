@@ -103,7 +103,7 @@ def test_tests_the_probes_turn_red_are_recorded_by_coverage_instead(tmp_path):
     assert run.code == 0, run.stdout + run.stderr
     assert run.verdicts() == {"double-constant": "held"}
     assert run.report["baselines"][0]["reach_recorded_by"] == "coverage"
-    assert "reach: the reach probes made 1 test(s), first tests/test_pkg.py::test_code_marshals" in run.stdout
+    assert "reach: the reach probes made 1 test, first tests/test_pkg.py::test_code_marshals" in run.stdout
     assert "recorded by coverage's tracer instead" in run.stdout
     assert "test_code_marshals" in run.report["baselines"][0]["reach_note"]
 
@@ -130,7 +130,7 @@ def test_a_baseline_red_without_recording_too_is_refused_for_what_it_is(tmp_path
     assert plain_pytest(project).returncode == 1  # the claim the refusal makes is true
     run = run_gate(project, "run", "--no-cache", "--jobs", "1")
     assert run.code == 2, run.stdout + run.stderr
-    assert "1 failing test(s)" in run.stderr and "tests/test_pkg.py::test_wrong" in run.stderr
+    assert "1 failing test" in run.stderr and "tests/test_pkg.py::test_wrong" in run.stderr
     assert "they fail without the gate's reach recording too" in run.stderr
     assert "plain pytest" not in run.stderr
 

@@ -92,28 +92,28 @@ Some prose.
 
 ```console
 $ killmap run
-baseline: 98 tests green in 2 run(s), 1.10s
+baseline: 98 tests green in 2 runs, 1.10s
         held alpha
         held beta
 ┏━━━━━━━┳━━━━━━━┓
 ┃ name  ┃  time ┃
 │ alpha │ 0.12s │
 └───────┴───────┘
-2/2 contracts held in 5.3s (2 job(s))
+2/2 contracts held in 5.3s (2 jobs)
 reports: reports/killmap.json
 $ echo $?
 0
 ```
 """
 PRINTED = """\
-baseline: 98 tests green in 2 run(s), 3.87s
+baseline: 98 tests green in 2 runs, 3.87s
         held beta
         held alpha
 ┏━━━━━━━━┳━━━━━━━━┓
 ┃ name   ┃   time ┃
 │ alpha  │ 12.40s │
 └────────┴────────┘
-2/2 contracts held in 19.0s (4 job(s), seed 20261201)
+2/2 contracts held in 19.0s (4 jobs, seed 20261201)
 reports: /tmp/copy/reports/killmap.json
 """
 

@@ -123,7 +123,7 @@ def test_a_missing_target_names_the_target(basic):
 def test_a_mutant_whose_reds_cannot_be_read_says_why_and_exits_1(basic):
     run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "no_such_call")
     assert run.code == 1
-    assert "not applied: op 'delete-call' matched 0 site(s)" in run.stdout
+    assert "not applied: op 'delete-call' matched 0 sites" in run.stdout
 
 
 def test_a_symbol_the_file_lacks_is_said_of_the_command_line_not_of_a_catalog(basic):

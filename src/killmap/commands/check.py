@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from killmap.commands.shared import project_root
 from killmap.errors import GateError
+from killmap.wording import counted
 
 if TYPE_CHECKING:  # the catalogs, the engine and libcst are imported when the command runs, not to parse
     from killmap.catalog.reader import GateSettings, Mutation
@@ -45,10 +46,15 @@ class CheckResult:
     def counts(self) -> str:
         if self.unreadable is not None:
             return (
-                f"{len(self.found)} catalog(s) found ({', '.join(self.found)}); {self.unreadable} has an "
+                f"{counted(len(self.found), 'catalog')} found ({', '.join(self.found)}); {self.unreadable} has an "
                 "error, so no mutation was checked"
             )
-        return f"{self.catalogs} catalog(s), {self.mutations} mutation(s), {self.collected} test(s) collected"
+        counts = [
+            counted(self.catalogs, "catalog"),
+            counted(self.mutations, "mutation"),
+            counted(self.collected, "test"),
+        ]
+        return f"{', '.join(counts)} collected"
 
 
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
@@ -192,7 +198,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"killmap check: {problem}", file=sys.stderr)
     counts = result.counts()
     if result.problems:
-        print(f"killmap check: {counts}: {len(result.problems)} problem(s)")
+        print(f"killmap check: {counts}: {counted(len(result.problems), 'problem')}")
         return EXIT_ERROR
     print(f"killmap check: {counts}: every mutation applies, every test id resolves, no stale pin")
     return EXIT_OK

@@ -12,6 +12,7 @@ from killmap.commands.shared import (
     project_root,
     report_dir,
 )
+from killmap.wording import counted
 
 
 def add_parser(sub) -> None:
@@ -45,7 +46,8 @@ def main(args: argparse.Namespace) -> int:
     document = merge(args.reports, [m.name for m in mutations])
     paths = write_reports(document, reports)
     print(
-        f"merged {len(args.reports)} report(s): {held_count(document)}/{len(document['mutations'])} contracts held; "
+        f"merged {counted(len(args.reports), 'report')}: "
+        f"{held_count(document)}/{len(document['mutations'])} contracts held; "
         f"reports: {paths['json']}"
     )
     publish(document, paths["markdown"], args.annotations)
@@ -61,5 +63,5 @@ def _merge_sweeps(paths: list[Path], folder: Path) -> int:
     console = make_console()
     render(console, document)
     written = write(document, folder)
-    console.print(f"merged {len(paths)} sweep report(s); reports: {written['json']}")
+    console.print(f"merged {counted(len(paths), 'sweep report')}; reports: {written['json']}")
     return 0

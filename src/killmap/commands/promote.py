@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from killmap.wording import counted
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -75,7 +77,7 @@ def promote(root: Path, mutant_id: str, name: str, catalog: Path | None, report_
     block = _toml_block({"name": name, "target": fields.pop("target"), "pin": pin, **fields, **contract})
     _write_checked(root, path, _catalog_text(existing, gate, block), existing, rel, name, current)
     return (
-        f"{rel}: added {name!r} (op {fields['op']}, {len(contract['kills'])} kill(s), pinned); "
+        f"{rel}: added {name!r} (op {fields['op']}, {counted(len(contract['kills']), 'kill')}, pinned); "
         f"hold it with `killmap run --only {name}`"
     )
 

@@ -21,6 +21,7 @@ from killmap.commands.shared import (
     usable_jobs,
 )
 from killmap.errors import GateError
+from killmap.wording import counted
 
 if TYPE_CHECKING:  # imported where it starts the workers, not before
     from killmap.engine import Launch
@@ -131,7 +132,9 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     with timeline.span("plan"):
         plan = read_plan(root, options)  # before the run: a bad --durations costs no time
     if names is not None:
-        progress.console().print(f"--changed: {len(names)} mutation(s) see a change: {', '.join(names) or 'none'}")
+        progress.console().print(
+            f"--changed: {counted(len(names), 'mutation')} see a change: {', '.join(names) or 'none'}"
+        )
         if not names:
             return EXIT_HELD
     with progress, timeline.span("lab"):

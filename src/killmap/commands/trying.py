@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from killmap.wording import counted
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -256,7 +258,7 @@ def _show_reds(verdict, say: Say) -> None:
         say("no test executes the mutated code: nothing can turn red under it")
         return
     # The gate's wording adds "plus the contract"; an experiment has none.
-    say(f"ran {len(verdict.selected)} test(s): {verdict.selection.replace(', plus the contract', '')}")
+    say(f"ran {counted(len(verdict.selected), 'test')}: {verdict.selection.replace(', plus the contract', '')}")
     if verdict.red:
         each = "each " if len(verdict.red) > 1 else ""
         say(f"{len(verdict.red)} red ({each}confirmed by a re-run):")
@@ -268,7 +270,7 @@ def _show_reds(verdict, say: Say) -> None:
     red_ids = {r.id for r in verdict.red}
     missed = [t for t in verdict.reached_by if t not in red_ids]
     if missed:
-        say(f"{len(missed)} test(s) executed the mutated code and stayed green:")
+        say(f"{counted(len(missed), 'test')} executed the mutated code and stayed green:")
         for test in missed[:SHOWN]:
             say(f"  {test}")
         if len(missed) > SHOWN:
@@ -295,7 +297,7 @@ def save(root: Path, mutation, mutant, entry: dict[str, Any], catalog: Path, ver
     append_entry(root, catalog, saved)
     rel = os.path.relpath(catalog, root)
     say(
-        f"saved {mutation.name!r} to {rel}: kills {len(reds)} test(s)"
+        f"saved {mutation.name!r} to {rel}: kills {counted(len(reds), 'test')}"
         + (', require = "assertion"' if "require" in saved else "")
         + f"; pinned. Check it with "
         f"'killmap run --only {mutation.name}'"

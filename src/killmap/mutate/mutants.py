@@ -20,6 +20,7 @@ from killmap.mutate.operators import _OPERATORS, _NotApplicable
 from killmap.mutate.patching import equal_ends, split_lines
 from killmap.mutate.symbols import SymbolError, resolve_symbol
 from killmap.mutate.syntax import syntax_pin
+from killmap.wording import counted
 
 
 def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None) -> Mutant:
@@ -45,7 +46,7 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
         lines = _site_lines(wrapper, mutation, original, matched)
         return not_applied(
             sites,
-            f"op {mutation.op!r} matched {sites} site(s) in {mutation.target}, "
+            f"op {mutation.op!r} matched {counted(sites, 'site')} in {mutation.target}, "
             f"expected {mutation.count}" + (f" (line {', '.join(lines)})" if lines else ""),
         )
     if mutated == original:

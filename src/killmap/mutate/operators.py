@@ -28,6 +28,7 @@ from killmap.mutate.cst_tree import (
     transform_statements,
 )
 from killmap.mutate.patching import PatchError, parse_patch, reverse_apply
+from killmap.wording import counted
 
 
 class _NotApplicable(Exception):
@@ -63,7 +64,7 @@ def _matched_nowhere(mutation, original: str, start: int, region: str) -> str:
     """The not-applied reason of an `old` found nowhere, with its near-miss when there is one:
     an `old` copied with the target's last line and its newline matches nothing, since the
     target's text ends before that newline."""
-    said = f"op 'replace' matched 0 site(s) in {mutation.target}, expected {mutation.count}"
+    said = f"op 'replace' matched 0 sites in {mutation.target}, expected {mutation.count}"
     near = near_miss(mutation.param("old"), region)
     if near is None:
         return said
@@ -79,7 +80,7 @@ def _calls_named(wrapper, scope, mutation, name: str) -> list:
         fulls = {full for n in within if isinstance(n, cst.Call) and (full := get_full_name_for_node(n.func))}
         there = fulls | {full.rsplit(".", 1)[-1] for full in fulls}  # `call` matches a dotted name's end
         near = difflib.get_close_matches(name, sorted(there), n=1, cutoff=0.75)
-        said = f"op {mutation.op!r} matched 0 site(s) in {mutation.target}, expected {mutation.count}"
+        said = f"op {mutation.op!r} matched 0 sites in {mutation.target}, expected {mutation.count}"
         raise _NotApplicable(said + (f"; did you mean call = {near[0]!r}?" if near else ""))
     return calls
 
@@ -176,7 +177,7 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
         # "end_quote_char cannot be empty"): the literal that is exactly `keep` is meant.
         keepers = [n for n, text in valued if text == keep] or keepers
     if len(keepers) != 1:
-        raise _NotApplicable(f"'keep' text matched {len(keepers)} string literal(s), expected exactly 1")
+        raise _NotApplicable(f"'keep' text matched {counted(len(keepers), 'string literal')}, expected exactly 1")
     keeper = keepers[0]
     dropped = [n for n, text in valued if drop in text and n is not keeper]
     if not dropped and drop in next(text for n, text in valued if n is keeper):

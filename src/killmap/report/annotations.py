@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from killmap.wording import counted
+
 SEVERITY = (
     "vacuous",
     "overreach",
@@ -104,7 +106,7 @@ def overflow_note(rest: list[dict[str, Any]]) -> str:
     names = ", ".join(f"`{m['name']}` ({m['verdict']})" for m in rest)
     return (
         f"**Not annotated:** GitHub shows at most {MAX_ANNOTATIONS} annotations per step, so "
-        f"{len(rest)} more failed contract(s) are listed here only: {names}.\n"
+        f"{counted(len(rest), 'more failed contract')} listed here only: {names}.\n"
     )
 
 
@@ -144,7 +146,7 @@ def publish(
         out.write(line + "\n")
     if rest:
         out.write(
-            f"killmap: {len(rest)} more failed contract(s) not annotated (GitHub shows "
+            f"killmap: {counted(len(rest), 'more failed contract')} not annotated (GitHub shows "
             f"{MAX_ANNOTATIONS} per step); the job summary names them\n"
         )
     out.flush()

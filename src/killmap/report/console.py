@@ -14,6 +14,7 @@ from killmap.report.cells import cause_of, contract_cell, explanation, red_outsi
 from killmap.verdict.baseline import baseline_line
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabResult
+from killmap.wording import counted
 
 STYLE = {
     "held": "green",
@@ -129,7 +130,7 @@ def render(console: Console, result: LabResult, named: int) -> None:
         for warning in v.extras.get("warnings", ()):
             console.print(f"[dim]warning {escape(v.name)}: {escape(warning)}[/]")
     held = sum(v.held for v in result.verdicts)
-    ran = f"{result.jobs} job(s)" if result.jobs else "no mutant run: cached or decided statically"
+    ran = f"{counted(result.jobs, 'job')}" if result.jobs else "no mutant run: cached or decided statically"
     ran += f", seed {'random' if result.seed is None else result.seed}"  # docs/randomized.md
     reused = sum(v.cached for v in result.verdicts)
     console.print(
@@ -142,7 +143,7 @@ def nothing_to_gate(named: int) -> str:
     """Why no mutation ran: a catalog of [gate] alone names none (a new user's first file,
     written to sweep before naming anything), or the selection left none."""
     if named:
-        return f"nothing to gate: none of the {named} mutation(s) is selected"
+        return f"nothing to gate: none of the {counted(named, 'mutation')} is selected"
     return (
         "nothing to gate: the catalog(s) name no [[mutation]] yet; "
         "'killmap sweep PATH' finds defects worth naming, with their [gate] settings"

@@ -20,6 +20,7 @@ from typing import Any
 from killmap.errors import GateError
 from killmap.report.cells import MARKDOWN_LIMIT, Document
 from killmap.verdict.judge import HELD
+from killmap.wording import counted
 
 SCHEMA = "killmap-diff/1"
 GATE_SCHEMA = "killmap-report/1"
@@ -162,8 +163,8 @@ def headline(diff: Document) -> str:
     else:
         counts = f"held {base['held']}/{base['total']} -> {head['held']}/{head['total']}"
     regressions = len(diff["regressions"])
-    verdict = f"{regressions} regression(s)" if regressions else "no regression"
-    return f"killmap diff: {verdict}; {len(diff['changes'])} change(s); {counts}"
+    verdict = f"{counted(regressions, 'regression')}" if regressions else "no regression"
+    return f"killmap diff: {verdict}; {counted(len(diff['changes']), 'change')}; {counts}"
 
 
 def to_text(diff: Document) -> str:
@@ -186,7 +187,7 @@ def to_markdown(diff: Document, limit: int = MARKDOWN_LIMIT) -> str:
             f"{c['head'] or '-'} | {_cell(c['detail'])} |\n"
         )
         if len((out + row).encode("utf-8")) > limit - 200:
-            return out + f"\n_{len(rows) - shown} more change(s) not shown: see the diff's JSON._\n"
+            return out + f"\n_{counted(len(rows) - shown, 'more change')} not shown: see the diff's JSON._\n"
         out += row
     return out
 

@@ -23,6 +23,7 @@ from killmap.mutate.mutant import Mutant
 from killmap.report.cells import MARKDOWN_LIMIT, Document, cause_of, explanation, held_count, write_whole
 from killmap.verdict.judge import HELD, VERDICTS, Verdict
 from killmap.verdict.lab import LabResult
+from killmap.wording import counted
 
 SCHEMA = "killmap-report/1"
 
@@ -357,6 +358,6 @@ def merge(paths: list[Path], expected_names: list[str] | None = None) -> Documen
         jobs=max(doc["jobs"] for _, doc in docs),
         wall=max(doc["wall_seconds"] for _, doc in docs),
         baselines=[b for _, doc in docs for b in doc["baselines"]],
-        shard=f"merged from {len(docs)} report(s)",
+        shard=f"merged from {counted(len(docs), 'report')}",
         seed=docs[0][1].get("seed"),
     )

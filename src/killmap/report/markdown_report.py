@@ -10,6 +10,7 @@ from typing import Any
 
 from killmap.report.cells import MARKDOWN_LIMIT, Document, held_count, red_vs_expected, reused_count, reused_line
 from killmap.verdict.judge import HELD
+from killmap.wording import counted
 
 
 def _size(text: str) -> int:
@@ -104,11 +105,11 @@ def _folded_markdown(doc: Document, limit: int) -> str:
         out += held_block
     missing = []
     if rows_shown < len(failed):
-        missing.append(f"{len(failed) - rows_shown} more failed contract(s)")
+        missing.append(f"{counted(len(failed) - rows_shown, 'more failed contract')}")
     if details_shown < rows_shown:
         missing.append(f"the details of {rows_shown - details_shown} shown above")
     if warned and not warnings_listed:
-        missing.append(f"the warnings of {sum(bool(m.get('warnings')) for m in doc['mutations'])} mutation(s)")
+        missing.append(f"the warnings of {counted(sum(bool(m.get('warnings')) for m in doc['mutations']), 'mutation')}")
     if held and not held_listed:
         missing.append(f"the names of the {len(held)} held")
     if missing:

@@ -34,6 +34,7 @@ from killmap.verdict.redfirst import (
     Side,
     classify,
 )
+from killmap.wording import counted
 
 SCHEMA = "killmap-redfirst/1"
 CLASSES = (F2P, P2P, F2F, P2F, SKIPPED, FLAKY)
@@ -363,10 +364,17 @@ def _folded(doc: Document, terminal: bool) -> list[str]:
     folded = [t for t in doc["tests"] if not _shown(t, doc)]
     if terminal:
         if folded:
-            lines += ["", f"{len(folded)} other test(s) pass with and without the fix (listed in the report)."]
+            lines += [
+                "",
+                f"{counted(len(folded), 'other test')} green with and without the fix (listed in the report).",
+            ]
         return lines
     if folded:
-        lines += ["", f"<details><summary>{len(folded)} other test(s) pass with and without the fix</summary>", ""]
+        lines += [
+            "",
+            f"<details><summary>{counted(len(folded), 'other test')} green with and without the fix</summary>",
+            "",
+        ]
         lines += [f"- `{t['id']}` ({t['why']})" for t in folded] + ["", "</details>"]
     if doc["diff"]:
         lines += [

@@ -23,6 +23,7 @@ from killmap.errors import GateError
 from killmap.report import redfirst_report
 from killmap.report.cells import MARKDOWN_LIMIT, schema_of, write_whole
 from killmap.report.sweep_report import arid_keys, change_counts
+from killmap.wording import counted
 
 SCHEMA = "killmap-review/1"
 FILES = {"json": "review.json", "markdown": "review.md"}
@@ -100,7 +101,7 @@ def headline(doc: Document) -> str:
         return f"{proven}; all {lines['killed']} mutants on the changed lines killed"
     if not lines["reported"]:
         return f"{proven}; no finding on the changed lines"
-    return f"{proven}; {len(lines['reported'])} finding(s) on the changed lines"
+    return f"{proven}; {counted(len(lines['reported']), 'finding')} on the changed lines"
 
 
 def to_markdown(doc: Document, *, terminal: bool = False) -> str:
@@ -133,7 +134,7 @@ def _changed_lines(part: Document) -> list[str]:
         )
     else:
         lines += [
-            f"{len(part['reported'])} finding(s) on the changed lines ({part['killed']} of the "
+            f"{counted(len(part['reported']), 'finding')} on the changed lines ({part['killed']} of the "
             f"{part['judged']} mutants there were killed; one finding per line or gap):",
             "",
             "| where | mutant | status | keep it, once a test kills it |",
@@ -170,7 +171,7 @@ def _outside_line(outside: Document, terminal: bool) -> str:
             "were not run (`--outside-the-diff` runs them)."
         )
     text = (
-        f"{outside['findings']} older survivor(s) outside the diff, in the functions the change touched "
+        f"{counted(outside['findings'], 'older survivor')} outside the diff, in the functions the change touched "
         f"({outside['mutants']} mutants there)"
     )
     if terminal or not outside["functions"]:

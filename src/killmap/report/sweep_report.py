@@ -29,6 +29,7 @@ from killmap.report.cells import schema_of, write_whole
 from killmap.report.console import LiveProgress
 from killmap.verdict.sweep import STATUSES, SweepEntry, SweepResult, score, status_of
 from killmap.verdict.triage import FINDINGS, Finding, Gap, reported
+from killmap.wording import counted
 
 SCHEMA = "killmap-sweep/1"
 FILES = {"json": "killmap-sweep.json", "html": "killmap-sweep.html", "stryker": "mutation-report.sweep.json"}
@@ -246,7 +247,7 @@ def merge(paths: list[Path]) -> Document:
         **{k: first[k] for k in ("schema", "killmap_version", "python", "pytest", "mutmut", "root")},
         "jobs": max(doc["jobs"] for _, doc in docs),
         "wall_seconds": max(doc["wall_seconds"] for _, doc in docs),
-        "shard": f"merged from {len(docs)} report(s)",
+        "shard": f"merged from {counted(len(docs), 'report')}",
         "split": None,
         "sweep": {
             **{k: first["sweep"].get(k) for k in ("targets", "ops", "change")},
@@ -351,14 +352,14 @@ def _render_unreported(console: Console, mutants: list[dict[str, Any]], changed:
     alike = sum(1 for e in survivors if not e.get("reported", True) and not e.get("mark"))
     marked = Counter(e["mark"] for e in survivors if e.get("mark"))
     if alike:
-        console.print(f"[dim]{alike} more survivor(s) on the lines or gaps of those above, in the reports[/]")
+        console.print(f"[dim]{counted(alike, 'more survivor')} on the lines or gaps of those above, in the reports[/]")
     if marked:
         console.print(
             "[dim]" + ", ".join(f"{n} marked {mark}" for mark, n in sorted(marked.items())) + " (not listed)[/]"
         )
     unreached = sum(1 for e in mutants if e["status"] == "unreached" and e.get("reported", True))
     if unreached and not changed:  # a change lists its own above
-        console.print(f"[dim]{unreached} unreached finding(s), code no test runs: listed in the reports[/]")
+        console.print(f"[dim]{counted(unreached, 'unreached finding')}, code no test runs: listed in the reports[/]")
 
 
 def change_counts(mutants: list[dict[str, Any]]) -> dict[str, Any]:
@@ -375,7 +376,7 @@ def _render_change(console: Console, change: dict[str, Any], mutants: list[dict[
     line, and what of it no mutant meets."""
     touched = sorted({f"{e['file']}::{e['function']}" for e in mutants})
     where = escape(", ".join(touched) or "none")
-    console.print(f"--changed: {len(mutants)} mutant(s) in the function(s) the change touched: {where}")
+    console.print(f"--changed: {counted(len(mutants), 'mutant')} in the function(s) the change touched: {where}")
     verdict = change_counts(mutants)
     on = verdict["on"]
     if verdict["all_killed"]:

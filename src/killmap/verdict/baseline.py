@@ -40,6 +40,7 @@ from killmap.engine import (
     tracers_of,
 )
 from killmap.errors import GateError
+from killmap.wording import counted
 
 
 @dataclass
@@ -87,7 +88,7 @@ def baseline_line(baseline: Baseline) -> str:
     saying how many ran only once when the runs after the first re-ran only the tests that ran
     a line of a mutated file or that a contract names. Not "that no mutant selects": a change
     that runs at import selects every test, those too."""
-    said = f"baseline: {baseline_summary(baseline)} in {baseline.runs} run(s)"
+    said = f"baseline: {baseline_summary(baseline)} in {counted(baseline.runs, 'run')}"
     once = len(baseline.collected) - (baseline.rerun if baseline.rerun is not None else len(baseline.collected))
     if baseline.runs > 1 and once > 0:
         said += f" ({once} that ran no line of a mutated file and no contract names: once)"
@@ -415,7 +416,7 @@ class _RedByRecorder(Exception):
     def _error(self) -> str:
         test, result = sorted(self.red.items())[0]
         error = error_line(result.message) or result.exc_type or "failed"
-        return f"{len(self.red)} test(s), first {test}: {error}"
+        return f"{counted(len(self.red), 'test')}, first {test}: {error}"
 
     def fallback_note(self) -> str:
         return (
@@ -794,7 +795,7 @@ def red_summary(
     worst = _exclusion(red, by_file.most_common(1)[0][0], collected)
     fail = "they fail without the gate's reach recording too" if untraced else "they fail"
     return (
-        f"{len(red)} failing test(s) ({', '.join(files)}{more_files}): {', '.join(red[:shown])}{more}; "
+        f"{counted(len(red), 'failing test')} ({', '.join(files)}{more_files}): {', '.join(red[:shown])}{more}; "
         f"{where}; {fail}: fix them, leave them out with "
         f'[gate] exclude = ["{worst}"] (a file or a test id), or narrow [gate] tests to the files that matter'
     )
@@ -901,7 +902,7 @@ def check_focus(focus: tuple[str, ...] | None, baseline: Baseline) -> None:
 def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:
     """A contract entry that names tests which exist and are deselected: not a typo."""
     return (
-        f"{entry!r} names {len(named)} test(s) that exist but are deselected by {by[named[0]]}"
+        f"{entry!r} names {counted(len(named), 'test')} that exist but are deselected by {by[named[0]]}"
         f" (under {under}; first: {named[0]}): the gate runs only what pytest selects, so name a"
         " selected test, or change the options that deselect it"
     )

@@ -16,6 +16,7 @@ from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
+from killmap.wording import counted
 
 HELD = "held"  # every kills test went red by a real failure; nothing else did
 VACUOUS = "vacuous"  # a kills test stayed green: it does not guard against this defect
@@ -276,7 +277,8 @@ def _never_ran(case: _Case) -> str:
     if not left:
         return ""
     kills = [t for t in left if any(matches(entry, t) for entry in case.mutation.kills)]
-    said = f"; {len(left)} selected test(s) never ran: {_some(tuple(kills + [t for t in left if t not in kills]))}"
+    first = tuple(kills + [t for t in left if t not in kills])
+    said = f"; {counted(len(left), 'selected test')} never ran: {_some(first)}"
     return said + (f" ({len(kills)} of them in kills)" if kills else "")
 
 
@@ -313,7 +315,7 @@ def _incomplete(case: _Case) -> Verdict | None:
     if run.sandbox_writes:
         return case.verdict(
             INCONCLUSIVE,
-            f"the mutant wrote to or deleted {len(run.sandbox_writes)} file(s) of "
+            f"the mutant wrote to or deleted {counted(len(run.sandbox_writes), 'file')} of "
             f"its own sandbox (first: {run.sandbox_writes[0]}), so its session could not report; "
             "killmap repaired the sandbox, but no verdict can be read from this run",
             red=case.red_tests,
@@ -322,8 +324,8 @@ def _incomplete(case: _Case) -> Verdict | None:
     if unaccounted and not run.collect_errors:
         return case.verdict(
             INCONCLUSIVE,
-            f"{len(unaccounted)} selected test(s) never got an outcome, even "
-            f"after {run.segments} session(s) (first: {unaccounted[0]}); the process ended "
+            f"{counted(len(unaccounted), 'selected test')} never got an outcome, even "
+            f"after {counted(run.segments, 'session')} (first: {unaccounted[0]}); the process ended "
             f"with status {run.child_exit}; log tail: {run.log_tail[-300:]}",
             red=case.red_tests,
         )
@@ -360,7 +362,7 @@ def collection_broken(errors: tuple[tuple[str, str], ...], paths: tuple[str, ...
     node, message = errors[0]
     files = list(dict.fromkeys(n or "the session" for n, _ in errors))
     named = ", ".join(files[:2]) + (f" and {len(files) - 2} more" if len(files) > 2 else "")
-    loading = f"{len(files)} test file(s) failed to load: {named}"
+    loading = f"{counted(len(files), 'test file')} failed to load: {named}"
     frames = [f for f in _MODULE_FRAME.findall(message) if not f.startswith("/")]
     if not frames and not message.startswith("ImportError while importing"):
         return f"collection failed in {node or 'the session'}: {error_line(message)}; {loading}"
@@ -448,7 +450,7 @@ def _tests_not_run(case: _Case) -> Verdict | None:
         why = _SANDBOX_PREFIX.sub("", why)  # the ids as the user's project names them
     return case.verdict(
         INCONCLUSIVE,
-        f"{len(not_run)} selected test(s) did not run in the mutant (first: "
+        f"{counted(len(not_run), 'selected test')} did not run in the mutant (first: "
         f"{not_run[0]})"
         + (f": pytest said {why!r}" if why else "")
         + "; their ids were not collected again, and tests cannot be judged by ids that a mutant "
@@ -522,7 +524,7 @@ def _uncontracted(case: _Case) -> Verdict | None:
         causes = sorted({r.cause for r in red_tests})
         return verdict(
             OVERREACH,
-            f"{len(ids)} test(s) went red ({', '.join(causes)}), no contract: " + ", ".join(ids),
+            f"{counted(len(ids), 'test')} went red ({', '.join(causes)}), no contract: " + ", ".join(ids),
             red=red_tests,
             unexpected=ids,
         )
@@ -541,7 +543,7 @@ def _who_ran_it(evidence: Evidence) -> str:
     value, a decorator, module- or class-level code) ran before every test, whichever called
     the function: said so, not as though every test had called it."""
     if evidence.reached_by:
-        return f"{len(evidence.reached_by)} test(s) executed the mutated code"
+        return f"{counted(len(evidence.reached_by), 'test')} executed the mutated code"
     return "the mutated code runs at import (module or class level, a def line, a default value), before every test"
 
 
@@ -553,7 +555,7 @@ def _invariant(case: _Case) -> Verdict | None:
     if red_ids:
         return case.verdict(
             VISIBLE,
-            f"{len(red_ids)} test(s) went red under an invariant mutation: " + ", ".join(sorted(red_ids)),
+            f"{counted(len(red_ids), 'test')} went red under an invariant mutation: " + ", ".join(sorted(red_ids)),
             red=case.red_tests,
             unexpected=tuple(sorted(red_ids)),
         )
@@ -591,7 +593,7 @@ def _vacuous(case: _Case) -> Verdict | None:
     # The contract failed, but the defect may well be caught: by tests kills does not
     # name. Said first, or it read as "nothing notices" at the end of a long line.
     caught = (
-        f"; the defect is caught, but by {len(unexpected)} test(s) outside the contract: {_some(unexpected)}"
+        f"; the defect is caught, but by {counted(len(unexpected), 'test')} outside the contract: {_some(unexpected)}"
         if unexpected
         else ""
     )
@@ -697,7 +699,9 @@ def _held(case: _Case) -> Verdict:
         else ""
     )
     return case.verdict(
-        HELD, f"{len(kill_reds)} test(s) went red as expected ({', '.join(causes)}){carried_note}", red=case.red_tests
+        HELD,
+        f"{counted(len(kill_reds), 'test')} went red as expected ({', '.join(causes)}){carried_note}",
+        red=case.red_tests,
     )
 
 

@@ -17,6 +17,7 @@ from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
 from killmap.verdict.judge import Verdict
 from killmap.verdict.reach import enclosing_functions, headed_classes, region_of
+from killmap.wording import counted
 
 
 def mutant_to_show(root: Path, mutation: Mutation, cache_dir: Path | None = None) -> Mutant:
@@ -49,7 +50,7 @@ def with_warnings(verdict: Verdict, warnings: tuple[str, ...]) -> Verdict:
     written = list(verdict.extras.get("sandbox_writes", ()))
     wrote = [f"the mutant wrote to {rel} in its sandbox (repaired before the next run)" for rel in written[:5]]
     if len(written) > 5:
-        wrote.append(f"... and to {len(written) - 5} more file(s) of its sandbox (repaired)")
+        wrote.append(f"... and to {counted(len(written) - 5, 'more file')} of its sandbox (repaired)")
     return replace(verdict, extras={**verdict.extras, "warnings": list(warnings) + wrote})
 
 

@@ -24,6 +24,7 @@ from killmap.verdict.baseline import Baseline
 from killmap.verdict.cache import Shapes, dependencies
 from killmap.verdict.judge import Evidence, Verdict
 from killmap.verdict.reach import Region, rebound_names, region_of
+from killmap.wording import counted
 
 MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 10.0
@@ -78,15 +79,19 @@ def selection_reason(reaching: int, chosen: int, collected: int) -> str:
     are counted apart: "0 test(s) reach the change, plus the contract" read as nothing ran."""
     named = chosen - reaching
     if not reaching:
-        said = f"no test reaches the change; the {named} test(s) the contract names run all the same"
+        said = f"no test reaches the change; the contract's {counted(named, 'test')} run all the same"
     elif named:
-        said = f"{reaching} test(s) reach the change, and {named} more the contract names"
+        said = f"{_reach(reaching)} the change, and {named} more the contract names"
     else:
-        said = f"{reaching} test(s) reach the change"
+        said = f"{_reach(reaching)} the change"
     left_out = collected - chosen
     if not left_out:
         return said
     return f"{said}; {left_out} of {collected} left out: the traced baseline shows they never ran the changed lines"
+
+
+def _reach(count: int) -> str:
+    return "1 test reaches" if count == 1 else f"{count} tests reach"
 
 
 def expected_seconds(selected: tuple[str, ...], baseline: Baseline) -> float:
@@ -341,7 +346,9 @@ def _as_run(base: dict[str, Any], run) -> dict[str, Any]:
     ran = tuple(t for t in base["selected"] if t in run.tests)
     left_out = len(base["selected"]) - len(ran)
     said = f"; stopped at the first red, {run.stopped_after}" + (
-        f" ({left_out} selected test(s) after it left out: killed is all a sweep mutant asks)" if left_out else ""
+        f" ({counted(left_out, 'selected test')} after it left out: killed is all a sweep mutant asks)"
+        if left_out
+        else ""
     )
     return {**base, "selected": ran, "selection": base["selection"] + said}
 

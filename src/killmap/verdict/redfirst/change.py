@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from killmap.wording import counted
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -127,7 +129,7 @@ def compute_change(
     if not reverted:
         raise GateError(
             f"the change from {base_label} to {head} touches no source file ("
-            f"{len(tests)} test file(s), {len(kept)} other file(s) kept): there is no fix "
+            f"{counted(len(tests), 'test file')}, {counted(len(kept), 'other file')} kept): there is no fix "
             "to revert; name one with --revert",
             field="--revert",
         )

@@ -71,6 +71,7 @@ from killmap.verdict.redfirst.contract import (
 )
 from killmap.verdict.tree_runs import ASSERTION, CRASH, Launch, TestResult, TreeAsk, TreeRun, Trees
 from killmap.verdict.trial import MIN_TIMEOUT, TIMEOUT_FACTOR, tests_reaching
+from killmap.wording import counted
 
 HEAD_TIMEOUT = 900.0
 HEAD, REVERTED = 0, 1  # the trees, in the order open_trees is given them
@@ -111,7 +112,7 @@ def run_red_first(
         changes = test_changes(change, head.collected)
         chosen, selection = _select(change, settings, options, head, changes)
         limit = options.timeout or max(MIN_TIMEOUT, TIMEOUT_FACTOR * head.wall)
-        say(f"fix reverted: running {len(chosen)} test(s) ({selection})")
+        say(f"fix reverted: running {counted(len(chosen), 'test')} ({selection})")
         files = tuple(dict.fromkeys(t.split("::", 1)[0] for t in chosen))
         reverted = trees.run(TreeAsk(REVERTED, "reverted", files, limit, frozenset(chosen)))
         if reverted.stuck and not reverted.collected:
@@ -148,7 +149,7 @@ def _read_change(root: Path, options: RedFirstOptions, say: Say) -> tuple[GateSe
     )
     say(
         f"red-first: {change.base_label} ({change.base[:10]}) -> {_short(change.head)}; fix reverted in "
-        f"{len(change.reverted)} file(s): {', '.join(c.path for c in change.reverted)}"
+        f"{counted(len(change.reverted), 'file')}: {', '.join(c.path for c in change.reverted)}"
     )
     return settings, change
 
@@ -171,7 +172,10 @@ def _with_names_kept(
     if not keeping.behaviour_reverted:
         say("every fail-to-pass rests on absence, and the fix only adds definitions: nothing to run again")
         return keeping
-    say(f"every fail-to-pass rests on absence: running {len(absent)} test(s) again with the names the fix adds kept")
+    say(
+        f"every fail-to-pass rests on absence: running {counted(len(absent), 'test')} again "
+        "with the names the fix adds kept"
+    )
     kept_change = replace(change, reverted_tree=keeping.tree)
     reading = Reading(new_names(kept_change, module_of), purpose_of(kept_change, settings, module_of))
     with open_trees(root, project, [keeping.tree], settings) as trees:
