@@ -117,3 +117,16 @@ def test_a_stubbed_value_with_an_undefined_name_blames_value(tmp_path):
     )
     line = _one_problem(run_gate(project, "check"))
     assert "field 'value'" in line and "line 8 `return shouted`: undefined name 'shouted'" in line, line
+
+
+def test_a_gate_tests_or_paths_entry_that_is_not_there_is_one_line_naming_the_catalog_and_field(tmp_path):
+    for key, entry in (("tests", '"tests/nope"'), ("tests", '"tests/test_gone.py::test_mode"'), ("paths", '"lib"')):
+        project = _project(tmp_path / key / str(len(entry)), '"strict"', '"lax"')
+        catalog = project / "mutations" / "pkg.toml"
+        catalog.write_text(catalog.read_text().replace(f"{key} = [", f"{key} = [{entry}, ", 1))
+        for command in ("check", "run"):
+            line = _one_problem(run_gate(project, command))
+            assert line.split(": ", 1)[1] == (
+                f"mutations/pkg.toml: field {key!r}: {entry.replace(chr(34), chr(39))} "
+                "is not a file or folder of the project"
+            ), line

@@ -629,3 +629,62 @@ def test_init_says_so_when_every_candidate_runs_while_the_tests_are_collected(tm
     assert done.code == 0, done.stderr
     assert "aimed at src/demo/core.py::route" in done.stdout, done.stdout
     assert "note: route, like every public function here, runs while" in done.stdout, done.stdout
+
+
+PAIRWISE = """\
+from itertools import tee
+
+
+def pairwise(iterable):
+    a, b = tee(iterable)
+    for _ in b:
+        break
+    return zip(a, b)
+
+
+def label(n):
+    if n > 0:
+        return "positive"
+    return "other"
+"""
+
+
+def test_a_module_pytest_collects_by_python_files_is_tests_not_code(tmp_path):
+    # jsonpointer: one module, its tests in tests.py (python_files = tests.py), no tests/ folder.
+    root = _project(
+        tmp_path,
+        {
+            "setup.cfg": "[tool:pytest]\npython_files = tests.py\n",
+            "pw.py": PAIRWISE.replace("from itertools import tee\n", "from itertools import tee  # noqa\n"),
+            "tests.py": "from pw import label\n\n\ndef test_label():\n    assert label(1) == 'positive'\n",
+        },
+    )
+    plan = detect(root)
+    assert (plan.package, plan.seen) == ("pw", ["pw"])
+    # Its tests are read as the tests: they call label, and the guess names one of them.
+    assert plan.function == "label" and plan.kills == "tests.py::test_label"
+
+
+def test_a_target_no_operator_applies_to_cleanly_is_passed_over_for_the_next(tmp_path):
+    # jsonpointer's pairwise: its only call feeds an unpacking (deleting it breaks the mutant),
+    # it has no condition to negate, and a constant return leaves its import unused.
+    tests = "from pw import label, pairwise\n\n\ndef test_pairs():\n    assert list(pairwise([1, 2]))\n\n\n"
+    tests += "def test_more_pairs():\n    assert list(pairwise([1, 2, 3]))\n\n\n"
+    tests += "def test_label():\n    assert label(1) == 'positive'\n"
+    root = _project(tmp_path, {"pw.py": PAIRWISE, "tests/test_pw.py": tests})
+    assert detect(root).function == "pairwise"  # the best scored: two direct callers
+    assert render(root, detect(root)) is None
+    done = run_gate(root, "init")
+    assert done.code == 0, done.stderr
+    assert "  aimed at pw.py::label;" in done.stdout
+    assert "  passed over (no operator applies cleanly): pw.py::pairwise" in done.stdout
+    assert run_gate(root, "check").code == 0
+    # With nothing left to aim at, the refusal names the first target passed over.
+    (root / "pw.py").write_text(PAIRWISE.split("\n\n\ndef label")[0] + "\n")
+    (root / "tests/test_pw.py").write_text(tests.split("\n\n\ndef test_label")[0] + "\n")
+    (root / "mutations/pw.toml").unlink()
+    refused = run_gate(root, "init")
+    assert refused.code == 2 and refused.stderr.strip() == (
+        "killmap: no operator applies cleanly to pw.py::pairwise; pick another package "
+        "with --package, or write the catalog by hand (README: The catalog)"
+    )

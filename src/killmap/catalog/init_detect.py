@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import fnmatch
 import re
 import sys
 from collections.abc import Sequence
@@ -74,6 +75,7 @@ class Plan:
     inside: list[str] = field(default_factory=list)  # the aimed package's own subpackages and modules
     top: str = ""  # the package `inside` lists: a namespace package's is dotted (acme.orders)
     runs_at_import: bool = False  # every candidate runs at import or collection: this one too
+    passed_over: list[str] = field(default_factory=list)  # better-scored targets no operator applies to cleanly
 
 
 CALLERS_CAP = 3  # past a few direct callers, being called everywhere (a bytes helper) is no merit
@@ -110,9 +112,16 @@ def choice_reason(considered: Sequence[Candidate]) -> str:
     return "no test calls a branching function directly: the first public one of the largest module"
 
 
-def detect(root: Path, package: str | None = None) -> Plan:
+def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozenset()) -> Plan:
+    """What init aims at; `skip`: targets (`module::function`) it found no clean operator for."""
     layout = _layout(root)
-    candidates = _candidates(root, layout)
+    patterns = _test_module_patterns(root)
+    # A module pytest collects as tests (jsonpointer's tests.py, under python_files) is no code to aim at.
+    candidates = {
+        name: files
+        for name, files in _candidates(root, layout).items()
+        if not (len(files) == 1 and _named_as_tests(files[0], patterns))
+    }
     seen = sorted(candidates)
     aimed_at = None
     if package is not None:
@@ -131,11 +140,11 @@ def detect(root: Path, package: str | None = None) -> Plan:
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
     order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
-    test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True))  # read once, used twice
+    test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True, patterns=patterns))  # read once
     test_trees = [tree for _, tree in test_modules]
     helpers = _imported_modules(root, [root / rel for rel, _ in test_modules])
     for chosen in order:
-        aimed = _target(root, candidates[chosen], test_trees, helpers)
+        aimed = _target(root, candidates[chosen], test_trees, helpers, skip)
         if aimed is not None:
             break
     else:
@@ -331,11 +340,12 @@ def _project_name(root: Path) -> str | None:
 TEST_FOLDERS = ("tests", "test", "testing")
 
 
-def _pytest_config(root: Path) -> tuple[str, list[str], str] | None:
+def _pytest_config(root: Path) -> tuple[str, list[str], str, list[str]] | None:
     """The first file that configures pytest, in pytest's own order (pytest.ini,
-    pyproject.toml, tox.ini, setup.cfg): where, its testpaths and its addopts."""
+    pyproject.toml, tox.ini, setup.cfg): where, its testpaths, its addopts and its
+    python_files (the test modules' name patterns; empty when it keeps pytest's)."""
 
-    def ini(file: str, section: str) -> tuple[str, list[str], str] | None:
+    def ini(file: str, section: str) -> tuple[str, list[str], str, list[str]] | None:
         path = root / file
         if not path.is_file():
             return None
@@ -350,6 +360,7 @@ def _pytest_config(root: Path) -> tuple[str, list[str], str] | None:
             f"{file} [{section}]",
             parser.get(section, "testpaths", fallback="").split(),
             parser.get(section, "addopts", fallback=""),
+            parser.get(section, "python_files", fallback="").split(),
         )
 
     found = ini("pytest.ini", "pytest")
@@ -362,10 +373,12 @@ def _pytest_config(root: Path) -> tuple[str, list[str], str] | None:
         options = None
     if isinstance(options, dict):
         paths, addopts = options.get("testpaths", []), options.get("addopts", "")
+        patterns = options.get("python_files", [])
         return (
             "pyproject.toml [tool.pytest.ini_options]",
             paths.split() if isinstance(paths, str) else [str(v) for v in paths],
             addopts if isinstance(addopts, str) else " ".join(map(str, addopts)),
+            patterns.split() if isinstance(patterns, str) else [str(v) for v in patterns],
         )
     return ini("tox.ini", "pytest") or ini("setup.cfg", "tool:pytest")
 
@@ -455,6 +468,17 @@ def _is_test_module(name: str) -> bool:
     return name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py")
 
 
+def _test_module_patterns(root: Path) -> tuple[str, ...]:
+    """The names pytest collects test modules from: the configuration's python_files, else
+    its default (test_*.py, *_test.py)."""
+    config = _pytest_config(root)
+    return tuple(config[3]) if config and config[3] else ("test_*.py", "*_test.py")
+
+
+def _named_as_tests(path: Path, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
+
+
 def _has_doctests(place: Path) -> bool:
     """Whether any source module at `place` holds an interactive example (`>>>`)."""
     files = [place] if place.is_file() else sorted(place.rglob("*.py"))
@@ -467,19 +491,17 @@ def _has_doctests(place: Path) -> bool:
     return False
 
 
-def _test_files(root: Path, tests: list[str], *, conftests: bool) -> list[Path]:
-    """The test modules under the test paths (and their conftests, if asked), in order."""
+def _test_files(
+    root: Path, tests: list[str], *, conftests: bool, patterns: tuple[str, ...] = ("test_*.py", "*_test.py")
+) -> list[Path]:
+    """The test modules under the test paths (and their conftests, if asked), in order:
+    the modules whose names match `patterns` (pytest's python_files)."""
     found = []
     for folder in tests:
         base = root / folder
         files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
         for path in files:
-            if not (
-                path.name.startswith("test_")
-                or path.name.endswith("_test.py")
-                or conftests
-                and path.name == "conftest.py"
-            ):
+            if not (_named_as_tests(path, patterns) or conftests and path.name == "conftest.py"):
                 continue
             if any(
                 part.startswith(".") or part in ("node_modules", "site-packages")
@@ -502,7 +524,11 @@ def _parsed_trees(root: Path, files: list[Path]) -> list[tuple[str, ast.Module]]
 
 
 def _target(
-    root: Path, files: list[Path], test_trees: Sequence[ast.Module] = (), helpers: Sequence[ast.Module] = ()
+    root: Path,
+    files: list[Path],
+    test_trees: Sequence[ast.Module] = (),
+    helpers: Sequence[ast.Module] = (),
+    skip: frozenset[str] = frozenset(),
 ) -> tuple[str, str, str, ast.AST, list[Candidate], bool] | None:
     """Of the public functions, then the public methods of public classes, that nothing runs
     at import: the one the tests call directly that branches most (Candidate.score), ties to
@@ -531,7 +557,7 @@ def _target(
         found = [
             (Candidate(rel, name, callers.get(node.name, 0), _branches(node)), source, node)
             for rel, name, source, node in _public_callables(parsed)
-            if node.name not in avoid
+            if node.name not in avoid and f"{rel}::{name}" not in skip
         ]
         if found:
             # sorted() is stable: a tie keeps the old order, functions first, largest module first.

@@ -41,20 +41,54 @@ def main(args: argparse.Namespace) -> int:
     return write_catalog(project_root(), args.package)
 
 
+# How many targets init passes over, each with no operator that applies cleanly, before it
+# says so: jsonpointer's best-scored `pairwise` had none, and init gave up on the package.
+TARGETS_TRIED = 5
+
+
+def _aimed(root: Path, package: str | None) -> tuple[Plan, str]:
+    """The plan and the catalog's text, aimed at the best target with a clean live example;
+    refused before anything is built when the catalog exists."""
+    from killmap.catalog.init_detect import detect
+
+    skipped: list[str] = []
+    refusal: GateError | None = None
+    while True:
+        try:
+            plan = detect(root, package, frozenset(skipped))
+        except GateError:
+            if refusal is None:
+                raise
+            raise refusal from None  # every target left was passed over: the first's reason
+        path = root / "mutations" / f"{plan.package}.toml"
+        if path.exists():
+            raise GateError(
+                "already exists; killmap init never overwrites a catalog (edit it, or remove it and run init again)",
+                file=path.relative_to(root).as_posix(),
+            )
+        target = f"{plan.module}::{plan.function}"
+        text = render(root, plan)
+        if text is not None:
+            plan.passed_over = skipped
+            return plan, text
+        refusal = refusal or GateError(
+            f"no operator applies cleanly to {target}; pick another package with --package, "
+            "or write the catalog by hand (README: The catalog)",
+            field="--package",
+        )
+        skipped.append(target)
+        if len(skipped) == TARGETS_TRIED:
+            raise refusal
+
+
 def write_catalog(root: Path, package: str | None = None) -> int:
     """mutations/<package>.toml, never over an existing catalog, each example verified."""
-    from killmap.catalog.init_detect import choice_reason, detect
+    from killmap.catalog.init_detect import choice_reason
     from killmap.catalog.workspace import enclosing_workspace
 
-    plan = detect(root, package)
+    plan, text = _aimed(root, package)
     path = root / "mutations" / f"{plan.package}.toml"
     rel = path.relative_to(root).as_posix()
-    if path.exists():
-        raise GateError(
-            "already exists; killmap init never overwrites a catalog (edit it, or remove it and run init again)",
-            file=rel,
-        )
-    text = render(root, plan)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     live = sum(1 for *_, ok in plan.examples if ok)
@@ -66,6 +100,8 @@ def write_catalog(root: Path, package: str | None = None) -> int:
     considered = "; ".join(f"{c.module}::{c.function} ({c.reason()})" for c in plan.considered)
     print(f"  considered: {considered}")
     print(f"  chose {plan.function}: {choice_reason(plan.considered)}")
+    if plan.passed_over:
+        print(f"  passed over (no operator applies cleanly): {', '.join(plan.passed_over)}")
     if plan.runs_at_import:
         print(
             f"  note: {plan.function}, like every public function here, runs while the package is imported "
@@ -295,7 +331,8 @@ def _verify(
 LEAVES_DEAD_CODE = "the mutant would leave dead code"
 
 
-def render(root: Path, plan: Plan) -> str:
+def render(root: Path, plan: Plan) -> str | None:
+    """The catalog's text; None when no operator applies cleanly to the plan's target."""
     target = f"{plan.module}::{plan.function}"
     verified = _verified(root, plan, target)
     plan.examples = [
@@ -305,11 +342,7 @@ def render(root: Path, plan: Plan) -> str:
     ]
     live = next((v for op in PREFERRED_LIVE for v in verified if v[0] == op and not v[3]), None)
     if live is None:
-        raise GateError(
-            f"no operator applies cleanly to {target}; pick another package with --package, "
-            "or write the catalog by hand (README: The catalog)",
-            field="--package",
-        )
+        return None
     out = _header(plan, target)
     op, name, fields, _, entry_target = live
     out += [f"# {op}: {OPERATOR_NOTES[op]}"]
