@@ -958,3 +958,32 @@ def test_a_method_name_one_letter_off_gets_the_nearest_in_its_class(km_project):
         build(km_project, f"{MOD}::Cache.getitm", "replace", old="2", new="0")
     assert caught.value.field == "target"
     assert str(caught.value).endswith(f"no symbol 'Cache.getitm' in {MOD}; did you mean 'Cache.getitem'?")
+
+
+def test_merge_strings_keeps_a_message_written_twice_and_drops_the_other(km_project):
+    # itsdangerous: "Malformed timestamp" is raised in two places; either copy kept is the same mutant.
+    km_project.module("""\
+        def parse(raw):
+            if not raw:
+                raise ValueError("Malformed timestamp")
+            if raw.startswith("-"):
+                raise ValueError("Malformed timestamp")
+            if len(raw) > 9:
+                raise ValueError("Timestamp too far ahead")
+            return int(raw)
+        """)
+    mutant = build(km_project, f"{MOD}::parse", "merge-strings", drop="too far ahead", keep="Malformed timestamp")
+    assert_applied(
+        mutant,
+        """\
+        def parse(raw):
+            if not raw:
+                raise ValueError("Malformed timestamp")
+            if raw.startswith("-"):
+                raise ValueError("Malformed timestamp")
+            if len(raw) > 9:
+                raise ValueError("Malformed timestamp")
+            return int(raw)
+        """,
+    )
+    assert mutant.sites == 1

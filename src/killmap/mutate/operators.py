@@ -176,6 +176,10 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
         # One message may sit inside another ("quote_char cannot be empty" inside
         # "end_quote_char cannot be empty"): the literal that is exactly `keep` is meant.
         keepers = [n for n, text in valued if text == keep] or keepers
+    if len(keepers) > 1 and len({wrapper.module.code_for_node(n) for n in keepers}) == 1:
+        # One message written twice (itsdangerous' "Malformed timestamp"): whichever copy
+        # is kept, the mutant is the same.
+        keepers = keepers[:1]
     if len(keepers) != 1:
         raise _NotApplicable(f"'keep' text matched {counted(len(keepers), 'string literal')}, expected exactly 1")
     keeper = keepers[0]
