@@ -139,3 +139,47 @@ def test_a_signal_that_comes_while_an_interrupt_unwinds_is_ignored(monkeypatch):
         assert state.pending() is None
     finally:
         state.end()
+
+
+# SIGTERM the moment the gate's run is over and its workers are being stopped.
+TERMINATED_WHILE_THE_WORKERS_STOP = """\
+import os, signal
+import killmap.cli as cli
+from killmap.engine.workers.pool import Pool
+
+real = Pool.stop
+
+def stop(self):
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real(self)
+
+Pool.stop = stop
+cli.entry()
+"""
+
+
+def test_a_signal_while_the_workers_stop_still_removes_the_scratch(tmp_path):
+    basic = copy_fixture("basic", tmp_path / "p")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = gate_env(basic, {"TMPDIR": str(temp)})  # the scratch goes here, where it can be seen
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            TERMINATED_WHILE_THE_WORKERS_STOP,
+            "run",
+            "--no-cache",
+            "--report-dir",
+            str(tmp_path / "o"),
+        ],
+        cwd=basic,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 128 + signal.SIGTERM, (done.stdout, done.stderr)
+    assert "killmap: interrupted by SIGTERM; the working tree was not touched" in done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert list(temp.iterdir()) == []  # no scratch, no start folder

@@ -104,7 +104,7 @@ def test_markdown_stays_under_githubs_comment_limit_for_a_large_catalog():
     assert text.count("<details>") == text.count("</details>")
     found = re.search(
         r"\*\*Not shown here\*\* \(GitHub's 65,536-character limit\): (\d+) more failed "
-        r"contract\(s\); the details of (\d+) shown above; the names of the 3000 held\. "
+        r"contracts; the details of (\d+) shown above; the names of the 3000 held\. "
         r"Every contract, with its red tests and diff, is in `killmap.html` and `killmap.json` "
         r"in the reports artifact\.",
         text,

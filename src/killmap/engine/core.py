@@ -203,22 +203,26 @@ class Engine:
             sys.setswitchinterval(self._switch_interval)
             self._switch_interval = None
         closes: list[Callable[[], None]] = []
-        if self.pool is not None:
-            with timeline.span("stop workers"):
-                closes += self.pool.stop()
-            self.pool = None
-            with timeline.span("final check"):
-                self._final_check()
-        if self.containment is not None:
-            closes.append(self.containment.tree.close)
-        # Every process is gone and the tree was checked a last time: what is left (the watches
-        # closed, the rewrites kept, the scratch removed) changes no verdict and nothing the
-        # command says, so it goes on beside the command's reports when the command has a launch
-        # to finish it before the command ends.
-        if self.launch is not None:
-            self.launch.behind(lambda: self._leave(closes))
-        else:
-            self._leave(closes)
+        try:
+            if self.pool is not None:
+                # A signal that lands here (a run ending as SIGTERM came) waits until no worker
+                # is left; then the scratch is removed all the same, below. It was left.
+                with timeline.span("stop workers"), interrupts.held():
+                    closes += self.pool.stop()
+                self.pool = None
+                with timeline.span("final check"):
+                    self._final_check()
+        finally:
+            if self.containment is not None:
+                closes.append(self.containment.tree.close)
+            # Every process is gone and the tree was checked a last time: what is left (the
+            # watches closed, the rewrites kept, the scratch removed) changes no verdict and
+            # nothing the command says, so it goes on beside the command's reports when the
+            # command has a launch to finish it before the command ends.
+            if self.launch is not None:
+                self.launch.behind(lambda: self._leave(closes))
+            else:
+                self._leave(closes)
 
     def _leave(self, closes: list[Callable[[], None]]) -> None:
         if self.scratch.kept_rewrites is not None:
