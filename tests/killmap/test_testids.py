@@ -79,3 +79,17 @@ def test_the_nearest_id_is_quoted_so_that_it_pastes_into_a_catalog_as_it_is():
     assert tomllib.loads("kills = 'tests/test_number.py::test_intword[mill\\xf3n]'")["kills"] == index.closest(
         "tests/test_number.py::test_intword[millon]"
     )
+
+
+def test_an_id_numbered_by_its_place_in_a_set_says_why_it_changed():
+    # isodate parametrizes over a set of tuples: `expected18` in one collection is
+    # `expected21` in the next, and "did you mean" alone sent the user round in circles.
+    index = TestIndex(["tests/test_date.py::test_parse[4-1985-102-expected21-%Y-%j]", "tests/test_date.py::test_x"])
+    note = index.unmatched_note("tests/test_date.py::test_parse[4-1985-102-expected18-%Y-%j]", "tests")
+    assert "did you mean 'tests/test_date.py::test_parse[4-1985-102-expected21-%Y-%j]'?" in note
+    assert "pytest names the parameter 'expected18' by its place among the parameters" in note
+    assert "give them ids (pytest.param(..., id=...)) or sort them" in note
+    # A typo in a named parameter is a typo, and nothing more.
+    index = TestIndex(["tests/test_a.py::test_b[alpha-1]"])
+    note = index.unmatched_note("tests/test_a.py::test_b[alpah-1]", "tests")
+    assert note.endswith("did you mean 'tests/test_a.py::test_b[alpha-1]'?")

@@ -10,6 +10,7 @@ sorted ids instead: the ids an entry can name all start with it, so they sit tog
 from __future__ import annotations
 
 import difflib
+import re
 from bisect import bisect_left
 from collections.abc import Iterable
 
@@ -26,6 +27,10 @@ def matches(entry: str, node_id: str) -> bool:
         return False
     rest = node_id[len(entry) :]
     return rest.startswith("::") or rest.startswith("[") or (entry.endswith(".py") is False and rest.startswith("/"))
+
+
+# pytest's id for a parameter it cannot name: the argument's name and its place (`expected18`).
+_PLACED = re.compile(r"([A-Za-z_][A-Za-z_0-9]*?)(\d+)")
 
 
 class TestIndex:
@@ -68,9 +73,39 @@ class TestIndex:
     def unmatched_note(self, entry: str, under: str) -> str:
         """What a contract entry that names no collected test is told, with the nearest one."""
         near = self.closest(entry)
-        return f"{entry!r} matches no collected test (under {under})" + (
-            f"; did you mean {toml_literal(near)}?" if near else ""
-        )
+        said = f"{entry!r} matches no collected test (under {under})"
+        if near is None:
+            return said
+        said += f"; did you mean {toml_literal(near)}?"
+        numbered = renumbered(entry, near)
+        if numbered:
+            said += (
+                f" pytest names the parameter {numbered!r} by its place among the parameters, which "
+                "changes from one run to the next when they come from a set: give them ids "
+                "(pytest.param(..., id=...)) or sort them"
+            )
+        return said
+
+
+def renumbered(entry: str, near: str) -> str | None:
+    """The entry's parameter that pytest named by its place (`expected18`, an object with no
+    id of its own) where `near`, the same test, has another number: isodate's cases come from
+    a set, whose order, and so every such id, changed between two collections. Else None."""
+    if "[" not in entry or "[" not in near or entry.split("[", 1)[0] != near.split("[", 1)[0]:
+        return None
+    ours, theirs = entry.split("[", 1)[1].split("-"), near.split("[", 1)[1].split("-")
+    if len(ours) != len(theirs):
+        return None
+    differing = [(a.rstrip("]"), b.rstrip("]")) for a, b in zip(ours, theirs, strict=True) if a != b]
+    if not differing or not all(_placed_as(a) and _placed_as(a) == _placed_as(b) for a, b in differing):
+        return None
+    return differing[0][0]
+
+
+def _placed_as(part: str) -> str | None:
+    """The argument's name in a place-numbered parameter id (`expected` of `expected18`)."""
+    found = _PLACED.fullmatch(part)
+    return found.group(1) if found else None
 
 
 def toml_literal(text: str) -> str:

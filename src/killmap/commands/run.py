@@ -93,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
 
     timeline.mark("launch")
     # The workers start now, while the gate imports and reads its catalogs (launch.py says why).
-    with Launch(args.jobs) as launch:  # no run has more sandboxes than jobs (lab._sandboxes)
+    with Launch(args.jobs, parse_seed(args.seed)) as launch:  # no more sandboxes than jobs (lab._sandboxes)
         return _run_launched(root, args, launch)
 
 

@@ -122,7 +122,10 @@ class Engine:
         # (many small system calls): neither needs the other before the first request.
         with interrupts.held():  # until the engine holds its workers, to stop them (interrupts.py)
             self.pool = Pool(
-                [self.scratch.sandbox_path(i) for i in range(count)], start_dir=self.scratch.path, launch=launch
+                [self.scratch.sandbox_path(i) for i in range(count)],
+                start_dir=self.scratch.path,
+                launch=launch,
+                hash_seed=self.seed,
             )
         for worker in self.pool.workers:
             worker.memory_limit = limit

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from killmap import interrupts, timeline
+from killmap.catalog.plan import DEFAULT_SEED
 from killmap.engine.containment.landlock import hide_from_tests
 from killmap.engine.containment.sandbox import OWNER_FILE, owner, remove_abandoned_everywhere
 from killmap.engine.workers.worker_forks import open_pipes
@@ -33,10 +34,17 @@ from killmap.engine.workers.worker_forks import open_pipes
 WorkerProcess = Any  # subprocess.Popen or worker_forks.ForkedWorkerProcess: what pool.Worker drives
 
 
-def start_workers(count: int, start_dir: Path) -> list[WorkerProcess]:
+def start_workers(count: int, start_dir: Path, hash_seed: int | None = DEFAULT_SEED) -> list[WorkerProcess]:
     """Start one worker process; it forks the other `count - 1` once it has imported pytest
-    (worker_forks.py). The processes in order, the started one first."""
+    (worker_forks.py). The processes in order, the started one first. `hash_seed`: the
+    tests' PYTHONHASHSEED (None: a random one, as plain pytest has)."""
     env = dict(os.environ)
+    # A set's order is the hash seed's: isodate parametrizes a test over a set, and its ids
+    # changed at every gate (a kills id matched in one run and nothing in the next). One seed,
+    # the gate's, as for random and Hypothesis: the same ids and draws in every run. A seed
+    # the user exported is theirs.
+    if hash_seed is not None and "PYTHONHASHSEED" not in env:
+        env["PYTHONHASHSEED"] = str(hash_seed % 2**32)
     # The gate's own folder (the user's tree, most often) is named nowhere a test could read
     # it: not in the workers' environment (a test's /proc/self/environ is its worker's), and
     # not in the gate's /proc entries (landlock.hide_from_tests).
@@ -135,7 +143,7 @@ class Launch:
     path `python -m` gives them.
     """
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, hash_seed: int | None = DEFAULT_SEED):
         self.folder = Path(tempfile.mkdtemp(prefix="killmap-start-"))
         # Named by its gate, as a scratch folder is: a gate killed outright leaves it, and the
         # next one removes it, with any scratch folder such a gate left (sandbox.remove_abandoned).
@@ -148,7 +156,7 @@ class Launch:
             # Held until the launch holds them: ^C inside Popen, after its fork, left a worker
             # that nothing stopped (it printed its traceback once this folder was gone).
             with interrupts.held():
-                self.processes = start_workers(max(1, count), self.folder)
+                self.processes = start_workers(max(1, count), self.folder, hash_seed)
         except BaseException:
             self.close()
             raise

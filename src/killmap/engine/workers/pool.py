@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from killmap import timeline
+from killmap.catalog.plan import DEFAULT_SEED
 from killmap.engine.containment.guard import Containment, TreeGuard
 from killmap.engine.containment.inotify_watch import close_together
 from killmap.engine.workers.launch import Launch, start_workers, stop_workers
@@ -41,6 +42,7 @@ class Worker:
     start_dir: Path | None = None
     order: tuple[Path, list[str], Path, dict[str, str] | None] | None = None
     replacements: int = 0  # how many workers a run killed here (replace)
+    hash_seed: int | None = DEFAULT_SEED  # its tests' PYTHONHASHSEED, a replacement's too (launch.py)
     stopping: bool = False  # the gate is stopping it: its end is no run's doing (Pool.close)
     # Repairs the pristine copy a run may have damaged (sandbox.Scratch.repair_pristine):
     # every later run, and a replacement's sandbox, are copied and restored from it.
@@ -194,7 +196,7 @@ class Worker:
             except OSError:
                 pass
         self.replacements += 1
-        self.process = start_workers(1, self.start_dir)[0]
+        self.process = start_workers(1, self.start_dir, self.hash_seed)[0]
         self.sandbox = self.sandbox.with_name(f"sandbox-{self.index}.{self.replacements}")
         if self.guard is not None:
             self.guard.close()
@@ -231,16 +233,23 @@ def kill_run(pids: Path) -> None:
 class Pool:
     """Start workers, hand each job to the next free one, stop them all on exit."""
 
-    def __init__(self, sandboxes: list[Path], *, start_dir: Path | None = None, launch: Launch | None = None):
+    def __init__(
+        self,
+        sandboxes: list[Path],
+        *,
+        start_dir: Path | None = None,
+        launch: Launch | None = None,
+        hash_seed: int | None = DEFAULT_SEED,
+    ):
         """`start_dir`: where the worker processes start, when the sandboxes are not copied
         yet (each run enters its sandbox itself; see sandbox_entry.enter_sandbox). `launch`:
         workers started already, adopted when there are enough of them (launch.py). Each
         worker's guards are set when its sandbox is copied (Worker.begin_copy, Worker.containment)."""
         processes = launch.adopt(len(sandboxes)) if launch is not None else None
         if processes is None:
-            processes = start_workers(len(sandboxes), start_dir or sandboxes[0])
+            processes = start_workers(len(sandboxes), start_dir or sandboxes[0], hash_seed)
         self.workers = [
-            Worker(index, sandbox, process, start_dir=start_dir or sandbox.parent)
+            Worker(index, sandbox, process, start_dir=start_dir or sandbox.parent, hash_seed=hash_seed)
             for index, (sandbox, process) in enumerate(zip(sandboxes, processes, strict=True))
         ]
 
