@@ -62,6 +62,13 @@ def test_a_git_ignored_target_is_refused_before_anything_runs(git_project):
     assert tree_digest(git_project.root) == before
 
 
+def test_check_refuses_a_git_ignored_target_as_run_does(git_project):
+    run = run_gate(git_project.root, "check")
+    assert run.code == 2, run.stdout + run.stderr
+    line = next(line for line in run.stderr.splitlines() if "git-ignored" in line)
+    assert "mutations/catalog.toml" in line and "'check-flipped'" in line and "'target'" in line
+
+
 def test_the_same_target_once_no_longer_ignored_runs_and_holds(git_project):
     # The premise of the test above: the project itself is fine; only the ignore differs.
     git_project.write(".gitignore", "")

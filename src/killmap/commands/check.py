@@ -60,7 +60,8 @@ class CheckResult:
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
     """`launch`: the worker the command started at its first line (launch.py), which imports
     pytest while this reads the catalogs and builds the mutants."""
-    from killmap.verdict.lab import LabOptions, collect, load
+    from killmap.catalog.project import project_files
+    from killmap.verdict.lab import LabOptions, collect, load, targets_not_copied
 
     result = CheckResult()
     try:
@@ -70,6 +71,8 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.found, result.unreadable = _found(root, catalogs, exc)
         return result
     result.catalogs, result.mutations = len(loaded), len(mutations)
+    # The rule `run` refuses by (a git-ignored target): check said all was well.
+    result.problems.extend(targets_not_copied(mutations, project_files(root)))
     problems, loadable = _mutant_problems(root, mutations)
     result.problems.extend(problems)
 

@@ -22,6 +22,7 @@ from killmap.catalog.plan import load as load  # commands and benchmarks read ca
 from killmap.catalog.project import project_files
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Engine, Launch, memory_limit
+from killmap.errors import GateError
 from killmap.mutate.memo import MutantBuilder, MutantMemo, Prepared, prepared_mutant, remembered_mutant
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_patch_pins
@@ -171,15 +172,23 @@ def check_targets_copied(mutations, files: list[str]) -> None:
     The sandbox is a copy of `project_files`: a git-ignored target is not in it, and
     would otherwise come out as an 'inconclusive' run with an empty log.
     """
+    for problem in targets_not_copied(mutations, files):
+        raise problem
+
+
+def targets_not_copied(mutations, files: list[str]) -> list[GateError]:
+    """Each mutation whose target no sandbox holds (check_targets_copied's rule), said."""
     copied = set(files)
-    for mutation in mutations:
-        if mutation.target.path not in copied:
-            raise mutation.fail(
-                f"target {mutation.target.path} is not one of the project's files (it is "
-                "git-ignored, or in a folder the gate never copies), so the sandbox "
-                "would not hold it",
-                "target",
-            )
+    return [
+        mutation.fail(
+            f"target {mutation.target.path} is not one of the project's files (it is "
+            "git-ignored, or in a folder the gate never copies), so the sandbox "
+            "would not hold it",
+            "target",
+        )
+        for mutation in mutations
+        if mutation.target.path not in copied
+    ]
 
 
 @dataclass(frozen=True)
