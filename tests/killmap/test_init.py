@@ -688,3 +688,19 @@ def test_a_target_no_operator_applies_to_cleanly_is_passed_over_for_the_next(tmp
         "killmap: no operator applies cleanly to pw.py::pairwise; pick another package "
         "with --package, or write the catalog by hand (README: The catalog)"
     )
+
+
+def test_a_method_s_callers_are_counted_where_the_tests_name_its_class(tmp_path):
+    # croniter: the tests call `croniter(...).expand(...)`; HashExpander.expand, a method of the
+    # same name that no test names, was read as called by every one of them.
+    source = (
+        "class HashExpander:\n    def expand(self, text):\n        if text:\n            return [text]\n"
+        "        for _ in text:\n            pass\n        return []\n\n\n"
+        "class Cron:\n    def expand(self, text):\n        if text:\n            return text.split()\n"
+        "        return []\n"
+    )
+    tests = "from pkg import Cron\n\n\ndef test_split():\n    assert Cron().expand('a b') == ['a', 'b']\n"
+    root = _project(tmp_path, {"pkg/__init__.py": source, "tests/test_pkg.py": tests})
+    plan = detect(root)
+    assert plan.function == "Cron.expand"
+    assert [(c.function, c.callers) for c in plan.considered] == [("Cron.expand", 1), ("HashExpander.expand", 0)]
