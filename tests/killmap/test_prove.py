@@ -97,3 +97,20 @@ def test_prove_with_report_dir_writes_the_verdicts_and_its_proof_there(provable,
     caught = {f["mutation"] for f in proved["findings"] if f["status"] == "caught"}
     assert caught == {"member-discount-dropped", "discount-wrong"}
     assert f"reports: {folder / 'killmap.json'}" in run.stdout
+
+
+def test_over_two_gate_settings_each_baseline_line_names_its_tests(tmp_path):
+    project = fixture_repo("provable", tmp_path)
+    first = next((project / "mutations").glob("*.toml"))
+    text = first.read_text()
+    entry = text[text.index("[[mutation]]") :].split("\n\n[[mutation]]")[0]
+    (project / "mutations" / "narrow.toml").write_text(
+        '[gate]\ntests = ["tests/test_fees.py"]\npaths = ["src"]\n\n'
+        + entry.replace('name = "', 'name = "narrow-', 1)
+        + "\n"
+    )
+    run = review(project, "prove", LESS)
+    lines = [line for line in run.stdout.splitlines() if line.startswith("baseline")]
+    assert sorted(line.split(":", 1)[0] for line in lines) == ["baseline of tests", "baseline of tests/test_fees.py"], (
+        run.stdout + run.stderr
+    )

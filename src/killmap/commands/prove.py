@@ -111,9 +111,17 @@ def main(args: argparse.Namespace) -> int:
     root = project_root()
     args.jobs = usable_jobs(args.jobs)
 
+    groups = 1
+
     def progress(kind, data) -> None:
-        if kind == "baseline-done":
-            print(baseline_line(data), flush=True)
+        nonlocal groups
+        if kind == "groups":
+            groups = data
+        elif kind == "baseline-done":
+            line = baseline_line(data)
+            if groups > 1:  # one baseline per [gate]: which tests each one ran
+                line = line.replace("baseline:", f"baseline of {', '.join(data.settings.tests)}:", 1)
+            print(line, flush=True)
 
     # The workers start now, while the command reads and builds (launch.py says why).
     with Launch(args.jobs) as launch:
@@ -153,6 +161,7 @@ def run_prove(
                 field="--mutation",
             )
     candidates = [m for m in mutations if not m.invariant]
+    progress("groups", len({m.settings for m in candidates}))
     result = run_mutations(
         root,
         candidates,
