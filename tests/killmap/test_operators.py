@@ -962,7 +962,7 @@ def test_a_method_name_one_letter_off_gets_the_nearest_in_its_class(km_project):
 
 def test_merge_strings_keeps_a_message_written_twice_and_drops_the_other(km_project):
     # itsdangerous: "Malformed timestamp" is raised in two places; either copy kept is the same mutant.
-    km_project.module("""\
+    source = """\
         def parse(raw):
             if not raw:
                 raise ValueError("Malformed timestamp")
@@ -971,19 +971,8 @@ def test_merge_strings_keeps_a_message_written_twice_and_drops_the_other(km_proj
             if len(raw) > 9:
                 raise ValueError("Timestamp too far ahead")
             return int(raw)
-        """)
+        """
+    km_project.module(source)
     mutant = build(km_project, f"{MOD}::parse", "merge-strings", drop="too far ahead", keep="Malformed timestamp")
-    assert_applied(
-        mutant,
-        """\
-        def parse(raw):
-            if not raw:
-                raise ValueError("Malformed timestamp")
-            if raw.startswith("-"):
-                raise ValueError("Malformed timestamp")
-            if len(raw) > 9:
-                raise ValueError("Malformed timestamp")
-            return int(raw)
-        """,
-    )
+    assert_applied(mutant, source.replace("Timestamp too far ahead", "Malformed timestamp"))
     assert mutant.sites == 1
