@@ -119,8 +119,8 @@ def test_a_stubbed_value_with_an_undefined_name_blames_value(tmp_path):
     assert "field 'value'" in line and "line 8 `return shouted`: undefined name 'shouted'" in line, line
 
 
-def test_a_gate_tests_or_paths_entry_that_is_not_there_is_one_line_naming_the_catalog_and_field(tmp_path):
-    for key, entry in (("tests", '"tests/nope"'), ("tests", '"tests/test_gone.py::test_mode"'), ("paths", '"lib"')):
+def test_a_gate_tests_entry_that_is_not_there_is_one_line_naming_the_catalog_and_field(tmp_path):
+    for key, entry in (("tests", '"tests/nope"'), ("tests", '"tests/test_gone.py::test_mode"')):
         project = _project(tmp_path / key / str(len(entry)), '"strict"', '"lax"')
         catalog = project / "mutations" / "pkg.toml"
         catalog.write_text(catalog.read_text().replace(f"{key} = [", f"{key} = [{entry}, ", 1))

@@ -157,9 +157,9 @@ def test_a_command_that_runs_pytest_starts_its_workers_once_and_hands_them_to_it
     starts = []
     real = launch_module.start_workers
 
-    def counted(count, start_dir):
+    def counted(count, start_dir, *seed):
         starts.append(count)
-        return real(count, start_dir)
+        return real(count, start_dir, *seed)
 
     monkeypatch.setattr(launch_module, "start_workers", counted)
     monkeypatch.setattr(pool_module, "start_workers", counted)
@@ -176,7 +176,7 @@ _HEAVY = ("libcst", "killmap.verdict.lab")
 _PROBE = """
 import sys
 from killmap.engine.workers import launch
-def refuse(self, jobs):
+def refuse(self, jobs, *seed):
     print(",".join(sorted(m for m in {heavy!r} if m in sys.modules)) or "none", flush=True)
     raise SystemExit(0)
 launch.Launch.__init__ = refuse

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -138,6 +138,22 @@ def _pytest_args(rel: str, value: Any) -> tuple[str, ...]:
             field="pytest_args",
         )
     return args
+
+
+def missing_test_paths(root: Path, where: Iterable[tuple[str, tuple[str, ...]]]) -> list[GateError]:
+    """Each `[gate] tests` entry (catalog, its entries) that names no file or folder of the
+    project: pytest said it later, as a baseline that collected nothing, in two lines naming
+    neither the catalog nor the field. Said once per catalog and entry."""
+    problems, said = [], set()
+    for catalog, tests in where:
+        for entry in tests:
+            path = posixpath.normpath(entry.split("::", 1)[0])
+            if (catalog, entry) not in said and not (root / path).exists():
+                said.add((catalog, entry))
+                problems.append(
+                    GateError(f"{entry!r} is not a file or folder of the project", file=catalog, field="tests")
+                )
+    return problems
 
 
 def why_outside_project(entry: str) -> str | None:

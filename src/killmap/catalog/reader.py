@@ -82,17 +82,6 @@ def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
     return catalogs
 
 
-def _check_gate_paths_exist(root: Path, rel: str, table: dict) -> None:
-    """A `[gate] tests` or `paths` entry the catalog writes names a file or folder of the
-    project (a node id by its file): one that is not there was said by pytest, later, as a
-    baseline that collected nothing, in two lines naming neither the catalog nor the field."""
-    for key in ("tests", "paths"):
-        for entry in table.get(key, ()):
-            path = entry.split("::", 1)[0]
-            if path and not (root / path).exists():
-                raise GateError(f"{entry!r} is not a file or folder of the project", file=rel, field=key)
-
-
 def load_catalog(root: Path, path: Path) -> Catalog:
     rel = relative_path(root, path)
     if not path.is_file():
@@ -124,7 +113,6 @@ def load_catalog(root: Path, path: Path) -> Catalog:
             field=sorted(unknown)[0],
         )
     settings = read_gate_settings(rel, data.get("gate", {}))
-    _check_gate_paths_exist(root, rel, data.get("gate", {}))
     sweep = read_sweep_settings(rel, data.get("sweep", {}))
     entries = data.get("mutation", [])
     # A catalog of [gate] alone is how a new user sets `tests` and `paths` to sweep before

@@ -60,6 +60,7 @@ class CheckResult:
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
     """`launch`: the worker the command started at its first line (launch.py), which imports
     pytest while this reads the catalogs and builds the mutants."""
+    from killmap.catalog.entries import missing_test_paths
     from killmap.catalog.project import project_files
     from killmap.verdict.lab import LabOptions, collect, load, targets_not_copied
 
@@ -71,10 +72,14 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.found, result.unreadable = _found(root, catalogs, exc)
         return result
     result.catalogs, result.mutations = len(loaded), len(mutations)
-    # The rule `run` refuses by (a git-ignored target): check said all was well.
+    # The rules `run` refuses by (a test path not there, a git-ignored target), each said.
+    missing = missing_test_paths(root, ((c.path, c.settings.tests) for c in loaded))
+    result.problems.extend(missing)
     result.problems.extend(targets_not_copied(mutations, project_files(root)))
     problems, loadable = _mutant_problems(root, mutations)
     result.problems.extend(problems)
+    if missing:
+        return result  # pytest would only say it again, in its own words
 
     groups: dict[GateSettings, list[Mutation]] = {}
     for mutation in mutations:
