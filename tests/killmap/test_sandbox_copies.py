@@ -8,7 +8,7 @@ import pytest
 from gatekit import write_project
 
 from killmap.catalog.project import project_files
-from killmap.engine.containment.sandbox import Scratch
+from killmap.engine.containment.sandbox import Scratch, as_listed
 from killmap.engine.core import Engine
 from killmap.engine.workers.pool import Pool
 from killmap.errors import GateError
@@ -92,3 +92,30 @@ def test_a_pristine_copy_the_kernel_heard_nothing_happen_to_costs_no_stat(tmp_pa
         assert stamped == []
     finally:
         scratch.remove()
+
+
+def test_a_sandbox_lists_each_folder_as_the_project_does(tmp_path):
+    # jmespath numbers its compliance cases by os.listdir: the sandbox, on a RAM disk that lists
+    # the newest entry first, gave them other ids than plain pytest did.
+    names = ["mango.json", "apple.json", "zebra.json", "kiwi.json", "banana.json", "cherry.json", "nested"]
+    files = {f"tests/cases/{name}": "{}\n" for name in names if name != "nested"}
+    files["tests/cases/nested/inner.json"] = "{}\n"
+    project = write_project(tmp_path / "project", {**PROJECT, **files})
+    listed = os.listdir(project / "tests" / "cases")
+    with Engine(project, project_files(project), 1) as engine:
+        worker = engine.workers[0]
+        worker.wait_sandbox()
+        assert os.listdir(worker.sandbox / "tests" / "cases") == listed
+        assert os.listdir(engine.scratch.pristine / "tests" / "cases") == listed
+
+
+def test_the_copy_order_is_the_listing_order_or_its_reverse(tmp_path):
+    folder = tmp_path / "tree"
+    (folder / "d").mkdir(parents=True)
+    for name in ("c", "a", "b", "d/y", "d/x"):
+        (folder / name).write_text("")
+    files = ["a", "b", "c", "d/x", "d/y"]
+    forward = as_listed(folder, files, newest_first=False)
+    assert list(dict.fromkeys(rel.split("/")[0] for rel in forward)) == os.listdir(folder)
+    assert [rel for rel in forward if rel.startswith("d/")] == [f"d/{name}" for name in os.listdir(folder / "d")]
+    assert as_listed(folder, files, newest_first=True) == forward[::-1]

@@ -81,7 +81,7 @@ class TestIndex:
         if numbered:
             said += (
                 f" pytest names the parameter {numbered!r} by its place among the parameters, which "
-                "changes from one run to the next when they come from a set: give them ids "
+                "moves when they come from a set or a folder's listing: give them ids "
                 "(pytest.param(..., id=...)) or sort them"
             )
         return said

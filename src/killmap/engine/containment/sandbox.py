@@ -244,10 +244,13 @@ def folder_stamps(root: Path) -> dict[str, Stamp | None]:
 
 def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
     """`files` (relative paths) from one tree into another: the pristine copy, and each
-    sandbox, which its worker copies from the pristine one (pool.Worker.begin_copy)."""
+    sandbox, which its worker copies from the pristine one (pool.Worker.begin_copy). Each
+    folder lists its entries as the source's does, where the destination's file system
+    lists by creation (as_listed)."""
     source, dest = str(source_root) + os.sep, str(dest_root) + os.sep
     made: set[str] = set()
-    for rel in files:
+    dest_root.mkdir(parents=True, exist_ok=True)
+    for rel in as_listed(source_root, files, newest_first=lists_newest_first(dest_root)):
         folder = rel.rpartition("/")[0]
         if folder not in made:  # one mkdir per folder, not one per file
             os.makedirs(dest + folder, exist_ok=True)
@@ -256,3 +259,59 @@ def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
         shutil.copyfile(source + rel, dest + rel)
     dest_root.mkdir(parents=True, exist_ok=True)
     return dest_root
+
+
+def as_listed(root: Path, files: list[str], *, newest_first: bool) -> list[str]:
+    """`files` in the order that, created one by one (each folder with its first file), makes
+    every folder list its entries as it does under `root`: a test that numbers its cases by
+    `os.listdir` (jmespath's compliance files) had other ids in the sandbox than under plain
+    pytest. Depth first, each folder's entries in `root`'s order, or its reverse where the
+    destination lists the newest first (tmpfs). A file system that lists by name hash (ext4)
+    orders the copy itself, alike on alike."""
+    children: dict[str, set[str]] = {}
+    for rel in files:
+        parts = rel.split("/")
+        for depth in range(len(parts)):
+            children.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+    ordered: list[str] = []
+
+    def visit(folder: str) -> None:
+        wanted = children[folder]
+        try:
+            listed = [name for name in os.listdir(root / folder) if name in wanted]
+        except OSError:
+            listed = []
+        names = listed + sorted(wanted.difference(listed))
+        for name in reversed(names) if newest_first else names:
+            rel = f"{folder}/{name}" if folder else name
+            if rel in children:
+                visit(rel)
+            else:
+                ordered.append(rel)
+
+    if files:
+        visit("")
+    return ordered
+
+
+# Each file system's answer, by device: a fact of the kernel's, asked once per process.
+_NEWEST_FIRST: dict[int, bool] = {}
+
+
+def lists_newest_first(folder: Path) -> bool:
+    """Whether a new folder's entries, created in `folder`, list newest first (tmpfs's do):
+    asked by a probe folder made and removed there."""
+    _known = _NEWEST_FIRST
+    try:
+        device = os.stat(folder).st_dev
+        if device not in _known:
+            probe = Path(tempfile.mkdtemp(prefix=".killmap-order-", dir=folder))
+            try:
+                (probe / "a").touch()
+                (probe / "b").touch()
+                _known[device] = os.listdir(probe) == ["b", "a"]
+            finally:
+                shutil.rmtree(probe, ignore_errors=True)
+        return _known[device]
+    except OSError:
+        return False
