@@ -137,3 +137,21 @@ def test_a_contradiction_is_one_line_and_exit_2_from_the_command(project):
     assert run.code == 2 and len(lines) == 1 and "Traceback" not in run.stderr
     assert "mutations/catalog.toml" in lines[0] and "'double-is-triple'" in lines[0]
     assert "'may_kill'" in lines[0] and "tests/test_a.py::test_double" in lines[0]
+
+
+def test_a_kills_entry_that_names_only_skipped_tests_is_a_contract_error(project):
+    # A contract that can never hold: a skipped test never goes red, under any mutant.
+    skipped = TEST_B.replace("\n\n\ndef ", "\n\n\n@pytest.mark.skip(reason='later')\ndef ")
+    project.write("tests/test_b.py", "import pytest\n" + skipped, dedent=False)
+    project.write("mutations/catalog.toml", entry('["tests/test_b.py"]'), dedent=False)
+    run = run_gate(project.root, "run", "--no-cache", "--jobs", "1")
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert run.code == 2 and len(lines) == 1, run.stdout + run.stderr
+    assert lines[0] == (
+        "killmap: mutations/catalog.toml: mutation 'double-is-triple': field 'kills': 'tests/test_b.py' names "
+        "only 1 test the baseline skipped (first: tests/test_b.py::test_double_zero): a skipped test never goes "
+        "red, so this contract could never hold; name a test that runs"
+    )
+    # A prefix over tests that run, one of them skipped, stays a contract.
+    project.write("mutations/catalog.toml", entry('["tests"]'), dedent=False)
+    assert run_gate(project.root, "run", "--no-cache", "--jobs", "1").code != 2

@@ -68,6 +68,7 @@ class Baseline:
     # Why reach was recorded by another recorder than the engine's own (its tests went red
     # under it, and passed without it), said once on the console; "" when it was not.
     recorder_note: str = ""
+    skipped: tuple[str, ...] = ()  # the tests the baseline skipped: no mutant can turn them red
 
     @cached_property
     def index(self) -> TestIndex:
@@ -354,6 +355,7 @@ class _Builder:
             max((o.per_test_timeout or 0.0 for o in reach), default=0.0) or None,
             len({t for each in done[1:] for o in each for t in o.tests}) if settled else None,
             self.passes.note,
+            tuple(sorted(t for t, r in ran.items() if r.outcome == "skipped")),
         )
 
 
@@ -879,10 +881,19 @@ def check_runner_imports(group: list[Mutation], settings: GateSettings, preloade
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
     deselected = TestIndex(baseline.deselected)
+    skipped = set(baseline.skipped)
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:
-                if baseline.index.names_any(entry):
+                named = baseline.index.named_by(entry)
+                if key == "kills" and named and skipped.issuperset(named):
+                    raise mutation.fail(
+                        f"{entry!r} names only {counted(len(named), 'test')} the baseline skipped (first: "
+                        f"{named[0]}): a skipped test never goes red, so this contract could never hold; "
+                        "name a test that runs",
+                        key,
+                    )
+                if named:
                     continue
                 under = ", ".join(mutation.settings.tests)
                 named = deselected.named_by(entry)
