@@ -138,6 +138,7 @@ def _project(tmp_path: Path, source: str) -> Path:
     (tmp_path / "src/p").mkdir(parents=True)
     (tmp_path / "src/p/__init__.py").write_text("")
     (tmp_path / "src/p/m.py").write_text(textwrap.dedent(source))
+    (tmp_path / "tests").mkdir()
     return tmp_path
 
 
@@ -570,3 +571,14 @@ def test_a_module_at_the_project_root_that_imports_from_its_own_package_is_swept
     (tmp_path / "__init__.py").write_text(package)
     code = "from . import refuse\n\n\ndef check(x):\n    if x:\n        refuse('no')\n"
     assert _never_returning(tmp_path, "checks.py", code, GateSettings()) == frozenset({"refuse"})
+
+
+def test_a_sweep_with_no_tests_folder_says_where_the_tests_are_named(tmp_path, monkeypatch, capsys):
+    require_mutmut()
+    project = _project(tmp_path, "def f(x):\n    return x + 1\n")
+    (project / "tests").rmdir()
+    code, err = _sweep_cli(tmp_path, monkeypatch, capsys)
+    assert code == 2 and err == (
+        "killmap: field 'tests': 'tests' is not a file or folder of the project "
+        "(the tests to run: a catalog's [gate] tests, or --tests)\n"
+    )

@@ -150,8 +150,10 @@ def missing_test_paths(root: Path, where: Iterable[tuple[str, tuple[str, ...]]])
             path = posixpath.normpath(entry.split("::", 1)[0])
             if (catalog, entry) not in said and not (root / path).exists():
                 said.add((catalog, entry))
+                # A sweep's mutants have no catalog of their own: say where the setting comes from.
+                whose = "" if catalog else " (the tests to run: a catalog's [gate] tests, or --tests)"
                 problems.append(
-                    GateError(f"{entry!r} is not a file or folder of the project", file=catalog, field="tests")
+                    GateError(f"{entry!r} is not a file or folder of the project{whose}", file=catalog, field="tests")
                 )
     return problems
 
