@@ -61,6 +61,12 @@ def test_a_loose_word_is_still_refused(project, loose):
     assert error.field == "kills" and loose.strip('"') in str(error)
 
 
+def test_a_file_of_the_project_is_named_by_its_name(project):
+    # tabulate's README.md, which pytest collects by --doctest-glob: README.md::README.md.
+    project.write("README.md", ">>> 1 + 1\n2\n")
+    assert load(project, '["README.md"]').kills == ("README.md",)
+
+
 def test_a_folder_without_its_slash_runs_and_holds(project):
     project.write("mutations/catalog.toml", entry('["tests"]'), dedent=False)
     run = run_gate(project.root, "run", "--no-cache", "--jobs", "1")

@@ -372,13 +372,14 @@ def _pin_and_run_fields(entry: dict[str, Any], fail: _Fail) -> dict[str, Any]:
 def _refuse_loose_test_ids(root: Path, kills: tuple[str, ...], may_kill: tuple[str, ...], fail: _Fail) -> None:
     for entry_list, key in ((kills, "kills"), (may_kill, "may_kill")):
         for test_id in entry_list:
-            # A folder may be named with or without its slash ("tests" is "tests/"); any
-            # other entry without '::', '.py' or '/' is a loose word, never a prefix.
+            # A folder may be named with or without its slash ("tests" is "tests/"), and a
+            # file of the project by its name (README.md, which pytest collects by
+            # --doctest-glob); any other entry without '::', '.py' or '/' is a loose word.
             if (
                 "::" not in test_id
                 and not test_id.endswith(".py")
                 and "/" not in test_id
-                and not (root / test_id).is_dir()
+                and not (root / test_id).exists()
             ):
                 raise fail(
                     f"{test_id!r} is not a pytest node id (path.py::name), a test file or a folder of the project", key
