@@ -158,6 +158,11 @@ def test_a_kills_entry_that_names_only_skipped_tests_is_a_contract_error(project
         "only 1 test the baseline skipped (first: tests/test_b.py::test_double_zero): a skipped test never goes "
         "red, so this contract could never hold; name a test that runs"
     )
-    # A prefix over tests that run, one of them skipped, stays a contract.
+    # A prefix over two tests, one of them skipped, could never hold either: said with the count.
     project.write("mutations/catalog.toml", entry('["tests"]'), dedent=False)
-    assert run_gate(project.root, "run", "--no-cache", "--jobs", "1").code != 2
+    run = run_gate(project.root, "run", "--no-cache", "--jobs", "1")
+    assert run.code == 2 and "'tests' names 1 test the baseline skipped, of 2 (first: " in run.stderr
+    assert "(a skipped one may go in may_kill)" in run.stderr
+    # The test that runs, with the skipped one allowed: a contract, and it holds.
+    project.write("mutations/catalog.toml", entry('["tests/test_a.py"]', '["tests/test_b.py"]'), dedent=False)
+    assert run_gate(project.root, "run", "--no-cache", "--jobs", "1").verdicts() == {"double-is-triple": "held"}

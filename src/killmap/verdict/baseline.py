@@ -886,13 +886,8 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:
                 named = baseline.index.named_by(entry)
-                if key == "kills" and named and skipped.issuperset(named):
-                    raise mutation.fail(
-                        f"{entry!r} names only {counted(len(named), 'test')} the baseline skipped (first: "
-                        f"{named[0]}): a skipped test never goes red, so this contract could never hold; "
-                        "name a test that runs",
-                        key,
-                    )
+                if key == "kills" and skipped.intersection(named):
+                    raise mutation.fail(_names_skipped(entry, named, skipped), key)
                 if named:
                     continue
                 under = ", ".join(mutation.settings.tests)
@@ -900,6 +895,23 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
                 if named:
                     raise mutation.fail(deselected_note(entry, named, baseline.deselected, under), key)
                 raise mutation.fail(baseline.index.unmatched_note(entry, under), key)
+
+
+def _names_skipped(entry: str, named: list[str], skipped: set[str]) -> str:
+    """A kills entry that names a test the baseline skipped: that test never goes red, so the
+    contract could never hold (tabulate: a file prefix over 33 tests, 9 of them skipped, read
+    `vacuous` on every run)."""
+    some = [t for t in named if t in skipped]
+    if len(some) == len(named):
+        return (
+            f"{entry!r} names only {counted(len(named), 'test')} the baseline skipped (first: {some[0]}): "
+            "a skipped test never goes red, so this contract could never hold; name a test that runs"
+        )
+    return (
+        f"{entry!r} names {counted(len(some), 'test')} the baseline skipped, of {len(named)} (first: {some[0]}): "
+        "a skipped test never goes red, so this contract could never hold; name the tests that run "
+        "(a skipped one may go in may_kill)"
+    )
 
 
 def check_focus(focus: tuple[str, ...] | None, baseline: Baseline) -> None:
