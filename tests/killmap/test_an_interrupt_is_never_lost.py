@@ -183,3 +183,43 @@ def test_a_signal_while_the_workers_stop_still_removes_the_scratch(tmp_path):
     assert "killmap: interrupted by SIGTERM; the working tree was not touched" in done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert list(temp.iterdir()) == []  # no scratch, no start folder
+
+
+# SIGTERM the moment the pool has adopted the launch's workers, before the engine holds the pool.
+TERMINATED_AS_THE_POOL_ADOPTS = """\
+import os, signal
+import killmap.cli as cli
+from killmap.engine.workers.pool import Pool
+
+real = Pool.__init__
+
+def adopting(self, *args, **options):
+    real(self, *args, **options)
+    with open(os.environ["KM_WORKERS"], "a") as listed:
+        listed.write("".join(f"{w.process.pid}\\n" for w in self.workers if w.process.pid))
+    os.kill(os.getpid(), signal.SIGTERM)
+    self.adopted = True  # the signal lands here, before the engine has the pool to stop
+
+Pool.__init__ = adopting
+cli.entry()
+"""
+
+
+def test_a_signal_as_the_pool_adopts_the_workers_leaves_none_running(tmp_path):
+    basic = copy_fixture("basic", tmp_path / "p")
+    listed = tmp_path / "workers"
+    done = subprocess.run(
+        [sys.executable, "-c", TERMINATED_AS_THE_POOL_ADOPTS, "run", "--no-cache", "--report-dir", str(tmp_path / "o")],
+        cwd=basic,
+        env=gate_env(basic, {"KM_WORKERS": str(listed)}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 128 + signal.SIGTERM, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    pids = [int(pid) for pid in listed.read_text().split()]
+    assert pids
+    for pid in pids:  # stopped by the engine's close before the gate left
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from gatekit import write_project
@@ -119,3 +120,26 @@ def test_the_copy_order_is_the_listing_order_or_its_reverse(tmp_path):
     assert list(dict.fromkeys(rel.split("/")[0] for rel in forward)) == os.listdir(folder)
     assert [rel for rel in forward if rel.startswith("d/")] == [f"d/{name}" for name in os.listdir(folder / "d")]
     assert as_listed(folder, files, newest_first=True) == forward[::-1]
+
+
+def _hash_seed_of(pid: int) -> str | None:
+    entries = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return next((e.split(b"=", 1)[1].decode() for e in entries if e.startswith(b"PYTHONHASHSEED=")), None)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads a process's environment in /proc")
+def test_a_worker_and_its_replacement_run_under_the_engine_s_hash_seed(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    project = write_project(tmp_path / "project", PROJECT)
+    with Engine(project, project_files(project), 1, seed=7) as engine:
+        worker = engine.workers[0]
+        worker.wait_sandbox()
+        assert _hash_seed_of(worker.process.pid) == "7"
+        worker.process.kill()  # a run killed it: its replacement keeps the seed
+        worker.process.wait()
+        worker.replace()
+        worker.wait_sandbox()
+        assert _hash_seed_of(worker.process.pid) == "7"
+    with Engine(project, project_files(project), 1, seed=None) as engine:  # --seed random
+        engine.workers[0].wait_sandbox()
+        assert _hash_seed_of(engine.workers[0].process.pid) is None

@@ -143,13 +143,13 @@ def _pytest_args(rel: str, value: Any) -> tuple[str, ...]:
 def missing_test_paths(root: Path, where: Iterable[tuple[str, tuple[str, ...]]]) -> list[GateError]:
     """Each `[gate] tests` entry (catalog, its entries) that names no file or folder of the
     project: pytest said it later, as a baseline that collected nothing, in two lines naming
-    neither the catalog nor the field. Said once per catalog and entry."""
-    problems, said = [], set()
-    for catalog, tests in where:
+    neither the catalog nor the field. Each catalog's entries looked at once: a sweep hands in
+    one pair per mutant, thousands alike."""
+    problems = []
+    for catalog, tests in dict.fromkeys(where):
         for entry in tests:
             path = posixpath.normpath(entry.split("::", 1)[0])
-            if (catalog, entry) not in said and not (root / path).exists():
-                said.add((catalog, entry))
+            if not (root / path).exists():
                 # A sweep's mutants have no catalog of their own: say where the setting comes from.
                 whose = "" if catalog else " (the tests to run: a catalog's [gate] tests, or --tests)"
                 problems.append(

@@ -257,7 +257,6 @@ def copy_files(source_root: Path, files: list[str], dest_root: Path) -> Path:
             made.add(folder)
         # copyfile, never a link: a mutant written here must not reach the user's tree.
         shutil.copyfile(source + rel, dest + rel)
-    dest_root.mkdir(parents=True, exist_ok=True)
     return dest_root
 
 
