@@ -75,7 +75,8 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     # The rules `run` refuses by (a test path not there, a git-ignored target), each said.
     missing = missing_test_paths(root, ((c.path, c.settings.tests) for c in loaded))
     result.problems.extend(missing)
-    result.problems.extend(targets_not_copied(mutations, project_files(root)))
+    files = project_files(root)
+    result.problems.extend(targets_not_copied(mutations, files))
     problems, loadable = _mutant_problems(root, mutations)
     result.problems.extend(problems)
     if missing:
@@ -90,7 +91,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         if not catalog.mutations:
             groups.setdefault(catalog.settings, [])
     try:
-        collected = collect(root, list(groups), launch, loadable)
+        collected = collect(root, list(groups), launch, loadable, files)
     except GateError as exc:
         result.problems.append(exc)
         return result

@@ -302,10 +302,12 @@ def collect(
     settings_list: list[GateSettings],
     launch: Launch | None = None,
     mutants: dict[str, Mutant] | None = None,
+    files: list[str] | None = None,
 ) -> dict[GateSettings, Collection]:
     """pytest's collection of each [gate] setting, and under each of `mutants` whose change it
-    runs (collection.py), on one sandbox of an engine the lab builds: `killmap check`'s."""
-    with _engine(root, project_files(root), LabOptions(jobs=1), launch, 1) as engine:
+    runs (collection.py), on one sandbox of an engine the lab builds: `killmap check`'s.
+    `files`: the project's, when the caller has listed them already."""
+    with _engine(root, files if files is not None else project_files(root), LabOptions(jobs=1), launch, 1) as engine:
         return collect_in(engine, root, settings_list, mutants)
 
 
