@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from killmap.mutate.patching import Hunk, PatchError, parse_patch, reverse_apply, split_lines
+from killmap.mutate.patching import Hunk, PatchError, equal_ends, parse_patch, reverse_apply, split_lines
 
 PATH = "src/pkg/mod.py"
 
@@ -160,3 +160,34 @@ def test_a_file_header_without_hunks_is_a_patch_error():
 def test_a_stray_line_inside_a_hunk_is_a_patch_error():
     with pytest.raises(PatchError, match="unexpected line"):
         parse_patch("--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n a\n*b\n")
+
+
+def _equal_ends_line_by_line(a: list[str], b: list[str]) -> tuple[int, int]:
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
+def test_the_shared_start_and_end_of_two_versions_are_those_a_line_by_line_walk_finds():
+    import random
+
+    rng = random.Random(7)
+    cases = [([], []), (["a\n"], []), (["a\n"], ["a\n"]), (["a\n", "a\n"], ["a\n"]), (["x\n"], ["y\n"])]
+    for _ in range(3000):
+        a = [rng.choice("abc") + "\n" for _ in range(rng.randrange(0, 12))]
+        b = list(a)
+        for _ in range(rng.randrange(0, 3)):
+            where = rng.randrange(0, len(b) + 1)
+            if b and rng.random() < 0.4:
+                del b[min(where, len(b) - 1)]
+            elif b and rng.random() < 0.5:
+                b[min(where, len(b) - 1)] = rng.choice("abcd") + "\n"
+            else:
+                b.insert(where, rng.choice("abcd") + "\n")
+        cases.append((a, b))
+    for a, b in cases:
+        assert equal_ends(a, b) == _equal_ends_line_by_line(a, b), (a, b)

@@ -226,7 +226,11 @@ class _Lab:
 
     def cached_already(self, mutation: Mutation, mutant: Mutant | None) -> bool:
         cache = self.cache
-        return bool(cache and mutant and cache.lookup(mutation.name, self.key_of(mutation, mutant)) is not None)
+        # A cache that only writes (--no-cache) has no verdict to find: its key, which hashes the
+        # mutant's diff, is worked out once, when the verdict is stored (settle).
+        if cache is None or not cache.reads or mutant is None:
+            return False
+        return cache.lookup(mutation.name, self.key_of(mutation, mutant)) is not None
 
     def settle(self, mutation: Mutation, prepared: Prepared) -> None:
         """The mutant's static verdict or cached one, if it has either."""

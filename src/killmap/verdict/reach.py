@@ -31,10 +31,12 @@ class Region:
         """Test ids (coverage contexts) that executed the region; "" is import time."""
         if not coverage_of_file:
             return ()
-        return tuple(sorted(ctx for ctx, lines in coverage_of_file.items() if ctx and self.lines.intersection(lines)))
+        # isdisjoint walks the context's lines without building a set of what they share: a
+        # sweep asks this for every mutant against every test's lines.
+        return tuple(sorted(ctx for ctx, lines in coverage_of_file.items() if ctx and not self.lines.isdisjoint(lines)))
 
     def executed_at_all(self, coverage_of_file: dict[str, list[int]] | None) -> bool:
-        return any(self.lines.intersection(lines) for lines in (coverage_of_file or {}).values())
+        return any(not self.lines.isdisjoint(lines) for lines in (coverage_of_file or {}).values())
 
 
 @functools.lru_cache(maxsize=16)
