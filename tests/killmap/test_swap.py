@@ -128,6 +128,25 @@ def test_swap_in_swaps_in_the_unit_it_is_handed_only_where_it_fits(tmp_path, uni
     assert module.f() == runs
 
 
+def test_a_swap_reads_no_code_object_the_session_placed_before_it(tmp_path, monkeypatch):
+    # The session server places every live function of a file it prepares, once; a fork then
+    # reads the original's code objects only where the mutant changed them (each read copies
+    # a page in a fork), and still reports the changed place and runs the mutant.
+    from killmap.engine.swap import code_swap
+    from killmap.engine.swap.code_swap import LiveFunctions
+
+    text = "def f():\n    return 1\ndef g():\n    return 2\ndef h():\n    return 3\n"
+    path, module = _module(tmp_path, text)
+    functions = LiveFunctions()
+    functions.placed(path, text)  # as the server does for the files it prepares
+    identities = []
+    monkeypatch.setattr(code_swap, "_identity", lambda code: identities.append(code) or ())
+    result = swap_in(path, text, text.replace("return 2", "return 20"), functions)
+    assert result.ok and result.places == ("g",) and result.swapped == 3
+    assert identities == []
+    assert (module.f(), module.g(), module.h()) == (1, 20, 3)
+
+
 def test_swap_in_swaps_a_file_whose_generator_expressions_are_alike(tmp_path):
     # Two generator expressions on one line share name, line and bytecode; no live function
     # holds either (each is reached through its enclosing function's code).

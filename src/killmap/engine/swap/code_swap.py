@@ -17,8 +17,10 @@ of the file with the mutant's code object of the same place in the file. It is e
 - (d) afterwards no function object of the file still holds an original code object.
 
 (c) and (d) are checked here; any doubt falls back to importing the mutant afresh.
-Every function of the file is swapped, not only the changed one, so line numbers and
-tracebacks match the mutant text on disk. Function objects are found through the garbage
+Every function of the file is made to run the mutant's code object of its place, not only
+the changed one, so line numbers and tracebacks match the mutant text on disk (where only the
+changed function was compiled, the others' places hold the original's own code objects, and
+those functions are left as they are). Function objects are found through the garbage
 collector, so decorated, aliased, registered and bound functions are all found: a
 dispatch table or a functools.partial holds the function object, which now runs the
 mutant's code. This is PIT's design (bytecode redefined in a running JVM, static
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,19 +130,23 @@ class LiveFunctions:
                 self.by_file.setdefault(obj.__code__.co_filename, []).append(obj)
         self._originals: dict[tuple[str, str], dict[Place, types.CodeType]] = {}
         self._units: dict[tuple[str, str], Units | None] = {}
+        self._placed: dict[tuple[str, str], list[tuple[types.FunctionType, Place | None, str]]] = {}
 
     def mutant(
-        self, path: str, original_text: str, mutant_text: str, unit: CompiledUnit | None = None
+        self, path: str, original_text: str, mutant_text: str | Callable[[], str], unit: CompiledUnit | None = None
     ) -> dict[Place, types.CodeType]:
         """The places of the mutant's text: only the function it changed is compiled when
         that is exact (unit_compile.py), else the whole text (SyntaxError if it does not
         compile). `unit`: that function compiled already, from this very text, by the worker
-        (whose pages, unlike a fork's, are its own: compiling there copies none)."""
+        (whose pages, unlike a fork's, are its own: compiling there copies none). `mutant_text`
+        may be a function that reads it: a handed unit needs no text."""
         original = self.originals(path, original_text)
         if unit is not None:
             places = places_of_unit(original, unit)
             if places is not None:
                 return places
+        if callable(mutant_text):
+            mutant_text = mutant_text()
         places = mutant_places(path, original_text, mutant_text, original, self._units[(path, original_text)])
         if places is not None:
             return places
@@ -153,11 +160,39 @@ class LiveFunctions:
             self._units[key] = units_of(text)
         return self._originals[key]
 
+    def placed(self, path: str, text: str) -> list[tuple[types.FunctionType, Place | None, str]]:
+        """Each live function of the file with its place in the unmutated text, or None and why
+        it has none. Worked out once per file, in the session server when it prepares the file,
+        so that no fork reads every code object of the file again: in a fork each object read is
+        a page copied."""
+        key = (path, text)
+        if key not in self._placed:
+            original = self.originals(path, text)
+            # Two code objects alike in name, first line and bytecode (two `sum(x for x in xs)`
+            # on one line: more-itertools has them) cannot be told apart; that matters only if
+            # a live function holds one. A generator expression's code is reached through its
+            # enclosing function's constants, which the swap replaces whole.
+            where: dict[tuple, Place | None] = {}
+            for known, code in original.items():
+                where[_identity(code)] = None if _identity(code) in where else known
+            placed: list[tuple[types.FunctionType, Place | None, str]] = []
+            for function in self.by_file.get(path, []):
+                identity = _identity(function.__code__)
+                if identity in where and where[identity] is None:
+                    why = f"two functions of the file are indistinguishable ({function.__code__.co_name})"
+                    placed.append((function, None, why))
+                else:
+                    place = where.get(identity)
+                    why = "" if place is not None else f"{function.__qualname__} has no place in the file's text"
+                    placed.append((function, place, why))
+            self._placed[key] = placed
+        return self._placed[key]
+
 
 def swap_in(
     path: str,
     original_text: str,
-    mutant_text: str,
+    mutant_text: str | Callable[[], str],
     functions: LiveFunctions | None = None,
     unit: CompiledUnit | None = None,
 ) -> SwapResult:
@@ -171,42 +206,33 @@ def swap_in(
         mutant = functions.mutant(path, original_text, mutant_text, unit)
     except SyntaxError as exc:
         return SwapResult(False, f"does not compile: {exc.msg}")
-    # Two code objects alike in name, first line and bytecode (two `sum(x for x in xs)` on
-    # one line: more-itertools has them) cannot be told apart; that matters only if a live
-    # function holds one. A generator expression's code is reached through its enclosing
-    # function's constants, which the swap replaces whole.
-    where: dict[tuple, Place | None] = {}
-    for known, code in original.items():
-        where[_identity(code)] = None if _identity(code) in where else known
-    live = functions.by_file.get(path, [])
+    placed = functions.placed(path, original_text)
     plan = []
-    for function in live:
-        identity = _identity(function.__code__)
-        if identity in where and where[identity] is None:
-            return SwapResult(False, f"two functions of the file are indistinguishable ({function.__code__.co_name})")
-        place = where.get(identity)
+    for function, place, why in placed:
         if place is None:
-            return SwapResult(False, f"{function.__qualname__} has no place in the file's text")
+            return SwapResult(False, why)
         new = mutant.get(place)
         if new is None:
             return SwapResult(False, f"{function.__qualname__} has no counterpart in the mutant")
+        if new is function.__code__:
+            continue  # a place the mutant left as it was holds the original's own code object
         if new.co_freevars != function.__code__.co_freevars:  # (c)
             return SwapResult(False, f"{function.__qualname__} closes over other variables in the mutant")
         plan.append((function, new))
-    if not plan:
+    if not placed:
         return SwapResult(False, "no function of the file is alive in the session")
     for function, new in plan:
         function.__code__ = new
     mutant_codes = {id(code) for code in mutant.values()}
     # (d): no function can appear while nothing runs, so the functions found are all there
     # are; one scan of the heap is most of the swap's cost, so it is not repeated.
-    still = [f.__qualname__ for f in live if id(f.__code__) not in mutant_codes]
+    still = [f.__qualname__ for f, _, _ in placed if id(f.__code__) not in mutant_codes]
     if still:
         return SwapResult(False, f"{still[0]} still runs the original code after the swap")
     changed = sorted({".".join(part.split("#")[0] for part in place) for place in _changed(original, mutant)})
     handed = {id(code) for code in code_places(unit.code).values()} if unit is not None else set()
     compiled_by = "worker" if handed & mutant_codes else "fork"
-    return SwapResult(True, swapped=len(plan), places=tuple(changed), compiled_by=compiled_by)
+    return SwapResult(True, swapped=len(placed), places=tuple(changed), compiled_by=compiled_by)
 
 
 def _changed(original: dict[Place, types.CodeType], mutant: dict[Place, types.CodeType]) -> list[Place]:
@@ -215,4 +241,10 @@ def _changed(original: dict[Place, types.CodeType], mutant: dict[Place, types.Co
     def body(code: types.CodeType) -> tuple:
         return code.co_code, tuple(c for c in code.co_consts if not isinstance(c, types.CodeType)), code.co_names
 
-    return [place for place, code in original.items() if place not in mutant or body(mutant[place]) != body(code)]
+    # A place whose code object is the original's own is unchanged: only the compiled unit's
+    # places are compared by body (reading every code object's body copied pages in a fork).
+    return [
+        place
+        for place, code in original.items()
+        if place not in mutant or (mutant[place] is not code and body(mutant[place]) != body(code))
+    ]

@@ -82,7 +82,7 @@ class SessionServer:
         functions = self.functions = LiveFunctions()  # and every swap looks for the functions of its file
         for path in self.prepare:
             try:
-                functions.originals(path, Path(path).read_text(encoding="utf-8"))
+                functions.placed(path, Path(path).read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
                 pass  # the fork meets the same problem and falls back
         # Registered here, once, for every fork: no hook of it runs in this process, which
@@ -183,7 +183,7 @@ def _swap_mutant_in(server: SessionServer, request: dict[str, Any], swap: dict[s
     result = swap_in(
         swap["file"],
         Path(swap["original"]).read_text(encoding="utf-8"),
-        Path(swap["file"]).read_text(encoding="utf-8"),
+        lambda: Path(swap["file"]).read_text(encoding="utf-8"),  # read only if the unit will not do
         server.functions,
         unit,
     )
@@ -196,7 +196,8 @@ def _swap_mutant_in(server: SessionServer, request: dict[str, Any], swap: dict[s
         "seconds": round(swap_seconds, 4),
         "compiled_by": result.compiled_by,
     }
-    linecache.checkcache()  # tracebacks read the mutant's text from disk
+    # Tracebacks read the mutant's text from disk: the one file that differs from the session's.
+    linecache.checkcache(swap["file"])
     return proof_swap
 
 
