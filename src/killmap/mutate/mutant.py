@@ -35,21 +35,15 @@ class Mutant:
     def applied(self) -> bool:
         return self.mutated is not None
 
-    @property
+    @functools.cached_property  # the cache key, the reports and the memo each ask for it
     def diff(self) -> str:
-        return "" if self.mutated is None else _diff_of(self.file, self.original, self.mutated)
+        if self.mutated is None:
+            return ""
+        return unified_diff(split_lines(self.original), split_lines(self.mutated), self.file)
 
     @property
     def mutant_sha256(self) -> str:
         return hashlib.sha256((self.mutated or "").encode()).hexdigest()
-
-
-@functools.lru_cache(maxsize=4096)
-def _diff_of(file: str, original: str, mutated: str) -> str:
-    """Once per mutant text, not once per Mutant: the cache key, the memo and the reports each
-    ask, and a sweep hands the lab a copy of each mutant under other run settings (first red)
-    while its report holds the one it enumerated. The texts' hashes are kept by the strings."""
-    return unified_diff(split_lines(original), split_lines(mutated), file)
 
 
 def sha256_text(text: str) -> str:

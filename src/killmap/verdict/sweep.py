@@ -701,10 +701,13 @@ def _swept(
         verdicts = {v.name: v for v in lab.verdicts}
     elif early_baseline is not None:
         early_baseline.cancel()  # every mutant is named: nothing runs
+    # A run mutant's entry holds the very mutant the lab ran (with its run settings), whose
+    # diff the lab has worked out already: the report asks for it again.
+    ran = {m.id: m for m in to_run}
     entries = [
         SweepEntry(m, "named", None, named[m.id])
         if m.id in named
-        else SweepEntry(m, status_of(verdicts[m.id]), verdicts[m.id])
+        else SweepEntry(ran.get(m.id, m), status_of(verdicts[m.id]), verdicts[m.id])
         for m in enumeration.mutants
     ]
     entries = triaged(entries, marks)
