@@ -233,3 +233,17 @@ def test_the_terminal_lists_ten_red_tests_of_a_verdict_and_counts_the_rest(tmp_p
     assert sum(line.strip().startswith("red: ") for line in run.stdout.splitlines()) == 10, run.stdout
     assert "and 2 more red: every one is in the reports" in run.stdout, run.stdout
     assert len(run.mutation("one-mutated")["red"]) == 12
+
+
+def test_an_overreach_also_names_a_kills_test_red_by_the_wrong_cause(tmp_path):
+    # semver's bytes-not-decoded: a doctest outside the contract went red, and the kills test
+    # crashed where `require = "assertion"` asks for an assertion. Both fixes, in one run.
+    tests = "from pkg import one\n\n\ndef test_one():\n    one() + 1\n\n\ndef test_other():\n    assert one() == 1\n"
+    project = one_mutation_project(
+        tmp_path / "proj", "def one():\n    return 1\n", tests, value="None", extra='require = "assertion"\n'
+    )
+    entry = run_gate(project, "run", "--no-cache").mutation("one-mutated")
+    assert entry["verdict"] == "overreach", entry
+    assert entry["detail"].startswith("red outside kills and may_kill: tests/test_pkg.py::test_other; "), entry
+    assert "; and wrong-cause: the kills tests went red without an assertion failing: " in entry["detail"]
+    assert "tests/test_pkg.py::test_one (crash: TypeError)" in entry["detail"]

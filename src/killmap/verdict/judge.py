@@ -636,11 +636,19 @@ def _how_not_red(run: RunOutcome, ids: tuple[str, ...]) -> str:
 
 
 def _overreach(case: _Case) -> Verdict | None:
+    """Tests outside the contract went red. The contract's own tests may fail it besides
+    (red without reaching the change, or without the assertion `require` asks for): said
+    after, so that one run names every fix the entry needs, not one per run."""
     unexpected = case.unexpected
     if not unexpected:
         return None
+    besides = [found for found in (_unreached_kills(case), _wrong_cause(case)) if found is not None]
+    also = "".join(f"; and {found.verdict}: the kills tests {found.detail}" for found in besides)
     return case.verdict(
-        OVERREACH, "red outside kills and may_kill: " + ", ".join(unexpected), red=case.red_tests, unexpected=unexpected
+        OVERREACH,
+        "red outside kills and may_kill: " + ", ".join(unexpected) + also,
+        red=case.red_tests,
+        unexpected=unexpected,
     )
 
 
