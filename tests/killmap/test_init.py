@@ -704,3 +704,44 @@ def test_a_method_s_callers_are_counted_where_the_tests_name_its_class(tmp_path)
     plan = detect(root)
     assert plan.function == "Cron.expand"
     assert [(c.function, c.callers) for c in plan.considered] == [("Cron.expand", 1), ("HashExpander.expand", 0)]
+
+
+def test_a_merge_strings_example_keeps_a_text_one_literal_holds_not_one_python_joined(tmp_path):
+    # semver's compare: Python joins an implicitly joined f-string's pieces into one constant
+    # ("Expected a Version instance, but got ") that no literal of the file holds, and the
+    # example matched nothing.
+    root = _project(
+        tmp_path,
+        {
+            "demo.py": """\
+        def check(other):
+            if other is None:
+                raise TypeError("expected a Version instance, got None today")
+            raise TypeError(f"Expected a Version " f"instance, but got {type(other)!r} as other")
+        """,
+            "tests/test_demo.py": "from demo import check\n\n\ndef test_check():\n    check(1)\n",
+        },
+    )
+    text = render(root, detect(root))
+    example = text[text.index("# merge-strings:") : text.index("# revert-patch:")]
+    assert "not as written here" not in example, example
+    assert "# keep = ' as other'" in example
+
+
+def test_the_guessed_kills_test_comes_from_the_test_module_named_after_the_target_module(tmp_path):
+    # humanize: naturaldelta in humanize/time.py is named first, alphabetically, by
+    # tests/test_i18n.py (locale tests that skip without translations), then by test_time.py.
+    branches = "".join(f"    if x == {n}:\n        return {n}\n" for n in range(4))
+    imported = "from hz.time import naturaldelta\n\n\n"
+    root = _project(
+        tmp_path,
+        {
+            "src/hz/__init__.py": "",
+            "src/hz/time.py": f"def naturaldelta(x):\n{branches}    return x\n",
+            "tests/test_i18n.py": f"{imported}def test_naturaldelta():\n    naturaldelta(1)\n",
+            "tests/test_time.py": f"{imported}def test_naturaldelta():\n    naturaldelta(2)\n",
+        },
+    )
+    plan = detect(root)
+    assert (plan.module, plan.function) == ("src/hz/time.py", "naturaldelta")
+    assert plan.kills == "tests/test_time.py::test_naturaldelta", plan.kills_reason

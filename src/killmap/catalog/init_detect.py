@@ -159,7 +159,7 @@ def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozen
     top = next((n for n in seen if chosen == n or chosen.startswith(n + ".")), chosen)
     folder = _place(root, layout, top)
     kills, kills_reason = _doctest_kills(root, module, function, node, tests, doctests) or _guess_kills(
-        test_modules, tests, function, _Imports(top, _relative(root, folder))
+        test_modules, tests, function, _Imports(top, _relative(root, folder)), module
     )
     plan = Plan(chosen, layout.paths, layout.reason, tests, tests_reason, module, function, kills, kills_reason)
     plan.source, plan.node = source, node
@@ -805,7 +805,7 @@ class _Imports:
 
 
 def _guess_kills(
-    test_modules: list[tuple[str, ast.Module]], tests: list[str], function: str, imports: _Imports
+    test_modules: list[tuple[str, ast.Module]], tests: list[str], function: str, imports: _Imports, module: str = ""
 ) -> tuple[str, str]:
     """The first test that names the function, among the modules that import its package
     (a method's name alone, `add`, is shared with any other library's tests); else the
@@ -815,9 +815,16 @@ def _guess_kills(
 
     A module-level function is named by its bare name or through a module the test file
     imports from the package (`toolz.join`, `tz.join`); any other attribute of that name
-    (`"\\n".join`, a str method) names it only where no test names it so."""
+    (`"\\n".join`, a str method) names it only where no test names it so. The test modules
+    named after the function's `module` (`test_time.py` for `time.py`) are read first: a
+    function of one name is often named by another module's tests too (humanize's
+    `naturaldelta`, by its locale tests, which skip without translations)."""
     name = function.split(".")[-1]
-    modules = [(rel, tree) for rel, tree in test_modules if rel.rsplit("/", 1)[-1] != "conftest.py"]
+    stem = module.rsplit("/", 1)[-1].removesuffix(".py")
+    modules = sorted(
+        (pair for pair in test_modules if pair[0].rsplit("/", 1)[-1] != "conftest.py"),
+        key=lambda pair: not _named_after(pair[0], stem),
+    )
     own = [(rel, tree) for rel, tree in modules if imports.related(rel, tree)]
     first, loosely = None, None
     for rel, tree in own or modules:
@@ -836,6 +843,12 @@ def _guess_kills(
     if first:
         return first, f"no test names {name}; the first test found"
     return f"{tests[0].rstrip('/')}/test_{name}.py::test_{name}", "no test found: write this one"
+
+
+def _named_after(test_module: str, stem: str) -> bool:
+    """Whether a test module's name is the module's own: test_time.py or time_test.py for time."""
+    name = test_module.rsplit("/", 1)[-1].removesuffix(".py")
+    return bool(stem) and name in (f"test_{stem}", f"{stem}_test")
 
 
 def _naming(test: ast.AST, name: str, aliases: set[str] | None) -> str:

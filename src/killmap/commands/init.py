@@ -208,7 +208,10 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     ]
     out.append(("replace", *_replace_fields(source, fn, nodes, constants, slug)))
     # drop and keep must each name exactly one literal; the longest texts are the messages.
-    strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value]
+    # A text is offered only as the source writes it: Python joins `f"a {x}, " "b {y}"` into
+    # one constant (", b ") that no single literal of the file holds (semver's compare).
+    body = ast.get_source_segment(source, fn) or ""
+    strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value and str(n.value) in body]
     unique = sorted({t for t in strings if sum(t in other for other in strings) == 1}, key=lambda t: (-len(t), t))
     pair = (unique[0], unique[1]) if len(unique) > 1 else None
     out.append(
