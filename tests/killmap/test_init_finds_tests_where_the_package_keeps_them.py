@@ -61,6 +61,26 @@ def test_tests_inside_the_package_are_found(tmp_path, layout, expected):
     assert plan.module == f"{source}/core.py" and plan.kills.endswith("::test_route")
 
 
+def test_test_modules_named_by_python_files_inside_the_package_are_tests_not_code(tmp_path):
+    # Django's layout: each app keeps its tests in `app/tests.py`, which pytest collects
+    # under `python_files = tests.py test_*.py`. They are the package's tests, and no
+    # function of them is code to aim at, however large the module.
+    big_test = "".join(f"def helper_{n}(x):\n    if x:\n        return {n}\n    return 0\n\n\n" for n in range(30))
+    root = _project(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\npython_files = tests.py test_*.py\n",
+            "demo/__init__.py": "",
+            "demo/core.py": _CODE,
+            "demo/tests.py": _TEST + "\n\n" + big_test,
+        },
+    )
+    plan = detect(root)
+    assert plan.tests == ["demo"], plan.tests_reason
+    assert (plan.module, plan.function) == ("demo/core.py", "route")
+    assert plan.kills == "demo/tests.py::test_route"
+
+
 def test_the_inpackage_fixture_is_gated_at_first_contact(tmp_path):
     project = copy_fixture("inpackage", tmp_path)
     done = run_gate(project, "init")

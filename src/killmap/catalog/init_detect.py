@@ -115,17 +115,17 @@ def choice_reason(considered: Sequence[Candidate]) -> str:
 def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozenset()) -> Plan:
     """What init aims at; `skip`: targets (`module::function`) it found no clean operator for."""
     layout = _layout(root)
-    patterns = _test_module_patterns(root)
+    names = test_names(root)
     # A module pytest collects as tests (jsonpointer's tests.py, under python_files) is no code to aim at.
     candidates = {
         name: files
-        for name, files in _candidates(root, layout).items()
-        if not (len(files) == 1 and _named_as_tests(files[0], patterns))
+        for name, files in _candidates(root, layout, names).items()
+        if not (len(files) == 1 and names.hold(files[0].name))
     }
     seen = sorted(candidates)
     aimed_at = None
     if package is not None:
-        chosen, files, aimed_at = _aimed_package(root, layout.bases, package, seen)
+        chosen, files, aimed_at = _aimed_package(root, layout.bases, package, seen, names)
         candidates = {**candidates, chosen: files}
     elif not candidates:
         where = ", ".join(b.relative_to(root).as_posix() or "." for b in layout.bases)
@@ -135,12 +135,14 @@ def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozen
     else:
         chosen = None
     doctests = _doctest_option(root)
-    tests, tests_reason = _aimed_tests(root, layout, aimed_at, doctests) or _test_paths(root, layout, doctests)
+    tests, tests_reason = _aimed_tests(root, layout, aimed_at, doctests, names) or _test_paths(
+        root, layout, doctests, names
+    )
     # The package the project is named after first, then the largest: but one with nothing
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
     order = [chosen] if chosen else sorted(candidates, key=lambda n: (n != named, -_size(candidates[n]), n))
-    test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True, patterns=patterns))  # read once
+    test_modules = _parsed_trees(root, _test_files(root, tests, conftests=True, names=names))  # read once
     test_trees = [tree for _, tree in test_modules]
     helpers = _imported_modules(root, [root / rel for rel, _ in test_modules])
     for chosen in order:
@@ -166,7 +168,7 @@ def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozen
     plan.considered = considered
     plan.runs_at_import = runs_at_import
     plan.seen = seen
-    plan.inside = _inside(folder, top) if folder is not None and folder.is_dir() else []
+    plan.inside = _inside(folder, top, names) if folder is not None and folder.is_dir() else []
     plan.top = top
     return plan
 
@@ -175,11 +177,11 @@ def _relative(root: Path, place: Path | None) -> str:
     return place.relative_to(root).as_posix() if place is not None and place.is_dir() else ""
 
 
-def _candidates(root: Path, layout: Layout) -> dict[str, list[Path]]:
+def _candidates(root: Path, layout: Layout, names: TestNames) -> dict[str, list[Path]]:
     """Every source folder's packages and modules, dotted; the first folder to hold a name keeps it."""
     found: dict[str, list[Path]] = {}
     for base in layout.bases:
-        for name, files in _packages(base, namespaces=base != root and base.name == "src").items():
+        for name, files in _packages(base, namespaces=base != root and base.name == "src", names=names).items():
             found.setdefault(name, files)
     return found
 
@@ -195,26 +197,28 @@ def _place(root: Path, layout: Layout, dotted: str) -> Path | None:
     return None
 
 
-def _aimed_package(root: Path, bases: tuple[Path, ...], package: str, seen: list[str]) -> tuple[str, list[Path], Path]:
+def _aimed_package(
+    root: Path, bases: tuple[Path, ...], package: str, seen: list[str], names: TestNames
+) -> tuple[str, list[Path], Path]:
     """`--package` as a dotted name (app.routing), a folder (src/app/routing) or a file
     (src/app/routing/matcher.py), in any of the source folders: its dotted name, its source
     files, and its folder or file."""
     where = ", ".join(base.relative_to(root).as_posix() or "." for base in bases)
     if "/" in package or "\\" in package or package.endswith(".py"):
-        dotted, path = _aimed_path(root, bases, package, where)
+        dotted, path = _aimed_path(root, bases, package, where, names)
     else:
         dotted = package
-        names = package.split(".")
-        valid = all(n.isidentifier() for n in names)
-        tried = [base.joinpath(*names) for base in bases] if valid else [bases[0] / package]
+        parts = package.split(".")
+        valid = all(n.isidentifier() for n in parts)
+        tried = [base.joinpath(*parts) for base in bases] if valid else [bases[0] / package]
         path = next((p for p in tried if p.is_dir()), None) or next(
-            (p.with_name(names[-1] + ".py") for p in tried if p.with_name(names[-1] + ".py").is_file()),
-            tried[0].with_name(names[-1] + ".py"),
+            (p.with_name(parts[-1] + ".py") for p in tried if p.with_name(parts[-1] + ".py").is_file()),
+            tried[0].with_name(parts[-1] + ".py"),
         )
     files = (
         [path]
         if path.is_file() and path.suffix == ".py"
-        else sorted(p for p in path.rglob("*.py") if _is_source(p, path))
+        else sorted(p for p in path.rglob("*.py") if _is_source(p, path, names))
         if path.is_dir()
         else []
     )
@@ -227,7 +231,7 @@ def _aimed_package(root: Path, bases: tuple[Path, ...], package: str, seen: list
     return dotted, files, path
 
 
-def _aimed_path(root: Path, bases: tuple[Path, ...], package: str, where: str) -> tuple[str, Path]:
+def _aimed_path(root: Path, bases: tuple[Path, ...], package: str, where: str, names: TestNames) -> tuple[str, Path]:
     """A folder or .py file given to --package: its dotted name below the source folder that holds it."""
     given = Path(package)
     for base in sorted(bases, key=lambda b: -len(b.parts)):  # a member's src/ before the workspace root
@@ -240,21 +244,21 @@ def _aimed_path(root: Path, bases: tuple[Path, ...], package: str, where: str) -
             continue
         # A test folder or module is not code to aim at, even in a flat layout.
         inner = base.joinpath(*parts, *(() if path.is_file() else ("x.py",)))
-        source = bool(parts) and parts[0] not in NOT_PACKAGES and _is_source(inner, base)
+        source = bool(parts) and parts[0] not in NOT_PACKAGES and _is_source(inner, base, names)
         if path.exists() and source and all(p.removesuffix(".py").isidentifier() for p in parts):
             return ".".join(parts).removesuffix(".py"), path
     raise GateError(f"{package!r} is not a package folder or module file under {where}", field="--package")
 
 
-def _inside(folder: Path, dotted: str) -> list[str]:
+def _inside(folder: Path, dotted: str, names: TestNames) -> list[str]:
     """The subpackages and modules directly inside a package, dotted: where else init could aim."""
     found = []
     for entry in sorted(folder.iterdir()):
         name = entry.name.removesuffix(".py")
-        if entry.is_dir() and (entry / "__init__.py").is_file() and _is_source(entry / "x.py", folder):
+        if entry.is_dir() and (entry / "__init__.py").is_file() and _is_source(entry / "x.py", folder, names):
             found.append(f"{dotted}.{entry.name}")
         elif entry.is_file() and entry.suffix == ".py" and name.isidentifier() and not name.startswith("__"):
-            if _is_source(entry, folder):
+            if _is_source(entry, folder, names):
                 found.append(f"{dotted}.{name}")
     return found
 
@@ -289,37 +293,40 @@ def _layout(root: Path) -> Layout:
     return Layout(bases, paths, f"the workspace members' source folders ({folders})", tuple(sources))
 
 
-def _packages(base: Path, *, namespaces: bool = False, prefix: str = "", depth: int = 3) -> dict[str, list[Path]]:
+def _packages(
+    base: Path, *, namespaces: bool = False, prefix: str = "", depth: int = 3, names: TestNames | None = None
+) -> dict[str, list[Path]]:
     """Importable packages (with their .py files) and single modules directly under base,
     dotted. `namespaces`: a folder without `__init__.py` is a namespace package (PEP 420),
     and the packages inside it count (`acme/pricing` as acme.pricing): only under `src/`,
-    where every folder is code; at a project's root most such folders are not."""
+    where every folder is code; at a project's root most such folders are not. `names`: what
+    pytest collects as test modules (pytest's default when not given)."""
+    names = names or TestNames()
     found: dict[str, list[Path]] = {}
     for entry in sorted(base.iterdir()):
         name = entry.name
         if entry.is_dir() and name.isidentifier() and name not in NOT_PACKAGES:
             if (entry / "__init__.py").is_file():
-                found[prefix + name] = sorted(p for p in entry.rglob("*.py") if _is_source(p, entry))
+                found[prefix + name] = sorted(p for p in entry.rglob("*.py") if _is_source(p, entry, names))
             elif namespaces and depth > 1:
-                found.update(_packages(entry, namespaces=True, prefix=f"{prefix}{name}.", depth=depth - 1))
+                found.update(_packages(entry, namespaces=True, prefix=f"{prefix}{name}.", depth=depth - 1, names=names))
         elif (
             entry.is_file()
             and name.endswith(".py")
             and name[:-3].isidentifier()
             and name not in NOT_MODULES
-            and not name.startswith("test_")
+            and not names.hold(name)
             and not (prefix and name == "__init__.py")
         ):
             found[prefix + name[:-3]] = [entry]
     return found
 
 
-def _is_source(path: Path, package: Path) -> bool:
+def _is_source(path: Path, package: Path, names: TestNames) -> bool:
     parts = path.relative_to(package).parts
     return not (
         any(p in NOT_PACKAGES or p.startswith(".") for p in parts[:-1])
-        or parts[-1].startswith("test_")
-        or parts[-1].endswith("_test.py")
+        or names.hold(parts[-1])
         or parts[-1] == "conftest.py"
     )
 
@@ -389,7 +396,7 @@ def _doctest_option(root: Path) -> str:
     return f"--doctest-modules in {config[0]}" if config and "--doctest-modules" in config[2].split() else ""
 
 
-def _test_paths(root: Path, layout: Layout, doctests: str) -> tuple[list[str], str]:
+def _test_paths(root: Path, layout: Layout, doctests: str, names: TestNames) -> tuple[list[str], str]:
     """The whole project's tests, as plain pytest at the root finds them: the configuration's
     testpaths; else each workspace member's own; else the tests/ (or test/) folder and the
     tests inside the packages (with `doctests`, the packages whose docstrings hold examples,
@@ -402,39 +409,41 @@ def _test_paths(root: Path, layout: Layout, doctests: str) -> tuple[list[str], s
         found = []
         for member in layout.members:
             inner = root / member.folder
-            tests, _ = _test_paths(inner, _layout(inner), _doctest_option(inner))
+            tests, _ = _test_paths(inner, _layout(inner), _doctest_option(inner), test_names(inner))
             found += [f"{member.folder}/{t}".removesuffix("/.") for t in tests if t != "." or len(layout.members) == 1]
         if found:
             return found, "each workspace member's own tests"
     outside = next((f for f in ("tests", "test") if (root / f).is_dir()), None)
     inside: list[str] = []
     for base in layout.bases:
-        for name in _packages(base, namespaces=base != root and base.name == "src"):
+        for name in _packages(base, namespaces=base != root and base.name == "src", names=names):
             place = _place(root, layout, name)
             if place is not None:
-                inside += _tests_within(root, place, doctests)
+                inside += _tests_within(root, place, doctests, names)
     if outside and not inside:
         return [outside], f"the {outside}/ folder"
     if inside:
         said = f"the {outside}/ folder, and " if outside else ""
-        doctested = doctests and any(_has_doctests(root / p) for p in inside)
+        doctested = doctests and any(_has_doctests(root / p, names) for p in inside)
         packages = "package" if len(inside) == 1 else "packages"  # one place per package
         what = f"tests and doctests inside the {packages} ({doctests})" if doctested else f"tests inside the {packages}"
         return ([outside] if outside else []) + inside, f"{said}the {what}"
     return ["."], "no testpaths and no tests/ folder: the whole project"
 
 
-def _aimed_tests(root: Path, layout: Layout, aimed: Path | None, doctests: str) -> tuple[list[str], str] | None:
+def _aimed_tests(
+    root: Path, layout: Layout, aimed: Path | None, doctests: str, names: TestNames
+) -> tuple[list[str], str] | None:
     """A subpackage (or a module of one) aimed at with --package keeps its own tests: the
     tests/ folder inside it, or the subpackage whole when the project runs doctests. None
     for a top-level package, or one with no tests of its own: the project's tests gate it."""
     if aimed is None:
         return None
     folder = aimed if aimed.is_dir() else aimed.parent
-    tops = {_place(root, layout, n) for n in _candidates(root, layout)}
+    tops = {_place(root, layout, n) for n in _candidates(root, layout, names)}
     if folder in layout.bases or folder in tops or not any(folder.is_relative_to(b) for b in layout.bases):
         return None
-    own = _tests_within(root, folder, doctests)
+    own = _tests_within(root, folder, doctests, names)
     if not own:
         return None
     rel = folder.relative_to(root).as_posix()
@@ -443,19 +452,19 @@ def _aimed_tests(root: Path, layout: Layout, aimed: Path | None, doctests: str) 
     return own, f"the tests inside {rel}"
 
 
-def _tests_within(root: Path, place: Path, doctests: str) -> list[str]:
+def _tests_within(root: Path, place: Path, doctests: str, names: TestNames) -> list[str]:
     """Where a package keeps its own tests, relative to root: its folder whole when the
     project runs doctests and one of its modules has an example; else the one folder its
     test modules are in (`pkg/test`), or its folder when they are spread over several."""
     rel = place.relative_to(root).as_posix()
-    if doctests and _has_doctests(place):
+    if doctests and _has_doctests(place, names):
         return [rel]
     if not place.is_dir():
         return []
     found = set()
     for path in place.rglob("*.py"):
         inner = path.relative_to(place).parts
-        if any(p.startswith(".") or p == "site-packages" for p in inner) or not _is_test_module(path.name):
+        if any(p.startswith(".") or p == "site-packages" for p in inner) or not names.hold(path.name):
             continue
         folders = [i for i, part in enumerate(inner[:-1]) if part in TEST_FOLDERS]
         found.add(place.joinpath(*inner[: folders[0] + 1]) if folders else path.parent)
@@ -464,44 +473,46 @@ def _tests_within(root: Path, place: Path, doctests: str) -> list[str]:
     return [f.relative_to(root).as_posix() for f in found]
 
 
-def _is_test_module(name: str) -> bool:
-    return name.startswith("test_") and name.endswith(".py") or name.endswith("_test.py")
+@dataclass(frozen=True)
+class TestNames:
+    """The file names pytest collects test modules from (`python_files`): a module so named
+    is a test, wherever it lies (Django's `app/tests.py`), never code to aim at."""
+
+    __test__ = False  # a class of killmap's own, named like a test: pytest leaves it alone
+    patterns: tuple[str, ...] = ("test_*.py", "*_test.py")  # pytest's default
+
+    def hold(self, name: str) -> bool:
+        return any(fnmatch.fnmatch(name, pattern) for pattern in self.patterns)
 
 
-def _test_module_patterns(root: Path) -> tuple[str, ...]:
-    """The names pytest collects test modules from: the configuration's python_files, else
-    its default (test_*.py, *_test.py)."""
+def test_names(root: Path) -> TestNames:
+    """The project's python_files, else pytest's default."""
     config = _pytest_config(root)
-    return tuple(config[3]) if config and config[3] else ("test_*.py", "*_test.py")
+    return TestNames(tuple(config[3])) if config and config[3] else TestNames()
 
 
-def _named_as_tests(path: Path, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
-
-
-def _has_doctests(place: Path) -> bool:
+def _has_doctests(place: Path, names: TestNames) -> bool:
     """Whether any source module at `place` holds an interactive example (`>>>`)."""
     files = [place] if place.is_file() else sorted(place.rglob("*.py"))
     for path in files:
         try:
-            if ">>>" in path.read_text(encoding="utf-8") and not _is_test_module(path.name):
+            if ">>>" in path.read_text(encoding="utf-8") and not names.hold(path.name):
                 return True
         except (OSError, UnicodeDecodeError):
             continue
     return False
 
 
-def _test_files(
-    root: Path, tests: list[str], *, conftests: bool, patterns: tuple[str, ...] = ("test_*.py", "*_test.py")
-) -> list[Path]:
+def _test_files(root: Path, tests: list[str], *, conftests: bool, names: TestNames | None = None) -> list[Path]:
     """The test modules under the test paths (and their conftests, if asked), in order:
-    the modules whose names match `patterns` (pytest's python_files)."""
+    the modules `names` holds (pytest's python_files; its default when not given)."""
+    names = names or TestNames()
     found = []
     for folder in tests:
         base = root / folder
         files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
         for path in files:
-            if not (_named_as_tests(path, patterns) or conftests and path.name == "conftest.py"):
+            if not (names.hold(path.name) or conftests and path.name == "conftest.py"):
                 continue
             if any(
                 part.startswith(".") or part in ("node_modules", "site-packages")
