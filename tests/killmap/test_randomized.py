@@ -254,3 +254,18 @@ def test_a_vacuous_kills_test_that_draws_nothing_is_tried_under_one_seed_only(tm
     entry = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1").mutation("one-mutated")
     assert entry["verdict"] == "vacuous"
     assert "seed" not in entry["detail"] and "randomized" not in entry["detail"]
+
+
+def test_a_suite_drawing_from_unseeded_random_gives_one_verdict_without_pytest_randomly(tmp_path):
+    # cachetools' RRCache evicts by random.choice, and no plugin seeds `random`: the same
+    # mutant was vacuous in three gates, held in one and flaky in two, and the cache kept
+    # the first. The gate reseeds `random` before each test from its seed, as randomly would.
+    project = copy_fixture("randomly", tmp_path)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('addopts = "-p randomly"', 'addopts = "-p no:randomly"'))
+    _copies(project, "picker.toml", "largest-is-last", 3)
+    seen = {(m["verdict"], m["detail"]) for jobs in "12" for m in _gate(project, "--jobs", jobs).report["mutations"]}
+    assert len(seen) == 1, seen
+    verdict, detail = seen.pop()
+    # The draws come from the seed, so a green kills test is tried under further seeds.
+    assert verdict == "held" and _FOUND_BY_A_FURTHER_SEED in detail or verdict == "vacuous" and "seed" in detail, detail

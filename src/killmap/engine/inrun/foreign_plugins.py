@@ -11,6 +11,12 @@ the whole configuration ("unrecognized arguments: -n"). Leaving it on is worse:
 - pytest-randomly reorders the tests, and reseeds `random` before each from a fresh seed every
   run, so two runs of the same mutant can disagree.
 
+Without pytest-randomly, `random` is seeded once per interpreter from the OS: a test (or the
+code under test: cachetools' RRCache evicts by `random.choice`) drew other values in every
+gate, and a mutant was held in one gate and vacuous in the next, and cached so. The gate then
+reseeds `random` before each test's setup, call and teardown from its seed and the test's id,
+as pytest-randomly would (`--seed random` leaves it alone).
+
 So each is left loaded, its options parse as the user wrote them, and its effect is turned off
 before it acts (randomly keeps reseeding, from the gate's seed). Every run of the gate
 registers this plugin (worker.py), which is what makes the baseline, a mutant and `check` see
@@ -30,7 +36,9 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import os
+import random
 import sys
+import zlib
 from typing import Any
 
 import pytest
@@ -43,6 +51,28 @@ class ForeignPluginsOff:
         # `--seed random`: each run draws its own.
         self.seed = seed
         self.taken_out: tuple[str, ...] = ()  # the modules of the plugins taken out of this session
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._reseed(session.config, 0)  # what the project draws while it is collected
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self._reseed(item.config, (id_offset(item.nodeid) - 1) % 2**32)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        self._reseed(item.config, id_offset(item.nodeid))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        self._reseed(item.config, (id_offset(item.nodeid) + 1) % 2**32)
+
+    def _reseed(self, config: pytest.Config, offset: int) -> None:
+        """`random` from the gate's seed, where pytest-randomly does not reseed it (it then
+        does, from the same seed: pytest_cmdline_main)."""
+        if self.seed is not None and not config.pluginmanager.hasplugin("randomly"):
+            random.seed(self.seed + offset)
 
     def pytest_addoption(self, parser: pytest.Parser) -> None:
         # Each run is given `-o cache_dir=` (runner.cache_dir): declared here as the cache
@@ -155,12 +185,32 @@ def switch_off_cache_options(option: Any) -> None:
             setattr(option, dest, off)
 
 
+def id_offset(nodeid: str) -> int:
+    """What a test's id adds to the seed `random` is reseeded from at its call (pytest-randomly's
+    own: the CRC-32 of the id)."""
+    return zlib.crc32(nodeid.encode(errors="surrogatepass"))
+
+
+def reseeding_seed(config: pytest.Config) -> int | None:
+    """The seed `random` was reseeded from before each test (its call: that plus id_offset):
+    pytest-randomly's where it reseeds, else the gate's own; None where nothing reseeds it
+    (`--seed random`, or a project that switched randomly's reseeding off)."""
+    if config.pluginmanager.hasplugin("randomly"):
+        seed = config.getoption("randomly_seed", None) if config.getoption("randomly_reset_seed", False) else None
+        return seed if isinstance(seed, int) else None
+    own = next((p for p in config.pluginmanager.get_plugins() if isinstance(p, ForeignPluginsOff)), None)
+    return own.seed if own is not None else None
+
+
 def reseed(config: pytest.Config, seed: int) -> None:
     """A fork of the collected session drawing from `seed` instead of the session's: what
     `ForeignPluginsOff` set for the session, set again. pytest-randomly reads its seed at each
     test, Hypothesis at each test's first draw; what ran at import drew from the session's."""
     if hasattr(config.option, "randomly_seed"):
         config.option.randomly_seed = seed
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, ForeignPluginsOff):
+            plugin.seed = seed
     core = sys.modules.get("hypothesis.core")
     if core is not None:
         core.global_force_seed = seed  # type: ignore[attr-defined]

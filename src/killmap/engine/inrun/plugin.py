@@ -17,7 +17,6 @@ import os
 import random
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 from killmap.engine.inrun.baseline_split import ClaimedItems
 from killmap.engine.inrun.confirm_pipe import ConfirmCopyPipes, fork_copy, read_reruns, report_done, send_reruns
 from killmap.engine.inrun.failures import describe_failure, shorten, shorten_middle, unrendered_failure
-from killmap.engine.inrun.foreign_plugins import private_hypothesis_home
+from killmap.engine.inrun.foreign_plugins import id_offset, private_hypothesis_home, reseeding_seed
 from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
 
 
@@ -337,7 +336,8 @@ class Recorder:
         self._phase[item.nodeid] = "call"
         yield
         record = self.phases.get(item.nodeid)
-        if record is not None and reseeded_by_randomly(item.config) and drew_from_random(item):
+        seed = reseeding_seed(item.config) if record is not None else None
+        if record is not None and seed is not None and drew_from_random(item, seed):
             record["reseeded"] = True  # what it drew came from the seed: trial.reseeded tries others
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -379,20 +379,12 @@ def draws_its_inputs(item) -> bool:
     return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
 
 
-def reseeded_by_randomly(config) -> bool:
-    """Whether pytest-randomly reseeds `random` before each test, from the run's seed."""
-    return config.pluginmanager.hasplugin("randomly") and bool(config.getoption("randomly_reset_seed", False))
-
-
-def drew_from_random(item) -> bool:
-    """Whether the test's call drew from `random`, read after it: pytest-randomly seeded it with
-    the run's seed plus the CRC-32 of the test's id (its `_crc32`), and a generator left as that
-    seed leaves it drew nothing. Only read, never drawn from: the test saw what it would have."""
-    seed = item.config.getoption("randomly_seed")
-    if not isinstance(seed, int):
-        return True  # a seed this cannot repeat: say it may have drawn
-    start = seed + zlib.crc32(item.nodeid.encode(errors="surrogatepass"))
-    return random.getstate() != random.Random(start).getstate()
+def drew_from_random(item, seed: int) -> bool:
+    """Whether the test's call drew from `random`, read after it: it was reseeded with `seed` plus
+    the CRC-32 of the test's id (pytest-randomly, or the gate where randomly is absent), and a
+    generator left as that seed leaves it drew nothing. Only read, never drawn from: the test
+    saw what it would have."""
+    return random.getstate() != random.Random(seed + id_offset(item.nodeid)).getstate()
 
 
 def per_test_timeout_of(config) -> float | None:
