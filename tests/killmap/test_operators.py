@@ -976,3 +976,19 @@ def test_merge_strings_keeps_a_message_written_twice_and_drops_the_other(km_proj
     mutant = build(km_project, f"{MOD}::parse", "merge-strings", drop="too far ahead", keep="Malformed timestamp")
     assert_applied(mutant, source.replace("Timestamp too far ahead", "Malformed timestamp"))
     assert mutant.sites == 1
+
+
+def test_merge_strings_never_takes_a_docstring_for_a_message(km_project):
+    # inflection's ordinal: its docstring holds "nd" as its suffix literal does; a string that
+    # is a statement of its own says nothing at run time.
+    source = '''\
+        def ordinal(number):
+            """1st, 2nd, 3rd: the suffix ("st", "nd", "rd" or "th") of a number."""
+            if number % 10 == 2:
+                return "nd"
+            return "st"
+        '''
+    km_project.module(source)
+    mutant = build(km_project, f"{MOD}::ordinal", "merge-strings", drop="nd", keep="st")
+    assert_applied(mutant, source.replace('return "nd"', 'return "st"'))
+    assert mutant.sites == 1

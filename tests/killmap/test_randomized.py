@@ -98,7 +98,7 @@ def test_the_seed_is_recorded_and_seed_n_changes_the_draws_while_random_is_named
     assert explored.report is not None and explored.report["seed"] == "random"
     assert explored.verdicts()[TAB] in ("held", "vacuous", "randomized")  # luck, named as such
     bad = run_gate(project, "run", "--seed", "often")
-    assert bad.code == 2 and "--seed takes a whole number or 'random', got 'often'" in bad.stderr
+    assert bad.code == 2 and "--seed takes a whole number, 0 or more, or 'random'; got 'often'" in bad.stderr
     assert "Traceback" not in bad.stderr
 
 

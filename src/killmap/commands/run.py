@@ -208,7 +208,7 @@ def parse_seed(text: str | None) -> int | None:
     if text == "random":
         return None
     if not _ASCII_NUMBER.fullmatch(text):
-        raise GateError(f"--seed takes a whole number or 'random', got {text!r}", field="--seed")
+        raise GateError(f"--seed takes a whole number, 0 or more, or 'random'; got {text!r}", field="--seed")
     return int(text)
 
 

@@ -163,12 +163,14 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
     drop, keep = mutation.param("drop"), mutation.param("keep")
     parents = parents_of(wrapper, mutation)
     # f-strings too: most error messages in modern code are f-strings (attrs' validators'
-    # "must be <= {bound}"). One is matched by its source text, placeholders and all.
+    # "must be <= {bound}"). One is matched by its source text, placeholders and all. A string
+    # that is a statement of its own (a docstring) says nothing at run time: never a message
+    # (inflection's ordinal: its docstring holds "nd" as its suffix literal does).
     literals = [
         n
         for n in nodes_within(wrapper, scope)
         if isinstance(n, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
-        and not isinstance(parents.get(n), cst.ConcatenatedString)
+        and not isinstance(parents.get(n), (cst.ConcatenatedString, cst.Expr))
     ]
     valued = [(n, string_value(n) or wrapper.module.code_for_node(n)) for n in literals]
     keepers = [n for n, text in valued if keep in text]
