@@ -142,10 +142,13 @@ def exit_code(mutations: list[dict[str, Any]]) -> int:
 
 
 def _replacement(mutant) -> str:
+    """What the mutant puts in place of the changed lines, as its diff adds it (the sweep's
+    report reads it so too): nothing for a pure deletion, where the mutant's changed lines
+    mark the line after it (a deleted call read as a second copy of the next line)."""
     if not mutant.applied:
         return ""
-    new = (mutant.mutated or "").split("\n")
-    return "\n".join(new[i - 1] for i in mutant.mutant_changed_lines if 0 < i <= len(new))
+    added = (line[1:] for line in mutant.diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
+    return "\n".join(added)
 
 
 def _details(entry: dict[str, Any]) -> str:
