@@ -101,3 +101,19 @@ def test_an_edit_elsewhere_in_a_function_keeps_its_mutants_ids(tmp_path):
     before = ids()
     source.write_text(text.replace("return y - 1", "return y - 2"))
     assert len(before) == 3 and ids() == before
+
+
+def test_the_console_lists_every_finding_and_ten_of_each_other_status():
+    # inflection's _irregular: 69 broken mutants listed one by one, 140 lines above the table.
+    from killmap.report.sweep_report import LISTED_PER_STATUS, _capped
+
+    mutants = (
+        [{"status": "survived", "n": n} for n in range(14)]
+        + [{"status": "broken", "n": n} for n in range(LISTED_PER_STATUS + 3)]
+        + [{"status": "timeout", "n": n} for n in range(2)]
+    )
+    shown, unlisted = _capped(mutants)
+    assert [e["status"] for e in shown].count("survived") == 14
+    assert [e for e in shown if e["status"] == "broken"] == mutants[14 : 14 + LISTED_PER_STATUS]
+    assert [e["status"] for e in shown].count("timeout") == 2
+    assert dict(unlisted) == {"broken": 3}

@@ -247,3 +247,19 @@ def test_an_overreach_also_names_a_kills_test_red_by_the_wrong_cause(tmp_path):
     assert entry["detail"].startswith("red outside kills and may_kill: tests/test_pkg.py::test_other; "), entry
     assert "; and wrong-cause: the kills tests went red without an assertion failing: " in entry["detail"]
     assert "tests/test_pkg.py::test_one (crash: TypeError)" in entry["detail"]
+
+
+def test_a_vacuous_detail_names_ten_green_kills_tests_and_counts_the_rest(tmp_path):
+    # inflection: a merged suffix left 110 kills tests green, all of them on one line.
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "import pytest\nfrom pkg import one\n\n\n@pytest.mark.parametrize('n', range(12))\ndef test_one(n):\n"
+        "    assert one() in (1, 2)\n",
+        value="2",
+    )
+    entry = run_gate(project, "run", "--no-cache").mutation("one-mutated")
+    assert entry["verdict"] == "vacuous", entry
+    assert entry["detail"].count("tests/test_pkg.py::test_one[") == 10, entry["detail"]
+    assert "and 2 more" in entry["detail"]
+    assert len(entry["missing"]) == 12
