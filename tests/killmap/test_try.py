@@ -120,10 +120,18 @@ def test_a_missing_target_names_the_target(basic):
     assert run.code == 2 and "field 'TARGET'" in run.stderr and "not found" in run.stderr
 
 
-def test_a_mutant_whose_reds_cannot_be_read_says_why_and_exits_1(basic):
+def test_options_that_apply_nowhere_are_bad_input_naming_the_option(basic):
+    # As the same entry in a catalog is to `check`: exit 2, one line, nothing run.
     run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "no_such_call")
-    assert run.code == 1
-    assert "not applied: op 'delete-call' matched 0 sites" in run.stdout
+    assert run.code == 2, run.stdout + run.stderr
+    assert "field '--call': not applied: op 'delete-call' matched 0 sites" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "baseline" not in run.stdout
+
+
+def test_a_mutant_whose_reds_cannot_be_read_says_why_and_exits_1(basic):
+    run = review(basic, "try", CLASSIFY, "--op", "constant-return", "--value", "undefined_name")
+    assert run.code == 1, run.stdout + run.stderr
+    assert "broken: the mutant cannot run as written (pyflakes)" in run.stdout
 
 
 def test_a_symbol_the_file_lacks_is_said_of_the_command_line_not_of_a_catalog(basic):

@@ -5,8 +5,9 @@ catalog's own rules (catalog.entry_mutation), so bad input is one line and exit 
 the option. It runs through the engine like any gate mutation (sandbox, validity,
 baseline, coverage selection, flake guard, causes, containment), but it has no contract
 yet, so no verdict is stated: the diff, the validity result, and every red test with its
-cause and reach are. A run whose reds cannot be read (broken, not applied, timeout,
-flaky, inconclusive, escaped) says why, and exits 1.
+cause and reach are. Options that apply nowhere are bad input (exit 2, naming the option, as
+`check` names the field). A run whose reds cannot be read (broken, timeout, flaky,
+inconclusive, escaped) says why, and exits 1.
 
 `--save NAME` appends the mutation to a catalog with `kills` set to the observed red set
 (each red confirmed by the flake guard's re-run), `require = "assertion"` when every red
@@ -203,6 +204,13 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
         mutant = build_mutant(root, mutation)
     except GateError as exc:
         raise _as_option_error(exc) from None
+    if not mutant.applied:
+        # Options that match nothing are bad input, as the same entry in a catalog is to
+        # `check` (exit 2, naming the field), not a run's outcome: nothing is run.
+        from killmap.mutate.blame import not_applied_field
+
+        field = not_applied_field(mutation, mutant.reason)
+        raise _as_option_error(GateError(f"not applied: {mutant.reason}", field=field))
     # Said once the run is under way (or decided without one): a refusal found on the way (a
     # target pytest itself imports) is then all the user sees, as for any bad input.
     header = [f"try: {mutation.op} on {mutation.target}", *([mutant.diff.rstrip("\n")] if mutant.applied else [])]
