@@ -674,6 +674,27 @@ def test_negate_of_a_name_counts_its_reads_not_its_bindings(km_project):
     )
 
 
+def test_negate_counts_a_name_used_as_an_object_as_no_site(km_project):
+    # cachetools' hashkey: `condition = "kwargs"` also matched `kwargs.items()`, and with
+    # count = 2 the mutant read `(not kwargs).items()`: no negated condition, only a crash.
+    km_project.module("""\
+        def key(args, kwargs, table):
+            if kwargs:
+                return tuple(sorted(kwargs.items())) + kwargs[0] + kwargs(1)
+            return args
+        """)
+    mutant = build(km_project, f"{MOD}::key", "negate", condition="kwargs")
+    assert_applied(
+        mutant,
+        """\
+        def key(args, kwargs, table):
+            if not kwargs:
+                return tuple(sorted(kwargs.items())) + kwargs[0] + kwargs(1)
+            return args
+        """,
+    )
+
+
 def test_negate_inside_a_comparison_parenthesizes_the_not(km_project):
     # `not flag in items` would negate the membership test, not the flag.
     km_project.module("def find(flag, items):\n    return flag in items\n")

@@ -228,6 +228,8 @@ def _op_negate(root, wrapper, scope, mutation, original):
         # (counting the binding would make `negate ready` match sites it cannot change).
         if contexts.get(node) in (ExpressionContext.STORE, ExpressionContext.DEL):
             continue
+        if _object_not_truth(node, parents.get(node)):
+            continue
         if same_expression(code(node), wanted):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                 inverted = node.expression
@@ -250,6 +252,19 @@ def _op_negate(root, wrapper, scope, mutation, original):
     return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), [
         nodes[key] for key in replacements
     ]
+
+
+def _object_not_truth(node, parent) -> bool:
+    """Whether the expression is used as an object, never as a truth value: the base of an
+    attribute or a subscript, or the function called. `(not kwargs).items()` is no negated
+    condition, only a crash (cachetools' hashkey: `condition = "kwargs"` matched its reads in
+    `kwargs.items()` as well)."""
+    return (
+        isinstance(parent, (cst.Attribute, cst.Subscript))
+        and parent.value is node
+        or isinstance(parent, cst.Call)
+        and parent.func is node
+    )
 
 
 def _binds_tighter_than_not(parent) -> bool:
