@@ -119,6 +119,15 @@ def test_the_html_report_shows_invariants_as_measured(invariant_run):
         # A starter contract caught by seven tests, none the one it names: not "7 / 1".
         (dict(ran=True, red=7, expected=1, invariant=False, reached_by=9, held=False, other=7), "0 / 1 (+7 other red)"),
         (dict(ran=True, red=3, expected=1, invariant=False, reached_by=3, held=False, other=2), "1 / 1 (+2 other red)"),
+        # cachetools: a held contract whose eight other reds may_kill allows read as an overreach.
+        (
+            dict(ran=True, red=9, expected=1, invariant=False, reached_by=9, held=True, other=8, allowed=8),
+            "1 / 1 (+8 may_kill red)",
+        ),
+        (
+            dict(ran=True, red=9, expected=1, invariant=False, reached_by=9, held=False, other=8, allowed=5),
+            "1 / 1 (+5 may_kill red, +3 other red)",
+        ),
     ],
 )
 def test_the_cell_says_what_was_measured(kwargs, shown):
@@ -140,3 +149,20 @@ def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does(
     }
     # It read "4 / 1" (tests over entries), then "4 / 3" (test_q, which no entry names, on the red side).
     assert red_vs_expected(entry) == "3 / 3 (+1 other red)"
+
+
+def test_the_reports_cell_counts_the_reds_may_kill_allows_apart():
+    from killmap.report.cells import red_vs_expected
+
+    selected = ["t.py::test_p", "t.py::test_q[1]", "t.py::test_q[2]", "t.py::test_r"]
+    entry = {
+        "selected_tests": 4,
+        "selected": selected,
+        "red": [{"id": t} for t in selected],
+        "expected": ["t.py::test_p"],
+        "may_kill": ["t.py::test_q"],
+        "invariant": False,
+        "reached_by": selected,
+        "verdict": "overreach",
+    }
+    assert red_vs_expected(entry) == "1 / 1 (+2 may_kill red, +1 other red)"

@@ -156,6 +156,7 @@ def red_vs_expected(entry: dict[str, Any]) -> str:
         reached_by=len(entry["reached_by"]),
         held=entry["verdict"] == HELD,
         other=red_outside(entry["expected"], [r["id"] for r in entry["red"]]),
+        allowed=red_allowed(entry["expected"], entry.get("may_kill", ()), [r["id"] for r in entry["red"]]),
     )
 
 
@@ -164,12 +165,30 @@ def red_outside(kills: Sequence[str], red_ids: Sequence[str]) -> int:
     return sum(not any(matches(entry, test) for entry in kills) for test in red_ids)
 
 
+def red_allowed(kills: Sequence[str], may_kill: Sequence[str], red_ids: Sequence[str]) -> int:
+    """How many red tests no `kills` entry names and a `may_kill` entry does."""
+    return sum(
+        not any(matches(entry, test) for entry in kills) and any(matches(entry, test) for entry in may_kill)
+        for test in red_ids
+    )
+
+
 def contract_cell(
-    *, ran: bool, red: int, expected: int, invariant: bool, reached_by: int, held: bool, other: int = 0
+    *,
+    ran: bool,
+    red: int,
+    expected: int,
+    invariant: bool,
+    reached_by: int,
+    held: bool,
+    other: int = 0,
+    allowed: int = 0,
 ) -> str:
     """The "red / expected" cell of every table (terminal, Markdown, HTML): the red tests the
     contract's `kills` names against how many it names, then the red it does not name, apart
-    (`other`). "7 / 1" read as seven reds of one expected where none of the seven was it.
+    (`other`), of which `allowed` are named by `may_kill`. "7 / 1" read as seven reds of one
+    expected where none of the seven was it; "+8 other red" under `held` read as an overreach
+    when `may_kill` allowed all eight.
 
     An invariant expects nothing, like no other contract: "0 / 0" would read as a contract
     with nothing in it, so it says that the zero was measured, and by how many tests.
@@ -177,7 +196,9 @@ def contract_cell(
     if not ran:
         return "not run"
     if not invariant:
-        return f"{red - other} / {expected}" + (f" (+{other} other red)" if other else "")
+        apart = [f"+{allowed} may_kill red"] if allowed else []
+        apart += [f"+{other - allowed} other red"] if other > allowed else []
+        return f"{red - other} / {expected}" + (f" ({', '.join(apart)})" if apart else "")
     if red:
         return f"invariant: {red} red, 0 allowed"
     if not reached_by and held:  # held needs the change executed: by code run at import

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from killmap.catalog.testids import named_count
-from killmap.report.cells import cause_of, contract_cell, explanation, red_outside, reused_line
+from killmap.report.cells import cause_of, contract_cell, explanation, red_allowed, red_outside, reused_line
 from killmap.verdict.baseline import baseline_line
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabResult
@@ -108,6 +108,7 @@ def render(console: Console, result: LabResult, named: int) -> None:
             reached_by=len(v.reached_by),
             held=v.held,
             other=red_outside(v.expected, [r.id for r in v.red]),
+            allowed=red_allowed(v.expected, mutant.mutation.may_kill if mutant else (), [r.id for r in v.red]),
         )
         table.add_row(
             escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell), ("cached" if v.cached else f"{v.duration:.2f}s")
