@@ -745,3 +745,16 @@ def test_the_guessed_kills_test_comes_from_the_test_module_named_after_the_targe
     plan = detect(root)
     assert (plan.module, plan.function) == ("src/hz/time.py", "naturaldelta")
     assert plan.kills == "tests/test_time.py::test_naturaldelta", plan.kills_reason
+
+
+def test_init_notes_the_reports_folder_until_git_ignores_it(tmp_path):
+    # `killmap run` writes reports/ into the project: untracked files after every gate.
+    import subprocess
+
+    from killmap.commands.init import _reports_ignored
+
+    assert _reports_ignored(tmp_path)  # no repository: git cannot say, nothing to note
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    assert not _reports_ignored(tmp_path)
+    (tmp_path / ".gitignore").write_text("reports/\n")
+    assert _reports_ignored(tmp_path)

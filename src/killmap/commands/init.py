@@ -117,8 +117,19 @@ def write_catalog(root: Path, package: str | None = None) -> int:
             f"  note: this project is member {member.folder} of the workspace at {workspace}; a catalog there "
             "gates every member, with the tests that cross them (killmap init there writes one)"
         )
+    if not _reports_ignored(root):
+        print("  note: killmap run writes its reports to reports/; add reports/ to .gitignore to keep them out of git")
     print("next: killmap check, then killmap run")
     return 0
+
+
+def _reports_ignored(root: Path) -> bool:
+    """Whether git ignores the reports' default folder (True where git cannot say: no note)."""
+    from killmap.git import git_or_none
+
+    if git_or_none(root, "rev-parse", "--git-dir") is None:
+        return True
+    return git_or_none(root, "check-ignore", "-q", "--no-index", "reports/") is not None
 
 
 def _where_else(plan: Plan) -> list[str]:
