@@ -74,7 +74,10 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
 
 
 def _statements(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
-    """Every statement with whether it sits inside a function body."""
+    """Every statement with whether it sits inside a function body. A function's docstring
+    runs when its `def` does (it becomes `__doc__`, which doctest collects): it is where the
+    def is, not in the body (toolz's flip: a doctest edit swapped into the running function
+    changed nothing, and a fresh import of the mutant turned the doctest red)."""
     found: list[tuple[ast.stmt, bool]] = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
@@ -85,11 +88,22 @@ def _statements(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
                     continue
                 inside = in_function or (isinstance(node, _FUNCTIONS) and field_name == "body")
                 if isinstance(child, ast.stmt):
-                    found.append((child, inside))
+                    found.append((child, in_function if _docstring_of(node, child) else inside))
                 visit(child, inside)
 
     visit(tree, False)
     return found
+
+
+def _docstring_of(node: ast.AST, statement: ast.stmt) -> bool:
+    """Whether the statement is the function's docstring: its body's first statement, a string."""
+    return (
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body[0] is statement
+        and isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 def _innermost(

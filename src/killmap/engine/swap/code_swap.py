@@ -10,8 +10,8 @@ of the file with the mutant's code object of the same place in the file. It is e
 - (a) no changed statement ran before the first test (the gate checks this against the
   baseline's collection-time coverage: a table built at import by a changed function
   would hold the original's values);
-- (b) no module-level or class-level statement changed (the gate: the region is not
-  import-time);
+- (b) no module-level or class-level statement changed, nor a function's docstring,
+  which its `def` evaluates (the gate: the region is not import-time);
 - (c) each swapped pair has the same free variables (a closure's cells are bound to the
   function object, not its code);
 - (d) afterwards no function object of the file still holds an original code object.
