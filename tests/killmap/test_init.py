@@ -509,12 +509,12 @@ def _two_packages(root: Path) -> Path:
 
 def test_init_lists_the_packages_it_saw_and_says_how_to_aim_it_with_package(tmp_path):
     project = _two_packages(tmp_path / "demo")
-    # A private module sorts first, and is no example to follow (humanize's `_version`).
+    # A module with nothing public to aim at (humanize's `_version`) is not offered.
     (project / "src" / "app" / "_version.py").write_text('__version__ = "0"\n')
     done = run_gate(project, "init")
     assert done.code == 0, done.stderr
     assert "aimed at src/app/ws.py::close_code" in done.stdout, done.stdout
-    assert "packages seen: app (aimed at), other; in app: app._version, app.routing, app.ws" in done.stdout, done.stdout
+    assert "packages seen: app (aimed at), other; in app: app.routing, app.ws" in done.stdout, done.stdout
     assert "aim elsewhere: killmap init --package app.routing" in done.stdout, done.stdout
 
 
@@ -758,3 +758,28 @@ def test_init_notes_the_reports_folder_until_git_ignores_it(tmp_path):
     assert not _reports_ignored(tmp_path)
     (tmp_path / ".gitignore").write_text("reports/\n")
     assert _reports_ignored(tmp_path)
+
+
+def test_init_offers_to_aim_only_where_it_would_aim_and_never_at_itself(tmp_path):
+    # toolz: `--package toolz.compatibility` (it only re-exports) was offered, then refused;
+    # parse, one module: `--package parse` was offered as elsewhere. versioneer.py is a build
+    # tool beside the package, no package of the project's.
+    from killmap.commands.init import _where_else
+
+    root = _project(
+        tmp_path,
+        {
+            "versioneer.py": "def get_version():\n    return '1'\n",
+            "tz/__init__.py": "",
+            "tz/core.py": "def join(a, b):\n    if a:\n        return a + b\n    return b\n",
+            "tz/compatibility.py": "from functools import reduce\nfilter = filter\n",
+            "tz/extra.py": "def pairs(items):\n    return list(zip(items, items[1:]))\n",
+            "tests/test_core.py": "from tz.core import join\n\n\ndef test_join():\n    assert join(1, 2) == 3\n",
+        },
+    )
+    plan = detect(root)
+    assert (plan.package, plan.seen) == ("tz", ["tz"])
+    assert plan.inside == ["tz.core", "tz.extra"]
+    assert "--package tz.extra" in _where_else(plan)[-1]
+    alone = _project(tmp_path / "alone", {"one.py": "def f(x):\n    return x\n", "tests/test_one.py": ""})
+    assert not any("aim elsewhere" in line for line in _where_else(detect(alone)))

@@ -232,7 +232,11 @@ def test_the_terminal_lists_ten_red_tests_of_a_verdict_and_counts_the_rest(tmp_p
     assert run.verdicts() == {"one-mutated": "overreach"}, run.stdout
     assert sum(line.strip().startswith("red: ") for line in run.stdout.splitlines()) == 10, run.stdout
     assert "and 2 more red: every one is in the reports" in run.stdout, run.stdout
-    assert len(run.mutation("one-mutated")["red"]) == 12
+    entry = run.mutation("one-mutated")
+    assert len(entry["red"]) == 12
+    # Its detail too (parse: 71 ids on one line above ten red lines), and the report has all.
+    assert entry["detail"].count("tests/test_pkg.py::test_one[") == 10, entry["detail"]
+    assert entry["detail"].endswith(" and 1 more") and len(entry["unexpected"]) == 11
 
 
 def test_an_overreach_also_names_a_kills_test_red_by_the_wrong_cause(tmp_path):

@@ -53,7 +53,7 @@ NOT_PACKAGES = {
     "reports",
     "site-packages",
 }
-NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "manage.py"}
+NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "manage.py", "versioneer.py"}
 
 
 @dataclass
@@ -251,16 +251,29 @@ def _aimed_path(root: Path, bases: tuple[Path, ...], package: str, where: str, n
 
 
 def _inside(folder: Path, dotted: str, names: TestNames) -> list[str]:
-    """The subpackages and modules directly inside a package, dotted: where else init could aim."""
+    """The subpackages and modules directly inside a package, dotted: where else init could aim.
+    Only those with a public function or method: init refuses the others (toolz.compatibility,
+    which only re-exports, was offered as the place to aim at next)."""
     found = []
     for entry in sorted(folder.iterdir()):
         name = entry.name.removesuffix(".py")
         if entry.is_dir() and (entry / "__init__.py").is_file() and _is_source(entry / "x.py", folder, names):
-            found.append(f"{dotted}.{entry.name}")
+            files = [p for p in entry.rglob("*.py") if _is_source(p, entry, names)]
+            if any(_has_public_callable(p) for p in files):
+                found.append(f"{dotted}.{entry.name}")
         elif entry.is_file() and entry.suffix == ".py" and name.isidentifier() and not name.startswith("__"):
-            if _is_source(entry, folder, names):
+            if _is_source(entry, folder, names) and _has_public_callable(entry):
                 found.append(f"{dotted}.{name}")
     return found
+
+
+def _has_public_callable(path: Path) -> bool:
+    """Whether the module defines a public function, or a public method of a public class."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return False
+    return next(_public_callables([("", "", tree)]), None) is not None
 
 
 @dataclass(frozen=True)

@@ -152,8 +152,9 @@ def _where_else(plan: Plan) -> list[str]:
     # A public one first: a private module (humanize's generated `_version`) is seldom code to
     # aim at, and one with nothing to aim at is refused.
     public = [n for n in others if not any(part.startswith("_") for part in n.split("."))]
-    example = (public or others or [plan.package])[0]
-    lines.append(f"  aim elsewhere: killmap init --package {example} (a dotted name, a folder or a .py file)")
+    if public or others:  # never the package aimed at itself, as though it were elsewhere
+        example = (public or others)[0]
+        lines.append(f"  aim elsewhere: killmap init --package {example} (a dotted name, a folder or a .py file)")
     return lines
 
 

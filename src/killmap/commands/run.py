@@ -133,7 +133,8 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         plan = read_plan(root, options)  # before the run: a bad --durations costs no time
     if names is not None:
         progress.console().print(
-            f"--changed: {counted(len(names), 'mutation')} see a change: {', '.join(names) or 'none'}"
+            f"--changed: {counted(len(names), 'mutation')} {'sees' if len(names) == 1 else 'see'} a change: "
+            f"{', '.join(names) or 'none'}"
         )
         if not names:
             return EXIT_HELD
