@@ -93,3 +93,12 @@ def test_an_id_numbered_by_its_place_in_a_set_says_why_it_changed():
     index = TestIndex(["tests/test_a.py::test_b[alpha-1]"])
     note = index.unmatched_note("tests/test_a.py::test_b[alpah-1]", "tests")
     assert note.endswith("did you mean 'tests/test_a.py::test_b[alpha-1]'?")
+
+
+def test_a_name_in_a_file_the_tests_have_is_compared_with_that_files_names_only():
+    # toolz, as a new user: `prove` with the unknown `test_nope` suggested `test_merge`, since
+    # the whole ids share the file's path; a name a letter off is still found.
+    index = TestIndex(("tests/test_dicttoolz.py::test_merge", "tests/test_dicttoolz.py::test_merge_with"))
+    assert index.closest("tests/test_dicttoolz.py::test_nope") is None
+    assert index.closest("tests/test_dicttoolz.py::test_merg") == "tests/test_dicttoolz.py::test_merge"
+    assert index.closest("tests/test_dictoolz.py::test_merge") == "tests/test_dicttoolz.py::test_merge"

@@ -67,7 +67,16 @@ class TestIndex:
             parts = node_id.split("::")
             candidates.update("::".join(parts[:n]) for n in range(1, len(parts)))
             candidates.add(node_id.split("[", 1)[0])
-        found = difflib.get_close_matches(entry.rstrip("/"), sorted(candidates), n=1, cutoff=0.8)
+        entry = entry.rstrip("/")
+        file, named, name = entry.partition("::")
+        if named:
+            # A file the tests have: only the names in it are compared. The whole ids share the
+            # file's path, which made any name in it look near (`test_nope`, `test_merge`).
+            within = {c[len(file) + 2 :]: c for c in candidates if c.startswith(file + "::")}
+            if within:
+                found = difflib.get_close_matches(name, sorted(within), n=1, cutoff=0.8)
+                return within[found[0]] if found else None
+        found = difflib.get_close_matches(entry, sorted(candidates), n=1, cutoff=0.8)
         return found[0] if found else None
 
     def unmatched_note(self, entry: str, under: str) -> str:
