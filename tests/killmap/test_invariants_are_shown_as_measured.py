@@ -134,19 +134,25 @@ def test_the_cell_says_what_was_measured(kwargs, shown):
     assert contract_cell(**kwargs) == shown
 
 
-def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does():
-    from killmap.report.cells import red_vs_expected
-
-    selected = ["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_q"]
-    entry = {
-        "selected_tests": 4,
+def _all_red(selected: list[str], expected: list[str], **more) -> dict:
+    """A report entry whose every selected test went red."""
+    red = [{"id": t} for t in selected]
+    return {
+        "selected_tests": len(selected),
         "selected": selected,
-        "red": [{"id": t} for t in selected],
-        "expected": ["t.py::test_p"],
+        "red": red,
+        "expected": expected,
         "invariant": False,
         "reached_by": selected,
         "verdict": "overreach",
+        **more,
     }
+
+
+def test_the_expected_side_counts_the_tests_a_prefix_names_as_the_red_side_does():
+    from killmap.report.cells import red_vs_expected
+
+    entry = _all_red(["t.py::test_p[1]", "t.py::test_p[2]", "t.py::test_p[3]", "t.py::test_q"], ["t.py::test_p"])
     # It read "4 / 1" (tests over entries), then "4 / 3" (test_q, which no entry names, on the red side).
     assert red_vs_expected(entry) == "3 / 3 (+1 other red)"
 
@@ -155,14 +161,5 @@ def test_the_reports_cell_counts_the_reds_may_kill_allows_apart():
     from killmap.report.cells import red_vs_expected
 
     selected = ["t.py::test_p", "t.py::test_q[1]", "t.py::test_q[2]", "t.py::test_r"]
-    entry = {
-        "selected_tests": 4,
-        "selected": selected,
-        "red": [{"id": t} for t in selected],
-        "expected": ["t.py::test_p"],
-        "may_kill": ["t.py::test_q"],
-        "invariant": False,
-        "reached_by": selected,
-        "verdict": "overreach",
-    }
+    entry = _all_red(selected, ["t.py::test_p"], may_kill=["t.py::test_q"])
     assert red_vs_expected(entry) == "1 / 1 (+2 may_kill red, +1 other red)"
