@@ -198,22 +198,10 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     if options.save and catalog_missing(root, options):
         raise GateError("--save needs a catalog: name one with --catalog (a new file is created)", field="--catalog")
     mutation, entry, catalog = prepare(root, options)
-    from killmap.mutate.mutants import build_mutant  # libcst: only when a mutant is built
-
-    try:
-        mutant = build_mutant(root, mutation)
-    except GateError as exc:
-        raise _as_option_error(exc) from None
-    if not mutant.applied:
-        # Options that match nothing are bad input, as the same entry in a catalog is to
-        # `check` (exit 2, naming the field), not a run's outcome: nothing is run.
-        from killmap.mutate.blame import not_applied_field
-
-        field = not_applied_field(mutation, mutant.reason)
-        raise _as_option_error(GateError(f"not applied: {mutant.reason}", field=field))
+    mutant = _built(root, mutation)
     # Said once the run is under way (or decided without one): a refusal found on the way (a
     # target pytest itself imports) is then all the user sees, as for any bad input.
-    header = [f"try: {mutation.op} on {mutation.target}", *([mutant.diff.rstrip("\n")] if mutant.applied else [])]
+    header = [f"try: {mutation.op} on {mutation.target}", mutant.diff.rstrip("\n")]
 
     def say_header() -> None:
         while header:
@@ -239,22 +227,46 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     if options.reports is not None:
         say(write_lab_reports(result, root, options.reports))
     verdict = result.verdicts[0]
+    if not _readable(verdict, mutation, say):
+        return 1
+    if not options.save:
+        return 0
+    return save(root, mutation, mutant, entry, catalog, verdict, say)
+
+
+def _built(root: Path, mutation):
+    """The mutant, applied: options that match nothing are bad input, as the same entry in a
+    catalog is to `check` (exit 2, naming the field), not a run's outcome: nothing is run."""
+    from killmap.mutate.blame import not_applied_field
+    from killmap.mutate.mutants import build_mutant  # libcst: only when a mutant is built
+
+    try:
+        mutant = build_mutant(root, mutation)
+    except GateError as exc:
+        raise _as_option_error(exc) from None
+    if not mutant.applied:
+        field = not_applied_field(mutation, mutant.reason)
+        raise _as_option_error(GateError(f"not applied: {mutant.reason}", field=field))
+    return mutant
+
+
+def _readable(verdict, mutation, say: Say) -> bool:
+    """Says what the run showed: why its reds cannot be read (False), or the mutant's validity
+    and every red test with its cause and reach (True)."""
     words = unreadable()
     if verdict.verdict in words:
         from killmap.report.cells import cause_of, explanation
 
         say(f"{words[verdict.verdict]}: {verdict.detail}")
         say(f"  {explanation(verdict.verdict, mutation.invariant, cause_of(verdict.extras))}")
-        return 1
+        return False
     warnings = verdict.extras.get("warnings", ())
     say(
         "valid: it parses, imports, and adds nothing pyflakes says cannot run"
         + (f"; warnings: {'; '.join(warnings)}" if warnings else "")
     )
     _show_reds(verdict, say)
-    if not options.save:
-        return 0
-    return save(root, mutation, mutant, entry, catalog, verdict, say)
+    return True
 
 
 def catalog_missing(root: Path, options: TryOptions) -> bool:

@@ -674,33 +674,11 @@ def _swept(
     if portion.lines_only and portion.change is not None:
         enumeration.outside_not_run = sum(not m.on_change for m in enumeration.mutants)
         enumeration.mutants = [m for m in enumeration.mutants if m.on_change]
-    marks = reviewer_marks(enumeration.mutants, catalogs)
-    split, items = None, tuple(m.id for m in enumeration.mutants)
-    if portion.shard is not None:
-        # Every shard enumerates every mutant and keeps its own: the split is the same on each.
-        split = split_items([[item] for item in items], portion.shard[1], portion.durations)
-        mine = split.members(portion.shard[0])
-        enumeration.mutants = [m for m in enumeration.mutants if m.id in mine]
+    marks = reviewer_marks(enumeration.mutants, catalogs)  # every shard checks every mark
+    split, items = _sharded(enumeration, portion)
     named = named_mutants(root, enumeration.mutants, catalogs)
     to_run = [_as_swept(m, every_red) for m in enumeration.mutants if m.id not in named]
-    lab = None
-    verdicts: dict[str, Verdict] = {}
-    if to_run:
-        to_run = longest_first(to_run, portion.durations)
-        mutations, prebuilt = [m.mutant.mutation for m in to_run], {m.id: m.mutant for m in to_run}
-        lab = run_mutations(
-            root,
-            mutations,
-            options,
-            progress,
-            mutants=prebuilt,
-            launch=launch,
-            recorded=portion.durations,
-            early_baseline=early_baseline,
-        )
-        verdicts = {v.name: v for v in lab.verdicts}
-    elif early_baseline is not None:
-        early_baseline.cancel()  # every mutant is named: nothing runs
+    lab, verdicts = _run_swept(root, to_run, options, progress, portion, launch, early_baseline)
     # A run mutant's entry holds the very mutant the lab ran (with its run settings), whose
     # diff the lab has worked out already: the report asks for it again.
     ran = {m.id: m for m in to_run}
@@ -717,6 +695,47 @@ def _swept(
         return SweepResult(targets, ops, entries, enumeration, lab, wall, version, base=base)
     assert portion.shard is not None  # split is made only for a shard
     return SweepResult(targets, ops, entries, enumeration, lab, wall, version, split, portion.shard[0], items, base)
+
+
+def _sharded(enumeration: Enumeration, portion: Portion) -> tuple[Split | None, tuple[str, ...]]:
+    """The enumeration narrowed to a shard's share, when the portion is one: the split and
+    every shard's mutants, for the shard's report."""
+    split, items = None, tuple(m.id for m in enumeration.mutants)
+    if portion.shard is not None:
+        # Every shard enumerates every mutant and keeps its own: the split is the same on each.
+        split = split_items([[item] for item in items], portion.shard[1], portion.durations)
+        mine = split.members(portion.shard[0])
+        enumeration.mutants = [m for m in enumeration.mutants if m.id in mine]
+    return split, items
+
+
+def _run_swept(
+    root: Path,
+    to_run: list[SweepMutant],
+    options: LabOptions,
+    progress: Progress,
+    portion: Portion,
+    launch: Launch | None,
+    early_baseline: EarlyBaseline | None,
+) -> tuple[Any, dict[str, Verdict]]:
+    """The lab's run of the mutants no catalog names, longest first, and their verdicts."""
+    if not to_run:
+        if early_baseline is not None:
+            early_baseline.cancel()  # every mutant is named: nothing runs
+        return None, {}
+    to_run[:] = longest_first(to_run, portion.durations)
+    mutations, prebuilt = [m.mutant.mutation for m in to_run], {m.id: m.mutant for m in to_run}
+    lab = run_mutations(
+        root,
+        mutations,
+        options,
+        progress,
+        mutants=prebuilt,
+        launch=launch,
+        recorded=portion.durations,
+        early_baseline=early_baseline,
+    )
+    return lab, {v.name: v for v in lab.verdicts}
 
 
 def _as_swept(sweep_mutant: SweepMutant, every_red: bool) -> SweepMutant:
