@@ -32,8 +32,8 @@ ERROR = "error"  # red in fixture setup or teardown, not in the test itself
 SEARCH = "search"  # Hypothesis's DeadlineExceeded or Flaky: its search's timing, not an assertion
 TIMEOUT = "timeout"  # the project's own per-test timeout (pytest-timeout) ended the test
 CAUSES = (ASSERTION, CRASH, BROKEN, ERROR, SEARCH, TIMEOUT)
-# Broken-type errors from an import statement surface from the importing frame; a
-# NameError must come from the mutated file's own frame to be the mutant's doing.
+# Broken-type errors from an import statement surface from the import machinery below the
+# importing frame; a NameError must come from the mutated file's own frame to be the mutant's doing.
 _IMPORT_TYPES = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError", "TabError")
 
 
@@ -51,6 +51,7 @@ class TestResult:
     raised_innermost: tuple[str, int] | None = None  # the innermost frame anywhere
     in_mutated_file: bool = False
     mutated_file_innermost: bool = False
+    imported_by_mutated_file: bool = False  # an import the mutated file makes failed (failures._imported_by)
     assertion: bool = False  # AssertionError or pytest's own failure (fail, raises)
     interrupted: bool = False  # the test stopped the session, or the process died in it
     traced: bool = False  # its lines were recorded in this run (a baseline's), slowing it
@@ -83,7 +84,7 @@ class TestResult:
         if self.assertion:
             return ASSERTION
         if self.exc_type in BROKEN_TYPES and (
-            self.mutated_file_innermost or (self.exc_type in _IMPORT_TYPES and self.in_mutated_file)
+            self.mutated_file_innermost or (self.exc_type in _IMPORT_TYPES and self.imported_by_mutated_file)
         ):
             return BROKEN
         return CRASH
@@ -318,6 +319,7 @@ def _read_events(events_path: Path) -> _Events:
                     raised_innermost=(innermost[0], innermost[1]) if innermost else None,
                     in_mutated_file=event.get("in_mutated_file", False),
                     mutated_file_innermost=event.get("mutated_file_innermost", False),
+                    imported_by_mutated_file=event.get("imported_by_mutated_file", False),
                     assertion=event.get("assertion", False),
                     interrupted=event.get("interrupted", False),
                     traced=event.get("traced", False),

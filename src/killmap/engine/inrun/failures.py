@@ -5,6 +5,7 @@ the mutated file is in its traceback. Read from pytest's own exception info (run
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
 from typing import Any
@@ -45,7 +46,8 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
         }
     exc_type, value, tb = doctest[1] if doctest is not None else (excinfo.type, excinfo.value, excinfo.tb)
     frames = _frames(tb)
-    in_mutated = [f for f in frames if mutated_file and real_path(f[0]) == mutated_file]
+    mine = [mutated_file is not None and real_path(f[0]) == mutated_file for f in frames]
+    in_mutated = [f for f, m in zip(frames, mine, strict=True) if m]
     innermost = frames[-1] if frames else None
     # A reviewer acts on the project's own line (usually the test's assert or its
     # pytest.raises), not on _pytest/outcomes.py: name the deepest frame in the sandbox,
@@ -64,6 +66,7 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
         "mutated_file_innermost": bool(
             innermost and in_mutated and innermost == in_mutated[-1] and real_path(innermost[0]) == mutated_file
         ),
+        "imported_by_mutated_file": _imported_by(tb, mine, sandbox),
     }
 
 
@@ -105,6 +108,31 @@ def _doctest_failure(error: BaseException):
     if isinstance(error, doctest.UnexpectedException):
         return "raised", error.exc_info
     return None
+
+
+def _imported_by(tb, mine: list[bool], sandbox: str) -> bool:
+    """Whether the failure is an import statement of the mutated file's that failed: its last
+    frame stopped at an `import` or `from ... import`, and below it ran only the import
+    machinery, libraries (outside the sandbox) and modules' top levels being imported. Not a
+    call (`import_module(name)`, whose name the mutant may have changed: behaviour, as any
+    other value), nor a function of the project's that refuses an import on purpose
+    (python-slugify's tests install an importer that refuses a backend)."""
+    if True not in mine:
+        return False
+    last = len(mine) - 1 - mine[::-1].index(True)
+    index = 0
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if index == last and _instruction_at(code, tb.tb_lasti) not in ("IMPORT_NAME", "IMPORT_FROM"):
+            return False
+        if index > last and code.co_filename.startswith(sandbox) and code.co_name != "<module>":
+            return False
+        tb, index = tb.tb_next, index + 1
+    return True
+
+
+def _instruction_at(code, offset: int) -> str | None:
+    return next((i.opname for i in dis.get_instructions(code) if i.offset == offset), None)
 
 
 def _frames(tb) -> list[tuple[str, int]]:

@@ -1,0 +1,53 @@
+"""A red by ImportError is the mutant's breakage (`broken`, never a kill) only where an import
+statement of the mutated file failed, with nothing of the project's but modules' top levels
+below it. A call that imports a computed name (`import_module(name)`) and a project function
+that refuses an import on purpose are behaviour: python-slugify's sweep called twelve real
+kills broken, "the mutant does not compile cleanly"."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from killmap.engine.inrun.failures import describe_failure
+from killmap.engine.outcome import BROKEN, CRASH, TestResult
+
+MUTATED = (
+    "import importlib\n\n\n"
+    "def statement():\n    import no_such_module_k1  # noqa\n\n\n"
+    "def from_statement():\n    from os import no_such_name_k1  # noqa\n\n\n"
+    "def by_call(name):\n    return importlib.import_module(name)\n\n\n"
+    "def through(refuse):\n    return refuse('backend')\n"
+)
+REFUSER = "def refuse(name):\n    raise ModuleNotFoundError(f'must not import {name}', name=name)\n"
+
+
+def _cause(tmp_path, monkeypatch, call) -> str:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "mutated_k1.py").write_text(MUTATED)
+    (tmp_path / "refuser_k1.py").write_text(REFUSER)
+    for name in ("mutated_k1", "refuser_k1"):
+        sys.modules.pop(name, None)
+    importlib.invalidate_caches()
+    mutated, refuser = importlib.import_module("mutated_k1"), importlib.import_module("refuser_k1")
+    with pytest.raises(ImportError) as excinfo:
+        call(mutated, refuser)
+    facts = describe_failure(excinfo, None, str((tmp_path / "mutated_k1.py").resolve()))
+    keys = ("exc_type", "assertion", "in_mutated_file", "mutated_file_innermost", "imported_by_mutated_file")
+    return TestResult(id="t", outcome="failed", phase="call", **{k: facts[k] for k in keys}).cause
+
+
+def test_an_import_statement_of_the_mutated_file_that_fails_is_broken(tmp_path, monkeypatch):
+    assert _cause(tmp_path, monkeypatch, lambda m, r: m.statement()) == BROKEN
+    assert _cause(tmp_path, monkeypatch, lambda m, r: m.from_statement()) == BROKEN
+
+
+def test_a_call_that_imports_a_computed_name_is_behaviour(tmp_path, monkeypatch):
+    assert _cause(tmp_path, monkeypatch, lambda m, r: m.by_call("no_such_module_k2")) == CRASH
+
+
+def test_a_project_function_that_refuses_an_import_is_behaviour(tmp_path, monkeypatch):
+    assert _cause(tmp_path, monkeypatch, lambda m, r: m.through(r.refuse)) == CRASH
