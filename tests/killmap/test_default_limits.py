@@ -16,7 +16,8 @@ import killmap.verdict.lab as lab
 from killmap.catalog.plan import LabOptions
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import session_costs
-from killmap.verdict.trial import FORK_START, MIN_TIMEOUT, TIMEOUT_FACTOR, mutant_timeout
+from killmap.engine import limits_count_cpu_wait
+from killmap.verdict.trial import FORK_START, MIN_FIRST_RED_TIMEOUT, MIN_TIMEOUT, TIMEOUT_FACTOR, mutant_timeout
 
 
 def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutcome:
@@ -32,6 +33,10 @@ def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutc
     )
 
 
+def _mutation(timeout: float | None = None, *, first_red: bool = False):
+    return SimpleNamespace(timeout=timeout, settings=SimpleNamespace(timeout=None), first_red=first_red)
+
+
 def _baseline(run: RunOutcome):
     durations = run.durations
     once, per_test = session_costs([run], durations)
@@ -43,7 +48,7 @@ def test_a_mutant_of_three_tests_is_not_charged_the_whole_suites_cost_per_test()
     baseline, once, per_test = _baseline(run)
     assert once == 2.5  # a fresh session's collection
     assert abs(per_test - (15.0 - 1.0) / 10_000) < 1e-9  # the rest of the wall, per test
-    mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
+    mutation = _mutation()
     limits = mutant_timeout(mutation, baseline, ("t::1", "t::2", "t::3"))
     limit, unmutated = limits.fresh, limits.fresh_unmutated
     assert abs(unmutated - (2.5 + 3 * per_test + 3 * 0.0001)) < 1e-9
@@ -55,7 +60,7 @@ def test_a_mutant_of_three_tests_is_not_charged_the_whole_suites_cost_per_test()
 
 def test_a_catalog_timeout_is_the_limit_whatever_the_baseline_cost():
     baseline, _, _ = _baseline(_forked_run(100, wall=1.0, each=0.001, collect=0.5))
-    mutation = SimpleNamespace(timeout=7.0, settings=SimpleNamespace(timeout=None))
+    mutation = _mutation(timeout=7.0)
     limits = mutant_timeout(mutation, baseline, ("t::1",))
     assert limits.fresh == limits.swap == 7.0
 
@@ -94,7 +99,7 @@ def test_a_fork_of_the_collected_session_is_not_charged_the_collection():
     # before it was called a timeout, though no fork ever collects.
     run = _forked_run(100, wall=1.0, each=0.001, collect=10.0)
     baseline, once, per_test = _baseline(run)
-    mutation = SimpleNamespace(timeout=None, settings=SimpleNamespace(timeout=None))
+    mutation = _mutation()
     limits = mutant_timeout(mutation, baseline, ("t::1", "t::2"))
     tests = 2 * per_test + 2 * 0.001
     assert abs(limits.fresh_unmutated - (10.0 + tests)) < 1e-9
@@ -103,6 +108,18 @@ def test_a_fork_of_the_collected_session_is_not_charged_the_collection():
     assert limits.swap == MIN_TIMEOUT
     assert limits.on("swap") == (limits.swap, limits.swap_unmutated)
     assert limits.on("fallback") == limits.on("fresh") == (limits.fresh, limits.fresh_unmutated)
+
+
+def test_a_first_red_fork_has_the_lower_floor_only_where_its_limit_is_time_it_could_run():
+    # A sweep's run asks only whether its mutant is caught; a gate's run must tell a slow red
+    # from a hang, and keeps the higher floor. Clock-time limits (no schedstat) keep it too.
+    baseline, _, _ = _baseline(_forked_run(100, wall=1.0, each=0.001, collect=10.0))
+    sweep = mutant_timeout(_mutation(first_red=True), baseline, ("t::1",))
+    gate = mutant_timeout(_mutation(), baseline, ("t::1",))
+    assert gate.swap == MIN_TIMEOUT
+    assert sweep.swap == (MIN_FIRST_RED_TIMEOUT if limits_count_cpu_wait() else MIN_TIMEOUT)
+    assert MIN_FIRST_RED_TIMEOUT < MIN_TIMEOUT
+    assert sweep.fresh == gate.fresh == TIMEOUT_FACTOR * sweep.fresh_unmutated  # a fresh session's, unchanged
 
 
 SLOW_COLLECTION = {

@@ -17,7 +17,7 @@ from killmap.catalog.contract import MAX_TIMEOUT
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
-from killmap.engine import UNPROVEN, Engine, RunOutcome, Scenario, Worker
+from killmap.engine import UNPROVEN, Engine, RunOutcome, Scenario, Worker, limits_count_cpu_wait
 from killmap.mutate.mutant import Mutant
 from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline
@@ -27,6 +27,13 @@ from killmap.verdict.reach import Region, rebound_names, region_of
 from killmap.wording import counted
 
 MIN_TIMEOUT = 5.0
+# A run that stops at its first red asks only whether its mutant is caught, and a timeout is
+# caught (in killmap's sweep score as in every peer's). Where that run is a fork of the
+# collected session and its limit is time it could run (the CPU wait added: engine's
+# limits_count_cpu_wait), its floor need only outlast a fork's own fixed costs, not a fresh
+# interpreter's start or a loaded machine: a loop costs a sweep this, not MIN_TIMEOUT. A gate's
+# run keeps MIN_TIMEOUT, where a slow red read as a timeout would change its verdict.
+MIN_FIRST_RED_TIMEOUT = 3.0
 TIMEOUT_FACTOR = 10.0
 FORK_START = 0.2  # what a fork of the collected session pays before its first test, at most
 PER_TEST_MARGIN = 1.2  # the project's per-test timeout acts first, by this margin plus a second
@@ -121,7 +128,8 @@ class Limits:
 def mutant_timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, ...]) -> Limits:
     """A session's start (collection, for a fresh one; FORK_START for a fork of the collected
     one), pytest's cost per selected test, and the selected tests' own durations, times
-    TIMEOUT_FACTOR; a catalog timeout is the limit on either path.
+    TIMEOUT_FACTOR, at least MIN_TIMEOUT (MIN_FIRST_RED_TIMEOUT for a first-red fork where the
+    limit is time it could run); a catalog timeout is the limit on either path.
 
     A project's own per-test timeout (pytest-timeout) acts first where it is short, at most
     PROJECT_WAIT_FACTOR times the gate's own limit: the limit then also waits for it (in the
@@ -132,11 +140,13 @@ def mutant_timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, 
     explicit = mutation.timeout or mutation.settings.timeout
     if explicit:
         return Limits(explicit, explicit, fresh, swap)
-    return Limits(_limit(fresh, baseline.per_test_timeout), _limit(swap, baseline.per_test_timeout), fresh, swap)
+    per_test = baseline.per_test_timeout
+    fork_floor = MIN_FIRST_RED_TIMEOUT if mutation.first_red and limits_count_cpu_wait() else MIN_TIMEOUT
+    return Limits(_limit(fresh, per_test, MIN_TIMEOUT), _limit(swap, per_test, fork_floor), fresh, swap)
 
 
-def _limit(expected: float, per_test_timeout: float | None) -> float:
-    own = max(MIN_TIMEOUT, TIMEOUT_FACTOR * expected)
+def _limit(expected: float, per_test_timeout: float | None, floor: float) -> float:
+    own = max(floor, TIMEOUT_FACTOR * expected)
     if not per_test_timeout or per_test_timeout > PROJECT_WAIT_FACTOR * own:
         return own
     # Twice: the run waits for it, and its confirmation copy re-runs the red test and waits again.
