@@ -338,6 +338,12 @@ def _incomplete(case: _Case) -> Verdict | None:
     return None
 
 
+# On a verdict that no test ran, for a reason in the test files: those files (a file that fails
+# to collect under the mutant, one whose ids it changes). A sweep runs its other tests again
+# without them (trial.without_files_not_run).
+FILES_NOT_RUN = "files_not_run"
+
+
 def _collection_failed(case: _Case) -> Verdict | None:
     if not case.run.collect_errors:
         return None
@@ -345,7 +351,7 @@ def _collection_failed(case: _Case) -> Verdict | None:
         BROKEN_VERDICT,
         collection_broken(case.run.collect_errors, case.mutation.settings.paths),
         red=case.red_tests,
-        extras={"broken_cause": "collection"},
+        extras={"broken_cause": "collection", FILES_NOT_RUN: sorted({n for n, _ in case.run.collect_errors if n})},
     )
 
 
@@ -458,7 +464,12 @@ def _tests_not_run(case: _Case) -> Verdict | None:
         "collection to the next (a time or a random value in a parametrize id: list such a test "
         "in [gate] exclude)",
         red=case.red_tests,
+        extras={FILES_NOT_RUN: sorted(set(_NOT_FOUND.findall(why or "")) or {t.split("::", 1)[0] for t in not_run})},
     )
+
+
+# pytest refusing a node id it no longer collects: "ERROR: not found: tests/test_a.py::test_p".
+_NOT_FOUND = re.compile(r"not found: ([^\s:]+)")
 
 
 # A run's sandbox, as pytest names a path in it: /tmp/killmap-x/sandbox-0/ (sandbox-0.1: replaced).

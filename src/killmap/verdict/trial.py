@@ -192,6 +192,8 @@ def run_mutant(
     in_place = confirm and mutation.first_red
     trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm, in_place=in_place)
     verdict = trial.judged(limits, base)
+    if verdict.extras.get(judge.FILES_NOT_RUN) and mutation.uncontracted:
+        verdict = without_files_not_run(trial, verdict, base)
     if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
     seeded = verdict.extras.get(SEEDED_GREEN)
@@ -321,6 +323,33 @@ def settled_in_place(verdict: Verdict, run: RunOutcome, confirmation: RunOutcome
         (again.phase, again.exc_type) == (first.phase, first.exc_type)
         for test_id, again in confirmation.tests.items()
         if again.red and (first := run.tests.get(test_id)) is not None and first.red
+    )
+
+
+def without_files_not_run(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:
+    """A sweep's mutant under which some test files no longer run (one fails to collect, or its
+    ids change), its other selected tests run again without them: where they go red (or time
+    out), that is the kill plain pytest gives, and the verdict says which files did not run;
+    where they stay green, the first verdict stands, since the tests that did not run are
+    unjudged. A collection error alone is never a kill. A second run, because pytest refuses a
+    whole run whose node ids name a file that fails to collect or an id it no longer has,
+    `--continue-on-collection-errors` or not (tomlkit: a parametrize list calls the mutated
+    function as its file is collected, and 145 tests in other files fail)."""
+    files = tuple(first.extras.get(judge.FILES_NOT_RUN, ()))
+    others = tuple(t for t in trial.selected if t.split("::", 1)[0] not in files)
+    if not others or len(others) == len(trial.selected):
+        return first
+    said = f"; without {_some(files, 2)}, whose tests did not run under it"
+    mutation, _, baseline = trial.job
+    again = replace(trial, selected=others).judged(
+        mutant_timeout(mutation, baseline, others), {**base, "selected": others, "selection": base["selection"] + said}
+    )
+    if again.verdict not in (judge.OVERREACH, judge.TIMEOUT):
+        return replace(first, duration=first.duration + again.duration)
+    return replace(
+        again,
+        detail=f"{again.detail}; first, with every selected test: {first.detail}",
+        duration=first.duration + again.duration,
     )
 
 
