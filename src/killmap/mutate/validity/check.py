@@ -2,8 +2,9 @@
 
 A mutant that did not build must never be read as a result: its reds prove nothing. In
 Python the analogue of "did not build" is a mutant that does not parse, or that uses a name
-nothing defines (undefined name, undefined local, a bad format string, 'return' outside a
-function): code that cannot run as written. Those are `broken`.
+nothing defines (undefined name, undefined local, 'return' outside a function): code that
+cannot run as written. Those are `broken`. A format string that cannot format its
+arguments is not: it raises only where it runs, and what it does there the tests judge.
 
 Dead code a mutation leaves behind is not: deleting the only call of an imported
 predicate leaves the import unused, and the mutant still builds, imports and runs exactly
@@ -24,9 +25,9 @@ from killmap.mutate.validity import fragment, skeleton
 from killmap.mutate.validity.flakes import check as flakes_check
 
 # pyflakes findings that mean dead or suspicious code, not code that cannot run: a
-# mutant that adds one still runs as written. Every other kind (undefined names, bad
-# format strings, misplaced return/yield/break, and any kind a future pyflakes adds)
-# is `broken`: when in doubt, a mutant is not read as a result.
+# mutant that adds one still runs as written. Every other kind (undefined names,
+# misplaced return/yield/break, and any kind a future pyflakes adds) is `broken`: when in
+# doubt, a mutant is not read as a result.
 DEAD_CODE_FINDINGS = frozenset(
     {
         "UnusedImport",
@@ -48,6 +49,25 @@ DEAD_CODE_FINDINGS = frozenset(
         "StringDotFormatExtraNamedArguments",
         "StringDotFormatExtraPositionalArguments",
         "DoctestSyntaxError",
+    }
+) | frozenset(
+    # A format string that cannot format its arguments raises ValueError, TypeError or
+    # KeyError where it runs, and only there: the mutant runs as written up to that line, and
+    # what it does there is behaviour the tests judge like any other. Read as `broken`, it hid
+    # real results: jmespath's lexer catches the ValueError of "%S" in its own `except`, and
+    # three tests go red; boltons' test of a refusal expects any ValueError, and survives it.
+    {
+        "PercentFormatExpectedMapping",
+        "PercentFormatExpectedSequence",
+        "PercentFormatInvalidFormat",
+        "PercentFormatMissingArgument",
+        "PercentFormatMixedPositionalAndNamed",
+        "PercentFormatPositionalCountMismatch",
+        "PercentFormatStarRequiresSequence",
+        "PercentFormatUnsupportedFormatCharacter",
+        "StringDotFormatInvalidFormat",
+        "StringDotFormatMissingArgument",
+        "StringDotFormatMixingAutomatic",
     }
 )
 
