@@ -37,6 +37,8 @@ class Recorder:
     makes pluggy read every attribute of it for hooks, 1.6 ms and some 250 copied pages of
     every fork, to find the same hooks every time."""
 
+    _skip_report: tuple[Any, str] | None = None  # (a skipped report, its phase), for logreport
+
     def __init__(self, events_path: str | None = None, **run: Any):
         if events_path is not None:
             self.begin(events_path, **run)
@@ -84,6 +86,7 @@ class Recorder:
         # of the collected session never sees pytest_configure or collection.
         self.per_test_timeout: float | None = None
         self._timeout_read = False
+        self._skip_report = None
 
     def emit(self, **event: Any) -> None:
         self.events.write(json.dumps(event) + "\n")
@@ -351,14 +354,30 @@ class Recorder:
         report = outcome.get_result()
         record = self.phases.setdefault(item.nodeid, {"id": item.nodeid, "outcome": "passed", "duration": 0.0})
         record["duration"] += report.duration
-        if report.skipped and call.when == "call":
-            record["outcome"] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
-        elif report.skipped and record["outcome"] == "passed":
-            record["outcome"] = "skipped"
+        if report.skipped:
+            # Said by pytest_runtest_logreport, once it is known to be the test's own report:
+            # a subtest's report is made here too, and a skipped subtest does not skip its test.
+            self._skip_report = (report, call.when)
         if report.failed and record["outcome"] != "failed":
             record["outcome"] = "failed"
             record["phase"] = call.when
             record.update(self._describe(call.excinfo, report))
+
+    def pytest_runtest_logreport(self, report):
+        """A skip, from the test's own report: pytest logs the report it made, while a subtest's
+        (unittest's subTest, the `subtests` fixture) is logged as a new SubtestReport. A skipped
+        subtest leaves its test as it was (pytest: "1 passed, 1 skipped" subtest), and no skip
+        undoes a red: a subtest that failed before another skipped made the test red."""
+        pending, self._skip_report = self._skip_report, None
+        if pending is None or pending[0] is not report:
+            return
+        record = self.phases.get(report.nodeid)
+        if record is None or record["outcome"] == "failed":
+            return
+        if pending[1] == "call":
+            record["outcome"] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        elif record["outcome"] == "passed":
+            record["outcome"] = "skipped"
 
     def _describe(self, excinfo, report) -> dict[str, Any]:
         described = describe_failure(excinfo, report, self.mutated_file)
