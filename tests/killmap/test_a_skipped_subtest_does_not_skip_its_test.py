@@ -22,7 +22,7 @@ SUBTESTS = (
 CATALOG = (
     '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
     '[[mutation]]\nname = "drops-the-last"\ntarget = "pkg/__init__.py::ascii_only"\nop = "replace"\n'
-    'old = "return text"\nnew = "return text if text < \'x\' else \'\'"\n'
+    "old = \"return text\"\nnew = \"return text if text < 'x' else ''\"\n"
     'kills = ["tests/test_sub.py::T::test_cases"]\n'
 )
 

@@ -14,9 +14,9 @@ from gatekit import copy_fixture, run_gate, write_project
 
 import killmap.verdict.lab as lab
 from killmap.catalog.plan import LabOptions
+from killmap.engine import limits_count_cpu_wait
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import session_costs
-from killmap.engine import limits_count_cpu_wait
 from killmap.verdict.trial import FORK_START, MIN_FIRST_RED_TIMEOUT, MIN_TIMEOUT, TIMEOUT_FACTOR, mutant_timeout
 
 
