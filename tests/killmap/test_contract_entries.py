@@ -155,7 +155,7 @@ def test_a_kills_entry_that_names_only_skipped_tests_is_a_contract_error(project
     assert run.code == 2 and len(lines) == 1, run.stdout + run.stderr
     assert lines[0] == (
         "killmap: mutations/catalog.toml: mutation 'double-is-triple': field 'kills': 'tests/test_b.py' names "
-        "only 1 test the baseline skipped (first: tests/test_b.py::test_double_zero): a skipped test never goes "
+        "1 test, tests/test_b.py::test_double_zero, which the baseline skipped: a skipped test never goes "
         "red, so this contract could never hold; name a test that runs"
     )
     # A prefix over two tests, one of them skipped, could never hold either: said with the count.
