@@ -115,6 +115,12 @@ def test_bad_input_is_one_line_naming_the_option(basic, args, field):
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
 
 
+def test_an_option_of_another_op_lists_the_options_this_op_takes(basic):
+    # Not the catalog's "allowed: kills, may_kill, pin, ...": fields try has no option for.
+    run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "is_even", "--old", "x")
+    assert run.stderr.strip() == "killmap: field '--old': not an option of op 'delete-call' (its options: --call)"
+
+
 def test_a_missing_target_names_the_target(basic):
     run = review(basic, "try", "src/basicpkg/nope.py::f", "--op", "delete-call", "--call", "x")
     assert run.code == 2 and "field 'TARGET'" in run.stderr and "not found" in run.stderr

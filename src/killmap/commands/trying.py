@@ -34,7 +34,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from killmap.catalog.contract import OP_FIELDS
+from killmap.catalog.contract import OP_FIELDS, OPERATORS
 from killmap.commands.shared import (
     REPORTS_ON_REQUEST_HELP,
     add_report_options,
@@ -122,12 +122,25 @@ def prepare(root: Path, options: TryOptions):
     if options.save and catalog is not None and catalog.exists():
         if options.save in {m.name for m in load_catalog(root, catalog).mutations}:
             raise GateError(f"{options.save!r} is already a mutation of {catalog.name}", field="--save")
+    _refuse_foreign_options(options)
     entry = build_entry(root, options, catalog)
     try:
         mutation = entry_mutation(root, catalog or root / "mutations" / "try.toml", settings, entry, adhoc=True)
     except GateError as exc:
         raise _as_option_error(exc) from None
     return mutation, entry, catalog
+
+
+def _refuse_foreign_options(options: TryOptions) -> None:
+    """An operator's option given to another operator, said in the command line's words: the
+    catalog's "unknown field (allowed: ...)" listed fields `try` has no option for (kills, pin)."""
+    if options.op not in OPERATORS:
+        return  # the catalog's check names the operators there are
+    required, optional = OPERATORS[options.op]
+    for key in options.fields:
+        if key not in required | optional:
+            takes = ", ".join(f"--{k}" for k in sorted(required | optional)) or "none of its own"
+            raise GateError(f"not an option of op {options.op!r} (its options: {takes})", field=f"--{key}")
 
 
 def _as_option_error(exc: GateError) -> GateError:
