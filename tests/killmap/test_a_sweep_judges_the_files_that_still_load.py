@@ -34,6 +34,8 @@ def test_a_sweep_kill_in_the_files_that_load_is_a_kill(tmp_path):
     assert unloadable["status"] == "killed", unloadable["detail"]
     assert [r["id"] for r in unloadable["red"]] == ["tests/test_b.py::test_esc"]
     assert "collection failed in tests/test_a.py" in unloadable["detail"]
+    # "1 test went red" is no red set: the run stopped there, and says so.
+    assert "the run stopped at its first red" in unloadable["detail"]
     renamed = by_change["s = str(s)  ->  s = str(None)"]  # test_a's ids become [None0], [None1]
     assert renamed["status"] == "killed", renamed["detail"]
     assert "did not run in the mutant" in renamed["detail"]

@@ -533,9 +533,11 @@ def _uncontracted(case: _Case) -> Verdict | None:
             )
         ids = tuple(sorted(r.id for r in red_tests))
         causes = sorted({r.cause for r in red_tests})
+        # A run stopped at its first red says so: "1 test went red" read as the whole red set.
+        stopped = "; the run stopped at its first red, as a sweep's does" if case.run.stopped_after else ""
         return verdict(
             OVERREACH,
-            f"{counted(len(ids), 'test')} went red ({', '.join(causes)}), no contract: " + ", ".join(ids),
+            f"{counted(len(ids), 'test')} went red ({', '.join(causes)}), no contract: " + ", ".join(ids) + stopped,
             red=red_tests,
             unexpected=ids,
         )
