@@ -103,7 +103,7 @@ def test_a_typo_in_a_field_name_is_an_unknown_field(km_project):
     fields = good(kill='["tests/test_mod.py::test_mod"]', kills=None)
     error = rejected(km_project, table(fields))
     assert_names(error, mutation="check-flipped", field="kill")
-    assert "unknown field" in str(error)
+    assert "unknown field for op 'replace'; did you mean 'kills'?" in str(error)
 
 
 def test_an_unknown_operator_names_the_op_field(km_project):

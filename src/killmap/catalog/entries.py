@@ -8,6 +8,7 @@ the mutation and the field, instead of quietly reading as a verdict.
 from __future__ import annotations
 
 import ast
+import difflib
 import posixpath
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
@@ -248,7 +249,9 @@ def _operator_params(root: Path, folder: Path, op: str, entry: dict[str, Any], f
     allowed = COMMON_FIELDS | required | optional
     for key in entry:
         if key not in allowed:
-            raise fail(f"unknown field for op {op!r} (allowed: {', '.join(sorted(allowed))})", key)
+            near = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.75)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise fail(f"unknown field for op {op!r}{hint} (allowed: {', '.join(sorted(allowed))})", key)
     for key in sorted(required):
         if key not in entry:
             raise fail(f"required by op {op!r}", key)
