@@ -81,6 +81,17 @@ def test_the_nearest_id_is_quoted_so_that_it_pastes_into_a_catalog_as_it_is():
     )
 
 
+def test_an_entry_holding_the_character_an_id_spells_as_an_escape_says_to_use_single_quotes():
+    # python-slugify: `kills = ["...[\u2028]"]` is the line separator itself to TOML, and the
+    # message printed it back looking just like pytest's id, with a "did you mean" off by one test.
+    index = TestIndex(["tests/t.py::test_lines[\\u2028]", "tests/t.py::test_lines[\\u2029]"])
+    entry = tomllib.loads('kills = "tests/t.py::test_lines[\\u2028]"')["kills"]
+    assert "\u2028" in entry  # the character, not its escape
+    note = index.unmatched_note(entry, "tests")
+    assert note.endswith("write the id in single quotes, as TOML reads it literally: 'tests/t.py::test_lines[\\u2028]'")
+    assert tomllib.loads("kills = 'tests/t.py::test_lines[\\u2028]'")["kills"] in index.named_by("tests/t.py")
+
+
 def test_an_id_numbered_by_its_place_in_a_set_says_why_it_changed():
     # isodate parametrizes over a set of tuples: `expected18` in one collection is
     # `expected21` in the next, and "did you mean" alone sent the user round in circles.

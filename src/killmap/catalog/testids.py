@@ -81,8 +81,16 @@ class TestIndex:
 
     def unmatched_note(self, entry: str, under: str) -> str:
         """What a contract entry that names no collected test is told, with the nearest one."""
-        near = self.closest(entry)
         said = f"{entry!r} matches no collected test (under {under})"
+        escaped = entry.encode("unicode_escape").decode("ascii")
+        if escaped != entry and self.names_any(escaped):
+            # A TOML basic string reads "\u2028" as the character itself; pytest's ids spell
+            # it out, backslash and all (python-slugify's line-ending cases).
+            return (
+                f"{said}: it holds a character pytest's ids spell as an escape; write the id in "
+                f"single quotes, as TOML reads it literally: {toml_literal(escaped)}"
+            )
+        near = self.closest(entry)
         if near is None:
             return said
         said += f"; did you mean {toml_literal(near)}?"
