@@ -783,3 +783,29 @@ def test_init_offers_to_aim_only_where_it_would_aim_and_never_at_itself(tmp_path
     assert "--package tz.extra" in _where_else(plan)[-1]
     alone = _project(tmp_path / "alone", {"one.py": "def f(x):\n    return x\n", "tests/test_one.py": ""})
     assert not any("aim elsewhere" in line for line in _where_else(detect(alone)))
+
+
+def test_a_generators_starter_yields_nothing_rather_than_returning_none(tmp_path):
+    # jmespath's tokenize: `return None` made it no generator at all, and the guessed test
+    # went red only by TypeError from list(None), with 68 others.
+    from gatekit import write_project
+
+    project = write_project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "words"\nversion = "0"\n',
+            "words/__init__.py": (
+                "def split(text):\n    for word in text.split():\n        if word:\n            yield word\n"
+            ),
+            "tests/test_words.py": (
+                "from words import split\n\n\ndef test_split():\n    assert list(split('a b')) == ['a', 'b']\n"
+            ),
+        },
+    )
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    done = run_gate(project, "init")
+    assert done.code == 0, done.stderr
+    [live] = tomllib.loads((project / "mutations" / "words.toml").read_text())["mutation"]
+    assert (live["name"], live["op"], live["value"]) == ("split-yields-nothing", "constant-return", "iter(())")
+    ran = run_gate(project, "run", "--no-cache")
+    assert ran.verdicts() == {"split-yields-nothing": "held"}, ran.stdout
