@@ -576,10 +576,10 @@ def _target(
     at_import = _run_at_import([tree for _, _, tree in parsed] + list(test_trees) + list(helpers))
     # The first public function of the largest module is a trivial helper as often as not
     # (bottle's `tob`): the tests' direct calls and the branches say where a mutant tells.
-    callers = _Callers(test_trees)
+    callers = _Callers(test_trees, parsed)
     for avoid in (at_import, frozenset()):
         found = [
-            (Candidate(rel, name, callers.of(name), _branches(node)), source, node)
+            (Candidate(rel, name, callers.of(name, rel), _branches(node)), source, node)
             for rel, name, source, node in _public_callables(parsed)
             if node.name not in avoid and f"{rel}::{name}" not in skip
         ]
@@ -610,21 +610,65 @@ def _public_callables(parsed: list[tuple[str, str, ast.Module]]):
 class _Callers:
     """How many test functions call a function directly, by its name; a method, by its name in
     the test modules that name its class: croniter's tests call `croniter.expand`, and its
-    `HashExpander.expand`, which no test names, read as called by 33 of them."""
+    `HashExpander.expand`, which no test names, read as called by 33 of them. A function whose
+    name another module's function shares, in the test modules that import it from its own
+    module or from a package that re-exports it from there: python-slugify's `_legacy.slugify`
+    read as called by the 101 tests that call the public `slugify`."""
 
-    def __init__(self, test_trees: Sequence[ast.Module]):
+    def __init__(self, test_trees: Sequence[ast.Module], parsed: Sequence[tuple[str, str, ast.Module]] = ()):
         self._trees = test_trees
         self._all = _test_callers(test_trees)
         self._by_class: dict[str, dict[str, int]] = {}
+        self._modules = {_dotted(rel): tree for rel, _, tree in parsed}
+        defined: dict[str, list[str]] = {}
+        for rel, _, tree in parsed:
+            for node in tree.body:
+                if _public_function(node):
+                    defined.setdefault(node.name, []).append(_dotted(rel))
+        self._shared = {name for name, where in defined.items() if len(where) > 1}
 
-    def of(self, qualified: str) -> int:
+    def of(self, qualified: str, rel: str = "") -> int:
         owner, _, name = qualified.rpartition(".")
+        if not owner and name in self._shared and rel:
+            module = _dotted(rel)
+            naming = [tree for tree in self._trees if module in self._origins(tree, name)]
+            return _test_callers(naming).get(name, 0)
         if not owner:
             return self._all.get(name, 0)
         if owner not in self._by_class:
             naming = [tree for tree in self._trees if owner.rsplit(".", 1)[-1] in _names_in(tree)]
             self._by_class[owner] = _test_callers(naming)
         return self._by_class[owner].get(name, 0)
+
+    def _origins(self, tree: ast.Module, name: str) -> set[str]:
+        """The modules (dotted, as `_dotted` names them) whose `name` a test module imports
+        with `from X import name`: X itself, or where X's __init__ takes it from
+        (`from .slugify import *`), one step."""
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                if any(alias.name == name and alias.asname is None for alias in node.names):
+                    found.add(node.module)
+                    found.update(self._reexported(node.module, name))
+        return found
+
+    def _reexported(self, package: str, name: str) -> set[str]:
+        init = self._modules.get(package)
+        if init is None:
+            return set()
+        return {
+            f"{package}.{node.module}"
+            for node in init.body
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+            if any(alias.name in (name, "*") for alias in node.names)
+        }
+
+
+def _dotted(rel: str) -> str:
+    """A module's file as the dotted name a test imports it by (`slugify/_legacy.py`:
+    slugify._legacy; a package's __init__: the package; a src/ layout's without `src.`)."""
+    dotted = rel.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    return dotted.removeprefix("src.")
 
 
 def _names_in(tree: ast.Module) -> set[str]:
