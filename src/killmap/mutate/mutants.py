@@ -47,7 +47,7 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
         return not_applied(
             sites,
             f"op {mutation.op!r} matched {counted(sites, 'site')} in {mutation.target}, "
-            f"expected {mutation.count}" + (f" (line {', '.join(lines)})" if lines else ""),
+            f"expected {mutation.count}" + (f" ({_shown(lines, original)})" if lines else ""),
         )
     if mutated == original:
         return not_applied(sites, "the mutant is byte-identical to the original")
@@ -80,6 +80,19 @@ def _site_lines(wrapper, mutation: Mutation, original: str, matched: list) -> li
             if site in positions:
                 lines.append(original.count("\n", 0, offset) + positions[site].start.line)
     return [str(n) for n in sorted(set(lines))]
+
+
+def _shown(lines: list[str], original: str, most: int = 5) -> str:
+    """ "line 2 `if count:`, line 6 `return count`": where each site is and what it reads, so
+    that a value read as a site (`{count}` in an f-string) shows why it counted."""
+    text = original.splitlines()
+    said = []
+    for number in lines[:most]:
+        line = text[int(number) - 1].strip() if 0 < int(number) <= len(text) else ""
+        line = line if len(line) <= 60 else line[:57] + "..."
+        said.append(f"line {number} `{line}`" if line else f"line {number}")
+    more = f", and {len(lines) - most} more" if len(lines) > most else ""
+    return ", ".join(said) + more
 
 
 def changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
