@@ -946,7 +946,9 @@ def test_an_operator_matching_too_many_sites_names_their_lines_in_the_file(km_pr
         """)
     )
     mutant = build(km_project, f"{MOD}::Gate.open", "negate", condition="ready")
-    assert_not_applied(mutant, "matched 2 sites", "expected 1 (line 7 `if ready:`, line 9 `return 2 if ready and late else 3`)")
+    assert_not_applied(
+        mutant, "matched 2 sites", "expected 1 (line 7 `if ready:`, line 9 `return 2 if ready and late else 3`)"
+    )
     merged = build(km_project, f"{MOD}::Gate.open", "drop-operand", operand="late", count=2)
     assert_not_applied(merged, "matched 1 site", "expected 2 (line 9 `")
 
