@@ -92,6 +92,18 @@ def test_an_entry_holding_the_character_an_id_spells_as_an_escape_says_to_use_si
     assert tomllib.loads("kills = 'tests/t.py::test_lines[\\u2028]'")["kills"] in index.named_by("tests/t.py")
 
 
+def test_a_file_outside_the_gates_tests_is_said_to_be_outside_not_corrected_to_another():
+    index = TestIndex(["tests/test_strutils.py::test_a", "tests/test_iterutils.py::test_b"])
+    under = "tests/test_strutils.py, tests/test_iterutils.py"
+    note = index.unmatched_note("tests/test_mathutils.py", under)
+    assert note == (
+        f"'tests/test_mathutils.py' matches no collected test (under {under}): tests/test_mathutils.py "
+        "is not under the gate's tests; add it to [gate] tests to run it"
+    )
+    # Inside the gate's tests, a typo is still corrected.
+    assert index.unmatched_note("tests/test_strutil.py", "tests").endswith("did you mean 'tests/test_strutils.py'?")
+
+
 def test_an_id_numbered_by_its_place_in_a_set_says_why_it_changed():
     # isodate parametrizes over a set of tuples: `expected18` in one collection is
     # `expected21` in the next, and "did you mean" alone sent the user round in circles.

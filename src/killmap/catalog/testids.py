@@ -90,6 +90,12 @@ class TestIndex:
                 f"{said}: it holds a character pytest's ids spell as an escape; write the id in "
                 f"single quotes, as TOML reads it literally: {toml_literal(escaped)}"
             )
+        file = entry.split("::", 1)[0].rstrip("/")
+        roots = [u.strip().split("::", 1)[0].rstrip("/").removeprefix("./") for u in under.split(",")]
+        if file.endswith(".py") and not any(r in ("", ".") or file == r or file.startswith(r + "/") for r in roots):
+            # Not a typo to correct from the nearest id: a file the gate does not run (boltons:
+            # `prove tests/test_mathutils.py` was offered tests/test_strutils.py).
+            return f"{said}: {file} is not under the gate's tests; add it to [gate] tests to run it"
         near = self.closest(entry)
         if near is None:
             return said
