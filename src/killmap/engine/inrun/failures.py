@@ -66,7 +66,9 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
         "mutated_file_innermost": bool(
             innermost and in_mutated and innermost == in_mutated[-1] and real_path(innermost[0]) == mutated_file
         ),
-        "imported_by_mutated_file": _imported_by(tb, mine, sandbox),
+        # Asked only of an import's failure: it reads the frame's bytecode.
+        "imported_by_mutated_file": issubclass(exc_type, (ImportError, SyntaxError))
+        and _imported_by(tb, mine, sandbox),
     }
 
 
