@@ -178,6 +178,15 @@ def _segment(source: str, node: ast.AST) -> str | None:
     return text if text and "\n" not in text else None
 
 
+def _constant_return(fn: ast.AST, slug: str) -> tuple[str, str, dict[str, object]]:
+    """A generator's body as `return None` is no generator at all: callers that iterate it
+    crash on None (jmespath's tokenize: 68 tests red by TypeError). One that yields nothing
+    is the defect a reader means."""
+    if isinstance(fn, ast.FunctionDef) and _yields(fn):
+        return ("constant-return", f"{slug}-yields-nothing", {"value": "iter(())"})
+    return ("constant-return", f"{slug}-returns-none", {"value": "None"})
+
+
 def _yields(fn: ast.FunctionDef) -> bool:
     """Whether the function itself yields (a generator), not a function or class inside it."""
     todo: list[ast.AST] = list(fn.body)
@@ -197,15 +206,7 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     nodes = [n for n in ast.walk(fn) if n is not fn]
     docstring = ast.get_docstring(fn, clean=False) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     slug = re.sub(r"[^a-z0-9]+", "-", plan.function.split(".")[-1].lower()).strip("-") or "target"
-    # A generator's body as `return None` is no generator at all: callers that iterate it
-    # crash on None (jmespath's tokenize: 68 tests red by TypeError). One that yields nothing
-    # is the defect a reader means.
-    if isinstance(fn, ast.FunctionDef) and _yields(fn):
-        out: list[tuple[str, str, dict[str, object]]] = [
-            ("constant-return", f"{slug}-yields-nothing", {"value": "iter(())"})
-        ]
-    else:
-        out = [("constant-return", f"{slug}-returns-none", {"value": "None"})]
+    out: list[tuple[str, str, dict[str, object]]] = [_constant_return(fn, slug)]
     test = next((n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp))), None) or next(
         (n for n in nodes if isinstance(n, ast.Compare)), None
     )
