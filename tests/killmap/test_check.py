@@ -285,3 +285,41 @@ def test_tests_two_catalogs_collect_are_counted_once(tmp_path):
     run = run_gate(project, "check")
     assert run.code == 0, run.stderr
     assert "killmap check: 2 catalogs, 2 mutations, 3 tests collected" in run.stdout, run.stdout
+
+
+SKIPPING = (
+    "import sys\nimport unittest\n\nimport pytest\n\nfrom pkg import double\n\n\n"
+    "def test_runs():\n    assert double(2) == 4\n\n\n"
+    "@pytest.mark.skip(reason='later')\ndef test_marked():\n    assert double(3) == 6\n\n\n"
+    "@pytest.mark.skipif(sys.version_info > (3,), reason='py2 only')\ndef test_condition():\n"
+    "    assert double(4) == 8\n\n\n"
+    "class Old(unittest.TestCase):\n    @unittest.skipIf(True, 'never')\n    def test_unittest(self):\n"
+    "        self.assertEqual(double(5), 10)\n"
+)
+
+
+@pytest.mark.parametrize("test", ["test_marked", "test_condition", "Old::test_unittest"])
+def test_check_refuses_a_kills_entry_naming_a_test_a_mark_will_skip_as_run_does(tmp_path, test):
+    # jmespath: `check` passed a kills test that `skipIf` skips, and `run` then refused it, exit 2.
+    from gatekit import write_project
+
+    catalog = (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "double-is-triple"\n'
+        'target = "pkg/__init__.py::double"\nop = "replace"\nold = "x * 2"\nnew = "x * 3"\n'
+        f'kills = ["tests/test_pkg.py::{test}"]\n'
+    )
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+        "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+        "tests/test_pkg.py": SKIPPING,
+        "mutations/pkg.toml": catalog,
+    }
+    project = write_project(tmp_path / "p", files)
+    checked = run_gate(project, "check")
+    [line] = _problems(checked)
+    assert f"'tests/test_pkg.py::{test}' names a test a skip mark skips" in line, line
+    ran = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    assert ran.code == 2 and f"'tests/test_pkg.py::{test}' names a test the baseline skipped" in ran.stderr
+    # A test that runs is no problem to either.
+    (project / "mutations/pkg.toml").write_text(catalog.replace(test, "test_runs"))
+    assert run_gate(project, "check").code == 0

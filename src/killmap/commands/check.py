@@ -173,14 +173,19 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateEr
 def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
     """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
     from killmap.catalog.testids import TestIndex
-    from killmap.verdict.baseline import deselected_note
+    from killmap.verdict.baseline import deselected_note, names_skipped
 
     index, deselected = TestIndex(collection.ids), TestIndex(tuple(collection.deselected))
+    skipped = set(collection.skipped)
     problems = []
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:
-                if index.names_any(entry):
+                named = index.named_by(entry)
+                if key == "kills" and skipped.intersection(named):
+                    problems.append(mutation.fail(names_skipped(entry, named, skipped, "a skip mark skips"), key))
+                    continue
+                if named:
                     continue
                 under = ", ".join(settings.tests)
                 named = deselected.named_by(entry)

@@ -116,6 +116,8 @@ class RunOutcome:
     collect_errors: tuple[tuple[str, str], ...] = ()
     conftest_error: tuple[str, str] | None = None  # (conftest, error) when one did not load
     deselected: tuple[tuple[str, str], ...] = ()  # (test, what deselected it): -m, -k, --deselect
+    # A collection's tests that a skip mark or unittest's skip will skip (collect-only runs: `check`)
+    marked_skip: tuple[str, ...] = ()
     in_progress: str | None = None
     exit_code: int | None = None
     proof: dict[str, Any] | None = None
@@ -242,6 +244,7 @@ def read_outcome(
         collect_errors=tuple(events.errors),
         conftest_error=events.conftest,
         deselected=tuple(events.deselected),
+        marked_skip=tuple(events.marked_skip),
         in_progress=events.started,
         exit_code=final.get("exit_code"),
         proof=final.get("proof"),
@@ -274,6 +277,7 @@ class _Events:
     deselected: list[tuple[str, str]]
     started: str | None  # the test that started and never reported: where the run stopped
     final: dict[str, Any]
+    marked_skip: list[str]
 
 
 def _read_events(events_path: Path) -> _Events:
@@ -283,6 +287,7 @@ def _read_events(events_path: Path) -> _Events:
     errors: list[tuple[str, str]] = []
     conftest: tuple[str, str] | None = None
     deselected: list[tuple[str, str]] = []
+    marked_skip: list[str] = []
     started: str | None = None
     final: dict[str, Any] = {}
     if events_path.exists():
@@ -302,6 +307,8 @@ def _read_events(events_path: Path) -> _Events:
                 conftest = (event["path"], event["message"])
             elif kind == "deselected":
                 deselected.extend((test_id, event["by"]) for test_id in event["ids"])
+            elif kind == "marked_skip":
+                marked_skip.extend(event["ids"])
             elif kind == "start":
                 started = event["id"]
             elif kind == "test":
@@ -332,4 +339,4 @@ def _read_events(events_path: Path) -> _Events:
                     started = None
             elif kind == "final":
                 final = event
-    return _Events(collected, tests, errors, conftest, deselected, started, final)
+    return _Events(collected, tests, errors, conftest, deselected, started, final, marked_skip)

@@ -887,7 +887,7 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
             for entry in entries:
                 named = baseline.index.named_by(entry)
                 if key == "kills" and skipped.intersection(named):
-                    raise mutation.fail(_names_skipped(entry, named, skipped), key)
+                    raise mutation.fail(names_skipped(entry, named, skipped), key)
                 if named:
                     continue
                 under = ", ".join(mutation.settings.tests)
@@ -897,24 +897,24 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
                 raise mutation.fail(baseline.index.unmatched_note(entry, under), key)
 
 
-def _names_skipped(entry: str, named: list[str], skipped: set[str]) -> str:
+def names_skipped(entry: str, named: list[str], skipped: set[str], by: str = "the baseline skipped") -> str:
     """A kills entry that names a test the baseline skipped: that test never goes red, so the
     contract could never hold (tabulate: a file prefix over 33 tests, 9 of them skipped, read
-    `vacuous` on every run)."""
+    `vacuous` on every run). `by`: who skips them (`check` reads the skip marks, no baseline)."""
     some = [t for t in named if t in skipped]
     if len(named) == 1 and some:
         which = "a test" if named[0] == entry else f"1 test, {named[0]}, which"
         return (
-            f"{entry!r} names {which} the baseline skipped: a skipped test never goes red, so this "
+            f"{entry!r} names {which} {by}: a skipped test never goes red, so this "
             "contract could never hold; name a test that runs"
         )
     if len(some) == len(named):
         return (
-            f"{entry!r} names only {counted(len(named), 'test')} the baseline skipped (first: {some[0]}): "
+            f"{entry!r} names only {counted(len(named), 'test')} {by} (first: {some[0]}): "
             "a skipped test never goes red, so this contract could never hold; name a test that runs"
         )
     return (
-        f"{entry!r} names {counted(len(some), 'test')} the baseline skipped, of {len(named)} (first: {some[0]}): "
+        f"{entry!r} names {counted(len(some), 'test')} {by}, of {len(named)} (first: {some[0]}): "
         "a skipped test never goes red, so this contract could never hold; name the tests that run "
         "(a skipped one may go in may_kill)"
     )

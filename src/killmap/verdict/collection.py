@@ -29,6 +29,7 @@ class Collection:
     failed: bool
     deselected: dict[str, str]
     unloadable: list[GateError] = field(default_factory=list)  # mutants the tests cannot load under
+    skipped: tuple[str, ...] = ()  # the tests a run would skip (a skip mark, unittest's skip)
 
 
 def collect_in(
@@ -72,7 +73,9 @@ def collect_in(
             errors.append(exc)
         failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
         unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
-        found[settings] = Collection(outcome.collected, errors, failed, dict(outcome.deselected), unloadable)
+        found[settings] = Collection(
+            outcome.collected, errors, failed, dict(outcome.deselected), unloadable, outcome.marked_skip
+        )
     return found
 
 

@@ -114,6 +114,12 @@ class Recorder:
 
     def pytest_collection_finish(self, session):
         self.set_collected([item.nodeid for item in session.items])
+        if session.config.option.collectonly:
+            # What a run would skip, said where no test runs (`check`): a contract naming only
+            # such tests could never hold, which `run` refuses after its baseline.
+            marked = [item.nodeid for item in session.items if marked_to_skip(item)]
+            if marked:
+                self.emit(event="marked_skip", ids=marked)
 
     def pytest_deselected(self, items):
         """Tests that exist and that the options deselect (`-m "not internal"` in the project's
@@ -391,6 +397,20 @@ class Recorder:
 
     def close(self) -> None:
         self.events.close()
+
+
+def marked_to_skip(item) -> bool:
+    """Whether a run will skip the test by a mark (`skip`, a `skipif` whose condition holds,
+    pytest's own evaluation) or unittest's `skip`/`skipIf` on the test or its class. A mark
+    whose condition cannot be evaluated here says nothing: the run will tell."""
+    try:
+        from _pytest.skipping import evaluate_skip_marks
+
+        if evaluate_skip_marks(item) is not None:
+            return True
+    except (ImportError, pytest.fail.Exception):  # no such function; a condition pytest could not evaluate
+        return False
+    return any(getattr(getattr(item, part, None), "__unittest_skip__", False) for part in ("obj", "cls"))
 
 
 def draws_its_inputs(item) -> bool:
