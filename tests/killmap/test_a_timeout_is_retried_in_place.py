@@ -6,6 +6,7 @@ recorded, and no split by those durations could balance the shards (issue 33).""
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -16,7 +17,9 @@ from sweepkit import require_mutmut, sweep
 import killmap.verdict.lab as lab
 from killmap.catalog.plan import LabOptions, load
 from killmap.engine import limits_count_cpu_wait
+from killmap.engine.workers.timeout_cpu import STRETCH
 from killmap.verdict.sweep import EVERY_RED_RETRY_FACTOR, RETRY_FACTOR, retry_factor
+from killmap.verdict.trial import MIN_FIRST_RED_TIMEOUT, MIN_TIMEOUT
 
 SOURCE = "import time\n\n\ndef slow():\n    return 1\n\n\ndef loop():\n    return 2\n"
 TESTS = "".join(
@@ -70,6 +73,41 @@ def test_a_timeout_is_confirmed_with_four_times_its_limit_and_the_longer_run_dec
 COUNTER = "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
 
 
+def _counter_swept(tmp_path: Path, gate: str, *flags: str):
+    """COUNTER swept with mutmut's operators (two of its mutants loop), `gate` added to [gate]."""
+    require_mutmut()
+    project = write_project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": COUNTER,
+            "tests/test_pkg.py": "from pkg import count\n\n\ndef test_count():\n    assert count(3) == 3\n",
+            "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n' + gate,
+        },
+    )
+    done, doc, _ = sweep(project, "pkg/__init__.py", "--ops", "mutmut", "--jobs", "2", "--no-cache", *flags)
+    return done, doc
+
+
+@pytest.mark.skipif(not limits_count_cpu_wait(), reason="clock-time limits keep MIN_TIMEOUT")
+def test_a_sweeps_loop_times_out_at_the_first_red_floor(tmp_path):
+    # A sweep's run asks only whether its mutant is caught: where its limit is time it could
+    # run, a loop costs MIN_FIRST_RED_TIMEOUT, not the gate's MIN_TIMEOUT (trial.mutant_timeout).
+    done, doc = _counter_swept(tmp_path, "")  # no catalog timeout
+    assert done.code == 0, done.stderr
+    timeouts = [m for m in doc["sweep"]["mutants"] if m["status"] == "timeout"]
+    assert {m["change"] for m in timeouts} >= {"i += 1  ->  i -= 1", "i += 1  ->  i = 1"}, done.stdout
+    for mutant in timeouts:
+        # 10 x what its tests took unmutated, at least the first-red floor (not MIN_TIMEOUT).
+        limit, unmutated = (float(x) for x in _LIMIT_AND_UNMUTATED.search(mutant["detail"]).groups())
+        assert abs(limit - max(MIN_FIRST_RED_TIMEOUT, 10 * unmutated)) <= 0.15, mutant["detail"]
+        assert mutant["duration_seconds"] >= limit  # and more by the run's wait for a CPU
+    assert MIN_FIRST_RED_TIMEOUT < MIN_TIMEOUT
+
+
+_LIMIT_AND_UNMUTATED = re.compile(r"still running after ([\d.]+)s.*the same tests took ([\d.]+)s unmutated")
+
+
 @pytest.mark.parametrize(
     ("flags", "factor"),
     # Stopped at its first red, a run is slow only by a loop: where its limit counts the
@@ -79,18 +117,8 @@ COUNTER = "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    retur
     ids=["stopped at the first red", "every red"],
 )
 def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path, flags, factor):
-    require_mutmut()
-    project = write_project(
-        tmp_path / "p",
-        {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": COUNTER,
-            "tests/test_pkg.py": "from pkg import count\n\n\ndef test_count():\n    assert count(3) == 3\n",
-            # A 1 s limit: mutmut's `i += 1` -> `i = 1` and `i -= 1` never end.
-            "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\ntimeout = 1\n',
-        },
-    )
-    done, doc, _ = sweep(project, "pkg/__init__.py", "--ops", "mutmut", "--jobs", "2", "--no-cache", *flags)
+    # A 1 s limit: mutmut's `i += 1` -> `i = 1` and `i -= 1` never end.
+    done, doc = _counter_swept(tmp_path, "timeout = 1\n", *flags)
     assert done.code == 0, done.stderr
     timeouts = [m for m in doc["sweep"]["mutants"] if m["status"] == "timeout"]
     assert {m["change"] for m in timeouts} >= {"i += 1  ->  i -= 1", "i += 1  ->  i = 1"}, done.stdout
@@ -99,7 +127,8 @@ def test_a_sweep_retries_each_timeout_and_its_report_counts_both_runs(tmp_path, 
     for mutant in timeouts:
         if factor is None:  # a loop costs the gate's limit once
             assert not mutant["retried"] and "confirmed with" not in mutant["detail"]
-            assert 1.0 <= mutant["duration_seconds"] < 3.0
+            # Once, stretched at most STRETCH times by a loaded machine's wait for a CPU.
+            assert 1.0 <= mutant["duration_seconds"] < 1.0 * STRETCH + 0.5
             continue
         assert mutant["retried"] and f"confirmed with {factor} x the first limit" in mutant["detail"]
         # The first run's 1 s and the retry's: what the mutant cost, for --durations.
