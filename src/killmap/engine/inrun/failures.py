@@ -55,7 +55,7 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
     in_project = [f for f in frames if f[0].startswith(sandbox)]
     shown = in_project[-1] if in_project else innermost
     return {
-        "assertion": issubclass(exc_type, (AssertionError, pytest.fail.Exception)),
+        "assertion": _asserts(value if isinstance(value, BaseException) else None, exc_type, mutated_file),
         "search": is_search_failure(exc_type),
         "exc_type": exc_type.__name__,
         "exc_module": exc_type.__module__,
@@ -70,6 +70,26 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
         "imported_by_mutated_file": issubclass(exc_type, (ImportError, SyntaxError))
         and _imported_by(tb, mine, sandbox),
     }
+
+
+def _asserts(value: BaseException | None, exc_type: type, mutated_file: str | None) -> bool:
+    """Whether the failure is a test's assertion: an AssertionError or pytest's own failure
+    (pytest.fail, a pytest.raises that did not raise), or a group of nothing else (Hypothesis
+    raises an ExceptionGroup when it finds two distinct failures: natsort's two asserts read as
+    a crash, and the cause hung on the search). Not an AssertionError the mutated file's own
+    `assert` raised: that is the code under test crashing on its precondition, which a test
+    never asserted (voluptuous' Schema.extend)."""
+    group = getattr(value, "exceptions", None)
+    # By name: Python 3.10 has the exceptiongroup backport's class, 3.11 its own.
+    grouped = any(c.__name__ == "BaseExceptionGroup" for c in exc_type.__mro__)
+    if value is not None and grouped and isinstance(group, tuple) and group:
+        return all(_asserts(e, type(e), mutated_file) for e in group)
+    if not issubclass(exc_type, (AssertionError, pytest.fail.Exception)):
+        return False
+    if issubclass(exc_type, pytest.fail.Exception) or value is None or mutated_file is None:
+        return True
+    frames = _frames(value.__traceback__)
+    return not frames or real_path(frames[-1][0]) != mutated_file
 
 
 # Hypothesis's own failures, which say how its search went, not what the code did: a test case
