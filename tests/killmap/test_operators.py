@@ -455,6 +455,15 @@ def test_constant_return_replaces_the_body_and_keeps_the_docstring(km_project):
     assert mutant.sites == 1
 
 
+def test_constant_return_keeps_the_comment_after_the_defs_colon_so_the_def_line_is_unchanged(km_project):
+    # marshmallow's `def merge_errors(errors1, errors2):  # noqa: PLR0911`: the comment dropped
+    # changed the def line, which runs at import, and every test read as reaching the mutant.
+    km_project.module("def merge(a, b):  # noqa: PLR0911\n    if a:\n        return a\n    return b\n")
+    mutant = build(km_project, f"{MOD}::merge", "constant-return", value="None")
+    assert_applied(mutant, "def merge(a, b):  # noqa: PLR0911\n    return None\n")
+    assert mutant.changed_lines and 1 not in mutant.changed_lines
+
+
 def test_constant_return_on_a_method(km_project):
     km_project.module("class Cart:\n    def size(self):\n        return len(self.items)\n")
     mutant = build(km_project, f"{MOD}::Cart.size", "constant-return", value="0")

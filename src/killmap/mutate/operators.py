@@ -154,7 +154,14 @@ def _op_constant_return(root, wrapper, scope, mutation, original):
         first = body[0].body[0]
         if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
             keep.append(body[0])
-    new_body = cst.IndentedBlock(body=keep + [cst.SimpleStatementLine([cst.Return(value=value)])])
+    statements = keep + [cst.SimpleStatementLine([cst.Return(value=value)])]
+    # The block's own header (a comment after the def's colon, `# noqa: PLR0911`) and footer
+    # are kept: dropping the comment changed the def line, which runs at import, and every
+    # test read as reaching the mutant (marshmallow's merge_errors).
+    if isinstance(scope.body, cst.IndentedBlock):
+        new_body = scope.body.with_changes(body=statements)
+    else:
+        new_body = cst.IndentedBlock(body=statements)
     replacements = {id(scope): scope.with_changes(body=new_body)}
     return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), [scope]
 
