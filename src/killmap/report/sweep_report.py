@@ -69,11 +69,27 @@ def one_line(diff: str) -> str:
         return next((line for line in lines if line and not line.startswith("#")), "")
 
     old, new = first("-"), first("+")
+    old, new = _around_the_change(old, new)
+    return f"{old or '(nothing)'}  ->  {new or '(deleted)'}"
 
-    def clip(text: str) -> str:
-        return text if len(text) <= 72 else text[:69] + "..."
 
-    return f"{clip(old) or '(nothing)'}  ->  {clip(new) or '(deleted)'}"
+def _around_the_change(old: str, new: str, width: int = 72, context: int = 24) -> tuple[str, str]:
+    """Two long lines cut to the same stretch around where they differ: cut at a fixed width,
+    markdown's `register(AbbrBlockprocessor(md.parser, self...` read the same on both sides,
+    hiding `'abbr'` -> `'XXabbrXX'` further on."""
+    if len(old) <= width and len(new) <= width:
+        return old, new
+    head = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start = max(0, head - context)
+
+    def cut(text: str) -> str:
+        end = max(start + width - 6, len(text) - tail + context // 2)
+        return ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+
+    return cut(old), cut(new)
 
 
 # What a mutant's verdict may say about where its time went: its run, its confirmation, the
