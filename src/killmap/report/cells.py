@@ -84,9 +84,18 @@ UNEVIDENCED_BY_CAUSE = {
 }
 
 
+# An `inconclusive` whose tests pytest refused by id: no environment's fault, and a re-run
+# gives the same (natsort: a regex's pattern is another test's parametrize id).
+INCONCLUSIVE_BY_CAUSE = {
+    "ids": "the mutant changed the ids of tests the baseline collected (a parametrize value taken "
+    "from the mutated code): a re-run gives the same; put the contract's tests in other files, "
+    "or list those tests in [gate] exclude"
+}
+
+
 def cause_of(extras: dict[str, Any]) -> str:
-    """What a broken or unevidenced verdict's explanation depends on."""
-    return str(extras.get("broken_cause") or extras.get("unevidenced_cause") or "")
+    """What a broken, unevidenced or inconclusive verdict's explanation depends on."""
+    return str(extras.get("broken_cause") or extras.get("unevidenced_cause") or extras.get("inconclusive_cause") or "")
 
 
 def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
@@ -96,6 +105,8 @@ def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
         return BROKEN_BY_CAUSE[cause]
     if verdict == UNEVIDENCED and cause in UNEVIDENCED_BY_CAUSE:
         return UNEVIDENCED_BY_CAUSE[cause]
+    if verdict == INCONCLUSIVE and cause in INCONCLUSIVE_BY_CAUSE:
+        return INCONCLUSIVE_BY_CAUSE[cause]
     return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
 
 

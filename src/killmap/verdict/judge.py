@@ -464,7 +464,10 @@ def _tests_not_run(case: _Case) -> Verdict | None:
         "collection to the next (a time or a random value in a parametrize id: list such a test "
         "in [gate] exclude)",
         red=case.red_tests,
-        extras={FILES_NOT_RUN: sorted(set(_NOT_FOUND.findall(why or "")) or {t.split("::", 1)[0] for t in not_run})},
+        extras={
+            FILES_NOT_RUN: sorted(set(_NOT_FOUND.findall(why or "")) or {t.split("::", 1)[0] for t in not_run}),
+            **({"inconclusive_cause": "ids"} if _NOT_FOUND.search(why or "") else {}),
+        },
     )
 
 

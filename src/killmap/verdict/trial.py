@@ -192,7 +192,7 @@ def run_mutant(
     in_place = confirm and mutation.first_red
     trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm, in_place=in_place)
     verdict = trial.judged(limits, base)
-    if verdict.extras.get(judge.FILES_NOT_RUN) and mutation.uncontracted:
+    if verdict.extras.get(judge.FILES_NOT_RUN):
         verdict = without_files_not_run(trial, verdict, base)
     if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
@@ -327,29 +327,50 @@ def settled_in_place(verdict: Verdict, run: RunOutcome, confirmation: RunOutcome
 
 
 def without_files_not_run(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:
-    """A sweep's mutant under which some test files no longer run (one fails to collect, or its
-    ids change), its other selected tests run again without them: where they go red (or time
-    out), that is the kill plain pytest gives, and the verdict says which files did not run;
-    where they stay green, the first verdict stands, since the tests that did not run are
-    unjudged. A collection error alone is never a kill. A second run, because pytest refuses a
+    """A mutant under which some test files no longer run (one fails to collect, or its ids
+    change), its other selected tests run again without them (where `_judged_without` allows):
+    a verdict those tests cannot change stands, saying which files did not run (a sweep's
+    kill, as plain pytest gives it); otherwise the first verdict stands, since the tests that
+    did not run are unjudged. A collection error alone is never a kill. A second run, because pytest refuses a
     whole run whose node ids name a file that fails to collect or an id it no longer has,
     `--continue-on-collection-errors` or not (tomlkit: a parametrize list calls the mutated
     function as its file is collected, and 145 tests in other files fail)."""
     files = tuple(first.extras.get(judge.FILES_NOT_RUN, ()))
     others = tuple(t for t in trial.selected if t.split("::", 1)[0] not in files)
-    if not others or len(others) == len(trial.selected):
+    mutation, _, baseline = trial.job
+    if not others or len(others) == len(trial.selected) or not _judged_without(mutation, first, files, trial.selected):
         return first
     said = f"; without {_some(files, 2)}, whose tests did not run under it"
-    mutation, _, baseline = trial.job
     again = replace(trial, selected=others).judged(
         mutant_timeout(mutation, baseline, others), {**base, "selected": others, "selection": base["selection"] + said}
     )
-    if again.verdict not in (judge.OVERREACH, judge.TIMEOUT):
+    # What the tests that did not run cannot change: a red outside the contract, a kills test
+    # green or red by a crash, a timeout. `held` says no other test went red, which they might.
+    stands: tuple[str, ...] = (judge.OVERREACH, judge.TIMEOUT)
+    if not mutation.uncontracted:
+        stands += (judge.VACUOUS, judge.WRONG_CAUSE)
+    if again.verdict not in stands:
         return replace(first, duration=first.duration + again.duration)
     return replace(
         again,
         detail=f"{again.detail}; first, with every selected test: {first.detail}",
         duration=first.duration + again.duration,
+    )
+
+
+def _judged_without(mutation: Mutation, first: Verdict, files: tuple[str, ...], selected: tuple[str, ...]) -> bool:
+    """Whether a mutation can be judged without the tests of `files`: a sweep's whenever some
+    file did not run; a gate's only where its mutant changed test ids (not where a file failed
+    to collect: that is `broken`) and no kills or may_kill entry names a test of those files
+    (natsort: a regex's pattern is another test's parametrize id, and a contract in a third
+    file read `inconclusive`)."""
+    if mutation.uncontracted:
+        return True
+    if first.verdict != judge.INCONCLUSIVE:
+        return False
+    named = [t for t in selected if any(matches(e, t) for e in mutation.contract_tests())]
+    return not any(t.split("::", 1)[0] in files for t in named) and not any(
+        e.split("::", 1)[0].rstrip("/") in files for e in mutation.contract_tests()
     )
 
 

@@ -1,0 +1,52 @@
+"""A mutant that changes the ids of tests the baseline collected (a parametrize value taken
+from the mutated code) leaves those tests unjudgeable by id: pytest refuses the whole run. A
+gate's mutation whose contract names none of them is judged by the other tests, run again
+without their file, where the verdict cannot depend on them (overreach, vacuous, wrong-cause);
+`held` cannot be said, and stays `inconclusive`, whose explanation no longer says to re-run
+(natsort: a regex's pattern is a parametrize id of test_utils.py)."""
+
+from __future__ import annotations
+
+from gatekit import run_gate, write_project
+
+FILES = {
+    "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+    "pkg/__init__.py": (
+        "import re\n\nSIGNED = re.compile(r'[-+]?[0-9]+')\n\n\ndef numbers(text):\n    return SIGNED.findall(text)\n"
+    ),
+    "tests/test_ids.py": (
+        "import pytest\n\nfrom pkg import SIGNED\n\n\n"
+        "@pytest.mark.parametrize('pattern', [SIGNED])\ndef test_compiles(pattern):\n    assert pattern.pattern\n"
+    ),
+    "tests/test_numbers.py": (
+        "from pkg import numbers\n\n\ndef test_signed():\n    assert numbers('-5') == ['-5']\n\n\n"
+        "def test_plus():\n    assert numbers('+7') == ['+7']\n"
+    ),
+}
+
+
+def _catalog(kills: str) -> str:
+    return (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "sign-ignored"\n'
+        "target = \"pkg/__init__.py\"\nop = \"replace\"\nold = '[-+]?'\nnew = ''\n"
+        f"kills = {kills}\n"
+    )
+
+
+def test_an_overreach_among_the_tests_that_ran_stands(tmp_path):
+    files = {**FILES, "mutations/pkg.toml": _catalog('["tests/test_numbers.py::test_signed"]')}
+    done = run_gate(write_project(tmp_path / "p", files), "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("sign-ignored")
+    assert entry["verdict"] == "overreach", entry["detail"]
+    red = sorted(r["id"] for r in entry["red"])
+    assert red == ["tests/test_numbers.py::test_plus", "tests/test_numbers.py::test_signed"]
+    assert "did not run in the mutant" in entry["detail"] and "tests/test_ids.py" in entry["detail"]
+
+
+def test_held_among_the_tests_that_ran_stays_inconclusive_and_says_a_rerun_gives_the_same(tmp_path):
+    files = {**FILES, "mutations/pkg.toml": _catalog('["tests/test_numbers.py"]')}
+    done = run_gate(write_project(tmp_path / "p", files), "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("sign-ignored")
+    assert entry["verdict"] == "inconclusive", entry["detail"]
+    assert entry["explanation"].startswith("the mutant changed the ids of tests the baseline collected")
+    assert "re-run it" not in done.stdout
