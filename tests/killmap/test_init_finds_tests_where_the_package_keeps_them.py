@@ -48,8 +48,16 @@ _TEST = "from demo.core import route\n\n\ndef test_route():\n    assert route('a
         ({"demo/tests/test_core.py": _TEST, "demo/sub/tests/test_sub.py": _TEST}, ["demo"]),
         # a tests/ folder at the root as well: both
         ({"tests/test_top.py": _TEST, "src/demo/test/test_core.py": _TEST}, ["tests", "src/demo/test"]),
+        # a helper named like a test module, with no test in it (Python-Markdown's test_tools.py)
+        (
+            {
+                "tests/test_top.py": _TEST,
+                "demo/test_tools.py": "class TestCase:\n    def assertRenders(self):\n        pass\n",
+            },
+            ["tests"],
+        ),
     ],
-    ids=["src-pkg-test", "src-pkg-tests", "flat-pkg-tests", "several-folders", "and-a-root-folder"],
+    ids=["src-pkg-test", "src-pkg-tests", "flat-pkg-tests", "several-folders", "and-a-root-folder", "a-helper"],
 )
 def test_tests_inside_the_package_are_found(tmp_path, layout, expected):
     source = "src/demo" if any(rel.startswith("src/") for rel in layout) else "demo"

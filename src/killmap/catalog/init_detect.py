@@ -479,11 +479,26 @@ def _tests_within(root: Path, place: Path, doctests: str, names: TestNames) -> l
         inner = path.relative_to(place).parts
         if any(p.startswith(".") or p == "site-packages" for p in inner) or not names.hold(path.name):
             continue
+        if not _defines_a_test(path):
+            continue  # a helper named like tests (Python-Markdown's test_tools.py): pytest finds none
         folders = [i for i, part in enumerate(inner[:-1]) if part in TEST_FOLDERS]
         found.add(place.joinpath(*inner[: folders[0] + 1]) if folders else path.parent)
     if len(found) > 1:
         return [rel]
     return [f.relative_to(root).as_posix() for f in found]
+
+
+def _defines_a_test(path: Path) -> bool:
+    """Whether a module defines a function or method named as pytest collects tests (`test*`);
+    one that cannot be read or parsed is taken to."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return True
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+        for node in ast.walk(tree)
+    )
 
 
 @dataclass(frozen=True)
