@@ -130,3 +130,18 @@ def test_a_gate_tests_entry_that_is_not_there_is_one_line_naming_the_catalog_and
                 f"mutations/pkg.toml: field {key!r}: {entry.replace(chr(34), chr(39))} "
                 "is not a file or folder of the project"
             ), line
+
+
+def test_a_default_gate_tests_that_is_not_there_says_it_is_the_default(tmp_path):
+    # natsort, a catalog of [[mutation]] only: "'tests' is not a file or folder" named a field
+    # the user never wrote.
+    project = _project(tmp_path / "p", '"strict"', '"lax"')
+    catalog = project / "mutations" / "pkg.toml"
+    text = catalog.read_text()
+    catalog.write_text(text[text.index("[[mutation]]") :])
+    (project / "tests").rename(project / "checks")
+    line = _one_problem(run_gate(project, "check"))
+    assert line.endswith(
+        "field 'tests': 'tests' is not a file or folder of the project ([gate] tests' default: "
+        "set [gate] tests to where the tests are)"
+    ), line

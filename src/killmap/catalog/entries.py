@@ -153,6 +153,9 @@ def missing_test_paths(root: Path, where: Iterable[tuple[str, tuple[str, ...]]])
             if not (root / path).exists():
                 # A sweep's mutants have no catalog of their own: say where the setting comes from.
                 whose = "" if catalog else " (the tests to run: a catalog's [gate] tests, or --tests)"
+                if catalog and tuple(tests) == GateSettings().tests:
+                    # natsort, a catalog of [[mutation]] only: the user never wrote 'tests'.
+                    whose = " ([gate] tests' default: set [gate] tests to where the tests are)"
                 problems.append(
                     GateError(f"{entry!r} is not a file or folder of the project{whose}", file=catalog, field="tests")
                 )
