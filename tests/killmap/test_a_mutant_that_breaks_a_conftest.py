@@ -34,4 +34,7 @@ def test_a_mutant_that_breaks_the_import_a_conftest_makes_is_broken_and_says_whe
     entry = gate.mutation("limit-becomes-text")
     assert entry["verdict"] == "broken", entry["detail"]
     assert entry["detail"].startswith("tests/conftest.py does not import under the mutant: TypeError"), entry["detail"]
+    # And where the error came from, which the conftest's name alone hid (natsort's module-level
+    # `natsort_key = natsort_keygen()` ran the mutated code).
+    assert entry["detail"].endswith("(raised while pkg/__init__.py:3 ran at import)"), entry["detail"]
     assert gate.code == 1

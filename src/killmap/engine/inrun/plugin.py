@@ -104,7 +104,8 @@ class Recorder:
             failure = outcome.excinfo[1]
             cause = getattr(failure, "cause", failure)
             where = str(getattr(failure, "path", "") or "").replace(os.getcwd() + os.sep, "")
-            self.emit(event="conftest_error", path=where, message=shorten(f"{type(cause).__name__}: {cause}"))
+            said = f"{type(cause).__name__}: {cause}" + _run_at_import(cause, where)
+            self.emit(event="conftest_error", path=where, message=shorten(said))
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -397,6 +398,22 @@ class Recorder:
 
     def close(self) -> None:
         self.events.close()
+
+
+def _run_at_import(error: BaseException, conftest: str) -> str:
+    """ " (raised while pkg/core.py:227 ran at import)": the innermost module top level of the
+    project's that the error came through, other than the conftest itself: where the mutated
+    code ran before any test (natsort's `natsort_key = natsort_keygen()`); "" without one."""
+    sandbox = os.getcwd() + os.sep
+    found = ""
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        rel = code.co_filename.removeprefix(sandbox)
+        if code.co_name == "<module>" and code.co_filename.startswith(sandbox) and rel != conftest:
+            found = f"{rel}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return f" (raised while {found} ran at import)" if found else ""
 
 
 def marked_to_skip(item) -> bool:
