@@ -114,3 +114,35 @@ def test_over_two_gate_settings_each_baseline_line_names_its_tests(tmp_path):
     assert sorted(line.split(":", 1)[0] for line in lines) == ["baseline of tests", "baseline of tests/test_fees.py"], (
         run.stdout + run.stderr
     )
+
+
+def test_a_defect_in_code_that_runs_at_import_is_not_measured_not_missed(tmp_path):
+    # natsort and marshmallow: code run at import (a module-level table) runs before every test,
+    # and prove said a test that never uses it "misses" the defect.
+    import subprocess
+
+    from gatekit import run_gate, write_project
+
+    project = write_project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": (
+                "def build():\n    return {'a': 1}\n\n\nTABLE = build()\n\n\ndef double(x):\n    return x * 2\n"
+            ),
+            "tests/test_pkg.py": (
+                "from pkg import TABLE, double\n\n\ndef test_table():\n    assert TABLE == {'a': 1}\n\n\n"
+                "def test_double():\n    assert double(2) == 4\n"
+            ),
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "table-empty"\n'
+                'target = "pkg/__init__.py::build"\nop = "constant-return"\nvalue = "{}"\n'
+                'kills = ["tests/test_pkg.py::test_table"]\n'
+            ),
+        },
+    )
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    done = run_gate(project, "prove", "tests/test_pkg.py::test_double")
+    assert "misses" not in done.stdout, done.stdout
+    assert "| `table-empty` | `pkg/__init__.py::build` | ⚠️ not measured |" in done.stdout, done.stdout
+    assert ": reach cannot say this test uses it" in done.stdout

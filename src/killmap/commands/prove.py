@@ -203,7 +203,8 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
     from killmap.verdict import judge
     from killmap.verdict.trial import reaching_tests
 
-    reached = [t for t in reaching_tests(mutant, baseline)[0] if matches(test, t)]
+    reaching, every_test, _ = reaching_tests(mutant, baseline)
+    reached = [t for t in reaching if matches(test, t)]
     if not reached:
         return Finding(status=NOT_REACHED, detail="the test never executes the mutated code", **base) if named else None
     if verdict.verdict in unreadable():
@@ -221,6 +222,10 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
         )
     if verdict.verdict == judge.UNEVIDENCED and not verdict.selected:
         return Finding(status=NOT_REACHED, detail=verdict.detail, **base)
+    if every_test is not None:
+        # Code that runs at import (or while collecting) runs before every test: a green test
+        # there need never have used it, and "misses" would blame it (natsort, marshmallow).
+        return Finding(status=NOT_MEASURED, detail=f"{every_test}: reach cannot say this test uses it", **base)
     return Finding(status=MISSED, detail="executes the mutated code and stays green", **base)
 
 
