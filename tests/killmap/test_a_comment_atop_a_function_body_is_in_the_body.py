@@ -74,3 +74,15 @@ def test_a_reverted_fix_that_deletes_its_comment_is_swapped_not_run_afresh(tmp_p
     entry = done.mutation("fix-reverted")
     assert entry["verdict"] == "held"
     assert entry["path"] == "swap", entry
+
+
+LAST_CALL = "def check(label):\n    label.strip()\n    check_bidi(label)\n\n\ndef alabel(label):\n    return label\n"
+
+
+def test_a_blank_line_a_deletion_took_along_after_a_functions_last_statement_is_not_module_level():
+    # idna: deleting check_label's last call took the blank line after it along; that line lies
+    # between two functions, read as module level, and every test "reached" the mutant.
+    region = region_of(LAST_CALL, (3, 4))
+    assert region.import_time is False and region.lines == {3}
+    # A change to blank lines alone is placed where it is, as before.
+    assert region_of(LAST_CALL, (4,)).import_time is True
