@@ -720,7 +720,7 @@ def _held(case: _Case) -> Verdict:
     carried = [r.id for r in kill_reds if case.evidence.through_state(r.id)]
     carried_note = (
         f"; {len(carried)} of them through state an earlier test left (run by themselves they "
-        "execute the mutated code; in the run an earlier test had, for them)"
+        "execute the mutated code; in the run, an earlier test had run it for them)"
         if carried
         else ""
     )
@@ -728,7 +728,14 @@ def _held(case: _Case) -> Verdict:
         HELD,
         f"{counted(len(kill_reds), 'test')} went red as expected ({', '.join(causes)}){carried_note}",
         red=case.red_tests,
+        extras={THROUGH_STATE: carried} if carried else {},
     )
+
+
+# On a `held` verdict: its kills tests that went red through state an earlier test left. Tests
+# the selection left out may share that state, so `held` is checked over every test
+# (trial.with_every_test).
+THROUGH_STATE = "through_state"
 
 
 # The order is the argument: nothing counts as a kill until the mutant is proven to be

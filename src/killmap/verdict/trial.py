@@ -194,6 +194,8 @@ def run_mutant(
     verdict = trial.judged(limits, base)
     if verdict.extras.get(judge.FILES_NOT_RUN):
         verdict = without_files_not_run(trial, verdict, base)
+    if verdict.verdict == judge.HELD and verdict.extras.get(judge.THROUGH_STATE) and focus is None:
+        verdict = with_every_test(trial, verdict, base)
     if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
     seeded = verdict.extras.get(SEEDED_GREEN)
@@ -356,6 +358,24 @@ def without_files_not_run(trial: _Trial, first: Verdict, base: dict[str, Any]) -
         detail=f"{again.detail}; first, with every selected test: {first.detail}",
         duration=first.duration + again.duration,
     )
+
+
+def with_every_test(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:
+    """A `held` verdict whose kills test went red through state an earlier test left, judged
+    again over every collected test: a test the selection left out, since it never ran the
+    change in the baseline, may share that state and go red too (idna: codecs.lookup caches
+    the mutated codec, and plain pytest turned two more tests red: an overreach read as
+    held). Its verdict stands; its duration counts both runs."""
+    mutation, _, baseline = trial.job
+    everything = tuple(baseline.collected)
+    if len(trial.selected) >= len(everything):
+        return first
+    said = "; then every test, since a kills test went red through state an earlier test left"
+    again = replace(trial, selected=everything).judged(
+        mutant_timeout(mutation, baseline, everything),
+        {**base, "selected": everything, "selection": base["selection"] + said},
+    )
+    return replace(again, duration=first.duration + again.duration)
 
 
 def _judged_without(mutation: Mutation, first: Verdict, files: tuple[str, ...], selected: tuple[str, ...]) -> bool:
