@@ -261,12 +261,20 @@ def _timed_out(case: _Case) -> Verdict | None:
             "too tight for this machine, so it is not the mutant's loop",
             red=case.red_tests,
         )
+    selected = case.base.get("selected", ())
+    reported = bool(selected) and all(t in run.tests for t in selected)
     return case.verdict(
         TIMEOUT,
         f"still running after {evidence.timeout:.1f}s{_waited(run)}{where}; the same tests took "
         f"{evidence.selected_baseline_seconds:.2f}s unmutated{_never_ran(case)}",
         red=case.red_tests,
+        extras={EVERY_TEST_REPORTED: True} if reported else {},
     )
+
+
+# On a `timeout`: every selected test had its outcome before the limit came, so what ran past
+# it was the reds' confirmation or the session's end, not a test (trial: tried again longer).
+EVERY_TEST_REPORTED = "every_test_reported"
 
 
 def _never_ran(case: _Case) -> str:
