@@ -638,8 +638,7 @@ def _whole_passes(passes: _Passes, runs: int, shared: list[RunOutcome]) -> list[
         raise GateError(
             f"{passes.where}: flaky test(s), outcome differs between baseline runs: "
             + ", ".join(flipped)
-            + "; fix them or list them in [gate] exclude",
-            field="exclude",
+            + "; fix them or list them in [gate] exclude"
         )
     passes.refuse_red(whole)
     return [whole]
