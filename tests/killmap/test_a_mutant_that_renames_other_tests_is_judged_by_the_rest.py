@@ -50,3 +50,12 @@ def test_held_among_the_tests_that_ran_stays_inconclusive_and_says_a_rerun_gives
     assert entry["verdict"] == "inconclusive", entry["detail"]
     assert entry["explanation"].startswith("the mutant changed the ids of tests the baseline collected")
     assert "re-run it" not in done.stdout
+
+
+def test_a_contract_naming_a_renamed_test_stays_inconclusive(tmp_path):
+    # Its own test did not run: nothing the other tests say can stand for it.
+    kills = '["tests/test_numbers.py::test_signed"]\nmay_kill = ["tests/test_ids.py"]'
+    files = {**FILES, "mutations/pkg.toml": _catalog(kills)}
+    done = run_gate(write_project(tmp_path / "p", files), "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("sign-ignored")
+    assert entry["verdict"] == "inconclusive", entry["detail"]

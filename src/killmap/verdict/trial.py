@@ -345,13 +345,10 @@ def without_files_not_run(trial: _Trial, first: Verdict, base: dict[str, Any]) -
     function as its file is collected, and 145 tests in other files fail)."""
     files = tuple(first.extras.get(judge.FILES_NOT_RUN, ()))
     others = tuple(t for t in trial.selected if t.split("::", 1)[0] not in files)
-    mutation, _, baseline = trial.job
+    mutation = trial.job[0]
     if not others or len(others) == len(trial.selected) or not _judged_without(mutation, first, files, trial.selected):
         return first
-    said = f"; without {_some(files, 2)}, whose tests did not run under it"
-    again = replace(trial, selected=others).judged(
-        mutant_timeout(mutation, baseline, others), {**base, "selected": others, "selection": base["selection"] + said}
-    )
+    again = _judged_over(trial, others, base, f"; without {_some(files, 2)}, whose tests did not run under it")
     # What the tests that did not run cannot change: a red outside the contract, a kills test
     # green or red by a crash, a timeout. `held` says no other test went red, which they might.
     stands: tuple[str, ...] = (judge.OVERREACH, judge.TIMEOUT)
@@ -372,16 +369,20 @@ def with_every_test(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verd
     change in the baseline, may share that state and go red too (idna: codecs.lookup caches
     the mutated codec, and plain pytest turned two more tests red: an overreach read as
     held). Its verdict stands; its duration counts both runs."""
-    mutation, _, baseline = trial.job
-    everything = tuple(baseline.collected)
+    everything = tuple(trial.job[2].collected)
     if len(trial.selected) >= len(everything):
         return first
-    said = "; then every test, since a kills test went red through state an earlier test left"
-    again = replace(trial, selected=everything).judged(
-        mutant_timeout(mutation, baseline, everything),
-        {**base, "selected": everything, "selection": base["selection"] + said},
-    )
+    again = _judged_over(trial, everything, base, "; then every test, since a kills test went red through state")
     return replace(again, duration=first.duration + again.duration)
+
+
+def _judged_over(trial: _Trial, selected: tuple[str, ...], base: dict[str, Any], said: str) -> Verdict:
+    """The mutant judged again over other tests, under their own limits, its selection saying why."""
+    mutation, _, baseline = trial.job
+    return replace(trial, selected=selected).judged(
+        mutant_timeout(mutation, baseline, selected),
+        {**base, "selected": selected, "selection": base["selection"] + said},
+    )
 
 
 def _judged_without(mutation: Mutation, first: Verdict, files: tuple[str, ...], selected: tuple[str, ...]) -> bool:
@@ -394,10 +395,9 @@ def _judged_without(mutation: Mutation, first: Verdict, files: tuple[str, ...], 
         return True
     if first.verdict != judge.INCONCLUSIVE:
         return False
+    # The contract's tests are always selected: naming one of those files names one of these.
     named = [t for t in selected if any(matches(e, t) for e in mutation.contract_tests())]
-    return not any(t.split("::", 1)[0] in files for t in named) and not any(
-        e.split("::", 1)[0].rstrip("/") in files for e in mutation.contract_tests()
-    )
+    return not any(t.split("::", 1)[0] in files for t in named)
 
 
 def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base: dict[str, Any]) -> Verdict:
