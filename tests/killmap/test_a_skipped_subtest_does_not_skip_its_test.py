@@ -43,3 +43,32 @@ def test_a_test_whose_subtest_skips_is_green_and_goes_red_by_a_later_subtest(tmp
     entry = done.mutation("drops-the-last")
     assert entry["verdict"] == "held", entry["detail"]
     assert [r["id"] for r in entry["red"]] == ["tests/test_sub.py::T::test_cases"]
+
+
+SKIPS_AFTER = (
+    "import unittest\n\nfrom pkg import ascii_only\n\n\n"
+    "class T(unittest.TestCase):\n"
+    "    def test_cases(self):\n"
+    "        for text in ('abc', 'xyz'):\n"
+    "            with self.subTest(text=text):\n"
+    "                self.assertEqual(ascii_only(text), text)\n"
+    "        self.skipTest('the rest needs a backend')\n"
+)
+
+
+@pytest.mark.skipif(int(pytest.__version__.split(".")[0]) < 9, reason="pytest 9 reports subtests itself")
+def test_a_test_that_skips_after_a_failed_subtest_stays_red(tmp_path):
+    # The test's own report says skipped; its subtest failed first, and that red stands.
+    project = write_project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": "def ascii_only(text):\n    return text\n",
+            "tests/test_sub.py": SKIPS_AFTER,
+            "tests/test_other.py": "from pkg import ascii_only\n\n\ndef test_abc():\n    assert ascii_only('abc')\n",
+            "mutations/pkg.toml": CATALOG.replace("tests/test_sub.py::T::test_cases", "tests/test_other.py::test_abc"),
+        },
+    )
+    done = run_gate(project, "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("drops-the-last")
+    assert "tests/test_sub.py::T::test_cases" in [r["id"] for r in entry["red"]], entry["detail"]
