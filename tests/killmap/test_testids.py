@@ -100,8 +100,13 @@ def test_a_file_outside_the_gates_tests_is_said_to_be_outside_not_corrected_to_a
         f"'tests/test_mathutils.py' matches no collected test (under {under}): tests/test_mathutils.py "
         "is not under the gate's tests; add it to [gate] tests to run it"
     )
-    # Inside the gate's tests, a typo is still corrected.
-    assert index.unmatched_note("tests/test_strutil.py", "tests").endswith("did you mean 'tests/test_strutils.py'?")
+    # Inside the gate's tests, a typo is still corrected: under a folder, the project's root, or an id.
+    for gate in ("tests", ".", "tests/test_strutils.py::test_a, tests/test_iterutils.py"):
+        note = index.unmatched_note("tests/test_strutil.py", gate)
+        if gate.startswith("tests/test_strutils.py::"):
+            assert "is not under the gate's tests" in note, note  # its file is not test_strutil.py
+        else:
+            assert note.endswith("did you mean 'tests/test_strutils.py'?"), (gate, note)
 
 
 def test_an_id_numbered_by_its_place_in_a_set_says_why_it_changed():
