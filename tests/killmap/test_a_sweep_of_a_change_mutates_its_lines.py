@@ -80,6 +80,7 @@ def test_a_setter_the_change_touched_is_swept_though_its_getter_was_not(swept):
     assert any(m["line"] == check and m["on_change"] for m in setter)
     # mutmut skips decorated functions; a sweep of a change gives them its operators too
     assert {m["op"] for m in setter if m["line"] == check} >= {"killmap:negate", "mutmut:swap_op"}
+    assert doc["sweep"]["generated"]["decorated"] == []  # so none is said to have no mutmut mutant
 
 
 def test_a_nested_function_and_a_method_are_swept_on_their_changed_lines(swept):

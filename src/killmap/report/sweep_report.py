@@ -151,6 +151,7 @@ def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> di
         **{op: sum(e["op"].startswith(op + ":") for e in entries) for op in ("mutmut", "killmap")},
         **{k: enumeration[k] for k in ("identical", "duplicates", "pragma", "unlocated", "outside_not_run")},
         "arid": dict(sorted(enumeration.get("arid", {}).items())),
+        "decorated": list(enumeration.get("decorated", [])),  # absent from older reports
     }
 
 
@@ -343,8 +344,25 @@ def render(console: Console, doc: Document) -> None:
     if arid:
         rules = ", ".join(f"{rule} {n}" for rule, n in arid.items())
         console.print(f"{sum(arid.values())} arid mutants suppressed: {rules} ({escape(arid_keys(arid))})")
+    decorated = generated.get("decorated") or []
+    if decorated:
+        console.print(_decorated_line(decorated, sweep.get("ops") or ()))
     if total["survived"]:
         console.print(SURVIVOR_ADVICE)
+
+
+def _decorated_line(decorated: list[str], ops) -> str:
+    """Why the decorated functions have no mutmut mutant, and what sweeps them."""
+    shown = ", ".join(decorated[:3]) + (f" and {len(decorated) - 3} more" if len(decorated) > 3 else "")
+    covered = (
+        "killmap's operators sweep them"
+        if "killmap" in ops
+        else "`--ops mutmut,killmap` sweeps their statements with killmap's operators"
+    )
+    return escape(
+        f"{counted(len(decorated), 'decorated function')} got no mutmut mutant, as under `mutmut run`: "
+        f"{shown} ({covered}; a sweep of a change gives a touched one mutmut's too)"
+    )
 
 
 def arid_keys(arid: dict[str, int]) -> str:

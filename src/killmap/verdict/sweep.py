@@ -116,6 +116,9 @@ class Enumeration:
     not_swept: list[NotSwept] = field(default_factory=list)  # with a change: what of it no mutant can meet
     arid: Counter[str] = field(default_factory=Counter)  # mutants never built, by the arid rule (arid.py)
     outside_not_run: int = 0  # with Portion.lines_only: the change's definitions' other mutants
+    # Without a change: the decorated functions mutmut's operators leave alone, as `mutmut run`
+    # does ("file::qualname"), so that a sweep says why they have no mutmut mutant.
+    decorated: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -418,6 +421,12 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
         sweep.add(definition, m.original, m.mutated, f"mutmut:{m.operator}", definition.qualname, hint, m.mutmut_name)
     if sweep.change is not None:
         _add_decorated_mutants(sweep, parsed)
+        return
+    sweep.found.decorated += [
+        f"{sweep.path}::{d.qualname}"
+        for d in spliced.definitions
+        if isinstance(d.node, cst.FunctionDef) and mutmut_adapter.skipped_by_mutmut(d.node) and sweep.wanted(d.node)
+    ]
 
 
 def _add_decorated_mutants(sweep: _FileSweep, parsed) -> None:

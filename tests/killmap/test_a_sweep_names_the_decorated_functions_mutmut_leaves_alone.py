@@ -1,0 +1,104 @@
+"""mutmut's operators leave a decorated function alone (but one whose only decorator is
+`staticmethod` or `classmethod`), as `mutmut run` does; a whole-file sweep names those
+functions, in its report and on the console, instead of giving them no mutant in silence.
+A sweep of a change gives a touched one mutmut's mutants, so it names none."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from sweepkit import require_mutmut
+
+from killmap.catalog.contract import ARID_RULES, SweepSettings
+from killmap.catalog.reader import GateSettings
+
+MODULE = """\
+    import functools
+
+    def deco(f):
+        @functools.wraps(f)
+        def inner(*a):
+            return f(*a)
+        return inner
+
+    @deco
+    def double(x):
+        if x > 3:
+            return x * 2
+        return x + 1
+
+    class Box:
+        @property
+        def size(self):
+            return len("abc") + 1
+
+        @staticmethod
+        def plain(x):
+            return x - 1
+    """
+
+
+@pytest.fixture(autouse=True)
+def _mutmut():
+    require_mutmut()
+
+
+def _enumerated(tmp_path: Path, ops: tuple[str, ...], symbol: str | None = None):
+    from killmap.verdict.sweep import SweepTarget, enumerate_mutants
+
+    (tmp_path / "m.py").write_text(textwrap.dedent(MODULE))
+    target = SweepTarget("m.py", symbol, GateSettings(paths=(".",)), SweepSettings(frozenset(ARID_RULES)))
+    return enumerate_mutants(tmp_path, [target], ops)
+
+
+def test_a_whole_file_sweep_names_the_decorated_functions_that_got_no_mutmut_mutant(tmp_path):
+    found = _enumerated(tmp_path, ("mutmut",))
+    assert found.decorated == ["m.py::double", "m.py::Box.size"]  # not the staticmethod, mutated
+    assert {m.function for m in found.mutants} == {"Box.plain"}
+
+
+def test_a_target_inside_the_file_names_only_its_own_decorated_functions(tmp_path):
+    assert _enumerated(tmp_path, ("mutmut",), "Box").decorated == ["m.py::Box.size"]
+
+
+def test_killmaps_operators_alone_name_none(tmp_path):
+    assert _enumerated(tmp_path, ("killmap",)).decorated == []
+
+
+def _rendered(decorated: list[str], ops: list[str]) -> str:
+    from killmap.report.sweep_report import render
+
+    counts = dict.fromkeys(("killed", "survived", "unreached", "broken", "timeout", "named"), 0)
+    counts |= dict.fromkeys(("flaky", "inconclusive", "escaped"), 0)
+    doc = {
+        "wall_seconds": 1.0,
+        "sweep": {
+            "ops": ops,
+            "mutants": [],
+            "functions": [],
+            "summary": {**counts, "total": 0, "score": None},
+            "generated": {"mutmut": 0, "killmap": 0, "arid": {}, "decorated": decorated},
+        },
+    }
+    console = Console(record=True, width=400)
+    render(console, doc)
+    return console.export_text()
+
+
+def test_the_console_says_which_functions_got_no_mutmut_mutant_and_what_sweeps_them():
+    said = _rendered(["m.py::double", "m.py::Box.size"], ["mutmut"])
+    assert "2 decorated functions got no mutmut mutant, as under `mutmut run`: m.py::double, m.py::Box.size" in said
+    assert "`--ops mutmut,killmap` sweeps their statements" in said
+    assert "killmap's operators sweep them" in _rendered(["m.py::double"], ["mutmut", "killmap"])
+
+
+def test_the_console_says_nothing_of_them_when_there_are_none():
+    assert "decorated" not in _rendered([], ["mutmut"])
+
+
+def test_a_long_list_is_cut_to_three_and_counted():
+    said = _rendered([f"m.py::f{n}" for n in range(5)], ["mutmut"])
+    assert "m.py::f0, m.py::f1, m.py::f2 and 2 more (" in said
