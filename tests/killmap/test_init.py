@@ -706,20 +706,23 @@ def test_a_method_s_callers_are_counted_where_the_tests_name_its_class(tmp_path)
     assert [(c.function, c.callers) for c in plan.considered] == [("Cron.expand", 1), ("HashExpander.expand", 0)]
 
 
-def test_a_function_whose_name_another_module_shares_is_counted_where_the_tests_import_it(tmp_path):
+@pytest.mark.parametrize("layout", ["", "src/", "lib/"])
+def test_a_function_whose_name_another_module_shares_is_counted_where_the_tests_import_it(tmp_path, layout):
     # python-slugify: `_legacy.slugify` (21 branches) read as called by the 101 tests that call
     # the public `slugify`, re-exported from `slugify.slugify` by the package's star import.
+    # The package's dotted name is read below the nearest folder that is no package, whatever
+    # its name (a `lib/` layout counted no caller at all when only `src/` was known).
     legacy = "def convert(text):\n" + "".join(f"    if text == {n}:\n        return {n}\n" for n in range(6))
     files = {
-        "pkg/__init__.py": "from .modern import *\n",
-        "pkg/modern.py": "def convert(text):\n    if not text:\n        return ''\n    return text.lower()\n",
-        "pkg/_legacy.py": legacy + "    return text\n",
+        f"{layout}pkg/__init__.py": "from .modern import *\n",
+        f"{layout}pkg/modern.py": "def convert(text):\n    if not text:\n        return ''\n    return text.lower()\n",
+        f"{layout}pkg/_legacy.py": legacy + "    return text\n",
         "tests/test_pkg.py": "from pkg import convert\n\n\ndef test_lower():\n    assert convert('A') == 'a'\n",
     }
-    plan = detect(_project(tmp_path, files))
-    assert (plan.module, plan.function) == ("pkg/modern.py", "convert")
+    plan = detect(_project(tmp_path, files), package=f"{layout}pkg" if layout else None)
+    assert (plan.module, plan.function) == (f"{layout}pkg/modern.py", "convert")
     counted = {(c.module, c.function): c.callers for c in plan.considered}
-    assert counted[("pkg/modern.py", "convert")] == 1 and counted[("pkg/_legacy.py", "convert")] == 0
+    assert counted[(f"{layout}pkg/modern.py", "convert")] == 1 and counted[(f"{layout}pkg/_legacy.py", "convert")] == 0
 
 
 def test_a_merge_strings_example_keeps_a_text_one_literal_holds_not_one_python_joined(tmp_path):

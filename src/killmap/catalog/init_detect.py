@@ -634,18 +634,30 @@ class _Callers:
         self._trees = test_trees
         self._all = _test_callers(test_trees)
         self._by_class: dict[str, dict[str, int]] = {}
-        self._modules = {_dotted(rel): tree for rel, _, tree in parsed}
+        self._packages = frozenset(rel.rpartition("/")[0] for rel, _, _ in parsed if rel.endswith("/__init__.py"))
+        self._modules = {self._dotted(rel): tree for rel, _, tree in parsed}
         defined: dict[str, list[str]] = {}
         for rel, _, tree in parsed:
             for node in tree.body:
                 if _public_function(node):
-                    defined.setdefault(node.name, []).append(_dotted(rel))
+                    defined.setdefault(node.name, []).append(self._dotted(rel))
         self._shared = {name for name, where in defined.items() if len(where) > 1}
+
+    def _dotted(self, rel: str) -> str:
+        """A module's file as the dotted name a test imports it by: its path below the
+        nearest folder up that is no package (`src/`, `lib/`, the root), as a sys.path
+        entry sees it (`lib/slugify/_legacy.py`: slugify._legacy; an __init__: the package)."""
+        parts = rel.removesuffix(".py").split("/")
+        below = len(parts) - 1
+        while below > 0 and "/".join(parts[:below]) in self._packages:
+            below -= 1
+        dotted = ".".join(parts[below:])
+        return dotted.removesuffix(".__init__")
 
     def of(self, qualified: str, rel: str = "") -> int:
         owner, _, name = qualified.rpartition(".")
         if not owner and name in self._shared and rel:
-            module = _dotted(rel)
+            module = self._dotted(rel)
             naming = [tree for tree in self._trees if module in self._origins(tree, name)]
             return _test_callers(naming).get(name, 0)
         if not owner:
@@ -677,13 +689,6 @@ class _Callers:
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
             if any(alias.name in (name, "*") for alias in node.names)
         }
-
-
-def _dotted(rel: str) -> str:
-    """A module's file as the dotted name a test imports it by (`slugify/_legacy.py`:
-    slugify._legacy; a package's __init__: the package; a src/ layout's without `src.`)."""
-    dotted = rel.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
-    return dotted.removeprefix("src.")
 
 
 def _names_in(tree: ast.Module) -> set[str]:
