@@ -26,7 +26,8 @@ def _asserted(tmp_path, monkeypatch, call) -> bool:
     module = importlib.import_module("schema_k2")
     with pytest.raises(BaseException) as excinfo:
         call(module)
-    return describe_failure(excinfo, None, str((tmp_path / "schema_k2.py").resolve()))["assertion"]
+    facts = describe_failure(excinfo, None, str((tmp_path / "schema_k2.py").resolve()), str(tmp_path.resolve()))
+    return facts["assertion"]
 
 
 def _test_asserts(module):

@@ -35,7 +35,7 @@ def _cause(tmp_path, monkeypatch, call) -> str:
     mutated, refuser = importlib.import_module("mutated_k1"), importlib.import_module("refuser_k1")
     with pytest.raises(ImportError) as excinfo:
         call(mutated, refuser)
-    facts = describe_failure(excinfo, None, str((tmp_path / "mutated_k1.py").resolve()))
+    facts = describe_failure(excinfo, None, str((tmp_path / "mutated_k1.py").resolve()), str(tmp_path.resolve()))
     keys = ("exc_type", "assertion", "in_mutated_file", "mutated_file_innermost", "imported_by_mutated_file")
     return TestResult(id="t", outcome="failed", phase="call", **{k: facts[k] for k in keys}).cause
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 
@@ -30,7 +31,7 @@ def _module(name: str, file) -> types.ModuleType:
 def test_a_project_module_loaded_from_the_working_tree_is_named(trees, monkeypatch):
     working, sandbox = trees
     monkeypatch.setitem(sys.modules, "pkg_wt_probe", _module("pkg_wt_probe", working / "src/pkg/helper.py"))
-    assert "pkg_wt_probe" in modules_from_working_tree(str(working))
+    assert "pkg_wt_probe" in modules_from_working_tree(str(working), None, os.getcwd())
 
 
 def test_a_module_replaced_under_the_same_name_is_looked_at_afresh(trees, monkeypatch):
@@ -39,11 +40,11 @@ def test_a_module_replaced_under_the_same_name_is_looked_at_afresh(trees, monkey
     # another object under the same name, and that one is looked at again.
     working, sandbox = trees
     monkeypatch.setitem(sys.modules, "pkg_wt_swap", _module("pkg_wt_swap", sandbox / "src/pkg/helper.py"))
-    assert "pkg_wt_swap" not in modules_from_working_tree(str(working))
+    assert "pkg_wt_swap" not in modules_from_working_tree(str(working), None, os.getcwd())
     monkeypatch.setitem(sys.modules, "pkg_wt_swap", _module("pkg_wt_swap", working / "src/pkg/helper.py"))
-    assert "pkg_wt_swap" in modules_from_working_tree(str(working))
+    assert "pkg_wt_swap" in modules_from_working_tree(str(working), None, os.getcwd())
     monkeypatch.setitem(sys.modules, "pkg_wt_swap", _module("pkg_wt_swap", sandbox / "src/pkg/helper.py"))
-    assert "pkg_wt_swap" not in modules_from_working_tree(str(working))
+    assert "pkg_wt_swap" not in modules_from_working_tree(str(working), None, os.getcwd())
 
 
 def test_a_working_tree_file_with_no_copy_in_the_sandbox_is_not_a_shadow(trees, monkeypatch):
@@ -52,7 +53,7 @@ def test_a_working_tree_file_with_no_copy_in_the_sandbox_is_not_a_shadow(trees, 
     (working / ".venv").mkdir()
     (working / ".venv" / "installed.py").write_text("")
     monkeypatch.setitem(sys.modules, "installed_probe", _module("installed_probe", working / ".venv/installed.py"))
-    assert "installed_probe" not in modules_from_working_tree(str(working))
+    assert "installed_probe" not in modules_from_working_tree(str(working), None, os.getcwd())
 
 
 # --- the session server's ImportWatch: a fork that loads nothing need not look again ------
@@ -92,14 +93,15 @@ elif case == "extension":
     sys.path.insert(0, os.path.join(working, "src"))
     del sys.modules["km_stand_in"]
     __import__(name)
-    print(json.dumps({"quiet": watch.quiet(), "named": modules_from_working_tree(working, watch), "name": name}))
+    named = modules_from_working_tree(working, watch, os.getcwd())
+    print(json.dumps({"quiet": watch.quiet(), "named": named, "name": name}))
     sys.exit(0)
 elif case == "by-hand":
     stand_in = types.ModuleType("km_stand_in")
     stand_in.__file__ = helper
     sys.modules["km_stand_in"] = stand_in  # no import, no exec, as many entries
 print(json.dumps({"quiet_before": quiet_before, "quiet": watch.quiet(),
-                  "named": modules_from_working_tree(working, watch)}))
+                  "named": modules_from_working_tree(working, watch, os.getcwd())}))
 """
 
 

@@ -15,7 +15,7 @@ import pytest
 from killmap.engine.reach.real_paths import real_path
 
 
-def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any]:
+def describe_failure(excinfo, report, mutated_file: str | None, sandbox: str) -> dict[str, Any]:
     """What a red test's failure says: its exception, where it was raised (the deepest frame in
     the sandbox, and the innermost anywhere), and whether the mutated file is among its frames."""
     if excinfo is None:  # e.g. a strict xpass: pytest fails it without an exception
@@ -28,7 +28,7 @@ def describe_failure(excinfo, report, mutated_file: str | None) -> dict[str, Any
             "in_mutated_file": False,
             "mutated_file_innermost": False,
         }
-    sandbox = os.getcwd() + os.sep
+    sandbox = sandbox.rstrip(os.sep) + os.sep  # the run's, as it started: a test may have left it
     doctest = _doctest_failure(excinfo.value)
     if doctest is not None and doctest[0] == "output":
         # A doctest's example printed something else than it says: an assertion about

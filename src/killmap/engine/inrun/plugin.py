@@ -56,6 +56,10 @@ class Recorder:
     ) -> None:
         """This run's files and settings, and nothing recorded yet."""
         self.events = open(events_path, "a", encoding="utf-8")
+        # The sandbox, as the run starts in it: a test may chdir into a folder that is gone by
+        # the time a later test fails or the run proves its origin (python-dotenv's tests
+        # chdir into tmp_path and stay), so nothing after this reads the current directory.
+        self.sandbox = os.getcwd()
         # Hypothesis's examples and caches, this run's alone, beside its events (foreign_plugins.py).
         private_hypothesis_home(os.path.join(os.path.dirname(events_path), "hypothesis"))
         self.snapshot = snapshot  # where a confirmation run reports, if one is wanted
@@ -387,7 +391,7 @@ class Recorder:
             record["outcome"] = "skipped"
 
     def _describe(self, excinfo, report) -> dict[str, Any]:
-        described = describe_failure(excinfo, report, self.mutated_file)
+        described = describe_failure(excinfo, report, self.mutated_file, self.sandbox)
         if self.per_test_timeout and described["message"].startswith("Failed: Timeout"):
             # pytest-timeout's own words ("Timeout >2s", "Timeout (>2s) from pytest-timeout." since
             # 2.2) do not say whose limit it is: the project's, not the gate's. It fails the test
@@ -499,6 +503,10 @@ def conclude_run(
         recorder.finish_confirmation(int(exit_code))
         return
     recorder.finish_snapshot()
+    # Every test has run: the proof imports (a module no test imported) and reads from the
+    # sandbox, which a test may have left for a folder since removed (its relative sys.path
+    # entries would then name nothing).
+    os.chdir(recorder.sandbox)
     tracer = None
     if recorder.coverage is not None:
         from killmap.engine.reach.tracing import tracer_name, write_coverage
@@ -537,7 +545,7 @@ def report_final(
     """A run's last line: its exit code and the proof that the mutant was the code that ran."""
     proof = None
     if expect:
-        proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root, watch)
+        proof = origin_proof(expect["module"], expect["file"], expect["sha256"], blocked_root, watch, recorder.sandbox)
         if swap is not None:
             proof["swap"] = swap  # which function objects were given the mutant's code
     more: dict[str, Any] = {"tracer": tracer} if tracer else {}  # what recorded the reach
@@ -555,6 +563,7 @@ def origin_proof(
     expected_sha256: str,
     blocked_root: str | None,
     watch: ImportWatch | None = None,
+    sandbox: str | None = None,
 ) -> dict[str, Any]:
     """Prove the module the tests imported is the sandbox's file holding the mutant's text.
 
@@ -579,7 +588,7 @@ def origin_proof(
     except OSError:
         proof["text_matches"] = False
     if blocked_root:
-        proof["modules_from_working_tree"] = modules_from_working_tree(blocked_root, watch)
+        proof["modules_from_working_tree"] = modules_from_working_tree(blocked_root, watch, sandbox or os.getcwd())
     return proof
 
 

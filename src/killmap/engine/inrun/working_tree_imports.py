@@ -53,13 +53,13 @@ class ImportWatch:
         return not self.stirred and not self.found and len(sys.modules) == self.size
 
 
-def modules_from_working_tree(blocked_root: str, watch: ImportWatch | None = None) -> list[str]:
+def modules_from_working_tree(blocked_root: str, watch: ImportWatch | None, sandbox: str) -> list[str]:
     """Project modules imported from the user's working tree instead of the sandbox.
 
     A module counts when its file lies in the working tree and the same relative path was
     copied into the sandbox (the cwd): that is a shadowing copy. The gate's own package is
     exempt, since it is the harness, not the subject. `watch`: none is looked at when it is
-    quiet (see ImportWatch).
+    quiet (see ImportWatch). `sandbox`: the run's, as it started (a test may have left it).
 
     Each module object is looked at once per process and remembered (`_looked_at`): the
     collected session looks at everything collection imported before it forks, so a fork
@@ -72,7 +72,6 @@ def modules_from_working_tree(blocked_root: str, watch: ImportWatch | None = Non
     blocked = os.path.realpath(blocked_root) + os.sep
     # killmap/ as a whole, found from the package, not from this file's depth inside it.
     harness = os.path.dirname(os.path.realpath(killmap.__file__)) + os.sep
-    sandbox = os.getcwd()
     looked_at = _looked_at.setdefault((blocked, sandbox), {})
     found = []
     for name, mod in list(sys.modules.items()):

@@ -92,7 +92,7 @@ class SessionServer:
         if self.blocked_root:
             # And looks at these modules, last before the forks: once, here, and a fork that
             # imports nothing need not look again (working_tree_imports.py).
-            self.imports = ImportWatch(modules_from_working_tree(self.blocked_root))
+            self.imports = ImportWatch(modules_from_working_tree(self.blocked_root, None, os.getcwd()))
         self._say(ready=True, collected=len(session.items))
         by_id = {item.nodeid: item for item in session.items}
         for line in self.requests:
