@@ -11,6 +11,14 @@ mutated statements in the original executes the same code, in the same order, wi
 same values, under the mutant: the only statements that differ are ones it never runs.
 (A change of line numbers alone is invisible to it too, unless a test inspects its own
 tracebacks or source; the gate accepts that blind spot and documents it.)
+
+But for state an earlier test left: a memo (`if key not in CACHE: ... CACHE[key] = built`)
+runs its block for the first test that asks and serves every later one from the module's
+state, so the tests that read what the mutant built never run the changed statements.
+A changed statement under a condition that reads module state a function writes (`CACHE`,
+a `global`), or in a handler of a `try` whose body reads it, is also reached by every test
+that evaluated that condition or body: `Region.state_lines`. (isodate's regex cache: one
+test per worker ran the mutated pattern, and the gate said `held` where three went red.)
 """
 
 from __future__ import annotations
@@ -26,6 +34,14 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 class Region:
     lines: frozenset[int]  # lines whose execution means "this test ran the change"
     import_time: bool  # True when the change runs at import (module or class level)
+    # The conditions (or `try` bodies) over the change that read module state a function
+    # writes: a test that ran them may read what the change built for an earlier test.
+    state_lines: frozenset[int] = frozenset()
+
+    @property
+    def reach_lines(self) -> frozenset[int]:
+        """The lines whose execution means a test ran the change or may read what it built."""
+        return self.lines | self.state_lines
 
     def reached_by(self, coverage_of_file: dict[str, list[int]] | None) -> tuple[str, ...]:
         """Test ids (coverage contexts) that executed the region; "" is import time."""
@@ -33,10 +49,12 @@ class Region:
             return ()
         # isdisjoint walks the context's lines without building a set of what they share: a
         # sweep asks this for every mutant against every test's lines.
-        return tuple(sorted(ctx for ctx, lines in coverage_of_file.items() if ctx and not self.lines.isdisjoint(lines)))
+        lines = self.reach_lines
+        return tuple(sorted(ctx for ctx, ran in coverage_of_file.items() if ctx and not lines.isdisjoint(ran)))
 
     def executed_at_all(self, coverage_of_file: dict[str, list[int]] | None) -> bool:
-        return any(not self.lines.isdisjoint(lines) for lines in (coverage_of_file or {}).values())
+        lines = self.reach_lines
+        return any(not lines.isdisjoint(ran) for ran in (coverage_of_file or {}).values())
 
 
 @functools.lru_cache(maxsize=16)
@@ -59,6 +77,7 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
     if statements is None:
         return Region(frozenset(changed_lines), True)
     lines: set[int] = set()
+    state: set[int] = set()
     import_time = False
     text = _lines_of(source)
     for line in _code_lines(changed_lines, text):
@@ -71,7 +90,86 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
         if not in_function:
             import_time = True
         lines.update(_own_lines(statement))
-    return Region(frozenset(lines), import_time)
+        if in_function:
+            state.update(_state_guard_lines(source, statement))
+    return Region(frozenset(lines), import_time, frozenset(state - lines))
+
+
+# What a function does to a module-level name that makes it state: a method call that changes
+# a container in place.
+_MUTATING = frozenset(
+    {"append", "add", "update", "setdefault", "pop", "popitem", "clear", "extend", "insert", "remove", "discard"}
+)
+
+
+@functools.lru_cache(maxsize=16)
+def _guards(source: str) -> tuple[dict[tuple[int, ...], list[ast.stmt]], frozenset[str]]:
+    """Per statement (by `_place`: another parse of the text has other objects), the
+    statements it sits under in its function, innermost first, as `if`/`while` bodies or
+    `try` handlers and else blocks; and the module's state: the names bound at module level
+    that a function writes (an item, an attribute, a mutating method, or a `global` it
+    rebinds)."""
+    tree = _parsed(source)
+    under: dict[tuple[int, ...], list[ast.stmt]] = {}
+    if tree is None:
+        return under, frozenset()
+
+    def visit(node: ast.AST, chain: list[ast.stmt]) -> None:
+        for name, value in ast.iter_fields(node):
+            guarded = isinstance(node, (ast.If, ast.While)) or (
+                isinstance(node, ast.Try) and name in ("handlers", "orelse")
+            )
+            inner = [node, *chain] if guarded and isinstance(node, ast.stmt) else chain
+            if isinstance(node, _FUNCTIONS) and name == "body":
+                inner = []
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.stmt):
+                    under[_place(child)] = inner
+                if isinstance(child, ast.AST):
+                    visit(child, inner)
+
+    visit(tree, [])
+    return under, _module_state(tree)
+
+
+def _place(statement: ast.stmt) -> tuple[int, ...]:
+    return (statement.lineno, statement.col_offset, statement.end_lineno or 0, statement.end_col_offset or 0)
+
+
+def _module_state(tree: ast.Module) -> frozenset[str]:
+    bound = {
+        target.id
+        for node in tree.body
+        for target in (node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)])
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(target, ast.Name)
+    }
+    written: set[str] = set()
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        declared = {name for n in ast.walk(function) if isinstance(n, ast.Global) for name in n.names}
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                if isinstance(node.value, ast.Name):
+                    written.add(node.value.id)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATING:
+                if isinstance(node.func.value, ast.Name):
+                    written.add(node.func.value.id)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in declared:
+                written.add(node.id)
+    return frozenset(bound & written)
+
+
+def _state_guard_lines(source: str, statement: ast.stmt) -> set[int]:
+    """The lines of each condition (an `if`'s or `while`'s header, a `try`'s body) over the
+    statement in its function that reads the module's state."""
+    under, state = _guards(source)
+    if not state:
+        return set()
+    found: set[int] = set()
+    for guard in under.get(_place(statement), ()):
+        read = guard.body if isinstance(guard, ast.Try) else [guard.test]  # type: ignore[attr-defined]
+        if any(isinstance(n, ast.Name) and n.id in state for part in read for n in ast.walk(part)):
+            found.update(line for part in read for line in range(part.lineno, (part.end_lineno or part.lineno) + 1))
+    return found
 
 
 def _statements(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
