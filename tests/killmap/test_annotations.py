@@ -35,10 +35,11 @@ OVERREACH = (
 UNEVIDENCED = (
     "::error file=selection/src/selpkg/calc.py,line=9,title=killmap unevidenced%3A "
     "unrelated-gains-a-line::unevidenced: went red without executing the mutated code, not even "
-    "when run by itself (red for another reason: line numbers, a test the selection leaves out): "
-    "tests/test_lines.py::test_anchor_has_not_moved%0Athe red did not come from the defect: the "
-    "test never executed the mutated code (line numbers, a test the selection left out); name it in "
-    "may_kill if it may go red so."
+    "when run by itself (red for another reason: line numbers, code it ran in a subprocess, which is "
+    "not traced, a test the selection leaves out): "
+    "tests/test_lines.py::test_anchor_has_not_moved%0Anothing shows the red came from the defect: the "
+    "test never executed the mutated code in its own process (line numbers, code it ran in a subprocess, "
+    "a test the selection left out); name it in may_kill if it may go red so."
 )
 
 

@@ -253,6 +253,28 @@ def test_an_overreach_also_names_a_kills_test_red_by_the_wrong_cause(tmp_path):
     assert "tests/test_pkg.py::test_one (crash: TypeError)" in entry["detail"]
 
 
+def test_a_vacuous_verdict_also_names_a_kills_test_red_by_the_wrong_cause(tmp_path):
+    # isodate's time-parse-returns-none: one kills test stayed green and the others crashed
+    # where `require = "assertion"` asks for an assertion; only the next run said the second.
+    tests = (
+        "from pkg import one\n\n\ndef test_one():\n    one() + 1\n\n\n"
+        "def test_two():\n    assert one() is not 5\n"
+    )
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        tests,
+        value="None",
+        kills=("tests/test_pkg.py::test_one", "tests/test_pkg.py::test_two"),
+        extra='require = "assertion"\n',
+    )
+    entry = run_gate(project, "run", "--no-cache").mutation("one-mutated")
+    assert entry["verdict"] == "vacuous", entry
+    assert entry["detail"].startswith("stayed green: tests/test_pkg.py::test_two; "), entry
+    assert "; and wrong-cause: the kills tests went red without an assertion failing: " in entry["detail"]
+    assert "tests/test_pkg.py::test_one (crash: TypeError)" in entry["detail"]
+
+
 def test_a_vacuous_detail_names_ten_green_kills_tests_and_counts_the_rest(tmp_path):
     # inflection: a merged suffix left 110 kills tests green, all of them on one line.
     project = one_mutation_project(

@@ -1,8 +1,8 @@
 """killmap prove TEST ...: is this test non-vacuous? Which named defects does it catch?
 
 Every catalog mutation whose changed statements the test executes in the baseline
-(coverage, as the gate selects tests), and every one named with --mutation, runs with
-only the given tests (LabOptions.focus). Each defect is then caught (a given test went
+(coverage, as the gate selects tests) runs with only the given tests (LabOptions.focus);
+one named with --mutation is reported even when they never execute it. Each defect is then caught (a given test went
 red, confirmed by a re-run, having executed the mutated code: the cause is reported),
 missed (the test runs that code and stays green), not reached (named, but the test never
 runs its code), or not measured (the mutant is broken, stale, flaky...: why is said).
@@ -97,7 +97,7 @@ def add_parser(sub) -> None:
     prove = sub.add_parser("prove", help="which named defects does this test catch?")
     prove.add_argument("tests", nargs="+", metavar="TEST", help="pytest node ids (or a file)")
     prove.add_argument(
-        "--mutation", action="append", default=[], metavar="NAME", help="also run this catalog mutation, reached or not"
+        "--mutation", action="append", default=[], metavar="NAME", help="also report this catalog mutation: 'not reached' when the tests never execute it"
     )
     prove.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
     add_report_options(prove, reports=REPORTS_ON_REQUEST_HELP)

@@ -79,8 +79,9 @@ UNEVIDENCED_BY_CAUSE = {
     "control": "nothing proves this invariance: its control did not hold in this run",
     "order": "the red came from the test order, not from the defect: the test never executed the "
     "mutated code itself, and went red after a test that did; name it in may_kill if it may go red so",
-    "elsewhere": "the red did not come from the defect: the test never executed the mutated code "
-    "(line numbers, a test the selection left out); name it in may_kill if it may go red so",
+    "elsewhere": "nothing shows the red came from the defect: the test never executed the mutated code "
+    "in its own process (line numbers, code it ran in a subprocess, a test the selection left out); "
+    "name it in may_kill if it may go red so",
 }
 
 

@@ -621,9 +621,14 @@ def _vacuous(case: _Case) -> Verdict | None:
         if unexpected
         else ""
     )
+    # As overreach does: what the later contract checks would say of the kills tests that did
+    # go red, so that one run names every fix the entry needs (isodate: 13 kills tests crashed
+    # under `require = "assertion"`, and only the next run said so).
+    besides = [found for found in (_unreached_kills(case), _wrong_cause(case)) if found is not None]
+    also = "".join(f"; and {found.verdict}: the kills tests {found.detail}" for found in besides)
     return case.verdict(
         VACUOUS,
-        f"{said}{caught}{_maybe_equivalent(case)}",
+        f"{said}{caught}{also}{_maybe_equivalent(case)}",
         red=case.red_tests,
         missing=tuple(green_kill_tests or missing),
         unexpected=unexpected,
@@ -689,7 +694,10 @@ def _unreached_kills(case: _Case) -> Verdict | None:
             "state an earlier test left, or a test the selection left out)"
         )
     elif case.evidence.reached_alone is not None:
-        why = ", not even when run by itself (red for another reason: line numbers, a test the selection leaves out)"
+        why = (
+            ", not even when run by itself (red for another reason: line numbers, code it ran in a "
+            "subprocess, which is not traced, a test the selection leaves out)"
+        )
     else:
         why = " (red for another reason)"
     return case.verdict(
