@@ -256,10 +256,7 @@ def test_an_overreach_also_names_a_kills_test_red_by_the_wrong_cause(tmp_path):
 def test_a_vacuous_verdict_also_names_a_kills_test_red_by_the_wrong_cause(tmp_path):
     # isodate's time-parse-returns-none: one kills test stayed green and the others crashed
     # where `require = "assertion"` asks for an assertion; only the next run said the second.
-    tests = (
-        "from pkg import one\n\n\ndef test_one():\n    one() + 1\n\n\n"
-        "def test_two():\n    assert one() is not 5\n"
-    )
+    tests = "from pkg import one\n\n\ndef test_one():\n    one() + 1\n\n\ndef test_two():\n    assert one() is not 5\n"
     project = one_mutation_project(
         tmp_path / "proj",
         "def one():\n    return 1\n",

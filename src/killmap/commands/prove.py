@@ -97,7 +97,11 @@ def add_parser(sub) -> None:
     prove = sub.add_parser("prove", help="which named defects does this test catch?")
     prove.add_argument("tests", nargs="+", metavar="TEST", help="pytest node ids (or a file)")
     prove.add_argument(
-        "--mutation", action="append", default=[], metavar="NAME", help="also report this catalog mutation: 'not reached' when the tests never execute it"
+        "--mutation",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also report this catalog mutation: 'not reached' when the tests never execute it",
     )
     prove.add_argument("--catalog", action="append", type=Path, default=[], dest="catalogs")
     add_report_options(prove, reports=REPORTS_ON_REQUEST_HELP)
