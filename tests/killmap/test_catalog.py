@@ -97,6 +97,7 @@ def test_malformed_toml_outside_any_mutation_names_the_file_and_line(km_project)
 def test_an_unknown_top_level_table_names_the_file_and_the_table(km_project):
     error = rejected(km_project, table(good()) + "[mutations]\nx = 1\n")
     assert_names(error, mutation=None, field="mutations")
+    assert "unknown top-level table(s) ['mutations']; did you mean 'mutation'?" in str(error)
 
 
 def test_a_typo_in_a_field_name_is_an_unknown_field(km_project):
@@ -272,7 +273,13 @@ def test_a_mutation_without_kills_names_the_kills_field(km_project):
 def test_an_unknown_gate_key_names_the_file_and_the_key(km_project):
     error = rejected(km_project, '[gate]\ntest = ["tests"]\n\n' + table(good()))
     assert_names(error, mutation=None, field="test")
-    assert "unknown [gate] field" in str(error)
+    assert "unknown [gate] field; did you mean 'tests'?" in str(error)
+
+
+def test_an_unknown_sweep_key_gets_the_nearest_known_one(km_project):
+    error = rejected(km_project, "[sweep]\narid_loging = false\n\n" + table(good()))
+    assert_names(error, mutation=None, field="arid_loging")
+    assert "unknown [sweep] field; did you mean 'arid_logging'?" in str(error)
 
 
 def test_a_gate_timeout_that_is_not_positive_names_the_timeout_field(km_project):

@@ -58,13 +58,23 @@ def _string_list(value: Any, where: GateError) -> tuple[str, ...]:
     return tuple(value)
 
 
+def did_you_mean(key: str, known) -> str:
+    """ "; did you mean 'kills'?" for a key a letter or two off one of `known`, else ""."""
+    near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
 def read_gate_settings(rel: str, table: Any) -> GateSettings:
     if not isinstance(table, dict):
         raise GateError("[gate] must be a table", file=rel, field="gate")
     unknown = set(table) - GATE_FIELDS
     if unknown:
         key = sorted(unknown)[0]
-        raise GateError(f"unknown [gate] field (known: {', '.join(sorted(GATE_FIELDS))})", file=rel, field=key)
+        raise GateError(
+            f"unknown [gate] field{did_you_mean(key, GATE_FIELDS)} (known: {', '.join(sorted(GATE_FIELDS))})",
+            file=rel,
+            field=key,
+        )
     kwargs: dict[str, Any] = {}
     for key in ("tests", "paths", "exclude"):
         if key in table:
@@ -105,7 +115,11 @@ def read_sweep_settings(rel: str, table: Any) -> SweepSettings:
     unknown = set(table) - SWEEP_FIELDS
     if unknown:
         key = sorted(unknown)[0]
-        raise GateError(f"unknown [sweep] field (known: {', '.join(sorted(SWEEP_FIELDS))})", file=rel, field=key)
+        raise GateError(
+            f"unknown [sweep] field{did_you_mean(key, SWEEP_FIELDS)} (known: {', '.join(sorted(SWEEP_FIELDS))})",
+            file=rel,
+            field=key,
+        )
     arid = set()
     for rule in ARID_RULES:
         value = table.get(f"arid_{rule}", rule not in ARID_OFF_BY_DEFAULT)
@@ -252,8 +266,7 @@ def _operator_params(root: Path, folder: Path, op: str, entry: dict[str, Any], f
     allowed = COMMON_FIELDS | required | optional
     for key in entry:
         if key not in allowed:
-            near = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.75)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
+            hint = did_you_mean(key, allowed)
             raise fail(f"unknown field for op {op!r}{hint} (allowed: {', '.join(sorted(allowed))})", key)
     for key in sorted(required):
         if key not in entry:

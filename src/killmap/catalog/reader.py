@@ -32,6 +32,7 @@ from killmap.catalog.contract import (
     Target,
 )
 from killmap.catalog.entries import (
+    did_you_mean,
     entry_mutation,
     read_gate_settings,
     read_mutation,
@@ -107,10 +108,12 @@ def load_catalog(root: Path, path: Path) -> Catalog:
         raise GateError("not a catalog: arrays or tables nested too deeply to parse", file=rel) from None
     unknown = set(data) - {"gate", "mutation", "sweep"}
     if unknown:
+        first = sorted(unknown)[0]
         raise GateError(
-            f"unknown top-level table(s) {sorted(unknown)}; expected [gate], [sweep] and [[mutation]]",
+            f"unknown top-level table(s) {sorted(unknown)}{did_you_mean(first, ('gate', 'sweep', 'mutation'))}; "
+            "expected [gate], [sweep] and [[mutation]]",
             file=rel,
-            field=sorted(unknown)[0],
+            field=first,
         )
     settings = read_gate_settings(rel, data.get("gate", {}))
     sweep = read_sweep_settings(rel, data.get("sweep", {}))
