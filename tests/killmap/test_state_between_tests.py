@@ -90,6 +90,6 @@ def test_a_kill_red_from_the_test_order_says_so_and_points_at_may_kill(tmp_path)
     entry = done.mutation("record-constant")
     assert entry["verdict"] == "unevidenced", entry["detail"]
     assert "after a test that did" in entry["detail"]
-    assert entry["explanation"].startswith("the red came from the test order, not from the defect")
+    assert entry["explanation"].startswith("the red may have come from the test order, not from the defect")
     assert "may_kill" in entry["explanation"]
     assert "control" not in entry["explanation"] and "no test reached" not in entry["explanation"]

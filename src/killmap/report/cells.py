@@ -77,8 +77,9 @@ BROKEN_BY_CAUSE = {
 UNEVIDENCED_BY_CAUSE = {
     "unreached": "nothing proves this verdict: no test executed the mutated code",
     "control": "nothing proves this invariance: its control did not hold in this run",
-    "order": "the red came from the test order, not from the defect: the test never executed the "
-    "mutated code itself, and went red after a test that did; name it in may_kill if it may go red so",
+    "order": "the red may have come from the test order, not from the defect: the test never executed "
+    "the mutated code in its own process, and went red after a test that did (or ran it in a subprocess, "
+    "which is not traced); name it in may_kill if it may go red so",
     "elsewhere": "nothing shows the red came from the defect: the test never executed the mutated code "
     "in its own process (line numbers, code it ran in a subprocess, a test the selection left out); "
     "name it in may_kill if it may go red so",

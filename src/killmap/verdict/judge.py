@@ -691,7 +691,8 @@ def _unreached_kills(case: _Case) -> Verdict | None:
     if cause == "order":
         why = (
             ", not even when run by itself, and after a test that did (red from what ran before it: "
-            "state an earlier test left, or a test the selection left out)"
+            "state an earlier test left, or a test the selection left out; or code it ran in a subprocess, "
+            "which is not traced)"
         )
     elif case.evidence.reached_alone is not None:
         why = (

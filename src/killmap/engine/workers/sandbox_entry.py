@@ -110,14 +110,30 @@ def isolate_imports(prepend: list[str], blocked_root: str | None) -> None:
         real = os.path.realpath(entry or ".") + os.sep
         return not (blocked and real.startswith(blocked)) or real.startswith(installed)
 
-    sys.path[:] = list(prepend) + [p for p in sys.path if p not in prepend and allowed(p)]
-    sys.meta_path[:] = [
+    others = [p for p in sys.path if p not in prepend]
+    kept = [p for p in others if allowed(p)]
+    finders = [
         f
         for f in sys.meta_path
         if not type(f).__module__.startswith("__editable__")
         and not getattr(f, "__module__", "").startswith("__editable__")
     ]
+    shadowed = len(kept) < len(others) or len(finders) < len(sys.meta_path)
+    sys.path[:] = list(prepend) + kept
+    sys.meta_path[:] = finders
     sys.path_importer_cache.clear()
+    if shadowed:
+        _subprocesses_import(prepend)
+
+
+def _subprocesses_import(prepend: list[str]) -> None:
+    """The sandbox first on PYTHONPATH, for every Python a test starts: site reads the same
+    editable install in it and would import the working tree's code (python-dotenv runs
+    `load_dotenv` in a script: the subprocess ran the original, and its test read green).
+    Ahead of site-packages, a PYTHONPATH entry wins over the install's path entry and over
+    its finder, which comes after the path finder."""
+    present = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    os.environ["PYTHONPATH"] = os.pathsep.join(list(prepend) + [e for e in present if e not in prepend])
 
 
 def _installation_paths() -> list[str]:
