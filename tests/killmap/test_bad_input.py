@@ -119,6 +119,24 @@ def test_a_flaky_test_listed_in_gate_exclude_is_left_out(tmp_path):
     assert run.verdicts() == {"classify-call-deleted": "held", "odd-refusal-fix-reverted": "held"}
 
 
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_an_exclude_that_matches_no_test_is_an_error_naming_the_nearest(tmp_path, command):
+    # itsdangerous: `test_encodng.py` in exclude left the flaky file in the gate, and `check`
+    # said every id resolved.
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(
+        catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_core.py::test_green_once_then_rd"]\n')
+    )
+    done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.code == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    line = lines[0]
+    assert "mutations/basic.toml" in line and "exclude" in line, line
+    assert "'tests/test_core.py::test_green_once_then_rd' excludes no test" in line, line
+    assert "did you mean 'tests/test_core.py::test_green_once_then_red'?" in line, line
+
+
 def test_an_unknown_only_name_is_an_error(tmp_path):
     project = copy_fixture("basic", tmp_path)
     line = _one_line_error(run_gate(project, "run", "--only", "no-such-mutation"))

@@ -173,11 +173,14 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateEr
 def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
     """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
     from killmap.catalog.testids import TestIndex
-    from killmap.verdict.baseline import deselected_note, names_skipped
+    from killmap.verdict.baseline import deselected_note, names_skipped, unmatched_excludes
 
     index, deselected = TestIndex(collection.ids), TestIndex(tuple(collection.deselected))
     skipped = set(collection.skipped)
-    problems = []
+    problems = [
+        GateError(note, file=group[0].catalog, field="exclude")
+        for note in (unmatched_excludes(settings, collection.ids, collection.deselected) if group else ())
+    ]
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
             for entry in entries:

@@ -25,7 +25,7 @@ from pathlib import Path
 from killmap import timeline
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.catalog.testids import TestIndex
+from killmap.catalog.testids import TestIndex, toml_literal
 from killmap.engine import (
     UNPROVEN,
     Engine,
@@ -879,6 +879,9 @@ def check_runner_imports(group: list[Mutation], settings: GateSettings, preloade
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
+    if group:
+        for note in unmatched_excludes(group[0].settings, baseline.collected, baseline.deselected):
+            raise GateError(note, file=group[0].catalog, field="exclude")
     deselected = TestIndex(baseline.deselected)
     skipped = set(baseline.skipped)
     for mutation in group:
@@ -894,6 +897,23 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
                 if named:
                     raise mutation.fail(deselected_note(entry, named, baseline.deselected, under), key)
                 raise mutation.fail(baseline.index.unmatched_note(entry, under), key)
+
+
+def unmatched_excludes(settings: GateSettings, collected, deselected) -> list[str]:
+    """What each [gate] exclude entry that deselects no test is told: pytest's --deselect takes
+    a node id or a path prefix, and one a letter off leaves the test it meant in the gate,
+    silently (itsdangerous: `test_encodng.py` excluded nothing and `check` said all was well)."""
+    notes = []
+    for entry in settings.exclude:
+        if any(test.startswith(entry) for test in deselected):
+            continue
+        near = TestIndex((*collected, *deselected)).closest(entry)
+        hint = f"; did you mean {toml_literal(near)}?" if near else ""
+        notes.append(
+            f"{entry!r} excludes no test (under {', '.join(settings.tests)}): an exclude is a node id or "
+            f"path prefix, and one that matches nothing leaves the test it meant in the gate{hint}"
+        )
+    return notes
 
 
 def names_skipped(entry: str, named: list[str], skipped: set[str], by: str = "the baseline skipped") -> str:
