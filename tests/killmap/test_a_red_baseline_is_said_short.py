@@ -30,7 +30,7 @@ def test_a_baseline_with_30_red_tests_in_two_files_is_said_by_count_and_file_wit
     assert "30 failing tests" in said
     assert "tests/test_alpha.py: 20" in said and "tests/test_beta.py: 10" in said
     assert len(re.findall(r"::test_red_", said)) <= 3
-    assert '[gate] exclude = ["tests/test_alpha.py"]' in said
+    assert '[gate] exclude = ["tests/test_alpha.py", "tests/test_beta.py"]' in said  # each whole file
     listed = Path(re.search(r"all 30 listed in (\S+?);", said).group(1))
     assert listed.is_file()
     ids = listed.read_text().split()
@@ -69,3 +69,17 @@ def test_a_file_that_holds_every_test_is_never_the_exclusion_offered(tmp_path):
     )
     said = _red_baseline_line(project)
     assert '[gate] exclude = ["tests/test_pkg.py::test_red"]' in said, said
+
+
+def test_a_few_red_tests_are_every_one_in_the_exclusion_offered(tmp_path):
+    # python-dotenv: two red tests, and the exclude offered named the first; the next run
+    # refused the second.
+    project = one_mutation_project(
+        tmp_path / "proj",
+        "def one():\n    return 1\n",
+        "from pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
+        "def test_red():\n    assert one() == 2\n\n\ndef test_red_too():\n    assert one() == 3\n",
+        value="2",
+    )
+    said = _red_baseline_line(project)
+    assert '[gate] exclude = ["tests/test_pkg.py::test_red", "tests/test_pkg.py::test_red_too"]' in said, said

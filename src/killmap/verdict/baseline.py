@@ -793,22 +793,26 @@ def red_summary(
         where = f"all {len(red)} listed in {listed}"
     except OSError as error:  # the refusal still stands, with what could be said
         where = f"the full list could not be written to {listed}: {error.strerror}"
-    worst = _exclusion(red, by_file.most_common(1)[0][0], collected)
+    # Every entry it takes, when that is a few: two red tests got an exclude naming one
+    # (python-dotenv), and the second run said the other.
+    every = [entry for file, _ in by_file.most_common() for entry in _exclusions(red, file, collected)]
+    entries = every if len(every) <= shown else every[:1]
+    said = ", ".join(f'"{entry}"' for entry in entries)
     fail = "they fail without the gate's reach recording too" if untraced else "they fail"
     return (
         f"{counted(len(red), 'failing test')} ({', '.join(files)}{more_files}): {', '.join(red[:shown])}{more}; "
         f"{where}; {fail}: fix them, leave them out with "
-        f'[gate] exclude = ["{worst}"] (a file or a test id), or narrow [gate] tests to the files that matter'
+        f"[gate] exclude = [{said}] (a file or a test id), or narrow [gate] tests to the files that matter"
     )
 
 
-def _exclusion(red: list[str], worst: str, collected: tuple[str, ...]) -> str:
-    """The file `worst`, or its first red test's id when the file holds green tests or every test."""
-    in_file = [t for t in collected if t.split("::", 1)[0] == worst]
+def _exclusions(red: list[str], file: str, collected: tuple[str, ...]) -> list[str]:
+    """The file, or its red tests' ids when it holds green tests or every test."""
+    in_file = [t for t in collected if t.split("::", 1)[0] == file]
     whole_file_red = bool(in_file) and set(in_file) <= set(red)
     if whole_file_red and len(in_file) < len(collected):
-        return worst
-    return next(t for t in red if t.split("::", 1)[0] == worst)
+        return [file]
+    return [t for t in red if t.split("::", 1)[0] == file]
 
 
 def session_costs(outcomes: list[RunOutcome], durations: dict[str, float]) -> tuple[float, float]:
