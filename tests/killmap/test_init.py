@@ -372,6 +372,41 @@ def test_a_function_the_package_runs_at_import_is_passed_over_for_one_the_tests_
     assert (plan.module, plan.function) == ("src/demo/core.py", "bump")
 
 
+@pytest.mark.parametrize("guard", ['__name__ == "__main__"', "'__main__' == __name__"])
+def test_what_a_module_runs_as_a_script_is_not_run_at_import(tmp_path, guard):
+    # tabulate ends with `if __name__ == "__main__": _main()`, and _main calls tabulate():
+    # init read every function it calls as run at import and aimed at a branchless helper.
+    root = _project(
+        tmp_path,
+        {
+            "demo.py": f"""\
+            def table(rows):
+                if not rows:
+                    return ""
+                if len(rows) > 3:
+                    return "many"
+                return "few"
+
+
+            def separator(char):
+                return char * 3
+
+
+            def _main():
+                print(table([1]))
+
+
+            if {guard}:
+                _main()
+            """,
+            "tests/test_demo.py": "from demo import table\n\n\ndef test_table():\n    assert table([1]) == 'few'\n",
+        },
+    )
+    plan = detect(root)
+    assert (plan.module, plan.function) == ("demo.py", "table")
+    assert not plan.runs_at_import
+
+
 def test_a_package_that_only_runs_its_functions_at_import_still_gets_a_target(tmp_path):
     root = _project(
         tmp_path,

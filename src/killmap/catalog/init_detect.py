@@ -755,6 +755,8 @@ def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
                 else:
                     for default in statement.args.defaults + [d for d in statement.args.kw_defaults if d]:
                         called(default)
+            elif isinstance(statement, ast.If) and _runs_as_script(statement.test):
+                block(statement.orelse)  # `if __name__ == "__main__": main()` runs no import
             else:
                 called(statement)
 
@@ -768,6 +770,17 @@ def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
                 names.add(name)
                 pending.append(name)
     return frozenset(names)
+
+
+def _runs_as_script(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`, either way round: true when the module is run, never imported
+    (tabulate's `_main()` there made every function it calls, `tabulate` first, read as
+    run at import, and init aimed at a helper with no branch)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    named = any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    return named and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
 
 
 def _calls_by_name(trees: list[ast.Module]) -> dict[str, set[str]]:
