@@ -108,6 +108,23 @@ def test_a_second_init_refuses_to_overwrite(tmp_path):
     assert catalog.read_text().endswith("# my edits\n")
 
 
+def test_a_package_pytest_itself_imports_gets_no_catalog(tmp_path):
+    # pluggy: init wrote a catalog aimed at _hooks.py, and every command after refused it.
+    from gatekit import pluggy_shaped_project
+
+    project = pluggy_shaped_project(tmp_path / "plugin")
+    (project / "mutations" / "pluggy.toml").unlink()
+    (project / "src" / "pluggy" / "mod.py").write_text("def f(x):\n    if x:\n        return 1\n    return 2\n")
+    done = run_gate(project, "init")
+    assert done.code == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "killmap: pluggy cannot be gated by a pytest run: pytest itself imports pluggy "
+        "before any test, so every test uses that copy, never a mutant; no catalog written (pick another "
+        "package with --package)"
+    )
+    assert not (project / "mutations" / "pluggy.toml").exists()
+
+
 def test_init_on_a_src_layout(tmp_path):
     project = copy_fixture("basic", tmp_path)
     (project / "mutations" / "basic.toml").unlink()

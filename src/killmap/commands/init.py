@@ -66,6 +66,7 @@ def _aimed(root: Path, package: str | None) -> tuple[Plan, str]:
                 "already exists; killmap init never overwrites a catalog (edit it, or remove it and run init again)",
                 file=path.relative_to(root).as_posix(),
             )
+        _refuse_what_pytest_runs_on(plan)
         target = f"{plan.module}::{plan.function}"
         text = render(root, plan)
         if text is not None:
@@ -79,6 +80,29 @@ def _aimed(root: Path, package: str | None) -> tuple[Plan, str]:
         skipped.append(target)
         if len(skipped) == TARGETS_TRIED:
             raise refusal
+
+
+def _refuse_what_pytest_runs_on(plan: Plan) -> None:
+    """A package pytest itself imports before any test (pluggy, iniconfig) cannot be gated:
+    every test uses pytest's copy, never the sandbox's mutant, and every later command refuses
+    it. Said here, before a catalog is written (pluggy: init wrote one, and `check`, `run`,
+    `sweep`, `try` and `prove` each refused it)."""
+    import subprocess
+    import sys
+
+    top = (plan.top or plan.package).split(".")[0]
+    listed = subprocess.run(
+        [sys.executable, "-c", "import sys, pytest; print(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    if top in {name.split(".")[0] for name in listed}:
+        raise GateError(
+            f"{top} cannot be gated by a pytest run: pytest itself imports {top} before any test, so every "
+            "test uses that copy, never a mutant; no catalog written (pick another package with --package)",
+            field="--package",
+        )
 
 
 def write_catalog(root: Path, package: str | None = None) -> int:
