@@ -22,7 +22,7 @@ def _region(source: str, changed: str):
 
 
 def _shown(region, lines):
-    return sorted(lines[n - 1].strip() for n in region.state_lines)
+    return sorted(lines[n - 1].strip() for n in region.entry_lines)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_a_change_a_memo_guards_is_reached_by_every_test_that_asks_the_memo(sour
 )
 def test_a_condition_on_no_module_state_adds_nothing(source, changed):
     region, _ = _region(source, changed)
-    assert region.state_lines == frozenset()
+    assert region.entry_lines == frozenset()
 
 
 MODULE = (

@@ -267,9 +267,16 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     # drop and keep must each name exactly one literal; the longest texts are the messages.
     # A text is offered only as the source writes it: Python joins `f"a {x}, " "b {y}"` into
     # one constant (", b ") that no single literal of the file holds (semver's compare).
+    # A piece of an f-string keeps its placeholders' names when merged into another site,
+    # where they may be undefined (itsdangerous: `f"{age} < 0 seconds"` kept at the site of
+    # "timestamp missing", which has no `age`): whole literals first.
     body = ast.get_source_segment(source, fn) or ""
+    pieces = {id(v) for n in nodes if isinstance(n, ast.JoinedStr) for v in n.values}
     strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value and str(n.value) in body]
-    unique = sorted({t for t in strings if sum(t in other for other in strings) == 1}, key=lambda t: (-len(t), t))
+    whole = {str(n.value) for n in constants if isinstance(n.value, str) and id(n) not in pieces}
+    unique = sorted(
+        {t for t in strings if sum(t in other for other in strings) == 1}, key=lambda t: (t not in whole, -len(t), t)
+    )
     pair = (unique[0], unique[1]) if len(unique) > 1 else None
     out.append(
         (

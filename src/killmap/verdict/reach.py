@@ -17,7 +17,7 @@ runs its block for the first test that asks and serves every later one from the 
 state, so the tests that read what the mutant built never run the changed statements.
 A changed statement under a condition that reads module state a function writes (`CACHE`,
 a `global`), or in a handler of a `try` whose body reads it, is also reached by every test
-that evaluated that condition or body: `Region.state_lines`. (isodate's regex cache: one
+that evaluated that condition or body: `Region.entry_lines`. (isodate's regex cache: one
 test per worker ran the mutated pattern, and the gate said `held` where three went red.)
 """
 
@@ -34,14 +34,15 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 class Region:
     lines: frozenset[int]  # lines whose execution means "this test ran the change"
     import_time: bool  # True when the change runs at import (module or class level)
-    # The conditions (or `try` bodies) over the change that read module state a function
-    # writes: a test that ran them may read what the change built for an earlier test.
-    state_lines: frozenset[int] = frozenset()
+    # Lines a test runs on its way to the change without running its statements: a memo's
+    # condition over it (the test may read what the change built for an earlier one), the
+    # `try` body whose exceptions a changed `except` clause is asked about.
+    entry_lines: frozenset[int] = frozenset()
 
     @property
     def reach_lines(self) -> frozenset[int]:
         """The lines whose execution means a test ran the change or may read what it built."""
-        return self.lines | self.state_lines
+        return self.lines | self.entry_lines
 
     def reached_by(self, coverage_of_file: dict[str, list[int]] | None) -> tuple[str, ...]:
         """Test ids (coverage contexts) that executed the region; "" is import time."""
@@ -81,6 +82,18 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
     import_time = False
     text = _lines_of(source)
     for line in _code_lines(changed_lines, text):
+        header = _handler_header(statements, line)
+        if header is not None:
+            # `except (KeyError, TypeError):` is evaluated whenever the body raises, matched or
+            # not: a test whose exception it did not catch ran it (funcy's get_in: the handler's
+            # body alone selected the two tests it caught, not the one it let through). The
+            # header runs no statement of its own, which the probes record; every test that
+            # entered the `try` ran its body's first one.
+            header_lines, entered, in_function = header
+            lines.update(header_lines)
+            state.add(entered)
+            import_time = import_time or not in_function
+            continue
         found = _innermost(statements, line, text)
         if found is None:
             import_time = True
@@ -93,6 +106,21 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
         if in_function:
             state.update(_state_guard_lines(source, statement))
     return Region(frozenset(lines), import_time, frozenset(state - lines))
+
+
+def _handler_header(statements: tuple[tuple[ast.stmt, bool], ...], line: int) -> tuple[set[int], int, bool] | None:
+    """The lines of the `except` clause's header holding `line` (its types and name, up to
+    its body), the first line of its `try` body, and whether it sits in a function; None
+    when the line is in no such header."""
+    for statement, in_function in statements:
+        for handler in getattr(statement, "handlers", ()) if isinstance(statement, _TRIES) else ():
+            last = max(handler.lineno, getattr(handler.type, "end_lineno", None) or handler.lineno)
+            if handler.lineno <= line <= last:
+                return set(range(handler.lineno, last + 1)), statement.body[0].lineno, in_function
+    return None
+
+
+_TRIES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 
 
 # What a function does to a module-level name that makes it state: a method call that changes
