@@ -116,7 +116,8 @@ def _handler_header(statements: tuple[tuple[ast.stmt, bool], ...], line: int) ->
         for handler in getattr(statement, "handlers", ()) if isinstance(statement, _TRIES) else ():
             last = max(handler.lineno, getattr(handler.type, "end_lineno", None) or handler.lineno)
             if handler.lineno <= line <= last:
-                return set(range(handler.lineno, last + 1)), statement.body[0].lineno, in_function
+                body = getattr(statement, "body", None) or [handler]
+                return set(range(handler.lineno, last + 1)), body[0].lineno, in_function
     return None
 
 
