@@ -232,9 +232,21 @@ def test_every_control_at_another_site_is_named_not_only_the_first(tmp_path):
         assert any(name in line and "'control'" in line and "overlap" in line for line in lines), lines
 
 
-def test_a_catalog_with_an_error_is_said_found_and_failed_not_counted_as_none(tmp_path):
+def test_an_entry_that_cannot_be_read_is_said_and_the_others_are_checked(tmp_path):
+    # funcy: a `value` that does not parse hid a kills id a letter off in another entry; the
+    # docs say every problem, not the first only.
     project = copy_fixture("basic", tmp_path)
     _edit(project, CATALOG, 'op = "delete-call"', 'op = "delete-call"\ncolour = "red"')
+    _edit(project, CATALOG, 'require = "assertion"', 'require = "assertion"\nmay_kill = ["tests/test_core.py::nope"]')
+    lines = _problems(run_gate(project, "check"))
+    assert len(lines) == 2, lines
+    assert "'classify-call-deleted'" in lines[0] and "field 'colour'" in lines[0], lines
+    assert "'odd-refusal-fix-reverted'" in lines[1] and "tests/test_core.py::nope" in lines[1], lines
+
+
+def test_a_catalog_with_an_error_is_said_found_and_failed_not_counted_as_none(tmp_path):
+    project = copy_fixture("basic", tmp_path)
+    _edit(project, CATALOG, "[gate]\n", '[gate]\ncolour = "red"\n')
     done = run_gate(project, "check")
     assert done.code == 2, done.stdout + done.stderr
     assert "0 catalogs" not in done.stdout, done.stdout

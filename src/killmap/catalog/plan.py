@@ -61,16 +61,19 @@ class Plan:
         return sum(len(c.mutations) for c in self.catalogs)
 
 
-def load(root: Path, options: LabOptions) -> tuple[list[Catalog], list[Mutation]]:
-    plan = read_plan(root, options)
+def load(
+    root: Path, options: LabOptions, entry_errors: list[GateError] | None = None
+) -> tuple[list[Catalog], list[Mutation]]:
+    """`entry_errors`: as load_catalogs takes it (`check`: every entry's error, not the first)."""
+    plan = read_plan(root, options, entry_errors)
     return plan.catalogs, plan.mutations
 
 
-def read_plan(root: Path, options: LabOptions) -> Plan:
+def read_plan(root: Path, options: LabOptions, entry_errors: list[GateError] | None = None) -> Plan:
     """The catalogs, and the mutations --only selects (an invariant brings its control), then
     the shard, then `names` (--changed) keeps."""
     paths = list(options.catalogs) or discover_catalogs(root)
-    catalogs = load_catalogs(root, [p if p.is_absolute() else (Path.cwd() / p) for p in paths])
+    catalogs = load_catalogs(root, [p if p.is_absolute() else (Path.cwd() / p) for p in paths], entry_errors)
     mutations = [m for c in catalogs for m in c.mutations]
     known = {m.name for m in mutations}
     for name in options.only:

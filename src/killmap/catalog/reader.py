@@ -71,9 +71,12 @@ def discover_catalogs(root: Path) -> list[Path]:
     return found
 
 
-def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
+def load_catalogs(root: Path, paths: list[Path], entry_errors: list[GateError] | None = None) -> list[Catalog]:
+    """`entry_errors`: where a [[mutation]] entry's error goes, the entry left out, instead of
+    stopping at the first (`check` says every one it finds); an error of a whole file
+    (its TOML, its [gate]) still stops."""
     environment_args()  # PYTEST_ADDOPTS refused before anything runs, once, when it must be
-    catalogs = [load_catalog(root, p) for p in paths]
+    catalogs = [load_catalog(root, p, entry_errors) for p in paths]
     seen: dict[str, str] = {}
     for catalog in catalogs:
         for mutation in catalog.mutations:
@@ -83,7 +86,7 @@ def load_catalogs(root: Path, paths: list[Path]) -> list[Catalog]:
     return catalogs
 
 
-def load_catalog(root: Path, path: Path) -> Catalog:
+def load_catalog(root: Path, path: Path, entry_errors: list[GateError] | None = None) -> Catalog:
     rel = relative_path(root, path)
     if not path.is_file():
         # `--only a b` reads b as a catalog: say how to name a second mutation.
@@ -123,19 +126,31 @@ def load_catalog(root: Path, path: Path) -> Catalog:
     # would gate nothing and set nothing, so it is refused rather than pass as "all held".
     if not isinstance(entries, list) or (not entries and "gate" not in data and "sweep" not in data):
         raise GateError("no [[mutation]] entries", file=rel, field="mutation")
-    mutations = tuple(read_mutation(root, rel, path.parent, settings, i, e) for i, e in enumerate(entries))
+    read: list[Mutation] = []
+    for i, entry in enumerate(entries):
+        try:
+            read.append(read_mutation(root, rel, path.parent, settings, i, entry))
+        except GateError as exc:
+            if entry_errors is None:
+                raise
+            entry_errors.append(exc)
+    mutations = tuple(read)
     names = {m.name for m in mutations}
     by_name = {m.name: m for m in mutations}
     for mutation in mutations:
-        if mutation.control is not None:
-            if mutation.control not in names:
-                raise mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog", "control")
-            if by_name[mutation.control].invariant:
-                raise mutation.fail(
-                    f"control {mutation.control!r} is itself an invariant; a control "
-                    "must be a mutation that turns tests red",
-                    "control",
-                )
+        if mutation.control is None or mutation.control in names and not by_name[mutation.control].invariant:
+            continue
+        if mutation.control not in names:
+            error = mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog", "control")
+        else:
+            error = mutation.fail(
+                f"control {mutation.control!r} is itself an invariant; a control "
+                "must be a mutation that turns tests red",
+                "control",
+            )
+        if entry_errors is None:
+            raise error
+        entry_errors.append(error)
     return Catalog(rel, settings, mutations, sweep)
 
 

@@ -65,12 +65,14 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     from killmap.verdict.lab import LabOptions, collect, load, targets_not_copied
 
     result = CheckResult()
+    entry_errors: list[GateError] = []  # an entry that cannot be read: said, and the rest checked
     try:
-        loaded, mutations = load(root, LabOptions(catalogs=catalogs))
+        loaded, mutations = load(root, LabOptions(catalogs=catalogs), entry_errors)
     except GateError as exc:  # the catalog itself: nothing further can be judged
         result.problems.append(exc)
         result.found, result.unreadable = _found(root, catalogs, exc)
         return result
+    result.problems.extend(entry_errors)
     result.catalogs, result.mutations = len(loaded), len(mutations)
     # The rules `run` refuses by (a test path not there, a git-ignored target), each said.
     missing = missing_test_paths(root, ((c.path, c.settings.tests) for c in loaded))
