@@ -107,6 +107,19 @@ def test_a_typo_in_a_field_name_is_an_unknown_field(km_project):
     assert "unknown field for op 'replace'; did you mean 'kills'?" in str(error)
 
 
+def test_a_missing_operator_is_required_not_unknown_and_the_other_missing_fields_are_said(km_project):
+    # funcy's trial: an entry of `name` alone read "unknown operator None".
+    error = rejected(km_project, '[[mutation]]\nname = "check-flipped"\n')
+    assert_names(error, mutation="check-flipped", field="op")
+    assert "required: the operator, one of " in str(error) and "(so are target and kills)" in str(error)
+    assert "None" not in str(error)
+
+
+def test_an_operator_a_letter_off_gets_the_nearest(km_project):
+    error = rejected(km_project, table(good(op='"delete-cal"')))
+    assert "unknown operator 'delete-cal'; did you mean 'delete-call'?" in str(error)
+
+
 def test_an_unknown_operator_names_the_op_field(km_project):
     error = rejected(km_project, table(good(op='"swap"')))
     assert_names(error, mutation="check-flipped", field="op")

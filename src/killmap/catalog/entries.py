@@ -247,8 +247,13 @@ def read_mutation(
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise fail("must be a kebab-case string such as 'identity-call-deleted'", "name")
     op = entry.get("op")
+    if op is None:
+        wanted = ("op", "target") if entry.get("invariant") else ("op", "target", "kills")
+        missing = [key for key in wanted if key not in entry]
+        also = f" (so are {' and '.join(missing[1:])})" if len(missing) > 1 else ""
+        raise fail(f"required: the operator, one of {', '.join(OPERATORS)}{also}", "op")
     if op not in OPERATORS:
-        raise fail(f"unknown operator {op!r} (known: {', '.join(OPERATORS)})", "op")
+        raise fail(f"unknown operator {op!r}{did_you_mean(str(op), OPERATORS)} (known: {', '.join(OPERATORS)})", "op")
     params = _operator_params(root, folder, op, entry, fail)
     target = _target(root, entry.get("target"), fail)
     contract = _contract_fields(entry, fail, adhoc=adhoc)
