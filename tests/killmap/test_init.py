@@ -799,6 +799,34 @@ def test_a_merge_strings_example_keeps_a_text_one_literal_holds_not_one_python_j
     assert "# keep = ' as other'" in example
 
 
+def test_a_merge_strings_example_keeps_a_whole_literal_over_an_f_string_piece(tmp_path):
+    # itsdangerous' unsign: " < 0 seconds" (a piece of f"age {age} < 0 seconds") kept at the
+    # site of "timestamp missing", which has no `age`, gave a broken example; the message
+    # written twice ("Malformed timestamp") is one the operator keeps (either copy).
+    root = _project(
+        tmp_path,
+        {
+            "demo.py": """\
+        def unsign(value, age):
+            if not value:
+                raise ValueError("timestamp missing")
+            if value == "x":
+                raise ValueError("Malformed timestamp")
+            if value == "y":
+                raise ValueError("Malformed timestamp")
+            if age < 0:
+                raise ValueError(f"Signature age {age} < 0 seconds")
+            return value
+        """,
+            "tests/test_demo.py": "from demo import unsign\n\n\ndef test_unsign():\n    unsign('a', 1)\n",
+        },
+    )
+    text = render(root, detect(root))
+    example = text[text.index("# merge-strings:") : text.index("# revert-patch:")]
+    assert "not as written here" not in example, example
+    assert "# drop = 'timestamp missing'" in example and "# keep = 'Malformed timestamp'" in example, example
+
+
 def test_the_guessed_kills_test_comes_from_the_test_module_named_after_the_target_module(tmp_path):
     # humanize: naturaldelta in humanize/time.py is named first, alphabetically, by
     # tests/test_i18n.py (locale tests that skip without translations), then by test_time.py.

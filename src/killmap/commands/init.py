@@ -264,20 +264,7 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
         and n.value != docstring
     ]
     out.append(("replace", *_replace_fields(source, fn, nodes, constants, slug)))
-    # drop and keep must each name exactly one literal; the longest texts are the messages.
-    # A text is offered only as the source writes it: Python joins `f"a {x}, " "b {y}"` into
-    # one constant (", b ") that no single literal of the file holds (semver's compare).
-    # A piece of an f-string keeps its placeholders' names when merged into another site,
-    # where they may be undefined (itsdangerous: `f"{age} < 0 seconds"` kept at the site of
-    # "timestamp missing", which has no `age`): whole literals first.
-    body = ast.get_source_segment(source, fn) or ""
-    pieces = {id(v) for n in nodes if isinstance(n, ast.JoinedStr) for v in n.values}
-    strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value and str(n.value) in body]
-    whole = {str(n.value) for n in constants if isinstance(n.value, str) and id(n) not in pieces}
-    unique = sorted(
-        {t for t in strings if sum(t in other for other in strings) == 1}, key=lambda t: (t not in whole, -len(t), t)
-    )
-    pair = (unique[0], unique[1]) if len(unique) > 1 else None
+    pair = _merge_pair(ast.get_source_segment(source, fn) or "", nodes, constants)
     out.append(
         (
             "merge-strings",
@@ -287,6 +274,31 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     )
     out.append(("revert-patch", f"{slug}-fix-reverted", {"patch": f"{slug}-fix.patch"}))
     return out
+
+
+def _merge_pair(body: str, nodes: list[ast.AST], constants: list[ast.Constant]) -> tuple[str, str] | None:
+    """merge-strings' (drop, keep): the longest messages, `drop` in exactly one literal, `keep`
+    in one or in copies of one text (the operator keeps any copy: the same mutant).
+
+    A text is offered only as the source writes it: Python joins `f"a {x}, " "b {y}"` into
+    one constant (", b ") that no single literal of the file holds (semver's compare). A
+    piece of an f-string keeps its placeholders' names when merged into another site, where
+    they may be undefined (itsdangerous: `f"... {age} < 0 seconds"` kept at the site of
+    "timestamp missing", which has no `age`; "Malformed timestamp", written twice, was
+    passed over): whole literals first."""
+    pieces = {id(v) for n in nodes if isinstance(n, ast.JoinedStr) for v in n.values}
+    strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value and str(n.value) in body]
+    whole = {str(n.value) for n in constants if isinstance(n.value, str) and id(n) not in pieces}
+
+    def order(text: str) -> tuple[bool, int, str]:
+        return text not in whole, -len(text), text
+
+    unique = sorted({t for t in strings if sum(t in other for other in strings) == 1}, key=order)
+    copies = {t for t in strings if t in whole and all(t == other for other in strings if t in other)}
+    if not unique:
+        return None
+    keep = sorted(({*unique, *copies} - {unique[0]}), key=order)
+    return (unique[0], keep[0]) if keep else None
 
 
 # A comparison's boundary moved by one: the off-by-one a test at the edge catches.
