@@ -207,7 +207,9 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
     from killmap.verdict import judge
     from killmap.verdict.trial import reaching_tests
 
-    reaching, every_test, _ = reaching_tests(mutant, baseline)
+    reaching, every_test, region = reaching_tests(mutant, baseline)
+    if region.cached:  # every test runs under it; the lines still say which ran the function
+        reaching, every_test = region.reached_by(baseline.coverage.get(mutant.file)), None
     reached = [t for t in reaching if matches(test, t)]
     if not reached:
         return Finding(status=NOT_REACHED, detail="the test never executes the mutated code", **base) if named else None

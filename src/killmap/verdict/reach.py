@@ -38,6 +38,9 @@ class Region:
     # condition over it (the test may read what the change built for an earlier one), the
     # `try` body whose exceptions a changed `except` clause is asked about.
     entry_lines: frozenset[int] = frozenset()
+    # The change is in a function whose results a decorator caches (functools.lru_cache): a
+    # call it answers from the cache runs no line of it, so no line says who read the mutant's.
+    cached: bool = False
 
     @property
     def reach_lines(self) -> frozenset[int]:
@@ -79,7 +82,7 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
         return Region(frozenset(changed_lines), True)
     lines: set[int] = set()
     state: set[int] = set()
-    import_time = False
+    import_time = cached = False
     text = _lines_of(source)
     for line in _code_lines(changed_lines, text):
         header = _handler_header(statements, line)
@@ -105,7 +108,8 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
         lines.update(_own_lines(statement))
         if in_function:
             state.update(_state_guard_lines(source, statement))
-    return Region(frozenset(lines), import_time, frozenset(state - lines))
+            cached = cached or _in_cached_function(source, statement)
+    return Region(frozenset(lines), import_time, frozenset(state - lines), cached)
 
 
 def _handler_header(statements: tuple[tuple[ast.stmt, bool], ...], line: int) -> tuple[set[int], int, bool] | None:
@@ -122,6 +126,31 @@ def _handler_header(statements: tuple[tuple[ast.stmt, bool], ...], line: int) ->
 
 
 _TRIES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+
+
+# Decorators that answer a call from what an earlier call returned: functools' and cachetools'.
+_CACHING = frozenset({"lru_cache", "cache", "cached", "memoize", "memoized"})
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_spans(source: str) -> tuple[tuple[int, int], ...]:
+    """(first body line, last line) of every function a caching decorator wraps."""
+    tree = _parsed(source)
+    if tree is None:
+        return ()
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            for decorator in node.decorator_list:
+                called = decorator.func if isinstance(decorator, ast.Call) else decorator
+                name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+                if name in _CACHING:
+                    spans.append((node.body[0].lineno, node.end_lineno or node.lineno))
+    return tuple(spans)
+
+
+def _in_cached_function(source: str, statement: ast.stmt) -> bool:
+    return any(first <= statement.lineno <= last for first, last in _cached_spans(source))
 
 
 # What a function does to a module-level name that makes it state: a method call that changes

@@ -62,6 +62,8 @@ def tests_reaching(
         return collected, "all tests: the change runs at import", region
     if file_coverage is None or UNPROVEN in file_coverage:
         return collected, "all tests: no coverage was recorded for the target file", region
+    if region.cached:
+        return collected, "all tests: the change is in a cached function, whose cached answers run none of it", region
     if region.lines.intersection(file_coverage.get("", ())):
         # A function that runs while tests are collected (say, to build parameters) changes
         # what exists to run: treat it like import-time code.
