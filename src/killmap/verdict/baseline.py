@@ -69,6 +69,9 @@ class Baseline:
     # under it, and passed without it), said once on the console; "" when it was not.
     recorder_note: str = ""
     skipped: tuple[str, ...] = ()  # the tests the baseline skipped: no mutant can turn them red
+    # Per test, once asked (trial.with_the_tests_before_them): whether it is green run by
+    # itself, unmutated. Filled as mutants ask, shared by every mutant of this baseline.
+    alone: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def index(self) -> TestIndex:

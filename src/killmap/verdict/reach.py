@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -407,3 +408,67 @@ def rebound_names(
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 names.update(node.names)
     return frozenset(names)
+
+
+def writes_shared_state(root: Path, test_id: str) -> bool:
+    """Whether a test writes state a later test of its file may read: in its own body, an
+    attribute of its class (`self.__class__.x = `, `type(self).x = `, `cls.x = `, or the
+    class by name), a module-level name it declares `global`, or an item or attribute of a
+    module-level name. Read from the test file's source; False when it cannot be read."""
+    path, _, rest = test_id.partition("::")
+    names = [part.split("[", 1)[0] for part in rest.split("::") if part]
+    function = _test_function(str(root / path), tuple(names))
+    return function is not None and _writes_state(function, _module_names(str(root / path)))
+
+
+@functools.lru_cache(maxsize=64)
+def _test_tree(path: str) -> ast.Module | None:
+    try:
+        return ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+
+
+def _test_function(path: str, names: tuple[str, ...]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The test's function in its file: `Class::method` or `function`, nested classes too."""
+    node: ast.AST | None = _test_tree(path)
+    for name in names:
+        body = getattr(node, "body", [])
+        node = next((n for n in body if getattr(n, "name", None) == name), None)
+        if node is None:
+            return None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _module_names(path: str) -> frozenset[str]:
+    """The names a test module binds at its top level: its classes and its variables."""
+    tree = _test_tree(path)
+    found: set[str] = set()
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ClassDef):
+            found.add(node.name)
+        for target in node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]:
+            if isinstance(target, ast.Name):
+                found.add(target.id)
+    return frozenset(found)
+
+
+def _writes_state(function: ast.FunctionDef | ast.AsyncFunctionDef, module: frozenset[str]) -> bool:
+    declared = {name for n in ast.walk(function) if isinstance(n, ast.Global) for name in n.names}
+
+    def shared(owner: ast.expr) -> bool:
+        if isinstance(owner, ast.Name):
+            return owner.id in module or owner.id == "cls"
+        if isinstance(owner, ast.Attribute):  # self.__class__
+            return owner.attr == "__class__"
+        if isinstance(owner, ast.Call):  # type(self)
+            return isinstance(owner.func, ast.Name) and owner.func.id == "type"
+        return False
+
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in declared:
+            return True
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store) and shared(node.value):
+            return True
+    return False

@@ -23,7 +23,7 @@ from killmap.verdict import judge
 from killmap.verdict.baseline import Baseline
 from killmap.verdict.cache import Shapes, dependencies
 from killmap.verdict.judge import Evidence, Verdict
-from killmap.verdict.reach import Region, rebound_names, region_of
+from killmap.verdict.reach import Region, rebound_names, region_of, writes_shared_state
 from killmap.wording import counted
 
 MIN_TIMEOUT = 5.0
@@ -195,6 +195,8 @@ def run_mutant(
     in_place = confirm and mutation.first_red
     trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm, in_place=in_place)
     verdict = trial.judged(limits, base)
+    if verdict.red and focus is None:
+        verdict = with_the_tests_before_them(root, trial, verdict, base)
     if verdict.extras.get(judge.FILES_NOT_RUN):
         verdict = without_files_not_run(trial, verdict, base)
     if verdict.verdict == judge.HELD and verdict.extras.get(judge.THROUGH_STATE) and focus is None:
@@ -284,6 +286,27 @@ class _Trial:
     in_place: bool = False  # confirm in the run's own process, with the copy as the fallback
     reseed: int | None = None  # another seed than the command's (reseeded)
 
+    def green_alone(self, test: str) -> bool:
+        """Whether `test` passes run by itself, unmutated (a fork of the collected session); a
+        run that did not finish says green: nothing then shows the test needs others."""
+        alone = self.job[2].alone
+        if test not in alone:
+            mutation, _, baseline = self.job
+            limits = mutant_timeout(mutation, baseline, (test,))
+            scenario = replace(
+                _scenario(self.job, (test,), limits, self.region, swap=False, confirm=False),
+                label=f"alone-unmutated-{mutation.name}",
+                writes=(),
+                mutated_file=None,
+                expect_module=None,
+                swap_timeout=None,
+                stop_at_first_red=False,
+            )
+            run = self.engine.run(self.worker, scenario)
+            finished = run.status == "done" and run.finished
+            alone[test] = not finished or not (result := run.tests.get(test)) or not result.red
+        return alone[test]
+
     def judged(self, limits: Limits, base: dict[str, Any]) -> Verdict:
         verdict, settled = self._judged_once(limits, base, in_place=self.in_place)
         if settled:
@@ -363,6 +386,36 @@ def without_files_not_run(trial: _Trial, first: Verdict, base: dict[str, Any]) -
         detail=f"{again.detail}; first, with every selected test: {first.detail}",
         duration=first.duration + again.duration,
     )
+
+
+def with_the_tests_before_them(root: Path, trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:
+    """A red test that the selection ran without a test its file runs before it which writes
+    state for later tests (reach.writes_shared_state), and that is red run by itself unmutated, needs
+    that test (pathspec: `test_02_link_1` sets the class attribute the other symlink tests
+    read; without it each crashed by AttributeError, mutant or not, read as the mutant's red:
+    wrong-cause, overreach, eight false kills in a sweep). The mutant is judged again with
+    the tests before each such red in its file; that verdict stands. Whether a test is green
+    by itself is asked once per baseline (Baseline.alone), and only where such a writer was
+    left out: a suite whose tests write no shared state pays nothing."""
+    mutation, _, baseline = trial.job
+    chosen = set(trial.selected)
+    files: dict[str, list[str]] = {}
+    for test in baseline.collected:
+        files.setdefault(test.split("::", 1)[0], []).append(test)
+
+    def before(test: str) -> list[str]:
+        tests = files.get(test.split("::", 1)[0], [])
+        return tests[: tests.index(test)] if test in tests else []
+
+    suspects = [r.id for r in first.red if any(t not in chosen and writes_shared_state(root, t) for t in before(r.id))]
+    needy = tuple(t for t in suspects if not trial.green_alone(t))
+    if not needy:
+        return first
+    wanted = chosen.union(*(before(t) for t in needy))
+    widened = tuple(t for t in baseline.collected if t in wanted)
+    said = f"; with the tests before {_some(needy, 2)} in its file: by itself it is red unmutated"
+    again = _judged_over(trial, widened, base, said)
+    return replace(again, duration=first.duration + again.duration)
 
 
 def with_every_test(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:
