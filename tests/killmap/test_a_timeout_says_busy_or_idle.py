@@ -44,5 +44,7 @@ def test_a_timeout_names_the_running_test_and_whether_it_was_busy_or_idle(tmp_pa
     assert (busy["verdict"], idle["verdict"]) == ("timeout", "timeout"), run.stdout + run.stderr
     assert busy["path"] == idle["path"] == path
     assert "in tests/test_pkg.py::test_spin, busy:" in busy["detail"]
+    # Not "an infinite loop" alone: pathspec's scandir(None) recursed for 76 s, then failed.
+    assert "or work far past the tests' own" in busy["detail"]
     assert "in tests/test_pkg.py::test_wait, idle:" in idle["detail"]
     assert "idle" not in busy["detail"] and "busy" not in idle["detail"]
