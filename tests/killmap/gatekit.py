@@ -54,6 +54,20 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def pkg_project(root: Path, source: str, tests: dict[str, str], catalog: str) -> Path:
+    """A flat project `pkg` (its `__init__.py` is `source`), its test files by path, and
+    `mutations/pkg.toml`."""
+    return write_project(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": source,
+            **tests,
+            "mutations/pkg.toml": catalog,
+        },
+    )
+
+
 def pluggy_shaped_project(root: Path, mutations: str = "") -> Path:
     """A project whose package is named as one pytest itself imports before any test (pluggy):
     no test can import the sandbox's copy of `src/pluggy/mod.py::f`. `mutations`: the catalog's

@@ -5,7 +5,7 @@ change inside one (wcwidth's width table; a sweep called such mutants survivors)
 
 from __future__ import annotations
 
-from gatekit import run_gate, write_project
+from gatekit import pkg_project, run_gate
 
 from killmap.verdict.reach import region_of
 
@@ -45,15 +45,7 @@ CATALOG = (
 
 
 def test_a_test_that_reads_the_cached_answer_is_run_and_its_red_is_overreach(tmp_path):
-    project = write_project(
-        tmp_path / "p",
-        {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": SOURCE,
-            "tests/test_width.py": TESTS,
-            "mutations/pkg.toml": CATALOG,
-        },
-    )
+    project = pkg_project(tmp_path / "p", SOURCE, {"tests/test_width.py": TESTS}, CATALOG)
     done = run_gate(project, "run", "--no-cache", "--jobs", "1")
     entry = done.mutation("narrow")
     assert entry["verdict"] == "overreach", entry["detail"]
@@ -65,14 +57,11 @@ def test_a_test_that_reads_the_cached_answer_is_run_and_its_red_is_overreach(tmp
 
 def test_prove_still_says_missed_of_a_test_that_runs_the_cached_function_and_stays_green(tmp_path):
     catalog = CATALOG.replace('old = "return 2"\nnew = "return 1"', 'old = "return 1"\nnew = "return 0"')
-    project = write_project(
+    project = pkg_project(
         tmp_path / "p",
-        {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": SOURCE.replace("def plain(char):\n    return 1", "def plain(char):\n    return 3"),
-            "tests/test_width.py": TESTS + "\n\ndef test_other_char():\n    assert width('y') >= 0\n",
-            "mutations/pkg.toml": catalog,
-        },
+        SOURCE.replace("def plain(char):\n    return 1", "def plain(char):\n    return 3"),
+        {"tests/test_width.py": TESTS + "\n\ndef test_other_char():\n    assert width('y') >= 0\n"},
+        catalog,
     )
     done = run_gate(project, "prove", "tests/test_width.py::test_other_char")
     assert "missed" in done.stdout and "narrow" in done.stdout, done.stdout + done.stderr

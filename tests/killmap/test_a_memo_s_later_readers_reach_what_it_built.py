@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from gatekit import run_gate, write_project
+from gatekit import pkg_project, run_gate
 
 from killmap.verdict.reach import region_of
 
@@ -133,15 +133,7 @@ CATALOG = (
 
 @pytest.mark.parametrize("path", [[], ["--no-swap"]], ids=["fork", "fresh session"])
 def test_a_memo_read_by_a_test_outside_the_contract_is_overreach(tmp_path, path):
-    project = write_project(
-        tmp_path / "p",
-        {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": MODULE,
-            "tests/test_memo.py": TESTS,
-            "mutations/pkg.toml": CATALOG,
-        },
-    )
+    project = pkg_project(tmp_path / "p", MODULE, {"tests/test_memo.py": TESTS}, CATALOG)
     done = run_gate(project, "run", "--no-cache", "--jobs", "1", *path)
     entry = done.mutation("wrong-count")
     assert entry["verdict"] == "overreach", entry["detail"]

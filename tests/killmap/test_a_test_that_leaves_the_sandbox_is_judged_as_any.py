@@ -7,7 +7,7 @@ environment failed: re-run it"), on every run; a red's place was a sandbox path.
 from __future__ import annotations
 
 import pytest
-from gatekit import run_gate, write_project
+from gatekit import pkg_project, run_gate
 
 TESTS = (
     "import importlib\nimport os\nimport shutil\nimport tempfile\n\nfrom pkg import double\n\n\n"
@@ -28,15 +28,7 @@ CATALOG = (
 
 @pytest.mark.parametrize("path", [[], ["--no-swap"]], ids=["fork", "fresh session"])
 def test_a_test_that_leaves_for_a_removed_folder_gets_its_verdict(tmp_path, path):
-    project = write_project(
-        tmp_path / "p",
-        {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
-            "tests/test_leave.py": TESTS,
-            "mutations/pkg.toml": CATALOG,
-        },
-    )
+    project = pkg_project(tmp_path / "p", "def double(x):\n    return x * 2\n", {"tests/test_leave.py": TESTS}, CATALOG)
     done = run_gate(project, "run", "--no-cache", "--jobs", "1", *path)
     assert done.code == 0, done.stdout + done.stderr
     entry = done.mutation("adds-instead")

@@ -7,7 +7,7 @@ and a test it turned red outside the contract was never run (`held`)."""
 from __future__ import annotations
 
 import pytest
-from gatekit import run_gate, write_project
+from gatekit import pkg_project, run_gate
 
 from killmap.verdict.reach import region_of
 
@@ -51,15 +51,7 @@ CATALOG = (
 
 
 def test_a_test_whose_exception_the_clause_let_through_is_selected_and_its_red_counts(tmp_path):
-    project = write_project(
-        tmp_path / "p",
-        {
-            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
-            "pkg/__init__.py": SOURCE,
-            "tests/test_get.py": TESTS,
-            "mutations/pkg.toml": CATALOG,
-        },
-    )
+    project = pkg_project(tmp_path / "p", SOURCE, {"tests/test_get.py": TESTS}, CATALOG)
     done = run_gate(project, "run", "--no-cache", "--jobs", "1")
     entry = done.mutation("swallows-type-errors")
     assert entry["verdict"] == "held", entry["detail"]
