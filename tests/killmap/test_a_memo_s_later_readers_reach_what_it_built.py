@@ -69,8 +69,43 @@ def _shown(region, lines):
             "value = key * 2",
             ["return SEEN[key]"],
         ),
+        (
+            """\
+            class Registry:
+                _cache = {}
+
+                def lookup(self, key):
+                    if key not in self._cache:
+                        built = key * 2
+                        self._cache[key] = built
+                    return self._cache[key]
+            """,
+            "built = key * 2",
+            ["if key not in self._cache:"],
+        ),
+        (
+            """\
+            class Config:
+                _instance = None
+
+                @classmethod
+                def get(cls):
+                    if cls._instance is None:
+                        made = cls()
+                        cls._instance = made
+                    return cls._instance
+            """,
+            "made = cls()",
+            ["if cls._instance is None:"],
+        ),
     ],
-    ids=["a dict filled by item", "a global rebound", "a try whose handler builds"],
+    ids=[
+        "a dict filled by item",
+        "a global rebound",
+        "a try whose handler builds",
+        "a class's dict every instance shares",
+        "a singleton on its class",
+    ],
 )
 def test_a_change_a_memo_guards_is_reached_by_every_test_that_asks_the_memo(source, changed, guard):
     region, lines = _region(source, changed)
@@ -101,8 +136,23 @@ def test_a_change_a_memo_guards_is_reached_by_every_test_that_asks_the_memo(sour
             """,
             "seen[key] = key * 2",
         ),
+        (
+            """\
+            class Box:
+                _seen = {}
+
+                def __init__(self):
+                    self._seen = {}
+
+                def fill(self, key):
+                    if key not in self._seen:
+                        self._seen[key] = key * 2
+                    return self._seen[key]
+            """,
+            "self._seen[key] = key * 2",
+        ),
     ],
-    ids=["a constant no function writes", "a local, not module state"],
+    ids=["a constant no function writes", "a local, not module state", "an attribute each instance rebinds"],
 )
 def test_a_condition_on_no_module_state_adds_nothing(source, changed):
     region, _ = _region(source, changed)

@@ -214,7 +214,44 @@ def _module_state(tree: ast.Module) -> frozenset[str]:
                     written.add(node.func.value.id)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in declared:
                 written.add(node.id)
-    return frozenset(bound & written)
+    return frozenset(bound & written) | _class_state(tree)
+
+
+def _class_state(tree: ast.Module) -> frozenset[str]:
+    """A class's attributes its methods write, shared by every instance (".attr"): bound in
+    the class body, written through `cls`, the class's name, or an item or mutating method
+    of `self.attr`, and never rebound on `self` (which would make it each instance's own)."""
+    found: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        attrs = {
+            target.id
+            for node in cls.body
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+        methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        nodes = [node for method in methods for node in ast.walk(method)]
+        stores = [n for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)]
+        own = {n.attr for n in stores if _on(n, {"self"})}
+        for node in nodes:
+            written: ast.expr
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _on(node, {"cls", cls.name}):
+                written = node
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                written = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATING:
+                written = node.func.value
+            else:
+                continue
+            if isinstance(written, ast.Attribute) and _on(written, {"self", "cls", cls.name}):
+                if written.attr in attrs and written.attr not in own:
+                    found.add("." + written.attr)
+    return frozenset(found)
+
+
+def _on(node: ast.Attribute, owners: set[str]) -> bool:
+    return isinstance(node.value, ast.Name) and node.value.id in owners
 
 
 def _state_guard_lines(source: str, statement: ast.stmt) -> set[int]:
@@ -226,9 +263,16 @@ def _state_guard_lines(source: str, statement: ast.stmt) -> set[int]:
     found: set[int] = set()
     for guard in under.get(_place(statement), ()):
         read = guard.body if isinstance(guard, ast.Try) else [guard.test]  # type: ignore[attr-defined]
-        if any(isinstance(n, ast.Name) and n.id in state for part in read for n in ast.walk(part)):
+        if any(_reads(n, state) for part in read for n in ast.walk(part)):
             found.update(line for part in read for line in range(part.lineno, (part.end_lineno or part.lineno) + 1))
     return found
+
+
+def _reads(node: ast.AST, state: frozenset[str]) -> bool:
+    """Whether a node names module state (a name) or a class's shared attribute (".attr")."""
+    if isinstance(node, ast.Name):
+        return node.id in state
+    return isinstance(node, ast.Attribute) and "." + node.attr in state
 
 
 def _statements(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
