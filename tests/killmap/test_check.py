@@ -335,3 +335,37 @@ def test_check_refuses_a_kills_entry_naming_a_test_a_mark_will_skip_as_run_does(
     # A test that runs is no problem to either.
     (project / "mutations/pkg.toml").write_text(catalog.replace(test, "test_runs"))
     assert run_gate(project, "check").code == 0
+
+
+XFAILING = (
+    "import pytest\n\nfrom pkg import double\n\n\n"
+    "@pytest.mark.xfail(reason='known')\ndef test_loose():\n    assert double(2) == 4\n\n\n"
+    "@pytest.mark.xfail(reason='known', strict=True)\ndef test_strict():\n    assert double(2) == 5\n\n\n"
+    "@pytest.mark.xfail(raises=ZeroDivisionError)\ndef test_raises():\n    assert double(2) == 4\n\n\n"
+    "@pytest.mark.xfail(run=False, strict=True)\ndef test_not_run():\n    assert double(2) == 4\n\n\n"
+    "def test_runs():\n    assert double(2) == 4\n"
+)
+
+
+@pytest.mark.parametrize(
+    "test, refused", [("test_loose", True), ("test_not_run", True), ("test_strict", False), ("test_raises", False)]
+)
+def test_check_refuses_a_kills_entry_naming_a_test_an_xfail_mark_keeps_from_going_red(tmp_path, test, refused):
+    # sqlparse: a non-strict xfail test in kills xfails or xpasses, never red: `vacuous` on
+    # every run. A strict one goes red when it passes; one with `raises`, by another error.
+    from gatekit import pkg_project
+
+    catalog = (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "double-is-triple"\n'
+        'target = "pkg/__init__.py::double"\nop = "replace"\nold = "x * 2"\nnew = "x * 3"\n'
+        f'kills = ["tests/test_pkg.py::{test}"]\n'
+    )
+    project = pkg_project(
+        tmp_path / "p", "def double(x):\n    return x * 2\n", {"tests/test_pkg.py": XFAILING}, catalog
+    )
+    checked = run_gate(project, "check")
+    if not refused:
+        assert checked.code == 0, checked.stdout + checked.stderr
+        return
+    [line] = _problems(checked)
+    assert f"'tests/test_pkg.py::{test}' names a test an xfail mark keeps from going red" in line, line

@@ -175,10 +175,11 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateEr
 def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
     """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
     from killmap.catalog.testids import TestIndex
-    from killmap.verdict.baseline import deselected_note, names_skipped, unmatched_excludes
+    from killmap.verdict.baseline import deselected_note, names_skipped, names_xfail, unmatched_excludes
 
     index, deselected = TestIndex(collection.ids), TestIndex(tuple(collection.deselected))
     skipped = set(collection.skipped)
+    never_red = set(collection.never_red)
     problems = [
         GateError(note, file=group[0].catalog, field="exclude")
         for note in (unmatched_excludes(settings, collection.ids, collection.deselected) if group else ())
@@ -189,6 +190,9 @@ def _unresolved_ids(group: list[Mutation], collection: Collection, settings: Gat
                 named = index.named_by(entry)
                 if key == "kills" and skipped.intersection(named):
                     problems.append(mutation.fail(names_skipped(entry, named, skipped, "a skip mark skips"), key))
+                    continue
+                if key == "kills" and named and set(named) <= never_red:
+                    problems.append(mutation.fail(names_xfail(entry, named), key))
                     continue
                 if named:
                     continue

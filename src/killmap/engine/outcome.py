@@ -118,6 +118,7 @@ class RunOutcome:
     deselected: tuple[tuple[str, str], ...] = ()  # (test, what deselected it): -m, -k, --deselect
     # A collection's tests that a skip mark or unittest's skip will skip (collect-only runs: `check`)
     marked_skip: tuple[str, ...] = ()
+    marked_xfail: tuple[str, ...] = ()  # ... and that an xfail mark keeps from going red
     in_progress: str | None = None
     exit_code: int | None = None
     proof: dict[str, Any] | None = None
@@ -245,6 +246,7 @@ def read_outcome(
         conftest_error=events.conftest,
         deselected=tuple(events.deselected),
         marked_skip=tuple(events.marked_skip),
+        marked_xfail=tuple(events.marked_xfail),
         in_progress=events.started,
         exit_code=final.get("exit_code"),
         proof=final.get("proof"),
@@ -278,6 +280,7 @@ class _Events:
     started: str | None  # the test that started and never reported: where the run stopped
     final: dict[str, Any]
     marked_skip: list[str]
+    marked_xfail: list[str]
 
 
 def _read_events(events_path: Path) -> _Events:
@@ -288,6 +291,7 @@ def _read_events(events_path: Path) -> _Events:
     conftest: tuple[str, str] | None = None
     deselected: list[tuple[str, str]] = []
     marked_skip: list[str] = []
+    marked_xfail: list[str] = []
     started: str | None = None
     final: dict[str, Any] = {}
     if events_path.exists():
@@ -309,6 +313,8 @@ def _read_events(events_path: Path) -> _Events:
                 deselected.extend((test_id, event["by"]) for test_id in event["ids"])
             elif kind == "marked_skip":
                 marked_skip.extend(event["ids"])
+            elif kind == "marked_xfail":
+                marked_xfail.extend(event["ids"])
             elif kind == "start":
                 started = event["id"]
             elif kind == "test":
@@ -339,4 +345,4 @@ def _read_events(events_path: Path) -> _Events:
                     started = None
             elif kind == "final":
                 final = event
-    return _Events(collected, tests, errors, conftest, deselected, started, final, marked_skip)
+    return _Events(collected, tests, errors, conftest, deselected, started, final, marked_skip, marked_xfail)

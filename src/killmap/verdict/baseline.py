@@ -923,6 +923,20 @@ def unmatched_excludes(settings: GateSettings, collected, deselected) -> list[st
     return notes
 
 
+def names_xfail(entry: str, named: list[str]) -> str:
+    """A kills entry whose every test an xfail mark keeps from going red (sqlparse: a test
+    marked xfail, which xpasses today, named in kills read `vacuous` on every run)."""
+    if len(named) == 1:
+        which = "a test" if named[0] == entry else f"1 test, {named[0]}, which"
+    else:
+        which = f"only {counted(len(named), 'test')} (first: {named[0]}), which"
+    return (
+        f"{entry!r} names {which} an xfail mark keeps from going red: not strict and with no "
+        "`raises`, it xfails when it fails and passes when it passes, so this contract could never "
+        "hold; name a test that can fail, or make the mark strict"
+    )
+
+
 def names_skipped(entry: str, named: list[str], skipped: set[str], by: str = "the baseline skipped") -> str:
     """A kills entry that names a test the baseline skipped: that test never goes red, so the
     contract could never hold (tabulate: a file prefix over 33 tests, 9 of them skipped, read

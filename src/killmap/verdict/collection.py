@@ -30,6 +30,7 @@ class Collection:
     deselected: dict[str, str]
     unloadable: list[GateError] = field(default_factory=list)  # mutants the tests cannot load under
     skipped: tuple[str, ...] = ()  # the tests a run would skip (a skip mark, unittest's skip)
+    never_red: tuple[str, ...] = ()  # the tests an xfail mark keeps from going red
 
 
 def collect_in(
@@ -74,7 +75,13 @@ def collect_in(
         failed = bool(errors or outcome.collect_errors)  # said once, by an earlier collection
         unloadable = [] if failed else _unloadable(engine, worker, index, ours, deselect, outcome.coverage)
         found[settings] = Collection(
-            outcome.collected, errors, failed, dict(outcome.deselected), unloadable, outcome.marked_skip
+            outcome.collected,
+            errors,
+            failed,
+            dict(outcome.deselected),
+            unloadable,
+            outcome.marked_skip,
+            outcome.marked_xfail,
         )
     return found
 

@@ -125,6 +125,9 @@ class Recorder:
             marked = [item.nodeid for item in session.items if marked_to_skip(item)]
             if marked:
                 self.emit(event="marked_skip", ids=marked)
+            never_red = [item.nodeid for item in session.items if xfail_never_red(item)]
+            if never_red:
+                self.emit(event="marked_xfail", ids=never_red)
 
     def pytest_deselected(self, items):
         """Tests that exist and that the options deselect (`-m "not internal"` in the project's
@@ -432,6 +435,19 @@ def marked_to_skip(item) -> bool:
     except (ImportError, pytest.fail.Exception):  # no such function; a condition pytest could not evaluate
         return False
     return any(getattr(getattr(item, part, None), "__unittest_skip__", False) for part in ("obj", "cls"))
+
+
+def xfail_never_red(item) -> bool:
+    """Whether an xfail mark keeps the test from ever going red: not strict and with no
+    `raises`, a failure is "xfailed" and a pass "xpassed", both green; `run=False` runs
+    nothing. A mark whose condition cannot be evaluated here says nothing."""
+    try:
+        from _pytest.skipping import evaluate_xfail_marks
+
+        xfail = evaluate_xfail_marks(item)
+    except (ImportError, pytest.fail.Exception):
+        return False
+    return xfail is not None and (not xfail.run or (not xfail.strict and xfail.raises is None))
 
 
 def draws_its_inputs(item) -> bool:
