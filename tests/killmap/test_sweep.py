@@ -300,3 +300,15 @@ def test_a_bad_target_is_one_line_and_exit_2(tmp_path, target, says):
     project = fresh_fixture(tmp_path)
     done = run_gate(project, "sweep", target)
     assert done.code == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_sweep_target_pytest_itself_imports_is_refused_by_its_path_not_a_made_up_mutation(tmp_path):
+    # pluggy: "mutation 'sweep of src/pluggy/_result.py': field 'target'", a catalog entry
+    # that is not there, and no file.
+    from gatekit import pluggy_shaped_project, run_gate
+
+    project = pluggy_shaped_project(tmp_path / "plugin")
+    done = run_gate(project, "sweep", "src/pluggy/mod.py", "--ops", "mutmut")
+    assert done.code == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("killmap: src/pluggy/mod.py: field 'TARGET': pluggy.mod cannot be mutated here")
+    assert "sweep of" not in done.stderr

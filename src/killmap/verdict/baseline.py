@@ -876,13 +876,16 @@ def check_runner_imports(group: list[Mutation], settings: GateSettings, preloade
         module = module_name(mutation.target.path, settings.paths)
         parts = module.split(".") if module else []
         taken = next((".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in preloaded), None)
-        if taken is not None:
-            raise mutation.fail(
-                f"{module} cannot be mutated here: pytest itself imported {taken} before any "
-                "test runs (pytest or one of its plugins uses it), so every test sees that copy, "
-                "never the sandbox's mutant",
-                "target",
-            )
+        if taken is None:
+            continue
+        said = (
+            f"{module} cannot be mutated here: pytest itself imported {taken} before any "
+            "test runs (pytest or one of its plugins uses it), so every test sees that copy, "
+            "never the sandbox's mutant"
+        )
+        if mutation.uncontracted:  # a sweep's target, not a catalog entry: named as the user gave it
+            raise GateError(said, file=mutation.target.path, field="TARGET")
+        raise mutation.fail(said, "target")
 
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
