@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from rich.console import Console
@@ -133,6 +134,8 @@ def render(console: Console, result: LabResult, named: int) -> None:
     held = sum(v.held for v in result.verdicts)
     ran = f"{counted(result.jobs, 'job')}" if result.jobs else "no mutant run: cached or decided statically"
     ran += f", seed {'random' if result.seed is None else result.seed}"  # docs/randomized.md
+    if "PYTHONHASHSEED" in os.environ:  # the tests ran under it, not the gate's (launch.py)
+        ran += f", PYTHONHASHSEED={os.environ['PYTHONHASHSEED']} from the environment"
     reused = sum(v.cached for v in result.verdicts)
     console.print(
         f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})"

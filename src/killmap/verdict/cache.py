@@ -59,6 +59,9 @@ def _environment() -> tuple[tuple[str, str], ...]:
                 "python": platform.python_version(),
                 "implementation": sys.implementation.name,
                 "pytest": pytest_version(),
+                # A hash seed the user exported is the tests' (launch.py), not the gate's: a
+                # set's order, so what a test runs, is its. tox exports a new one every run.
+                "exported_hash_seed": os.environ.get("PYTHONHASHSEED", ""),
             }.items()
         )
     )
