@@ -125,6 +125,27 @@ def test_a_package_pytest_itself_imports_gets_no_catalog(tmp_path):
     assert not (project / "mutations" / "pluggy.toml").exists()
 
 
+def test_a_root_tests_py_is_the_project_s_tests_never_code_to_aim_at(tmp_path):
+    # jsonpatch runs its suite as `python tests.py`: init aimed at a helper of tests.py, set
+    # [gate] tests = ['.'], which collects nothing, and guessed './test_helper.py::...'.
+    root = _project(
+        tmp_path,
+        {
+            "patchlib.py": "def apply(doc, op):\n    if op == 'add':\n        return doc + 1\n    return doc\n",
+            "tests.py": "import unittest\n\nfrom patchlib import apply\n\n\ndef helper_dumps(value):\n"
+            "    if value:\n        return str(value)\n    return ''\n\n\nclass ApplyTest(unittest.TestCase):\n"
+            "    def test_add(self):\n        self.assertEqual(apply(1, 'add'), 2)\n",
+            "ext_tests.py": "import unittest\n\n\nclass Template(unittest.TestCase):\n    def _check(self):\n"
+            "        pass\n",
+        },
+    )
+    plan = detect(root)
+    assert (plan.module, plan.function) == ("patchlib.py", "apply")
+    assert plan.tests == ["tests.py"], plan.tests_reason
+    assert plan.kills == "tests.py::ApplyTest::test_add"
+    assert plan.seen == ["patchlib"]
+
+
 def test_init_on_a_src_layout(tmp_path):
     project = copy_fixture("basic", tmp_path)
     (project / "mutations" / "basic.toml").unlink()

@@ -120,7 +120,7 @@ def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozen
     candidates = {
         name: files
         for name, files in _candidates(root, layout, names).items()
-        if not (len(files) == 1 and names.hold(files[0].name))
+        if not (len(files) == 1 and (names.hold(files[0].name) or _a_test_module(root, files[0])))
     }
     seen = sorted(candidates)
     aimed_at = None
@@ -435,6 +435,10 @@ def _test_paths(root: Path, layout: Layout, doctests: str, names: TestNames) -> 
                 inside += _tests_within(root, place, doctests, names)
     if outside and not inside:
         return [outside], f"the {outside}/ folder"
+    loose = _root_test_modules(root)
+    if not outside and not inside and loose:
+        names_said = ", ".join(p.name for p in loose)
+        return [p.name for p in loose], f"the test module{'s' if len(loose) > 1 else ''} at the root ({names_said})"
     if inside:
         said = f"the {outside}/ folder, and " if outside else ""
         doctested = doctests and any(_has_doctests(root / p, names) for p in inside)
@@ -488,15 +492,36 @@ def _tests_within(root: Path, place: Path, doctests: str, names: TestNames) -> l
     return [f.relative_to(root).as_posix() for f in found]
 
 
+ROOT_TEST_MODULES = ("tests.py", "test.py")
+
+
+def _root_test_modules(root: Path) -> list[Path]:
+    """`tests.py` or `test.py` at the project's root that defines tests: a project that runs its
+    suite as `python tests.py` (jsonpatch) keeps it there, outside pytest's default
+    `python_files`, which collects a module it is given by name all the same."""
+    return [root / name for name in ROOT_TEST_MODULES if (root / name).is_file() and _defines_a_test(root / name)]
+
+
+def _a_test_module(root: Path, path: Path) -> bool:
+    """A module at the root named as tests are (`tests.py`, `test.py`, `ext_tests.py`) that
+    defines tests: never code to aim at (jsonpatch: init aimed at a helper of `tests.py`)."""
+    named = path.name in ROOT_TEST_MODULES or path.name.endswith("_tests.py")
+    return path.parent == root and named and _defines_a_test(path)
+
+
 def _defines_a_test(path: Path) -> bool:
-    """Whether a module defines a function or method named as pytest collects tests (`test*`);
-    one that cannot be read or parsed is taken to."""
+    """Whether a module defines a function or method named as pytest collects tests (`test*`),
+    or a unittest TestCase (jsonpatch's `ext_tests.py` makes its methods at run time); one
+    that cannot be read or parsed is taken to."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError):
         return True
     return any(
-        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith("test")
+        or isinstance(node, ast.ClassDef)
+        and any((getattr(b, "attr", None) or getattr(b, "id", None)) == "TestCase" for b in node.bases)
         for node in ast.walk(tree)
     )
 
@@ -533,14 +558,15 @@ def _has_doctests(place: Path, names: TestNames) -> bool:
 
 def _test_files(root: Path, tests: list[str], *, conftests: bool, names: TestNames | None = None) -> list[Path]:
     """The test modules under the test paths (and their conftests, if asked), in order:
-    the modules `names` holds (pytest's python_files; its default when not given)."""
+    the modules `names` holds (pytest's python_files; its default when not given), and a
+    test path that is a file itself, which pytest collects whatever its name."""
     names = names or TestNames()
     found = []
     for folder in tests:
         base = root / folder
         files = [base] if base.is_file() else sorted(base.rglob("*.py")) if base.is_dir() else []
         for path in files:
-            if not (names.hold(path.name) or conftests and path.name == "conftest.py"):
+            if not (names.hold(path.name) or path == base or conftests and path.name == "conftest.py"):
                 continue
             if any(
                 part.startswith(".") or part in ("node_modules", "site-packages")
@@ -943,7 +969,10 @@ def _guess_kills(
         return first, f"no test names {name}; the first test of a module that imports {imports.package}"
     if first:
         return first, f"no test names {name}; the first test found"
-    return f"{tests[0].rstrip('/')}/test_{name}.py::test_{name}", "no test found: write this one"
+    folder = tests[0].rstrip("/")
+    if folder.endswith(".py"):  # a test module at the root: the one to write goes beside it
+        folder = str(Path(folder).parent)
+    return f"{folder}/test_{name}.py::test_{name}".removeprefix("./"), "no test found: write this one"
 
 
 def _named_after(test_module: str, stem: str) -> bool:
