@@ -422,11 +422,12 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
     if sweep.change is not None:
         _add_decorated_mutants(sweep, parsed)
         return
-    sweep.found.decorated += [
+    named = [
         f"{sweep.path}::{d.qualname}"
         for d in spliced.definitions
         if isinstance(d.node, cst.FunctionDef) and mutmut_adapter.skipped_by_mutmut(d.node) and sweep.wanted(d.node)
     ]
+    sweep.found.decorated += dict.fromkeys(named)  # a property's getter and setter share a name
 
 
 def _add_decorated_mutants(sweep: _FileSweep, parsed) -> None:
