@@ -158,6 +158,14 @@ def test_a_value_that_is_not_a_python_expression_names_the_value_field(km_projec
     assert "not a Python expression" in str(error)
 
 
+def test_a_walrus_condition_as_an_if_writes_it_is_a_python_expression(km_project):
+    # webcolors: `if hex_value := color_map.get(...)` was "not a Python expression".
+    km_project.module(SOURCE)
+    fields = good(op='"negate"', old=None, new=None, condition='"found := x > 0"')
+    (mutation,) = km_project.catalog(table(fields)).mutations
+    assert mutation.param("condition") == "found := x > 0"
+
+
 def test_replace_with_new_equal_to_old_names_the_new_field(km_project):
     error = rejected(km_project, table(good(new='">"')))
     assert_names(error, mutation="check-flipped", field="new")

@@ -657,6 +657,17 @@ def test_negate_of_not_ok_removes_the_not(km_project):
     assert_applied(mutant, "def guard(ok):\n    if ok:\n        raise ValueError\n")
 
 
+@pytest.mark.parametrize("condition", ["value := table.get(key)", "(value := table.get(key))"])
+def test_negate_of_a_walrus_condition_negates_the_test_and_keeps_the_binding(km_project, condition):
+    # webcolors' name_to_hex: `if hex_value := color_map.get(...)` could not be named: as
+    # written it was "not a Python expression", parenthesized it matched 0 sites.
+    km_project.module("def find(table, key):\n    if value := table.get(key):\n        return value\n    return None\n")
+    mutant = build(km_project, f"{MOD}::find", "negate", condition=condition)
+    assert_applied(
+        mutant, "def find(table, key):\n    if not (value := table.get(key)):\n        return value\n    return None\n"
+    )
+
+
 def test_negate_of_a_name_counts_its_reads_not_its_bindings(km_project):
     # `ready = ...` and `for ready in ...` bind the name; negating them is not a site.
     km_project.module("""\

@@ -58,6 +58,17 @@ def _string_list(value: Any, where: GateError) -> tuple[str, ...]:
     return tuple(value)
 
 
+def parse_expression(text: str) -> ast.Expression:
+    """An expression as written in a condition: `x := f()` (an `if` test, unparenthesized)
+    parses only inside parentheses on its own (webcolors' `if hex_value := ...:`)."""
+    try:
+        return ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        if ":=" not in text:
+            raise
+        return ast.parse(f"({text.strip()})", mode="eval")
+
+
 def did_you_mean(key: str, known) -> str:
     """ "; did you mean 'kills'?" for a key a letter or two off one of `known`, else ""."""
     near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
@@ -287,7 +298,7 @@ def _operator_params(root: Path, folder: Path, op: str, entry: dict[str, Any], f
             raise fail("must be a non-empty string", key)
         if key in EXPRESSION_FIELDS:
             try:
-                ast.parse(value.strip(), mode="eval")
+                parse_expression(value)
             except SyntaxError as exc:
                 raise fail(f"is not a Python expression: {exc.msg}", key) from None
         if key in PATCH_PINS and not PIN_PATTERN.match(value):

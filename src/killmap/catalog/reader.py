@@ -34,6 +34,7 @@ from killmap.catalog.contract import (
 from killmap.catalog.entries import (
     did_you_mean,
     entry_mutation,
+    parse_expression,
     read_gate_settings,
     read_mutation,
     read_sweep_settings,
@@ -61,6 +62,7 @@ __all__ = [
     "entry_mutation",
     "load_catalog",
     "load_catalogs",
+    "parse_expression",
 ]
 
 

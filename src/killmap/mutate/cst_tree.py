@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from killmap.catalog.reader import Mutation
+from killmap.catalog.reader import Mutation, parse_expression
 from killmap.mutate.patching import split_lines
 from killmap.mutate.symbols import definitions
 
@@ -174,7 +174,7 @@ def call_matches(node: cst.CSTNode, name: str) -> bool:
 
 def same_expression(code: str, wanted: str) -> bool:
     try:
-        return ast.dump(ast.parse(code.strip(), mode="eval")) == ast.dump(ast.parse(wanted.strip(), mode="eval"))
+        return ast.dump(parse_expression(code)) == ast.dump(parse_expression(wanted))
     except SyntaxError:
         return False
 
