@@ -17,6 +17,7 @@ from killmap.catalog.reader import GateSettings
 
 MODULE = """\
     import functools
+    import typing
 
     def deco(f):
         @functools.wraps(f)
@@ -31,6 +32,15 @@ MODULE = """\
         return x + 1
 
     class Box:
+        @typing.overload
+        def plain2(self, x: int) -> int: ...
+
+        @typing.overload
+        def plain2(self, x: str) -> str: ...
+
+        def plain2(self, x):
+            return x * 2
+
         @property
         def size(self):
             return len("abc") + 1
@@ -60,9 +70,10 @@ def _enumerated(tmp_path: Path, ops: tuple[str, ...], symbol: str | None = None)
 
 def test_a_whole_file_sweep_names_the_decorated_functions_that_got_no_mutmut_mutant(tmp_path):
     found = _enumerated(tmp_path, ("mutmut",))
-    # Not the staticmethod, mutated; a property's getter and setter once (jsonpatch's `key`).
+    # Not the staticmethod, mutated; a property's getter and setter once (jsonpatch's `key`);
+    # no overload stub, whose function's own definition is mutated (cssselect's __init__).
     assert found.decorated == ["m.py::double", "m.py::Box.size"]
-    assert {m.function for m in found.mutants} == {"Box.plain"}
+    assert {m.function for m in found.mutants} == {"Box.plain", "Box.plain2"}
 
 
 def test_a_target_inside_the_file_names_only_its_own_decorated_functions(tmp_path):

@@ -425,9 +425,23 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
     named = [
         f"{sweep.path}::{d.qualname}"
         for d in spliced.definitions
-        if isinstance(d.node, cst.FunctionDef) and mutmut_adapter.skipped_by_mutmut(d.node) and sweep.wanted(d.node)
+        if isinstance(d.node, cst.FunctionDef)
+        and mutmut_adapter.skipped_by_mutmut(d.node)
+        and not _an_overload(d.node)
+        and sweep.wanted(d.node)
     ]
     sweep.found.decorated += dict.fromkeys(named)  # a property's getter and setter share a name
+
+
+def _an_overload(function: cst.FunctionDef) -> bool:
+    """A `typing.overload` stub: a signature for type checkers, never run, whose function's
+    own definition follows it (cssselect's `Attrib.__init__` read as left alone, twice, though
+    its real definition got five mutants)."""
+    return any(
+        (d.decorator.attr.value if isinstance(d.decorator, cst.Attribute) else getattr(d.decorator, "value", ""))
+        == "overload"
+        for d in function.decorators
+    )
 
 
 def _add_decorated_mutants(sweep: _FileSweep, parsed) -> None:
