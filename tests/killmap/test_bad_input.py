@@ -320,3 +320,15 @@ def test_a_project_outside_git_holding_dangling_symlinks_is_gated_without_a_trac
     assert "Traceback" not in run.stderr
     assert run.verdicts() == {"one-mutated": "held"}
     assert os.readlink(project / "dangling") == "/nonexistent/killmap-target"  # the tree as it was
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_options_that_deselect_every_test_are_named(tmp_path, command):
+    # parsimonious: `pytest_args = "-k nothing_matches_this"` said only "no tests collected".
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("[gate]\n", '[gate]\npytest_args = "-k nothing_matches_this"\n'))
+    done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
+    assert done.code == 2, done.stdout + done.stderr
+    assert "no tests collected: all " in done.stderr and "were deselected by" in done.stderr, done.stderr
+    assert "'nothing_matches_this' (-k)" in done.stderr and "[gate] pytest_args" in done.stderr, done.stderr

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         RunOutcome,
         TestResult,
         error_line,
+        nothing_collected,
         refused_arguments,
         tracers_of,
     )
@@ -53,6 +54,7 @@ _HOMES = {
     "RunOutcome": "killmap.engine.outcome",
     "TestResult": "killmap.engine.outcome",
     "error_line": "killmap.engine.outcome",
+    "nothing_collected": "killmap.engine.outcome",
     "refused_arguments": "killmap.engine.outcome",
     "tracers_of": "killmap.engine.outcome",
     "Worker": "killmap.engine.workers.pool",
@@ -77,6 +79,7 @@ __all__ = [
     "RunOutcome",
     "TestResult",
     "error_line",
+    "nothing_collected",
     "refused_arguments",
     "tracers_of",
     "Worker",

@@ -190,6 +190,18 @@ def refused_arguments(outcome: RunOutcome) -> str | None:
     return said[-1] if said else "pytest refused its arguments (usage error)"
 
 
+def nothing_collected(outcome: RunOutcome) -> str:
+    """ "no tests collected", and, when options deselected every test, which options: the
+    line named no field (parsimonious: `pytest_args = "-k nothing"` in [gate])."""
+    if not outcome.deselected:
+        return "no tests collected"
+    causes = sorted({by for _, by in outcome.deselected})
+    return (
+        f"no tests collected: all {len(outcome.deselected)} were deselected by {' and '.join(causes)}; "
+        "see [gate] pytest_args and exclude, and the project's own pytest options"
+    )
+
+
 def error_line(text: str) -> str:
     """The line of pytest's text of a failure that names the exception ("E   NameError: ...",
     a warning made an error by `filterwarnings = error` too), else its first line."""

@@ -36,6 +36,7 @@ from killmap.engine import (
     baseline_red_file,
     error_line,
     escaped_note,
+    nothing_collected,
     refused_arguments,
     tracers_of,
 )
@@ -665,7 +666,7 @@ def _refuse_incomplete(where: str, outcomes: list[RunOutcome], engine: Engine, t
         if refused_arguments(outcome):
             raise GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}")
         if not outcome.collected:
-            raise GateError(f"{where}: no tests collected")
+            raise GateError(f"{where}: {nothing_collected(outcome)}")
 
 
 def _flipped(earlier: list[RunOutcome], later: list[RunOutcome]) -> list[str]:

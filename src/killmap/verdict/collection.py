@@ -92,7 +92,7 @@ def _collection_errors(
     """What a collection's outcome refuses, each said once; `hint`: (the project root, its
     [gate] paths), for naming the paths a workspace package missing from them needs."""
     from killmap.catalog.workspace import missing_module_hint
-    from killmap.engine import error_line, escaped_note, refused_arguments
+    from killmap.engine import error_line, escaped_note, nothing_collected, refused_arguments
 
     errors: list[GateError] = []
     if outcome.escaped:
@@ -115,7 +115,7 @@ def _collection_errors(
     if refused_arguments(outcome):
         errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
     if not outcome.collected:
-        errors.append(GateError(f"{where}: no tests collected"))
+        errors.append(GateError(f"{where}: {nothing_collected(outcome)}"))
     return errors
 
 
