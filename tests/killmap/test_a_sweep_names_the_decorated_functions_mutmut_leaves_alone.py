@@ -84,7 +84,7 @@ def test_killmaps_operators_alone_name_none(tmp_path):
     assert _enumerated(tmp_path, ("killmap",)).decorated == []
 
 
-def _rendered(decorated: list[str], ops: list[str]) -> str:
+def _rendered(decorated: list[str], ops: list[str], mutants: list | None = None) -> str:
     from killmap.report.sweep_report import render
 
     counts = dict.fromkeys(("killed", "survived", "unreached", "broken", "timeout", "named"), 0)
@@ -93,7 +93,7 @@ def _rendered(decorated: list[str], ops: list[str]) -> str:
         "wall_seconds": 1.0,
         "sweep": {
             "ops": ops,
-            "mutants": [],
+            "mutants": mutants or [],
             "functions": [],
             "summary": {**counts, "total": 0, "score": None},
             "generated": {"mutmut": 0, "killmap": 0, "arid": {}, "decorated": decorated},
@@ -118,3 +118,16 @@ def test_the_console_says_nothing_of_them_when_there_are_none():
 def test_a_long_list_is_cut_to_three_and_counted():
     said = _rendered([f"m.py::f{n}" for n in range(5)], ["mutmut"])
     assert "m.py::f0, m.py::f1, m.py::f2 and 2 more (" in said
+
+
+def test_the_console_counts_the_broken_mutants_that_made_test_files_fail_to_load():
+    # parsimonious: 216 of 542 mutants broken, its grammar built from the mutated module at
+    # import; nothing said why so many, nor that mutmut counts them killed.
+    shape = {"file": "m.py", "line": 1, "function": "f", "op": "mutmut:x", "change": "a -> b", "id": "m.f.1"}
+    loading = "collection failed in t.py: TypeError: x; 4 test files failed to load: t.py"
+    broken = {**shape, "status": "broken", "detail": loading}
+    other = {**shape, "status": "broken", "detail": "the mutant cannot run as written (pyflakes): undefined name 'y'"}
+    said = " ".join(_rendered([], ["mutmut"], [broken, broken, other]).split())
+    assert "2 broken mutants made test files fail to load" in said, said
+    assert "`mutmut run` counts them killed; the score leaves them out" in said
+    assert "fail to load" not in _rendered([], ["mutmut"], [other])

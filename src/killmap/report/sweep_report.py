@@ -344,6 +344,13 @@ def render(console: Console, doc: Document) -> None:
     if arid:
         rules = ", ".join(f"{rule} {n}" for rule, n in arid.items())
         console.print(f"{sum(arid.values())} arid mutants suppressed: {rules} ({escape(arid_keys(arid))})")
+    at_load = sum(e["status"] == "broken" and "failed to load" in (e.get("detail") or "") for e in sweep["mutants"])
+    if at_load:
+        console.print(
+            f"{counted(at_load, 'broken mutant')} made test files fail to load (the package's own import or "
+            "collection runs the change): plain pytest fails them at collection, and `mutmut run` counts them "
+            "killed; the score leaves them out (docs/sweep.md)"
+        )
     decorated = generated.get("decorated") or []
     if decorated:
         console.print(_decorated_line(decorated, sweep.get("ops") or ()))
