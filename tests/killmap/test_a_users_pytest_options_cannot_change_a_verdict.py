@@ -256,5 +256,5 @@ def test_a_marker_expression_that_deselects_a_kills_test_is_refused_in_one_line(
     run = run_gate(folder, "run", "--no-cache")
     assert run.code == 2
     line = run.stderr.strip()
-    assert "\n" not in line and f"'{T}test_neg' names 1 test that exist but are deselected" in line
+    assert "\n" not in line and f"'{T}test_neg' names 1 test that exists but is deselected" in line
     assert "(-m)" in line

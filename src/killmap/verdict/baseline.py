@@ -975,7 +975,8 @@ def check_focus(focus: tuple[str, ...] | None, baseline: Baseline) -> None:
 def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:
     """A contract entry that names tests which exist and are deselected: not a typo."""
     return (
-        f"{entry!r} names {counted(len(named), 'test')} that exist but are deselected by {by[named[0]]}"
+        f"{entry!r} names {counted(len(named), 'test')} that "
+        f"{'exists but is' if len(named) == 1 else 'exist but are'} deselected by {by[named[0]]}"
         f" (under {under}; first: {named[0]}): the gate runs only what pytest selects, so name a"
         " selected test, or change the options that deselect it"
     )
