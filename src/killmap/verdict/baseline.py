@@ -75,6 +75,14 @@ class Baseline:
     alone: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
+    def by_file(self) -> dict[str, tuple[str, ...]]:
+        """The collected ids by file, each file's in collection order."""
+        files: dict[str, list[str]] = {}
+        for test in self.collected:
+            files.setdefault(test.split("::", 1)[0], []).append(test)
+        return {file: tuple(tests) for file, tests in files.items()}
+
+    @cached_property
     def index(self) -> TestIndex:
         """The collected ids, for asking which of them a contract entry names."""
         return TestIndex(self.collected)

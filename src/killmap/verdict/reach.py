@@ -454,6 +454,7 @@ def rebound_names(
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=8192)  # asked of every left-out test before each red, of every mutant
 def writes_shared_state(root: Path, test_id: str) -> bool:
     """Whether a test writes state a later test of its file may read: in its own body, an
     attribute of its class (`self.__class__.x = `, `type(self).x = `, `cls.x = `, or the

@@ -399,13 +399,10 @@ def with_the_tests_before_them(root: Path, trial: _Trial, first: Verdict, base: 
     left out: a suite whose tests write no shared state pays nothing."""
     mutation, _, baseline = trial.job
     chosen = set(trial.selected)
-    files: dict[str, list[str]] = {}
-    for test in baseline.collected:
-        files.setdefault(test.split("::", 1)[0], []).append(test)
 
-    def before(test: str) -> list[str]:
-        tests = files.get(test.split("::", 1)[0], [])
-        return tests[: tests.index(test)] if test in tests else []
+    def before(test: str) -> tuple[str, ...]:
+        tests = baseline.by_file.get(test.split("::", 1)[0], ())
+        return tests[: tests.index(test)] if test in tests else ()
 
     suspects = [r.id for r in first.red if any(t not in chosen and writes_shared_state(root, t) for t in before(r.id))]
     needy = tuple(t for t in suspects if not trial.green_alone(t))

@@ -93,7 +93,12 @@ def _findings(source: str | ast.Module, filename: str, text: str | None = None) 
     Each finding's last item: whether it is about a name inside a string (`QUOTED`)."""
     tree = ast.parse(source, filename=filename) if isinstance(source, str) else source
     flakes = flakes_check(tree, filename, source if isinstance(source, str) else text)
-    strings = {(n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is str}
+    named = any(type(m).__name__ in QUOTED for m in flakes.messages)  # the walk only where it can matter
+    strings = (
+        {(n.lineno, n.col_offset) for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is str}
+        if named
+        else set()
+    )
     # Compare by kind and arguments, not line: a mutant shifts lines without adding findings.
     return [
         (
