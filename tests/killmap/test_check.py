@@ -369,3 +369,21 @@ def test_check_refuses_a_kills_entry_naming_a_test_an_xfail_mark_keeps_from_goin
         return
     [line] = _problems(checked)
     assert f"'tests/test_pkg.py::{test}' names a test an xfail mark keeps from going red" in line, line
+
+
+def test_an_invariant_whose_control_could_not_be_read_points_at_the_control_s_own_error(tmp_path):
+    # xmltodict: a control rejected for a bad `require` was then said to be "not a mutation of
+    # this catalog", sending the reader looking for a typo in `control`.
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / CATALOG
+    catalog.write_text(
+        catalog.read_text().replace('require = "assertion"', 'require = "assertions"', 1)
+        + '\n[[mutation]]\nname = "even-check-equivalent"\ntarget = "src/basicpkg/core.py::is_even"\n'
+        'op = "replace"\nold = "n % 2 == 0"\nnew = "not n % 2"\ninvariant = true\n'
+        'control = "odd-refusal-fix-reverted"\n'
+    )
+    lines = _problems(run_gate(project, "check"))
+    assert any("field 'require'" in line for line in lines), lines
+    said = [line for line in lines if "field 'control'" in line]
+    assert said and "could not be read: its own error is said above" in said[0], lines
+    assert not any("is not a mutation of this catalog" in line for line in lines), lines

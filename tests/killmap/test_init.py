@@ -125,6 +125,23 @@ def test_a_package_pytest_itself_imports_gets_no_catalog(tmp_path):
     assert not (project / "mutations" / "pluggy.toml").exists()
 
 
+def test_a_test_defined_under_a_module_level_if_does_not_run_at_import(tmp_path):
+    # xmltodict's tests define a test under `if not IS_JYTHON:` in a class body; the walk took
+    # the test's calls of parse and unparse as run at import, and init said every candidate was.
+    root = _project(
+        tmp_path,
+        {
+            "conv.py": "def parse(text):\n    if not text:\n        return {}\n    return {'t': text}\n",
+            "tests/test_conv.py": "import sys\n\nfrom conv import parse\n\n"
+            "IS_JYTHON = sys.platform.startswith('java')\n\n\nclass T:\n    if not IS_JYTHON:\n"
+            "        def test_parse(self):\n            assert parse('a') == {'t': 'a'}\n",
+        },
+    )
+    plan = detect(root)
+    assert (plan.module, plan.function) == ("conv.py", "parse")
+    assert not plan.runs_at_import
+
+
 def test_a_root_tests_py_is_the_project_s_tests_never_code_to_aim_at(tmp_path):
     # jsonpatch runs its suite as `python tests.py`: init aimed at a helper of tests.py, set
     # [gate] tests = ['.'], which collects nothing, and guessed './test_helper.py::...'.

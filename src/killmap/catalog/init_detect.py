@@ -783,6 +783,20 @@ def _run_at_import(trees: list[ast.Module]) -> frozenset[str]:
                         called(default)
             elif isinstance(statement, ast.If) and _runs_as_script(statement.test):
                 block(statement.orelse)  # `if __name__ == "__main__": main()` runs no import
+            elif isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                # Its own expressions run; its blocks are statements like any other, a def in
+                # one defines, and its body runs at no import (xmltodict's tests define a test
+                # under `if not IS_JYTHON:` in a class body: `parse` read as run at import).
+                for name, value in ast.iter_fields(statement):
+                    if name in ("body", "orelse", "finalbody"):
+                        block(value)
+                    elif name == "handlers":
+                        for handler in value:
+                            block(handler.body)
+                    else:
+                        for part in value if isinstance(value, list) else [value]:
+                            if isinstance(part, ast.AST):
+                                called(part)
             else:
                 called(statement)
 

@@ -129,6 +129,7 @@ def load_catalog(root: Path, path: Path, entry_errors: list[GateError] | None = 
     if not isinstance(entries, list) or (not entries and "gate" not in data and "sweep" not in data):
         raise GateError("no [[mutation]] entries", file=rel, field="mutation")
     read: list[Mutation] = []
+    unread: set[str] = set()
     for i, entry in enumerate(entries):
         try:
             read.append(read_mutation(root, rel, path.parent, settings, i, entry))
@@ -136,24 +137,43 @@ def load_catalog(root: Path, path: Path, entry_errors: list[GateError] | None = 
             if entry_errors is None:
                 raise
             entry_errors.append(exc)
+            unread.add(str(entry.get("name")) if isinstance(entry, dict) else "")
     mutations = tuple(read)
-    names = {m.name for m in mutations}
-    by_name = {m.name: m for m in mutations}
-    for mutation in mutations:
-        if mutation.control is None or mutation.control in names and not by_name[mutation.control].invariant:
-            continue
-        if mutation.control not in names:
-            error = mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog", "control")
-        else:
-            error = mutation.fail(
-                f"control {mutation.control!r} is itself an invariant; a control "
-                "must be a mutation that turns tests red",
-                "control",
-            )
+    for error in _control_errors(mutations, unread):
         if entry_errors is None:
             raise error
         entry_errors.append(error)
     return Catalog(rel, settings, mutations, sweep)
+
+
+def _control_errors(
+    mutations: tuple[Mutation, ...], unread: set[str] | frozenset[str] = frozenset()
+) -> list[GateError]:
+    """Each invariant whose control is no mutation of its catalog, or is an invariant itself.
+    `unread`: the entries that could not be read (check says each and goes on): a control
+    among them is said to be, not to be missing (xmltodict: "is not a mutation of this
+    catalog" sent the reader looking for a typo that was not there)."""
+    by_name = {m.name: m for m in mutations}
+    errors = []
+    for mutation in mutations:
+        control = by_name.get(mutation.control) if mutation.control is not None else None
+        if mutation.control is None or control is not None and not control.invariant:
+            continue
+        if mutation.control in unread:
+            errors.append(
+                mutation.fail(f"control {mutation.control!r} could not be read: its own error is said above", "control")
+            )
+        elif control is None:
+            errors.append(mutation.fail(f"control {mutation.control!r} is not a mutation of this catalog", "control"))
+        else:
+            errors.append(
+                mutation.fail(
+                    f"control {mutation.control!r} is itself an invariant; a control "
+                    "must be a mutation that turns tests red",
+                    "control",
+                )
+            )
+    return errors
 
 
 _ERROR_LINE = re.compile(r"at line (\d+), column (\d+)")

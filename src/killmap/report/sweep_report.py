@@ -344,6 +344,14 @@ def render(console: Console, doc: Document) -> None:
     if arid:
         rules = ", ".join(f"{rule} {n}" for rule, n in arid.items())
         console.print(f"{sum(arid.values())} arid mutants suppressed: {rules} ({escape(arid_keys(arid))})")
+    _render_left_out(console, sweep)
+    if total["survived"]:
+        console.print(SURVIVOR_ADVICE)
+
+
+def _render_left_out(console: Console, sweep: dict[str, Any]) -> None:
+    """What the score leaves out, and why: the broken mutants that made test files fail to
+    load, and the decorated functions mutmut's operators leave alone."""
     at_load = sum(e["status"] == "broken" and "failed to load" in (e.get("detail") or "") for e in sweep["mutants"])
     if at_load:
         console.print(
@@ -351,11 +359,9 @@ def render(console: Console, doc: Document) -> None:
             "collection runs the change): plain pytest fails them at collection, and `mutmut run` counts them "
             "killed; the score leaves them out (docs/sweep.md)"
         )
-    decorated = generated.get("decorated") or []
+    decorated = sweep["generated"].get("decorated") or []
     if decorated:
         console.print(_decorated_line(decorated, sweep.get("ops") or ()))
-    if total["survived"]:
-        console.print(SURVIVOR_ADVICE)
 
 
 def _decorated_line(decorated: list[str], ops) -> str:
