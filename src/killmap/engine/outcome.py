@@ -332,6 +332,11 @@ def _read_events(events_path: Path) -> _Events:
             elif kind == "test":
                 raised = event.get("raised_at")
                 innermost = event.get("raised_innermost")
+                if started == event["id"]:
+                    started = None
+                prior = tests.get(event["id"])
+                if prior is not None and prior.red and event["outcome"] != "failed":
+                    continue  # one id, several items: it is red if any of them is, as pytest says
                 tests[event["id"]] = TestResult(
                     id=event["id"],
                     outcome=event["outcome"],
@@ -353,8 +358,6 @@ def _read_events(events_path: Path) -> _Events:
                     randomized=event.get("randomized", False),
                     reseeded=event.get("reseeded", False),
                 )
-                if started == event["id"]:
-                    started = None
             elif kind == "final":
                 final = event
     return _Events(collected, tests, errors, conftest, deselected, started, final, marked_skip, marked_xfail)

@@ -94,7 +94,11 @@ class SessionServer:
             # imports nothing need not look again (working_tree_imports.py).
             self.imports = ImportWatch(modules_from_working_tree(self.blocked_root, None, os.getcwd()))
         self._say(ready=True, collected=len(session.items))
-        by_id = {item.nodeid: item for item in session.items}
+        # One id may name several items (a custom collector's: docopt-ng gives every use case
+        # of one example the same id): a run of the id runs each of them, as pytest's does.
+        by_id: dict[str, list[Any]] = {}
+        for item in session.items:
+            by_id.setdefault(item.nodeid, []).append(item)
         for line in self.requests:
             if not line.strip():
                 continue
@@ -113,7 +117,7 @@ class SessionServer:
         os._exit(0)
 
 
-def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: dict[str, Any]) -> None:
+def _run_fork(server: SessionServer, session, by_id: dict[str, list[Any]], request: dict[str, Any]) -> None:
     """One run in the fork, step by step in the fork's own order (its output, its items, the
     swap, the recorder, the tests, the report); it never returns: every path ends in os._exit."""
     code = 70
@@ -122,8 +126,9 @@ def _run_fork(server: SessionServer, session, by_id: dict[str, Any], request: di
         os.setsid()  # its own process group: a timeout kills everything it started
         die_with_parent()  # a run outlives no server, as no server outlives its worker
         _write_to_run_log(request["log"])
-        items = list(session.items) if request.get("all") else [by_id.get(test) for test in request["tests"]]
-        if any(item is None for item in items):
+        named = [by_id.get(test) for test in request["tests"]] if not request.get("all") else []
+        items = list(session.items) if request.get("all") else [item for same in named if same for item in same]
+        if any(same is None for same in named):
             _fallback(request, "a selected test was not collected by the session")
         if request.get("reseed") is not None:
             reseed(session.config, request["reseed"])
