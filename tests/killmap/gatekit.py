@@ -68,6 +68,16 @@ def pkg_project(root: Path, source: str, tests: dict[str, str], catalog: str) ->
     )
 
 
+def replace_catalog(name: str, function: str, old: str, new: str, kills: str) -> str:
+    """`mutations/pkg.toml` for `pkg_project`: one `replace` in `pkg/__init__.py::function`
+    and its one kills test, under a [gate] of tests/ with the project's root on the path."""
+    return (
+        '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
+        f'[[mutation]]\nname = "{name}"\ntarget = "pkg/__init__.py::{function}"\nop = "replace"\n'
+        f"old = {json.dumps(old)}\nnew = {json.dumps(new)}\nkills = [{json.dumps(kills)}]\n"
+    )
+
+
 def pluggy_shaped_project(root: Path, mutations: str = "") -> Path:
     """A project whose package is named as one pytest itself imports before any test (pluggy):
     no test can import the sandbox's copy of `src/pluggy/mod.py::f`. `mutations`: the catalog's

@@ -5,7 +5,7 @@ change inside one (wcwidth's width table; a sweep called such mutants survivors)
 
 from __future__ import annotations
 
-from gatekit import pkg_project, run_gate
+from gatekit import pkg_project, replace_catalog, run_gate
 
 from killmap.verdict.reach import region_of
 
@@ -36,12 +36,7 @@ TESTS = (
     "def test_first_asks():\n    assert width('x') == 2\n\n\n"
     "def test_later_reads_the_cache():\n    assert width('x') > 1\n"
 )
-CATALOG = (
-    '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
-    '[[mutation]]\nname = "narrow"\ntarget = "pkg/__init__.py::width"\nop = "replace"\n'
-    'old = "return 2"\nnew = "return 1"\n'
-    'kills = ["tests/test_width.py::test_first_asks"]\n'
-)
+CATALOG = replace_catalog("narrow", "width", "return 2", "return 1", "tests/test_width.py::test_first_asks")
 
 
 def test_a_test_that_reads_the_cached_answer_is_run_and_its_red_is_overreach(tmp_path):

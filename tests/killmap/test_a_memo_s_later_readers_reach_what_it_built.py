@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from gatekit import pkg_project, run_gate
+from gatekit import pkg_project, replace_catalog, run_gate
 
 from killmap.verdict.reach import region_of
 
@@ -173,12 +173,7 @@ TESTS = (
     "def test_later_reads_the_memo():\n    assert pattern(4).startswith('4')\n\n\n"
     "def test_other_code():\n    assert 1 + 1 == 2\n"
 )
-CATALOG = (
-    '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
-    '[[mutation]]\nname = "wrong-count"\ntarget = "pkg/__init__.py::pattern"\nop = "replace"\n'
-    'old = "% digits"\nnew = "% (digits + 1)"\n'
-    'kills = ["tests/test_memo.py::test_first_asks"]\n'
-)
+CATALOG = replace_catalog("wrong-count", "pattern", "% digits", "% (digits + 1)", "tests/test_memo.py::test_first_asks")
 
 
 @pytest.mark.parametrize("path", [[], ["--no-swap"]], ids=["fork", "fresh session"])

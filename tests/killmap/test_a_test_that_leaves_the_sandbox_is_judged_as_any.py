@@ -7,7 +7,7 @@ environment failed: re-run it"), on every run; a red's place was a sandbox path.
 from __future__ import annotations
 
 import pytest
-from gatekit import pkg_project, run_gate
+from gatekit import pkg_project, replace_catalog, run_gate
 
 TESTS = (
     "import importlib\nimport os\nimport shutil\nimport tempfile\n\nfrom pkg import double\n\n\n"
@@ -18,11 +18,8 @@ TESTS = (
     "    importlib.import_module('xml.dom.minidom')  # an import the run makes: the proof looks again\n"
     "    assert double(2) == 4\n"
 )
-CATALOG = (
-    '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
-    '[[mutation]]\nname = "adds-instead"\ntarget = "pkg/__init__.py::double"\nop = "replace"\n'
-    'old = "x * 2"\nnew = "x + 3"\n'
-    'kills = ["tests/test_leave.py::test_double_leaves_for_a_folder_it_removes"]\n'
+CATALOG = replace_catalog(
+    "adds-instead", "double", "x * 2", "x + 3", "tests/test_leave.py::test_double_leaves_for_a_folder_it_removes"
 )
 
 

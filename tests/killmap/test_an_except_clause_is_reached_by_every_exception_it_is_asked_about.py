@@ -7,7 +7,7 @@ and a test it turned red outside the contract was never run (`held`)."""
 from __future__ import annotations
 
 import pytest
-from gatekit import pkg_project, run_gate
+from gatekit import pkg_project, replace_catalog, run_gate
 
 from killmap.verdict.reach import region_of
 
@@ -42,11 +42,12 @@ TESTS = (
     "def test_a_type_error_goes_through():\n"
     "    with pytest.raises(TypeError):\n        get_in([1, 2], ['a'])\n"
 )
-CATALOG = (
-    '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
-    '[[mutation]]\nname = "swallows-type-errors"\ntarget = "pkg/__init__.py::get_in"\nop = "replace"\n'
-    'old = "IndexError)"\nnew = "IndexError, TypeError)"\n'
-    'kills = ["tests/test_get.py::test_a_type_error_goes_through"]\n'
+CATALOG = replace_catalog(
+    "swallows-type-errors",
+    "get_in",
+    "IndexError)",
+    "IndexError, TypeError)",
+    "tests/test_get.py::test_a_type_error_goes_through",
 )
 
 

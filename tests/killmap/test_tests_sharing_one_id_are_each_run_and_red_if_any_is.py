@@ -7,7 +7,7 @@ called two killed mutants survivors."""
 from __future__ import annotations
 
 import pytest
-from gatekit import pkg_project, run_gate
+from gatekit import pkg_project, replace_catalog, run_gate
 
 CONFTEST = """\
 import pytest
@@ -38,11 +38,8 @@ class CaseItem(pytest.Item):
     def reportinfo(self):
         return self.path, 0, f"double({self.x})"
 """
-CATALOG = (
-    '[gate]\ntests = ["tests"]\npaths = ["."]\n\n'
-    '[[mutation]]\nname = "zero-is-five"\ntarget = "pkg/__init__.py::double"\nop = "replace"\n'
-    'old = "return x * 2"\nnew = "return x * 2 if x else 5"\n'
-    'kills = ["tests/double.cases::double"]\n'
+CATALOG = replace_catalog(
+    "zero-is-five", "double", "return x * 2", "return x * 2 if x else 5", "tests/double.cases::double"
 )
 
 

@@ -295,8 +295,36 @@ class _Events:
     marked_xfail: list[str]
 
 
+def _test_result(event: dict[str, Any]) -> TestResult:
+    """A test's result from its recorder's "test" event."""
+    raised = event.get("raised_at")
+    innermost = event.get("raised_innermost")
+    return TestResult(
+        id=event["id"],
+        outcome=event["outcome"],
+        duration=event.get("duration", 0.0),
+        phase=event.get("phase"),
+        exc_type=event.get("exc_type"),
+        exc_module=event.get("exc_module"),
+        message=event.get("message", ""),
+        raised_at=(raised[0], raised[1]) if raised else None,
+        raised_innermost=(innermost[0], innermost[1]) if innermost else None,
+        in_mutated_file=event.get("in_mutated_file", False),
+        mutated_file_innermost=event.get("mutated_file_innermost", False),
+        imported_by_mutated_file=event.get("imported_by_mutated_file", False),
+        assertion=event.get("assertion", False),
+        interrupted=event.get("interrupted", False),
+        traced=event.get("traced", False),
+        search=event.get("search", False),
+        timed_out=event.get("timed_out", False),
+        randomized=event.get("randomized", False),
+        reseeded=event.get("reseeded", False),
+    )
+
+
 def _read_events(events_path: Path) -> _Events:
-    # One loop, inline: it runs once per test of every run, so no call per event.
+    # One loop, inline: it runs once per test of every run, so no call per event but the
+    # one that builds a test's result.
     tests: dict[str, TestResult] = {}
     collected: list[str] = []
     errors: list[tuple[str, str]] = []
@@ -330,34 +358,12 @@ def _read_events(events_path: Path) -> _Events:
             elif kind == "start":
                 started = event["id"]
             elif kind == "test":
-                raised = event.get("raised_at")
-                innermost = event.get("raised_innermost")
                 if started == event["id"]:
                     started = None
                 prior = tests.get(event["id"])
-                if prior is not None and prior.red and event["outcome"] != "failed":
-                    continue  # one id, several items: it is red if any of them is, as pytest says
-                tests[event["id"]] = TestResult(
-                    id=event["id"],
-                    outcome=event["outcome"],
-                    duration=event.get("duration", 0.0),
-                    phase=event.get("phase"),
-                    exc_type=event.get("exc_type"),
-                    exc_module=event.get("exc_module"),
-                    message=event.get("message", ""),
-                    raised_at=(raised[0], raised[1]) if raised else None,
-                    raised_innermost=(innermost[0], innermost[1]) if innermost else None,
-                    in_mutated_file=event.get("in_mutated_file", False),
-                    mutated_file_innermost=event.get("mutated_file_innermost", False),
-                    imported_by_mutated_file=event.get("imported_by_mutated_file", False),
-                    assertion=event.get("assertion", False),
-                    interrupted=event.get("interrupted", False),
-                    traced=event.get("traced", False),
-                    search=event.get("search", False),
-                    timed_out=event.get("timed_out", False),
-                    randomized=event.get("randomized", False),
-                    reseeded=event.get("reseeded", False),
-                )
+                # One id, several items (a custom collector's): red if any of them is, as pytest says.
+                if prior is None or not prior.red or event["outcome"] == "failed":
+                    tests[event["id"]] = _test_result(event)
             elif kind == "final":
                 final = event
     return _Events(collected, tests, errors, conftest, deselected, started, final, marked_skip, marked_xfail)
