@@ -107,6 +107,21 @@ def test_what_counts_as_an_id_that_holds_the_moment_it_was_collected():
     assert not holds_the_clock("t.py::test_2026_12_07_0314", now)  # no parameters
 
 
+def test_an_exclude_of_a_catalog_with_no_mutations_is_checked_too(tmp_path):
+    # A catalog of [gate] and [sweep] alone, written to sweep before naming anything: `check`
+    # collected its tests and said nothing of an exclude a letter off.
+    project = copy_fixture("basic", tmp_path)
+    (project / "mutations" / "basic.toml").unlink()
+    (project / "mutations" / "sweep.toml").write_text(
+        '[gate]\ntests = ["tests"]\npaths = ["src"]\nexclude = ["tests/test_core.py::test_green_once_then_rd"]\n'
+    )
+    done = run_gate(project, "check")
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.code == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "mutations/sweep.toml" in lines[0] and "exclude" in lines[0], lines[0]
+    assert "did you mean 'tests/test_core.py::test_green_once_then_red'" in lines[0], lines[0]
+
+
 def test_a_flaky_test_listed_in_gate_exclude_is_left_out(tmp_path):
     project = copy_fixture("basic", tmp_path)
     catalog = project / "mutations" / "basic.toml"

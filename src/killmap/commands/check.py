@@ -88,10 +88,12 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     for mutation in mutations:
         groups.setdefault(mutation.settings, []).append(mutation)
     # A catalog of [gate] alone (set up to sweep before naming anything): its tests must
-    # still collect, or the sweep would fail later on the same typo.
+    # still collect, and its excludes match, or the sweep would fail later on the same typo.
+    where: dict[GateSettings, str] = {}
     for catalog in loaded:
         if not catalog.mutations:
             groups.setdefault(catalog.settings, [])
+            where.setdefault(catalog.settings, catalog.path)
     try:
         collected = collect(root, list(groups), launch, loadable, files)
     except GateError as exc:
@@ -104,7 +106,8 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.extend(collection.problems)
         if collection.failed:
             continue  # ids from a failed collection would only add noise
-        result.problems.extend(_unresolved_ids(group, collection, settings))
+        catalog = group[0].catalog if group else where[settings]
+        result.problems.extend(_unresolved_ids(group, collection, settings, catalog))
         result.problems.extend(collection.unloadable)
     return result
 
@@ -172,8 +175,11 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateEr
     return problems, loadable
 
 
-def _unresolved_ids(group: list[Mutation], collection: Collection, settings: GateSettings) -> list[GateError]:
-    """Every `kills` and `may_kill` entry of the group that names no test its [gate] collects."""
+def _unresolved_ids(
+    group: list[Mutation], collection: Collection, settings: GateSettings, catalog: str
+) -> list[GateError]:
+    """Every `exclude` entry of the [gate] that deselects no test, and every `kills` and
+    `may_kill` entry of the group that names no test the [gate] collects."""
     from killmap.catalog.testids import TestIndex
     from killmap.verdict.baseline import deselected_note, names_skipped, names_xfail, unmatched_excludes
 
@@ -181,8 +187,8 @@ def _unresolved_ids(group: list[Mutation], collection: Collection, settings: Gat
     skipped = set(collection.skipped)
     never_red = set(collection.never_red)
     problems = [
-        GateError(note, file=group[0].catalog, field="exclude")
-        for note in (unmatched_excludes(settings, collection.ids, collection.deselected) if group else ())
+        GateError(note, file=catalog, field="exclude")
+        for note in unmatched_excludes(settings, collection.ids, collection.deselected)
     ]
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
