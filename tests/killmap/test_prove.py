@@ -146,3 +146,38 @@ def test_a_defect_in_code_that_runs_at_import_is_not_measured_not_missed(tmp_pat
     assert "misses" not in done.stdout, done.stdout
     assert "| `table-empty` | `pkg/__init__.py::build` | ⚠️ not measured |" in done.stdout, done.stdout
     assert ": reach cannot say this test uses it" in done.stdout
+
+
+def test_a_test_that_hangs_under_the_defect_caught_it(tmp_path):
+    # A defect under which the test never ends was "not measured": a reviewer reverting the fix
+    # sees the test hang, which every CI's limit turns red.
+    import subprocess
+
+    from gatekit import run_gate, write_project
+
+    project = write_project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": (
+                "def step(n):\n    return n - 1\n\n\n"
+                "def countdown(n):\n    while n > 0:\n        n = step(n)\n    return n\n"
+            ),
+            "tests/test_pkg.py": (
+                "from pkg import countdown, step\n\n\ndef test_countdown():\n    assert countdown(3) == 0\n\n\n"
+                "def test_step():\n    assert step(2) < 2\n"
+            ),
+            "mutations/pkg.toml": (
+                '[gate]\ntests = ["tests"]\npaths = ["."]\n\n[[mutation]]\nname = "step-stalls"\n'
+                'target = "pkg/__init__.py::step"\nop = "constant-return"\nvalue = "1"\n'
+                'kills = ["tests/test_pkg.py::test_countdown"]\n'
+            ),
+        },
+    )
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    done = run_gate(project, "prove", "tests/test_pkg.py::test_countdown", "tests/test_pkg.py::test_step")
+    countdown, _, step = done.stdout.partition("tests/test_pkg.py::test_step ")
+    assert "tests/test_pkg.py::test_countdown catches the 1 named defect" in countdown, done.stdout + done.stderr
+    assert "| `step-stalls` | `pkg/__init__.py::step` | ✅ caught | timeout | still running after" in countdown
+    # The other test given was left waiting behind the hang: it proved nothing either way.
+    assert "| `step-stalls` | `pkg/__init__.py::step` | ⚠️ not measured |" in step, done.stdout

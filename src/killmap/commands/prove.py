@@ -5,7 +5,8 @@ Every catalog mutation whose changed statements the test executes in the baselin
 one named with --mutation is reported even when they never execute it. Each defect is then caught (a given test went
 red, confirmed by a re-run, having executed the mutated code: the cause is reported),
 missed (the test runs that code and stays green), not reached (named, but the test never
-runs its code), or not measured (the mutant is broken, stale, flaky...: why is said).
+runs its code), or not measured (the mutant is broken, stale, flaky...: why is said). A test
+still running at the gate's limit under the mutant caught it too: it never ends with the defect in.
 Invariants are not defects and are left out. Exit 1 when a given test catches none.
 """
 
@@ -213,6 +214,16 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
     reached = [t for t in reaching if matches(test, t)]
     if not reached:
         return Finding(status=NOT_REACHED, detail="the test never executes the mutated code", **base) if named else None
+    if verdict.verdict == judge.TIMEOUT and matches(test, verdict.extras.get(judge.STUCK_IN) or ""):
+        # The test never ends with the defect in: any CI's limit turns it red, as Stryker and
+        # PIT count a timeout detected. A hang in another test says nothing of this one.
+        return Finding(
+            status=CAUGHT,
+            cause="timeout",
+            where=f"still running after {verdict.timeout:.1f}s" if verdict.timeout else "timed out",
+            detail=verdict.detail,
+            **base,
+        )
     if verdict.verdict in unreadable():
         return Finding(status=NOT_MEASURED, detail=f"{verdict.verdict}: {verdict.detail}", **base)
     reds = [r for r in verdict.red if matches(test, r.id)]

@@ -268,13 +268,18 @@ def _timed_out(case: _Case) -> Verdict | None:
         f"still running after {evidence.timeout:.1f}s{_waited(run)}{where}; the same tests took "
         f"{evidence.selected_baseline_seconds:.2f}s unmutated{_never_ran(case)}",
         red=case.red_tests,
-        extras={EVERY_TEST_REPORTED: True} if reported else {},
+        extras={
+            **({EVERY_TEST_REPORTED: True} if reported else {}),
+            **({STUCK_IN: run.in_progress} if run.in_progress else {}),
+        },
     )
 
 
 # On a `timeout`: every selected test had its outcome before the limit came, so what ran past
 # it was the reds' confirmation or the session's end, not a test (trial: tried again longer).
 EVERY_TEST_REPORTED = "every_test_reported"
+# On a `timeout`: the test that was running when the limit came, when one was (prove reads it).
+STUCK_IN = "stuck_in"
 
 
 def _never_ran(case: _Case) -> str:
