@@ -80,6 +80,8 @@ def _run(args: argparse.Namespace) -> int:
     except GateError as exc:
         print(f"killmap: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        return _reader_gone()
     except RuntimeError as exc:
         # ^C while a class is being created (libcst's, imported while the workers start)
         # reaches us on Python 3.11 wrapped: "Error calling __set_name__", caused by it.
@@ -116,6 +118,8 @@ def entry() -> None:
     if code in INTERRUPTED_CODES:
         _flushed()  # a reader gone too (^C on `killmap run | less`) leaves no traceback
         os._exit(code)
+    if _stdout_reader_left():
+        code = _reader_gone()
     if _flushed() and _nothing_runs_at_exit():
         # The interpreter's teardown clears every module and frees, one by one, every object
         # the run left (libcst's node classes, rich, the report): 40 ms of a 1.5 s gate, for
@@ -132,9 +136,33 @@ def _flushed() -> bool:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):  # a reader gone (`killmap list | head`), a stream closed
-        return False  # the interpreter's own exit says so, as it always did
+    except (OSError, ValueError):  # a stream closed: the interpreter's own exit says so
+        return False
     return True
+
+
+def _stdout_reader_left() -> bool:
+    """Whether the last of stdout found its reader gone (`killmap list | head`)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError):
+        return False  # said by the interpreter's own exit, as it always was
+    return False
+
+
+# A writer whose pipe's reader left (`killmap list | head`): the code a shell gives it.
+EXIT_READER_GONE = 128 + signal.SIGPIPE
+
+
+def _reader_gone() -> int:
+    """stdout's reader left: the rest of the output has no one to read it, so it goes to the
+    null device, with no traceback and no "Exception ignored" as the interpreter exits."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    return EXIT_READER_GONE
 
 
 def _nothing_runs_at_exit() -> bool:

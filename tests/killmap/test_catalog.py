@@ -403,6 +403,42 @@ def test_list_with_a_valid_catalog_prints_each_mutation(km_project):
     assert done.stdout.split() == ["check-flipped", "replace", f"{MOD}::check", "kills", "1"]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list", "check-flippd"],
+        ["list", "check-flipped", "check-flippd"],
+        ["show", "check-flippd"],
+        ["run", "--only", "check-flippd"],
+    ],
+)
+def test_a_name_no_catalog_holds_is_an_error_naming_the_nearest(km_project, command):
+    # blinker: `list nosuch` printed nothing and exited 0, as an empty catalog does.
+    km_project.module(SOURCE)
+    km_project.write(CATALOG, table(good()))
+    done = subprocess.run(
+        [sys.executable, "-m", "killmap", *command], cwd=km_project.root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "'check-flippd'" in done.stderr and "did you mean 'check-flipped'?" in done.stderr, done.stderr
+    assert done.stdout == ""
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(km_project):
+    # blinker: `killmap list | head -1` printed a BrokenPipeError traceback and exited 1.
+    km_project.module(SOURCE)
+    km_project.write(CATALOG, "\n".join(table(good(name=f'"check-flipped-{n}"')) for n in range(400)))
+    listing = subprocess.Popen(
+        [sys.executable, "-m", "killmap", "list"], cwd=km_project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert listing.stdout is not None and listing.stderr is not None
+    listing.stdout.close()  # the reader gone before the first line
+    stderr = listing.stderr.read().decode()
+    assert listing.wait(timeout=120) == 141, stderr
+    assert stderr == ""
+
+
 def test_a_gate_error_with_a_multi_line_message_still_prints_as_one_line():
     # Some messages carry a log tail; the promise to the user is one line on stderr.
     error = GateError(

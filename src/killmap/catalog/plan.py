@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from killmap.catalog.entries import did_you_mean
 from killmap.catalog.reader import Catalog, Mutation, discover_catalogs, load_catalogs
 from killmap.catalog.shards import Split, read_durations, split_items
 from killmap.errors import GateError
@@ -78,7 +79,9 @@ def read_plan(root: Path, options: LabOptions, entry_errors: list[GateError] | N
     known = {m.name for m in mutations}
     for name in options.only:
         if name not in known:
-            raise GateError(f"--only {name!r} names no mutation in the catalog(s)", field="--only")
+            raise GateError(
+                f"--only {name!r} names no mutation in the catalog(s){did_you_mean(name, known)}", field="--only"
+            )
     if options.only:
         wanted = set(options.only)
         # An invariant needs its control in the same run, so the control comes along.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from killmap.catalog.entries import did_you_mean
 from killmap.commands.shared import EXIT_FAILED, EXIT_HELD, add_catalog_option, catalog_options, project_root
 from killmap.errors import GateError
 
@@ -25,6 +26,11 @@ def list_main(args: argparse.Namespace) -> int:
     from killmap.catalog.plan import load
 
     _, mutations = load(root, catalog_options(args))
+    # A name a letter off listed nothing and exited 0, as an empty catalog does.
+    unknown = [name for name in args.names if name not in {m.name for m in mutations}]
+    if unknown:
+        names = [m.name for m in mutations]
+        raise GateError(f"no mutation named {unknown[0]!r}{did_you_mean(unknown[0], names)}", field="NAME")
     for m in mutations:
         if args.names and m.name not in args.names:
             continue
@@ -42,7 +48,8 @@ def show_main(args: argparse.Namespace) -> int:
     wanted = args.names[0]
     found = [m for m in mutations if m.name == wanted]
     if not found:
-        raise GateError(f"no mutation named {wanted!r}", field="NAME")
+        names = [m.name for m in mutations]
+        raise GateError(f"no mutation named {wanted!r}{did_you_mean(wanted, names)}", field="NAME")
     mutant = mutant_to_show(root, found[0])
     if not mutant.applied:
         print(f"not applied: {mutant.reason}")

@@ -106,8 +106,8 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.extend(collection.problems)
         if collection.failed:
             continue  # ids from a failed collection would only add noise
-        catalog = group[0].catalog if group else where[settings]
-        result.problems.extend(_unresolved_ids(group, collection, settings, catalog))
+        named_in = group[0].catalog if group else where[settings]
+        result.problems.extend(_unresolved_ids(group, collection, settings, named_in))
         result.problems.extend(collection.unloadable)
     return result
 

@@ -17,6 +17,7 @@ def add_parser(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     root = project_root()
+    from killmap.catalog.entries import did_you_mean
     from killmap.catalog.plan import load
     from killmap.mutate.mutants import build_mutant
     from killmap.mutate.pins import pins_for, rewrite_pins
@@ -25,7 +26,7 @@ def main(args: argparse.Namespace) -> int:
     known = {m.name for m in mutations}
     for name in args.names:
         if name not in known:
-            raise GateError(f"no mutation named {name!r}", field="NAME")
+            raise GateError(f"no mutation named {name!r}{did_you_mean(name, known)}", field="NAME")
     chosen = [m for m in mutations if not args.names or m.name in args.names]
     by_catalog: dict[str, dict[str, dict[str, str]]] = {}
     for mutation in chosen:

@@ -152,6 +152,7 @@ def run_prove(
     launch: Launch | None = None,
 ) -> tuple[list[Proof], LabResult]:
     """Each given test's proof, and the verdicts they were read from (for the reports)."""
+    from killmap.catalog.entries import did_you_mean
     from killmap.catalog.testids import matches
     from killmap.verdict.lab import LabOptions, load, run_mutations
 
@@ -159,7 +160,9 @@ def run_prove(
     by_name = {m.name: m for m in mutations}
     for name in options.mutations:
         if name not in by_name:
-            raise GateError(f"{name!r} names no mutation in the catalog(s)", field="--mutation")
+            raise GateError(
+                f"{name!r} names no mutation in the catalog(s){did_you_mean(name, by_name)}", field="--mutation"
+            )
         if by_name[name].invariant:
             raise GateError(
                 f"{name!r} is an invariant: it changes nothing a test may observe, so no test should catch it",
