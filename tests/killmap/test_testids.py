@@ -130,3 +130,15 @@ def test_a_name_in_a_file_the_tests_have_is_compared_with_that_files_names_only(
     assert index.closest("tests/test_dicttoolz.py::test_nope") is None
     assert index.closest("tests/test_dicttoolz.py::test_merg") == "tests/test_dicttoolz.py::test_merge"
     assert index.closest("tests/test_dictoolz.py::test_merge") == "tests/test_dicttoolz.py::test_merge"
+
+
+def test_an_entry_that_stops_inside_a_name_is_told_it_is_no_whole_name():
+    # blinker: `::test_mute` for `::test_mute_signal` matched nothing, with no hint why.
+    index = TestIndex(["tests/test_signals.py::test_mute_signal", "tests/test_signals.py::test_other"])
+    note = index.unmatched_note("tests/test_signals.py::test_mute", "tests")
+    assert "it is the start of the test id tests/test_signals.py::test_mute_signal, not a whole name" in note, note
+    assert note.endswith("did you mean 'tests/test_signals.py::test_mute_signal'?"), note
+    index = TestIndex(["tests/t.py::test_mute_a", "tests/t.py::test_mute_b"])
+    assert "the start of 2 test ids, the first tests/t.py::test_mute_a" in index.unmatched_note(
+        "tests/t.py::test_mu", "."
+    )

@@ -53,6 +53,15 @@ class TestIndex:
                 found.append(node_id)
         return found
 
+    def _started_by(self, entry: str) -> list[str]:
+        """The ids that start with `entry` as text, in sorted order, boundary or not."""
+        found = []
+        for index in range(bisect_left(self._sorted, entry), len(self._sorted)):
+            if not self._sorted[index].startswith(entry):
+                break
+            found.append(self._sorted[index])
+        return found
+
     def names_any(self, entry: str) -> bool:
         return bool(self.named_by(entry))
 
@@ -96,6 +105,16 @@ class TestIndex:
             # Not a typo to correct from the nearest id: a file the gate does not run (boltons:
             # `prove tests/test_mathutils.py` was offered tests/test_strutils.py).
             return f"{said}: {file} is not under the gate's tests; add it to [gate] tests to run it"
+        started = self._started_by(entry)
+        if started:
+            # blinker: `::test_mute` for `::test_mute_signal` got no hint, the whole ids being
+            # too long for the nearest to be near.
+            first = started[0]
+            more = f"{len(started)} test ids, the first {first}" if len(started) > 1 else f"the test id {first}"
+            return (
+                f"{said}: it is the start of {more}, not a whole name; an entry names a test, or "
+                f"a file, class or folder, ending where its name does; did you mean {toml_literal(first)}?"
+            )
         near = self.closest(entry)
         if near is None:
             return said
