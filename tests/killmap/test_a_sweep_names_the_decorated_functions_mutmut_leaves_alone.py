@@ -16,6 +16,7 @@ from killmap.catalog.contract import ARID_RULES, SweepSettings
 from killmap.catalog.reader import GateSettings
 
 MODULE = """\
+    import enum
     import functools
     import typing
 
@@ -52,6 +53,18 @@ MODULE = """\
         @staticmethod
         def plain(x):
             return x - 1
+
+        def __new__(cls, *args):
+            return super().__new__(cls) if args else None
+
+        def quiet(self):
+            return 1 + 2  # pragma: no mutate
+
+    class Colour(enum.Enum):
+        def __init__(self, code):
+            self.code = code * 2
+
+        RED = 1
     """
 
 
@@ -76,6 +89,31 @@ def test_a_whole_file_sweep_names_the_decorated_functions_that_got_no_mutmut_mut
     assert {m.function for m in found.mutants} == {"Box.plain", "Box.plain2"}
 
 
+def test_a_whole_file_sweep_names_the_functions_mutmuts_other_rules_leave_alone(tmp_path):
+    # blinker: `Symbol.__new__`, which mutmut never mutates by its name, got no mutant and no
+    # word; nor does an enum's `__init__`. One a pragma covers is the project's own choice.
+    found = _enumerated(tmp_path, ("mutmut",))
+    assert found.left_alone == ["m.py::Box.__new__", "m.py::Colour.__init__"]
+
+
+def test_a_sweep_of_a_change_gives_a_touched_function_mutmut_leaves_alone_mutmuts_mutants(tmp_path):
+    from killmap.verdict.changed import FileChange
+    from killmap.verdict.sweep import SweepTarget, enumerate_mutants
+
+    class OneLine:  # ChangeSince's face, without git: one changed line of m.py
+        base = "HEAD"
+
+        def file(self, path):
+            return FileChange(path, frozenset({line}), frozenset()) if path == "m.py" else None
+
+    (tmp_path / "m.py").write_text(textwrap.dedent(MODULE))
+    line = textwrap.dedent(MODULE).splitlines().index("        return super().__new__(cls) if args else None") + 1
+    change = OneLine()
+    target = SweepTarget("m.py", None, GateSettings(paths=(".",)), SweepSettings(frozenset(ARID_RULES)))
+    found = enumerate_mutants(tmp_path, [target], ("mutmut",), change)
+    assert "Box.__new__" in {m.function for m in found.mutants}
+
+
 def test_a_target_inside_the_file_names_only_its_own_decorated_functions(tmp_path):
     assert _enumerated(tmp_path, ("mutmut",), "Box").decorated == ["m.py::Box.size"]
 
@@ -84,7 +122,7 @@ def test_killmaps_operators_alone_name_none(tmp_path):
     assert _enumerated(tmp_path, ("killmap",)).decorated == []
 
 
-def _rendered(decorated: list[str], ops: list[str], mutants: list | None = None) -> str:
+def _rendered(decorated: list[str], ops: list[str], mutants: list | None = None, left_alone=()) -> str:
     from killmap.report.sweep_report import render
 
     counts = dict.fromkeys(("killed", "survived", "unreached", "broken", "timeout", "named"), 0)
@@ -96,7 +134,13 @@ def _rendered(decorated: list[str], ops: list[str], mutants: list | None = None)
             "mutants": mutants or [],
             "functions": [],
             "summary": {**counts, "total": 0, "score": None},
-            "generated": {"mutmut": 0, "killmap": 0, "arid": {}, "decorated": decorated},
+            "generated": {
+                "mutmut": 0,
+                "killmap": 0,
+                "arid": {},
+                "decorated": decorated,
+                "left_alone": list(left_alone),
+            },
         },
     }
     console = Console(record=True, width=400)
@@ -109,6 +153,14 @@ def test_the_console_says_which_functions_got_no_mutmut_mutant_and_what_sweeps_t
     assert "2 decorated functions got no mutmut mutant, as under `mutmut run`: m.py::double, m.py::Box.size" in said
     assert "`--ops mutmut,killmap` sweeps their statements" in said
     assert "killmap's operators sweep them" in _rendered(["m.py::double"], ["mutmut", "killmap"])
+
+
+def test_the_console_says_which_functions_mutmuts_rules_leave_alone():
+    doc_said = _rendered([], ["mutmut"], left_alone=["m.py::Box.__new__"])
+    assert (
+        "1 function mutmut's rules leave alone (a name such as `__new__`) got no mutmut mutant, as under "
+        "`mutmut run`: m.py::Box.__new__" in " ".join(doc_said.split())
+    ), doc_said
 
 
 def test_the_console_says_nothing_of_them_when_there_are_none():

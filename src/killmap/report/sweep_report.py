@@ -152,6 +152,7 @@ def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> di
         **{k: enumeration[k] for k in ("identical", "duplicates", "pragma", "unlocated", "outside_not_run")},
         "arid": dict(sorted(enumeration.get("arid", {}).items())),
         "decorated": list(enumeration.get("decorated", [])),  # absent from older reports
+        "left_alone": list(enumeration.get("left_alone", [])),
     }
 
 
@@ -359,21 +360,26 @@ def _render_left_out(console: Console, sweep: dict[str, Any]) -> None:
             "collection runs the change): plain pytest fails them at collection, and `mutmut run` counts them "
             "killed; the score leaves them out (docs/sweep.md)"
         )
+    ops = sweep.get("ops") or ()
     decorated = sweep["generated"].get("decorated") or []
     if decorated:
-        console.print(_decorated_line(decorated, sweep.get("ops") or ()))
+        console.print(_left_alone_line(counted(len(decorated), "decorated function"), decorated, ops))
+    left_alone = sweep["generated"].get("left_alone") or []
+    if left_alone:
+        what = counted(len(left_alone), "function") + " mutmut's rules leave alone (a name such as `__new__`)"
+        console.print(_left_alone_line(what, left_alone, ops))
 
 
-def _decorated_line(decorated: list[str], ops) -> str:
-    """Why the decorated functions have no mutmut mutant, and what sweeps them."""
-    shown = ", ".join(decorated[:3]) + (f" and {len(decorated) - 3} more" if len(decorated) > 3 else "")
+def _left_alone_line(what: str, functions: list[str], ops) -> str:
+    """Why these functions have no mutmut mutant, and what sweeps them."""
+    shown = ", ".join(functions[:3]) + (f" and {len(functions) - 3} more" if len(functions) > 3 else "")
     covered = (
         "killmap's operators sweep them"
         if "killmap" in ops
         else "`--ops mutmut,killmap` sweeps their statements with killmap's operators"
     )
     return escape(
-        f"{counted(len(decorated), 'decorated function')} got no mutmut mutant, as under `mutmut run`: "
+        f"{what} got no mutmut mutant, as under `mutmut run`: "
         f"{shown} ({covered}; a sweep of a change gives a touched one mutmut's too)"
     )
 

@@ -119,6 +119,9 @@ class Enumeration:
     # Without a change: the decorated functions mutmut's operators leave alone, as `mutmut run`
     # does ("file::qualname"), so that a sweep says why they have no mutmut mutant.
     decorated: list[str] = field(default_factory=list)
+    # The same, for the functions mutmut's other rules leave alone: a name it never mutates
+    # (`__new__`, `__setattr__`, `__getattribute__`), an enum's creation hooks.
+    left_alone: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -431,6 +434,30 @@ def _add_mutmut_mutants(sweep: _FileSweep, parsed) -> None:
         and sweep.wanted(d.node)
     ]
     sweep.found.decorated += dict.fromkeys(named)  # a property's getter and setter share a name
+    sweep.found.left_alone += [f"{sweep.path}::{d.qualname}" for d in _left_alone(sweep, parsed)]
+
+
+def _left_alone(sweep: _FileSweep, parsed) -> list[Definition]:
+    """The undecorated functions inside the targets that got no mutmut mutant though its
+    operators apply to their body: mutmut's own rules left them alone (blinker's
+    `Symbol.__new__`, which `mutmut run` never mutates, read as swept). Not one a `# pragma: no
+    mutate` on its `def` line covers: that is the project's choice, said in its code."""
+    with_mutants = {id(m.function) for m in parsed.mutations}
+    found = []
+    for definition in sweep.spliced.definitions:
+        node = definition.node
+        if (
+            not isinstance(node, cst.FunctionDef)
+            or id(node) in with_mutants
+            or mutmut_adapter.skipped_by_mutmut(node)
+            or not sweep.wanted(node)
+            or sweep.positions[node].start.line in parsed.pragma_lines
+        ):
+            continue
+        candidates = mutmut_adapter.operator_mutations([node.params, node.body])
+        if any(sweep.positions[original].start.line not in parsed.pragma_lines for original, _, _ in candidates):
+            found.append(definition)
+    return found
 
 
 def _an_overload(function: cst.FunctionDef) -> bool:
@@ -446,12 +473,15 @@ def _an_overload(function: cst.FunctionDef) -> bool:
 
 def _add_decorated_mutants(sweep: _FileSweep, parsed) -> None:
     """With a change: mutmut's operators over the touched functions mutmut itself skips (a
-    property's getter and setter, any decorated function), so that a change to one gets the
+    property's getter and setter, any decorated function, `__new__`: _left_alone), so that a change to one gets the
     token-level mutants any other function gets. `mutmut run` makes none of them, so a sweep
     without a change makes none either (it makes exactly mutmut's)."""
+    left_alone = {id(d.node) for d in _left_alone(sweep, parsed)}
     for definition in filter(sweep.swept, sweep.spliced.definitions):
         node = definition.node
-        if not isinstance(node, cst.FunctionDef) or not mutmut_adapter.skipped_by_mutmut(node):
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        if not mutmut_adapter.skipped_by_mutmut(node) and id(node) not in left_alone:
             continue
         for original, mutated, operator in mutmut_adapter.operator_mutations([node.params, node.body]):
             if sweep.wanted(original) and sweep.positions[original].start.line not in parsed.pragma_lines:
