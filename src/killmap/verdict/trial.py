@@ -197,6 +197,8 @@ def run_mutant(
     verdict = trial.judged(limits, base)
     if verdict.red and focus is None:
         verdict = with_the_tests_before_them(root, trial, verdict, base)
+    if verdict.missing and focus is None and not mutation.uncontracted:
+        verdict = with_the_tests_before_its_green_kills(trial, verdict, base)
     if verdict.extras.get(judge.FILES_NOT_RUN):
         verdict = without_files_not_run(trial, verdict, base)
     if verdict.verdict == judge.HELD and verdict.extras.get(judge.THROUGH_STATE) and focus is None:
@@ -285,6 +287,7 @@ class _Trial:
     confirm: bool
     in_place: bool = False  # confirm in the run's own process, with the copy as the fallback
     reseed: int | None = None  # another seed than the command's (reseeded)
+    confirm_before: tuple[str, ...] = ()  # re-run by the confirmation too (Scenario.confirm_before)
 
     def green_alone(self, test: str) -> bool:
         """Whether `test` passes run by itself, unmutated (a fork of the collected session); a
@@ -321,7 +324,10 @@ class _Trial:
         mutation = self.job[0]
         scenario = _scenario(self.job, self.selected, limits, self.region, swap=self.swap, confirm=self.confirm)
         scenario = replace(
-            scenario, confirm_in_place=in_place and scenario.confirm_kills is not None, reseed=self.reseed
+            scenario,
+            confirm_in_place=in_place and scenario.confirm_kills is not None,
+            reseed=self.reseed,
+            confirm_before=self.confirm_before if scenario.confirm_kills is not None else (),
         )
         run = self.engine.run(self.worker, scenario, complete=True)
         confirmation = run.confirmation if run.status == "done" and run.finished else None
@@ -401,8 +407,7 @@ def with_the_tests_before_them(root: Path, trial: _Trial, first: Verdict, base: 
     chosen = set(trial.selected)
 
     def before(test: str) -> tuple[str, ...]:
-        tests = baseline.by_file.get(test.split("::", 1)[0], ())
-        return tests[: tests.index(test)] if test in tests else ()
+        return _before_in_its_file(baseline, test)
 
     suspects = [r.id for r in first.red if any(t not in chosen and writes_shared_state(root, t) for t in before(r.id))]
     needy = tuple(t for t in suspects if not trial.green_alone(t))
@@ -413,6 +418,36 @@ def with_the_tests_before_them(root: Path, trial: _Trial, first: Verdict, base: 
     said = f"; with the tests before {_some(needy, 2)} in its file: by itself it is red unmutated"
     again = _judged_over(trial, widened, base, said)
     return replace(again, duration=first.duration + again.duration)
+
+
+def with_the_tests_before_its_green_kills(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:
+    """A kills test that stayed green where the selection left out a test its file runs
+    before it: plain pytest runs that test first, and the state it leaves may be what turns
+    the kills test red (structlog: `test_get_only_gets_structlog_without_deleted` binds a
+    context variable and never runs the mutated line of `clear_contextvars`; without it two
+    kills tests stayed green, `vacuous` where plain pytest shows the contract holding). The
+    mutant is judged again with the tests before each such kills test in its file, in
+    pytest's order; that verdict stands. A verdict with every kills test red pays nothing."""
+    _, _, baseline = trial.job
+    chosen = set(trial.selected)
+    green = sorted(t for t in baseline.index.named_by_any(first.missing) if t in chosen)
+    needy = tuple(t for t in green if any(u not in chosen for u in _before_in_its_file(baseline, t)))
+    if not needy:
+        return first
+    before = set().union(*(_before_in_its_file(baseline, t) for t in needy))
+    widened = tuple(t for t in baseline.collected if t in chosen or t in before)
+    said = f"; with the tests before {_some(needy, 2)} in its file, green without them"
+    # Its confirmation re-runs them too: the kills tests alone, from a fresh start, are the
+    # run that left them green.
+    ahead = replace(trial, confirm_before=tuple(t for t in widened if t in before))
+    again = _judged_over(ahead, widened, base, said)
+    return replace(again, duration=first.duration + again.duration)
+
+
+def _before_in_its_file(baseline: Baseline, test: str) -> tuple[str, ...]:
+    """The tests its file runs before `test`, in collection order."""
+    tests = baseline.by_file.get(test.split("::", 1)[0], ())
+    return tests[: tests.index(test)] if test in tests else ()
 
 
 def with_every_test(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:

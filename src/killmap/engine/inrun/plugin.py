@@ -224,13 +224,15 @@ class Recorder:
         """What the confirmation re-runs: what decides the verdict."""
         kills = set(self.snapshot.get("kill_ids", ())) if self.snapshot else set()
         allowed = self.snapshot.get("allowed_ids") if self.snapshot else None
+        # The tests whose state the confirmed ones need, each re-run in its place before them.
+        before = set(self.snapshot.get("before_ids", ())) if self.snapshot else set()
         if allowed is None:
-            return [t for t in self.collected if t in self.red or t in kills]
+            return [t for t in self.collected if t in self.red or t in kills or t in before]
         # Only what decides the verdict: every kills test (red or not), and one red
         # outside the contract, which alone keeps an overreach or a visible invariant.
         allowed_set = set(allowed)
         outside = [t for t in self.collected if t in self.red and t not in allowed_set]
-        return [t for t in self.collected if t in kills or t in outside[:1]]
+        return [t for t in self.collected if t in kills or t in outside[:1] or t in before]
 
     def confirm_in_place(self) -> None:
         """In a run that confirms in place, once its tests are over and torn down: re-run what
