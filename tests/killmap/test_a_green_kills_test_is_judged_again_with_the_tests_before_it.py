@@ -66,10 +66,12 @@ def project(tmp_path: Path) -> Path:
     )
 
 
-def test_a_kills_test_green_without_the_test_before_it_is_judged_with_it(project):
-    # In the baseline's one run, test_empty_at_start's fixture clears what test_fill left: it
-    # alone reaches the change. Run alone under the mutant it starts empty and passes.
-    done = run_gate(project, "run", "--no-cache", "--jobs", "1")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_kills_test_green_without_the_test_before_it_is_judged_with_it(project, jobs):
+    # In the baseline's runs, each of every test in pytest's order, test_empty_at_start's
+    # fixture clears what test_fill left: it alone reaches the change. Run alone under the
+    # mutant it starts empty and passes.
+    done = run_gate(project, "run", "--no-cache", "--jobs", jobs)
     entry = done.mutation("clear-keeps-all")
     assert entry["verdict"] == "held", entry["detail"]
     (red,) = entry["red"]

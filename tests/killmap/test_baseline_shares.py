@@ -37,7 +37,7 @@ def who_runs(coverage: dict[str, list[int]], line: int) -> set[str]:
 
 
 @pytest.mark.parametrize("runs", [1, 2, 3])
-def test_every_test_that_runs_a_line_is_recorded_however_the_runs_share_the_files(tmp_path, monkeypatch, runs):
+def test_every_run_runs_every_test_in_pytests_order_traced(tmp_path, monkeypatch, runs):
     project = copy_fixture("selection", tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     seen: list[list[RunOutcome]] = []
@@ -49,40 +49,35 @@ def test_every_test_that_runs_a_line_is_recorded_however_the_runs_share_the_file
 
     monkeypatch.setattr(baseline_module._Builder, "__call__", built)
     result = run_lab(project, LabOptions(jobs=2, baseline_runs=runs, use_cache=False))
-    outcomes = seen[-1]  # the baseline as settled (before it, the reach pass's alone)
-    reach, guard = outcomes[:2], outcomes[2:]
-    assert len(guard) == 2 * (runs - 1)  # each further pass shared out between the two workers
-    # The first pass ran every test once, in one run or the other, and traced it there.
-    ran = [t for o in reach for t in o.tests]
-    assert sorted(ran) == sorted(UNRELATED | SHARED | {ANCHOR})
-    assert all(o.tests[t].traced for o in reach for t in o.tests)
-    # Each further pass ran, untraced, the tests a mutant can select, each once: those that ran
-    # a line of calc.py, and the anchor test, which runs none but a contract names.
-    for number in range(runs - 1):
-        again = [t for o in guard[2 * number : 2 * number + 2] for t in o.tests]
-        assert sorted(again) == sorted(UNRELATED | SHARED | {ANCHOR})
-    assert not any(r.traced for o in guard for r in o.tests.values())
+    outcomes = seen[-1]
+    assert len(outcomes) == runs  # two at once, then the third
+    # Each run ran every test, in the order pytest collected them, and traced it: a test's reach
+    # is what it runs after the tests before it, as under plain pytest.
+    for outcome in outcomes:
+        assert list(outcome.tests) == [t for t in outcome.collected if t in outcome.tests]
+        assert sorted(outcome.tests) == sorted(UNRELATED | SHARED | {ANCHOR})
+        assert all(r.traced for r in outcome.tests.values())
     coverage = result.baselines[0].coverage["src/selpkg/calc.py"]
-    # Twenty tests run the same line: whichever run traced each one, all twenty are there.
     assert who_runs(coverage, 9) == UNRELATED
     assert who_runs(coverage, 5) == SHARED
     # What ran while the tests were collected (OFFSET = 1, the def lines) is in no test's name.
     assert {1, 4, 8, 12} <= set(coverage[""])
-    recorded = [any("" in contexts for contexts in (o.coverage or {}).values()) for o in reach]
-    if result.baselines[0].tracer in ("coverage", "probes"):
-        # The first run's session traced its collection (the C tracer, before the probes
-        # came in its fork); the other worker's did not.
-        assert recorded == [True, False]
+    recorded = [any("" in contexts for contexts in (o.coverage or {}).values()) for o in outcomes]
+    if result.baselines[0].tracer in ("coverage", "probes") and runs > 1:
+        # Only the first run of each pass traces its collection (the C tracer, before the
+        # probes came in its fork): the same program in every session.
+        assert recorded[:2] == [True, False]
     else:
-        assert all(recorded)  # the line monitor records it in every run, cheaply
+        assert recorded[0]
     assert set(result.baselines[0].durations) == UNRELATED | SHARED | {ANCHOR}
 
 
-def test_a_flaky_test_that_reaches_no_mutation_runs_once_and_stops_nothing(tmp_path):
+def test_a_flaky_test_that_reaches_no_mutation_stops_nothing(tmp_path):
     # No mutant can select a test that never ran a line of a mutated file (unless a change runs
     # at import, and then the confirmation re-runs its red): the flake guard's second run of it
-    # measured nothing a verdict uses. It runs once; a flaky test a mutant can select is still
-    # refused (test_bad_input.py).
+    # measures nothing a verdict uses. The two whole runs go at once, and the second to reach
+    # this test finds the first's marker; a flaky test a mutant can select is still refused
+    # (test_bad_input.py).
     from gatekit import gate_env, run_gate
 
     project = copy_fixture("basic", tmp_path)
@@ -96,12 +91,8 @@ def test_a_flaky_test_that_reaches_no_mutation_runs_once_and_stops_nothing(tmp_p
     env = gate_env(project, {"ELSEWHERE_MARKER": str(tmp_path / "marker"), "KILLMAP_CONFINE": "0"})
     run = run_gate(project, "run", "--no-cache", env=env)
     assert run.code == 0, run.stdout + run.stderr
-    assert (tmp_path / "marker").exists()  # it ran, once: a second run would have been red
-    # The console says so, instead of claiming every test ran in both runs.
-    # Not "that no mutant selects": a mutant whose change runs at import selects every test.
-    assert (
-        "4 tests green in 2 runs (2 that ran no line of a mutated file and no contract names: once)," in run.stdout
-    ), run.stdout
+    assert (tmp_path / "marker").exists()  # it ran
+    assert "4 tests green in 2 runs," in run.stdout, run.stdout
 
 
 def _run(durations: dict[str, float], traced: set[str] = frozenset()) -> RunOutcome:
@@ -280,9 +271,9 @@ def test_a_test_that_needs_the_others_to_run_first_keeps_the_gate_going_by_whole
 
 
 def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before_them(tmp_path):
-    # Red on its 1st, 3rd, 5th... call: red in the shared run, so whole runs decide, and there
-    # one is green and the other red. It never passed before them, so only their own
-    # disagreement can call it flaky rather than red.
+    # Red on its 1st, 3rd, 5th... call: of the two whole runs one is green and the other red.
+    # It never passed before them, so only their own disagreement can call it flaky rather
+    # than red. It calls the mutated function: a mutant can select it.
     from gatekit import gate_env, one_mutation_project, run_gate
 
     marker = tmp_path / "calls"
@@ -292,6 +283,7 @@ def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before
         "def one():\n    return 1\n",
         "import os\n\nfrom pkg import one\n\n\ndef test_one():\n    assert one() == 1\n\n\n"
         "def test_flips_every_call():\n"
+        "    assert one() == 1\n"
         "    call = 1\n"
         "    while True:\n"
         "        try:\n"
@@ -310,7 +302,7 @@ def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before
     # No catalog field: a baseline's test is no entry of any one catalog (tenacity's user read
     # "field 'exclude'" as pointing into a file that had none).
     assert lines[0].startswith("killmap: baseline of tests: flaky test(s)"), lines[0]
-    assert len(list(marker.iterdir())) == 3  # the shared run, then two whole runs
+    assert len(list(marker.iterdir())) == 2  # the two whole runs
 
 
 RUN_IN_A_FRESH_SESSION = (

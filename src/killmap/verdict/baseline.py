@@ -155,6 +155,14 @@ def stage_baseline(
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
     build = _Builder(files, settings, passes, runs)
+    if passes.shared:
+        # Each run whole, in pytest's order, the runs at once: a test's reach depends on what
+        # ran before it in its process (a cleanup fixture's loop runs only over what an
+        # earlier test left), and only pytest's own order gives what plain pytest gives, the
+        # same on every run and every runner. Runs that shared the tests out gave each test
+        # another history each time (structlog: clear_contextvars reached by other tests on
+        # every run, and a `try` whose reds changed from run to run).
+        return build(*_after_unsettled(passes, group, runs, []))
     try:
         reach, guarded = _reach_and_guarded(passes, group)
     except _RedByRecorder as red:
@@ -386,7 +394,7 @@ def _after_unsettled(
     """Whole runs, where the shared ones did not settle the baseline; every pass again under
     coverage's tracer where the engine's recorder made their reds."""
     try:
-        return _whole_passes(passes, runs, shared), False
+        return _whole_passes(passes, runs, shared, group), False
     except _RedByRecorder as red:
         passes.fall_back(red)
         return _settled_under_coverage(passes, group, runs)
@@ -394,16 +402,19 @@ def _after_unsettled(
 
 def _settled_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
     """Every pass, one after the other: the reach pass, the guard passes, and whole passes
-    where those did not settle the baseline."""
+    where those did not settle the baseline; whole runs at once where there are workers for
+    them (stage_baseline)."""
+    if passes.shared:
+        return _whole_passes(passes, runs, [], group), False
     reach, guarded = _reach_and_guarded(passes, group)
     if guarded is None:
-        return _whole_passes(passes, runs, reach), False
+        return _whole_passes(passes, runs, reach, group), False
     done = [reach]
     for number in range(2, runs + 1 if guarded else 2):
         guard = passes.run(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
         done.append(guard)
         if any(o.red for o in guard) or _flipped(reach, guard):
-            return _whole_passes(passes, runs, [o for each in done for o in each]), False
+            return _whole_passes(passes, runs, [o for each in done for o in each], group), False
     return done, True
 
 
@@ -464,12 +475,19 @@ class _Passes:
         self.guarding = guarding
 
     def scenarios(
-        self, label: str, tests: tuple[str, ...] | None, *, traced: bool, shared: bool, tracer: str | None = None
+        self,
+        label: str,
+        tests: tuple[str, ...] | None,
+        *,
+        traced: bool,
+        shared: bool,
+        tracer: str | None = None,
+        count: int | None = None,
     ) -> list[Scenario]:
-        """One run per worker of `tests` (None: every test), traced or not; `shared`: the runs
-        share the tests out (baseline_split.py), else each runs them all. Only the first run's
-        session traces collection, the same program in every session. Each run is a fork of
-        its worker's collected session, which the mutants then reuse."""
+        """One run per worker of `tests` (None: every test), traced or not, or `count` runs;
+        `shared`: the runs share the tests out (baseline_split.py), else each runs them all.
+        Only the first run's session traces collection, the same program in every session.
+        Each run is a fork of its worker's collected session, which the mutants then reuse."""
         claims = str(self.engine.scratch.run_dir("baseline-claims") / label) if shared else None
         return [
             Scenario(
@@ -486,7 +504,7 @@ class _Passes:
                 tracer=tracer or self.tracer,
                 trace_collection=i == 0,
             )
-            for i in range(len(self.engine.workers))
+            for i in range(min(count or len(self.engine.workers), len(self.engine.workers)))
         ]
 
     def run(
@@ -498,13 +516,14 @@ class _Passes:
         shared: bool,
         tracer: str | None = None,
         early_guard: bool = False,
+        count: int | None = None,
     ) -> list[RunOutcome]:
         """The pass `scenarios` describes, on every worker at once; refused if incomplete.
         `early_guard`: a worker done with its share while others still run theirs begins the
         guard run of the tests they hold (`_early_guard`). The workers must be free: an early
         guard run begun before is waited for, and dropped."""
         self.end_early_guards()
-        scenarios = self.scenarios(label, tests, traced=traced, shared=shared, tracer=tracer)
+        scenarios = self.scenarios(label, tests, traced=traced, shared=shared, tracer=tracer, count=count)
         early = early_guard and self.guarding and shared and len(scenarios) > 1
         run = self._early_guard(scenarios) if early else self.engine.run
         with timeline.span("pass", label=label):
@@ -606,13 +625,15 @@ def _reach_and_guarded(passes: _Passes, group: list[Mutation]) -> tuple[list[Run
     return reach, guarded_tests(reach[0].collected, coverage, passes.targets, group)
 
 
-def _traced_pass(passes: _Passes, label: str, *, shared: bool) -> list[RunOutcome]:
+def _traced_pass(passes: _Passes, label: str, *, shared: bool, count: int | None = None) -> list[RunOutcome]:
     """A traced pass over every test. Where a run's probes could not vouch for a target file
     (a function of it ran code they never saw, engine/reach/probes.py), the pass is run again with
     coverage's C tracer: slower, never short of a line."""
-    outcomes = passes.run(label, None, traced=True, shared=shared, early_guard=True)
+    outcomes = passes.run(label, None, traced=True, shared=shared, early_guard=True, count=count)
     if any(UNPROVEN in contexts for o in outcomes for contexts in (o.coverage or {}).values()):
-        outcomes = passes.run(f"{label}-ctrace", None, traced=True, shared=shared, tracer="coverage", early_guard=True)
+        outcomes = passes.run(
+            f"{label}-ctrace", None, traced=True, shared=shared, tracer="coverage", early_guard=True, count=count
+        )
     return outcomes
 
 
@@ -634,26 +655,40 @@ def guarded_tests(
     return tuple(t for t in collected if t in reaching or t in named)
 
 
-def _whole_passes(passes: _Passes, runs: int, shared: list[RunOutcome]) -> list[list[RunOutcome]]:
-    """Every test in every run, `runs` runs, in pytest's own order (the baseline as it was
-    before the runs shared the tests out): what it finds red is red, unless the test passed
-    in an earlier run (`shared`), which makes it flaky, as a test whose whole runs disagree
-    is. A test red only where the tests were shared out is settled green by them."""
+def _whole_passes(
+    passes: _Passes, runs: int, shared: list[RunOutcome], group: list[Mutation]
+) -> list[list[RunOutcome]]:
+    """Every test in every run, `runs` runs, in pytest's own order, at once where there are
+    workers for them. A test a mutant can select (guarded_tests) is red where any run finds
+    it red, unless its runs disagree or it passed in an earlier run (`shared`): then it is
+    flaky. The later runs are the flake guard, which matters for those tests alone: a test
+    that reaches no mutation and no contract names is red only where every run finds it
+    red, and may flip between runs and stop nothing (two runs at once may each meet the
+    other's leftovers, where one run by itself would have met none)."""
     whole: list[RunOutcome] = []
     while len(whole) < runs:
-        whole.extend(_traced_pass(passes, f"baseline-whole-{len(whole) + 1}", shared=False))
+        whole.extend(_traced_pass(passes, f"baseline-whole-{len(whole) + 1}", shared=False, count=runs - len(whole)))
     _refuse_drifting(passes.where, whole)
-    red = {t for o in whole for t in o.red}
+    guarded = set(guarded_tests(whole[0].collected, _union([o.coverage or {} for o in whole]), passes.targets, group))
+    always_red = set.intersection(*(set(o.red) for o in whole)) - guarded
+    kept = [replace(o, tests={t: r for t, r in o.tests.items() if t in guarded or t in always_red}) for o in whole]
+    red = {t for o in kept for t in o.red}
     passed_before = {t for o in shared for t, r in o.tests.items() if r.outcome == "passed"}
-    flipped = sorted(set(_flipped(whole[:1], whole[1:])) | (red & passed_before))
+    flipped = sorted(set(_flipped(kept[:1], kept[1:])) | (red & passed_before))
     if flipped:
         raise GateError(
             f"{passes.where}: flaky test(s), outcome differs between baseline runs: "
             + ", ".join(flipped)
             + "; fix them or list them in [gate] exclude"
         )
-    passes.refuse_red(whole)
-    return [whole]
+    passes.refuse_red(kept)
+    # What the builder reads of the others (durations, reach, skips) is the first run's.
+    return [[whole[0] if len(whole) == 1 else _green_of(whole[0], guarded), *kept[1:]]]
+
+
+def _green_of(run: RunOutcome, guarded: set[str]) -> RunOutcome:
+    """The first run, its unguarded tests' reds, which refused nothing, read as never run there."""
+    return replace(run, tests={t: r for t, r in run.tests.items() if t in guarded or not r.red})
 
 
 def _refuse_incomplete(where: str, outcomes: list[RunOutcome], engine: Engine, timeout: float) -> None:
