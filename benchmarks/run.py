@@ -119,21 +119,21 @@ def tapped(run_mutations):
             marks["lab:end"] = time.perf_counter() - t0
     return run
 
-def tapped_baseline(stage_baseline):
+def tapped_baseline(run_baseline):
     # The baseline starts with the lab (an early baseline, before the mutants are built) and says
     # nothing until the first mutant runs on it: its own start and end are timed here. Its end is
     # the reach pass's: the guard pass runs beside the first mutants (verdict/dispatch.py).
     def run(*args, **named):
         marks.setdefault("baseline-run:start", time.perf_counter() - t0)
         try:
-            return stage_baseline(*args, **named)
+            return run_baseline(*args, **named)
         finally:
             marks["baseline-run:end"] = time.perf_counter() - t0
     return run
 
 TAPS = {
     "killmap.verdict.lab": ("run_mutations", tapped),
-    "killmap.verdict.baseline": ("stage_baseline", tapped_baseline),
+    "killmap.verdict.baseline": ("run_baseline", tapped_baseline),
 }
 
 class Tap(importlib.abc.MetaPathFinder):
@@ -313,7 +313,7 @@ def _phases(marks: dict) -> dict:
     mutants: lab.py starts both at once), mutants (the reach pass in -> last verdict, the guard
     pass beside the first of them), tail (pool stop, cache, reports, exit).
 
-    The baseline is timed around stage_baseline itself: the lab announces it only when the first
+    The baseline is timed around run_baseline itself: the lab announces it only when the first
     mutant is about to run on it, so its progress events came together and the baseline read
     0.00 s, its runs counted as setup."""
     if "lab:start" not in marks:

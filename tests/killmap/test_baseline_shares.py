@@ -1,13 +1,9 @@
-"""The baseline runs every test once, traced, its files shared out between the workers; then
-the tests a mutant can select once more, untraced. Together the runs miss no test's reach.
-
-Tracing slows hot code several times over, and a suite can name a thousand tests that reach
-no mutation: each file is run by the first run to claim it, so a run that started late finds
-more files claimed and the runs end together. Collection is the same program in every run:
-under coverage's C tracer only the first run records it, where tracing it doubled every
-session's collection. Selection is only as sound as the union: a test whose lines were lost
-would never be run under a mutant it can turn red. So the reach recorded must be the same
-whatever the number of runs.
+"""The baseline runs every test twice, each run whole, in pytest's order, traced: with two
+workers, both runs at once. What a test runs depends on what ran before it in its process,
+and only pytest's own order gives each test the history plain pytest gives it, the same on
+every run. Collection is the same program in every run: under coverage's C tracer only the
+first run of a pass records it, where tracing it doubled every session's collection. A
+test no mutant can select may flip between the runs and stop nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +18,6 @@ from gatekit import copy_fixture
 
 import killmap.verdict.baseline as baseline_module
 from killmap.catalog.plan import LabOptions
-from killmap.engine.inrun.baseline_split import ClaimedItems, ClaimFile
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import pass_durations
 from killmap.verdict.lab import run_lab
@@ -147,71 +142,6 @@ def test_the_guard_passes_change_nothing_a_mutant_is_selected_or_limited_by(tmp_
     assert (provisional.rerun, settled.rerun) == (None, 2)
 
 
-class Item:
-    """What ClaimedItems reads of a pytest item: its node id."""
-
-    def __init__(self, nodeid: str):
-        self.nodeid = nodeid
-
-    def __repr__(self) -> str:
-        return self.nodeid
-
-
-def run_loop(items: list, shared: ClaimedItems):
-    """pytest's run loop as it reads the list: the next item fetched before each test starts;
-    yields (the test, the next item it was told of) as each test runs."""
-    for index, item in enumerate(items):
-        following = items[index + 1] if index + 1 < len(items) else None
-        shared.starting(index)
-        yield item.nodeid, (following.nodeid if following is not None else None)
-
-
-IDS = [f"tests/test_big.py::test_{n}" for n in range(6)] + ["tests/test_small.py::test_6"]
-
-
-def test_each_test_is_run_by_the_first_run_to_claim_it_and_by_no_other(tmp_path):
-    claims = str(tmp_path / "claims")
-    ahead_items = [Item(i) for i in IDS]
-    behind_items = [Item(i) for i in reversed(IDS)]  # collected in another order: the same claims
-    ahead = run_loop(ahead_items, ClaimedItems(claims, ahead_items))
-    behind = run_loop(behind_items, ClaimedItems(claims, behind_items))
-    ran_ahead, ran_behind = [], []
-    for _ in range(3):  # the two runs take turns, one test each
-        ran_ahead.append(next(ahead))
-        ran_behind.append(next(behind))
-    ran_ahead.extend(ahead)
-    ran_behind.extend(behind)
-    # Every test ran once, in one run or the other; one file's tests went to both: a test file
-    # that holds most of a suite is shared out too.
-    assert sorted(t for t, _ in ran_ahead + ran_behind) == sorted(IDS)
-    assert {t for t, _ in ran_ahead} & {t for t, _ in ran_behind} == set()
-    assert [t for t, _ in ran_ahead] == IDS[:4]
-    assert [t for t, _ in ran_behind] == IDS[4:][::-1]
-    # The next item the loop read before each test is the one that ran after it: a module's
-    # fixtures are torn down exactly when its last test in this run is done.
-    assert [n for _, n in ran_ahead] == [*IDS[1:4], None]
-    assert [n for _, n in ran_behind] == [*IDS[4:][::-1][1:], None]
-
-
-def test_a_test_whose_claim_cannot_be_made_is_run_all_the_same(tmp_path):
-    # Running a test twice costs time; running it in no run loses its reach, and the
-    # gate would then select it for no mutant it reaches.
-    nowhere = str(tmp_path / "missing-folder" / "claims")
-    first_items, second_items = [Item(i) for i in IDS], [Item(i) for i in IDS]
-    first, second = ClaimedItems(nowhere, first_items), ClaimedItems(nowhere, second_items)
-    assert [t for t, _ in run_loop(first_items, first)] == IDS
-    assert [t for t, _ in run_loop(second_items, second)] == IDS
-    assert ClaimFile(str(tmp_path / "claims"), ["a"]).take("never-listed")
-
-
-def test_a_claim_is_one_byte_at_the_keys_sorted_place(tmp_path):
-    path = tmp_path / "claims"
-    claims = ClaimFile(str(path), ["b.py", "a.py", "c.py"])
-    assert claims.take("c.py") and not claims.take("c.py")
-    claims.close()
-    assert path.read_bytes() == b"\0\0\1"
-
-
 def test_a_run_that_must_record_collection_is_never_served_by_a_session_that_did_not(tmp_path):
     # The baseline's first run records collection for all; any traced run that asks for it
     # (a kills test traced alone, say) on a worker whose session collected untraced must run
@@ -303,58 +233,3 @@ def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before
     # "field 'exclude'" as pointing into a file that had none).
     assert lines[0].startswith("killmap: baseline of tests: flaky test(s)"), lines[0]
     assert len(list(marker.iterdir())) == 2  # the two whole runs
-
-
-RUN_IN_A_FRESH_SESSION = (
-    "import sys, pytest\n"
-    "from killmap.engine.inrun.plugin import Recorder\n"
-    "recorder = Recorder(sys.argv[1], run_claims=sys.argv[2])\n"
-    "code = pytest.main(['-q', '-p', 'no:cacheprovider', sys.argv[3]], plugins=[recorder])\n"
-    "recorder.close()\n"
-    "sys.exit(int(code))\n"
-)
-
-
-def test_a_fresh_session_shares_its_tests_out_as_a_fork_of_the_collected_one_does(tmp_path):
-    # A baseline run that cannot fork its worker's collected session runs in a fresh one,
-    # under pytest's own run loop: the same claims narrow it. The first run to claim takes
-    # every test; the second collects them all and runs none.
-    import json
-
-    tests = tmp_path / "test_three.py"
-    tests.write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n")
-    claims = tmp_path / "claims"
-    ran = []
-    for name in ("first", "second"):
-        events = tmp_path / f"{name}.jsonl"
-        done = subprocess.run(
-            [sys.executable, "-c", RUN_IN_A_FRESH_SESSION, str(events), str(claims), str(tests)],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode in (0, 5), done.stdout + done.stderr
-        lines = [json.loads(line) for line in events.read_text().splitlines()]
-        [collected] = [e["ids"] for e in lines if e["event"] == "collected"]
-        assert len(collected) == 3
-        ran.append([e["id"] for e in lines if e["event"] == "test"])
-    assert [len(r) for r in ran] == [3, 0], ran
-
-
-def test_an_early_guard_run_counts_in_the_guard_pass_with_its_guarded_tests_alone():
-    # An early guard run re-runs whatever the other runs held: with three workers, a test
-    # that reaches a mutation and one that reaches nothing can share one run. Its guarded
-    # tests are their guard runs; the rest are no evidence of the guard pass (a red there
-    # would send the baseline to whole runs for a test no mutant selects).
-    from types import SimpleNamespace
-
-    from killmap.verdict.baseline import StagedBaseline
-
-    def outcome(*tests: str) -> RunOutcome:
-        results = {t: TestResult(id=t, outcome="failed" if "nothing" in t else "passed") for t in tests}
-        return RunOutcome(status="done", wall=1.0, collected=tests, finished=True, tests=results)
-
-    staged = SimpleNamespace(_guarded=frozenset({"t.py::test_reaches"}))
-    (part,) = StagedBaseline._guarded_part(staged, outcome("t.py::test_reaches", "t.py::test_reaches_nothing"))
-    assert set(part.tests) == {"t.py::test_reaches"} and not part.red
-    assert StagedBaseline._guarded_part(staged, outcome("t.py::test_reaches_nothing")) == []

@@ -32,7 +32,7 @@ def _sweep(project, monkeypatch, *, use_cache: bool, cache_dir):
     """The sweep of MODULE in this process: what it found, whether an early baseline was running
     when enumeration began, and how many baselines were run."""
     seen: dict[str, object] = {"baselines": 0}
-    enumerate_mutants, stage_baseline = sweep_module.enumerate_mutants, baseline_module.stage_baseline
+    enumerate_mutants, run_baseline = sweep_module.enumerate_mutants, baseline_module.run_baseline
 
     def watched_enumeration(*args, **kwargs):
         seen["early baseline running"] = any(t.name == "killmap-early-baseline" for t in threading.enumerate())
@@ -40,11 +40,11 @@ def _sweep(project, monkeypatch, *, use_cache: bool, cache_dir):
 
     def counted_baseline(*args, **kwargs):
         seen["baselines"] = int(seen["baselines"]) + 1  # type: ignore[call-overload]
-        return stage_baseline(*args, **kwargs)
+        return run_baseline(*args, **kwargs)
 
     monkeypatch.setattr(sweep_module, "enumerate_mutants", watched_enumeration)
-    monkeypatch.setattr("killmap.verdict.early_baseline.stage_baseline", counted_baseline)
-    monkeypatch.setattr("killmap.verdict.lab.stage_baseline", counted_baseline)
+    monkeypatch.setattr("killmap.verdict.early_baseline.run_baseline", counted_baseline)
+    monkeypatch.setattr("killmap.verdict.lab.run_baseline", counted_baseline)
     targets = sweep_module.resolve_targets(project, [MODULE], [])
     options = LabOptions(jobs=2, use_cache=use_cache, cache_dir=cache_dir)
     result = sweep_module.run_sweep(project, targets, ("mutmut",), options, [])
@@ -61,28 +61,28 @@ def test_a_first_sweep_runs_its_baseline_while_it_enumerates_and_keeps_it(tmp_pa
     assert not any(t.name == "killmap-early-baseline" for t in threading.enumerate())
 
 
-def test_a_sweeps_guard_pass_runs_while_it_still_enumerates(tmp_path, monkeypatch):
-    # The guard pass runs beside the first mutants (dispatch.py), but it must not wait for them:
-    # here enumeration lasts until both workers have run their share of it, which never happens
-    # if the shares wait for the gate to be ready to dispatch.
+def test_a_sweeps_baseline_runs_both_its_runs_while_it_still_enumerates(tmp_path, monkeypatch):
+    # The baseline's runs must not wait for the mutants: here enumeration lasts until both
+    # whole runs have ended, which never happens if they wait for the gate to be ready.
     project = fresh_fixture(tmp_path)
     ran = threading.Semaphore(0)
-    run_shares, enumerate_mutants = baseline_module.StagedBaseline._run_shares, sweep_module.enumerate_mutants
+    whole_passes, enumerate_mutants = baseline_module._whole_passes, sweep_module.enumerate_mutants
     seen: dict[str, bool] = {}
 
-    def counted_shares(self, worker):
-        run_shares(self, worker)
+    def counted_passes(*args, **kwargs):
+        done = whole_passes(*args, **kwargs)
         ran.release()
+        return done
 
     def slow_enumeration(*args, **kwargs):
-        seen["both shares run while enumerating"] = all(ran.acquire(timeout=30) for _ in range(2))
+        seen["both runs ended while enumerating"] = ran.acquire(timeout=30)
         return enumerate_mutants(*args, **kwargs)
 
-    monkeypatch.setattr(baseline_module.StagedBaseline, "_run_shares", counted_shares)
+    monkeypatch.setattr(baseline_module, "_whole_passes", counted_passes)
     monkeypatch.setattr(sweep_module, "enumerate_mutants", slow_enumeration)
     targets = sweep_module.resolve_targets(project, [MODULE], [])
     result = sweep_module.run_sweep(project, targets, ("mutmut",), LabOptions(jobs=2, use_cache=False), [])
-    assert seen == {"both shares run while enumerating": True}
+    assert seen == {"both runs ended while enumerating": True}
     assert "killed" in {e.status for e in result.entries}
 
 

@@ -23,7 +23,7 @@ from killmap.engine.containment.guard import Containment, TreeGuard, pristine_ha
 from killmap.engine.containment.inotify_watch import close_together
 from killmap.engine.containment.sandbox import Scratch, scratch_parent
 from killmap.engine.containment.tree_watch import TreeWatch
-from killmap.engine.outcome import RunOutcome, tests_begun_not_ended
+from killmap.engine.outcome import RunOutcome
 from killmap.engine.runner import Scenario, run_scenario, run_to_completion
 from killmap.engine.workers.assert_rewrites import keep_new
 from killmap.engine.workers.launch import Launch
@@ -176,10 +176,6 @@ class Engine:
         """One scenario on one worker. `complete`: resume until every test has an outcome."""
         runner = run_to_completion if complete else run_scenario
         return runner(worker, self.scratch, self.root, replace(scenario, seed=self.seed))
-
-    def tests_running(self, labels: set[str]) -> frozenset[str]:
-        """The tests the runs of scenarios labelled `labels` are running now (outcome.py)."""
-        return tests_begun_not_ended(self.scratch.path / "runs", labels)
 
     def run_all(self, scenarios: list[Scenario]) -> list[RunOutcome]:
         return self.map(scenarios, lambda worker, scenario: self.run(worker, scenario))

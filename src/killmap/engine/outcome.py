@@ -213,23 +213,6 @@ def error_line(text: str) -> str:
     return next((line.strip()[:300] for line in text.splitlines() if line.strip()), "")
 
 
-def tests_begun_not_ended(runs: Path, labels: set[str]) -> frozenset[str]:
-    """The tests that the runs labelled `labels` (their folders under `runs`) have begun and
-    not yet ended, read from the events they write as they go (`_read_events`: the test
-    started that never reported). A run not yet begun holds none; a line half written is
-    not read."""
-    folders = [f for f in runs.iterdir() if f.name.split("-", 1)[-1] in labels] if runs.is_dir() else []
-    found = set()
-    for folder in folders:
-        try:
-            started = _read_events(folder / "events.jsonl").started
-        except OSError:
-            continue
-        if started is not None:
-            found.add(started)
-    return frozenset(found)
-
-
 def tracers_of(outcomes: list[RunOutcome]) -> str:
     """What recorded the coverage of these runs, as one name ("coverage + sys.monitoring" if
     both did); "" when none was traced."""

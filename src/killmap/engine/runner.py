@@ -49,9 +49,6 @@ class Scenario:
     coverage_files: tuple[str, ...] = ()  # relative; per-test contexts recorded for these
     mutated_file: str | None = None
     expect_module: str | None = None
-    # A file the parallel runs of one baseline pass share: each runs only the tests it claims
-    # first there (baseline_split.py); None runs every test.
-    run_claims: str | None = None
     # What records the per-test lines in a fork of the collected session: "auto" is
     # sys.monitoring on Python 3.12+ (line_monitor.py), "coverage" is coverage's C tracer.
     tracer: str = "auto"
@@ -245,8 +242,6 @@ def _add_run_options(request: dict[str, Any], sandbox: Path, scenario: Scenario,
             "tracer": scenario.tracer,
             "collection": scenario.trace_collection,
         }
-    if scenario.run_claims is not None:
-        request["claims"] = scenario.run_claims
     if scenario.expect_module and scenario.mutated_file:
         text = dict(scenario.writes).get(scenario.mutated_file)
         data = text.encode("utf-8") if text is not None else (sandbox / scenario.mutated_file).read_bytes()

@@ -2,9 +2,9 @@
 measured against.
 
 It must be green and stable (run twice: a test whose outcome differs is flaky, exit 2),
-and its runs record per-test line coverage of the mutation targets (each run the tests it
-reaches before the others, so every test once): the reach evidence that selects each
-mutant's tests. It runs every test the [gate] names, never fewer: which tests can reach a
+and its runs record per-test line coverage of the mutation targets, each run of every test
+in pytest's order, since what a test runs depends on what ran before it: the reach evidence
+that selects each mutant's tests. It runs every test the [gate] names, never fewer: which tests can reach a
 mutation is read from what they ran, not guessed from their imports. A library can import the
 mutated module by a name no import statement shows (Django's URL conf and template tags, a
 `-p` plugin, an entry point), and a test left out on such a guess would make an overreach `held`.
@@ -15,9 +15,7 @@ from __future__ import annotations
 import datetime
 import functools
 import re
-import threading
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -32,7 +30,6 @@ from killmap.engine import (
     RunOutcome,
     Scenario,
     TestResult,
-    Worker,
     baseline_red_file,
     error_line,
     escaped_note,
@@ -123,7 +120,7 @@ def source_files(files: list[str], settings: GateSettings) -> list[str]:
     ]
 
 
-def stage_baseline(
+def run_baseline(
     root: Path,
     files: list[str],
     settings: GateSettings,
@@ -132,226 +129,44 @@ def stage_baseline(
     *,
     runs: int,
     timeout: float,
-) -> Baseline | StagedBaseline:
+) -> Baseline:
     """The unmutated suite: what every verdict is measured against. Red, flaky or
     uncollectable is a GateError, exit 2.
 
-    Every test runs once, traced, the workers sharing the tests out (the reach pass); then,
-    `runs` - 1 times more and untraced, the tests a mutant can select (the guard passes): the
-    flake guard matters for those alone. A suite whose [gate] names a thousand tests that
-    reach no mutation ran each of them twice before. A red or a flake in those runs is said
-    only once whole runs confirm it (`_whole_passes`).
-
-    Returned once the reach pass is green with guard passes left to run: a StagedBaseline,
-    whose `provisional` baseline is what every mutant is selected and limited by (the guard
-    passes change none of it), so that the workers can run mutants as soon as each is done
-    with its share of the guard passes (dispatch.py); `settle` then settles it. Otherwise
-    (one run, nothing to guard, or a red reach pass) every pass is run here."""
+    Every run runs every test in pytest's order: a test's reach depends on what ran before it
+    in its process (a cleanup fixture's loop runs only over what an earlier test left), and
+    only pytest's own order gives what plain pytest gives, the same on every run and every
+    runner. Runs that shared the tests out between the workers gave each test another history
+    each time (structlog: clear_contextvars reached by other tests on every run, and a `try`
+    whose reds changed from run to run). With two workers or more, `runs` whole runs, traced,
+    at once (`_whole_passes`). With one, the reach pass (one whole run, traced), then, `runs`
+    - 1 times more and untraced, the tests a mutant can select (the guard passes): the flake
+    guard matters for those alone, and whole runs decide where they disagree."""
     runs = max(1, runs)
     # Line coverage only where mutations are: tracing every source file would slow the
-    # tests that reach no mutation, which the gate otherwise never needs to run again.
-    # One run has no guard pass, so no early guard run either.
-    passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout, guarding=runs > 1)
+    # tests that reach no mutation.
+    passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout)
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
     build = _Builder(files, settings, passes, runs)
-    if passes.shared:
-        # Each run whole, in pytest's order, the runs at once: a test's reach depends on what
-        # ran before it in its process (a cleanup fixture's loop runs only over what an
-        # earlier test left), and only pytest's own order gives what plain pytest gives, the
-        # same on every run and every runner. Runs that shared the tests out gave each test
-        # another history each time (structlog: clear_contextvars reached by other tests on
-        # every run, and a `try` whose reds changed from run to run).
-        return build(*_after_unsettled(passes, group, runs, []))
     try:
-        reach, guarded = _reach_and_guarded(passes, group)
+        return build(*_settled_passes(passes, group, runs))
     except _RedByRecorder as red:
         passes.fall_back(red)
         return build(*_settled_under_coverage(passes, group, runs))
-    if guarded is None:  # red where the runs shared the tests out: whole runs decide
-        return build(*_after_unsettled(passes, group, runs, reach))
-    if runs == 1 or not guarded:
-        passes.end_early_guards()
-        return build([reach], True)
-    early, passes.early = passes.early, {}
-    return StagedBaseline(passes, group, runs, reach, guarded, build, early).begin()
-
-
-class EarlyGuard:
-    """An untraced run of `tests` on `worker`, begun on a thread of its own while the reach
-    pass still runs elsewhere: the guard run of those of them that turn out guarded."""
-
-    def __init__(self, passes: _Passes, worker: Worker, tests: tuple[str, ...]):
-        self.tests = tests
-        self._result: list[RunOutcome] = []
-        self._error: list[BaseException] = []
-        scenario = passes.untraced(f"baseline-early-{worker.index + 1}", tests)
-        self._thread = threading.Thread(
-            target=self._run, args=(passes.engine, worker, scenario), name="killmap-early-guard", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, engine: Engine, worker: Worker, scenario: Scenario) -> None:
-        try:
-            with timeline.span("pass", label="baseline-early", worker=worker.index):
-                self._result.append(engine.run(worker, scenario))
-        except BaseException as exc:  # noqa: BLE001 - re-raised by outcome(), on the caller's thread
-            self._error.append(exc)
-
-    def ended(self, timeout: float) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def outcome(self) -> RunOutcome:
-        self._thread.join()
-        if self._error:
-            raise self._error[0]
-        return self._result[0]
-
-
-class StagedBaseline:
-    """A baseline whose reach pass is in and green, with its guard passes running.
-
-    `provisional` is the baseline every mutant is selected and limited by: it is built from
-    the reach pass alone (its coverage, collection, durations and costs), so a mutant run
-    before the guard passes end is run exactly as one run after. Each worker runs its share
-    of every guard pass on a thread of its own from `begin` on, whether or not the gate is
-    ready to run mutants (a sweep may still be enumerating them); `shares` waits for one
-    worker's. Their outcomes go to `settle`: it refuses what the baseline always refused, and
-    gives the baseline when the provisional one stands (the mutants run on it stand), None
-    when whole runs must replace it (`whole`; every mutant runs again on theirs)."""
-
-    def __init__(
-        self,
-        passes: _Passes,
-        group: list[Mutation],
-        runs: int,
-        reach: list[RunOutcome],
-        guarded: tuple[str, ...],
-        build: _Builder,
-        early: dict[int, EarlyGuard],
-    ):
-        self._passes, self._group, self._runs, self._reach, self._build = passes, group, runs, reach, build
-        self.numbers = tuple(range(2, runs + 1))
-        self.provisional = build([reach], None)
-        self._guarded, self._early = frozenset(guarded), early
-        # The first guard pass leaves out what an early guard run ran (`_Passes._early_guard`).
-        ran = {t for guard in early.values() for t in guard.tests}
-        left = tuple(t for t in guarded if t not in ran)
-        # Made once per pass: its runs share the tests out through one claims folder.
-        self._scenarios = {
-            number: passes.scenarios(f"baseline-{number}", tests, traced=False, shared=passes.shared)
-            for number, tests in ((n, left if n == 2 else guarded) for n in self.numbers)
-            if tests
-        }
-        self._threads: dict[int, threading.Thread] = {}
-        self._outcomes: dict[int, list[list[RunOutcome]]] = {}
-        self._errors: dict[int, BaseException] = {}
-
-    def begin(self) -> StagedBaseline:
-        for worker in self._passes.engine.workers:
-            thread = threading.Thread(
-                target=self._run_shares, args=(worker,), name=f"killmap-guard-{worker.index}", daemon=True
-            )
-            self._threads[worker.index] = thread
-            thread.start()
-        return self
-
-    def join(self) -> None:
-        """Every worker's share run, and every early guard run ended, or given up (an engine
-        closed under them)."""
-        for thread in self._threads.values():
-            thread.join()
-        self._passes.early, self._early = self._early, {}
-        self._passes.end_early_guards()
-
-    def free(self, worker: Worker, timeout: float) -> bool:
-        """Whether `worker` is free for a mutant: an early guard run of it that turned out no
-        guard run (`_run_shares`) may still hold it. Waits at most `timeout` seconds."""
-        early = self._early.get(worker.index)
-        return early is None or early.ended(timeout)
-
-    def shares(self, worker: Worker) -> list[list[RunOutcome]]:
-        """`worker`'s outcomes of each guard pass (in `numbers`' order), once it has run them."""
-        self._threads[worker.index].join()
-        if worker.index in self._errors:
-            raise self._errors[worker.index]
-        return self._outcomes[worker.index]
-
-    def _run_shares(self, worker: Worker) -> None:
-        try:
-            early = self._early.get(worker.index)
-            if early is not None and not self._guarded.intersection(early.tests):
-                # Its tests turned out to reach no mutated file: that run is no evidence, and
-                # the others share the guard passes out without this worker, busy until it ends.
-                self._outcomes[worker.index] = [[] for _ in self.numbers]
-                return
-            outcomes: list[list[RunOutcome]] = []
-            for number in self.numbers:
-                mine = []
-                if number == 2 and worker.index in self._early:
-                    mine.extend(self._guarded_part(self._early[worker.index].outcome()))
-                if number in self._scenarios:
-                    # `worker`'s share of the pass: the guarded tests it claims before the others.
-                    with timeline.span("pass", label=f"baseline-{number}", worker=worker.index):
-                        mine.append(self._passes.engine.run(worker, self._scenarios[number][worker.index]))
-                outcomes.append(mine)
-            self._outcomes[worker.index] = outcomes
-        except BaseException as exc:  # noqa: BLE001 - re-raised by shares(), on the caller's thread
-            self._errors[worker.index] = exc
-
-    def _guarded_part(self, outcome: RunOutcome) -> list[RunOutcome]:
-        """An early guard run as the guard pass's: its guarded tests (none: not a guard run)."""
-        tests = {t: r for t, r in outcome.tests.items() if t in self._guarded}
-        return [replace(outcome, tests=tests)] if tests else []
-
-    def settle(self, guards: list[list[RunOutcome]]) -> Baseline | None:
-        """The baseline, from each guard pass's outcomes (in `numbers`' order): the provisional
-        one with the passes counted, or None where a pass was red, differs from the reach
-        pass, or wrote into the working tree, and whole runs must decide (`whole`, once no
-        mutant runs). A write found while a guard run went on may be a mutant's run beside it
-        (every run in progress hears of it: guard.Containment), so it is no refusal here; whole
-        runs, with nothing beside them, refuse it if it is the unmutated tests'. Runs that
-        timed out, could not collect or did not report are refused, as ever."""
-        for guard in guards:
-            unblamed = [replace(o, escaped=()) for o in guard]
-            _refuse_incomplete(self._passes.where, unblamed, self._passes.engine, self._passes.timeout)
-        if self._unsettled(guards) is not None:
-            return None
-        return self._build([self._reach, *guards], True)
-
-    def whole(self, guards: list[list[RunOutcome]]) -> Baseline:
-        """The baseline decided by whole runs (every worker: nothing else may run meanwhile),
-        with the shared passes up to the first unsettled one as evidence, as when the passes
-        ran one after the other."""
-        self._passes.early, self._early = self._early, {}  # whole runs take every worker
-        upto = self._unsettled(guards)
-        shared = [o for each in [self._reach, *guards[: (upto if upto is not None else len(guards)) + 1]] for o in each]
-        return self._build(*_after_unsettled(self._passes, self._group, self._runs, shared))
-
-    def _unsettled(self, guards: list[list[RunOutcome]]) -> int | None:
-        return next(
-            (
-                i
-                for i, guard in enumerate(guards)
-                if any(o.red or o.escaped for o in guard) or _flipped(self._reach, guard)
-            ),
-            None,
-        )
 
 
 class _Builder:
     """The Baseline of a set of passes. What a mutant's selection and limits read comes from
-    the first pass alone (the reach pass, or the whole runs), so that the guard passes, which
-    only guard, change nothing a mutant run before them was given."""
+    the first pass alone (the reach pass, or the whole runs): the guard passes only guard."""
 
     def __init__(self, files: list[str], settings: GateSettings, passes: _Passes, runs: int):
         self.sources = set(source_files(files, settings))
         self.settings, self.passes, self.runs = settings, passes, runs
 
-    def __call__(self, done: list[list[RunOutcome]], settled: bool | None) -> Baseline:
-        """`settled`: the guard passes settled the shared runs (how many tests they re-ran is
-        said), False: whole runs did, None: not known yet (the provisional baseline)."""
+    def __call__(self, done: list[list[RunOutcome]], settled: bool) -> Baseline:
+        """`settled`: the guard passes settled the reach pass (how many tests they re-ran is
+        said); False: whole runs did."""
         first, reach = done[0][0], done[0]
         durations = pass_durations(reach)
         overhead, per_test = session_costs(reach, durations)
@@ -388,30 +203,16 @@ def _settled_under_coverage(passes: _Passes, group: list[Mutation], runs: int) -
         raise again.refusal(passes.where) from None
 
 
-def _after_unsettled(
-    passes: _Passes, group: list[Mutation], runs: int, shared: list[RunOutcome]
-) -> tuple[list[list[RunOutcome]], bool]:
-    """Whole runs, where the shared ones did not settle the baseline; every pass again under
-    coverage's tracer where the engine's recorder made their reds."""
-    try:
-        return _whole_passes(passes, runs, shared, group), False
-    except _RedByRecorder as red:
-        passes.fall_back(red)
-        return _settled_under_coverage(passes, group, runs)
-
-
 def _settled_passes(passes: _Passes, group: list[Mutation], runs: int) -> tuple[list[list[RunOutcome]], bool]:
     """Every pass, one after the other: the reach pass, the guard passes, and whole passes
     where those did not settle the baseline; whole runs at once where there are workers for
-    them (stage_baseline)."""
-    if passes.shared:
+    them (run_baseline)."""
+    if passes.at_once:
         return _whole_passes(passes, runs, [], group), False
     reach, guarded = _reach_and_guarded(passes, group)
-    if guarded is None:
-        return _whole_passes(passes, runs, reach, group), False
     done = [reach]
     for number in range(2, runs + 1 if guarded else 2):
-        guard = passes.run(f"baseline-{number}", guarded, traced=False, shared=passes.shared)
+        guard = passes.run(f"baseline-{number}", guarded, traced=False)
         done.append(guard)
         if any(o.red for o in guard) or _flipped(reach, guard):
             return _whole_passes(passes, runs, [o for each in done for o in each], group), False
@@ -459,20 +260,15 @@ class _RedByRecorder(Exception):
 class _Passes:
     """The baseline's passes over the suite: each is one run per worker, in parallel."""
 
-    def __init__(
-        self, engine: Engine, settings: GateSettings, targets: tuple[str, ...], timeout: float, *, guarding: bool
-    ):
+    def __init__(self, engine: Engine, settings: GateSettings, targets: tuple[str, ...], timeout: float):
         self.engine, self.settings, self.targets, self.timeout = engine, settings, targets, timeout
         self.deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
         self.everything = settings.tests + self.deselect
         self.where = f"baseline of {', '.join(settings.tests)}"
-        self.shared = len(engine.workers) > 1
+        # Whole runs at once, one per worker (run_baseline says why they are whole).
+        self.at_once = len(engine.workers) > 1
         self.tracer = engine.tracer  # what records reach, until it is found to turn tests red
         self.note = ""  # why it is not the engine's own (_RedByRecorder)
-        # Per worker: the untraced run it began, done with its share of the reach pass, of the
-        # tests the other runs still held (`_early_guard`), where there are guard passes.
-        self.early: dict[int, EarlyGuard] = {}
-        self.guarding = guarding
 
     def scenarios(
         self,
@@ -480,15 +276,13 @@ class _Passes:
         tests: tuple[str, ...] | None,
         *,
         traced: bool,
-        shared: bool,
         tracer: str | None = None,
         count: int | None = None,
     ) -> list[Scenario]:
-        """One run per worker of `tests` (None: every test), traced or not, or `count` runs;
-        `shared`: the runs share the tests out (baseline_split.py), else each runs them all.
-        Only the first run's session traces collection, the same program in every session.
-        Each run is a fork of its worker's collected session, which the mutants then reuse."""
-        claims = str(self.engine.scratch.run_dir("baseline-claims") / label) if shared else None
+        """One run per worker of `tests` (None: every test), traced or not, or `count` runs,
+        each of them all in pytest's order. Only the first run's session traces collection,
+        the same program in every session. Each run is a fork of its worker's collected
+        session, which the mutants then reuse."""
         return [
             Scenario(
                 label=f"{label}-{i + 1}",
@@ -498,7 +292,6 @@ class _Passes:
                 timeout=self.timeout,
                 sys_path=self.settings.paths,
                 coverage_files=self.targets if traced else (),
-                run_claims=claims,
                 session_tests=self.everything,
                 swap_targets=self.targets,
                 tracer=tracer or self.tracer,
@@ -513,55 +306,15 @@ class _Passes:
         tests: tuple[str, ...] | None,
         *,
         traced: bool,
-        shared: bool,
         tracer: str | None = None,
-        early_guard: bool = False,
         count: int | None = None,
     ) -> list[RunOutcome]:
-        """The pass `scenarios` describes, on every worker at once; refused if incomplete.
-        `early_guard`: a worker done with its share while others still run theirs begins the
-        guard run of the tests they hold (`_early_guard`). The workers must be free: an early
-        guard run begun before is waited for, and dropped."""
-        self.end_early_guards()
-        scenarios = self.scenarios(label, tests, traced=traced, shared=shared, tracer=tracer, count=count)
-        early = early_guard and self.guarding and shared and len(scenarios) > 1
-        run = self._early_guard(scenarios) if early else self.engine.run
+        """The pass `scenarios` describes, on its workers at once; refused if incomplete."""
+        scenarios = self.scenarios(label, tests, traced=traced, tracer=tracer, count=count)
         with timeline.span("pass", label=label):
-            outcomes = self.engine.map(scenarios, run)
+            outcomes = self.engine.map(scenarios, self.engine.run)
         _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)
         return outcomes
-
-    def _early_guard(self, scenarios: list[Scenario]) -> Callable[[Worker, Scenario], RunOutcome]:
-        """A worker's run of its share; then, while other runs of the pass go on, the untraced
-        run of the tests they are running now (each run's one test begun and not ended). One
-        long test held a run for ten seconds while the other worker, done, waited (werkzeug's
-        `test_long_build`): if that test turns out guarded, its guard run is done by then."""
-        running = {s.label for s in scenarios}
-        ended: set[str] = set()
-        lock = threading.Lock()
-
-        def run(worker: Worker, scenario: Scenario) -> RunOutcome:
-            outcome = self.engine.run(worker, scenario)
-            with lock:
-                running.discard(scenario.label)
-                ended.update(outcome.tests)
-                others = set(running)
-            holding = self.engine.tests_running(others) if others else frozenset()
-            with lock:
-                # A test another idle worker already re-runs is not run a third time.
-                begun = {t for guard in self.early.values() for t in guard.tests}
-                held = tuple(sorted(holding - ended - begun))
-                if held:
-                    self.early[worker.index] = EarlyGuard(self, worker, held)
-            return outcome
-
-        return run
-
-    def end_early_guards(self) -> None:
-        """Every early guard run waited for, and dropped: its worker is free."""
-        early, self.early = self.early, {}
-        for guard in early.values():
-            guard.outcome()
 
     def fall_back(self, red: _RedByRecorder) -> None:
         """Reach recorded by coverage's tracer from now on, the engine's recorder having made
@@ -580,7 +333,6 @@ class _Passes:
             return
         tracers = tracers_of(outcomes)
         if tracers:
-            self.end_early_guards()  # its worker is the one asked
             again = self.engine.run(self.engine.workers[0], self.untraced("baseline-untraced", tuple(sorted(red))))
             _refuse_incomplete(self.where, [again], self.engine, self.timeout)
             still = {t: r for t, r in again.red.items() if t in red}
@@ -610,30 +362,24 @@ class _Passes:
         )
 
 
-def _reach_and_guarded(passes: _Passes, group: list[Mutation]) -> tuple[list[RunOutcome], tuple[str, ...] | None]:
-    """The reach pass, and the tests the guard passes run again (guarded_tests); None when it
-    was red where its runs shared the tests out, and whole runs must decide. A test that
-    needs another to have run before it in its session goes red when the runs share the tests
-    out, and a guard pass runs only some of them."""
-    reach = _traced_pass(passes, "baseline", shared=passes.shared)
+def _reach_and_guarded(passes: _Passes, group: list[Mutation]) -> tuple[list[RunOutcome], tuple[str, ...]]:
+    """The reach pass, one worker's whole run, and the tests the guard passes run again
+    (guarded_tests)."""
+    reach = _traced_pass(passes, "baseline")
     _refuse_drifting(passes.where, reach)
     if any(o.red for o in reach):
-        if passes.shared:
-            return reach, None
         passes.refuse_red(reach)  # one run ran every test, in pytest's own order: it is red
     coverage = _union([o.coverage or {} for o in reach])
     return reach, guarded_tests(reach[0].collected, coverage, passes.targets, group)
 
 
-def _traced_pass(passes: _Passes, label: str, *, shared: bool, count: int | None = None) -> list[RunOutcome]:
+def _traced_pass(passes: _Passes, label: str, *, count: int | None = None) -> list[RunOutcome]:
     """A traced pass over every test. Where a run's probes could not vouch for a target file
     (a function of it ran code they never saw, engine/reach/probes.py), the pass is run again with
     coverage's C tracer: slower, never short of a line."""
-    outcomes = passes.run(label, None, traced=True, shared=shared, early_guard=True, count=count)
+    outcomes = passes.run(label, None, traced=True, count=count)
     if any(UNPROVEN in contexts for o in outcomes for contexts in (o.coverage or {}).values()):
-        outcomes = passes.run(
-            f"{label}-ctrace", None, traced=True, shared=shared, tracer="coverage", early_guard=True, count=count
-        )
+        outcomes = passes.run(f"{label}-ctrace", None, traced=True, tracer="coverage", count=count)
     return outcomes
 
 
@@ -667,7 +413,7 @@ def _whole_passes(
     other's leftovers, where one run by itself would have met none)."""
     whole: list[RunOutcome] = []
     while len(whole) < runs:
-        whole.extend(_traced_pass(passes, f"baseline-whole-{len(whole) + 1}", shared=False, count=runs - len(whole)))
+        whole.extend(_traced_pass(passes, f"baseline-whole-{len(whole) + 1}", count=runs - len(whole)))
     _refuse_drifting(passes.where, whole)
     guarded = set(guarded_tests(whole[0].collected, _union([o.coverage or {} for o in whole]), passes.targets, group))
     always_red = set.intersection(*(set(o.red) for o in whole)) - guarded

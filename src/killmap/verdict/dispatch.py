@@ -16,14 +16,8 @@ dispatch (its runs are discarded with their workers) and raises its own. A contr
 baseline does not know stops the dispatch too: mutations are checked in the order they are
 offered, which is the catalog's, so the first such id is the one named, as before.
 
-The guard passes run beside the first mutants. Once the reach pass is in, every mutant's
-selection and limits are known (baseline.StagedBaseline), and the guard passes only guard:
-each worker runs its share of them and then takes mutants, while another may still re-run a
-long test (werkzeug's `test_long_build` held one worker for ten seconds while the other
-waited). Nothing is said of a mutant until the guard passes settle: its verdict is held, and
-a baseline they refuse is the gate's error whatever ran beside them. Where they do not settle
-(a red or a flip: whole runs decide, on every worker), no new mutant starts, the running ones
-end, their verdicts are dropped, and every mutant runs again on the new baseline.
+The baseline is whole when a mutant starts: its runs, each of every test in pytest's order,
+give every mutant's selection and limits (baseline.run_baseline).
 """
 
 from __future__ import annotations
@@ -36,7 +30,7 @@ from killmap import timeline
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Worker
 from killmap.mutate.mutant import Mutant
-from killmap.verdict.baseline import Baseline, StagedBaseline, check_contract_ids, check_focus
+from killmap.verdict.baseline import Baseline, check_contract_ids, check_focus
 from killmap.verdict.trial import expected_seconds, select_tests
 
 Progress = Callable[[str, Any], None]
@@ -55,7 +49,7 @@ class Dispatch:
     def __init__(
         self,
         settings: GateSettings,
-        baseline: Callable[[], Baseline | StagedBaseline],
+        baseline: Callable[[], Baseline],
         workers: list[Worker],
         run: Callable[..., Any],
         progress: Progress,
@@ -80,18 +74,9 @@ class Dispatch:
         self._cancelled = False
         self._error: BaseException | None = None
         self._results: dict[str, Any] = {}
-        # The baseline mutants are selected and run by; the final one (its guard passes
-        # counted) once `_settled`. Until then verdicts are held in `_held`, in landing order.
-        self.baseline: Baseline | None = None
-        self._staged: StagedBaseline | None = None
-        self._settled = True
-        self._shares: dict[int, list] = {}  # worker index: its outcome of each guard pass
-        self._held: list[tuple[Mutation, Mutant, Any]] = []
-        self._running = 0  # mutants taken and not yet landed
-        self._paused = False  # whole runs of the baseline need every worker
+        self.baseline: Baseline | None = None  # the baseline mutants are selected and run by
         # Verdicts landed before the baseline was said: said right after it, in landing order.
         self._unsaid: list[tuple[Mutation, Any]] = []
-        self._baseline_error: BaseException | None = None  # wins over a mutant's error
         self._announced = False
         self._say_decided: Callable[[], None] | None = None  # close()'s, called once, before the baseline
         self._thread = threading.Thread(target=self._serve, name="killmap-dispatch", daemon=True)
@@ -129,8 +114,8 @@ class Dispatch:
         """Every offered mutant's result, once all have run; the first error, if any."""
         self.close()
         self.join()
-        if self._baseline_error is not None or self._error is not None:
-            raise self._baseline_error or self._error  # type: ignore[misc]
+        if self._error is not None:
+            raise self._error
         return dict(self._results)
 
     def _serve(self) -> None:
@@ -138,10 +123,7 @@ class Dispatch:
             with timeline.span("await baseline"):
                 source = self._baseline_source()
             with self._lock:
-                if isinstance(source, StagedBaseline):
-                    self._staged, self._settled, self.baseline = source, False, source.provisional
-                else:
-                    self.baseline = source
+                self.baseline = source
                 unsaid = self._announce_baseline()  # the last mutant may be offered already
             self._say(unsaid)
         except BaseException as exc:  # noqa: BLE001 - re-raised by results()
@@ -155,7 +137,7 @@ class Dispatch:
 
     def _announce_baseline(self) -> list[tuple[Mutation, Any]]:
         """Say the baseline is in (under the lock), once: when the last mutant has been
-        offered and its guard passes settled it; the verdicts that landed before it, to be
+        offered; the verdicts that landed before it, to be
         said by the caller outside the lock.
 
         Not as soon as it is in: a catalog error found while the gate still builds is then the
@@ -164,7 +146,7 @@ class Dispatch:
         says its error. Nor when the first mutant is taken: the verdicts the gate decided
         while it built (static, cached) are said here, first, so on every run they come before
         the baseline's lines, and every verdict that ran comes after them."""
-        if self._announced or self.baseline is None or not self._settled or not self._closed:
+        if self._announced or self.baseline is None or not self._closed:
             return []
         self._select_offered()  # a catalog error is all the user sees: before any verdict's line
         check_focus(self._focus, self.baseline)
@@ -196,7 +178,7 @@ class Dispatch:
             self._on_done(mutation, result)
 
     def _stopped(self) -> bool:
-        return self._cancelled or self._error is not None or self._baseline_error is not None
+        return self._cancelled or self._error is not None
 
     def _fail(self, exc: BaseException) -> None:
         with self._lock:
@@ -208,9 +190,7 @@ class Dispatch:
         """The dearest mutant offered and not yet taken; None when there will be none."""
         assert self.baseline is not None
         with self._lock:
-            # While whole runs of the baseline have every worker, nothing starts; until the guard
-            # passes settle, the held mutants may yet come back to run again (`_settle`).
-            while not self._stopped() and (self._paused or not (self._offered or self._closed and self._settled)):
+            while not self._stopped() and not (self._offered or self._closed):
                 self._lock.wait()
             if self._stopped():
                 return None
@@ -224,14 +204,9 @@ class Dispatch:
             # though its tests took milliseconds green.
             dearest = max(self._offered, key=lambda job: self._selections[job[0].name][1])
             self._offered.remove(dearest)
-            self._running += 1
             return dearest[0], dearest[1], self._selections[dearest[0].name][0]
 
     def _drain(self, worker) -> None:
-        if self._staged is not None and not (
-            self._guard_share(worker, self._staged) and self._until_free(worker, self._staged)
-        ):
-            return
         while True:
             try:
                 job = self._next()
@@ -245,91 +220,15 @@ class Dispatch:
                 with timeline.span("mutant", mutation=mutation.name, worker=worker.index):
                     result = self._run(worker, (mutation, mutant, self.baseline), selection)
             except BaseException as exc:  # noqa: BLE001 - re-raised by results()
-                self._landed()
                 self._fail(exc)
                 return
-            self._land(mutation, mutant, result)
+            self._land(mutation, result)
 
-    def _landed(self) -> None:
+    def _land(self, mutation: Mutation, result: Any) -> None:
+        """A result stored and heard of."""
         with self._lock:
-            self._running -= 1
-            self._lock.notify_all()
-
-    def _land(self, mutation: Mutation, mutant: Mutant, result: Any) -> None:
-        """A result stored and heard of, or held until the guard passes settle."""
-        with self._lock:
-            self._running -= 1
-            self._lock.notify_all()
-            if self._baseline_error is not None:
-                return  # the baseline is refused: no verdict is said
-            if not self._settled:
-                self._held.append((mutation, mutant, result))
-                return
             self._results[mutation.name] = result
             if not self._announced:
                 self._unsaid.append((mutation, result))  # said with the baseline, once all are offered
                 return
         self._on_done(mutation, result)
-
-    def _guard_share(self, worker, staged: StagedBaseline) -> bool:
-        """This worker's share of every guard pass, once run (they began with the reach
-        pass's end); the last worker to be done settles the baseline. False when the
-        dispatch is to stop."""
-        try:
-            with timeline.span("await guard"):
-                outcomes = staged.shares(worker)
-        except BaseException as exc:  # noqa: BLE001 - re-raised by results()
-            self._fail(exc)
-            return False
-        with self._lock:
-            self._shares[worker.index] = outcomes
-            last = len(self._shares) == len(self._workers)
-        if last:
-            self._settle(staged)
-        return not self._cancelled
-
-    def _until_free(self, worker, staged: StagedBaseline) -> bool:
-        """Wait while `worker` ends an early guard run that was no guard run; False when
-        nothing is left for it to take meanwhile (the gate then ends it with the engine)."""
-        while not staged.free(worker, 0.05):
-            with self._lock:
-                if self._stopped() or (self._closed and self._settled and not self._offered):
-                    return False
-        return True
-
-    def _settle(self, staged: StagedBaseline) -> None:
-        """The guard passes' verdict on the baseline: the held verdicts stand and are said, or
-        whole runs decide, once no mutant runs, and every mutant runs again on their baseline."""
-        guards = [[o for w in self._workers for o in self._shares[w.index][k]] for k in range(len(staged.numbers))]
-        try:
-            with timeline.span("settle"):
-                final = staged.settle(guards)
-            if final is None:
-                with self._lock:
-                    self._paused = True
-                    while self._running and not self._cancelled:
-                        self._lock.wait()
-                if self._cancelled:
-                    return
-                with timeline.span("whole runs"):
-                    final = staged.whole(guards)
-                with self._lock:
-                    # Selected and limited by the provisional baseline: run again on this one.
-                    self._offered[:0] = [(mutation, mutant) for mutation, mutant, _ in self._held]
-                    self._held, self._selections = [], {}
-        except BaseException as exc:  # noqa: BLE001 - the baseline's refusal, re-raised by results()
-            with self._lock:
-                self._baseline_error, self._settled, self._paused = exc, True, False
-                self._lock.notify_all()
-            return
-        try:
-            with self._lock:
-                self.baseline, self._settled, self._paused = final, True, False
-                held, self._held = self._held, []
-                for mutation, _, result in held:
-                    self._results[mutation.name] = result
-                self._lock.notify_all()
-                unsaid = self._announce_baseline()  # before the held verdicts, once all were offered
-            self._say(unsaid + [(mutation, result) for mutation, _, result in held])
-        except BaseException as exc:  # noqa: BLE001 - re-raised by results()
-            self._fail(exc)

@@ -24,7 +24,7 @@ from pathlib import Path
 from killmap import timeline
 from killmap.catalog.reader import GateSettings, Mutation
 from killmap.engine import Engine
-from killmap.verdict.baseline import Baseline, StagedBaseline, stage_baseline
+from killmap.verdict.baseline import Baseline, run_baseline
 
 
 class EarlyBaseline:
@@ -44,7 +44,7 @@ class EarlyBaseline:
         self.targets = frozenset(m.target.path for m in group)
         self.contract = frozenset(test for m in group for test in m.contract_tests())
         self.engine = engine
-        self._baseline: Baseline | StagedBaseline | None = None
+        self._baseline: Baseline | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(
             target=self._run, args=(root, files, group, runs, timeout), name="killmap-early-baseline", daemon=True
@@ -54,7 +54,7 @@ class EarlyBaseline:
     def _run(self, root, files, group, runs, timeout) -> None:
         try:
             with timeline.span("baseline"):
-                self._baseline = stage_baseline(
+                self._baseline = run_baseline(
                     root, files, self.settings, group, self.engine, runs=runs, timeout=timeout
                 )
         except BaseException as exc:  # noqa: BLE001 - re-raised in the gate's thread by baseline()
@@ -70,8 +70,8 @@ class EarlyBaseline:
             and all(test in self.contract for m in group for test in m.contract_tests())
         )
 
-    def baseline(self) -> Baseline | StagedBaseline:
-        """The baseline, or its reach pass with the guard passes to run (baseline.stage_baseline)."""
+    def baseline(self) -> Baseline:
+        """The baseline, once its runs are in (baseline.run_baseline)."""
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -79,9 +79,6 @@ class EarlyBaseline:
         return self._baseline
 
     def cancel(self) -> None:
-        """Stop it without waiting for the baseline: the workers are killed, its thread ends,
-        and so do its guard passes' (a staged baseline's run on after it)."""
+        """Stop it without waiting for the baseline: the workers are killed, its thread ends."""
         self.engine.close()
         self._thread.join()
-        if isinstance(self._baseline, StagedBaseline):
-            self._baseline.join()

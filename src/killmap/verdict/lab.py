@@ -28,7 +28,7 @@ from killmap.mutate.memo import MutantBuilder, MutantMemo, Prepared, prepared_mu
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
-from killmap.verdict.baseline import Baseline, stage_baseline
+from killmap.verdict.baseline import Baseline, run_baseline
 from killmap.verdict.cache import VerdictCache, test_files_digest
 from killmap.verdict.collection import Collection, collect_in
 from killmap.verdict.dispatch import Dispatch, Progress
@@ -463,7 +463,7 @@ def _dispatch_with_its_own_baseline(lab: _Lab, engine: Engine, group: list[Mutat
     options = lab.options
     dispatch = Dispatch(
         group[0].settings,
-        lambda: stage_baseline(
+        lambda: run_baseline(
             lab.root,
             lab.files,
             group[0].settings,

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from killmap.engine.inrun.baseline_split import ClaimedItems
 from killmap.engine.inrun.confirm_pipe import ConfirmCopyPipes, fork_copy, read_reruns, report_done, send_reruns
 from killmap.engine.inrun.failures import describe_failure, shorten, shorten_middle, unrendered_failure
 from killmap.engine.inrun.foreign_plugins import id_offset, private_hypothesis_home, reseeding_seed
@@ -50,7 +49,6 @@ class Recorder:
         mutated_file: str | None = None,
         coverage: Any = None,
         tracing: bool = False,
-        run_claims: str | None = None,
         snapshot: dict[str, Any] | None = None,
         first_red: bool = False,
     ) -> None:
@@ -79,11 +77,6 @@ class Recorder:
         self.mutated_file = os.path.realpath(mutated_file) if mutated_file else None
         self.coverage = coverage
         self.tracing = tracing  # whether `coverage` is started now
-        # The file where the parallel runs of one baseline pass claim the tests each runs
-        # (baseline_split.py); None runs every item.
-        self.run_claims = run_claims
-        self._shared: ClaimedItems | None = None
-        self._begun = 0  # items started so far: where the run loop is in `session.items`
         self.phases: dict[str, dict[str, Any]] = {}
         self._phase: dict[str, str] = {}  # the phase each test is in, for an interruption
         # The project's own per-test timeout (pytest-timeout), read at the first test: a fork
@@ -139,12 +132,6 @@ class Recorder:
         self.collected = ids
         self.emit(event="collected", ids=ids)
 
-    def share_items(self, session) -> None:
-        """With run claims, narrow the session's items to the tests this run claims, as it
-        goes; `collected` stays the whole list, which every run of the pass compares."""
-        if self.run_claims is not None and session.items:
-            self._shared = ClaimedItems(self.run_claims, session.items)
-
     def _trace(self, on: bool) -> None:
         if on != self.tracing:
             (self.coverage.start if on else self.coverage.stop)()
@@ -167,7 +154,6 @@ class Recorder:
         """
         if self.snapshot and session.items and not session.testsfailed:
             self.take_snapshot(session)
-        self.share_items(session)
         outcome = yield
         if outcome.excinfo is None:
             self.confirm_in_place()  # a fresh session's: still inside it, before it ends
@@ -288,9 +274,6 @@ class Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.emit(event="start", id=item.nodeid)
-        if self._shared is not None:
-            self._shared.starting(self._begun)
-        self._begun += 1
         if not self._timeout_read:
             self._timeout_read = True
             self.per_test_timeout = per_test_timeout_of(item.config)
@@ -493,11 +476,6 @@ def deselected_by(items: list) -> str:
     if config.getoption("keyword", ""):
         said.append(f"the keyword expression {config.getoption('keyword')!r} (-k)")
     return " or ".join(said) or "a pytest plugin"
-
-
-def run_claims_of(request: dict[str, Any]) -> str | None:
-    """The file where a run's request asks it to claim the tests it runs, if any."""
-    return request.get("claims")
 
 
 def conclude_run(

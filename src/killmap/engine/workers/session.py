@@ -30,7 +30,7 @@ import pytest
 
 from killmap import timeline
 from killmap.engine.inrun.foreign_plugins import reseed
-from killmap.engine.inrun.plugin import Recorder, conclude_run, deselected_by, run_claims_of
+from killmap.engine.inrun.plugin import Recorder, conclude_run, deselected_by
 from killmap.engine.inrun.working_tree_imports import ImportWatch, modules_from_working_tree
 from killmap.engine.reach import probes
 from killmap.engine.reach.line_monitor import LineMonitor
@@ -227,7 +227,6 @@ def _start_recording(server: SessionServer, session, request: dict[str, Any], it
         request["events"],
         mutated_file=request.get("mutated_file"),
         coverage=reach,
-        run_claims=run_claims_of(request),
         snapshot=request.get("snapshot"),
         first_red=bool(request.get("first_red")),
     )
@@ -237,7 +236,6 @@ def _start_recording(server: SessionServer, session, request: dict[str, Any], it
         recorder.emit(event="deselected", ids=ids, by=by)
     if recorder.snapshot and items:
         recorder.take_snapshot(session)  # in the copy, items are now the re-runs
-    recorder.share_items(session)  # with run claims, the files no other run took first
     return recorder
 
 

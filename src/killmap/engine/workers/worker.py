@@ -31,7 +31,7 @@ import pytest
 from killmap import timeline
 from killmap.engine.containment.sandbox import copy_files
 from killmap.engine.inrun.foreign_plugins import ForeignPluginsOff
-from killmap.engine.inrun.plugin import Recorder, conclude_run, run_claims_of
+from killmap.engine.inrun.plugin import Recorder, conclude_run
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.workers.before_fork import preload_for_forks
 from killmap.engine.workers.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
@@ -607,7 +607,6 @@ def _child(request: dict[str, Any]) -> None:
             mutated_file=request.get("mutated_file"),
             coverage=cov,
             tracing=cov is not None,
-            run_claims=run_claims_of(request),
             snapshot=request.get("snapshot"),
             first_red=bool(request.get("first_red")),
         )
