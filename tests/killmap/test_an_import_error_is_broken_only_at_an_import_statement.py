@@ -51,3 +51,31 @@ def test_a_call_that_imports_a_computed_name_is_behaviour(tmp_path, monkeypatch)
 
 def test_a_project_function_that_refuses_an_import_is_behaviour(tmp_path, monkeypatch):
     assert _cause(tmp_path, monkeypatch, lambda m, r: m.through(r.refuse)) == CRASH
+
+
+PARSER = (
+    "import ast\n\n\n"
+    "def refuse(name):\n    raise SyntaxError(f'invalid attribute name {name!r}')\n\n\n"
+    "def parse(text):\n    return ast.parse(text)\n"
+)
+
+
+def _compile_cause(tmp_path, monkeypatch, call) -> str:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "parser_k1.py").write_text(PARSER)
+    sys.modules.pop("parser_k1", None)
+    importlib.invalidate_caches()
+    parser = importlib.import_module("parser_k1")
+    with pytest.raises(SyntaxError) as excinfo:
+        call(parser)
+    facts = describe_failure(excinfo, None, str((tmp_path / "parser_k1.py").resolve()), str(tmp_path.resolve()))
+    keys = ("exc_type", "assertion", "in_mutated_file", "mutated_file_innermost", "imported_by_mutated_file")
+    return TestResult(id="t", outcome="failed", phase="call", **{k: facts[k] for k in keys}).cause
+
+
+def test_a_syntax_error_the_mutated_file_raises_or_parses_is_behaviour(tmp_path, monkeypatch):
+    # asteval: Group.__setattr__'s own `raise SyntaxError(...)` for a name it refuses was read
+    # as "the mutant does not compile cleanly": the running mutant compiled.
+    assert _compile_cause(tmp_path, monkeypatch, lambda p: p.refuse("if")) == CRASH
+    assert _compile_cause(tmp_path, monkeypatch, lambda p: p.parse("1 +")) == CRASH

@@ -35,6 +35,10 @@ CAUSES = (ASSERTION, CRASH, BROKEN, ERROR, SEARCH, TIMEOUT)
 # Broken-type errors from an import statement surface from the import machinery below the
 # importing frame; a NameError must come from the mutated file's own frame to be the mutant's doing.
 _IMPORT_TYPES = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError", "TabError")
+# A compile error raised in the mutated file's own frame was not the mutant's text: that module
+# compiled, or it would not be running. Its code raised it (asteval's `raise SyntaxError(...)`
+# for a name it refuses) or parsed other text (`compile`, `ast.parse`): behaviour, a crash.
+_COMPILE_TYPES = ("SyntaxError", "IndentationError", "TabError")
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,8 @@ class TestResult:
         if self.assertion:
             return ASSERTION
         if self.exc_type in BROKEN_TYPES and (
-            self.mutated_file_innermost or (self.exc_type in _IMPORT_TYPES and self.imported_by_mutated_file)
+            (self.mutated_file_innermost and self.exc_type not in _COMPILE_TYPES)
+            or (self.exc_type in _IMPORT_TYPES and self.imported_by_mutated_file)
         ):
             return BROKEN
         return CRASH
