@@ -122,7 +122,7 @@ def test_killmaps_operators_alone_name_none(tmp_path):
     assert _enumerated(tmp_path, ("killmap",)).decorated == []
 
 
-def _rendered(decorated: list[str], ops: list[str], mutants: list | None = None, left_alone=()) -> str:
+def _rendered(decorated: list[str], ops: list[str], mutants: list | None = None, left_alone=(), nested=()) -> str:
     from killmap.report.sweep_report import render
 
     counts = dict.fromkeys(("killed", "survived", "unreached", "broken", "timeout", "named"), 0)
@@ -140,6 +140,7 @@ def _rendered(decorated: list[str], ops: list[str], mutants: list | None = None,
                 "arid": {},
                 "decorated": decorated,
                 "left_alone": list(left_alone),
+                "nested": list(nested),
             },
         },
     }
@@ -183,3 +184,35 @@ def test_the_console_counts_the_broken_mutants_that_made_test_files_fail_to_load
     assert "2 broken mutants made test files fail to load" in said, said
     assert "`mutmut run` counts them killed; the score leaves them out" in said
     assert "fail to load" not in _rendered([], ["mutmut"], [other])
+
+
+NESTED = """\
+    try:
+        import no_such_module_for_strategies
+    except ImportError:
+        pass
+    else:
+        def port_numbers(draw):
+            return draw + 1
+
+        class Strategy:
+            def make(self):
+                return 2 * 3
+
+    def top(x):
+        return x + 1
+    """
+
+
+def test_a_whole_file_sweep_names_the_definitions_under_a_module_level_statement(tmp_path):
+    # hyperlink: every strategy of hypothesis.py sits under `try: import hypothesis ... else:`;
+    # the sweep made no mutant and said nothing, as if the file held nothing to mutate.
+    from killmap.verdict.sweep import SweepTarget, enumerate_mutants
+
+    (tmp_path / "m.py").write_text(textwrap.dedent(NESTED))
+    target = SweepTarget("m.py", None, GateSettings(paths=(".",)), SweepSettings(frozenset(ARID_RULES)))
+    found = enumerate_mutants(tmp_path, [target], ("mutmut", "killmap"))
+    assert found.nested == ["m.py::port_numbers", "m.py::Strategy"]
+    assert {m.function for m in found.mutants} == {"top"}
+    said = " ".join(_rendered([], ["mutmut"], nested=found.nested).split())
+    assert "2 definitions under a module-level `if`, `try` or `with` got no mutant: m.py::port_numbers" in said

@@ -153,6 +153,7 @@ def _generated(entries: list[dict[str, Any]], enumeration: dict[str, Any]) -> di
         "arid": dict(sorted(enumeration.get("arid", {}).items())),
         "decorated": list(enumeration.get("decorated", [])),  # absent from older reports
         "left_alone": list(enumeration.get("left_alone", [])),
+        "nested": list(enumeration.get("nested", [])),
     }
 
 
@@ -368,6 +369,16 @@ def _render_left_out(console: Console, sweep: dict[str, Any]) -> None:
     if left_alone:
         what = counted(len(left_alone), "function") + " mutmut's rules leave alone (a name such as `__new__`)"
         console.print(_left_alone_line(what, left_alone, ops))
+    nested = sweep["generated"].get("nested") or []
+    if nested:
+        shown = ", ".join(nested[:3]) + (f" and {len(nested) - 3} more" if len(nested) > 3 else "")
+        console.print(
+            escape(
+                f"{counted(len(nested), 'definition')} under a module-level `if`, `try` or `with` got no "
+                f"mutant: {shown} (a sweep mutates top-level functions and methods, as `mutmut run` does; "
+                "a catalog's named mutations reach them)"
+            )
+        )
 
 
 def _left_alone_line(what: str, functions: list[str], ops) -> str:

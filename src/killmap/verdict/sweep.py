@@ -122,6 +122,9 @@ class Enumeration:
     # The same, for the functions mutmut's other rules leave alone: a name it never mutates
     # (`__new__`, `__setattr__`, `__getattribute__`), an enum's creation hooks.
     left_alone: list[str] = field(default_factory=list)
+    # Functions and classes defined under a module-level `if`, `try` or `with` (hyperlink's
+    # strategies, under `try: import hypothesis`): no sweep op reaches them, nor mutmut's.
+    nested: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -273,11 +276,34 @@ def _enumerate_file(
     ]
     arid = Arid(targets[0].sweep.arid, swept, parsed.module)
     sweep = _FileSweep(path, code, spliced, positions, ranges, targets[0].settings, found, seen, arid, change, touched)
+    if change is None:
+        found.nested += [
+            f"{path}::{node.name.value}" for node in _nested_definitions(parsed.module) if sweep.wanted(node)
+        ]
     if "mutmut" in ops:
         _add_mutmut_mutants(sweep, parsed)
         _add_statement_mutants(sweep, parsed, statements)
     if "killmap" in ops:  # only they ask for parents: another walk of the module
         _add_killmap_mutants(sweep, root, parsed, wrapper.resolve(ParentNodeProvider))
+
+
+def _nested_definitions(module: cst.Module) -> list[cst.FunctionDef | cst.ClassDef]:
+    """The functions and classes a module-level compound statement (`if`, `try`, `with`,
+    a loop) holds, outermost only, in source order: the sweep locates top-level ones and
+    methods alone."""
+    found: list[cst.FunctionDef | cst.ClassDef] = []
+
+    def visit(node: cst.CSTNode) -> None:
+        for child in node.children:
+            if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+                found.append(child)
+            else:
+                visit(child)
+
+    for statement in module.body:
+        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
+            visit(statement)
+    return found
 
 
 def _span(positions, node: cst.CSTNode) -> tuple[int, int]:
