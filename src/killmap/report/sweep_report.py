@@ -14,7 +14,9 @@ import dataclasses
 import html
 import json
 import platform
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -283,16 +285,33 @@ def merge(paths: list[Path]) -> Document:
 
 
 class SweepProgress(LiveProgress):
-    """The gate's progress bar, with the sweep's statuses instead of contract verdicts."""
+    """The gate's progress bar, with the sweep's statuses instead of contract verdicts. Off a
+    terminal (a CI log) no line per mutant, but one every EVERY seconds: how many are done, of
+    how many, since when (hyperlink's 1,471 mutants ran 15 minutes in a log with no line).
+    `clock` is the one it reads (time.monotonic)."""
+
+    EVERY = 30.0
+
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic):
+        super().__init__(console)
+        self._clock = clock
+        self._started = self._said = clock()
+        self._done = self._total = 0
 
     def __call__(self, kind: str, data: Any) -> None:
         if kind == "planned":
             self.task = self.progress.add_task("sweep mutants", total=data)
+            self._total = int(data)
         elif kind == "done" and self.task is not None:
             self.progress.advance(self.task)
+            self._done += 1
             if self.console.is_terminal:
                 status = status_of(data)
                 self.progress.console.print(f"[{STYLE.get(status, 'white')}]{status:>12}[/] {escape(data.name)}")
+            elif self._clock() - self._said >= self.EVERY:
+                self._said = self._clock()
+                minutes, seconds = divmod(int(self._said - self._started), 60)
+                self.console.print(f"sweep: {self._done} of {self._total} mutants done, {minutes}m{seconds:02d}s")
         elif kind != "done":
             super().__call__(kind, data)
 
