@@ -186,3 +186,25 @@ def test_the_names_a_mutant_may_have_unbound_are_those_bound_on_its_changed_line
     moved = "def f(other):\n    if other:\n        if other > 1:\n            value = 1\n    return value\n"
     assert rebound_names(original, moved, (3,), (3, 4)) == {"value"}  # moved under a condition
     assert rebound_names(original, "def f(:\n", (1,), (1,)) is None
+
+
+def test_a_kills_test_green_without_executing_the_change_is_told_so(km_project):
+    # wcwidth: every case of test_clip_basic stays on clip()'s fast path, above the change;
+    # "does not guard" sent the user to its assertions, where an input was missing.
+    green = RunOutcome(
+        status="done",
+        wall=0.1,
+        collected=(KILL,),
+        tests={KILL: TestResult(id=KILL, outcome="passed")},
+        finished=True,
+        exit_code=0,
+        proof={"module": "pkg.mod", "file_matches": True, "text_matches": True},
+    )
+    unreached = Evidence(**{**_evidence(green).__dict__, "reached_by": ()})
+    verdict = judge_run(_mutation(km_project), unreached, {})
+    assert verdict.verdict == "vacuous"
+    assert verdict.detail.startswith(
+        f"stayed green, never executing the mutated code (no input of theirs reaches it): {KILL}"
+    )
+    # One that ran the change and stayed green is told so, as before.
+    assert judge_run(_mutation(km_project), _evidence(green), {}).detail.startswith(f"stayed green: {KILL}")

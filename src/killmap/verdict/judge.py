@@ -619,7 +619,11 @@ def _vacuous(case: _Case) -> Verdict | None:
     missing, green_kill_tests, unexpected = case.missing, case.green_kill_tests, case.unexpected
     if not (missing or green_kill_tests):
         return None
-    said = _how_not_red(case.run, green_kill_tests) if green_kill_tests else "stayed green: " + _some(missing, 10)
+    said = (
+        _how_not_red(case.run, green_kill_tests, None if case.evidence.import_time else case.evidence.reached_by)
+        if green_kill_tests
+        else "stayed green: " + _some(missing, 10)
+    )
     # The contract failed, but the defect may well be caught: by tests kills does not
     # name. Said first, or it read as "nothing notices" at the end of a long line.
     caught = (
@@ -661,12 +665,18 @@ def _maybe_equivalent(case: _Case) -> str:
 _NOT_RED = {"skipped": "was skipped", "xfailed": "xfailed under the mutant"}
 
 
-def _how_not_red(run: RunOutcome, ids: tuple[str, ...]) -> str:
-    """The kills tests that did not go red, grouped by what they did instead."""
+def _how_not_red(run: RunOutcome, ids: tuple[str, ...], reached_by: tuple[str, ...] | None) -> str:
+    """The kills tests that did not go red, grouped by what they did instead. One that stayed
+    green never having executed the change needs another input, not another assertion
+    (wcwidth: fifteen printable-ASCII cases of clip() never left its fast path)."""
     groups: dict[str, list[str]] = {}
+    reached = None if reached_by is None else set(reached_by)  # None: every test runs it (at import)
     for test_id in ids:
         outcome = run.tests[test_id].outcome if test_id in run.tests else "passed"
-        groups.setdefault(_NOT_RED.get(outcome, "stayed green"), []).append(test_id)
+        said = _NOT_RED.get(outcome, "stayed green")
+        if said == "stayed green" and reached is not None and test_id not in reached:
+            said = "stayed green, never executing the mutated code (no input of theirs reaches it)"
+        groups.setdefault(said, []).append(test_id)
     # Ten of each, as the red lines are: inflection's merged suffix left 110 kills tests green,
     # all on one line; the report's `missing` holds every one.
     return "; ".join(f"{said}: {_some(tuple(group), 10)}" for said, group in groups.items())
