@@ -24,18 +24,20 @@ MUTATED = (
 REFUSER = "def refuse(name):\n    raise ModuleNotFoundError(f'must not import {name}', name=name)\n"
 
 
-def _cause(tmp_path, monkeypatch, call) -> str:
+def _cause(tmp_path, monkeypatch, call, files=None, raised=ImportError) -> str:
+    """The cause of the failure `call(*modules)` raises, the first of `files` the mutated one."""
+    files = files or {"mutated_k1": MUTATED, "refuser_k1": REFUSER}
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "mutated_k1.py").write_text(MUTATED)
-    (tmp_path / "refuser_k1.py").write_text(REFUSER)
-    for name in ("mutated_k1", "refuser_k1"):
+    for name, text in files.items():
+        (tmp_path / f"{name}.py").write_text(text)
         sys.modules.pop(name, None)
     importlib.invalidate_caches()
-    mutated, refuser = importlib.import_module("mutated_k1"), importlib.import_module("refuser_k1")
-    with pytest.raises(ImportError) as excinfo:
-        call(mutated, refuser)
-    facts = describe_failure(excinfo, None, str((tmp_path / "mutated_k1.py").resolve()), str(tmp_path.resolve()))
+    modules = [importlib.import_module(name) for name in files]
+    with pytest.raises(raised) as excinfo:
+        call(*modules)
+    mutated = tmp_path / f"{next(iter(files))}.py"
+    facts = describe_failure(excinfo, None, str(mutated.resolve()), str(tmp_path.resolve()))
     keys = ("exc_type", "assertion", "in_mutated_file", "mutated_file_innermost", "imported_by_mutated_file")
     return TestResult(id="t", outcome="failed", phase="call", **{k: facts[k] for k in keys}).cause
 
@@ -60,22 +62,9 @@ PARSER = (
 )
 
 
-def _compile_cause(tmp_path, monkeypatch, call) -> str:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "parser_k1.py").write_text(PARSER)
-    sys.modules.pop("parser_k1", None)
-    importlib.invalidate_caches()
-    parser = importlib.import_module("parser_k1")
-    with pytest.raises(SyntaxError) as excinfo:
-        call(parser)
-    facts = describe_failure(excinfo, None, str((tmp_path / "parser_k1.py").resolve()), str(tmp_path.resolve()))
-    keys = ("exc_type", "assertion", "in_mutated_file", "mutated_file_innermost", "imported_by_mutated_file")
-    return TestResult(id="t", outcome="failed", phase="call", **{k: facts[k] for k in keys}).cause
-
-
 def test_a_syntax_error_the_mutated_file_raises_or_parses_is_behaviour(tmp_path, monkeypatch):
     # asteval: Group.__setattr__'s own `raise SyntaxError(...)` for a name it refuses was read
     # as "the mutant does not compile cleanly": the running mutant compiled.
-    assert _compile_cause(tmp_path, monkeypatch, lambda p: p.refuse("if")) == CRASH
-    assert _compile_cause(tmp_path, monkeypatch, lambda p: p.parse("1 +")) == CRASH
+    files = {"parser_k1": PARSER}
+    assert _cause(tmp_path, monkeypatch, lambda p: p.refuse("if"), files, SyntaxError) == CRASH
+    assert _cause(tmp_path, monkeypatch, lambda p: p.parse("1 +"), files, SyntaxError) == CRASH
