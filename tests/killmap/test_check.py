@@ -238,10 +238,13 @@ def test_an_entry_that_cannot_be_read_is_said_and_the_others_are_checked(tmp_pat
     project = copy_fixture("basic", tmp_path)
     _edit(project, CATALOG, 'op = "delete-call"', 'op = "delete-call"\ncolour = "red"')
     _edit(project, CATALOG, 'require = "assertion"', 'require = "assertion"\nmay_kill = ["tests/test_core.py::nope"]')
-    lines = _problems(run_gate(project, "check"))
+    done = run_gate(project, "check")
+    lines = _problems(done)
     assert len(lines) == 2, lines
     assert "'classify-call-deleted'" in lines[0] and "field 'colour'" in lines[0], lines
     assert "'odd-refusal-fix-reverted'" in lines[1] and "tests/test_core.py::nope" in lines[1], lines
+    # Counted with the rest (h11: two unreadable entries read "1 mutation": 2 problems).
+    assert "1 catalog, 2 mutations (1 could not be read)," in done.stdout, done.stdout
 
 
 def test_a_catalog_with_an_error_is_said_found_and_failed_not_counted_as_none(tmp_path):

@@ -35,7 +35,8 @@ EXIT_OK, EXIT_ERROR = 0, 2
 @dataclass
 class CheckResult:
     catalogs: int = 0
-    mutations: int = 0
+    mutations: int = 0  # read and checked
+    unread: int = 0  # [[mutation]] entries that could not be read (each a problem)
     collected: int = 0
     problems: list[GateError] = field(default_factory=list)
     # When a catalog could not be read: the catalogs found, and the one that failed. "0
@@ -49,11 +50,11 @@ class CheckResult:
                 f"{counted(len(self.found), 'catalog')} found ({', '.join(self.found)}); {self.unreadable} has an "
                 "error, so no mutation was checked"
             )
-        counts = [
-            counted(self.catalogs, "catalog"),
-            counted(self.mutations, "mutation"),
-            counted(self.collected, "test"),
-        ]
+        # h11: two entries with a bad target read "1 mutation ...: 2 problems".
+        mutations = counted(self.mutations + self.unread, "mutation")
+        if self.unread:
+            mutations += f" ({self.unread} could not be read)"
+        counts = [counted(self.catalogs, "catalog"), mutations, counted(self.collected, "test")]
         return f"{', '.join(counts)} collected"
 
 
@@ -73,7 +74,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.found, result.unreadable = _found(root, catalogs, exc)
         return result
     result.problems.extend(entry_errors)
-    result.catalogs, result.mutations = len(loaded), len(mutations)
+    result.catalogs, result.mutations, result.unread = len(loaded), len(mutations), len(entry_errors)
     # The rules `run` refuses by (a test path not there, a git-ignored target), each said.
     missing = missing_test_paths(root, ((c.path, c.settings.tests) for c in loaded))
     result.problems.extend(missing)
