@@ -270,7 +270,7 @@ class _Passes:
         self.tracer = engine.tracer  # what records reach, until it is found to turn tests red
         self.note = ""  # why it is not the engine's own (_RedByRecorder)
 
-    def scenarios(
+    def run(
         self,
         label: str,
         tests: tuple[str, ...] | None,
@@ -278,12 +278,12 @@ class _Passes:
         traced: bool,
         tracer: str | None = None,
         count: int | None = None,
-    ) -> list[Scenario]:
+    ) -> list[RunOutcome]:
         """One run per worker of `tests` (None: every test), traced or not, or `count` runs,
-        each of them all in pytest's order. Only the first run's session traces collection,
-        the same program in every session. Each run is a fork of its worker's collected
-        session, which the mutants then reuse."""
-        return [
+        each of them all in pytest's order, at once; refused if incomplete. Only the first
+        run's session traces collection, the same program in every session. Each run is a
+        fork of its worker's collected session, which the mutants then reuse."""
+        scenarios = [
             Scenario(
                 label=f"{label}-{i + 1}",
                 tests=self.everything if tests is None else tests,
@@ -299,18 +299,6 @@ class _Passes:
             )
             for i in range(min(count or len(self.engine.workers), len(self.engine.workers)))
         ]
-
-    def run(
-        self,
-        label: str,
-        tests: tuple[str, ...] | None,
-        *,
-        traced: bool,
-        tracer: str | None = None,
-        count: int | None = None,
-    ) -> list[RunOutcome]:
-        """The pass `scenarios` describes, on its workers at once; refused if incomplete."""
-        scenarios = self.scenarios(label, tests, traced=traced, tracer=tracer, count=count)
         with timeline.span("pass", label=label):
             outcomes = self.engine.map(scenarios, self.engine.run)
         _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)

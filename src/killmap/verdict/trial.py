@@ -194,15 +194,7 @@ def run_mutant(
     # A sweep mutant's one red is confirmed in its run's own process (runner.Scenario.confirm_in_place).
     in_place = confirm and mutation.first_red
     trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm, in_place=in_place)
-    verdict = trial.judged(limits, base)
-    if verdict.red and focus is None:
-        verdict = with_the_tests_before_them(root, trial, verdict, base)
-    if verdict.missing and focus is None and not mutation.uncontracted:
-        verdict = with_the_tests_before_its_green_kills(trial, verdict, base)
-    if verdict.extras.get(judge.FILES_NOT_RUN):
-        verdict = without_files_not_run(trial, verdict, base)
-    if verdict.verdict == judge.HELD and verdict.extras.get(judge.THROUGH_STATE) and focus is None:
-        verdict = with_every_test(trial, verdict, base)
+    verdict = _over_the_tests_it_needs(root, trial, trial.judged(limits, base), base, focused=focus is not None)
     if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
     elif verdict.verdict == judge.TIMEOUT and verdict.extras.get(judge.EVERY_TEST_REPORTED):
@@ -217,6 +209,23 @@ def run_mutant(
         if engine.seed is not None and not mutation.first_red:
             verdict = reseeded(trial, verdict, limits, base, engine.seed, tuple(seeded))
     return verdict, deps
+
+
+def _over_the_tests_it_needs(root: Path, trial: _Trial, verdict: Verdict, base: dict[str, Any], *, focused: bool):
+    """The first verdict, judged again where the selection left out tests it turned on: a red
+    or a green kills test that owes its outcome to a test before it in its file, files that
+    did not run under the mutant, a kill through state that other tests may share. A focused
+    run (prove's) answers for its own tests alone, and is judged over them."""
+    mutation = trial.job[0]
+    if verdict.red and not focused:
+        verdict = with_the_tests_before_them(root, trial, verdict, base)
+    if verdict.missing and not focused and not mutation.uncontracted:
+        verdict = with_the_tests_before_its_green_kills(trial, verdict, base)
+    if verdict.extras.get(judge.FILES_NOT_RUN):
+        verdict = without_files_not_run(trial, verdict, base)
+    if verdict.verdict == judge.HELD and verdict.extras.get(judge.THROUGH_STATE) and not focused:
+        verdict = with_every_test(trial, verdict, base)
+    return verdict
 
 
 # The vacuous verdict's green kills tests whose draws depend on the seed (RunOutcome.seeded):
