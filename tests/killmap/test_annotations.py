@@ -122,7 +122,7 @@ def test_at_most_ten_are_annotated_by_severity_and_the_summary_names_the_rest(tm
     assert commands[0] == (
         "::error file=src/vpkg/logic.py,line=8,title=killmap vacuous%3A "
         "predicate-constant-true::vacuous: stayed green: tests/test_logic.py::"
-        "test_is_positive_accepts_one%0Aa test named in kills stayed green: it does "
+        "test_is_positive_accepts_one%0Aa test named in kills did not go red: it does "
         "not guard against this defect."
     )
     assert "killmap: 7 more failed contracts not annotated (GitHub shows 10 per step)" in run.stdout

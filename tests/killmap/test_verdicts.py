@@ -214,6 +214,7 @@ def test_a_kills_test_the_mutant_skips_or_xfails_is_vacuous_and_says_so_not_stay
     assert entry["verdict"] == "vacuous", entry
     assert entry["detail"].startswith(f"{said}: tests/test_pkg.py::test_one"), entry["detail"]
     assert "stayed green" not in entry["detail"]
+    assert "stayed green" not in entry["explanation"]  # the verdict's meaning, as the detail
 
 
 def test_the_terminal_lists_ten_red_tests_of_a_verdict_and_counts_the_rest(tmp_path):

@@ -39,7 +39,7 @@ MARKDOWN_LIMIT = 65_536  # GitHub's limit on a comment body; counted here in UTF
 
 EXPLANATIONS = {
     HELD: "the tests named in kills went red by a real failure, and nothing else did",
-    VACUOUS: "a test named in kills stayed green: it does not guard against this defect",
+    VACUOUS: "a test named in kills did not go red: it does not guard against this defect",
     OVERREACH: "a test outside kills and may_kill went red: it is coupled to this code, or the contract is too narrow",
     VISIBLE: "an invariant mutation turned tests red: the change the catalog calls invisible is not",
     WRONG_CAUSE: "require = 'assertion', but a kills test went red by a crash or an error instead of asserting",
