@@ -347,3 +347,4 @@ def test_options_that_deselect_every_test_are_named(tmp_path, command):
     assert done.code == 2, done.stdout + done.stderr
     assert "no tests collected: all " in done.stderr and "were deselected by" in done.stderr, done.stderr
     assert "'nothing_matches_this' (-k)" in done.stderr and "[gate] pytest_args" in done.stderr, done.stderr
+    assert "mutations/basic.toml: " in done.stderr, done.stderr  # the file whose [gate] says it

@@ -95,8 +95,11 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         if not catalog.mutations:
             groups.setdefault(catalog.settings, [])
             where.setdefault(catalog.settings, catalog.path)
+    for settings, group in groups.items():
+        if group:
+            where.setdefault(settings, group[0].catalog)
     try:
-        collected = collect(root, list(groups), launch, loadable, files)
+        collected = collect(root, list(groups), launch, loadable, files, where)
     except GateError as exc:
         result.problems.append(exc)
         return result
@@ -107,8 +110,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.extend(collection.problems)
         if collection.failed:
             continue  # ids from a failed collection would only add noise
-        named_in = group[0].catalog if group else where[settings]
-        result.problems.extend(_unresolved_ids(group, collection, settings, named_in))
+        result.problems.extend(_unresolved_ids(group, collection, settings, where[settings]))
         result.problems.extend(collection.unloadable)
     return result
 

@@ -146,6 +146,7 @@ def run_baseline(
     # Line coverage only where mutations are: tracing every source file would slow the
     # tests that reach no mutation.
     passes = _Passes(engine, settings, tuple(sorted({m.target.path for m in group})), timeout)
+    passes.catalog = ", ".join(sorted({m.catalog for m in group if m.catalog})) or None
     engine.workers[0].wait_ready()
     check_runner_imports(group, settings, engine.workers[0].preloaded)
     build = _Builder(files, settings, passes, runs)
@@ -269,6 +270,7 @@ class _Passes:
         self.at_once = len(engine.workers) > 1
         self.tracer = engine.tracer  # what records reach, until it is found to turn tests red
         self.note = ""  # why it is not the engine's own (_RedByRecorder)
+        self.catalog: str | None = None  # the catalog files whose [gate] these are, for the errors
 
     def run(
         self,
@@ -301,7 +303,7 @@ class _Passes:
         ]
         with timeline.span("pass", label=label):
             outcomes = self.engine.map(scenarios, self.engine.run)
-        _refuse_incomplete(self.where, outcomes, self.engine, self.timeout)
+        _refuse_incomplete(self.where, outcomes, self.engine, self.timeout, self.catalog)
         return outcomes
 
     def fall_back(self, red: _RedByRecorder) -> None:
@@ -322,7 +324,7 @@ class _Passes:
         tracers = tracers_of(outcomes)
         if tracers:
             again = self.engine.run(self.engine.workers[0], self.untraced("baseline-untraced", tuple(sorted(red))))
-            _refuse_incomplete(self.where, [again], self.engine, self.timeout)
+            _refuse_incomplete(self.where, [again], self.engine, self.timeout, self.catalog)
             still = {t: r for t, r in again.red.items() if t in red}
             if not still:
                 raise _RedByRecorder(tracers, red)
@@ -425,8 +427,11 @@ def _green_of(run: RunOutcome, guarded: set[str]) -> RunOutcome:
     return replace(run, tests={t: r for t, r in run.tests.items() if t in guarded or not r.red})
 
 
-def _refuse_incomplete(where: str, outcomes: list[RunOutcome], engine: Engine, timeout: float) -> None:
-    """A run that escaped, timed out, could not collect or did not report measures nothing."""
+def _refuse_incomplete(
+    where: str, outcomes: list[RunOutcome], engine: Engine, timeout: float, catalog: str | None = None
+) -> None:
+    """A run that escaped, timed out, could not collect or did not report measures nothing.
+    Options that deselect every test are a catalog's [gate], or the project's: the catalog is named."""
     for outcome in outcomes:
         if outcome.escaped:
             raise GateError(f"{where}: the unmutated tests {escaped_note(outcome.escaped, engine.displaced)}")
@@ -443,7 +448,7 @@ def _refuse_incomplete(where: str, outcomes: list[RunOutcome], engine: Engine, t
         if refused_arguments(outcome):
             raise GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}")
         if not outcome.collected:
-            raise GateError(f"{where}: {nothing_collected(outcome)}")
+            raise GateError(f"{where}: {nothing_collected(outcome)}", file=catalog if outcome.deselected else None)
 
 
 def _flipped(earlier: list[RunOutcome], later: list[RunOutcome]) -> list[str]:

@@ -34,7 +34,11 @@ class Collection:
 
 
 def collect_in(
-    engine: Engine, root: Path, settings_list: list[GateSettings], mutants: dict[str, Mutant] | None = None
+    engine: Engine,
+    root: Path,
+    settings_list: list[GateSettings],
+    mutants: dict[str, Mutant] | None = None,
+    catalogs: dict[GateSettings, str] | None = None,
 ) -> dict[GateSettings, Collection]:
     """pytest's collection for each [gate] setting, in the engine's first warm worker's sandbox,
     and then under each of `mutants` of that setting whose change the collection runs
@@ -63,7 +67,12 @@ def collect_in(
         )
         outcome = engine.run(worker, scenario)
         errors = _collection_errors(
-            f"collection of {', '.join(settings.tests)}", outcome, said, engine, hint=(root, settings.paths)
+            f"collection of {', '.join(settings.tests)}",
+            outcome,
+            said,
+            engine,
+            hint=(root, settings.paths),
+            catalog=(catalogs or {}).get(settings),
         )
         stamped = None if errors else stamped_ids(f"collection of {', '.join(settings.tests)}", outcome.collected)
         if stamped is not None:
@@ -87,7 +96,13 @@ def collect_in(
 
 
 def _collection_errors(
-    where: str, outcome, said: set[str], engine, *, hint: tuple[Path, tuple[str, ...]] | None = None
+    where: str,
+    outcome,
+    said: set[str],
+    engine,
+    *,
+    hint: tuple[Path, tuple[str, ...]] | None = None,
+    catalog: str | None = None,
 ) -> list[GateError]:
     """What a collection's outcome refuses, each said once; `hint`: (the project root, its
     [gate] paths), for naming the paths a workspace package missing from them needs."""
@@ -115,7 +130,7 @@ def _collection_errors(
     if refused_arguments(outcome):
         errors.append(GateError(f"{where}: pytest stopped before collecting: {refused_arguments(outcome)}"))
     if not outcome.collected:
-        errors.append(GateError(f"{where}: {nothing_collected(outcome)}"))
+        errors.append(GateError(f"{where}: {nothing_collected(outcome)}", file=catalog if outcome.deselected else None))
     return errors
 
 

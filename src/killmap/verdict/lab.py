@@ -307,12 +307,14 @@ def collect(
     launch: Launch | None = None,
     mutants: dict[str, Mutant] | None = None,
     files: list[str] | None = None,
+    catalogs: dict[GateSettings, str] | None = None,
 ) -> dict[GateSettings, Collection]:
     """pytest's collection of each [gate] setting, and under each of `mutants` whose change it
     runs (collection.py), on one sandbox of an engine the lab builds: `killmap check`'s.
-    `files`: the project's, when the caller has listed them already."""
+    `files`: the project's, when the caller has listed them already; `catalogs`: the file
+    each setting comes from, named where its options deselect every test."""
     with _engine(root, files if files is not None else project_files(root), LabOptions(jobs=1), launch, 1) as engine:
-        return collect_in(engine, root, settings_list, mutants)
+        return collect_in(engine, root, settings_list, mutants, catalogs)
 
 
 def start_early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch: Launch | None) -> EarlyBaseline:
