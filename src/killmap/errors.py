@@ -16,6 +16,9 @@ class GateError(Exception):
         self.file = file
         self.mutation = mutation
         self.field = field
+        # The same entry's other fields at fault (a catalog entry's independent field groups):
+        # `check` says each; one line says how many more there are.
+        self.also: tuple[GateError, ...] = ()
 
     def __str__(self) -> str:
         where = []
@@ -27,6 +30,9 @@ class GateError(Exception):
             where.append(f"field {self.field!r}")
         prefix = ": ".join(where)
         text = f"{prefix}: {self.message}" if prefix else self.message
+        if self.also:
+            fields = ", ".join(repr(other.field) for other in self.also)
+            text += f" (and field{'s' if len(self.also) > 1 else ''} {fields}: killmap check says each)"
         # The promise is one line: some messages carry a log tail or a tool's multi-line
         # output, which would otherwise spill over several lines of stderr.
         return " | ".join(line.strip() for line in text.splitlines() if line.strip())

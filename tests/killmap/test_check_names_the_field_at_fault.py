@@ -145,3 +145,25 @@ def test_a_default_gate_tests_that_is_not_there_says_it_is_the_default(tmp_path)
         "field 'tests': 'tests' is not a file or folder of the project ([gate] tests' default: "
         "set [gate] tests to where the tests are)"
     ), line
+
+
+def test_every_field_at_fault_in_one_entry_is_named_once(tmp_path):
+    # A target, a kills and a timeout wrong in one entry took three runs of check to find.
+    project = _project(tmp_path, '"self.mode = \\"strict\\""', '"self.mode = \\"lax\\""')
+    catalog = project / "mutations" / "pkg.toml"
+    catalog.write_text(
+        catalog.read_text()
+        .replace("pkg/__init__.py::Encoder", "pkg/missing.py::Encoder")
+        .replace('kills = ["tests/test_pkg.py::test_mode"]', 'kills = "tests/test_pkg.py::test_mode"\ntimeout = -3')
+    )
+    checked = run_gate(project, "check")
+    assert checked.code == 2, (checked.stdout, checked.stderr)
+    lines = [line for line in checked.stderr.splitlines() if "mode-changed" in line]
+    assert [line.split("field ", 1)[1].split(":", 1)[0] for line in lines] == ["'target'", "'kills'", "'timeout'"], (
+        lines
+    )
+    assert "killmap check says each" not in checked.stderr  # check says them, one a line
+    ran = run_gate(project, "run", "--no-cache")
+    assert ran.code == 2 and "Traceback" not in ran.stderr
+    [line] = [line for line in ran.stderr.splitlines() if line.strip()]
+    assert "field 'target'" in line and "(and fields 'kills', 'timeout': killmap check says each)" in line, line

@@ -12,7 +12,7 @@ import difflib
 import posixpath
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from killmap.catalog.contract import (
     ARID_OFF_BY_DEFAULT,
@@ -43,6 +43,7 @@ from killmap.errors import GateError
 
 # How a field's error is raised: the message, and the field it names (with the file and mutation).
 _Fail = Callable[[str, str], GateError]
+_T = TypeVar("_T")
 
 
 def relative_path(root: Path, path: Path) -> str:
@@ -265,15 +266,33 @@ def read_mutation(
         raise fail(f"required: the operator, one of {', '.join(OPERATORS)}{also}", "op")
     if op not in OPERATORS:
         raise fail(f"unknown operator {op!r}{did_you_mean(str(op), OPERATORS)} (known: {', '.join(OPERATORS)})", "op")
-    params = _operator_params(root, folder, op, entry, fail)
-    target = _target(root, entry.get("target"), fail)
-    contract = _contract_fields(entry, fail, adhoc=adhoc)
-    run_fields = _pin_and_run_fields(entry, fail)
-    _refuse_loose_test_ids(root, contract["kills"], contract["may_kill"], fail)
-    _refuse_contradictions(contract["kills"], contract["may_kill"], fail)
+    # The groups below read independent fields: each is checked, so that one pass over the
+    # catalog names every field of the entry to fix, not one per run.
+    faults: list[GateError] = []
+    params = _checked(faults, lambda: _operator_params(root, folder, op, entry, fail))
+    target = _checked(faults, lambda: _target(root, entry.get("target"), fail))
+    contract = _checked(faults, lambda: _contract_fields(entry, fail, adhoc=adhoc))
+    run_fields = _checked(faults, lambda: _pin_and_run_fields(entry, fail))
+    if contract is not None:
+        _checked(faults, lambda: _refuse_loose_test_ids(root, contract["kills"], contract["may_kill"], fail))
+        _checked(faults, lambda: _refuse_contradictions(contract["kills"], contract["may_kill"], fail))
+    if faults:
+        first = faults[0]
+        first.also = tuple(faults[1:])
+        raise first
+    assert params is not None and target is not None and contract is not None and run_fields is not None
     return Mutation(
         name=name, target=target, op=op, params=tuple(params), **contract, **run_fields, catalog=rel, settings=settings
     )
+
+
+def _checked(faults: list[GateError], read: Callable[[], _T]) -> _T | None:
+    """What `read` returns, or None with its error kept in `faults`."""
+    try:
+        return read()
+    except GateError as exc:
+        faults.append(exc)
+        return None
 
 
 def _operator_params(root: Path, folder: Path, op: str, entry: dict[str, Any], fail: _Fail) -> list[tuple[str, str]]:

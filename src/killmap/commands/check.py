@@ -73,7 +73,9 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.append(exc)
         result.found, result.unreadable = _found(root, catalogs, exc)
         return result
-    result.problems.extend(entry_errors)
+    for error in entry_errors:
+        others, error.also = error.also, ()  # each said on a line of its own here
+        result.problems.extend((error, *others))
     result.catalogs, result.mutations, result.unread = len(loaded), len(mutations), len(entry_errors)
     # The rules `run` refuses by (a test path not there, a git-ignored target), each said.
     missing = missing_test_paths(root, ((c.path, c.settings.tests) for c in loaded))
