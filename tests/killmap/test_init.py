@@ -946,3 +946,36 @@ def test_a_generators_starter_yields_nothing_rather_than_returning_none(tmp_path
     assert (live["name"], live["op"], live["value"]) == ("split-yields-nothing", "constant-return", "iter(())")
     ran = run_gate(project, "run", "--no-cache")
     assert ran.verdicts() == {"split-yields-nothing": "held"}, ran.stdout
+
+
+def test_the_negate_example_inverts_a_test_the_function_reads_only_once(tmp_path):
+    # `if strict:` beside `check(text, strict=strict)`: negating "strict" inverted the keyword
+    # argument too (count = 2), two defects under the name of one.
+    root = _project(
+        tmp_path,
+        {
+            "parse.py": (
+                "def check(text, strict):\n    return text\n\n\n"
+                "def words(text, strict=False):\n    if strict:\n        check(text, strict=strict)\n"
+                "    if text.startswith('#') or not text:\n        return []\n    return text.split()\n"
+            ),
+            "tests/test_parse.py": (
+                "from parse import words\n\n\ndef test_words():\n    assert words('a b') == ['a', 'b']\n"
+            ),
+        },
+    )
+    plan = detect(root)
+    assert plan.function == "words"
+    from killmap.catalog.reader import load_catalog
+    from killmap.mutate.mutants import build_mutant
+
+    path = root / "mutations" / "examples.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(_uncomment_every_example(render(root, plan).split("# revert-patch:")[0]))
+    [negated] = [m for m in load_catalog(root, path).mutations if m.name == "words-condition-negated"]
+    built = build_mutant(root, negated)
+    original, mutant = built.original, built.mutated or ""
+    changed = [
+        (b.strip(), a.strip()) for b, a in zip(original.splitlines(), mutant.splitlines(), strict=False) if b != a
+    ]
+    assert changed == [("if text.startswith('#') or not text:", "if not (text.startswith('#') or not text):")], changed

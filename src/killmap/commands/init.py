@@ -15,6 +15,7 @@ import ast
 import json
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -223,6 +224,18 @@ def _yields(fn: ast.FunctionDef) -> bool:
     return False
 
 
+def _condition(source: str, nodes: list[ast.AST]) -> str | None:
+    """The first branch's test, or comparison, that the function reads only there: `negate`
+    inverts every read of its text, and `if strict:` beside `check(x, strict=strict)` would
+    invert the argument too, two defects under one name. The first test at all when none is."""
+    tests = [n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp))]
+    tests += [n for n in nodes if isinstance(n, ast.Compare)]
+    reads = Counter(ast.dump(n) for n in nodes if isinstance(n, ast.expr))
+    unique = next((test for test in tests if reads[ast.dump(test)] == 1 and _segment(source, test)), None)
+    chosen = unique or next(iter(tests), None)
+    return _segment(source, chosen) if chosen is not None else None
+
+
 def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     """(op, short name, fields) per operator, from the function's own code where it has a site."""
     source, fn = plan.source, plan.node
@@ -231,10 +244,7 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     docstring = ast.get_docstring(fn, clean=False) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     slug = re.sub(r"[^a-z0-9]+", "-", plan.function.split(".")[-1].lower()).strip("-") or "target"
     out: list[tuple[str, str, dict[str, object]]] = [_constant_return(fn, slug)]
-    test = next((n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp))), None) or next(
-        (n for n in nodes if isinstance(n, ast.Compare)), None
-    )
-    condition = _segment(source, test) if test is not None else None
+    condition = _condition(source, nodes)
     out.append(("negate", f"{slug}-condition-negated", {"condition": condition or "ready"}))
     boolop = next((n for n in nodes if isinstance(n, ast.BoolOp)), None)
     operand = _segment(source, boolop.values[-1]) if boolop is not None else None
