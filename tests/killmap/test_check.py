@@ -390,3 +390,19 @@ def test_an_invariant_whose_control_could_not_be_read_points_at_the_control_s_ow
     said = [line for line in lines if "field 'control'" in line]
     assert said and "could not be read: its own error is said above" in said[0], lines
     assert not any("is not a mutation of this catalog" in line for line in lines), lines
+
+
+def test_an_invariant_whose_control_is_missing_is_counted_once(tmp_path):
+    # dacite: a one-entry catalog whose control names nothing read "2 mutations (1 could not
+    # be read)": the entry was read, its control is the problem.
+    project = copy_fixture("basic", tmp_path)
+    catalog = project / CATALOG
+    catalog.write_text(
+        '[gate]\npaths = ["src"]\n\n[[mutation]]\nname = "even-check-equivalent"\n'
+        'target = "src/basicpkg/core.py::is_even"\nop = "replace"\nold = "n % 2 == 0"\nnew = "not n % 2"\n'
+        'invariant = true\ncontrol = "no-such-mutation"\n'
+    )
+    checked = run_gate(project, "check")
+    [line] = _problems(checked)
+    assert "control 'no-such-mutation' is not a mutation of this catalog" in line, line
+    assert "1 catalog, 1 mutation, " in checked.stdout and "could not be read" not in checked.stdout, checked.stdout

@@ -76,7 +76,10 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     for error in entry_errors:
         others, error.also = error.also, ()  # each said on a line of its own here
         result.problems.extend((error, *others))
-    result.catalogs, result.mutations, result.unread = len(loaded), len(mutations), len(entry_errors)
+    # A control error names an entry that was read (and is checked on): not one left unread.
+    read = {m.name for m in mutations}
+    result.catalogs, result.mutations = len(loaded), len(mutations)
+    result.unread = sum(1 for error in entry_errors if error.mutation not in read)
     # The rules `run` refuses by (a test path not there, a git-ignored target), each said.
     missing = missing_test_paths(root, ((c.path, c.settings.tests) for c in loaded))
     result.problems.extend(missing)
