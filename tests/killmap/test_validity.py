@@ -58,6 +58,23 @@ def test_a_mutant_introducing_an_undefined_name_is_invalid_with_cause_pyflakes()
     assert "line 2" in validity.problem
 
 
+def test_a_name_undefined_twice_on_one_line_is_said_once():
+    # bracex: `return c + escaped if self.keep_escapes else escaped` was said twice.
+    validity = check(
+        """\
+        def pick(c, keep):
+            escaped = c * 2
+            return c + escaped if keep else escaped
+        """,
+        """\
+        def pick(c, keep):
+            return c + escaped if keep else escaped
+        """,
+    )
+    assert not validity.ok
+    assert validity.problem.count("undefined name 'escaped'") == 1, validity.problem
+
+
 IMPORT_USED = """\
     import json
 

@@ -205,16 +205,22 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
     for kind, args in list(added):
         if kind in NAME_FINDINGS and before[(kind, args)]:
             del added[(kind, args)]
-    fatal = [
-        _with_line(text, mutated)
-        for kind, args, text, quoted in after
-        if (kind, args) in added and kind not in DEAD_CODE_FINDINGS and not (quoted and kind in QUOTED)
-    ]
-    dead = [
-        text
-        for kind, args, text, quoted in after
-        if (kind, args) in added and (kind in DEAD_CODE_FINDINGS or quoted and kind in QUOTED)
-    ]
+    # Each finding once: pyflakes reports a name per use, and `c + escaped if k else escaped`
+    # read the same line twice (bracex).
+    fatal = list(
+        dict.fromkeys(
+            _with_line(text, mutated)
+            for kind, args, text, quoted in after
+            if (kind, args) in added and kind not in DEAD_CODE_FINDINGS and not (quoted and kind in QUOTED)
+        )
+    )
+    dead = list(
+        dict.fromkeys(
+            text
+            for kind, args, text, quoted in after
+            if (kind, args) in added and (kind in DEAD_CODE_FINDINGS or quoted and kind in QUOTED)
+        )
+    )
     if fatal:
         return Validity(
             False, "the mutant cannot run as written (pyflakes): " + "; ".join(fatal), "pyflakes", tuple(dead)
