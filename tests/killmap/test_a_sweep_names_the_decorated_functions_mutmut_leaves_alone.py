@@ -235,3 +235,32 @@ def test_off_a_terminal_a_sweep_says_how_far_it_is_every_half_minute():
             progress("done", verdict)
     lines = [line for line in console.export_text().splitlines() if line.startswith("sweep:")]
     assert lines == ["sweep: 8 of 40 mutants done, 0m32s"], console.export_text()
+
+
+def test_the_sweeps_progress_counts_the_named_mutants_the_summary_counts():
+    # rfc3986: "12 of 135 mutants done" beside a summary of 136 mutants, one of them named.
+    from types import SimpleNamespace
+
+    from killmap.report.sweep_report import SweepProgress
+
+    now = [0.0]
+    console = Console(record=True, width=200, force_terminal=False)
+    progress = SweepProgress(console, clock=lambda: now[0])
+    with progress:
+        progress("named", 1)
+        progress("planned", 135)
+        now[0] += 31.0
+        progress("done", SimpleNamespace(name="m.f.1", verdict="overreach", red=(1,)))
+    lines = [line for line in console.export_text().splitlines() if line.startswith("sweep:")]
+    assert lines == ["sweep: 1 of 135 mutants done (and 1 a catalog names, not run), 0m31s"], lines
+
+
+def test_a_long_detail_is_cut_between_words_on_the_console():
+    from killmap.report.sweep_report import clipped
+
+    detail = "still running after 3.2s (in test_cycle, busy: it kept the CPU running to the end, as a loop that"
+    assert clipped(detail, len(detail)) == detail
+    assert (
+        clipped(detail, 90)
+        == "still running after 3.2s (in test_cycle, busy: it kept the CPU running to the end, as a …"
+    )

@@ -296,10 +296,12 @@ class SweepProgress(LiveProgress):
         super().__init__(console)
         self._clock = clock
         self._started = self._said = clock()
-        self._done = self._total = 0
+        self._done = self._total = self._named = 0
 
     def __call__(self, kind: str, data: Any) -> None:
-        if kind == "planned":
+        if kind == "named":  # mutants a catalog names: never run, but in the summary's count
+            self._named = int(data)
+        elif kind == "planned":
             self.task = self.progress.add_task("sweep mutants", total=data)
             self._total = int(data)
         elif kind == "done" and self.task is not None:
@@ -311,9 +313,24 @@ class SweepProgress(LiveProgress):
             elif self._clock() - self._said >= self.EVERY:
                 self._said = self._clock()
                 minutes, seconds = divmod(int(self._said - self._started), 60)
-                self.console.print(f"sweep: {self._done} of {self._total} mutants done, {minutes}m{seconds:02d}s")
+                named = f" (and {self._named} a catalog names, not run)" if self._named else ""
+                self.console.print(
+                    f"sweep: {self._done} of {self._total} mutants done{named}, {minutes}m{seconds:02d}s"
+                )
         elif kind != "done":
             super().__call__(kind, data)
+
+
+DETAIL_WIDTH = 320  # a timeout's detail (its limit, the wait for a CPU, the test, busy or idle) whole
+
+
+def clipped(text: str, width: int) -> str:
+    """`text`, or its first words up to `width` and an ellipsis: never cut inside a word (a
+    timeout's "as a loop tha" on toposort's console). The reports keep it whole."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 2]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + " …"
 
 
 def render(console: Console, doc: Document) -> None:
@@ -336,7 +353,7 @@ def render(console: Console, doc: Document) -> None:
             f"{escape(e['op'])}  {escape(e['change'])}  [dim]{escape(e['id'])}[/]"
         )
         if e["status"] != "survived":
-            console.print(f"          [dim]{escape(e['detail'][:200])}[/]")
+            console.print(f"          [dim]{escape(clipped(e['detail'], DETAIL_WIDTH))}[/]")
     for status, n in unlisted.items():
         console.print(f"[dim]{n} more {status}, listed in the reports[/]")
     _render_unreported(console, sweep["mutants"], change is not None)

@@ -758,6 +758,8 @@ def _swept(
     split, items = _sharded(enumeration, portion)
     named = named_mutants(root, enumeration.mutants, catalogs)
     to_run = [_as_swept(m, every_red) for m in enumeration.mutants if m.id not in named]
+    if named:
+        progress("named", len(named))
     lab, verdicts = _run_swept(root, to_run, options, progress, portion, launch, early_baseline)
     # A run mutant's entry holds the very mutant the lab ran (with its run settings), whose
     # diff the lab has worked out already: the report asks for it again.
