@@ -348,3 +348,17 @@ def test_options_that_deselect_every_test_are_named(tmp_path, command):
     assert "no tests collected: all " in done.stderr and "were deselected by" in done.stderr, done.stderr
     assert "'nothing_matches_this' (-k)" in done.stderr and "[gate] pytest_args" in done.stderr, done.stderr
     assert "mutations/basic.toml: " in done.stderr, done.stderr  # the file whose [gate] says it
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_test_module_that_exits_as_it_is_imported_is_named_with_its_system_exit(tmp_path, command):
+    # toposort: its test module ends in `unittest.main()`; pytest stopped with an internal
+    # error, and the gate said only "no tests collected".
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_main.py").write_text("import unittest\n\n\nunittest.main()\n")
+    done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
+    assert done.code == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "failed in tests/test_main.py: SystemExit" in done.stderr, done.stderr
+    assert "(raised while tests/test_main.py:4 ran at import)" in done.stderr, done.stderr
+    assert 'guard the call with `if __name__ == "__main__":`' in done.stderr, done.stderr

@@ -69,6 +69,7 @@ class Recorder:
         self.confirming = False  # True in the forked confirmation process
         self.red: set[str] = set()
         self.collected: list[str] = []
+        self.tests_begun = False  # an internal error before is the collection's (pytest_internalerror)
         self._copy: ConfirmCopyPipes | None = None  # in the run: its confirmation copy, once forked
         # In a run that confirms in place (`confirm_in_place`): its items, kept at the snapshot.
         self._in_place: list[Any] | None = None
@@ -109,6 +110,22 @@ class Recorder:
             # Sandbox paths mean nothing to the user: show project-relative ones.
             text = str(report.longrepr).replace(os.getcwd() + os.sep, "")
             self.emit(event="collect_error", id=report.nodeid, message=shorten_middle(text))
+
+    def pytest_internalerror(self, excrepr, excinfo):
+        """pytest stopped on an exception no collector caught: a test module that calls
+        unittest.main() or sys.exit() when imported raises SystemExit out of the collection
+        (toposort), and the run collected nothing with no word why. Before the tests begin
+        (pytest calls pytest_collection_finish even so) it is that module's collection
+        error, named by the module it came through."""
+        if self.tests_begun:
+            return
+        error = excinfo.value
+        module = _run_at_import(error, "")
+        where = module.removeprefix(" (raised while ").split(":")[0] if module else ""
+        said = f"{type(error).__name__}: {error}{module}"
+        if isinstance(error, SystemExit):
+            said += "; pytest imports test modules: guard the call with `if __name__ == \"__main__\":`"
+        self.emit(event="collect_error", id=where, message=shorten(said))
 
     def pytest_collection_finish(self, session):
         self.set_collected([item.nodeid for item in session.items])
@@ -152,6 +169,7 @@ class Recorder:
         run yet. That is the flake guard's re-run without paying for pytest's start-up
         and collection a second time.
         """
+        self.tests_begun = True
         if self.snapshot and session.items and not session.testsfailed:
             self.take_snapshot(session)
         outcome = yield
@@ -273,6 +291,7 @@ class Recorder:
     # -- running ------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
+        self.tests_begun = True  # a fork of a collected session runs its tests from here
         self.emit(event="start", id=item.nodeid)
         if not self._timeout_read:
             self._timeout_read = True
