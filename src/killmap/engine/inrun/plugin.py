@@ -124,7 +124,7 @@ class Recorder:
         where = module.removeprefix(" (raised while ").split(":")[0] if module else ""
         said = f"{type(error).__name__}: {error}{module}"
         if isinstance(error, SystemExit):
-            said += "; pytest imports test modules: guard the call with `if __name__ == \"__main__\":`"
+            said += '; pytest imports test modules: guard the call with `if __name__ == "__main__":`'
         self.emit(event="collect_error", id=where, message=shorten(said))
 
     def pytest_collection_finish(self, session):
