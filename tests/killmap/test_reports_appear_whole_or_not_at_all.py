@@ -82,3 +82,22 @@ def test_a_set_of_reports_that_fails_midway_replaces_none_and_leaves_no_temporar
     monkeypatch.undo()
     assert first.read_text() == "old a\n" and not second.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]
+
+
+def test_the_reports_line_names_the_folder_as_the_user_would_type_it(tmp_path):
+    # tinydb, rfc3986: the tutorial shows `reports: reports/killmap.json`; the gate printed
+    # the absolute path of the folder beneath where the user stood.
+    from gatekit import copy_fixture, gate_env
+
+    project = copy_fixture("basic", tmp_path)
+
+    def run(*args: str) -> str:
+        command = [sys.executable, "-m", "killmap", "run", "--no-cache", *args]
+        done = subprocess.run(command, cwd=project, env=gate_env(project), capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    beneath = run()
+    assert "reports: reports/killmap.json (+ " in beneath, beneath
+    elsewhere = run("--report-dir", str(tmp_path / "out"))
+    assert f"reports: {tmp_path / 'out' / 'killmap.json'} (+ " in elsewhere, elsewhere

@@ -11,6 +11,7 @@ from killmap.commands.shared import (
     catalog_options,
     project_root,
     report_dir,
+    reports_line,
 )
 from killmap.wording import counted
 
@@ -48,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
     print(
         f"merged {counted(len(args.reports), 'report')}: "
         f"{held_count(document)}/{len(document['mutations'])} contracts held; "
-        f"reports: {paths['json']}"
+        f"{reports_line({'json': paths['json']})}"
     )
     publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
@@ -63,5 +64,5 @@ def _merge_sweeps(paths: list[Path], folder: Path) -> int:
     console = make_console()
     render(console, document)
     written = write(document, folder)
-    console.print(f"merged {counted(len(paths), 'sweep report')}; reports: {written['json']}")
+    console.print(f"merged {counted(len(paths), 'sweep report')}; {reports_line({'json': written['json']})}")
     return 0

@@ -18,6 +18,7 @@ from killmap.commands.shared import (
     cache_dir,
     project_root,
     report_dir,
+    reports_line,
     usable_jobs,
 )
 from killmap.errors import GateError
@@ -151,7 +152,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
             document["shard"] = args.shard
             document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
         paths = write_reports(document, reports)
-        console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+        console.print(reports_line(paths))
         publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
 

@@ -128,7 +128,19 @@ def write_lab_reports(result: LabResult, root: Path, folder: Path, extra: dict[s
     document = to_json(result, root)
     document.update(extra or {})
     paths = write_reports(document, folder)
-    return f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})"
+    return reports_line(paths)
+
+
+def reports_line(paths: dict[str, Path]) -> str:
+    """Where a command wrote its reports: the JSON's path as the user would type it (relative
+    to where they stand, when it lies beneath), then the other files' names."""
+    first = paths["json"]
+    try:
+        shown = str(first.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(first)
+    others = ", ".join(p.name for k, p in paths.items() if k != "json")
+    return f"reports: {shown} (+ {others})" if others else f"reports: {shown}"
 
 
 def catalog_options(args: argparse.Namespace) -> LabOptions:

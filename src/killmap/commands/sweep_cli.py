@@ -15,6 +15,7 @@ from killmap.commands.shared import (
     add_report_options,
     cache_dir,
     project_root,
+    reports_line,
     sweep_ops,
     usable_jobs,
 )
@@ -156,7 +157,7 @@ def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs
     document = to_document(result, root)
     render(console, document)
     paths = write(document, report_dir)
-    console.print(f"reports: {paths['json']} (+ {', '.join(p.name for k, p in paths.items() if k != 'json')})")
+    console.print(reports_line(paths))
     return 0
 
 
