@@ -152,6 +152,36 @@ def test_an_exclude_that_matches_no_test_is_an_error_naming_the_nearest(tmp_path
     assert "did you mean 'tests/test_core.py::test_green_once_then_red'?" in line, line
 
 
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_test_module_that_cannot_import_is_left_out_by_an_exclude_naming_its_file(tmp_path, command):
+    # dacite's sdist ships a test module whose helper it does not ship: `exclude = [file]`, as
+    # the docs say to leave a red file out, still failed on that file's ImportError.
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_unshipped.py").write_text(
+        "from tests.common import helper\n\n\ndef test_x():\n    pass\n"
+    )
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_unshipped.py"]\n'))
+    done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
+    assert done.code == 0, done.stdout + done.stderr
+    if command == "run":
+        assert done.verdicts() == {"classify-call-deleted": "held", "odd-refusal-fix-reverted": "held"}
+    # A contract naming a test in the file left out is told why it names nothing.
+    catalog.write_text(
+        catalog.read_text().replace(
+            'kills = ["tests/test_core.py::test_odd_is_refused"]\nrequire',
+            'kills = ["tests/test_core.py::test_odd_is_refused", "tests/test_unshipped.py::test_x"]\nrequire',
+            1,
+        )
+    )
+    done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.code == 2 and len(lines) == 1, done.stdout + done.stderr
+    assert (
+        "'tests/test_unshipped.py::test_x' is in tests/test_unshipped.py, which [gate] exclude leaves out" in lines[0]
+    )
+
+
 def test_an_unknown_only_name_is_an_error(tmp_path):
     project = copy_fixture("basic", tmp_path)
     line = _one_line_error(run_gate(project, "run", "--only", "no-such-mutation"))

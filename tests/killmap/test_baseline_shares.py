@@ -131,7 +131,7 @@ def test_the_guard_passes_change_nothing_a_mutant_is_selected_or_limited_by(tmp_
         RunOutcome("done", 9.0, collected=("a", "b"), tests={"b": TestResult("b", "passed", 0.05)}),
     ]
     settings = SimpleNamespace(tests=("tests",), paths=("src",))
-    passes = SimpleNamespace(deselect=(), targets=("src/m.py",), note="")
+    passes = SimpleNamespace(deselect=(), ignored=(), targets=("src/m.py",), note="")
     build = baseline_module._Builder([], settings, passes, 2)
     provisional, settled = build([reach], None), build([reach, guard], True)
     for field in ("durations", "overhead", "per_test", "coverage", "collected", "imported", "per_test_timeout"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from killmap.catalog.pytestargs import pytest_arguments
@@ -92,6 +93,23 @@ class GateSettings:
     def arguments(self) -> tuple[str, ...]:
         """PYTEST_ADDOPTS's arguments, then this table's: what every run under it is given."""
         return pytest_arguments(self.pytest_args)
+
+    def ignored(self, root: Path) -> tuple[str, ...]:
+        """The `exclude` entries that name a file or folder of the project: left out of the
+        collection (`--ignore`), not deselected after it. A test module that cannot be
+        imported can only be left out so (dacite: `exclude = ["tests/test_types.py"]` still
+        failed on that file's ImportError, as the docs said it would not)."""
+        return tuple(entry for entry in self.exclude if "::" not in entry and (root / entry).exists())
+
+    def exclusion(self, root: Path) -> tuple[str, ...]:
+        """pytest's arguments for `exclude`: `--ignore` for a file or folder, `--deselect` for
+        a test id or a prefix of one."""
+        ignored = self.ignored(root)
+        return tuple(
+            arg
+            for entry in self.exclude
+            for arg in (("--ignore", entry) if entry in ignored else ("--deselect", entry))
+        )
 
 
 @dataclass(frozen=True)

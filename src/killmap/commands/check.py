@@ -115,7 +115,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.extend(collection.problems)
         if collection.failed:
             continue  # ids from a failed collection would only add noise
-        result.problems.extend(_unresolved_ids(group, collection, settings, where[settings]))
+        result.problems.extend(_unresolved_ids(root, group, collection, settings, where[settings]))
         result.problems.extend(collection.unloadable)
     return result
 
@@ -184,19 +184,20 @@ def _mutant_problems(root: Path, mutations: list[Mutation]) -> tuple[list[GateEr
 
 
 def _unresolved_ids(
-    group: list[Mutation], collection: Collection, settings: GateSettings, catalog: str
+    root: Path, group: list[Mutation], collection: Collection, settings: GateSettings, catalog: str
 ) -> list[GateError]:
     """Every `exclude` entry of the [gate] that deselects no test, and every `kills` and
     `may_kill` entry of the group that names no test the [gate] collects."""
     from killmap.catalog.testids import TestIndex
-    from killmap.verdict.baseline import deselected_note, names_skipped, names_xfail, unmatched_excludes
+    from killmap.verdict.baseline import deselected_note, ignored_note, names_skipped, names_xfail, unmatched_excludes
 
     index, deselected = TestIndex(collection.ids), TestIndex(tuple(collection.deselected))
+    ignored = settings.ignored(root)
     skipped = set(collection.skipped)
     never_red = set(collection.never_red)
     problems = [
         GateError(note, file=catalog, field="exclude")
-        for note in unmatched_excludes(settings, collection.ids, collection.deselected)
+        for note in unmatched_excludes(settings, collection.ids, collection.deselected, ignored)
     ]
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):
@@ -212,10 +213,11 @@ def _unresolved_ids(
                     continue
                 under = ", ".join(settings.tests)
                 named = deselected.named_by(entry)
+                left_out = ignored_note(entry, ignored)
                 if named:
                     problems.append(mutation.fail(deselected_note(entry, named, collection.deselected, under), key))
                 else:
-                    problems.append(mutation.fail(index.unmatched_note(entry, under), key))
+                    problems.append(mutation.fail(left_out or index.unmatched_note(entry, under), key))
     return problems
 
 

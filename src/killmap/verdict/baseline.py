@@ -67,6 +67,7 @@ class Baseline:
     # under it, and passed without it), said once on the console; "" when it was not.
     recorder_note: str = ""
     skipped: tuple[str, ...] = ()  # the tests the baseline skipped: no mutant can turn them red
+    ignored: tuple[str, ...] = ()  # the exclude entries left out of the collection (GateSettings.ignored)
     # Per test, once asked (trial.with_the_tests_before_them): whether it is green run by
     # itself, unmutated. Filled as mutants ask, shared by every mutant of this baseline.
     alone: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
@@ -192,6 +193,7 @@ class _Builder:
             len({t for each in done[1:] for o in each for t in o.tests}) if settled else None,
             self.passes.note,
             tuple(sorted(t for t, r in ran.items() if r.outcome == "skipped")),
+            self.passes.ignored,
         )
 
 
@@ -263,7 +265,8 @@ class _Passes:
 
     def __init__(self, engine: Engine, settings: GateSettings, targets: tuple[str, ...], timeout: float):
         self.engine, self.settings, self.targets, self.timeout = engine, settings, targets, timeout
-        self.deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+        self.deselect = settings.exclusion(engine.root)
+        self.ignored = settings.ignored(engine.root)
         self.everything = settings.tests + self.deselect
         self.where = f"baseline of {', '.join(settings.tests)}"
         # Whole runs at once, one per worker (run_baseline says why they are whole).
@@ -673,7 +676,7 @@ def check_runner_imports(group: list[Mutation], settings: GateSettings, preloade
 
 def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
     if group:
-        for note in unmatched_excludes(group[0].settings, baseline.collected, baseline.deselected):
+        for note in unmatched_excludes(group[0].settings, baseline.collected, baseline.deselected, baseline.ignored):
             raise GateError(note, file=group[0].catalog, field="exclude")
     deselected = TestIndex(baseline.deselected)
     skipped = set(baseline.skipped)
@@ -689,16 +692,19 @@ def check_contract_ids(group: list[Mutation], baseline: Baseline) -> None:
                 named = deselected.named_by(entry)
                 if named:
                     raise mutation.fail(deselected_note(entry, named, baseline.deselected, under), key)
-                raise mutation.fail(baseline.index.unmatched_note(entry, under), key)
+                raise mutation.fail(
+                    ignored_note(entry, baseline.ignored) or baseline.index.unmatched_note(entry, under), key
+                )
 
 
-def unmatched_excludes(settings: GateSettings, collected, deselected) -> list[str]:
+def unmatched_excludes(settings: GateSettings, collected, deselected, ignored: tuple[str, ...]) -> list[str]:
     """What each [gate] exclude entry that deselects no test is told: pytest's --deselect takes
     a node id or a path prefix, and one a letter off leaves the test it meant in the gate,
-    silently (itsdangerous: `test_encodng.py` excluded nothing and `check` said all was well)."""
+    silently (itsdangerous: `test_encodng.py` excluded nothing and `check` said all was well).
+    An entry `ignored` names a file or folder that is there, left out of the collection."""
     notes = []
     for entry in settings.exclude:
-        if any(test.startswith(entry) for test in deselected):
+        if entry in ignored or any(test.startswith(entry) for test in deselected):
             continue
         near = TestIndex((*collected, *deselected)).closest(entry)
         hint = f"; did you mean {toml_literal(near)}?" if near else ""
@@ -752,6 +758,19 @@ def check_focus(focus: tuple[str, ...] | None, baseline: Baseline) -> None:
     for entry in focus or ():
         if not baseline.index.names_any(entry):
             raise GateError(baseline.index.unmatched_note(entry, ", ".join(baseline.settings.tests)), field="TEST")
+
+
+def ignored_note(entry: str, ignored: tuple[str, ...]) -> str | None:
+    """A contract entry inside a file or folder that `exclude` leaves out of the collection:
+    no typo, but no test the gate can run either. None when it is not in one."""
+    file = entry.split("::", 1)[0]
+    for path in ignored:
+        if file == path or file.startswith(path.rstrip("/") + "/"):
+            return (
+                f"{entry!r} is in {path}, which [gate] exclude leaves out of the collection: "
+                "name a test the gate runs, or take the file out of exclude"
+            )
+    return None
 
 
 def deselected_note(entry: str, named: list[str], by: dict[str, str], under: str) -> str:

@@ -52,7 +52,7 @@ def collect_in(
     said: set[str] = set()
     worker = engine.workers[0]
     for index, settings in enumerate(settings_list):
-        deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+        deselect = settings.exclusion(root)
         ours = [m for m in (mutants or {}).values() if m.mutation.settings == settings]
         scenario = Scenario(
             label=f"collect-{index + 1}",

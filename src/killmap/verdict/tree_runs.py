@@ -107,7 +107,7 @@ def _scenario(
     timeout: float,
     coverage: tuple[str, ...] = (),
 ) -> Scenario:
-    deselect = tuple(arg for test in settings.exclude for arg in ("--deselect", test))
+    deselect = settings.exclusion(engine.root)
     records = engine.scratch.path / f"absence-{label}.jsonl"
     # A test module that does not import without the fix is a finding, not the end of the run.
     extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-missing-names={records}")
