@@ -233,10 +233,12 @@ def _finding(test: str, mutation, verdict, mutant, baseline, named: bool) -> Fin
     if any(r.reached is False for r in reds):
         return Finding(status=NOT_MEASURED, detail="red without executing the mutated code", **base)
     if reds:
+        from killmap.report.cells import raised_where
+
         return Finding(
             status=CAUGHT,
             cause=", ".join(sorted({r.cause for r in reds})),
-            where=", ".join(sorted({r.raised_at or "?" for r in reds})),
+            where=", ".join(sorted({raised_where(r.raised_at, r.tree_line) for r in reds})),
             detail="; ".join(f"{r.id}: {r.exception}" for r in reds),
             **base,
         )

@@ -293,11 +293,14 @@ def _show_reds(verdict, say: Say) -> None:
     # The gate's wording adds "plus the contract"; an experiment has none.
     say(f"ran {counted(len(verdict.selected), 'test')}: {verdict.selection.replace(', plus the contract', '')}")
     if verdict.red:
+        from killmap.report.cells import raised_where
+
         each = "each " if len(verdict.red) > 1 else ""
         say(f"{len(verdict.red)} red ({each}confirmed by a re-run):")
         for red in verdict.red:
             reach = "reached the change" if red.reached else "did NOT reach the change"
-            say(f"  {red.id}  [{red.cause}] {red.exception or ''} at {red.raised_at or '?'}; {reach}")
+            where = raised_where(red.raised_at, red.tree_line)
+            say(f"  {red.id}  [{red.cause}] {red.exception or ''} at {where}; {reach}")
     else:
         say("nothing went red")
     red_ids = {r.id for r in verdict.red}

@@ -41,9 +41,34 @@ class Mutant:
             return ""
         return unified_diff(split_lines(self.original), split_lines(self.mutated), self.file)
 
+    def tree_line(self, line: int) -> int | None:
+        """The line of the original that the mutant's `line` (1-based) stands for, where the
+        lines the mutation removed or added above it moved it (toposort: a deleted statement
+        and its comments put a raise at 76 that stands at 83 in the user's tree). None where
+        it stands where it stood, or inside what the mutation changed."""
+        if self.mutated is None:
+            return None
+        before, after = self.original.splitlines(), self.mutated.splitlines()
+        if len(before) == len(after):
+            return None
+        prefix = _common_prefix(before, after)
+        suffix = min(_common_prefix(before[::-1], after[::-1]), min(len(before), len(after)) - prefix)
+        if line <= prefix or line <= len(after) - suffix:
+            return None  # above the change, or in it
+        return line + len(before) - len(after)
+
     @property
     def mutant_sha256(self) -> str:
         return hashlib.sha256((self.mutated or "").encode()).hexdigest()
+
+
+def _common_prefix(first: list[str], second: list[str]) -> int:
+    count = 0
+    for one, other in zip(first, second, strict=False):
+        if one != other:
+            break
+        count += 1
+    return count
 
 
 def sha256_text(text: str) -> str:

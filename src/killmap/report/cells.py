@@ -100,6 +100,14 @@ def cause_of(extras: dict[str, Any]) -> str:
     return str(extras.get("broken_cause") or extras.get("unevidenced_cause") or extras.get("inconclusive_cause") or "")
 
 
+def raised_where(raised_at: str | None, tree_line: int | None) -> str:
+    """Where a red test's failure came from: the mutant's file and line, as plain pytest on the
+    mutant says it, and the line in the user's tree where the mutation moved it."""
+    if not raised_at:
+        return "?"
+    return f"{raised_at} (line {tree_line} in your tree)" if tree_line else raised_at
+
+
 def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
     """The one-line meaning of a verdict, for the mutation it was given to (a broken or an
     unevidenced one's by its case: `cause_of` its extras)."""

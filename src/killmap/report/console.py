@@ -11,7 +11,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from killmap.catalog.testids import named_count
-from killmap.report.cells import cause_of, contract_cell, explanation, red_allowed, red_outside, reused_line
+from killmap.report.cells import (
+    cause_of,
+    contract_cell,
+    explanation,
+    raised_where,
+    red_allowed,
+    red_outside,
+    reused_line,
+)
 from killmap.verdict.baseline import baseline_line
 from killmap.verdict.judge import Verdict
 from killmap.verdict.lab import LabResult
@@ -124,7 +132,7 @@ def render(console: Console, result: LabResult, named: int) -> None:
         invariant = bool(mutant and mutant.mutation.invariant)
         console.print(f"  [dim]{explanation(v.verdict, invariant, cause_of(v.extras))}[/]")
         for red in v.red[:RED_SHOWN]:
-            where = f" at {escape(red.raised_at)}" if red.raised_at else ""
+            where = f" at {escape(raised_where(red.raised_at, red.tree_line))}" if red.raised_at else ""
             console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")
         if len(v.red) > RED_SHOWN:
             console.print(f"  [dim]and {len(v.red) - RED_SHOWN} more red: every one is in the reports[/]")

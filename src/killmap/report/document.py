@@ -20,7 +20,7 @@ from killmap import pytest_version
 from killmap.catalog.shards import refuse_mixed_splits
 from killmap.errors import GateError
 from killmap.mutate.mutant import Mutant
-from killmap.report.cells import MARKDOWN_LIMIT, Document, cause_of, explanation, held_count, write_whole
+from killmap.report.cells import MARKDOWN_LIMIT, Document, cause_of, explanation, held_count, raised_where, write_whole
 from killmap.verdict.judge import HELD, VERDICTS, Verdict
 from killmap.verdict.lab import LabResult
 from killmap.wording import counted
@@ -156,7 +156,8 @@ def _details(entry: dict[str, Any]) -> str:
     if entry["expected"]:
         lines.append("expected red: " + ", ".join(entry["expected"]))
     for red in entry["red"]:
-        lines.append(f"red: {red['id']} [{red['cause']}] {red['exception'] or ''} at {red['raised_at'] or '?'}")
+        where = raised_where(red["raised_at"], red.get("tree_line"))
+        lines.append(f"red: {red['id']} [{red['cause']}] {red['exception'] or ''} at {where}")
     for warning in entry.get("warnings", ()):
         lines.append(f"warning: {warning}")
     if entry["diff"]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from killmap.catalog.testids import matches
 from killmap.report.annotations import SEVERITY
-from killmap.report.cells import red_vs_expected  # the one rendering every format shares
+from killmap.report.cells import raised_where, red_vs_expected  # the one rendering every format shares
 
 CAUSES = ("assertion", "crash", "broken", "error", "search", "timeout")
 # The order "sort by verdict" uses, worst first: the annotations' severity, then held.
@@ -88,7 +88,7 @@ def _details(m: dict[str, Any], width: int) -> str:
     esc = html.escape
     reds = "".join(
         f"<li><code>{esc(r['id'])}</code> {esc(r['cause'])} {esc(r['exception'] or '')} "
-        f"at {esc(r['raised_at'] or '?')}</li>"
+        f"at {esc(raised_where(r['raised_at'], r.get('tree_line')))}</li>"
         for r in m["red"]
     )
     where = f"{m['file']}:{min(m['lines'])}" if m.get("lines") else m["file"]

@@ -10,13 +10,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import Mutation
 from killmap.catalog.testids import matches
 from killmap.engine import ASSERTION, BROKEN, CRASH, RunOutcome, error_line, refused_arguments
 from killmap.wording import counted
+
+if TYPE_CHECKING:
+    from killmap.mutate.mutant import Mutant
 
 HELD = "held"  # every kills test went red by a real failure; nothing else did
 VACUOUS = "vacuous"  # a kills test stayed green: it does not guard against this defect
@@ -60,6 +63,9 @@ class RedTest:
     raised_at: str | None  # the deepest frame inside the project
     reached: bool | None
     raised_innermost: str | None = None  # the innermost frame anywhere (maybe site-packages)
+    # raised_at's line in the user's tree, where it is in the mutated file below lines the
+    # mutation removed or added (raised_at is the mutant's, as plain pytest on it says).
+    tree_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,7 @@ class Evidence:
     # unknown. A NameError or UnboundLocalError for any other name is the original's own
     # code, reached: a crash, not a mutant that cannot run.
     rebound: frozenset[str] | None = None
+    mutant: Mutant | None = None  # what ran: its lines against the original's (RedTest.tree_line)
 
     def through_state(self, test_id: str) -> bool:
         """Red without reaching the change in the baseline, where an earlier test had run it
@@ -817,6 +824,7 @@ def _red(run: RunOutcome, evidence: Evidence):
             message=result.message,
             raised_at=_where(result.raised_at),
             raised_innermost=_where(result.raised_innermost),
+            tree_line=_tree_line(result.raised_at, evidence.mutant),
             reached=True if evidence.import_time else (result.id in reached or evidence.through_state(result.id)),
         )
 
@@ -829,6 +837,12 @@ def _name_the_mutant_left_alone(result, rebound: frozenset[str] | None) -> bool:
         return False
     named = _NAME_IN_MESSAGE.search(result.message or "")
     return named is not None and named.group(1) not in rebound
+
+
+def _tree_line(frame: tuple[str, int] | None, mutant: Mutant | None) -> int | None:
+    if frame is None or mutant is None or frame[0] != mutant.file:
+        return None
+    return mutant.tree_line(frame[1])
 
 
 def _where(frame: tuple[str, int] | None) -> str | None:

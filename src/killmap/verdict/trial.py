@@ -590,6 +590,7 @@ def _evidence(
             engine, worker, scenario, run, mutation, baseline, original_region, reached_by, limits.swap
         ),
         rebound=_rebound_if_named(mutant, run, confirm),
+        mutant=mutant,
     )
 
 
