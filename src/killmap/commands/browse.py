@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from killmap.catalog.entries import did_you_mean
-from killmap.commands.shared import EXIT_FAILED, EXIT_HELD, add_catalog_option, catalog_options, project_root
-from killmap.errors import GateError
+from killmap.commands.shared import (
+    EXIT_FAILED,
+    EXIT_HELD,
+    add_catalog_option,
+    catalog_options,
+    project_root,
+    refuse_unknown_names,
+)
 
 
 def add_parser(sub) -> None:
@@ -25,12 +30,8 @@ def list_main(args: argparse.Namespace) -> int:
     root = project_root()
     from killmap.catalog.plan import load
 
-    _, mutations = load(root, catalog_options(args))
-    # A name a letter off listed nothing and exited 0, as an empty catalog does.
-    unknown = [name for name in args.names if name not in {m.name for m in mutations}]
-    if unknown:
-        names = [m.name for m in mutations]
-        raise GateError(f"no mutation named {unknown[0]!r}{did_you_mean(unknown[0], names)}", field="NAME")
+    catalogs, mutations = load(root, catalog_options(args))
+    refuse_unknown_names(args.names, catalogs, mutations)
     for m in mutations:
         if args.names and m.name not in args.names:
             continue
@@ -44,13 +45,10 @@ def show_main(args: argparse.Namespace) -> int:
     from killmap.catalog.plan import load
     from killmap.verdict.prepare import mutant_to_show
 
-    _, mutations = load(root, catalog_options(args))
-    wanted = args.names[0]
-    found = [m for m in mutations if m.name == wanted]
-    if not found:
-        names = [m.name for m in mutations]
-        raise GateError(f"no mutation named {wanted!r}{did_you_mean(wanted, names)}", field="NAME")
-    mutant = mutant_to_show(root, found[0])
+    catalogs, mutations = load(root, catalog_options(args))
+    refuse_unknown_names(args.names[:1], catalogs, mutations)
+    [found] = [m for m in mutations if m.name == args.names[0]]
+    mutant = mutant_to_show(root, found)
     if not mutant.applied:
         print(f"not applied: {mutant.reason}")
         return EXIT_FAILED

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from killmap.commands.shared import EXIT_HELD, add_catalog_option, catalog_options, project_root
-from killmap.errors import GateError
+from killmap.commands.shared import EXIT_HELD, add_catalog_option, catalog_options, project_root, refuse_unknown_names
 
 
 def add_parser(sub) -> None:
@@ -17,16 +16,12 @@ def add_parser(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     root = project_root()
-    from killmap.catalog.entries import did_you_mean
     from killmap.catalog.plan import load
     from killmap.mutate.mutants import build_mutant
     from killmap.mutate.pins import pins_for, rewrite_pins
 
-    _, mutations = load(root, catalog_options(args))
-    known = {m.name for m in mutations}
-    for name in args.names:
-        if name not in known:
-            raise GateError(f"no mutation named {name!r}{did_you_mean(name, known)}", field="NAME")
+    catalogs, mutations = load(root, catalog_options(args))
+    refuse_unknown_names(args.names, catalogs, mutations)
     chosen = [m for m in mutations if not args.names or m.name in args.names]
     by_catalog: dict[str, dict[str, dict[str, str]]] = {}
     for mutation in chosen:

@@ -161,3 +161,16 @@ def add_annotations_option(command: argparse.ArgumentParser) -> None:
         help="github: workflow-command annotations per failed contract and the job "
         "summary; auto (default): github when GITHUB_ACTIONS=true",
     )
+
+
+def refuse_unknown_names(names, catalogs, mutations) -> None:
+    """Each NAME a command was given must be a mutation of the catalogs it read: one a letter
+    off listed nothing and exited 0. The error names the catalogs searched and the nearest name."""
+    from killmap.catalog.entries import did_you_mean
+    from killmap.errors import GateError
+
+    known = [m.name for m in mutations]
+    for name in names:
+        if name not in known:
+            searched = ", ".join(c.path for c in catalogs) or "no catalog"
+            raise GateError(f"no mutation named {name!r} in {searched}{did_you_mean(name, known)}", field="NAME")
