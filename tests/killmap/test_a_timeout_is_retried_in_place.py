@@ -19,7 +19,7 @@ from killmap.catalog.plan import LabOptions, load
 from killmap.engine import limits_count_cpu_wait
 from killmap.engine.workers.timeout_cpu import STRETCH
 from killmap.verdict.sweep import EVERY_RED_RETRY_FACTOR, RETRY_FACTOR, retry_factor
-from killmap.verdict.trial import MIN_FIRST_RED_TIMEOUT, MIN_TIMEOUT
+from killmap.verdict.trial import MIN_FIRST_RED_TIMEOUT, MIN_TEST_TIMEOUT, MIN_TIMEOUT
 
 SOURCE = "import time\n\n\ndef slow():\n    return 1\n\n\ndef loop():\n    return 2\n"
 TESTS = "".join(
@@ -90,19 +90,21 @@ def _counter_swept(tmp_path: Path, gate: str, *flags: str):
 
 
 @pytest.mark.skipif(not limits_count_cpu_wait(), reason="clock-time limits keep MIN_TIMEOUT")
-def test_a_sweeps_loop_times_out_at_the_first_red_floor(tmp_path):
+def test_a_sweeps_loop_times_out_at_its_tests_own_floor(tmp_path):
     # A sweep's run asks only whether its mutant is caught: where its limit is time it could
-    # run, a loop costs MIN_FIRST_RED_TIMEOUT, not the gate's MIN_TIMEOUT (trial.mutant_timeout).
+    # run, a loop in a test of milliseconds costs that test's own limit, MIN_TEST_TIMEOUT, not
+    # the run's MIN_FIRST_RED_TIMEOUT nor the gate's MIN_TIMEOUT (trial.each_test_limit).
     done, doc = _counter_swept(tmp_path, "")  # no catalog timeout
     assert done.code == 0, done.stderr
     timeouts = [m for m in doc["sweep"]["mutants"] if m["status"] == "timeout"]
     assert {m["change"] for m in timeouts} >= {"i += 1  ->  i -= 1", "i += 1  ->  i = 1"}, done.stdout
     for mutant in timeouts:
-        # 10 x what its tests took unmutated, at least the first-red floor (not MIN_TIMEOUT).
-        limit, unmutated = (float(x) for x in _LIMIT_AND_UNMUTATED.search(mutant["detail"]).groups())
-        assert abs(limit - max(MIN_FIRST_RED_TIMEOUT, 10 * unmutated)) <= 0.15, mutant["detail"]
+        limit, whole = (float(x) for x in _LIMIT_AND_UNMUTATED.search(mutant["detail"]).groups())
+        assert "that test's own limit" in mutant["detail"], mutant["detail"]
+        # test_count takes a millisecond: its limit is the floor, below the run's own.
+        assert abs(limit - MIN_TEST_TIMEOUT) <= 0.05 and limit < max(MIN_FIRST_RED_TIMEOUT, 10 * whole), mutant
         assert mutant["duration_seconds"] >= limit  # and more by the run's wait for a CPU
-    assert MIN_FIRST_RED_TIMEOUT < MIN_TIMEOUT
+    assert MIN_TEST_TIMEOUT < MIN_FIRST_RED_TIMEOUT < MIN_TIMEOUT
 
 
 _LIMIT_AND_UNMUTATED = re.compile(r"still running after ([\d.]+)s.*the same tests took ([\d.]+)s unmutated")

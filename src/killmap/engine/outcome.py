@@ -146,6 +146,9 @@ class RunOutcome:
     session_seconds: float = 0.0  # a fork's: what its collected session took to collect
     stuck: str = ""  # stopped at its limit: "busy" (using the CPU) or "idle"; "": cannot say
     waited: float = 0.0  # stopped at its limit: the seconds it moved on while the run waited for a CPU
+    # Stopped at one test's own limit (a fork's, runner.Scenario.test_limits): that test and
+    # its limit in seconds; None when the run's own limit stopped it, or nothing did.
+    test_limit: tuple[str, float] | None = None
     per_test_timeout: float | None = None  # the project's own (pytest-timeout), when it sets one
     stopped_after: str | None = None  # the first red test, when the run stopped there on purpose
     # The gate's process the run killed ("the gate's worker (SIGKILL)"), or "": a process the
@@ -262,6 +265,7 @@ def read_outcome(
         session_seconds=response.get("session_seconds", 0.0),
         stuck=response.get("stuck", ""),
         waited=response.get("waited", 0.0),
+        test_limit=(cut["id"], cut["seconds"]) if (cut := response.get("test_limit")) else None,
         per_test_timeout=final.get("per_test_timeout"),
         stopped_after=final.get("stopped_after"),
         gate_killed=response.get("gate_killed", ""),

@@ -73,6 +73,9 @@ class Scenario:
     session_tests: tuple[str, ...] | None = None
     swap: bool = False
     swap_timeout: float | None = None  # the limit in a fork of the collected session, if not `timeout`
+    # In a fork of the collected session, each test's own limit besides the run's: a hang is
+    # stopped at its test's (worker: timeout_cpu.TestLimits). Empty: the run's limit alone.
+    test_limits: tuple[tuple[str, float], ...] = ()
     swap_targets: tuple[str, ...] = ()  # relative; a new session compiles these once for its swaps
     # The user's pytest arguments (catalog.pytestargs: PYTEST_ADDOPTS, then [gate] pytest_args),
     # before the gate's flags, which win where both set one thing.
@@ -176,6 +179,8 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
     }
     if scenario.stop_at_first_red:
         request["first_red"] = True
+    if scenario.test_limits:
+        request["test_limits"] = dict(scenario.test_limits)
     # The tests' temporary folder is the worker's own, inside the scratch: confinement grants
     # the scratch but never the system's temporary folder, where the project may live.
     request["tmpdir"] = str(scratch.path / "tmpdir" / str(worker.index))
@@ -421,6 +426,7 @@ def _merge(segments: list[RunOutcome], crashed: dict[str, TestResult]) -> RunOut
         session_seconds=max(o.session_seconds for o in segments),
         stuck=last.stuck,
         waited=last.waited,
+        test_limit=last.test_limit,
         escaped=tuple(sorted({p for o in segments for p in o.escaped})),
         unrestored=tuple(sorted({p for o in segments for p in o.unrestored})),
         denied=tuple(sorted({p for o in segments for p in o.denied})),

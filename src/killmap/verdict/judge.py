@@ -260,6 +260,8 @@ def _timed_out(case: _Case) -> Verdict | None:
     if run.status != "timeout":
         return None
     where = _stuck_in(run)
+    if run.test_limit is not None:
+        return _past_its_tests_limit(case)
     if evidence.selected_baseline_seconds >= evidence.timeout:
         return case.verdict(
             INCONCLUSIVE,
@@ -279,6 +281,22 @@ def _timed_out(case: _Case) -> Verdict | None:
             **({EVERY_TEST_REPORTED: True} if reported else {}),
             **({STUCK_IN: run.in_progress} if run.in_progress else {}),
         },
+    )
+
+
+def _past_its_tests_limit(case: _Case) -> Verdict:
+    """A run stopped at one test's own limit (a sweep's: trial.each_test_limit), ten times what
+    that test took unmutated or more: the run's limit, for the whole selection, never came."""
+    run = case.run
+    assert run.test_limit is not None
+    test, seconds = run.test_limit
+    took = case.evidence.selected_baseline_seconds
+    return case.verdict(
+        TIMEOUT,
+        f"still running after {seconds:.1f}s in one test, that test's own limit{_waited(run)}{_stuck_in(run)}; "
+        f"the same tests took {took:.2f}s unmutated, all together{_never_ran(case)}",
+        red=case.red_tests,
+        extras={STUCK_IN: test, "test_limit": seconds},
     )
 
 
@@ -870,7 +888,8 @@ def judge_control(mutation: Mutation, verdict: Verdict, control: Verdict | None)
             verdict,
             verdict=UNEVIDENCED,
             detail=f"nothing went red, but its control {mutation.control!r} was {state}, "
-            "not held: an invariance without a firing control proves nothing",
+            "not held: an invariance is evidence only beside a control that held, its tests red as its "
+            "contract says",
             extras={**verdict.extras, "unevidenced_cause": "control"},
         )
     return verdict

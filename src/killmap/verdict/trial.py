@@ -34,6 +34,9 @@ MIN_TIMEOUT = 5.0
 # interpreter's start or a loaded machine: a loop costs a sweep this, not MIN_TIMEOUT. A gate's
 # run keeps MIN_TIMEOUT, where a slow red read as a timeout would change its verdict.
 MIN_FIRST_RED_TIMEOUT = 3.0
+# A test's own limit in such a run (each_test_limit), at least: a test of milliseconds that a
+# mutant keeps running for a second is a loop, or work a thousand times the test's own.
+MIN_TEST_TIMEOUT = 1.0
 TIMEOUT_FACTOR = 10.0
 REPORTED_RETRY_FACTOR = 4.0  # a timeout after every selected test ended is tried again with this
 FORK_START = 0.2  # what a fork of the collected session pays before its first test, at most
@@ -154,6 +157,28 @@ def _limit(expected: float, per_test_timeout: float | None, floor: float) -> flo
         return own
     # Twice: the run waits for it, and its confirmation copy re-runs the red test and waits again.
     return max(own, PER_TEST_MARGIN * (2 * per_test_timeout + expected) + 1.0)
+
+
+def each_test_limit(
+    mutation: Mutation, baseline: Baseline, selected: tuple[str, ...], run_limit: float
+) -> tuple[tuple[str, float], ...]:
+    """Each selected test's own limit in a run that stops at its first red (a sweep's), where
+    it is below the run's: TIMEOUT_FACTOR times what the test took unmutated, at least
+    MIN_TEST_TIMEOUT and twice the slowest test of the baseline (a session fixture's setup is
+    paid by whichever test a run starts with). A loop in a test of milliseconds then costs a
+    second, not ten times the whole selection (bracex: up to 15 s a loop, on a loaded machine).
+
+    Only where a limit is time the run could use (Linux: engine.limits_count_cpu_wait), as
+    MIN_FIRST_RED_TIMEOUT is, and never under a catalog's own timeout: a sweep's run asks only
+    whether its mutant is caught, and a timeout is caught; a gate's verdict keeps its one limit."""
+    if not mutation.first_red or mutation.timeout or mutation.settings.timeout or not limits_count_cpu_wait():
+        return ()
+    floor = max(MIN_TEST_TIMEOUT, 2 * max(baseline.durations.values(), default=0.0))
+    own = (
+        (test, max(floor, TIMEOUT_FACTOR * (baseline.per_test + baseline.durations.get(test, 0.0))))
+        for test in selected
+    )
+    return tuple((test, round(seconds, 3)) for test, seconds in own if seconds < run_limit)
 
 
 def run_mutant(
@@ -548,6 +573,7 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
         tests=selected,
         timeout=limits.fresh,
         swap_timeout=limits.swap,
+        test_limits=each_test_limit(mutation, baseline, selected, limits.swap),
         confine=mutation.settings.confine,
         user_args=mutation.settings.arguments,
         sys_path=mutation.settings.paths,

@@ -15,6 +15,7 @@ elsewhere it cannot say).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -128,3 +129,71 @@ class CpuSample:
         if self.cpu is None or later is None or now <= self.at:
             return ""
         return "busy" if (later - self.cpu) / (now - self.at) >= BUSY_SHARE else "idle"
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A run stopped at one test's own limit: the test, its limit, busy or idle, and how far a
+    CPU wait moved its deadline."""
+
+    test: str
+    seconds: float
+    stuck: str
+    waited: float
+
+
+class TestLimits:
+    """Each test's own limit in a run, from the moment the run's events say it started until
+    they say it ended: a hang in a test that took milliseconds unmutated is stopped at that
+    test's limit, not at the whole selection's (bracex: 23 loops, each in a first test of a few
+    milliseconds, cost a sweep 318 of its 399 worker-seconds at a 15 s limit each).
+
+    The events file is the run's own (inrun/plugin.py writes a line as each test starts and
+    ends); only what it has flushed is read, so a test is watched from a little after its start."""
+
+    __test__ = False  # not a test class, whatever pytest's naming rules say
+
+    def __init__(self, events: str, limits: dict[str, float], group: int):
+        self.events, self.limits, self.group = events, limits, group
+        self.read_to = 0
+        self.partial = b""
+        self.running: tuple[str, Limit] | None = None
+        self.sample: CpuSample | None = None  # the running test's CPU time, near its limit
+
+    def cut(self, now: float) -> Cut | None:
+        """The running test, where it is past its own limit in time it could run; else None."""
+        self._follow(now)
+        if self.running is None:
+            return None
+        test, limit = self.running
+        if self.sample is None and now >= limit.started + limit.seconds - watch_window(limit.seconds):
+            self.sample = CpuSample(cpu_seconds(self.group), now)
+        if now < limit.started + limit.seconds:
+            return None
+        deadline = limit.deadline()
+        if now < deadline:
+            return None
+        stuck = self.sample.state(self.group, now) if self.sample else ""
+        return Cut(test, limit.seconds, stuck, limit.moved(deadline))
+
+    def _follow(self, now: float) -> None:
+        try:
+            with open(self.events, "rb") as events:
+                events.seek(self.read_to)
+                chunk = events.read()
+        except OSError:
+            return
+        self.read_to += len(chunk)
+        *lines, self.partial = (self.partial + chunk).split(b"\n")
+        for line in lines:
+            if b'"start"' not in line and b'"test"' not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "start" and event.get("id") in self.limits:
+                self.running = (event["id"], Limit(self.group, now, self.limits[event["id"]]))
+                self.sample = None
+            elif event.get("event") == "test" and self.running is not None and event.get("id") == self.running[0]:
+                self.running = None

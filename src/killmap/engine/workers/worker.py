@@ -37,7 +37,7 @@ from killmap.engine.workers.before_fork import preload_for_forks
 from killmap.engine.workers.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
 from killmap.engine.workers.sandbox_entry import collection_recorder, enter_sandbox
 from killmap.engine.workers.session import FALLBACK, SessionServer
-from killmap.engine.workers.timeout_cpu import CpuSample, Limit, cpu_seconds, watch_window
+from killmap.engine.workers.timeout_cpu import CpuSample, Cut, Limit, TestLimits, cpu_seconds, watch_window
 from killmap.engine.workers.worker_forks import fork_workers, pipes_from
 
 _current_child: list[int] = []
@@ -413,7 +413,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     pid = _ask_for_fork(server, request, started)
     if pid is None:
         return None, "the collected session ended"
-    done, timed_out, stuck, waited = _wait_for_fork(server, request, pid, started)
+    done, timed_out, stuck, waited, cut = _wait_for_fork(server, request, pid, started)
     if done is None:  # the server itself is gone: nothing it said can be trusted
         if server in _servers:
             _servers.remove(server)
@@ -433,6 +433,7 @@ def _run_in_session(request: dict[str, Any]) -> tuple[dict[str, Any] | None, str
         "session_seconds": round(server.collect_seconds, 4),
         "stuck": stuck,
         "waited": waited,
+        **({"test_limit": {"id": cut.test, "seconds": cut.seconds}} if cut else {}),
     }, ""
 
 
@@ -545,28 +546,19 @@ def _ask_for_fork(server: _Server, request: dict[str, Any], started: float) -> i
 
 def _wait_for_fork(
     server: _Server, request: dict[str, Any], pid: int, started: float
-) -> tuple[dict[str, Any] | None, bool, str, float]:
+) -> tuple[dict[str, Any] | None, bool, str, float, Cut | None]:
     """The server's word that the fork ended (None if the server is gone), whether it was
-    killed at its limit, and then whether it was busy or idle (timeout_cpu.py) and how far its
-    deadline had moved for a CPU wait; everything the fork started is killed either way."""
+    killed at its limit, and then whether it was busy or idle (timeout_cpu.py), how far its
+    deadline had moved for a CPU wait, and the test whose own limit stopped it, if one did;
+    everything the fork started is killed either way."""
     _current_child.append(pid)
     _name_run(request, pid)
     # A fork does not collect: its limit is not charged for the collection a fresh session
     # pays (trial.Limits); a fallback below gets the fresh limit from its own start.
-    limit = request.get("swap_timeout", request["timeout"])
-    bound = Limit(pid, started, limit)
-    done = _read_line(server, started + limit - watch_window(limit))
-    sample = CpuSample(cpu_seconds(pid), time.perf_counter())
-    deadline = started + limit
-    while done is None:
-        done = _read_line(server, deadline)
-        if done is not None or time.perf_counter() < deadline:
-            break  # the fork's word, or the server gone
-        deadline = bound.deadline()  # later by what a loaded machine kept it waiting
-        if time.perf_counter() >= deadline:
-            break
+    bound = Limit(pid, started, request.get("swap_timeout", request["timeout"]))
+    tests = TestLimits(request["events"], request["test_limits"], pid) if request.get("test_limits") else None
+    done, stuck, waited, cut = _watched(server, pid, bound, tests)
     timed_out = done is None
-    stuck = sample.state(pid, time.perf_counter()) if timed_out else ""
     if timed_out:
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -581,7 +573,37 @@ def _wait_for_fork(
     timeline.mark("fork ended")
     kill_descendants(keep=_server_pids() + tuple(_siblings))
     timeline.mark("leftovers killed")
-    return done, timed_out, stuck, bound.moved(deadline) if timed_out else 0.0
+    return done, timed_out, stuck, waited, cut
+
+
+# How often a run whose tests have limits of their own is looked at: a test is stopped at most
+# this much past its limit.
+TEST_POLL = 0.1
+
+
+def _watched(
+    server: _Server, pid: int, bound: Limit, tests: TestLimits | None
+) -> tuple[dict[str, Any] | None, str, float, Cut | None]:
+    """The fork's word; or None, where the server is gone or the run ran past its limit (then
+    busy or idle, and the seconds a CPU wait moved the deadline) or a test past its own (the Cut)."""
+    deadline = bound.started + bound.seconds
+    watch_from = deadline - watch_window(bound.seconds)
+    sample: CpuSample | None = None  # the run's CPU time, read as its limit nears
+    while True:
+        now = time.perf_counter()
+        if sample is None and now >= watch_from:
+            sample = CpuSample(cpu_seconds(pid), now)
+        if now >= deadline:
+            deadline = bound.deadline()  # later by what a loaded machine kept it waiting
+            if now >= deadline:
+                return None, sample.state(pid, now) if sample else "", bound.moved(deadline), None
+        cut = tests.cut(now) if tests is not None else None
+        if cut is not None:
+            return None, cut.stuck, cut.waited, cut
+        wake = deadline if sample is not None else watch_from
+        done = _read_line(server, wake if tests is None else min(wake, now + TEST_POLL))
+        if done is not None or server.ended:
+            return done, "", 0.0, None
 
 
 def _name_run(request: dict[str, Any], pid: int) -> None:
