@@ -39,7 +39,8 @@ UNEVIDENCED = (
     "not traced, a test the selection leaves out): "
     "tests/test_lines.py::test_anchor_has_not_moved%0Anothing shows the red came from the defect: the "
     "test never executed the mutated code in its own process (line numbers, code it ran in a subprocess, "
-    "a test the selection left out); name it in may_kill if it may go red so."
+    "a test the selection left out); a kills test must execute the change in its own process: name one "
+    "that does, and this one in may_kill if it may go red so."
 )
 
 

@@ -63,7 +63,7 @@ def test_a_kill_red_because_the_selection_left_out_a_test_it_needs_is_still_unev
     done = run_gate(project, "run", "--no-cache", "--jobs", "1")
     entry = done.mutation("inner-constant")
     assert entry["verdict"] == "unevidenced", entry["detail"]
-    assert "not even when run by itself" in entry["detail"]
+    assert "nor run by itself, unmutated" in entry["detail"]
     assert "tests/test_pkg.py::test_needs_setup" in entry["detail"]
 
 
@@ -89,7 +89,7 @@ def test_a_kill_red_from_the_test_order_says_so_and_points_at_may_kill(tmp_path)
     done = run_gate(write_project(tmp_path / "leak", LEAK), "run", "--no-cache", "--jobs", "1")
     entry = done.mutation("record-constant")
     assert entry["verdict"] == "unevidenced", entry["detail"]
-    assert "after a test that did" in entry["detail"]
+    assert "a test that did execute it ran before it" in entry["detail"]
     assert entry["explanation"].startswith("the red may have come from the test order, not from the defect")
     assert "may_kill" in entry["explanation"]
     assert "control" not in entry["explanation"] and "no test reached" not in entry["explanation"]

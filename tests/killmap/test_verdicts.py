@@ -102,12 +102,15 @@ def test_an_undefined_name_is_broken_by_the_pyflakes_check(verdicts_run):
     entry = verdicts_run.mutation("undefined-name")
     assert entry["verdict"] == "broken" and entry["broken_cause"] == "pyflakes"
     assert "undefined name 'positive_word'" in entry["detail"]
+    # It compiles: its meaning says what is wrong with it, not "does not compile cleanly".
+    assert entry["explanation"].startswith("the mutant compiles but cannot run as written"), entry["explanation"]
 
 
 def test_a_mutant_that_does_not_parse_is_broken(verdicts_run):
     entry = verdicts_run.mutation("does-not-parse")
     assert entry["verdict"] == "broken" and entry["broken_cause"] == "syntax"
     assert "does not parse" in entry["detail"]
+    assert entry["explanation"] == "the mutant does not parse, so no test can run it"
 
 
 def test_a_name_error_raised_from_the_mutated_file_is_broken_not_a_kill(verdicts_run):

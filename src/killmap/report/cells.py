@@ -68,6 +68,11 @@ INVARIANT_HELD = (
 BROKEN_BY_CAUSE = {
     "import": "the mutant compiles, but the tests cannot load under it, so no test judged it",
     "collection": "the mutant compiles, but the tests cannot load under it, so no test judged it",
+    # tinydb: a merged message that names a local bound further down compiles, and every red
+    # under it is that NameError or UnboundLocalError, not a test catching the defect.
+    "pyflakes": "the mutant compiles but cannot run as written (a name it uses is bound nowhere it can be "
+    "read): a red under it would be that error, not a test catching the defect",
+    "syntax": "the mutant does not parse, so no test can run it",
 }
 
 
@@ -79,10 +84,12 @@ UNEVIDENCED_BY_CAUSE = {
     "control": "nothing proves this invariance: its control did not hold in this run",
     "order": "the red may have come from the test order, not from the defect: the test never executed "
     "the mutated code in its own process, and went red after a test that did (or ran it in a subprocess, "
-    "which is not traced); name it in may_kill if it may go red so",
+    "which is not traced); a kills test must execute the change in its own process: name one that does, "
+    "and this one in may_kill if it may go red so",
     "elsewhere": "nothing shows the red came from the defect: the test never executed the mutated code "
     "in its own process (line numbers, code it ran in a subprocess, a test the selection left out); "
-    "name it in may_kill if it may go red so",
+    "a kills test must execute the change in its own process: name one that does, and this one in "
+    "may_kill if it may go red so",
 }
 
 

@@ -731,9 +731,9 @@ def _unreached_kills(case: _Case) -> Verdict | None:
     cause = _unreached_cause(case, unreached)
     if cause == "order":
         why = (
-            ", not even when run by itself, and after a test that did (red from what ran before it: "
-            "state an earlier test left, or a test the selection left out; or code it ran in a subprocess, "
-            "which is not traced)"
+            " in its own process (nor run by itself, unmutated), and a test that did execute it ran before "
+            "it (red from what ran before it: state an earlier test left, or a test the selection left out; "
+            "or code it ran in a subprocess, which is not traced)"
         )
     elif case.evidence.reached_alone is not None:
         why = (
