@@ -72,8 +72,17 @@ def parse_expression(text: str) -> ast.Expression:
 
 def did_you_mean(key: str, known) -> str:
     """ "; did you mean 'kills'?" for a key a letter or two off one of `known`, else ""."""
-    near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-    return f"; did you mean {near[0]!r}?" if near else ""
+    near = nearest(key, known)
+    return f"; did you mean {' or '.join(repr(name) for name in near)}?" if near else ""
+
+
+def nearest(key: str, known, cutoff: float = 0.75) -> list[str]:
+    """The names of `known` nearest to `key` (difflib's ratio, at least `cutoff`): every one
+    of them where several are as near (tinydb: `__lte__` is one letter off `__lt__` and
+    `__le__` alike, and naming one sent the reader to the wrong one)."""
+    scored = [(difflib.SequenceMatcher(None, key, name).ratio(), name) for name in sorted(set(known))]
+    best = max((ratio for ratio, _ in scored if ratio >= cutoff), default=None)
+    return [name for ratio, name in scored if ratio == best] if best is not None else []
 
 
 def read_gate_settings(rel: str, table: Any) -> GateSettings:

@@ -15,9 +15,9 @@ says so, and how to aim at one of them anyway.
 
 from __future__ import annotations
 
-import difflib
-
 import libcst as cst
+
+from killmap.catalog.entries import nearest
 
 ACCESSORS = ("setter", "deleter", "getter")
 
@@ -37,8 +37,8 @@ def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
         found = _one_of(definitions(body, part), part, accessor)
         where = ".".join(parts[: depth + 1])
         if not found:
-            near = difflib.get_close_matches(part, sorted(_names_in(body)), n=1, cutoff=0.75)
-            hint = f"; did you mean {'.'.join([*parts[:depth], near[0]])!r}?" if near else ""
+            near = [".".join([*parts[:depth], name]) for name in nearest(part, _names_in(body))]
+            hint = f"; did you mean {' or '.join(repr(name) for name in near)}?" if near else ""
             missing = f" ({where!r} not found)" if where != symbol else ""
             raise SymbolError(f"no symbol {symbol!r} in {path}{missing}{hint}")
         if len(found) > 1:
