@@ -142,3 +142,12 @@ def test_an_entry_that_stops_inside_a_name_is_told_it_is_no_whole_name():
     assert "the start of 2 test ids, the first tests/t.py::test_mute_a" in index.unmatched_note(
         "tests/t.py::test_mu", "."
     )
+
+
+@pytest.mark.parametrize("test", ["t.py::T::test_match", "t.py::test_param[1-2]"])
+def test_an_entry_naming_a_subtest_is_told_to_name_its_test(test):
+    # semantic_version: a unittest subTest's label, pasted from pytest's SUBFAIL line, got only
+    # "matches no collected test".
+    index = TestIndex((test, "t.py::T::test_other"))
+    said = index.unmatched_note(f"{test} [spec='<=0.1.2', version='0.1.2']", "t.py")
+    assert f"it names a subtest of {test}" in said and f"name '{test}'" in said, said

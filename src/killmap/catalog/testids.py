@@ -105,6 +105,13 @@ class TestIndex:
             # Not a typo to correct from the nearest id: a file the gate does not run (boltons:
             # `prove tests/test_mathutils.py` was offered tests/test_strutils.py).
             return f"{said}: {file} is not under the gate's tests; add it to [gate] tests to run it"
+        test, space, _ = entry.partition(" [")
+        if space and self.names_any(test):
+            # semantic_version: a unittest subTest's label, as pytest's SUBFAIL line prints it.
+            return (
+                f"{said}: it names a subtest of {test}, as pytest prints a failing subtest; kills "
+                f"names tests, and a test with a failing subtest is red: name {toml_literal(test)}"
+            )
         started = self._started_by(entry)
         if started:
             # blinker: `::test_mute` for `::test_mute_signal` got no hint, the whole ids being
