@@ -979,3 +979,27 @@ def test_the_negate_example_inverts_a_test_the_function_reads_only_once(tmp_path
         (b.strip(), a.strip()) for b, a in zip(original.splitlines(), mutant.splitlines(), strict=False) if b != a
     ]
     assert changed == [("if text.startswith('#') or not text:", "if not (text.startswith('#') or not text):")], changed
+
+
+def test_a_message_is_changed_before_a_name_and_a_name_is_called_a_text(tmp_path):
+    # rfc3986: "validate-message-changed" turned getattr's "scheme" into "mutated scheme",
+    # which only crashed every test by AttributeError, while the function held a message.
+    source = (
+        "def check(uri, component):\n    if not getattr(uri, 'scheme'):\n"
+        "        raise ValueError('a URI needs a scheme to be checked')\n    return component\n"
+    )
+    tests = "from val import check\n\n\ndef test_check():\n    assert check(type('U', (), {'scheme': 'h'}), 1) == 1\n"
+    root = _project(tmp_path, {"val.py": source, "tests/test_val.py": tests})
+    text = render(root, detect(root))
+    assert "check-message-changed" in text and "'a URI needs a scheme to be checked'" in text, text
+    assert "mutated scheme'" not in text
+    # Where the function holds names alone, the example says text, not message.
+    names_only = "def pick(uri):\n    return getattr(uri, 'scheme') or getattr(uri, 'host')\n"
+    (root / "val.py").write_text(names_only)
+    (root / "tests/test_val.py").write_text("from val import pick\n\n\ndef test_pick():\n    assert pick(1) is None\n")
+    text = render(root, detect(root))
+    assert (
+        "pick-text-changed" in text
+        and "pick-texts-merged" in text
+        and "message" not in text.split("[[mutation]]", 1)[1]
+    )

@@ -275,10 +275,12 @@ def _candidates(plan: Plan) -> list[tuple[str, str, dict[str, object]]]:
     ]
     out.append(("replace", *_replace_fields(source, fn, nodes, constants, slug)))
     pair = _merge_pair(ast.get_source_segment(source, fn) or "", nodes, constants)
+    # Two names merged (getattr's, a key's) are no merged message: said as texts.
+    merged = "messages" if pair is None or all(_is_message(text) for text in pair) else "texts"
     out.append(
         (
             "merge-strings",
-            f"{slug}-messages-merged",
+            f"{slug}-{merged}-merged",
             {"drop": pair[0], "keep": pair[1]} if pair else {"drop": "first message", "keep": "second message"},
         )
     )
@@ -300,8 +302,8 @@ def _merge_pair(body: str, nodes: list[ast.AST], constants: list[ast.Constant]) 
     strings = [str(n.value) for n in constants if isinstance(n.value, str) and n.value and str(n.value) in body]
     whole = {str(n.value) for n in constants if isinstance(n.value, str) and id(n) not in pieces}
 
-    def order(text: str) -> tuple[bool, int, str]:
-        return text not in whole, -len(text), text
+    def order(text: str) -> tuple[bool, bool, int, str]:
+        return not _is_message(text), text not in whole, -len(text), text
 
     unique = sorted({t for t in strings if sum(t in other for other in strings) == 1}, key=order)
     copies = {t for t in strings if t in whole and all(t == other for other in strings if t in other)}
@@ -309,6 +311,14 @@ def _merge_pair(body: str, nodes: list[ast.AST], constants: list[ast.Constant]) 
         return None
     keep = sorted(({*unique, *copies} - {unique[0]}), key=order)
     return (unique[0], keep[0]) if keep else None
+
+
+def _is_message(text: str) -> bool:
+    """Whether a string literal reads as a message rather than a name: `getattr(uri, "scheme")`'s
+    "scheme" and a hash key's "all" read as names (rfc3986, tinydb: "validate-message-changed"
+    made "mutated scheme", which only crashed every test by AttributeError). A message is
+    preferred; a name is offered when there is no message, and called a text."""
+    return any(c.isalpha() for c in text) and not all(part.isidentifier() for part in text.split("."))
 
 
 # A comparison's boundary moved by one: the off-by-one a test at the edge catches.
@@ -350,11 +360,13 @@ def _replace_fields(
         text = _segment(source, node)
         if isinstance(node.value, (int, float)) and once(text):
             return f"{slug}-number-changed", {"old": text, "new": repr(node.value + 1)}
-    for node in constants:
+    strings = [n for n in constants if isinstance(n.value, str) and n.value]
+    for node in sorted(strings, key=lambda n: not _is_message(str(n.value))):  # a message before a name
         text = _segment(source, node)
-        if isinstance(node.value, str) and node.value and once(text) and text:
+        if once(text) and text:
             quote = len(text) - len(text.lstrip("rRbBuUfF"))
-            return f"{slug}-message-changed", {"old": text, "new": text[: quote + 1] + "mutated " + text[quote + 1 :]}
+            kind = "message" if _is_message(str(node.value)) else "text"
+            return f"{slug}-{kind}-changed", {"old": text, "new": text[: quote + 1] + "mutated " + text[quote + 1 :]}
     return f"{slug}-text-changed", {"old": "limit + 1", "new": "limit"}
 
 
