@@ -1003,3 +1003,32 @@ def test_a_message_is_changed_before_a_name_and_a_name_is_called_a_text(tmp_path
         and "pick-texts-merged" in text
         and "message" not in text.split("[[mutation]]", 1)[1]
     )
+
+
+def test_a_version_parser_is_aimed_at_last_and_a_build_hook_is_no_package(tmp_path):
+    # bracex: __meta__.py's parse_version, which its tests call, outscored the expander the
+    # package is for; hatch_build.py, the build hook beside it, was listed as a package.
+    meta = (
+        "def parse_version(text):\n    if not text:\n        return None\n    if '.' in text:\n"
+        "        return tuple(text.split('.'))\n    if text.isdigit():\n        return (text,)\n    return text\n"
+    )
+    core = "def expand(text):\n    if '{' in text:\n        return text.strip('{}').split(',')\n    return [text]\n"
+    tests = (
+        "from brc import expand\nfrom brc.__meta__ import parse_version\n\n\n"
+        "def test_version():\n    assert parse_version('1.2') == ('1', '2')\n\n\n"
+        "def test_version_digit():\n    assert parse_version('1') == ('1',)\n\n\n"
+        "def test_expand():\n    assert expand('{a,b}') == ['a', 'b']\n"
+    )
+    root = _project(
+        tmp_path,
+        {
+            "brc/__init__.py": "from brc.core import expand\n",
+            "brc/__meta__.py": meta,
+            "brc/core.py": core,
+            "hatch_build.py": "def hook(build):\n    if build:\n        return 1\n    return 0\n",
+            "tests/test_brc.py": tests,
+        },
+    )
+    plan = detect(root)
+    assert (plan.package, plan.function) == ("brc", "expand"), (plan.package, plan.function, plan.considered)
+    assert "hatch_build" not in plan.seen, plan.seen

@@ -53,7 +53,20 @@ NOT_PACKAGES = {
     "reports",
     "site-packages",
 }
-NOT_MODULES = {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "manage.py", "versioneer.py"}
+NOT_MODULES = {
+    "setup.py",
+    "conftest.py",
+    "noxfile.py",
+    "fabfile.py",
+    "manage.py",
+    "versioneer.py",
+    # Build hooks beside the package (bracex's hatch_build.py was listed as a package).
+    "hatch_build.py",
+    "pdm_build.py",
+}
+# A package's version and metadata: what a starter aims at last (bracex's __meta__.py holds a
+# version parser its tests call, which outscored the brace expander the package is for).
+METADATA_MODULES = {"__meta__.py", "__about__.py", "__version__.py", "_version.py", "version.py", "_meta.py"}
 
 
 @dataclass
@@ -626,7 +639,14 @@ def _target(
         ]
         if found:
             # sorted() is stable: a tie keeps the old order, functions first, largest module first.
-            found.sort(key=lambda f: (-f[0].score, not f[0].callers, not f[0].branches))
+            found.sort(
+                key=lambda f: (
+                    f[0].module.rsplit("/", 1)[-1] in METADATA_MODULES,
+                    -f[0].score,
+                    not f[0].callers,
+                    not f[0].branches,
+                )
+            )
             best, source, node = found[0]
             considered = [c for c, _, _ in found[:3]]
             return best.module, best.function, source, node, considered, node.name in at_import
