@@ -101,3 +101,17 @@ def test_the_reports_line_names_the_folder_as_the_user_would_type_it(tmp_path):
     assert "reports: reports/killmap.json (+ " in beneath, beneath
     elsewhere = run("--report-dir", str(tmp_path / "out"))
     assert f"reports: {tmp_path / 'out' / 'killmap.json'} (+ " in elsewhere, elsewhere
+
+
+def test_a_report_of_part_of_the_catalogs_says_so(tmp_path):
+    # dacite: `run --only NAME` after a full run left a report of one mutation in its place,
+    # with nothing saying it held part of the catalogs.
+    from gatekit import copy_fixture, run_gate
+
+    project = copy_fixture("basic", tmp_path)
+    whole = run_gate(project, "run", "--no-cache")
+    assert "selection" not in whole.report
+    part = run_gate(project, "run", "--no-cache", "--only", "classify-call-deleted")
+    assert part.report["selection"]["mutations"] == 1 and part.report["selection"]["of"] == 2, part.report
+    assert part.report["selection"]["only"] == ["classify-call-deleted"]
+    assert ": the 1 mutation --only chose, of the catalogs' 2" in part.stdout, part.stdout

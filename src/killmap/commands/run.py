@@ -151,10 +151,29 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         if options.shard:
             document["shard"] = args.shard
             document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
+        partial = _selection(options.only, args.changed, len(plan.mutations), plan.named)
+        if partial:
+            document["selection"] = partial
         paths = write_reports(document, reports)
-        console.print(reports_line(paths))
+        console.print(reports_line(paths) + (f": {partial['said']}" if partial else ""))
         publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
+
+
+def _selection(only: tuple[str, ...], changed: str | None, run: int, named: int) -> dict[str, Any] | None:
+    """What a report of part of the catalogs says it holds: the reports of a run with --only
+    or --changed replace the last full ones (dacite: `run --only NAME` after a full run left
+    a report of one mutation, with nothing saying so)."""
+    if not only and changed is None:
+        return None
+    by = "--only" if only else "--changed"
+    return {
+        "only": list(only),
+        "changed": changed,
+        "mutations": run,
+        "of": named,
+        "said": f"the {counted(run, 'mutation')} {by} chose, of the catalogs' {named}",
+    }
 
 
 class _LateProgress:
