@@ -182,6 +182,21 @@ def test_a_test_module_that_cannot_import_is_left_out_by_an_exclude_naming_its_f
     )
 
 
+def test_an_exclude_of_one_test_leaves_the_tests_whose_names_it_starts_in_the_gate(tmp_path):
+    # glom: `exclude = ["...::test_main"]`, as the red baseline's own hint wrote it, also
+    # deselected test_main_basic and three more (pytest's --deselect takes any prefix).
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_main.py").write_text(
+        "def test_main():\n    assert False\n\n\ndef test_main_basic():\n    pass\n"
+    )
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_main.py::test_main"]\n'))
+    done = run_gate(project, "run", "--no-cache")
+    assert done.code == 0, done.stdout + done.stderr
+    # The fixture's three tests and test_main_basic: test_main alone is left out.
+    assert [b["collected"] for b in done.report["baselines"]] == [4], done.report["baselines"]
+
+
 def test_an_unknown_only_name_is_an_error(tmp_path):
     project = copy_fixture("basic", tmp_path)
     line = _one_line_error(run_gate(project, "run", "--only", "no-such-mutation"))

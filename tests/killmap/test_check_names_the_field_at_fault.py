@@ -107,13 +107,21 @@ def test_a_new_that_does_not_parse_blames_new_and_shows_the_mutants_line(tmp_pat
     assert '`self.mode = "strict" +`' in line, line
 
 
-def test_a_stubbed_value_with_an_undefined_name_blames_value(tmp_path):
-    project = _project(tmp_path, "'x'", "'y'")
+def _edited(project, *replacements: tuple[str, str]):
+    """The project with its catalog's text edited, each (old, new) in turn."""
     catalog = project / "mutations" / "pkg.toml"
-    catalog.write_text(
-        catalog.read_text()
-        .replace('target = "pkg/__init__.py::Encoder.__init__"', 'target = "pkg/__init__.py::encode"')
-        .replace("op = \"replace\"\nold = 'x'\nnew = 'y'", 'op = "stub-call"\ncall = "text.upper"\nvalue = "shouted"')
+    text = catalog.read_text()
+    for old, new in replacements:
+        text = text.replace(old, new)
+    catalog.write_text(text)
+    return project
+
+
+def test_a_stubbed_value_with_an_undefined_name_blames_value(tmp_path):
+    project = _edited(
+        _project(tmp_path, "'x'", "'y'"),
+        ('target = "pkg/__init__.py::Encoder.__init__"', 'target = "pkg/__init__.py::encode"'),
+        ("op = \"replace\"\nold = 'x'\nnew = 'y'", 'op = "stub-call"\ncall = "text.upper"\nvalue = "shouted"'),
     )
     line = _one_problem(run_gate(project, "check"))
     assert "field 'value'" in line and "line 8 `return shouted`: undefined name 'shouted'" in line, line
@@ -149,12 +157,10 @@ def test_a_default_gate_tests_that_is_not_there_says_it_is_the_default(tmp_path)
 
 def test_every_field_at_fault_in_one_entry_is_named_once(tmp_path):
     # A target, a kills and a timeout wrong in one entry took three runs of check to find.
-    project = _project(tmp_path, '"self.mode = \\"strict\\""', '"self.mode = \\"lax\\""')
-    catalog = project / "mutations" / "pkg.toml"
-    catalog.write_text(
-        catalog.read_text()
-        .replace("pkg/__init__.py::Encoder", "pkg/missing.py::Encoder")
-        .replace('kills = ["tests/test_pkg.py::test_mode"]', 'kills = "tests/test_pkg.py::test_mode"\ntimeout = -3')
+    project = _edited(
+        _project(tmp_path, '"self.mode = \\"strict\\""', '"self.mode = \\"lax\\""'),
+        ("pkg/__init__.py::Encoder", "pkg/missing.py::Encoder"),
+        ('kills = ["tests/test_pkg.py::test_mode"]', 'kills = "tests/test_pkg.py::test_mode"\ntimeout = -3'),
     )
     checked = run_gate(project, "check")
     assert checked.code == 2, (checked.stdout, checked.stderr)

@@ -101,16 +101,6 @@ class GateSettings:
         failed on that file's ImportError, as the docs said it would not)."""
         return tuple(entry for entry in self.exclude if "::" not in entry and (root / entry).exists())
 
-    def exclusion(self, root: Path) -> tuple[str, ...]:
-        """pytest's arguments for `exclude`: `--ignore` for a file or folder, `--deselect` for
-        a test id or a prefix of one."""
-        ignored = self.ignored(root)
-        return tuple(
-            arg
-            for entry in self.exclude
-            for arg in (("--ignore", entry) if entry in ignored else ("--deselect", entry))
-        )
-
 
 @dataclass(frozen=True)
 class SweepSettings:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from killmap.engine.containment.cache_folders import baseline_red_file, cache_base
     from killmap.engine.containment.guard import escaped_note
     from killmap.engine.core import Engine, memory_limit
+    from killmap.engine.inrun.exclude import exclusion_arguments
     from killmap.engine.inrun.missing_names import read_records
     from killmap.engine.outcome import (
         ASSERTION,
@@ -42,6 +43,7 @@ MISSING_NAMES_PLUGIN = "killmap.engine.inrun.missing_names"
 # Each name the face hands on -> the module that defines it.
 _HOMES = {
     "read_records": "killmap.engine.inrun.missing_names",
+    "exclusion_arguments": "killmap.engine.inrun.exclude",
     "baseline_red_file": "killmap.engine.containment.cache_folders",
     "cache_base": "killmap.engine.containment.cache_folders",
     "Engine": "killmap.engine.core",
@@ -67,6 +69,7 @@ _HOMES = {
 __all__ = [
     "MISSING_NAMES_PLUGIN",
     "read_records",
+    "exclusion_arguments",
     "baseline_red_file",
     "cache_base",
     "Engine",

@@ -23,7 +23,7 @@ from pathlib import Path
 from killmap import timeline
 from killmap.catalog.project import module_name
 from killmap.catalog.reader import GateSettings, Mutation
-from killmap.catalog.testids import TestIndex, toml_literal
+from killmap.catalog.testids import TestIndex, matches, toml_literal
 from killmap.engine import (
     UNPROVEN,
     Engine,
@@ -33,6 +33,7 @@ from killmap.engine import (
     baseline_red_file,
     error_line,
     escaped_note,
+    exclusion_arguments,
     nothing_collected,
     refused_arguments,
     tracers_of,
@@ -265,7 +266,7 @@ class _Passes:
 
     def __init__(self, engine: Engine, settings: GateSettings, targets: tuple[str, ...], timeout: float):
         self.engine, self.settings, self.targets, self.timeout = engine, settings, targets, timeout
-        self.deselect = settings.exclusion(engine.root)
+        self.deselect = exclusion_arguments(settings, engine.root)
         self.ignored = settings.ignored(engine.root)
         self.everything = settings.tests + self.deselect
         self.where = f"baseline of {', '.join(settings.tests)}"
@@ -704,7 +705,7 @@ def unmatched_excludes(settings: GateSettings, collected, deselected, ignored: t
     An entry `ignored` names a file or folder that is there, left out of the collection."""
     notes = []
     for entry in settings.exclude:
-        if entry in ignored or any(test.startswith(entry) for test in deselected):
+        if entry in ignored or any(matches(entry, test) for test in deselected):
             continue
         near = TestIndex((*collected, *deselected)).closest(entry)
         hint = f"; did you mean {toml_literal(near)}?" if near else ""

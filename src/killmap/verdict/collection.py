@@ -46,13 +46,13 @@ def collect_in(
 
     Through the engine, like every command: the sandbox and the working tree are guarded
     after the collection as after any run (a conftest may write)."""
-    from killmap.engine import Scenario
+    from killmap.engine import Scenario, exclusion_arguments
 
     found: dict[GateSettings, Collection] = {}
     said: set[str] = set()
     worker = engine.workers[0]
     for index, settings in enumerate(settings_list):
-        deselect = settings.exclusion(root)
+        deselect = exclusion_arguments(settings, root)
         ours = [m for m in (mutants or {}).values() if m.mutation.settings == settings]
         scenario = Scenario(
             label=f"collect-{index + 1}",

@@ -25,7 +25,7 @@ from killmap.catalog.reader import GateSettings
 # for the lab to adopt: the names a caller of the trees needs of the engine, handed on.
 from killmap.engine import ASSERTION as ASSERTION
 from killmap.engine import CRASH as CRASH
-from killmap.engine import MISSING_NAMES_PLUGIN, Engine, RunOutcome, Scenario, escaped_note
+from killmap.engine import MISSING_NAMES_PLUGIN, Engine, RunOutcome, Scenario, escaped_note, exclusion_arguments
 from killmap.engine import Launch as Launch
 from killmap.engine import TestResult as TestResult
 from killmap.errors import GateError
@@ -107,7 +107,7 @@ def _scenario(
     timeout: float,
     coverage: tuple[str, ...] = (),
 ) -> Scenario:
-    deselect = settings.exclusion(engine.root)
+    deselect = exclusion_arguments(settings, engine.root)
     records = engine.scratch.path / f"absence-{label}.jsonl"
     # A test module that does not import without the fix is a finding, not the end of the run.
     extra = ("--continue-on-collection-errors", "-p", MISSING_NAMES_PLUGIN, f"--killmap-missing-names={records}")

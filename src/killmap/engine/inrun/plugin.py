@@ -485,10 +485,15 @@ def per_test_timeout_of(config) -> float | None:
 def deselected_by(items: list) -> str:
     """What deselected these tests, in the words of the option that did. pytest calls
     `pytest_deselected` once per deselection (--deselect, -k, -m), so one call has one cause."""
+    from killmap.catalog.testids import matches
+
     config = items[0].config
+    excluded = tuple(config.getoption("killmap_exclude", None) or ())
+    if excluded and all(any(matches(entry, item.nodeid) for entry in excluded) for item in items):
+        return "[gate] exclude"
     prefixes = tuple(config.getoption("deselect", None) or ())
     if prefixes and all(item.nodeid.startswith(prefixes) for item in items):
-        return "--deselect (a [gate] exclude, or the project's pytest options)"
+        return "--deselect (the project's pytest options)"
     said = []
     if config.getoption("markexpr", ""):
         said.append(f"the marker expression {config.getoption('markexpr')!r} (-m)")
