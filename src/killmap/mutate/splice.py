@@ -63,9 +63,14 @@ class Replace(cst.CSTTransformer):
 class SplicedFile:
     """One file's definitions, located once; then any number of mutants of them."""
 
-    def __init__(self, module: cst.Module, code: str):
+    def __init__(self, module: cst.Module, code: str, located_in: str | None = None):
+        """`located_in`: the text `module` was parsed from, where it is not `code` itself but
+        a stand-in of the same length whose located definitions read as in `code` (the
+        sweep's, with the definitions it does not sweep blanked: sweep._only_what_is_swept)."""
         self.module = module
         self.code = code
+        located = code if located_in is None else located_in
+        assert len(located) == len(code), "a stand-in text keeps every offset of the file's"
         self.unlocated: list[str] = []
         self._line_starts = _line_starts(code)
         self._spans = MetadataWrapper(module, unsafe_skip_copy=True).resolve(WhitespaceInclusivePositionProvider)
@@ -74,10 +79,12 @@ class SplicedFile:
         offset = sum(len(module.code_for_node(line)) for line in module.header)
         for statement in module.body:
             text = module.code_for_node(statement)
-            if code[offset : offset + len(text)] != text:
+            if located[offset : offset + len(text)] != text:
                 self.unlocated.append(module.code_for_node(statement).strip().split("\n")[0][:60])
                 return  # the texts no longer line up: locate nothing after this point
-            if isinstance(statement, cst.FunctionDef):
+            if code[offset : offset + len(text)] != text:
+                pass  # a stand-in for a definition `code` holds there: nothing of it to mutate
+            elif isinstance(statement, cst.FunctionDef):
                 self._add(statement, statement.name.value, None, offset, text)
             elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
                 self._add_methods(statement, offset, text)
