@@ -82,7 +82,7 @@ def test_only_the_changed_and_reaching_tests_run(fold):
         FOLDED: "modified",
         STANDALONE: "modified",
         "tests/test_loader.py::test_architecture_is_the_route_lane": "in a changed test file",
-        "tests/test_entry.py::test_entry_builds_a_standalone_draft": "reaches the changed source",
+        "tests/test_entry.py::test_entry_builds_a_standalone_draft": "reaching the changed source",
     }
     assert run.report["head_collected"] == 5  # test_names.py never reaches the fix
 

@@ -316,7 +316,7 @@ def _select(
         elif everything is not None:
             chosen[test_id] = "the change runs at import"
         elif test_id in reaching:
-            chosen[test_id] = "reaches the changed source"
+            chosen[test_id] = "reaching the changed source"
         elif any(matches(e, test_id) for e in options.expect):
             chosen[test_id] = "--expect"
     counts: dict[str, int] = {}
