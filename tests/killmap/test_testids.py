@@ -151,3 +151,12 @@ def test_an_entry_naming_a_subtest_is_told_to_name_its_test(test):
     index = TestIndex((test, "t.py::T::test_other"))
     said = index.unmatched_note(f"{test} [spec='<=0.1.2', version='0.1.2']", "t.py")
     assert f"it names a subtest of {test}" in said and f"name '{test}'" in said, said
+
+
+def test_an_unmatched_entry_is_quoted_as_its_nearest_id_is():
+    # pycodestyle: the entry read '..[\\t-8]' (repr doubled the backslash pytest's id holds)
+    # beside the nearest id's '..[\t-8]'.
+    index = TestIndex(("t.py::test_expand_indent[\\t-8]",))
+    said = index.unmatched_note("t.py::test_expand_indnt[\\t-8]", "t.py")
+    assert said.startswith("'t.py::test_expand_indnt[\\t-8]' matches no collected test"), said
+    assert "did you mean 't.py::test_expand_indent[\\t-8]'?" in said, said

@@ -90,7 +90,8 @@ class TestIndex:
 
     def unmatched_note(self, entry: str, under: str) -> str:
         """What a contract entry that names no collected test is told, with the nearest one."""
-        said = f"{entry!r} matches no collected test (under {under})"
+        # Quoted as the nearest id is, to paste back: repr doubled a backslash the id holds.
+        said = f"{toml_literal(entry)} matches no collected test (under {under})"
         escaped = entry.encode("unicode_escape").decode("ascii")
         if escaped != entry and self.names_any(escaped):
             # A TOML basic string reads "\u2028" as the character itself; pytest's ids spell
