@@ -161,6 +161,9 @@ def test_a_test_module_that_cannot_import_is_left_out_by_an_exclude_naming_its_f
         "from tests.common import helper\n\n\ndef test_x():\n    pass\n"
     )
     catalog = project / "mutations" / "basic.toml"
+    refused = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
+    assert refused.code == 2, refused.stdout + refused.stderr
+    assert "leave it out: [gate] exclude = ['tests/test_unshipped.py']" in refused.stderr, refused.stderr
     catalog.write_text(catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_unshipped.py"]\n'))
     done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
     assert done.code == 0, done.stdout + done.stderr

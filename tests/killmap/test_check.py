@@ -142,7 +142,10 @@ def test_a_test_module_that_does_not_import_is_said_once_whole_and_by_its_file(t
     lines = _problems(run_gate(project, "check"))
     said = [line for line in lines if "tests/test_codec.py" in line]
     assert len(said) == 1, lines
-    assert said[0].endswith("ModuleNotFoundError: No module named 'pkg._paths_that_are_gone'"), said
+    assert said[0].endswith(
+        "ModuleNotFoundError: No module named 'pkg._paths_that_are_gone'; if it cannot be fixed here, "
+        "leave it out: [gate] exclude = ['tests/test_codec.py']"
+    ), said
 
 
 def _internal_test_deselected(root):

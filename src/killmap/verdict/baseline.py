@@ -446,7 +446,9 @@ def _refuse_incomplete(
             )
         if outcome.collect_errors:
             node, message = outcome.collect_errors[0]
-            raise GateError(f"{where}: collection failed in {node or 'the session'}: {error_line(message)}")
+            raise GateError(
+                f"{where}: collection failed in {node or 'the session'}: {error_line(message)}{leave_out_hint(node)}"
+            )
         if not outcome.finished:
             raise GateError(f"{where}: pytest ended without a report; log tail: {outcome.log_tail[-500:]}")
         if refused_arguments(outcome):
@@ -759,6 +761,14 @@ def check_focus(focus: tuple[str, ...] | None, baseline: Baseline) -> None:
     for entry in focus or ():
         if not baseline.index.names_any(entry):
             raise GateError(baseline.index.unmatched_note(entry, ", ".join(baseline.settings.tests)), field="TEST")
+
+
+def leave_out_hint(node: str | None) -> str:
+    """How to go on without a test module that does not import, when its fix is not the
+    user's to make (pycodestyle's sdist ships tests whose helpers it leaves out)."""
+    if not node or not node.endswith(".py") or "::" in node:
+        return ""
+    return f"; if it cannot be fixed here, leave it out: [gate] exclude = [{toml_literal(node)}]"
 
 
 def ignored_note(entry: str, ignored: tuple[str, ...]) -> str | None:

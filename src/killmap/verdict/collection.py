@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from killmap.catalog.reader import GateSettings
 from killmap.errors import GateError
-from killmap.verdict.baseline import check_runner_imports, stamped_ids
+from killmap.verdict.baseline import check_runner_imports, leave_out_hint, stamped_ids
 
 if TYPE_CHECKING:
     from killmap.engine import Engine
@@ -120,6 +120,7 @@ def _collection_errors(
         failure = f"{node or 'the session'}: {error_line(message)}"
         if hint is not None:
             failure += missing_module_hint(hint[0], hint[1], message)
+        failure += leave_out_hint(node)
         if failure not in said:
             said.add(failure)
             errors.append(GateError(f"{where} failed in {failure}"))
