@@ -185,6 +185,22 @@ def test_a_test_module_that_cannot_import_is_left_out_by_an_exclude_naming_its_f
     )
 
 
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_an_exclude_naming_a_test_module_not_there_is_said_though_the_collection_fails(tmp_path, command):
+    # pycodestyle: `tests/test_shel.py` in exclude left tests/test_shell.py failing to import,
+    # and only that failure was said.
+    project = copy_fixture("basic", tmp_path)
+    (project / "tests" / "test_shell.py").write_text("import no_such_helper\n\n\ndef test_x():\n    pass\n")
+    catalog = project / "mutations" / "basic.toml"
+    catalog.write_text(catalog.read_text().replace("[gate]\n", '[gate]\nexclude = ["tests/test_shel.py"]\n'))
+    done = run_gate(project, command, "--no-cache") if command == "run" else run_gate(project, command)
+    assert done.code == 2 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if "field 'exclude'" in line]
+    assert len(said) == 1, done.stderr
+    assert "'tests/test_shel.py' names tests/test_shel.py, no file of the project" in said[0], said
+    assert "did you mean 'tests/test_shell.py'?" in said[0], said
+
+
 def test_an_exclude_of_one_test_leaves_the_tests_whose_names_it_starts_in_the_gate(tmp_path):
     # glom: `exclude = ["...::test_main"]`, as the red baseline's own hint wrote it, also
     # deselected test_main_basic and three more (pytest's --deselect takes any prefix).

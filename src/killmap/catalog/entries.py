@@ -176,13 +176,14 @@ def _pytest_args(rel: str, value: Any) -> tuple[str, ...]:
     return args
 
 
-def missing_test_paths(root: Path, where: Iterable[tuple[str, tuple[str, ...]]]) -> list[GateError]:
-    """Each `[gate] tests` entry (catalog, its entries) that names no file or folder of the
+def missing_test_paths(root: Path, where: Iterable[tuple[str, GateSettings]]) -> list[GateError]:
+    """Each `[gate] tests` entry (catalog, its [gate]) that names no file or folder of the
     project: pytest said it later, as a baseline that collected nothing, in two lines naming
     neither the catalog nor the field. Each catalog's entries looked at once: a sweep hands in
     one pair per mutant, thousands alike."""
     problems = []
-    for catalog, tests in dict.fromkeys(where):
+    for catalog, settings in dict.fromkeys(where):
+        tests = settings.tests
         for entry in tests:
             path = posixpath.normpath(entry.split("::", 1)[0])
             if not (root / path).exists():
@@ -195,6 +196,33 @@ def missing_test_paths(root: Path, where: Iterable[tuple[str, tuple[str, ...]]])
                     GateError(f"{entry!r} is not a file or folder of the project{whose}", file=catalog, field="tests")
                 )
     return problems
+
+
+def missing_excluded_files(root: Path, where: Iterable[tuple[str, GateSettings]]) -> list[GateError]:
+    """Each `exclude` entry (catalog, its [gate]) naming a test module that is not there: said
+    even where the collection fails (pycodestyle: `tests/test_shel.py` left the module it meant
+    failing to import, and only that failure was said)."""
+    problems = []
+    for catalog, entry in dict.fromkeys((c, e) for c, settings in where for e in settings.exclude):
+        if not names_absent_module(root, entry):
+            continue
+        file = posixpath.normpath(entry.split("::", 1)[0])
+        folder = (root / file).parent
+        siblings = [p.relative_to(root).as_posix() for p in folder.glob("*.py")] if folder.is_dir() else []
+        problems.append(
+            GateError(
+                f"{entry!r} names {file}, no file of the project{did_you_mean(file, siblings)}",
+                file=catalog,
+                field="exclude",
+            )
+        )
+    return problems
+
+
+def names_absent_module(root: Path, entry: str) -> bool:
+    """Whether an entry's file part is a test module (`.py`) the project does not hold."""
+    file = posixpath.normpath(entry.split("::", 1)[0])
+    return file.endswith(".py") and not (root / file).exists()
 
 
 def why_outside_project(entry: str) -> str | None:

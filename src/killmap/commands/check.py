@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,7 +61,7 @@ class CheckResult:
 def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = None) -> CheckResult:
     """`launch`: the worker the command started at its first line (launch.py), which imports
     pytest while this reads the catalogs and builds the mutants."""
-    from killmap.catalog.entries import missing_test_paths
+    from killmap.catalog.entries import missing_excluded_files, missing_test_paths
     from killmap.catalog.project import project_files
     from killmap.verdict.lab import LabOptions, collect, load, targets_not_copied
 
@@ -81,8 +81,9 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     result.catalogs, result.mutations = len(loaded), len(mutations)
     result.unread = sum(1 for error in entry_errors if error.mutation not in read)
     # The rules `run` refuses by (a test path not there, a git-ignored target), each said.
-    missing = missing_test_paths(root, ((c.path, c.settings.tests) for c in loaded))
+    missing = missing_test_paths(root, ((c.path, c.settings) for c in loaded))
     result.problems.extend(missing)
+    result.problems.extend(missing_excluded_files(root, ((c.path, c.settings) for c in loaded)))
     files = project_files(root)
     result.problems.extend(targets_not_copied(mutations, files))
     problems, loadable = _mutant_problems(root, mutations)
@@ -188,6 +189,7 @@ def _unresolved_ids(
 ) -> list[GateError]:
     """Every `exclude` entry of the [gate] that deselects no test, and every `kills` and
     `may_kill` entry of the group that names no test the [gate] collects."""
+    from killmap.catalog.entries import names_absent_module
     from killmap.catalog.testids import TestIndex
     from killmap.verdict.baseline import deselected_note, ignored_note, names_skipped, names_xfail, unmatched_excludes
 
@@ -195,9 +197,11 @@ def _unresolved_ids(
     ignored = settings.ignored(root)
     skipped = set(collection.skipped)
     never_red = set(collection.never_red)
+    # An entry naming a test module that is not there is said once, by missing_excluded_files.
+    present = replace(settings, exclude=tuple(e for e in settings.exclude if not names_absent_module(root, e)))
     problems = [
         GateError(note, file=catalog, field="exclude")
-        for note in unmatched_excludes(settings, collection.ids, collection.deselected, ignored)
+        for note in unmatched_excludes(present, collection.ids, collection.deselected, ignored)
     ]
     for mutation in group:
         for key, entries in (("kills", mutation.kills), ("may_kill", mutation.may_kill)):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from killmap import timeline
-from killmap.catalog.entries import missing_test_paths
+from killmap.catalog.entries import missing_excluded_files, missing_test_paths
 from killmap.catalog.plan import DEFAULT_SEED, LabOptions, read_plan
 from killmap.catalog.plan import load as load  # commands and benchmarks read catalogs through the lab
 from killmap.catalog.project import project_files
@@ -162,7 +162,8 @@ def _checked_input(root: Path, mutations: list[Mutation]) -> list[str]:
     for mutation in mutations:
         if mutation.op == "revert-patch":
             check_patch_pins(root, mutation)
-    for problem in missing_test_paths(root, ((m.catalog, m.settings.tests) for m in mutations)):
+    settings = list(dict.fromkeys((m.catalog, m.settings) for m in mutations))
+    for problem in [*missing_test_paths(root, settings), *missing_excluded_files(root, settings)]:
         raise problem
     files = project_files(root)
     check_targets_copied(mutations, files)
