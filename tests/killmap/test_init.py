@@ -1032,3 +1032,23 @@ def test_a_version_parser_is_aimed_at_last_and_a_build_hook_is_no_package(tmp_pa
     plan = detect(root)
     assert (plan.package, plan.function) == ("brc", "expand"), (plan.package, plan.function, plan.considered)
     assert "hatch_build" not in plan.seen, plan.seen
+
+
+def test_the_files_doctest_glob_runs_are_in_the_gates_tests(tmp_path):
+    # intervaltree: `--doctest-glob=README.md` in addopts ran the README's examples under plain
+    # pytest; the tests init wrote left them out, and a README red was never judged.
+    root = _project(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                '[project]\nname = "demo"\nversion = "0"\n\n[tool.pytest.ini_options]\n'
+                "addopts = ['--doctest-glob=README.md']\n"
+            ),
+            "README.md": "```\n>>> 1 + 1\n2\n```\n",
+            "demo.py": "def double(x):\n    if x:\n        return x * 2\n    return 0\n",
+            "tests/test_demo.py": "from demo import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+        },
+    )
+    plan = detect(root)
+    assert plan.tests == ["tests", "README.md"], (plan.tests, plan.tests_reason)
+    assert "README.md, whose examples --doctest-glob in pyproject.toml" in plan.tests_reason

@@ -151,6 +151,13 @@ def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozen
     tests, tests_reason = _aimed_tests(root, layout, aimed_at, doctests, names) or _test_paths(
         root, layout, doctests, names
     )
+    globbed, where = _doctest_glob_files(root)
+    globbed = [file for file in globbed if file not in tests and "." not in tests]
+    if globbed:
+        # intervaltree: `--doctest-glob=README.md` in addopts ran the README's examples under
+        # plain pytest, and the gate init wrote left them out.
+        tests = [*tests, *globbed]
+        tests_reason += f"; and {', '.join(globbed)}, whose examples --doctest-glob in {where} runs"
     # The package the project is named after first, then the largest: but one with nothing
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
@@ -414,6 +421,21 @@ def _pytest_config(root: Path) -> tuple[str, list[str], str, list[str]] | None:
             patterns.split() if isinstance(patterns, str) else [str(v) for v in patterns],
         )
     return ini("tox.ini", "pytest") or ini("setup.cfg", "tool:pytest")
+
+
+def _doctest_glob_files(root: Path) -> tuple[list[str], str]:
+    """The files beside the configuration that its `--doctest-glob` runs as doctests, and the
+    configuration's name."""
+    config = _pytest_config(root)
+    if not config:
+        return [], ""
+    args = config[2].split()
+    patterns = [a.split("=", 1)[1] for a in args if a.startswith("--doctest-glob=")]
+    patterns += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--doctest-glob"]
+    if not patterns:
+        return [], ""
+    files = sorted(p.name for p in root.iterdir() if p.is_file() and any(fnmatch.fnmatch(p.name, g) for g in patterns))
+    return files, config[0]
 
 
 def _doctest_option(root: Path) -> str:
