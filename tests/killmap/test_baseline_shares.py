@@ -233,3 +233,18 @@ def test_a_test_whose_whole_runs_disagree_is_flaky_though_it_never_passed_before
     # "field 'exclude'" as pointing into a file that had none).
     assert lines[0].startswith("killmap: baseline of tests: flaky test(s)"), lines[0]
     assert len(list(marker.iterdir())) == 2  # the two whole runs
+
+
+def test_the_baseline_line_says_a_collection_longer_than_its_runs():
+    # intervaltree: "99 tests green in 2 runs, 1.29s" of a baseline that took 53 s, its test
+    # modules building tables of trees as pytest imported them.
+    from killmap.catalog.contract import GateSettings
+    from killmap.verdict.baseline import Baseline, baseline_line
+
+    def line(collect: float) -> str:
+        return baseline_line(
+            Baseline(GateSettings(), ("t.py::a",), {"t.py::a": 0.5}, 0.1, {}, 2, 1.29, collect_seconds=collect)
+        )
+
+    assert line(52.5) == "baseline: 1 tests green in 2 runs, 1.29s, after 52.5s collecting them"
+    assert line(0.4) == "baseline: 1 tests green in 2 runs, 1.29s"

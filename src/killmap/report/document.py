@@ -42,6 +42,7 @@ def to_json(result: LabResult, root: Path) -> Document:
                 "collected": len(b.collected),
                 "runs": b.runs,
                 "wall_seconds": round(b.wall, 4),
+                "collect_seconds": round(b.collect_seconds, 4),
                 "reach_recorded_by": b.tracer,
                 **({"reach_note": b.recorder_note} if b.recorder_note else {}),
             }
