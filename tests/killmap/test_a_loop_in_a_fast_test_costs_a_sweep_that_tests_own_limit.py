@@ -131,3 +131,16 @@ def test_a_sweeps_loop_in_a_fast_test_is_stopped_at_that_tests_limit(tmp_path):
         assert "in tests/test_pkg.py::test_count" in loop["detail"], loop["detail"]
         assert loop["duration_seconds"] < 7.0 + 5.0, loop  # never the run's own limit, with room for a slow machine
     assert sys.platform.startswith("linux")
+
+
+def test_a_sweeps_fresh_session_is_given_its_collection_twice_not_ten_times():
+    # intervaltree: a mutant that runs at import (a fresh session) got 10 x (55 s of traced
+    # collection + its tests): 553 s, and 843 s with the CPU wait, of a 919 s sweep.
+    from killmap.verdict.trial import mutant_timeout
+
+    baseline = Baseline(GateSettings(), ("a",), {"a": 0.3}, 55.0, {}, 2, 1.0, per_test=0.0)
+    sweep = mutant_timeout(_mutation(first_red=True), baseline, ("a",))
+    gate = mutant_timeout(_mutation(first_red=False), baseline, ("a",))
+    assert sweep.fresh == pytest.approx(10 * (0.2 * 55.0 + 0.3))  # 113 s
+    assert gate.fresh == pytest.approx(10 * (55.0 + 0.3))  # a gate's verdict keeps its limit
+    assert sweep.fresh_unmutated == gate.fresh_unmutated == pytest.approx(55.3)

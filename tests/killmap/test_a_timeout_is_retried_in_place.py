@@ -101,8 +101,9 @@ def test_a_sweeps_loop_times_out_at_its_tests_own_floor(tmp_path):
     for mutant in timeouts:
         limit, whole = (float(x) for x in _LIMIT_AND_UNMUTATED.search(mutant["detail"]).groups())
         assert "that test's own limit" in mutant["detail"], mutant["detail"]
-        # test_count takes a millisecond: its limit is the floor, below the run's own.
-        assert abs(limit - MIN_TEST_TIMEOUT) <= 0.05 and limit < max(MIN_FIRST_RED_TIMEOUT, 10 * whole), mutant
+        # test_count takes a millisecond: its limit is about the floor (more only where a loaded
+        # machine slowed the baseline), below the run's own.
+        assert MIN_TEST_TIMEOUT <= limit < max(MIN_FIRST_RED_TIMEOUT, 10 * whole), mutant
         assert mutant["duration_seconds"] >= limit  # and more by the run's wait for a CPU
     assert MIN_TEST_TIMEOUT < MIN_FIRST_RED_TIMEOUT < MIN_TIMEOUT
 

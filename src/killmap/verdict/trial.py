@@ -37,6 +37,8 @@ MIN_FIRST_RED_TIMEOUT = 3.0
 # A test's own limit in such a run (each_test_limit), at least: a test of milliseconds that a
 # mutant keeps running for a second is a loop, or work a thousand times the test's own.
 MIN_TEST_TIMEOUT = 1.0
+# The share of a fresh session's start (collection) a first-red run's limit multiplies: twice it.
+COLLECTION_SHARE = 0.2
 TIMEOUT_FACTOR = 10.0
 REPORTED_RETRY_FACTOR = 4.0  # a timeout after every selected test ended is tried again with this
 FORK_START = 0.2  # what a fork of the collected session pays before its first test, at most
@@ -148,7 +150,11 @@ def mutant_timeout(mutation: Mutation, baseline: Baseline, selected: tuple[str, 
         return Limits(explicit, explicit, fresh, swap)
     per_test = baseline.per_test_timeout
     fork_floor = MIN_FIRST_RED_TIMEOUT if mutation.first_red and limits_count_cpu_wait() else MIN_TIMEOUT
-    return Limits(_limit(fresh, per_test, MIN_TIMEOUT), _limit(swap, per_test, fork_floor), fresh, swap)
+    # A sweep's fresh session is given its collection twice over, not ten times: the baseline
+    # measured it traced (intervaltree: 55 s, its test modules building trees at import, where
+    # plain pytest took 11 s), and a timeout is caught. One mutant's limit was 553 s.
+    basis = (COLLECTION_SHARE * baseline.overhead + tests) if mutation.first_red else fresh
+    return Limits(_limit(basis, per_test, MIN_TIMEOUT), _limit(swap, per_test, fork_floor), fresh, swap)
 
 
 def _limit(expected: float, per_test_timeout: float | None, floor: float) -> float:
