@@ -33,8 +33,11 @@ def test_a_baseline_with_30_red_tests_in_two_files_is_said_by_count_and_file_wit
     assert '[gate] exclude = ["tests/test_alpha.py", "tests/test_beta.py"]' in said  # each whole file
     listed = Path(re.search(r"all 30 listed in (\S+?);", said).group(1))
     assert listed.is_file()
-    ids = listed.read_text().split()
+    lines = listed.read_text().splitlines()
+    ids = [line.split("  # ", 1)[0] for line in lines]
     assert len(ids) == 30
+    # Each with why it failed (glom: the ids alone sent the user back to pytest).
+    assert all(" # call: AssertionError: " in line and "(at tests/test_" in line for line in lines), lines[:2]
     assert {i.split("::")[0] for i in ids} == {"tests/test_alpha.py", "tests/test_beta.py"}
     assert not listed.is_relative_to(project)  # the user's working tree is never written
 

@@ -277,8 +277,9 @@ def test_a_count_that_is_not_a_positive_integer_names_the_count_field(km_project
 
 
 def test_an_unknown_require_value_names_the_require_field(km_project):
-    error = rejected(km_project, table(good(require='"assertions"')))
+    error = rejected(km_project, table(good(require='"assert"')))
     assert_names(error, mutation="check-flipped", field="require")
+    assert "did you mean 'assertion'?" in str(error), str(error)  # glom
 
 
 def test_a_kills_entry_that_is_not_a_node_id_names_the_kills_field(km_project):

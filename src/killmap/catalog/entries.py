@@ -429,7 +429,7 @@ def _contract_fields(entry: dict[str, Any], fail: _Fail, *, adhoc: bool) -> dict
         raise fail("only an invariant mutation names a control, as a mutation name", "control")
     require = entry.get("require")
     if require is not None and require not in REQUIREMENTS:
-        raise fail(f"must be one of {', '.join(REQUIREMENTS)}", "require")
+        raise fail(f"must be one of {', '.join(REQUIREMENTS)}{did_you_mean(str(require), REQUIREMENTS)}", "require")
     if require is not None and invariant:
         raise fail("an invariant turns nothing red, so it cannot require a kill cause", "require")
     return {"invariant": invariant, "kills": kills, "may_kill": may_kill, "control": control, "require": require}

@@ -559,7 +559,9 @@ def _refuse_red(
     denied = settings.confine and any(r.exc_type == "PermissionError" for r in red.values())
     raise GateError(
         f"{where} is red, so no verdict could mean anything; "
-        + red_summary(sorted(red), listed, collected=collected, untraced=untraced)
+        + red_summary(
+            sorted(red), listed, collected=collected, untraced=untraced, why={t: _why_red(r) for t, r in red.items()}
+        )
         + (
             "; a PermissionError there may be the confinement: tests may write only in "
             "the sandbox, the temporary folder and /dev ([gate] confine = false lifts it)"
@@ -570,24 +572,34 @@ def _refuse_red(
 
 
 def red_summary(
-    red: list[str], listed: Path, shown: int = 3, collected: tuple[str, ...] = (), *, untraced: bool = False
+    red: list[str],
+    listed: Path,
+    shown: int = 3,
+    collected: tuple[str, ...] = (),
+    *,
+    untraced: bool = False,
+    why: dict[str, str] | None = None,
 ) -> str:
     """The red tests said short: a count, the files with theirs, a few ids, and the way out.
     `untraced`: they were red again with no reach recorded (the gate's own run, not plain
     pytest, which it never ran: the words say so).
 
     One line of 244 ids could not be read and said nothing of what to do: every id goes to
-    `listed` instead, a file outside the project that outlives the gate. The way out names
+    `listed` instead (each with `why` it failed, where given), a file outside the project that
+    outlives the gate. The way out names
     the file with the most reds only when every test of it is red and other files hold
     `collected` tests: else excluding it would drop green tests, or every test, where the
     failing test's id would do."""
+    why = why or {}
     by_file = Counter(t.split("::", 1)[0] for t in red)
     files = [f"{f}: {n}" for f, n in by_file.most_common(shown)]
     more_files = f", {len(by_file) - shown} more files" if len(by_file) > shown else ""
     more = f" and {len(red) - shown} more" if len(red) > shown else ""
     try:
         listed.parent.mkdir(parents=True, exist_ok=True)
-        listed.write_text("".join(f"{t}\n" for t in red), encoding="utf-8")
+        # Each id first, to paste; then why it failed (glom: the ids alone sent the user back to
+        # pytest to learn that a script was missing from PATH).
+        listed.write_text("".join(f"{t}  # {why[t]}\n" if t in why else f"{t}\n" for t in red), encoding="utf-8")
         where = f"all {len(red)} listed in {listed}"
     except OSError as error:  # the refusal still stands, with what could be said
         where = f"the full list could not be written to {listed}: {error.strerror}"
@@ -767,6 +779,14 @@ def check_focus(focus: tuple[str, ...] | None, baseline: Baseline) -> None:
     for entry in focus or ():
         if not baseline.index.names_any(entry):
             raise GateError(baseline.index.unmatched_note(entry, ", ".join(baseline.settings.tests)), field="TEST")
+
+
+def _why_red(result: TestResult) -> str:
+    """ "call: AssertionError: assert 1 == 2 (at tests/t.py:4)": a red test's phase, exception
+    and where it was raised, on one line."""
+    message = (result.message or "").strip().splitlines()
+    said = f"{result.phase or 'call'}: {result.exc_type or 'failed'}" + (f": {message[0][:200]}" if message else "")
+    return said + (f" (at {result.raised_at[0]}:{result.raised_at[1]})" if result.raised_at else "")
 
 
 def leave_out_hint(node: str | None) -> str:
