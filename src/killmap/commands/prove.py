@@ -256,7 +256,9 @@ def render(proofs: list[Proof]) -> str:
     for proof in proofs:
         lines += [proof.sentence() + ".", ""]
         if proof.findings:
-            lines += ["| named defect | target | result | cause | raised at |", "|---|---|---|---|---|"]
+            # The last column: where a catch was raised, or why a defect was not measured.
+            header = "| named defect | target | result | cause | raised at, or why not measured |"
+            lines += [header, "|---|---|---|---|---|"]
             order = {CAUGHT: 0, MISSED: 1, NOT_MEASURED: 2, NOT_REACHED: 3}
             for f in sorted(proof.findings, key=lambda f: order[f.status]):
                 mark = {CAUGHT: "✅ caught", MISSED: "❌ missed"}.get(f.status, f"⚠️ {f.status}")
