@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+import pytest
 from gatekit import copy_fixture, run_gate, write_project
 
 import killmap.verdict.lab as lab
@@ -18,7 +19,14 @@ from killmap.catalog.plan import LabOptions
 from killmap.engine import limits_count_cpu_wait
 from killmap.engine.outcome import RunOutcome, TestResult
 from killmap.verdict.baseline import session_costs
-from killmap.verdict.trial import FORK_START, MIN_FIRST_RED_TIMEOUT, MIN_TIMEOUT, TIMEOUT_FACTOR, mutant_timeout
+from killmap.verdict.trial import (
+    COLLECTION_SHARE,
+    FORK_START,
+    MIN_FIRST_RED_TIMEOUT,
+    MIN_TIMEOUT,
+    TIMEOUT_FACTOR,
+    mutant_timeout,
+)
 
 
 def _forked_run(count: int, wall: float, each: float, collect: float) -> RunOutcome:
@@ -120,7 +128,11 @@ def test_a_first_red_fork_has_the_lower_floor_only_where_its_limit_is_time_it_co
     assert gate.swap == MIN_TIMEOUT
     assert sweep.swap == (MIN_FIRST_RED_TIMEOUT if limits_count_cpu_wait() else MIN_TIMEOUT)
     assert MIN_FIRST_RED_TIMEOUT < MIN_TIMEOUT
-    assert sweep.fresh == gate.fresh == TIMEOUT_FACTOR * sweep.fresh_unmutated  # a fresh session's, unchanged
+    assert gate.fresh == TIMEOUT_FACTOR * gate.fresh_unmutated  # a gate's fresh session: ten times its start too
+    # A sweep's fresh session: its start (collection) twice, its tests ten times (intervaltree).
+    tests = gate.fresh_unmutated - baseline.overhead
+    assert sweep.fresh == pytest.approx(TIMEOUT_FACTOR * (COLLECTION_SHARE * baseline.overhead + tests))
+    assert sweep.fresh < gate.fresh and sweep.fresh_unmutated == gate.fresh_unmutated
 
 
 SLOW_COLLECTION = {
