@@ -151,13 +151,7 @@ def detect(root: Path, package: str | None = None, skip: frozenset[str] = frozen
     tests, tests_reason = _aimed_tests(root, layout, aimed_at, doctests, names) or _test_paths(
         root, layout, doctests, names
     )
-    globbed, where = _doctest_glob_files(root)
-    globbed = [file for file in globbed if file not in tests and "." not in tests]
-    if globbed:
-        # intervaltree: `--doctest-glob=README.md` in addopts ran the README's examples under
-        # plain pytest, and the gate init wrote left them out.
-        tests = [*tests, *globbed]
-        tests_reason += f"; and {', '.join(globbed)}, whose examples --doctest-glob in {where} runs"
+    tests, tests_reason = _with_doctest_globs(root, tests, tests_reason)
     # The package the project is named after first, then the largest: but one with nothing
     # to aim at (attrs' `attrs`, a shim re-exporting `attr`) gives way to the next.
     named = _project_name(root)
@@ -421,6 +415,16 @@ def _pytest_config(root: Path) -> tuple[str, list[str], str, list[str]] | None:
             patterns.split() if isinstance(patterns, str) else [str(v) for v in patterns],
         )
     return ini("tox.ini", "pytest") or ini("setup.cfg", "tool:pytest")
+
+
+def _with_doctest_globs(root: Path, tests: list[str], reason: str) -> tuple[list[str], str]:
+    """The tests, and the files beside the configuration its `--doctest-glob` runs (intervaltree:
+    plain pytest ran README.md's examples, and the gate init wrote left them out)."""
+    globbed, where = _doctest_glob_files(root)
+    globbed = [file for file in globbed if file not in tests and "." not in tests]
+    if not globbed:
+        return tests, reason
+    return [*tests, *globbed], f"{reason}; and {', '.join(globbed)}, whose examples --doctest-glob in {where} runs"
 
 
 def _doctest_glob_files(root: Path) -> tuple[list[str], str]:

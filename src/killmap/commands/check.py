@@ -91,19 +91,7 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
     if missing:
         return result  # pytest would only say it again, in its own words
 
-    groups: dict[GateSettings, list[Mutation]] = {}
-    for mutation in mutations:
-        groups.setdefault(mutation.settings, []).append(mutation)
-    # A catalog of [gate] alone (set up to sweep before naming anything): its tests must
-    # still collect, and its excludes match, or the sweep would fail later on the same typo.
-    where: dict[GateSettings, str] = {}
-    for catalog in loaded:
-        if not catalog.mutations:
-            groups.setdefault(catalog.settings, [])
-            where.setdefault(catalog.settings, catalog.path)
-    for settings, group in groups.items():
-        if group:
-            where.setdefault(settings, group[0].catalog)
+    groups, where = _groups(loaded, mutations)
     try:
         collected = collect(root, list(groups), launch, loadable, files, where)
     except GateError as exc:
@@ -119,6 +107,24 @@ def check(root: Path, catalogs: tuple[Path, ...] = (), launch: Launch | None = N
         result.problems.extend(_unresolved_ids(root, group, collection, settings, where[settings]))
         result.problems.extend(collection.unloadable)
     return result
+
+
+def _groups(loaded, mutations: list[Mutation]) -> tuple[dict[GateSettings, list[Mutation]], dict[GateSettings, str]]:
+    """The mutations by [gate] setting, and the catalog each setting comes from. A catalog of
+    [gate] alone (set up to sweep before naming anything) is a group too: its tests must still
+    collect, and its excludes match, or the sweep would fail later on the same typo."""
+    groups: dict[GateSettings, list[Mutation]] = {}
+    for mutation in mutations:
+        groups.setdefault(mutation.settings, []).append(mutation)
+    where: dict[GateSettings, str] = {}
+    for catalog in loaded:
+        if not catalog.mutations:
+            groups.setdefault(catalog.settings, [])
+            where.setdefault(catalog.settings, catalog.path)
+    for settings, group in groups.items():
+        if group:
+            where.setdefault(settings, group[0].catalog)
+    return groups, where
 
 
 def _found(root: Path, catalogs: tuple[Path, ...], error: GateError) -> tuple[tuple[str, ...], str | None]:

@@ -172,6 +172,12 @@ def _reduced_findings(original: str, mutated: str, filename: str):
     return _REDUCED_ORIGINALS[key], tree
 
 
+def _once(findings) -> list[str]:
+    """Each finding once, in order: pyflakes reports a name per use, and `c + escaped if k
+    else escaped` read the same line twice (bracex)."""
+    return list(dict.fromkeys(findings))
+
+
 def check_mutant(original: str, mutated: str, filename: str, werror: bool = False, quick: bool = True) -> Validity:
     """`werror`: dead-code findings are broken too, for projects whose CI lints. `quick`: first
     ask the function the change lies in alone (fragment.py), which answers most mutants."""
@@ -205,21 +211,15 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
     for kind, args in list(added):
         if kind in NAME_FINDINGS and before[(kind, args)]:
             del added[(kind, args)]
-    # Each finding once: pyflakes reports a name per use, and `c + escaped if k else escaped`
-    # read the same line twice (bracex).
-    fatal = list(
-        dict.fromkeys(
-            _with_line(text, mutated)
-            for kind, args, text, quoted in after
-            if (kind, args) in added and kind not in DEAD_CODE_FINDINGS and not (quoted and kind in QUOTED)
-        )
+    fatal = _once(
+        _with_line(text, mutated)
+        for kind, args, text, quoted in after
+        if (kind, args) in added and kind not in DEAD_CODE_FINDINGS and not (quoted and kind in QUOTED)
     )
-    dead = list(
-        dict.fromkeys(
-            text
-            for kind, args, text, quoted in after
-            if (kind, args) in added and (kind in DEAD_CODE_FINDINGS or quoted and kind in QUOTED)
-        )
+    dead = _once(
+        text
+        for kind, args, text, quoted in after
+        if (kind, args) in added and (kind in DEAD_CODE_FINDINGS or quoted and kind in QUOTED)
     )
     if fatal:
         return Validity(
