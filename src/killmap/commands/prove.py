@@ -257,7 +257,7 @@ def render(proofs: list[Proof]) -> str:
         lines += [proof.sentence() + ".", ""]
         if proof.findings:
             # The last column: where a catch was raised, or why a defect was not measured.
-            header = "| named defect | target | result | cause | raised at, or why not measured |"
+            header = "| named defect | target | result | cause | raised at, or the reason |"
             lines += [header, "|---|---|---|---|---|"]
             order = {CAUGHT: 0, MISSED: 1, NOT_MEASURED: 2, NOT_REACHED: 3}
             for f in sorted(proof.findings, key=lambda f: order[f.status]):
