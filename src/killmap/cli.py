@@ -21,8 +21,34 @@ from killmap.interrupts import ENDING_SIGNALS, Terminated, interrupt_behind, rai
 
 
 class _Parser(argparse.ArgumentParser):
+    given: list[str] | None = None  # the command line parsed, for the nearest option to an unknown one
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self.given is None:
+            self.given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str):  # one line, exit 2, like every other bad input
-        self.exit(EXIT_ERROR, f"killmap: {message}\n")
+        self.exit(EXIT_ERROR, f"killmap: {message}{self._nearest_option(message)}\n")
+
+    def _nearest_option(self, message: str) -> str:
+        """ "; did you mean --condition?" for an option a letter or two off one of the
+        command's (pycodestyle: `try --conditon x` got "unrecognized arguments" alone, where a
+        catalog's misspelt field is told the nearest)."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        choices = self._subparsers._group_actions[0].choices if self._subparsers else None
+        commands: dict[str, argparse.ArgumentParser] = choices if isinstance(choices, dict) else {}
+        command = next((word for word in self.given or () if word in commands), "")
+        parser = commands.get(command, self)
+        known = [option for action in parser._actions for option in action.option_strings if option.startswith("--")]
+        from killmap.catalog.entries import nearest
+
+        for word in message.split(": ", 1)[1].split():
+            near = nearest(word.split("=", 1)[0], known) if word.startswith("--") else []
+            if near:
+                return f"; did you mean {' or '.join(near)}?"
+        return ""
 
 
 # Every command, in the order `killmap --help` lists them: each module declares its parser

@@ -75,3 +75,20 @@ def test_building_the_parser_imports_nothing_a_command_needs_only_to_run():
     imported = done.stdout.split()
     assert "killmap.commands.run" in imported  # the parser was built of every command's module
     assert [m for m in imported if m.startswith(NOT_TO_PARSE) or m in ("libcst", "pytest")] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["try", "m.py::f", "--op", "negate", "--conditon", "x"], "; did you mean --condition?"),
+        (["run", "--no-cahce"], "; did you mean --no-cache?"),
+        (["run", "--zzz"], ""),
+    ],
+)
+def test_an_option_a_letter_off_is_told_the_nearest_of_its_command(argv, said, tmp_path):
+    # pycodestyle: `try --conditon x` got "unrecognized arguments" alone, where a catalog's
+    # misspelt field is told the nearest one.
+    done = subprocess.run([sys.executable, "-m", "killmap", *argv], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("killmap: unrecognized arguments: ") and line.endswith(said or argv[-1]), line
