@@ -214,6 +214,19 @@ def test_an_exclude_of_one_test_leaves_the_tests_whose_names_it_starts_in_the_ga
     assert done.code == 0, done.stdout + done.stderr
     # The fixture's three tests and test_main_basic: test_main alone is left out.
     assert [b["collected"] for b in done.report["baselines"]] == [4], done.report["baselines"]
+    # A contract naming the test left out is told it exists, and what left it out.
+    catalog.write_text(
+        catalog.read_text().replace(
+            'kills = ["tests/test_core.py::test_odd_is_refused"]\nrequire',
+            'kills = ["tests/test_core.py::test_odd_is_refused", "tests/test_main.py::test_main"]\nrequire',
+            1,
+        )
+    )
+    checked = run_gate(project, "check")
+    assert checked.code == 2, checked.stdout + checked.stderr
+    assert (
+        "'tests/test_main.py::test_main' names 1 test that exists but is deselected by [gate] exclude" in checked.stderr
+    )
 
 
 def test_an_unknown_only_name_is_an_error(tmp_path):
@@ -426,3 +439,23 @@ def test_a_test_module_that_exits_as_it_is_imported_is_named_with_its_system_exi
     assert "failed in tests/test_main.py: SystemExit" in done.stderr, done.stderr
     assert "(raised while tests/test_main.py:4 ran at import)" in done.stderr, done.stderr
     assert 'guard the call with `if __name__ == "__main__":`' in done.stderr, done.stderr
+
+
+def test_an_internal_error_once_the_tests_have_begun_is_no_collection_error(tmp_path):
+    # The collection's error is said of an internal error before any test ran; after, it is a
+    # test's or a plugin's, and naming it a collection failure would send the reader astray.
+    import json
+    from types import SimpleNamespace
+
+    from killmap.engine.inrun.plugin import Recorder
+
+    events = tmp_path / "events.jsonl"
+    recorder = Recorder(str(events))
+    recorder.tests_begun = True
+    recorder.pytest_internalerror(None, SimpleNamespace(value=SystemExit(2)))
+    recorder.tests_begun = False
+    recorder.pytest_internalerror(None, SimpleNamespace(value=SystemExit(3)))
+    recorder.close()
+    said = [json.loads(line) for line in events.read_text().splitlines()]
+    assert [e["event"] for e in said] == ["collect_error"], said
+    assert said[0]["message"].startswith("SystemExit: 3; pytest imports test modules"), said

@@ -120,12 +120,11 @@ class Recorder:
         if self.tests_begun:
             return
         error = excinfo.value
-        module = _run_at_import(error, "")
-        where = module.removeprefix(" (raised while ").split(":")[0] if module else ""
-        said = f"{type(error).__name__}: {error}{module}"
+        found = _module_at_import(error, "")
+        said = f"{type(error).__name__}: {error}" + (f" (raised while {found} ran at import)" if found else "")
         if isinstance(error, SystemExit):
             said += '; pytest imports test modules: guard the call with `if __name__ == "__main__":`'
-        self.emit(event="collect_error", id=where, message=shorten(said))
+        self.emit(event="collect_error", id=found.rsplit(":", 1)[0], message=shorten(said))
 
     def pytest_collection_finish(self, session):
         self.set_collected([item.nodeid for item in session.items])
@@ -411,10 +410,10 @@ class Recorder:
         self.events.close()
 
 
-def _run_at_import(error: BaseException, conftest: str) -> str:
-    """ " (raised while pkg/core.py:227 ran at import)": the innermost module top level of the
-    project's that the error came through, other than the conftest itself: where the mutated
-    code ran before any test (natsort's `natsort_key = natsort_keygen()`); "" without one."""
+def _module_at_import(error: BaseException, conftest: str) -> str:
+    """ "pkg/core.py:227": the innermost module top level of the project's that the error came
+    through, other than the conftest itself: where the mutated code ran before any test
+    (natsort's `natsort_key = natsort_keygen()`); "" without one."""
     sandbox = os.getcwd() + os.sep
     found = ""
     tb = error.__traceback__
@@ -424,6 +423,12 @@ def _run_at_import(error: BaseException, conftest: str) -> str:
         if code.co_name == "<module>" and code.co_filename.startswith(sandbox) and rel != conftest:
             found = f"{rel}:{tb.tb_lineno}"
         tb = tb.tb_next
+    return found
+
+
+def _run_at_import(error: BaseException, conftest: str) -> str:
+    """ " (raised while pkg/core.py:227 ran at import)", or "" (`_module_at_import`)."""
+    found = _module_at_import(error, conftest)
     return f" (raised while {found} ran at import)" if found else ""
 
 
