@@ -83,6 +83,11 @@ class Baseline:
         return {file: tuple(tests) for file, tests in files.items()}
 
     @cached_property
+    def slowest(self) -> float:
+        """The longest any test took: once for a baseline, not once per mutant (each_test_limit)."""
+        return max(self.durations.values(), default=0.0)
+
+    @cached_property
     def index(self) -> TestIndex:
         """The collected ids, for asking which of them a contract entry names."""
         return TestIndex(self.collected)

@@ -179,7 +179,7 @@ def each_test_limit(
     whether its mutant is caught, and a timeout is caught; a gate's verdict keeps its one limit."""
     if not mutation.first_red or mutation.timeout or mutation.settings.timeout or not limits_count_cpu_wait():
         return ()
-    floor = max(MIN_TEST_TIMEOUT, 2 * max(baseline.durations.values(), default=0.0))
+    floor = max(MIN_TEST_TIMEOUT, 2 * baseline.slowest)
     own = (
         (test, max(floor, TIMEOUT_FACTOR * (baseline.per_test + baseline.durations.get(test, 0.0))))
         for test in selected
