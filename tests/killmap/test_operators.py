@@ -1035,3 +1035,64 @@ def test_merge_strings_never_takes_a_docstring_for_a_message(km_project):
     mutant = build(km_project, f"{MOD}::ordinal", "merge-strings", drop="nd", keep="st")
     assert_applied(mutant, source.replace('return "nd"', 'return "st"'))
     assert mutant.sites == 1
+
+
+REFUSALS = """\
+def compile_pattern(expression, fields):
+    if fields > 100:
+        raise OverflowError("sorry, you are attempting to parse too many complex fields")
+    if "(?P<" in expression:
+        raise NotImplementedError(
+            "Group names (e.g. (?P<name>) can "
+            "cause failure, as they are not escaped properly: '%s'" % expression
+        )
+    if not expression:
+        raise ValueError("{} is empty".format("the pattern"))
+    if expression.isspace():
+        raise ValueError("%s is blank: %s" % ("the pattern", expression))
+    return expression
+"""
+
+
+def test_merge_strings_puts_a_kept_message_without_placeholders_where_the_dropped_one_was_formatted(km_project):
+    # parse: the dropped refusal is formatted with `% expression`; the kept one has no `%s`.
+    # Put in the literal's place alone, the mutant raised TypeError ("not all arguments
+    # converted") instead of the other message, and a test expecting NotImplementedError read
+    # the crash as the merged message caught.
+    km_project.module(REFUSALS)
+    mutant = build(km_project, f"{MOD}::compile_pattern", "merge-strings", drop="Group names", keep="sorry, you")
+    assert_applied(
+        mutant,
+        REFUSALS.replace(
+            """(
+            "Group names (e.g. (?P<name>) can "
+            "cause failure, as they are not escaped properly: '%s'" % expression
+        )""",
+            """(
+            "sorry, you are attempting to parse too many complex fields"
+        )""",
+        ),
+    )
+    with_format = build(km_project, f"{MOD}::compile_pattern", "merge-strings", drop="is empty", keep="sorry, you")
+    assert_applied(
+        with_format,
+        REFUSALS.replace(
+            '"{} is empty".format("the pattern")', '"sorry, you are attempting to parse too many complex fields"'
+        ),
+    )
+
+
+def test_merge_strings_keeps_the_formatting_where_the_kept_message_takes_the_same_arguments(km_project):
+    source = REFUSALS.replace('"sorry, you are attempting to parse too many complex fields"', '"too many fields: %s"')
+    km_project.module(source)
+    mutant = build(km_project, f"{MOD}::compile_pattern", "merge-strings", drop="Group names", keep="too many fields")
+    assert '"too many fields: %s" % expression' in mutant.mutated
+    assert mutant.sites == 1
+
+
+def test_merge_strings_formatted_with_other_placeholders_is_not_applied_and_says_why(km_project):
+    km_project.module(REFUSALS)
+    mutant = build(km_project, f"{MOD}::compile_pattern", "merge-strings", drop="is blank", keep="Group names")
+    assert_not_applied(
+        mutant, 'formatted where it stands (`"%s is blank: %s" % ("the pattern", expression)`)', "use replace"
+    )

@@ -9,10 +9,14 @@ raises `NotApplicable`, which is a "not applied" verdict, never a result.
 from __future__ import annotations
 
 import difflib
+import re
+import string
+from textwrap import shorten
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext
+from pyflakes.checker import parse_percent_format
 
 from killmap.mutate.blame import near_miss
 from killmap.mutate.cst_tree import (
@@ -200,8 +204,73 @@ def _op_merge_strings(root, wrapper, scope, mutation, original):
             "joined implicitly): merge-strings puts the literal holding 'keep' where "
             "another literal holds 'drop'; for a change inside one literal use replace"
         )
-    replacements = {id(n): keeper.deep_clone() for n in dropped}
-    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), dropped
+    replacements, sites = {}, []
+    for node in dropped:
+        site = _formatted_site(node, keeper, parents, wrapper)
+        replacements[id(site)] = keeper.deep_clone()
+        sites.append(site)
+    return transform_statements(wrapper, replacements, parents_of(wrapper, mutation)), sites
+
+
+def _formatted_site(dropped, keeper, parents, wrapper):
+    """What the kept literal replaces where `dropped` stands: the literal itself, or, where the
+    literal is formatted in place (`"... %s" % value`, `"... {}".format(value)`) and the kept
+    message has no placeholder, the whole formatting expression. parse's refusal formatted
+    with `% expression`, given a kept message without `%s`, raised TypeError ("not all
+    arguments converted") instead of showing the other message, and a test that expects the
+    refusal's type read that crash as the merged message caught. Placeholders that differ
+    otherwise make no message at all: not applied, said."""
+    expression, style = _formatting(dropped, parents)
+    if expression is None:
+        return dropped
+    kept = _placeholders(string_value(keeper) or wrapper.module.code_for_node(keeper), style)
+    if kept == _placeholders(string_value(dropped) or wrapper.module.code_for_node(dropped), style):
+        return dropped
+    if not kept:
+        return expression
+    shown = " ".join(wrapper.module.code_for_node(expression).split())
+    raise _NotApplicable(
+        f"the message holding 'drop' is formatted where it stands (`{shorten(shown, 60, placeholder=' ...')}`), "
+        "and the literal holding 'keep' has other placeholders: formatting it there fails instead of "
+        "showing it; merge messages formatted alike, or use replace"
+    )
+
+
+def _formatting(node, parents):
+    """The expression that formats a literal where it stands, and how: `literal % args` ("%")
+    or `literal.format(...)` ("str.format"); (None, None) where it is not formatted there."""
+    parent = parents.get(node)
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and parent.left is node:
+        return parent, "%"
+    if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "format":
+        call = parents.get(parent)
+        if isinstance(call, cst.Call) and call.func is parent:
+            return call, "str.format"
+    return None, None
+
+
+def _placeholders(text: str, style: str) -> tuple:
+    """What formatting `text` in `style` takes: the mapping keys and the positional arguments of
+    its `%` conversions (pyflakes' own parser; `%%` takes none, a `*` width or precision one
+    more), or the fields of its `{}` (string.Formatter's parser, each by the argument it
+    reads). Empty: none."""
+    if style == "%":
+        keys, positional = [], 0
+        for _, spec in parse_percent_format(text):
+            if spec is None or spec[4] == "%":
+                continue
+            key, _, width, precision, _ = spec
+            if key is not None:
+                keys.append(key)
+            else:
+                positional += 1
+            positional += (width == "*") + (precision == ".*")
+        return (tuple(sorted(keys)), positional) if keys or positional else ()
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
+    except ValueError:
+        return ("unparsable",)
+    return tuple(sorted(re.split(r"[.\[]", field, maxsplit=1)[0] for field in fields))
 
 
 def _op_drop_operand(root, wrapper, scope, mutation, original):
