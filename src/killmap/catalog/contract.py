@@ -61,7 +61,7 @@ MARKS = {"equivalent": "equivalent", "not_useful": "not-useful"}  # [sweep] fiel
 SWEEP_FIELDS = frozenset({f"arid_{rule}" for rule in ARID_RULES} | set(MARKS))
 # Fields that may be empty: `replace` with new = "" deletes its text (a guard, say).
 MAY_BE_EMPTY = frozenset({("replace", "new")})
-REQUIREMENTS = ("assertion",)
+REQUIREMENTS = ("assertion", "timeout")
 # The largest timeout accepted, per mutation or in [gate]: one day. Any longer is a typo
 # or a way to make a looping mutant hang the gate (README, "The catalog").
 MAX_TIMEOUT = 86400.0

@@ -42,7 +42,7 @@ EXPLANATIONS = {
     VACUOUS: "a test named in kills did not go red: it does not guard against this defect",
     OVERREACH: "a test outside kills and may_kill went red: it is coupled to this code, or the contract is too narrow",
     VISIBLE: "an invariant mutation turned tests red: the change the catalog calls invisible is not",
-    WRONG_CAUSE: "require = 'assertion', but a kills test went red by a crash or an error instead of asserting",
+    WRONG_CAUSE: "a kills test went red, but not by the cause require asks (an assertion, or a hang)",
     NOT_APPLIED: "the mutation matched the wrong number of sites or changed nothing: fix its target, operator or text",
     BROKEN_VERDICT: "the mutant does not compile cleanly or was not the code that ran: its reds prove nothing",
     TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an endless loop or wait is a finding",

@@ -272,15 +272,69 @@ def _timed_out(case: _Case) -> Verdict | None:
         )
     selected = case.base.get("selected", ())
     reported = bool(selected) and all(t in run.tests for t in selected)
+    still = (
+        f"still running after {evidence.timeout:.1f}s{_waited(run)}{where}; the same tests took "
+        f"{evidence.selected_baseline_seconds:.2f}s unmutated"
+    )
+    if case.mutation.require == HANG and run.in_progress and not reported:
+        return _hung_as_declared(case, run.in_progress, still)
     return case.verdict(
         TIMEOUT,
-        f"still running after {evidence.timeout:.1f}s{_waited(run)}{where}; the same tests took "
-        f"{evidence.selected_baseline_seconds:.2f}s unmutated{_never_ran(case)}",
+        f"{still}{_never_ran(case)}",
         red=case.red_tests,
         extras={
             **({EVERY_TEST_REPORTED: True} if reported else {}),
             **({STUCK_IN: run.in_progress} if run.in_progress else {}),
         },
+    )
+
+
+def _hung_as_declared(case: _Case, stuck: str, still: str) -> Verdict:
+    """`require = "timeout"`: the defect is declared to make its kills test hang. Held when the
+    run hung in a kills test (far past what the same tests took unmutated: the gate's limit),
+    every kills test red before it hung too (the project's per-test timeout ended it), and no
+    test outside the contract went red. A hang ends the run: a kills test after it is never
+    measured, so an entry naming one is a timeout, told to name the test that hangs."""
+    kills, run = case.mutation.kills, case.run
+    extras = {STUCK_IN: stuck}
+    if not any(matches(entry, stuck) for entry in kills):
+        return case.verdict(
+            TIMEOUT,
+            f"{still}{_never_ran(case)}; require = 'timeout' expects a kills test to hang, and {stuck} is not one",
+            red=case.red_tests,
+            extras=extras,
+        )
+    if case.unexpected:
+        return case.verdict(
+            OVERREACH,
+            f"{_some(case.unexpected)} went red before the declared hang in {stuck}",
+            red=case.red_tests,
+            unexpected=case.unexpected,
+            extras=extras,
+        )
+    wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in case.kill_reds if r.cause != HANG]
+    if wrong:
+        said = "went red without hanging, as require = 'timeout' asks: "
+        return case.verdict(WRONG_CAUSE, said + "; ".join(wrong), red=case.red_tests)
+    kills_tests = [t for t in case.base.get("selected", ()) if t != stuck and any(matches(e, t) for e in kills)]
+    green = [t for t in kills_tests if t in run.tests and t not in case.red_ids]
+    if green:
+        said = f"stayed green before the hang in {stuck}: {_some(tuple(green))}"
+        return case.verdict(VACUOUS, said, red=case.red_tests, extras=extras)
+    never = [t for t in kills_tests if t not in run.tests]
+    if never:
+        return case.verdict(
+            TIMEOUT,
+            f"{still}; it hung in {stuck} as declared, and {_some(tuple(never))} in kills never ran after it "
+            f"(a hang ends the run): name in kills the test that hangs, {stuck!r}, alone",
+            red=case.red_tests,
+            extras=extras,
+        )
+    return case.verdict(
+        HELD,
+        f"{stuck} hung, as require = 'timeout' declares: {still}",
+        red=case.red_tests,
+        extras={**extras, HUNG: stuck},
     )
 
 
@@ -305,6 +359,12 @@ def _past_its_tests_limit(case: _Case) -> Verdict:
 EVERY_TEST_REPORTED = "every_test_reported"
 # On a `timeout`: the test that was running when the limit came, when one was (prove reads it).
 STUCK_IN = "stuck_in"
+# `require = "timeout"`: a kills test must hang (the cause a project's per-test timeout gives,
+# or the run stopped at the gate's limit inside it).
+HANG = "timeout"
+# On a `held` verdict: the kills test that hung as `require = "timeout"` declares; the trial
+# runs the mutant again, and the hang must repeat there (trial.hang_confirmed).
+HUNG = "hung"
 
 
 def _never_ran(case: _Case) -> str:
@@ -763,12 +823,14 @@ def _unreached_cause(case: _Case, red: list[str]) -> str:
 
 
 def _wrong_cause(case: _Case) -> Verdict | None:
-    if case.mutation.require != ASSERTION:
+    required = case.mutation.require
+    if required not in (ASSERTION, HANG):
         return None
-    wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in case.kill_reds if r.cause != ASSERTION]
+    wrong = [f"{r.id} ({r.cause}: {r.exception})" for r in case.kill_reds if r.cause != required]
     if not wrong:
         return None
-    return case.verdict(WRONG_CAUSE, "went red without an assertion failing: " + "; ".join(wrong), red=case.red_tests)
+    said = "an assertion failing" if required == ASSERTION else "hanging, as require = 'timeout' asks"
+    return case.verdict(WRONG_CAUSE, f"went red without {said}: " + "; ".join(wrong), red=case.red_tests)
 
 
 def _held(case: _Case) -> Verdict:

@@ -226,7 +226,9 @@ def run_mutant(
     in_place = confirm and mutation.first_red
     trial = _Trial(engine, worker, job, selected, original_region, swap=swap, confirm=confirm, in_place=in_place)
     verdict = _over_the_tests_it_needs(root, trial, trial.judged(limits, base), base, focused=focus is not None)
-    if verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
+    if verdict.extras.get(judge.HUNG):
+        verdict = hang_confirmed(trial, verdict, limits, base)
+    elif verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
     elif verdict.verdict == judge.TIMEOUT and verdict.extras.get(judge.EVERY_TEST_REPORTED):
         # Every test ended, red: a red Hypothesis test shrinks, then shrinks again in its
@@ -525,6 +527,25 @@ def _judged_without(mutation: Mutation, first: Verdict, files: tuple[str, ...], 
     # The contract's tests are always selected: naming one of those files names one of these.
     named = [t for t in selected if any(matches(e, t) for e in mutation.contract_tests())]
     return not any(t.split("::", 1)[0] in files for t in named)
+
+
+def hang_confirmed(trial: _Trial, first: Verdict, limits: Limits, base: dict[str, Any]) -> Verdict:
+    """A kills test that hung as `require = "timeout"` declares holds only if it hangs again: a
+    hang ends its run before any confirmation could re-run it, so the mutant runs once more,
+    at once and in place, with the same limits. A second run that does otherwise is `flaky`,
+    naming both."""
+    stuck = first.extras[judge.HUNG]
+    second = trial.judged(limits, base)
+    duration = first.duration + second.duration
+    if second.extras.get(judge.HUNG) == stuck:
+        return replace(first, detail=f"{first.detail}; it hung there again on a second run", duration=duration)
+    return replace(
+        second,
+        verdict=judge.FLAKY,
+        detail=f"a re-run of the same mutant disagreed: the first hung in {stuck}; the second was "
+        f"{second.verdict}: {second.detail}",
+        duration=duration,
+    )
 
 
 def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base: dict[str, Any]) -> Verdict:
