@@ -159,3 +159,24 @@ def test_an_exception_classs_super_init_is_arid_and_another_classs_is_not(tmp_pa
     )
     assert "exceptions" not in default.arid and len(default.mutants) == 1
     assert [c for c in changes if "self.existing = None" in c], changes  # what it carries still is swept
+
+
+def test_the_type_typing_cast_is_given_is_arid_and_another_cast_s_argument_is_not(tmp_path):
+    # uritemplate: 12 of 39 survivors were `t.cast(X, value)` made `t.cast(None, value)`,
+    # which returns value unchanged; memoryview's `cast("B")` uses its argument.
+    source = """\
+        import typing as t
+
+        def f(value, view):
+            text = t.cast("str", value)
+            return text + "!", view.cast("B")
+        """
+    found, made = _enumerated(tmp_path, source)
+    assert found.arid["annotations"]
+    assert not [c for c in made if 't.cast("XXstrXX", value)' in c or "t.cast(None, value)" in c], made
+    # Kept: the value changed, and the type removed (`t.cast(value)` raises TypeError).
+    assert 'text = t.cast("str", value)  ->  text = t.cast(value)' in made, made
+    assert 'text = t.cast("str", value)  ->  text = t.cast("str", None)' in made, made
+    assert any("view.cast(None)" in c for c in made), made
+    kept, made = _enumerated(tmp_path, source, frozenset(ARID_RULES) - {"annotations"})
+    assert any("t.cast(None, value)" in c for c in made), made

@@ -11,7 +11,9 @@ pin down. Each rule is named, and switched off by `arid_RULE = false` in a catal
   `assert cond, message`;
 - `stacklevel`: a `stacklevel=` argument, wherever it is passed;
 - `docstrings`: a function's or class's docstring;
-- `annotations`: a type annotation;
+- `annotations`: a type annotation, and the type `typing.cast` is given (its first
+  argument, or `typ=`: `cast` returns its value unchanged, whatever the type; called as
+  `cast`, `typing.cast`, `typing_extensions.cast` or `t.cast`, `import typing as t`);
 - `repr`: the body of a `__repr__`;
 - `exceptions` (off unless `arid_exceptions = true`): the literal message of a raised
   exception (`raise Error("...")`, `raise Error(f"...")`: its first argument, a string
@@ -45,7 +47,9 @@ _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exceptio
 _LOGGER = re.compile(r"^_*(log|logger|logging)$|_(log|logger)$", re.IGNORECASE)
 _WARN = frozenset({"warnings.warn", "warn"})
 _EMPTY = cst.Module(body=[])
-_TOKENS = ("log", "warn", "stacklevel", "assert")  # a definition without them has no arid call
+_TOKENS = ("log", "warn", "stacklevel", "assert", "cast")  # a definition without them has no arid call
+# typing.cast's names: a receiver of another `.cast` (memoryview.cast("B")) uses its argument.
+_CASTS = frozenset({"cast", "typing.cast", "typing_extensions.cast", "t.cast"})
 _LITERAL_BINDING = re.compile(r"\b\w+\s*=\s*[-+]?(?:\d|\.\d|[rbuRBU]{0,2}['\"])")
 
 __all__ = ["ARID_RULES", "Arid"]
@@ -67,6 +71,7 @@ class Arid:
         self.nodes: dict[int, str] = {}
         self.truth_only: set[int] = set()
         self.raised: set[int] = set()  # a raised exception's message, and what it is made of
+        self.required: set[int] = set()  # arguments arid to change, not to remove (cast's type)
         self.tokens = (*_TOKENS, "raise") if "exceptions" in rules else _TOKENS
         if rules:
             for definition, text in definitions:
@@ -115,6 +120,8 @@ class Arid:
             at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if not a.deep_equals(b)), len(new))
             after = all(a.deep_equals(b) for a, b in zip(old[at + 1 :], new[at:], strict=True))
             changed = [old[at]] if after else old
+            if any(id(a) in self.required for a in changed):
+                return None  # `cast(value)` raises TypeError: no longer the call it was
         else:
             return None
         rules = {self.nodes.get(id(a)) for a in changed}
@@ -192,6 +199,13 @@ def _call(arid: Arid, node: cst.Call) -> None:
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "stacklevel":
             arid.mark(arg, "stacklevel")
+    if get_full_name_for_node(node.func) in _CASTS and node.args:
+        typed = [a for a in node.args if a.keyword is not None and a.keyword.value == "typ"]
+        first = node.args[0]
+        cast_to = typed[0] if typed else (first if first.keyword is None and not first.star else None)
+        if cast_to is not None:
+            arid.mark(cast_to, "annotations")
+            arid.required.add(id(cast_to))
 
 
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
