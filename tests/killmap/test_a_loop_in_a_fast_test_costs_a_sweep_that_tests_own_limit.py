@@ -1,7 +1,8 @@
 """A sweep's run stops at its first red, and a timeout is caught: a loop in a test that took
 milliseconds is stopped at that test's own limit, not at ten times the whole selection's
 (bracex: 23 loops, each in a first test of a few milliseconds, cost 318 of a sweep's 399
-worker-seconds at 15 s a loop). A gate's run keeps its one limit."""
+worker-seconds at 15 s a loop). A gate's run has them too, at the floor of its own limit
+(test_a_loop_in_a_gates_fast_test_costs_the_gates_floor_not_the_selections.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from killmap.catalog.contract import GateSettings, Mutation, Target
 from killmap.engine import limits_count_cpu_wait
 from killmap.engine.workers.timeout_cpu import TestLimits
 from killmap.verdict.baseline import Baseline
-from killmap.verdict.trial import MIN_TEST_TIMEOUT, each_test_limit
+from killmap.verdict.trial import MIN_TEST_TIMEOUT, MIN_TIMEOUT, each_test_limit
 
 linux_only = pytest.mark.skipif(not limits_count_cpu_wait(), reason="a limit is time the run could use on Linux alone")
 
@@ -71,9 +72,15 @@ def test_each_test_limit_is_ten_times_its_own_and_at_least_twice_the_slowest_tes
     assert limits["t.py::test_fast"] == 4.0  # twice the slowest test: a session fixture's setup
     assert limits["t.py::test_mid"] == pytest.approx(5.01)
     assert limits["t.py::test_slow"] == pytest.approx(20.01)
-    # Only where below the run's own limit; never a gate's run, nor under a catalog's timeout.
+    # Only where below the run's own limit, never under a catalog's timeout; a gate's run has
+    # the floor of its run's own limit, MIN_TIMEOUT.
     assert "t.py::test_slow" not in dict(each_test_limit(_mutation(first_red=True), baseline, selected, 10.0))
-    assert each_test_limit(_mutation(first_red=False), baseline, selected, 30.0) == ()
+    gate = dict(each_test_limit(_mutation(first_red=False), baseline, selected, 30.0))
+    assert gate == {
+        "t.py::test_fast": MIN_TIMEOUT,
+        "t.py::test_mid": pytest.approx(5.01),
+        "t.py::test_slow": pytest.approx(20.01),
+    }
     assert each_test_limit(_mutation(first_red=True, timeout=60.0), baseline, selected, 30.0) == ()
     assert MIN_TEST_TIMEOUT <= min(
         dict(each_test_limit(_mutation(first_red=True), _baseline({"a": 0.001}), ("a",), 9.0)).values()

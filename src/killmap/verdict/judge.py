@@ -261,6 +261,10 @@ def _timed_out(case: _Case) -> Verdict | None:
         return None
     where = _stuck_in(run)
     if run.test_limit is not None:
+        test, seconds = run.test_limit
+        if case.mutation.require == HANG:
+            still = f"still running after {seconds:.1f}s, that test's own limit{_waited(run)}{where}"
+            return _hung_as_declared(case, test, still)
         return _past_its_tests_limit(case)
     if evidence.selected_baseline_seconds >= evidence.timeout:
         return case.verdict(
@@ -339,8 +343,8 @@ def _hung_as_declared(case: _Case, stuck: str, still: str) -> Verdict:
 
 
 def _past_its_tests_limit(case: _Case) -> Verdict:
-    """A run stopped at one test's own limit (a sweep's: trial.each_test_limit), ten times what
-    that test took unmutated or more: the run's limit, for the whole selection, never came."""
+    """A run stopped at one test's own limit (trial.each_test_limit), ten times what that test
+    took unmutated or more: the run's limit, for the whole selection, never came."""
     run = case.run
     assert run.test_limit is not None
     test, seconds = run.test_limit

@@ -168,22 +168,23 @@ def _limit(expected: float, per_test_timeout: float | None, floor: float) -> flo
 def each_test_limit(
     mutation: Mutation, baseline: Baseline, selected: tuple[str, ...], run_limit: float
 ) -> tuple[tuple[str, float], ...]:
-    """Each selected test's own limit in a run that stops at its first red (a sweep's), where
-    it is below the run's: TIMEOUT_FACTOR times what the test took unmutated, at least
-    MIN_TEST_TIMEOUT and twice the slowest test of the baseline (a session fixture's setup is
-    paid by whichever test a run starts with). A loop in a test of milliseconds then costs a
-    second, not ten times the whole selection (bracex: up to 15 s a loop, on a loaded machine).
+    """Each selected test's own limit in a run, where it is below the run's: TIMEOUT_FACTOR
+    times what the test took unmutated, at least twice the slowest test of the baseline (a
+    session fixture's setup is paid by whichever test a run starts with) and MIN_TEST_TIMEOUT
+    in a run that stops at its first red (a sweep's: a timeout is caught), MIN_TIMEOUT in a
+    gate's, the floor of its run's own limit. A loop in a test of milliseconds then costs
+    seconds, not ten times the whole selection (bracex's sweep: up to 15 s a loop; marko's
+    gate of 1,334 tests: 78 s, and as long again waiting for a CPU).
 
     Only where a limit is time the run could use (Linux: engine.limits_count_cpu_wait), as
-    MIN_FIRST_RED_TIMEOUT is, and never under a catalog's own timeout: a sweep's run asks only
-    whether its mutant is caught, and a timeout is caught; a gate's verdict keeps its one limit."""
-    if not mutation.first_red or mutation.timeout or mutation.settings.timeout or not limits_count_cpu_wait():
+    MIN_FIRST_RED_TIMEOUT is, and never under a catalog's own timeout, the limit it asks for."""
+    if mutation.timeout or mutation.settings.timeout or not limits_count_cpu_wait():
         return ()
-    floor = max(MIN_TEST_TIMEOUT, 2 * baseline.slowest)
-    own = (
-        (test, max(floor, TIMEOUT_FACTOR * (baseline.per_test + baseline.durations.get(test, 0.0))))
-        for test in selected
-    )
+    floor = max(MIN_TEST_TIMEOUT if mutation.first_red else MIN_TIMEOUT, 2 * baseline.slowest)
+    # A gate's run waits for the project's own per-test timeout where it is short, as its run's
+    # limit does (mutant_timeout): the hanging test is then red by it, and the rest still runs.
+    project = None if mutation.first_red else baseline.per_test_timeout
+    own = ((test, _limit(baseline.per_test + baseline.durations.get(test, 0.0), project, floor)) for test in selected)
     return tuple((test, round(seconds, 3)) for test, seconds in own if seconds < run_limit)
 
 
