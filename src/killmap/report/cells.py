@@ -45,7 +45,8 @@ EXPLANATIONS = {
     WRONG_CAUSE: "a kills test went red, but not by the cause require asks (an assertion, or a hang)",
     NOT_APPLIED: "the mutation matched the wrong number of sites or changed nothing: fix its target, operator or text",
     BROKEN_VERDICT: "the mutant does not compile cleanly or was not the code that ran: its reds prove nothing",
-    TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: an endless loop or wait is a finding",
+    TIMEOUT: "the mutant ran past its limit, which the unmutated tests meet: a loop or wait, caught; "
+    "an entry declares it with require = 'timeout'",
     FLAKY: "a re-run of the same mutant disagreed with the first run: fix the flaky test first",
     RANDOMIZED: "a re-run disagreed on a test that draws random inputs: its search finds this defect by luck; "
     "keep the gate's fixed seed, or give the test more examples",
