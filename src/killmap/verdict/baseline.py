@@ -70,6 +70,7 @@ class Baseline:
     skipped: tuple[str, ...] = ()  # the tests the baseline skipped: no mutant can turn them red
     ignored: tuple[str, ...] = ()  # the exclude entries left out of the collection (GateSettings.ignored)
     collect_seconds: float = 0.0  # what the collected session each run forked took to collect
+    draws: frozenset[str] = frozenset()  # the tests that draw their inputs (Hypothesis): judge._timed_out
     # Per test, once asked (trial.with_the_tests_before_them): whether it is green run by
     # itself, unmutated. Filled as mutants ask, shared by every mutant of this baseline.
     alone: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
@@ -206,6 +207,7 @@ class _Builder:
             tuple(sorted(t for t, r in ran.items() if r.outcome == "skipped")),
             self.passes.ignored,
             max((o.session_seconds for o in reach), default=0.0),
+            frozenset(t for t, r in ran.items() if r.randomized),
         )
 
 

@@ -109,6 +109,7 @@ class Evidence:
     # code, reached: a crash, not a mutant that cannot run.
     rebound: frozenset[str] | None = None
     mutant: Mutant | None = None  # what ran: its lines against the original's (RedTest.tree_line)
+    draws: frozenset[str] = frozenset()  # the tests that draw their inputs (Baseline.draws)
 
     def through_state(self, test_id: str) -> bool:
         """Red without reaching the change in the baseline, where an earlier test had run it
@@ -259,13 +260,15 @@ def _timed_out(case: _Case) -> Verdict | None:
     run, evidence = case.run, case.evidence
     if run.status != "timeout":
         return None
-    where = _stuck_in(run)
+    stuck = run.test_limit[0] if run.test_limit is not None else run.in_progress
+    where = _stuck_in(run, stuck, evidence.draws)
+    searching = {SEARCHING: True} if stuck in evidence.draws else {}
     if run.test_limit is not None:
         test, seconds = run.test_limit
         if case.mutation.require == HANG:
             still = f"still running after {seconds:.1f}s, that test's own limit{_waited(run)}{where}"
             return _hung_as_declared(case, test, still)
-        return _past_its_tests_limit(case)
+        return _past_its_tests_limit(case, where, searching)
     if evidence.selected_baseline_seconds >= evidence.timeout:
         return case.verdict(
             INCONCLUSIVE,
@@ -275,7 +278,9 @@ def _timed_out(case: _Case) -> Verdict | None:
             red=case.red_tests,
         )
     selected = case.base.get("selected", ())
-    reported = bool(selected) and all(t in run.tests for t in selected)
+    # A run that stops at its first red (a sweep's) leaves the tests after it out on purpose:
+    # with its red reported, the limit came as the red test ran again to confirm it.
+    reported = bool(selected) and all(t in run.tests for t in selected) or (case.mutation.first_red and bool(run.red))
     still = (
         f"still running after {evidence.timeout:.1f}s{_waited(run)}{where}; the same tests took "
         f"{evidence.selected_baseline_seconds:.2f}s unmutated"
@@ -289,6 +294,7 @@ def _timed_out(case: _Case) -> Verdict | None:
         extras={
             **({EVERY_TEST_REPORTED: True} if reported else {}),
             **({STUCK_IN: run.in_progress} if run.in_progress else {}),
+            **searching,
         },
     )
 
@@ -342,7 +348,7 @@ def _hung_as_declared(case: _Case, stuck: str, still: str) -> Verdict:
     )
 
 
-def _past_its_tests_limit(case: _Case) -> Verdict:
+def _past_its_tests_limit(case: _Case, where: str, searching: dict[str, bool]) -> Verdict:
     """A run stopped at one test's own limit (trial.each_test_limit), ten times what that test
     took unmutated or more: the run's limit, for the whole selection, never came."""
     run = case.run
@@ -351,10 +357,10 @@ def _past_its_tests_limit(case: _Case) -> Verdict:
     took = case.evidence.selected_baseline_seconds
     return case.verdict(
         TIMEOUT,
-        f"still running after {seconds:.1f}s in one test, that test's own limit{_waited(run)}{_stuck_in(run)}; "
+        f"still running after {seconds:.1f}s in one test, that test's own limit{_waited(run)}{where}; "
         f"the same tests took {took:.2f}s unmutated, all together{_never_ran(case)}",
         red=case.red_tests,
-        extras={STUCK_IN: test, "test_limit": seconds},
+        extras={STUCK_IN: test, "test_limit": seconds, **searching},
     )
 
 
@@ -363,6 +369,9 @@ def _past_its_tests_limit(case: _Case) -> Verdict:
 EVERY_TEST_REPORTED = "every_test_reported"
 # On a `timeout`: the test that was running when the limit came, when one was (prove reads it).
 STUCK_IN = "stuck_in"
+# On a `timeout`: the test running at the limit draws its inputs (Hypothesis), and may have
+# been shrinking a failure, not looping: the trial tries it again, longer.
+SEARCHING = "stuck_in_a_search"
 # `require = "timeout"`: a kills test must hang (the cause a project's per-test timeout gives,
 # or the run stopped at the gate's limit inside it).
 HANG = "timeout"
@@ -402,12 +411,23 @@ def _waited(run: RunOutcome) -> str:
     return f", and {run.waited:.1f}s more of the clock that the machine kept it waiting for a CPU"
 
 
-def _stuck_in(run: RunOutcome) -> str:
+def _stuck_in(run: RunOutcome, stuck: str | None, draws: frozenset[str]) -> str:
     """ " (in tests/t.py::test_x, busy: ...)": the test that was running when the limit
-    came, and whether it was busy or idle, as far as either is known."""
-    said = [f"in {run.in_progress}"] if run.in_progress else []
-    said += [_STUCK[run.stuck]] if run.stuck in _STUCK else []
+    came, and whether it was busy or idle, as far as either is known. A test that draws its
+    inputs may be busy shrinking a failure it found, not looping (bidict: Hypothesis shrank
+    110 s under plain pytest, then reported the test red): said so, never "a loop"."""
+    said = [f"in {stuck}"] if stuck else []
+    if stuck in draws:
+        said.append(_SEARCHING_WORDS)
+    elif run.stuck in _STUCK:
+        said.append(_STUCK[run.stuck])
     return f" ({', '.join(said)})" if said else ""
+
+
+_SEARCHING_WORDS = (
+    "a test that draws its inputs (Hypothesis): it may be shrinking a failure it found, which "
+    "plain pytest reports red once the shrink ends, or looping; a longer `timeout` tells them apart"
+)
 
 
 def _incomplete(case: _Case) -> Verdict | None:

@@ -231,10 +231,14 @@ def run_mutant(
         verdict = hang_confirmed(trial, verdict, limits, base)
     elif verdict.verdict == judge.TIMEOUT and mutation.retry_timeout:
         verdict = _retried(trial, verdict, limits, mutation.retry_timeout, base)
-    elif verdict.verdict == judge.TIMEOUT and verdict.extras.get(judge.EVERY_TEST_REPORTED):
+    elif verdict.verdict == judge.TIMEOUT and (
+        verdict.extras.get(judge.EVERY_TEST_REPORTED) or verdict.extras.get(judge.SEARCHING)
+    ):
         # Every test ended, red: a red Hypothesis test shrinks, then shrinks again in its
         # confirmation, far past ten times its green duration (idna: nine red property tests,
         # 3 s under plain pytest, read as a hang at 5 s). No loop kept a test from ending.
+        # Or the limit came in a test that draws its inputs, which may be shrinking a failure
+        # (bidict: 110 s under plain pytest, then red; the gate said `timeout` at 27 s).
         verdict = _retried(trial, verdict, limits, REPORTED_RETRY_FACTOR, base)
     seeded = verdict.extras.get(SEEDED_GREEN)
     if seeded:
@@ -645,6 +649,7 @@ def _evidence(
         ),
         rebound=_rebound_if_named(mutant, run, confirm),
         mutant=mutant,
+        draws=baseline.draws,
     )
 
 
