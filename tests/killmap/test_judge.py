@@ -246,3 +246,15 @@ def test_a_first_red_runs_limit_after_its_red_was_reported_is_a_timeout_after_ev
     assert verdict.extras.get("every_test_reported") is True
     gate = judge_run(dataclasses.replace(mutation, first_red=False), _evidence(run), {"selected": (KILL, later)})
     assert "every_test_reported" not in gate.extras
+
+
+def test_a_catalog_timeout_below_what_the_tests_take_says_to_raise_it_not_to_re_run(km_project):
+    # dpath: `timeout = 20` against a selection of 83 s unmutated; "re-run it" gave the same.
+    from killmap.report.cells import cause_of, explanation
+
+    tight = Evidence(**{**_evidence(_timed_out_in(KILL)).__dict__, "timeout": 0.5, "selected_baseline_seconds": 1.3})
+    verdict = judge_run(_mutation(km_project), tight, {"selected": (KILL,)})
+    assert verdict.verdict == "inconclusive"
+    assert "the limit is too tight for them" in verdict.detail
+    said = explanation(verdict.verdict, False, cause_of(verdict.extras))
+    assert "raise its `timeout`" in said and "re-run it" not in said

@@ -99,7 +99,9 @@ UNEVIDENCED_BY_CAUSE = {
 INCONCLUSIVE_BY_CAUSE = {
     "ids": "the mutant changed the ids of tests the baseline collected (a parametrize value taken "
     "from the mutated code): a re-run gives the same; put the contract's tests in other files, "
-    "or list those tests in [gate] exclude"
+    "or list those tests in [gate] exclude",
+    "limit": "the mutation's timeout is below what its tests take unmutated: a re-run gives the same; "
+    "raise its `timeout` (or [gate]'s), or leave it to the gate's own, ten times what they take",
 }
 
 

@@ -270,12 +270,15 @@ def _timed_out(case: _Case) -> Verdict | None:
             return _hung_as_declared(case, test, still)
         return _past_its_tests_limit(case, where, searching)
     if evidence.selected_baseline_seconds >= evidence.timeout:
+        # Only a catalog's own timeout can be below them (the gate's is ten times as much): a
+        # re-run gives the same (dpath: `timeout = 20` against a selection of 83 s).
         return case.verdict(
             INCONCLUSIVE,
             f"timed out after {evidence.timeout:.1f}s{_waited(run)}{where}, but the same tests "
             f"took {evidence.selected_baseline_seconds:.1f}s unmutated in this run: the limit is "
-            "too tight for this machine, so it is not the mutant's loop",
+            "too tight for them, so it is not the mutant's loop",
             red=case.red_tests,
+            extras={"inconclusive_cause": "limit"},
         )
     selected = case.base.get("selected", ())
     # A run that stops at its first red (a sweep's) leaves the tests after it out on purpose:
