@@ -815,6 +815,21 @@ def test_a_function_whose_name_another_module_shares_is_counted_where_the_tests_
     assert counted[(f"{layout}pkg/modern.py", "convert")] == 1 and counted[(f"{layout}pkg/_legacy.py", "convert")] == 0
 
 
+def test_a_shared_name_called_on_its_imported_module_is_counted_there(tmp_path):
+    # dpath: `dpath.new(...)` after `import dpath` counted no caller of the package's `new`,
+    # whose name `dpath.segments.new` shares: only `from dpath import new` was read.
+    branchy = "def new(path):\n" + "".join(f"    if path == {n}:\n        return {n}\n" for n in range(3))
+    files = {
+        "pkg/__init__.py": branchy + "    return path\n",
+        "pkg/segments.py": "def new(path):\n    if not path:\n        return 0\n    return 1\n",
+        "tests/test_pkg.py": "import pkg as p\n\n\ndef test_new():\n    assert p.new(1) == 1\n",
+    }
+    plan = detect(_project(tmp_path, files))
+    counted = {(c.module, c.function): c.callers for c in plan.considered}
+    assert counted[("pkg/__init__.py", "new")] == 1 and counted[("pkg/segments.py", "new")] == 0
+    assert (plan.module, plan.function) == ("pkg/__init__.py", "new")
+
+
 def test_a_merge_strings_example_keeps_a_text_one_literal_holds_not_one_python_joined(tmp_path):
     # semver's compare: Python joins an implicitly joined f-string's pieces into one constant
     # ("Expected a Version instance, but got ") that no literal of the file holds, and the

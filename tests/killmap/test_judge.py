@@ -258,3 +258,25 @@ def test_a_catalog_timeout_below_what_the_tests_take_says_to_raise_it_not_to_re_
     assert "the limit is too tight for them" in verdict.detail
     said = explanation(verdict.verdict, False, cause_of(verdict.extras))
     assert "raise its `timeout`" in said and "re-run it" not in said
+
+
+def test_a_wrong_cause_names_ten_crashed_kills_tests_and_counts_the_rest(km_project):
+    # iso8601: 45 kills tests crashed under `require = "assertion"`, all on one console line.
+    import dataclasses
+
+    ids = [f"tests/test_mod.py::test_{n}" for n in range(12)]
+    crashed = {i: TestResult(id=i, outcome="failed", phase="call", exc_type="ValueError") for i in ids}
+    mutation = dataclasses.replace(_mutation(km_project), kills=tuple(ids), require="assertion")
+    run = RunOutcome(
+        status="done",
+        wall=0.1,
+        collected=tuple(ids),
+        tests=crashed,
+        finished=True,
+        exit_code=1,
+        proof={"module": "pkg.mod", "file_matches": True, "text_matches": True},
+    )
+    evidence = Evidence(**{**_evidence(run).__dict__, "reached_by": tuple(ids)})
+    verdict = judge_run(mutation, evidence, {"selected": tuple(ids)})
+    assert verdict.verdict == "wrong-cause", verdict.detail
+    assert verdict.detail.endswith("; and 2 more") and verdict.detail.count("ValueError") == 10

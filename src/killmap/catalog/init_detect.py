@@ -741,14 +741,26 @@ class _Callers:
 
     def _origins(self, tree: ast.Module, name: str) -> set[str]:
         """The modules (dotted, as `_dotted` names them) whose `name` a test module imports
-        with `from X import name`: X itself, or where X's __init__ takes it from
-        (`from .slugify import *`), one step."""
+        with `from X import name`, or calls as `X.name(...)` after `import X` (dpath's tests:
+        `dpath.new(...)`, counted by no test while `segments.new` shares the name): X itself,
+        or where X's __init__ takes it from (`from .slugify import *`), one step."""
         found: set[str] = set()
+        bound = {
+            alias.asname or alias.name: alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
         for node in ast.walk(tree):
+            module = None
             if isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 if any(alias.name == name and alias.asname is None for alias in node.names):
-                    found.add(node.module)
-                    found.update(self._reexported(node.module, name))
+                    module = node.module
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name:
+                module = bound.get(ast.unparse(node.func.value))
+            if module:
+                found.add(module)
+                found.update(self._reexported(module, name))
         return found
 
     def _reexported(self, package: str, name: str) -> set[str]:
