@@ -27,7 +27,8 @@ class GateError(Exception):
         if self.mutation:
             where.append(f"mutation {self.mutation!r}")
         if self.field and not self._names_its_option():
-            where.append(f"field {self.field!r}")
+            # A command line has options, not fields (bidict: "field '--promote': cannot promote").
+            where.append(f"{'option' if self.field.startswith('--') else 'field'} {self.field!r}")
         prefix = ": ".join(where)
         text = f"{prefix}: {self.message}" if prefix else self.message
         if self.also:

@@ -498,8 +498,8 @@ def test_a_project_inside_a_folder_its_enclosing_checkout_ignores_is_walked(tmp_
 
 def test_an_option_error_names_the_option_once_and_a_catalog_field_keeps_its_place():
     assert str(GateError("--jobs must be at least 1", field="--jobs")) == "--jobs must be at least 1"
-    assert str(GateError("'x' is already a mutation", field="--save")) == "field '--save': 'x' is already a mutation"
+    assert str(GateError("'x' is already a mutation", field="--save")) == "option '--save': 'x' is already a mutation"
     assert (
         str(GateError("--jobs is not a field", file="mutations/a.toml", mutation="m", field="--jobs"))
-        == "mutations/a.toml: mutation 'm': field '--jobs': --jobs is not a field"
+        == "mutations/a.toml: mutation 'm': option '--jobs': --jobs is not a field"
     )

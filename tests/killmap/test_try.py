@@ -94,7 +94,7 @@ def test_save_refuses_a_mutation_that_turned_nothing_red(basic):
 
 def test_save_refuses_a_name_the_catalog_already_has(basic):
     run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "is_even", "--save", "classify-call-deleted")
-    assert run.code == 2 and "field '--save'" in run.stderr and "already a mutation" in run.stderr
+    assert run.code == 2 and "option '--save'" in run.stderr and "already a mutation" in run.stderr
 
 
 @pytest.mark.parametrize(
@@ -111,14 +111,14 @@ def test_save_refuses_a_name_the_catalog_already_has(basic):
 def test_bad_input_is_one_line_naming_the_option(basic, args, field):
     run = review(basic, "try", CLASSIFY, *args)
     assert run.code == 2, run.stdout + run.stderr
-    assert f"field {field!r}" in run.stderr
+    assert f"option {field!r}" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
 
 
 def test_an_option_of_another_op_lists_the_options_this_op_takes(basic):
     # Not the catalog's "allowed: kills, may_kill, pin, ...": fields try has no option for.
     run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "is_even", "--old", "x")
-    assert run.stderr.strip() == "killmap: field '--old': not an option of op 'delete-call' (its options: --call)"
+    assert run.stderr.strip() == "killmap: option '--old': not an option of op 'delete-call' (its options: --call)"
 
 
 def test_a_missing_target_names_the_target(basic):
@@ -130,7 +130,7 @@ def test_options_that_apply_nowhere_are_bad_input_naming_the_option(basic):
     # As the same entry in a catalog is to `check`: exit 2, one line, nothing run.
     run = review(basic, "try", CLASSIFY, "--op", "delete-call", "--call", "no_such_call")
     assert run.code == 2, run.stdout + run.stderr
-    assert "field '--call': not applied: op 'delete-call' matched 0 sites" in run.stderr
+    assert "option '--call': not applied: op 'delete-call' matched 0 sites" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "baseline" not in run.stdout
 
 
