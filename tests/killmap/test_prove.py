@@ -73,7 +73,7 @@ def test_a_test_that_catches_every_defect_exits_0(provable):
 def test_bad_input_is_one_line_and_exit_2(provable, args, field, words):
     run = review(provable[0], "prove", *args)
     assert run.code == 2, run.stdout + run.stderr
-    assert f"field {field!r}" in run.stderr and words in run.stderr
+    assert f"{'option' if field.startswith('--') else 'field'} {field!r}" in run.stderr and words in run.stderr
     # Checked before anything is said (an unknown test, against the baseline it needs): no
     # baseline line or verdict printed first, as if the proof had begun.
     assert run.stdout.strip() == "", run.stdout

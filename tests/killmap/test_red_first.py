@@ -129,7 +129,7 @@ def test_bad_input_is_one_line_and_exit_2(fold, args, field, words):
     project, before, _ = fold
     run = review(project, "red-first", *args)
     assert run.code == 2, run.stdout + run.stderr
-    assert f"field {field!r}" in run.stderr and words in run.stderr
+    assert f"{'option' if field.startswith('--') else 'field'} {field!r}" in run.stderr and words in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
     assert untouched(project) == before
 
