@@ -26,6 +26,9 @@ ELISION = "..."
 # sandboxes finished in, so a block of them is compared as a set.
 PROGRESS_LINE = re.compile(r"^ *[a-z][a-z-]* [a-z0-9][a-z0-9-]*$")
 VOLATILE = (
+    # The baseline's collection, said only where it took longer than its runs: on a loaded
+    # machine, or a slow one, it does (the page shows a quiet machine's line).
+    (re.compile(r", after \d+\.\d+s collecting them"), ""),
     (re.compile(r"\b\d+\.\d+s\b"), "<secs>"),  # durations: "0.12s", "in 3.5s"
     # The machine's cores, and the run's settings said beside them (issue 35's seed, say).
     (re.compile(r"\(\d+ jobs?\b[^)]*\)"), "(<jobs> jobs)"),
