@@ -151,3 +151,24 @@ def test_a_sweeps_fresh_session_is_given_its_collection_twice_not_ten_times():
     assert sweep.fresh == pytest.approx(10 * (0.2 * 55.0 + 0.3))  # 113 s
     assert gate.fresh == pytest.approx(10 * (55.0 + 0.3))  # a gate's verdict keeps its limit
     assert sweep.fresh_unmutated == gate.fresh_unmutated == pytest.approx(55.3)
+
+
+@linux_only
+def test_a_retry_gives_each_test_its_factor_times_its_first_limit():
+    # bidict: a Hypothesis test still shrinking at its own 18.9 s limit was tried again with its
+    # run's limit four times as long and its own limit as it was: the retry changed nothing.
+    from killmap.verdict.trial import Limits, tests_limits
+
+    baseline = _baseline({"t.py::test_fast": 0.002, "t.py::test_slow": 2.0})
+    selected = ("t.py::test_fast", "t.py::test_slow")
+    first = Limits(30.0, 30.0, 2.0, 2.0)
+    again = Limits(120.0, 120.0, 2.0, 2.0, tests_factor=4.0)
+    mutation = _mutation(first_red=False)
+    assert dict(tests_limits(mutation, baseline, selected, first)) == {
+        "t.py::test_fast": MIN_TIMEOUT,
+        "t.py::test_slow": pytest.approx(20.01),
+    }
+    assert dict(tests_limits(mutation, baseline, selected, again)) == {
+        "t.py::test_fast": 4 * MIN_TIMEOUT,
+        "t.py::test_slow": pytest.approx(80.04),
+    }

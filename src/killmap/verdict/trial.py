@@ -127,6 +127,7 @@ class Limits:
     swap: float
     fresh_unmutated: float
     swap_unmutated: float
+    tests_factor: float = 1.0  # each test's own limit (each_test_limit) times this: a retry's
 
     def on(self, path: str) -> tuple[float, float]:
         """(the limit, the unmutated seconds) of the path a run took."""
@@ -186,6 +187,16 @@ def each_test_limit(
     project = None if mutation.first_red else baseline.per_test_timeout
     own = ((test, _limit(baseline.per_test + baseline.durations.get(test, 0.0), project, floor)) for test in selected)
     return tuple((test, round(seconds, 3)) for test, seconds in own if seconds < run_limit)
+
+
+def tests_limits(
+    mutation: Mutation, baseline: Baseline, selected: tuple[str, ...], limits: Limits
+) -> tuple[tuple[str, float], ...]:
+    """Each test's own limit in a run with these limits: a retry's (Limits.tests_factor) are
+    its factor times the first run's, for the same tests. bidict: a Hypothesis test still
+    shrinking at its 18.9 s limit was tried again at 18.9 s, its run's limit alone raised."""
+    first = each_test_limit(mutation, baseline, selected, limits.swap / limits.tests_factor)
+    return tuple((test, round(seconds * limits.tests_factor, 3)) for test, seconds in first)
 
 
 def run_mutant(
@@ -566,6 +577,7 @@ def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base:
         min(MAX_TIMEOUT, factor * limits.swap),
         limits.fresh_unmutated,
         limits.swap_unmutated,
+        factor * limits.tests_factor,
     )
     second = trial.judged(longer, base)
     return replace(
@@ -605,7 +617,7 @@ def _scenario(job, selected: tuple[str, ...], limits: Limits, region: Region, *,
         tests=selected,
         timeout=limits.fresh,
         swap_timeout=limits.swap,
-        test_limits=each_test_limit(mutation, baseline, selected, limits.swap),
+        test_limits=tests_limits(mutation, baseline, selected, limits),
         confine=mutation.settings.confine,
         user_args=mutation.settings.arguments,
         sys_path=mutation.settings.paths,
