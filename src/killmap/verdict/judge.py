@@ -281,9 +281,7 @@ def _timed_out(case: _Case) -> Verdict | None:
             extras={"inconclusive_cause": "limit"},
         )
     selected = case.base.get("selected", ())
-    # A run that stops at its first red (a sweep's) leaves the tests after it out on purpose:
-    # with its red reported, the limit came as the red test ran again to confirm it.
-    reported = bool(selected) and all(t in run.tests for t in selected) or (case.mutation.first_red and bool(run.red))
+    reported = bool(selected) and all(t in run.tests for t in selected)
     still = (
         f"still running after {evidence.timeout:.1f}s{_waited(run)}{where}; the same tests took "
         f"{evidence.selected_baseline_seconds:.2f}s unmutated"
@@ -373,7 +371,7 @@ EVERY_TEST_REPORTED = "every_test_reported"
 # On a `timeout`: the test that was running when the limit came, when one was (prove reads it).
 STUCK_IN = "stuck_in"
 # On a `timeout`: the test running at the limit draws its inputs (Hypothesis), and may have
-# been shrinking a failure, not looping: the trial tries it again, longer.
+# been shrinking a failure, not looping: said, and kept in the report.
 SEARCHING = "stuck_in_a_search"
 # `require = "timeout"`: a kills test must hang (the cause a project's per-test timeout gives,
 # or the run stopped at the gate's limit inside it).

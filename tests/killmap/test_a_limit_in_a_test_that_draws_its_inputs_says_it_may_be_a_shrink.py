@@ -1,7 +1,8 @@
 """A limit that comes in a test that draws its inputs (Hypothesis) may have come while the
 test shrank a failure it found, which plain pytest reports red once the shrink ends (bidict:
 110 s, where the gate said `timeout` at 27 s, "as a loop that never ends does"). Such a
-timeout is said so, never called a loop, and tried again at once with 4 x the limit."""
+timeout is said so, never called a loop. It is not tried again longer: bidict's shrink
+outlasted four times the limit too, and its confirmation shrank again (38 s became 270 s)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def test_half(n):
 """
 
 
-def test_a_loop_in_a_hypothesis_test_is_said_to_maybe_be_a_shrink_and_retried(tmp_path):
+def test_a_loop_in_a_hypothesis_test_is_said_to_maybe_be_a_shrink(tmp_path):
     project = write_project(
         tmp_path / "proj",
         {
@@ -39,4 +40,4 @@ def test_a_loop_in_a_hypothesis_test_is_said_to_maybe_be_a_shrink_and_retried(tm
     assert loop["verdict"] == "timeout", run.stdout + run.stderr
     assert "a test that draws its inputs (Hypothesis): it may be shrinking a failure it found" in loop["detail"]
     assert "a loop that never ends" not in loop["detail"]
-    assert "confirmed with 4 x the first limit, 1.0s" in loop["detail"], loop["detail"]
+    assert "confirmed with" not in loop["detail"], loop["detail"]
