@@ -397,10 +397,9 @@ def _never_ran(case: _Case) -> str:
 # What a run stopped at its limit was doing then (engine/workers/timeout_cpu.py): the fix for a loop and
 # for a wait differ, and "an infinite loop" was once said of both.
 _STUCK = {
-    "busy": "busy: it kept the CPU running to the end, as a loop that never ends does, or work far "
-    "past the tests' own (a recursion that ends only at its limit)",
-    "idle": "idle: it used almost no CPU at the end, waiting on something that never came "
-    "(a sleep, a lock, an await, a socket, a subprocess)",
+    # Short: the line is a verdict's detail, cut on a terminal (tomli's ran past its width).
+    "busy": "busy: it kept the CPU running to the end (a loop, or work far past the tests' own)",
+    "idle": "idle: waiting at the end on something that never came (a sleep, a lock, an await, a socket, a subprocess)",
 }
 
 
