@@ -77,6 +77,9 @@ class Scenario:
     # stopped at its test's (worker: timeout_cpu.TestLimits). Empty: the run's limit alone.
     test_limits: tuple[tuple[str, float], ...] = ()
     swap_targets: tuple[str, ...] = ()  # relative; a new session compiles these once for its swaps
+    # The gate's own pytest targets, which a fresh session given ids takes its initial paths
+    # from (inrun/initial_paths.py); () where `tests` are them.
+    gate_tests: tuple[str, ...] = ()
     # The user's pytest arguments (catalog.pytestargs: PYTEST_ADDOPTS, then [gate] pytest_args),
     # before the gate's flags, which win where both set one thing.
     user_args: tuple[str, ...] = ()
@@ -177,6 +180,8 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
             "read": [str(scratch.kept_rewrites)] if scratch.kept_rewrites else [],
         },
     }
+    if scenario.gate_tests:
+        request["initial_paths"] = list(scenario.gate_tests)
     if scenario.stop_at_first_red:
         request["first_red"] = True
     if scenario.test_limits:

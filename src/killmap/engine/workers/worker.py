@@ -31,6 +31,7 @@ import pytest
 from killmap import timeline
 from killmap.engine.containment.sandbox import copy_files
 from killmap.engine.inrun.foreign_plugins import ForeignPluginsOff
+from killmap.engine.inrun.initial_paths import GateInitialPaths
 from killmap.engine.inrun.plugin import Recorder, conclude_run
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.workers.before_fork import preload_for_forks
@@ -632,7 +633,10 @@ def _child(request: dict[str, Any]) -> None:
             snapshot=request.get("snapshot"),
             first_red=bool(request.get("first_red")),
         )
-        exit_code = pytest.main(list(request["args"]), plugins=[recorder, ForeignPluginsOff(request.get("seed"))])
+        plugins: list[object] = [recorder, ForeignPluginsOff(request.get("seed"))]
+        if request.get("initial_paths"):
+            plugins.append(GateInitialPaths(request["initial_paths"]))
+        exit_code = pytest.main(list(request["args"]), plugins=plugins)
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.
         conclude_run(
             recorder,
