@@ -172,7 +172,11 @@ def _frames(tb) -> list[tuple[str, int]]:
 
 
 def _relative(frame: tuple[str, int], sandbox: str) -> tuple[str, int]:
+    """The frame's file below the sandbox, `..` folded: sortedcontainers' tests put `tests/..`
+    on sys.path, and `tests/../sortedcontainers/sortedlist.py` was said where the user's
+    tree has `sortedcontainers/sortedlist.py` (and matched no mutated file for its line)."""
     path, line = frame
+    path = os.path.normpath(path) if os.path.isabs(path) else path
     return (path[len(sandbox) :] if path.startswith(sandbox) else path), line
 
 
