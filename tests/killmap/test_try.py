@@ -171,3 +171,12 @@ def test_a_target_pytest_itself_imports_is_refused_of_the_command_line_with_noth
     run = run_gate(project, "try", "src/pluggy/mod.py::f", "--op", "constant-return", "--value", "0")
     assert run.code == 2 and run.stdout == "", run.stdout
     assert run.stderr.startswith("killmap: field 'TARGET': pluggy.mod cannot be mutated here"), run.stderr
+
+
+def test_try_with_several_catalogs_and_none_named_says_whose_gate_it_runs_under(basic):
+    # sortedcontainers: two catalogs, and try ran killmap's defaults without a word.
+    (basic / "mutations" / "other.toml").write_text('[gate]\ntests = ["tests/test_core.py"]\n', encoding="utf-8")
+    run = review(basic, "try", CLASSIFY, "--op", "negate", "--condition", "not is_even(n)")
+    assert "gate: killmap's defaults (tests: tests), not the [gate] of any of the 2 catalogs" in run.stdout, run.stdout
+    named = review(basic, "try", CLASSIFY, "--op", "negate", "--condition", "not is_even(n)", "--catalog", CATALOG)
+    assert "gate: " not in named.stdout, named.stdout

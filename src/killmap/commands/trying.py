@@ -214,7 +214,11 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     mutant = _built(root, mutation)
     # Said once the run is under way (or decided without one): a refusal found on the way (a
     # target pytest itself imports) is then all the user sees, as for any bad input.
-    header = [f"try: {mutation.op} on {mutation.target}", mutant.diff.rstrip("\n")]
+    header = [
+        f"try: {mutation.op} on {mutation.target}",
+        *_gate_unnamed(root, catalog, mutation),
+        mutant.diff.rstrip("\n"),
+    ]
 
     def say_header() -> None:
         while header:
@@ -245,6 +249,19 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
     if not options.save:
         return 0
     return save(root, mutation, mutant, entry, catalog, verdict, say)
+
+
+def _gate_unnamed(root: Path, catalog: Path | None, mutation) -> list[str]:
+    """The line that says whose [gate] a try runs under, where the user could not tell: no
+    --catalog and several catalogs (sortedcontainers: two catalogs, and try ran killmap's
+    defaults, 300 tests, neither catalog's gate, without a word)."""
+    found = sorted((root / "mutations").glob("*.toml"))
+    if catalog is not None or len(found) < 2:
+        return []
+    return [
+        f"gate: killmap's defaults (tests: {', '.join(mutation.settings.tests)}), not the [gate] of any of "
+        f"the {len(found)} catalogs under mutations/: --catalog takes one's"
+    ]
 
 
 def _built(root: Path, mutation):
