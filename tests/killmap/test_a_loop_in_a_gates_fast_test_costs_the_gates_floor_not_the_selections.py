@@ -8,37 +8,15 @@ from __future__ import annotations
 
 import pytest
 from gatekit import run_gate, write_project
+from test_a_loop_in_a_fast_test_costs_a_sweep_that_tests_own_limit import SOURCE as SWEPT_SOURCE
+from test_a_loop_in_a_fast_test_costs_a_sweep_that_tests_own_limit import TESTS
 
 from killmap.engine import limits_count_cpu_wait
 from killmap.verdict.trial import MIN_TIMEOUT
 
-SOURCE = """\
-import time
-
-
-def count(n):
-    i = 0
-    while i < n:
-        i += 1
-    return i
-
-
-def settle():
-    time.sleep(1.5)
-    return count(2)
-"""
-
-TESTS = """\
-from pkg import count, settle
-
-
-def test_count():
-    assert count(3) == 3
-
-
-def test_settle():
-    assert settle() == 2
-"""
+# The sweep's subject (a counter, and a slow test that also counts), its slow test slower: the
+# run's limit, ten times the selection, must stand well above the gate's floor for a test.
+SOURCE = SWEPT_SOURCE.replace("time.sleep(0.7)", "time.sleep(1.5)")
 
 
 def entry(name: str, extra: str = "") -> str:
