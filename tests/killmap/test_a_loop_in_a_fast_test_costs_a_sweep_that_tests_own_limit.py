@@ -162,7 +162,8 @@ def test_a_retry_gives_each_test_its_factor_times_its_first_limit():
     baseline = _baseline({"t.py::test_fast": 0.002, "t.py::test_slow": 2.0})
     selected = ("t.py::test_fast", "t.py::test_slow")
     first = Limits(30.0, 30.0, 2.0, 2.0)
-    again = Limits(120.0, 120.0, 2.0, 2.0, tests_factor=4.0)
+    again = first.longer(4.0)  # what a retry runs with (trial._retried)
+    assert (again.fresh, again.swap, again.tests_factor) == (120.0, 120.0, 4.0)
     mutation = _mutation(first_red=False)
     assert dict(tests_limits(mutation, baseline, selected, first)) == {
         "t.py::test_fast": MIN_TIMEOUT,

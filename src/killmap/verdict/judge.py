@@ -262,13 +262,12 @@ def _timed_out(case: _Case) -> Verdict | None:
         return None
     stuck = run.test_limit[0] if run.test_limit is not None else run.in_progress
     where = _stuck_in(run, stuck, evidence.draws)
-    searching = {SEARCHING: True} if stuck in evidence.draws else {}
     if run.test_limit is not None:
         test, seconds = run.test_limit
         if case.mutation.require == HANG:
             still = f"still running after {seconds:.1f}s, that test's own limit{_waited(run)}{where}"
             return _hung_as_declared(case, test, still)
-        return _past_its_tests_limit(case, where, searching)
+        return _past_its_tests_limit(case, where)
     if evidence.selected_baseline_seconds >= evidence.timeout:
         # Only a catalog's own timeout can be below them (the gate's is ten times as much): a
         # re-run gives the same (dpath: `timeout = 20` against a selection of 83 s).
@@ -295,7 +294,6 @@ def _timed_out(case: _Case) -> Verdict | None:
         extras={
             **({EVERY_TEST_REPORTED: True} if reported else {}),
             **({STUCK_IN: run.in_progress} if run.in_progress else {}),
-            **searching,
         },
     )
 
@@ -349,7 +347,7 @@ def _hung_as_declared(case: _Case, stuck: str, still: str) -> Verdict:
     )
 
 
-def _past_its_tests_limit(case: _Case, where: str, searching: dict[str, bool]) -> Verdict:
+def _past_its_tests_limit(case: _Case, where: str) -> Verdict:
     """A run stopped at one test's own limit (trial.each_test_limit), ten times what that test
     took unmutated or more: the run's limit, for the whole selection, never came."""
     run = case.run
@@ -361,7 +359,7 @@ def _past_its_tests_limit(case: _Case, where: str, searching: dict[str, bool]) -
         f"still running after {seconds:.1f}s in one test, that test's own limit{_waited(run)}{where}; "
         f"the same tests took {took:.2f}s unmutated, all together{_never_ran(case)}",
         red=case.red_tests,
-        extras={STUCK_IN: test, "test_limit": seconds, **searching},
+        extras={STUCK_IN: test, "test_limit": seconds},
     )
 
 
@@ -370,9 +368,6 @@ def _past_its_tests_limit(case: _Case, where: str, searching: dict[str, bool]) -
 EVERY_TEST_REPORTED = "every_test_reported"
 # On a `timeout`: the test that was running when the limit came, when one was (prove reads it).
 STUCK_IN = "stuck_in"
-# On a `timeout`: the test running at the limit draws its inputs (Hypothesis), and may have
-# been shrinking a failure, not looping: said, and kept in the report.
-SEARCHING = "stuck_in_a_search"
 # `require = "timeout"`: a kills test must hang (the cause a project's per-test timeout gives,
 # or the run stopped at the gate's limit inside it).
 HANG = "timeout"

@@ -129,6 +129,18 @@ class Limits:
     swap_unmutated: float
     tests_factor: float = 1.0  # each test's own limit (each_test_limit) times this: a retry's
 
+    def longer(self, factor: float) -> Limits:
+        """Every limit `factor` times as long (each test's own too), at most MAX_TIMEOUT: a
+        retry's. Only the run's raised, a Hypothesis test at its own 18.9 s limit (bidict)
+        was stopped there again."""
+        return Limits(
+            min(MAX_TIMEOUT, factor * self.fresh),
+            min(MAX_TIMEOUT, factor * self.swap),
+            self.fresh_unmutated,
+            self.swap_unmutated,
+            factor * self.tests_factor,
+        )
+
     def on(self, path: str) -> tuple[float, float]:
         """(the limit, the unmutated seconds) of the path a run took."""
         return (self.swap, self.swap_unmutated) if path == "swap" else (self.fresh, self.fresh_unmutated)
@@ -571,13 +583,7 @@ def _retried(trial: _Trial, first: Verdict, limits: Limits, factor: float, base:
     shard ran alone while the other workers idled, after a second baseline, so a shard that
     drew a timeout ran far past the time its report recorded for it, and no split by
     recorded durations could balance the shards."""
-    longer = Limits(
-        min(MAX_TIMEOUT, factor * limits.fresh),
-        min(MAX_TIMEOUT, factor * limits.swap),
-        limits.fresh_unmutated,
-        limits.swap_unmutated,
-        factor * limits.tests_factor,
-    )
+    longer = limits.longer(factor)
     second = trial.judged(longer, base)
     return replace(
         second,
