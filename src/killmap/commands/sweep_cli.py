@@ -132,7 +132,7 @@ def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs
     from killmap.report.document import check_report_dir
     from killmap.report.sweep_report import SweepProgress, render, to_document, write
     from killmap.verdict.lab import LabOptions
-    from killmap.verdict.sweep import load_optional_catalogs, resolve_targets, run_sweep
+    from killmap.verdict.sweep import load_optional_catalogs, resolve_targets, run_sweep, unsaid_gates
 
     ops = sweep_ops(args.ops)
     check_report_dir(report_dir)
@@ -150,6 +150,9 @@ def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs
     )
     console = make_console()
     portion = _portion(root, args)
+    if not args.catalogs and not args.tests:
+        for line in unsaid_gates(targets, catalogs):
+            console.print(line, markup=False, highlight=False)
     with SweepProgress(console) as progress:
         result = run_sweep(
             root, targets, ops, options, catalogs, progress, portion, every_red=args.every_red, launch=launch

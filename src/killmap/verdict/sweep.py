@@ -217,6 +217,27 @@ def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> li
     return targets
 
 
+def unsaid_gates(targets: list[SweepTarget], catalogs: list[Catalog]) -> tuple[str, ...]:
+    """A line for each swept file whose [gate] the user could not tell: several catalogs, and
+    none of them, or more than one, targets the file, so the sweep takes the first's tests
+    (sortedcontainers: two catalogs, and a sweep ran one's gate without a word)."""
+    if len(catalogs) < 2:
+        return ()
+    lines = []
+    for path in dict.fromkeys(t.path for t in targets):
+        chosen = _catalog_for(path, catalogs)
+        claiming = [c.path for c in catalogs if any(m.target.path == path for m in c.mutations)]
+        if chosen is None or len(claiming) == 1:
+            continue
+        why = (
+            f"{' and '.join(claiming)} {'both' if len(claiming) == 2 else 'all'} target it" if claiming else f"none of the {len(catalogs)} catalogs targets it"
+        )
+        lines.append(
+            f"{path}: swept under the [gate] of {chosen.path} ({why}); --catalog takes another's, --tests other tests"
+        )
+    return tuple(lines)
+
+
 def _catalog_for(path: str, catalogs: list[Catalog]) -> Catalog | None:
     """The catalog that already targets the file, else the first: its [gate] and [sweep]."""
     for catalog in catalogs:
