@@ -132,6 +132,22 @@ def test_a_name_in_a_file_the_tests_have_is_compared_with_that_files_names_only(
     assert index.closest("tests/test_dictoolz.py::test_merge") == "tests/test_dicttoolz.py::test_merge"
 
 
+def test_a_test_named_in_the_wrong_file_is_found_in_the_file_that_has_it():
+    # tomli: a kills entry put the test in the file beside its own, and no hint was given,
+    # since only the named file's names were compared.
+    index = TestIndex(
+        (
+            "tests/test_data.py::test_valid",
+            "tests/test_misc.py::test_parse_float",
+            "tests/test_misc.py::test_load",
+            "tests/sub/test_misc.py::test_parse_float",
+        )
+    )
+    assert index.closest("tests/test_data.py::test_parse_float") == "tests/test_misc.py::test_parse_float"
+    assert index.closest("tests/sub/test_data.py::test_parse_float") == "tests/sub/test_misc.py::test_parse_float"
+    assert index.closest("tests/test_data.py::test_parse_floats") is None
+
+
 def test_an_entry_that_stops_inside_a_name_is_told_it_is_no_whole_name():
     # blinker: `::test_mute` for `::test_mute_signal` matched nothing, with no hint why.
     index = TestIndex(["tests/test_signals.py::test_mute_signal", "tests/test_signals.py::test_other"])
