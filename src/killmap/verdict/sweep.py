@@ -229,9 +229,10 @@ def unsaid_gates(targets: list[SweepTarget], catalogs: list[Catalog]) -> tuple[s
         claiming = [c.path for c in catalogs if any(m.target.path == path for m in c.mutations)]
         if chosen is None or len(claiming) == 1:
             continue
-        why = (
-            f"{' and '.join(claiming)} {'both' if len(claiming) == 2 else 'all'} target it" if claiming else f"none of the {len(catalogs)} catalogs targets it"
-        )
+        if claiming:
+            why = f"{' and '.join(claiming)} {'both' if len(claiming) == 2 else 'all'} target it"
+        else:
+            why = f"none of the {len(catalogs)} catalogs targets it"
         lines.append(
             f"{path}: swept under the [gate] of {chosen.path} ({why}); --catalog takes another's, --tests other tests"
         )
