@@ -7,6 +7,7 @@ without their file, where the verdict cannot depend on them (overreach, vacuous,
 
 from __future__ import annotations
 
+import pytest
 from gatekit import run_gate, write_project
 
 FILES = {
@@ -52,10 +53,42 @@ def test_held_among_the_tests_that_ran_stays_inconclusive_and_says_a_rerun_gives
     assert "re-run it" not in done.stdout
 
 
-def test_a_contract_naming_a_renamed_test_stays_inconclusive(tmp_path):
+@pytest.mark.parametrize(
+    "kills",
+    [
+        '["tests/test_numbers.py::test_signed", "tests/test_ids.py"]',
+        '["tests/test_numbers.py::test_signed"]\nmay_kill = ["tests/test_ids.py::test_compiles"]',
+    ],
+)
+def test_a_contract_naming_a_renamed_test_stays_inconclusive(tmp_path, kills):
     # Its own test did not run: nothing the other tests say can stand for it.
-    kills = '["tests/test_numbers.py::test_signed"]\nmay_kill = ["tests/test_ids.py"]'
     files = {**FILES, "mutations/pkg.toml": _catalog(kills)}
     done = run_gate(write_project(tmp_path / "p", files), "run", "--no-cache", "--jobs", "1")
     entry = done.mutation("sign-ignored")
     assert entry["verdict"] == "inconclusive", entry["detail"]
+
+
+def test_every_file_whose_ids_changed_is_left_out_not_only_the_first_pytest_names(tmp_path):
+    # pytest refused a run at the first id it no longer had, naming that one file: the run
+    # without it then met the second file's and was refused again (inconclusive).
+    second = FILES["tests/test_ids.py"].replace("test_compiles", "test_compiles_too")
+    files = {
+        **FILES,
+        "tests/test_more_ids.py": second,
+        "mutations/pkg.toml": _catalog('["tests/test_numbers.py::test_signed"]'),
+    }
+    done = run_gate(write_project(tmp_path / "p", files), "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("sign-ignored")
+    assert entry["verdict"] == "overreach", entry["detail"]
+    assert "tests/test_ids.py" in entry["detail"] and "tests/test_more_ids.py" in entry["detail"]
+
+
+def test_held_stands_where_may_kill_names_the_files_whose_ids_changed(tmp_path):
+    # python-json-logger: a module flag read by a parametrize list renamed tests all over the
+    # suite, and may_kill = ["tests"] asked nothing of them: plain pytest shows the contract held.
+    kills = '["tests/test_numbers.py"]\nmay_kill = ["tests"]'
+    files = {**FILES, "mutations/pkg.toml": _catalog(kills)}
+    done = run_gate(write_project(tmp_path / "p", files), "run", "--no-cache", "--jobs", "1")
+    entry = done.mutation("sign-ignored")
+    assert entry["verdict"] == "held", entry["detail"]
+    assert "tests/test_ids.py" in entry["detail"]

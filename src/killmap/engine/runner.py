@@ -147,6 +147,8 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
     """What every run is given: its sandbox, files, pytest arguments, limits and confinement,
     and the collected session it forks, when it runs in one."""
     sandbox = worker.sandbox
+    # A check's collection asks pytest about the ids themselves: it names the ones not found.
+    targets, ids = (scenario.tests, ()) if scenario.collect_only else as_arguments(scenario.tests)
     request: dict[str, Any] = {
         "id": scenario.label,
         "sandbox": str(sandbox),
@@ -154,7 +156,7 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
         # A private basetemp per run: pytest prunes old numbered temp folders, and two
         # workers sharing the default one could delete each other's tmp_path mid-test.
         "args": [
-            *scenario.tests,
+            *targets,
             *scenario.user_args,
             *GATE_FLAGS,
             f"--rootdir={sandbox}",
@@ -182,6 +184,8 @@ def _request(worker: Worker, scratch: Scratch, root: Path, scenario: Scenario, f
     }
     if scenario.gate_tests:
         request["initial_paths"] = list(scenario.gate_tests)
+    if ids:
+        request["selected_ids"] = list(ids)
     if scenario.stop_at_first_red:
         request["first_red"] = True
     if scenario.test_limits:
@@ -233,6 +237,14 @@ def _session(worker: Worker, scratch: Scratch, scenario: Scenario, folder: Path,
         if scenario.swap and scenario.mutated_file
         else None,
     }
+
+
+def as_arguments(tests: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """pytest's arguments for these tests, and the ids the plugin keeps: where every test is
+    a node id, their files, each once, in order; else the tests as they are, and no ids."""
+    if not tests or not all("::" in test for test in tests):
+        return tests, ()
+    return tuple(dict.fromkeys(test.split("::", 1)[0] for test in tests)), tests
 
 
 def cache_dir(folder: Path) -> tuple[str, ...]:
@@ -328,6 +340,10 @@ def run_to_completion(worker: Worker, scratch: Scratch, root: Path, scenario: Sc
         if crashed and scenario.stop_at_first_red:
             break  # red by crash: the first red, and the tests after it are left out as well
         done = set(outcome.tests) | set(crashed)
+        # A test the session did not collect again (a mutant changed its id) is not resumed:
+        # no session finds it, and the judge names it among the tests that did not run.
+        if outcome.collected:
+            done |= set(remaining) - set(outcome.collected)
         left = [t for t in remaining if t not in done]
         if not left or len(left) == len(remaining):
             break

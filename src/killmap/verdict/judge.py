@@ -572,10 +572,11 @@ def _tests_not_run(case: _Case) -> Verdict | None:
     why = refused_arguments(run)
     if why:
         why = _SANDBOX_PREFIX.sub("", why)  # the ids as the user's project names them
+    files = sorted(set(_NOT_FOUND.findall(why or "")) or {t.split("::", 1)[0] for t in not_run})
     return case.verdict(
         INCONCLUSIVE,
         f"{counted(len(not_run), 'selected test')} did not run in the mutant (first: "
-        f"{not_run[0]})"
+        f"{not_run[0]}; in {', '.join(files[:5])}{' and more' if len(files) > 5 else ''})"
         + (f": pytest said {why!r}" if why else "")
         + "; their ids were not collected again, and tests cannot be judged by ids that a mutant "
         "changes (a parametrize value taken from the mutated code) or that change from one "
@@ -583,8 +584,9 @@ def _tests_not_run(case: _Case) -> Verdict | None:
         "in [gate] exclude)",
         red=case.red_tests,
         extras={
-            FILES_NOT_RUN: sorted(set(_NOT_FOUND.findall(why or "")) or {t.split("::", 1)[0] for t in not_run}),
-            **({"inconclusive_cause": "ids"} if _NOT_FOUND.search(why or "") else {}),
+            FILES_NOT_RUN: files,
+            # Not refused: a fresh session keeps the ids it finds (inrun/selected_ids.py).
+            **({"inconclusive_cause": "ids"} if not why or _NOT_FOUND.search(why) else {}),
         },
     )
 

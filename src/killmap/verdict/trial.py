@@ -450,10 +450,13 @@ def without_files_not_run(trial: _Trial, first: Verdict, base: dict[str, Any]) -
         return first
     again = _judged_over(trial, others, base, f"; without {_some(files, 2)}, whose tests did not run under it")
     # What the tests that did not run cannot change: a red outside the contract, a kills test
-    # green or red by a crash, a timeout. `held` says no other test went red, which they might.
+    # green or red by a crash, a timeout. `held` says no other test went red, which they might,
+    # unless may_kill names their whole files (python-json-logger: may_kill = ["tests"]).
     stands: tuple[str, ...] = (judge.OVERREACH, judge.TIMEOUT)
     if not mutation.uncontracted:
         stands += (judge.VACUOUS, judge.WRONG_CAUSE)
+        if not mutation.invariant and all(_names_whole_file(mutation.may_kill, f) for f in files):
+            stands += (judge.HELD,)
     if again.verdict not in stands:
         return replace(first, duration=first.duration + again.duration)
     return replace(
@@ -552,8 +555,19 @@ def _judged_without(mutation: Mutation, first: Verdict, files: tuple[str, ...], 
     if first.verdict != judge.INCONCLUSIVE:
         return False
     # The contract's tests are always selected: naming one of those files names one of these.
-    named = [t for t in selected if any(matches(e, t) for e in mutation.contract_tests())]
+    # A may_kill entry naming the whole file asks nothing of its tests (without_files_not_run).
+    named = [
+        t
+        for t in selected
+        if any(matches(e, t) for e in mutation.kills)
+        or any(matches(e, t) and not _names_whole_file((e,), t.split("::", 1)[0]) for e in mutation.may_kill)
+    ]
     return not any(t.split("::", 1)[0] in files for t in named)
+
+
+def _names_whole_file(entries: tuple[str, ...], file: str) -> bool:
+    """Whether an entry names the file, or a folder holding it: every test it has, under any id."""
+    return any(matches(entry, f"{file}::") for entry in entries)
 
 
 def hang_confirmed(trial: _Trial, first: Verdict, limits: Limits, base: dict[str, Any]) -> Verdict:

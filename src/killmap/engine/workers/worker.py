@@ -32,6 +32,7 @@ from killmap import timeline
 from killmap.engine.containment.sandbox import copy_files
 from killmap.engine.inrun.foreign_plugins import ForeignPluginsOff
 from killmap.engine.inrun.initial_paths import GateInitialPaths
+from killmap.engine.inrun.selected_ids import SelectedIds
 from killmap.engine.inrun.plugin import Recorder, conclude_run
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.workers.before_fork import preload_for_forks
@@ -636,6 +637,8 @@ def _child(request: dict[str, Any]) -> None:
         plugins: list[object] = [recorder, ForeignPluginsOff(request.get("seed"))]
         if request.get("initial_paths"):
             plugins.append(GateInitialPaths(request["initial_paths"]))
+        if request.get("selected_ids"):
+            plugins.append(SelectedIds(request["selected_ids"]))
         exit_code = pytest.main(list(request["args"]), plugins=plugins)
         # As in a fork (session.py): only a traced run (a baseline) reports its imports.
         conclude_run(
