@@ -62,6 +62,9 @@ class Scenario:
     # Re-run too, each where it ran: tests that write the state the confirmed ones need
     # (trial.with_the_tests_before_its_green_kills), without which a re-run reads as a flake.
     confirm_before: tuple[str, ...] = ()
+    # Re-run the red outside the contract after every test the run ran before it, as the run
+    # did (trial.with_every_test): a red through an earlier test's state is green alone.
+    confirm_in_order: bool = False
     # Re-run them in the run's own process instead, once its tests are over
     # (plugin.Recorder.confirm_in_place): a sweep mutant's one red, where the copy cost a fifth
     # of the sweep. The trial asks for the copy when this cannot vouch (trial.settled_in_place).
@@ -279,6 +282,7 @@ def _add_run_options(request: dict[str, Any], sandbox: Path, scenario: Scenario,
             "kill_ids": list(scenario.confirm_kills),
             "allowed_ids": (list(scenario.confirm_allowed) if scenario.confirm_allowed is not None else None),
             "before_ids": list(scenario.confirm_before),
+            "in_order": scenario.confirm_in_order,
             "in_place": scenario.confirm_in_place,
         }
 

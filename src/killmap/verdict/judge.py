@@ -110,6 +110,10 @@ class Evidence:
     rebound: frozenset[str] | None = None
     mutant: Mutant | None = None  # what ran: its lines against the original's (RedTest.tree_line)
     draws: frozenset[str] = frozenset()  # the tests that draw their inputs (Baseline.draws)
+    # Every collected test ran, in the suite's order, and the change is in a function that
+    # writes shared state (Region.writes_state): a red after a test that ran the change read
+    # what the mutant stored, in the order where the unmutated suite is green.
+    shares_state: bool = False
 
     def through_state(self, test_id: str) -> bool:
         """Red without reaching the change in the baseline, where an earlier test had run it
@@ -646,8 +650,9 @@ def _uncontracted(case: _Case) -> Verdict | None:
         return None
     red_tests, evidence, verdict = case.red_tests, case.evidence, case.verdict
     if red_tests:
-        if all(r.reached is False for r in red_tests):
-            reds = [r.id for r in red_tests]
+        reds = [r.id for r in red_tests]
+        stored = evidence.shares_state and _unreached_cause(case, reds) == "order"
+        if all(r.reached is False for r in red_tests) and not stored:
             return verdict(
                 UNEVIDENCED,
                 "went red without executing the mutated code (red for another reason): " + ", ".join(reds),
@@ -658,6 +663,8 @@ def _uncontracted(case: _Case) -> Verdict | None:
         causes = sorted({r.cause for r in red_tests})
         # A run stopped at its first red says so: "1 test went red" read as the whole red set.
         stopped = "; the run stopped at its first red, as a sweep's does" if case.run.stopped_after else ""
+        if stored and all(r.reached is False for r in red_tests):
+            stopped += "; red through the state the changed function stored for a test before it"
         return verdict(
             OVERREACH,
             f"{counted(len(ids), 'test')} went red ({', '.join(causes)}), no contract: " + ", ".join(ids) + stopped,

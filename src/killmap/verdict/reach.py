@@ -42,6 +42,11 @@ class Region:
     # The change is in a function whose results a decorator caches (functools.lru_cache): a
     # call it answers from the cache runs no line of it, so no line says who read the mutant's.
     cached: bool = False
+    # The change is in a function that writes state other tests share (a module's global, a
+    # class's attribute, `sys.modules`): a test may read what it wrote by another way than
+    # the function (six: `from six.moves.queue import Queue` met the module an earlier test's
+    # call stored, and ran no line of it).
+    writes_state: bool = False
 
     @property
     def reach_lines(self) -> frozenset[int]:
@@ -83,7 +88,7 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
         return Region(frozenset(changed_lines), True)
     lines: set[int] = set()
     state: set[int] = set()
-    import_time = cached = False
+    import_time = cached = writes = False
     text = _lines_of(source)
     for line in _code_lines(changed_lines, text):
         header = _handler_header(statements, line)
@@ -110,7 +115,8 @@ def region_of(source: str, changed_lines: tuple[int, ...]) -> Region:
         if in_function:
             state.update(_state_guard_lines(source, statement))
             cached = cached or _in_cached_function(source, statement)
-    return Region(frozenset(lines), import_time, frozenset(state - lines), cached)
+            writes = writes or _in_spans(_state_writer_spans(source), statement)
+    return Region(frozenset(lines), import_time, frozenset(state - lines), cached, writes)
 
 
 def _handler_header(statements: tuple[tuple[ast.stmt, bool], ...], line: int) -> tuple[set[int], int, bool] | None:
@@ -151,7 +157,63 @@ def _cached_spans(source: str) -> tuple[tuple[int, int], ...]:
 
 
 def _in_cached_function(source: str, statement: ast.stmt) -> bool:
-    return any(first <= statement.lineno <= last for first, last in _cached_spans(source))
+    return _in_spans(_cached_spans(source), statement)
+
+
+def _in_spans(spans: tuple[tuple[int, int], ...], statement: ast.stmt) -> bool:
+    return any(first <= statement.lineno <= last for first, last in spans)
+
+
+@functools.lru_cache(maxsize=16)
+def _state_writer_spans(source: str) -> tuple[tuple[int, int], ...]:
+    """(first body line, last line) of every function that writes shared state: a name the
+    module binds (an item, an attribute, a mutating method, a `global` rebound), a class's
+    shared attribute, or anything reached through an imported module (`sys.modules[k] = m`,
+    `os.environ.update(...)`, `module.attr = v`)."""
+    tree = _parsed(source)
+    if tree is None:
+        return ()
+    _, state = _guards(source)
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    return tuple(
+        (node.body[0].lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and _writes_shared(node, state, frozenset(imported))
+    )
+
+
+def _writes_shared(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, state: frozenset[str], imported: frozenset[str]
+) -> bool:
+    declared = {name for n in ast.walk(function) if isinstance(n, ast.Global) for name in n.names}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in declared:
+            return True
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            written = node.value
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            written = node
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATING:
+            written = node.func.value
+        else:
+            continue
+        if isinstance(written, ast.Name) and written.id in state:
+            return True
+        if isinstance(written, ast.Attribute) and "." + written.attr in state:
+            return True
+        root = written
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if root is not written and isinstance(root, ast.Name) and root.id in imported:
+            return True
+    return False
 
 
 # What a function does to a module-level name that makes it state: a method call that changes

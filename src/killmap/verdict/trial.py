@@ -283,9 +283,26 @@ def _over_the_tests_it_needs(root: Path, trial: _Trial, verdict: Verdict, base: 
         verdict = with_the_tests_before_its_green_kills(trial, verdict, base)
     if verdict.extras.get(judge.FILES_NOT_RUN):
         verdict = without_files_not_run(trial, verdict, base)
-    if verdict.verdict == judge.HELD and verdict.extras.get(judge.THROUGH_STATE) and not focused:
-        verdict = with_every_test(trial, verdict, base)
+    if not focused and (why := _others_may_share_its_state(trial, verdict)):
+        verdict = with_every_test(trial, verdict, base, why)
     return verdict
+
+
+def _others_may_share_its_state(trial: _Trial, verdict: Verdict) -> str | None:
+    """Why tests the selection left out may read what the mutant wrote, where that could
+    change the verdict (a `held` may be an overreach, a sweep's survivor a kill); else None.
+    A kills test went red through state an earlier test left, or the change is in a function
+    that writes state other tests share (six: the module `load_module` stored in sys.modules
+    for one test was imported by another, which ran no line of it: a survivor where plain
+    pytest shows two reds)."""
+    survivor = trial.job[0].uncontracted and verdict.verdict == judge.VACUOUS
+    if verdict.verdict != judge.HELD and not survivor:
+        return None
+    if verdict.extras.get(judge.THROUGH_STATE):
+        return "a kills test went red through state"
+    if trial.region.writes_state:
+        return "the changed function writes state other tests may read"
+    return None
 
 
 # The vacuous verdict's green kills tests whose draws depend on the seed (RunOutcome.seeded):
@@ -357,6 +374,7 @@ class _Trial:
     in_place: bool = False  # confirm in the run's own process, with the copy as the fallback
     reseed: int | None = None  # another seed than the command's (reseeded)
     confirm_before: tuple[str, ...] = ()  # re-run by the confirmation too (Scenario.confirm_before)
+    confirm_in_order: bool = False  # a red re-run after the tests before it (Scenario.confirm_in_order)
 
     def green_alone(self, test: str) -> bool:
         """Whether `test` passes run by itself, unmutated (a fork of the collected session); a
@@ -397,6 +415,7 @@ class _Trial:
             confirm_in_place=in_place and scenario.confirm_kills is not None,
             reseed=self.reseed,
             confirm_before=self.confirm_before if scenario.confirm_kills is not None else (),
+            confirm_in_order=self.confirm_in_order and scenario.confirm_kills is not None,
         )
         run = self.engine.run(self.worker, scenario, complete=True)
         confirmation = run.confirmation if run.status == "done" and run.finished else None
@@ -522,16 +541,19 @@ def _before_in_its_file(baseline: Baseline, test: str) -> tuple[str, ...]:
     return tests[: tests.index(test)] if test in tests else ()
 
 
-def with_every_test(trial: _Trial, first: Verdict, base: dict[str, Any]) -> Verdict:
-    """A `held` verdict whose kills test went red through state an earlier test left, judged
-    again over every collected test: a test the selection left out, since it never ran the
-    change in the baseline, may share that state and go red too (idna: codecs.lookup caches
-    the mutated codec, and plain pytest turned two more tests red: an overreach read as
-    held). Its verdict stands; its duration counts both runs."""
+def with_every_test(trial: _Trial, first: Verdict, base: dict[str, Any], why: str) -> Verdict:
+    """A verdict that tests the selection left out may change through state the mutant wrote,
+    judged again over every collected test: such a test never ran the change in the
+    baseline, yet may read that state and go red (idna: codecs.lookup caches the mutated
+    codec, and plain pytest turned two more tests red: an overreach read as held). Its
+    confirmation re-runs a red in the order the run ran it, the tests before it included: a
+    red through an earlier test's state is green without them, not flaky (six). Its verdict
+    stands; its duration counts both runs."""
     everything = tuple(trial.job[2].collected)
     if len(trial.selected) >= len(everything):
         return first
-    again = _judged_over(trial, everything, base, "; then every test, since a kills test went red through state")
+    in_order = replace(trial, confirm_in_order=True)
+    again = _judged_over(in_order, everything, base, f"; then every test, since {why}")
     return replace(again, duration=first.duration + again.duration)
 
 
@@ -682,6 +704,7 @@ def _evidence(
         rebound=_rebound_if_named(mutant, run, confirm),
         mutant=mutant,
         draws=baseline.draws,
+        shares_state=original_region.writes_state and tuple(scenario.tests) == tuple(baseline.collected),
     )
 
 
