@@ -403,11 +403,11 @@ _STUCK = {
 
 
 def _waited(run: RunOutcome) -> str:
-    """ ", and 2.3s more waiting for a CPU": a limit is time the run could run, and a loaded
+    """ ", not counting 2.3s it waited for a CPU": a limit is time the run could run, and a loaded
     machine moves its deadline on (engine/workers/timeout_cpu.Limit); the clock ran longer."""
     if run.waited < 0.05:
         return ""
-    return f", and {run.waited:.1f}s more of the clock that the machine kept it waiting for a CPU"
+    return f", not counting {run.waited:.1f}s it waited for a CPU"
 
 
 def _stuck_in(run: RunOutcome, stuck: str | None, draws: frozenset[str]) -> str:
