@@ -269,3 +269,48 @@ def test_a_suite_drawing_from_unseeded_random_gives_one_verdict_without_pytest_r
     verdict, detail = seen.pop()
     # The draws come from the seed, so a green kills test is tried under further seeds.
     assert verdict == "held" and _FOUND_BY_A_FURTHER_SEED in detail or verdict == "vacuous" and "seed" in detail, detail
+
+
+def _drawing_project(root: Path, tests: str, kills: tuple[str, ...]) -> Path:
+    """`one` returns 2 under the mutant, and every kills test accepts 1 or 2: vacuous on any draw."""
+    return one_mutation_project(root, "def one(x=0):\n    return 1\n", tests, value="2", kills=kills)
+
+
+_SEEDS_ITSELF = "def test_one():\n    random.seed(0)\n    assert one(random.randrange(10)) in (1, 2)\n"
+
+
+def test_a_kills_test_that_seeds_random_itself_is_not_randomized_and_costs_one_further_seed_at_most(tmp_path):
+    """A test that calls `random.seed(0)` before it draws draws the same under every seed
+    (prettytable's `test_style`): its vacuous verdict does not call it randomized, and no seed
+    after the first further one is tried."""
+    project = _drawing_project(
+        tmp_path / "own-seed",
+        f"import random\n\nfrom pkg import one\n\n\n{_SEEDS_ITSELF}",
+        ("tests/test_pkg.py::test_one",),
+    )
+    entry = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1").mutation("one-mutated")
+    assert entry["verdict"] == "vacuous", entry["detail"]
+    assert "randomized" not in entry["detail"], entry["detail"]
+    assert len(entry.get("seeds", {}).get("tried", [])) <= 1, entry.get("seeds")
+
+
+def test_beside_a_test_that_seeds_random_itself_one_that_draws_from_the_seed_is_still_tried_under_every_seed(tmp_path):
+    """Only the tests that left `random` as they did under the run's seed are set aside: one
+    whose draws came from the seed keeps the mutant tried under every further seed, and is the
+    one called randomized."""
+    drawing = "def test_two():\n    assert one(random.randrange(10)) in (1, 2)\n"
+    kills = ("tests/test_pkg.py::test_one", "tests/test_pkg.py::test_two")
+    project = _drawing_project(
+        tmp_path / "mixed", f"import random\n\nfrom pkg import one\n\n\n{_SEEDS_ITSELF}\n\n{drawing}", kills
+    )
+    entry = run_gate(project, "run", "--no-cache", "--jobs", "1", "--baseline-runs", "1").mutation("one-mutated")
+    assert entry["verdict"] == "vacuous", entry["detail"]
+    seeds = further_seeds(DEFAULT_SEED)
+    assert entry["seeds"] == {
+        "run": DEFAULT_SEED,
+        "tried": list(seeds),
+        "found_by": None,
+        "self_seeded": ["tests/test_pkg.py::test_one"],
+    }
+    assert "tests/test_pkg.py::test_two is randomized (its draws depend on the seed)" in entry["detail"]
+    assert "tests/test_pkg.py::test_one seeds `random` itself: it left `random` in the same state" in entry["detail"]

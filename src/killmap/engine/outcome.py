@@ -63,6 +63,9 @@ class TestResult:
     timed_out: bool = False  # red by the project's per-test timeout: a hang, not an assertion
     randomized: bool = False  # it draws its inputs (a Hypothesis test)
     reseeded: bool = False  # pytest-randomly reseeded `random` from the run's seed before it
+    # A digest of `random`'s state after its call, where it drew (plugin.random_state_digest): the
+    # same under two seeds, the test reseeded `random` itself, and what it drew is not the seed's.
+    random_state: str | None = None
 
     @property
     def seeded(self) -> bool:
@@ -311,6 +314,7 @@ def _test_result(event: dict[str, Any]) -> TestResult:
         timed_out=event.get("timed_out", False),
         randomized=event.get("randomized", False),
         reseeded=event.get("reseeded", False),
+        random_state=event.get("random_state"),
     )
 
 

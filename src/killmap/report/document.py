@@ -60,6 +60,7 @@ _REPORTED_EXTRAS = (
     "path",
     "path_reason",
     "swap",
+    "seeds",
 )
 
 

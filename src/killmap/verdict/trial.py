@@ -267,7 +267,7 @@ def run_mutant(
         verdict = replace(verdict, extras={k: v for k, v in verdict.extras.items() if k != SEEDED_GREEN})
         # Not a sweep's survivor: thousands of them, where the seed is a setting, not a contract.
         if engine.seed is not None and not mutation.first_red:
-            verdict = reseeded(trial, verdict, limits, base, engine.seed, tuple(seeded))
+            verdict = reseeded(trial, verdict, limits, base, engine.seed, seeded)
     return verdict, deps
 
 
@@ -305,8 +305,9 @@ def _others_may_share_its_state(trial: _Trial, verdict: Verdict) -> str | None:
     return None
 
 
-# The vacuous verdict's green kills tests whose draws depend on the seed (RunOutcome.seeded):
-# passed from one trial to the next in the verdict, never reported.
+# The vacuous verdict's green kills tests whose draws depend on the seed (RunOutcome.seeded),
+# each with the digest of `random`'s state its call left (None for a Hypothesis test): passed
+# from one trial to the next in the verdict, never reported.
 SEEDED_GREEN = "_seeded_green"
 FURTHER_SEEDS = 3  # the seeds a randomized kills test is tried under before it is called vacuous
 
@@ -322,15 +323,17 @@ def further_seeds(seed: int) -> tuple[int, ...]:
 
 
 def reseeded(
-    trial: _Trial, first: Verdict, limits: Limits, base: dict[str, Any], seed: int, tests: tuple[str, ...]
+    trial: _Trial, first: Verdict, limits: Limits, base: dict[str, Any], seed: int, drawn: dict[str, str | None]
 ) -> Verdict:
     """A vacuous verdict whose green kills tests are randomized (Hypothesis draws their
     inputs, pytest-randomly reseeds `random`): the mutant tried again under each further seed in
     turn, until one gives another verdict, which stands, saying which seed found it. Without one,
     still vacuous, saying which seeds were tried. One seed's draws miss what another's find:
-    vacuous must not rest on one draw."""
-    kind = "randomized (its draws depend on the seed)" if len(tests) == 1 else "randomized"
-    said = f"{_some(tests)} {'is' if len(tests) == 1 else 'are'} {kind}"
+    vacuous must not rest on one draw. A test that seeds `random` itself draws the same under
+    every seed (`seeded_themselves`): once the first further seed shows that of every such test,
+    no other seed is tried."""
+    tests = tuple(drawn)
+    own: tuple[str, ...] = ()  # the tests that seed `random` themselves
     tried: list[int] = []
     duration = first.duration
     for other in further_seeds(seed):
@@ -339,21 +342,57 @@ def reseeded(
         duration += again.duration
         if again.verdict != judge.VACUOUS:
             extras = {k: v for k, v in again.extras.items() if k != SEEDED_GREEN}
-            extras["seeds"] = {"run": seed, "tried": tried, "found_by": other}
+            extras["seeds"] = {"run": seed, "tried": tried, "found_by": other, "self_seeded": list(own)}
             return replace(
                 again,
-                detail=f"{again.detail}; {said}: green under the run's seed {seed}, found under seed {other} "
-                f"(seeds tried after {seed}: {', '.join(map(str, tried))})",
+                detail=f"{again.detail}; {_randomized(tests)}: green under the run's seed {seed}, found under "
+                f"seed {other} (seeds tried after {seed}: {', '.join(map(str, tried))})",
                 duration=duration,
                 extras=extras,
             )
+        if len(tried) == 1:
+            own = seeded_themselves(drawn, again.extras.get(SEEDED_GREEN) or {})
+            tests = tuple(t for t in tests if t not in own)
+            if not tests:
+                break
+    said = [first.detail]
+    if tests:
+        said.append(
+            f"{_randomized(tests)}: green under the run's seed {seed} and under seeds {', '.join(map(str, tried))} too"
+        )
+    if own:
+        said.append(_seeding_itself(own, seed, tried[0]))
     return replace(
         first,
-        detail=f"{first.detail}; {said}: green under the run's seed {seed} and under seeds "
-        f"{', '.join(map(str, tried))} too",
+        detail="; ".join(said),
         duration=duration,
-        extras={**first.extras, "seeds": {"run": seed, "tried": tried, "found_by": None}},
+        extras={**first.extras, "seeds": {"run": seed, "tried": tried, "found_by": None, "self_seeded": list(own)}},
     )
+
+
+def seeded_themselves(first: dict[str, str | None], again: dict[str, str | None]) -> tuple[str, ...]:
+    """The tests of `first` that seed `random` themselves: each left `random` in the same state
+    under another seed (`again`, that run's green kills tests that drew). A test that drew from
+    the run's seed leaves another state under another seed (pytest-randomly, or the gate, reseeds
+    it from the seed and the test's id); one that called `random.seed(1234)` before it drew
+    leaves the same. Read, never changed: the gate patches neither `random.seed` nor `random`'s
+    instance, so the test sees what plain pytest gives it. A test without a digest (a Hypothesis
+    test) is never one: its draws come from the seed whatever `random` holds. Not seen: what a
+    test drew from the seed before it reseeded `random` itself, in the same call."""
+    return tuple(t for t, state in first.items() if state is not None and again.get(t) == state)
+
+
+def _seeding_itself(own: tuple[str, ...], seed: int, other: int) -> str:
+    one = len(own) == 1
+    return (
+        f"{_some(own)} {'seeds `random` itself: it' if one else 'seed `random` themselves: each'} left `random` "
+        f"in the same state under the run's seed {seed} and under seed {other}"
+    )
+
+
+def _randomized(tests: tuple[str, ...]) -> str:
+    kind = "randomized (its draws depend on the seed)" if len(tests) == 1 else "randomized"
+    return f"{_some(tests)} {'is' if len(tests) == 1 else 'are'} {kind}"
 
 
 def _some(ids: tuple[str, ...], shown: int = 3) -> str:
@@ -424,7 +463,11 @@ class _Trial:
         evidence = _evidence(self.engine, self.worker, self.job, scenario, run, confirmation, self.region, limits)
         verdict = _with_path(judge.judge_run(mutation, evidence, _as_run(base, run)), run, self.region)
         if verdict.verdict == judge.VACUOUS:
-            seeded = [t for t in verdict.missing if (result := run.tests.get(t)) is not None and result.seeded]
+            seeded = {
+                t: None if result.randomized else result.random_state  # Hypothesis's draws are the seed's
+                for t in verdict.missing
+                if (result := run.tests.get(t)) is not None and result.seeded
+            }
             if seeded:
                 verdict = replace(verdict, extras={**verdict.extras, SEEDED_GREEN: seeded})
         return verdict, not scenario.confirm_in_place or settled_in_place(verdict, run, confirmation)

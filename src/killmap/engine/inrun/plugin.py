@@ -363,6 +363,9 @@ class Recorder:
         seed = reseeding_seed(item.config) if record is not None else None
         if record is not None and seed is not None and drew_from_random(item, seed):
             record["reseeded"] = True  # what it drew came from the seed: trial.reseeded tries others
+            # Unless the test reseeded `random` itself: the same state under another run's seed
+            # says so (trial.reseeded compares this with the first further seed's).
+            record["random_state"] = random_state_digest()
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_teardown(self, item, nextitem):
@@ -474,6 +477,13 @@ def drew_from_random(item, seed: int) -> bool:
     generator left as that seed leaves it drew nothing. Only read, never drawn from: the test
     saw what it would have."""
     return random.getstate() != random.Random(seed + id_offset(item.nodeid)).getstate()
+
+
+def random_state_digest() -> str:
+    """A digest of `random`'s whole state as the test's call left it, read, never drawn from.
+    A test that drew from the run's seed leaves another state under another seed; one that
+    called `random.seed(1234)` itself before it drew leaves the same one under every seed."""
+    return hashlib.blake2b(repr(random.getstate()).encode(), digest_size=16).hexdigest()
 
 
 def per_test_timeout_of(config) -> float | None:
