@@ -98,9 +98,7 @@ def test_a_starved_loop_times_out_and_its_detail_says_the_clock_ran_on_while_it_
     assert looping.count("burn(0.05)") == 1 and "timeout = 1" in looping
     entry = _starved_gate(tmp_path, looping, SOURCE.replace("burn(0.2)", "burn(0.05)"))
     assert entry["verdict"] == "timeout", entry["detail"]
-    waited = re.search(
-        r"after 1\.0s, not counting (\d+\.\d)s it waited for a CPU", entry["detail"]
-    )
+    waited = re.search(r"after 1\.0s, not counting (\d+\.\d)s it waited for a CPU", entry["detail"])
     assert waited and float(waited.group(1)) > 0, entry["detail"]
 
 
