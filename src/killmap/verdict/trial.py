@@ -593,8 +593,8 @@ def with_every_test(trial: _Trial, first: Verdict, base: dict[str, Any], why: st
     red through an earlier test's state is green without them, not flaky (six). Its verdict
     stands; its duration counts both runs."""
     everything = tuple(trial.job[2].collected)
-    if len(trial.selected) >= len(everything):
-        return first
+    if len(first.selected or trial.selected) >= len(everything):
+        return first  # a run the verdict came from had them all already (its tests before it, say)
     in_order = replace(trial, confirm_in_order=True)
     again = _judged_over(in_order, everything, base, f"; then every test, since {why}")
     return replace(again, duration=first.duration + again.duration)

@@ -235,10 +235,11 @@ class Recorder:
         # outside the contract, which alone keeps an overreach or a visible invariant.
         allowed_set = set(allowed)
         outside = [t for t in self.collected if t in self.red and t not in allowed_set]
-        if outside and self.snapshot and self.snapshot.get("in_order"):
-            # Every test the run ran before that red, as it ran them: a red through the state
-            # an earlier test left is green without it (runner.Scenario.confirm_in_order).
-            before |= set(self.collected[: self.collected.index(outside[0])])
+        wanted = [t for t in self.collected if t in kills or t in outside[:1]]
+        if wanted and self.snapshot and self.snapshot.get("in_order"):
+            # Every test the run ran before the last of them, as it ran them: a red through the
+            # state an earlier test left is green without it (runner.Scenario.confirm_in_order).
+            before |= set(self.collected[: self.collected.index(wanted[-1])])
         return [t for t in self.collected if t in kills or t in outside[:1] or t in before]
 
     def confirm_in_place(self) -> None:
