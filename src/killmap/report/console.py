@@ -15,6 +15,7 @@ from killmap.report.cells import (
     cause_of,
     contract_cell,
     explanation,
+    hung_count,
     raised_where,
     red_allowed,
     red_outside,
@@ -118,6 +119,7 @@ def render(console: Console, result: LabResult, named: int) -> None:
             held=v.held,
             other=red_outside(v.expected, [r.id for r in v.red]),
             allowed=red_allowed(v.expected, mutant.mutation.may_kill if mutant else (), [r.id for r in v.red]),
+            hung=hung_count(v.verdict, v.extras),
         )
         table.add_row(
             escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell), ("cached" if v.cached else f"{v.duration:.2f}s")
