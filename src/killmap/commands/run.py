@@ -135,7 +135,8 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     if names is not None:
         progress.console().print(
             f"--changed: {counted(len(names), 'mutation')} {'sees' if len(names) == 1 else 'see'} a change: "
-            f"{', '.join(names) or 'none'}"
+            f"{', '.join(names) or 'none'}",
+            markup=False,
         )
         if not names:
             return EXIT_HELD
@@ -155,7 +156,8 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         if partial:
             document["selection"] = partial
         paths = write_reports(document, reports)
-        console.print(reports_line(paths) + (f": {partial['said']}" if partial else ""))
+        # A --report-dir of the user's may hold square brackets: printed as it is, not as markup.
+        console.print(reports_line(paths) + (f": {partial['said']}" if partial else ""), markup=False)
         publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
 
