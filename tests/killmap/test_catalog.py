@@ -114,6 +114,15 @@ def test_a_typo_in_a_field_name_is_an_unknown_field(km_project):
     assert "unknown field for op 'replace'; did you mean 'kills'?" in str(error)
 
 
+def test_a_short_field_with_two_letters_swapped_gets_the_field_and_its_absence_said(km_project):
+    # A user's `nwe` for `new`: no "did you mean", and the missing `new` was said only once fixed.
+    error = rejected(km_project, table(good(nwe='"<"', new=None)))
+    assert_names(error, mutation="check-flipped", field="nwe")
+    assert "unknown field for op 'replace'; did you mean 'new'?" in str(error)
+    assert [(also.field, also.message) for also in error.also] == [("new", "required by op 'replace'")]
+    assert str(error).endswith("(and field 'new': killmap check says each)")
+
+
 def test_a_missing_operator_is_required_not_unknown_and_the_other_missing_fields_are_said(km_project):
     # funcy's trial: an entry of `name` alone read "unknown operator None".
     error = rejected(km_project, '[[mutation]]\nname = "check-flipped"\n')
