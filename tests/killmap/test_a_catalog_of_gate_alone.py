@@ -1,5 +1,5 @@
 """A catalog that holds only [gate]: a new user's first file, written to sweep before naming
-anything. `run` has nothing to gate, `check` validates it, `sweep` uses its settings."""
+anything. `run` has nothing to gate, but refuses a bad [gate] as `check` does; `sweep` uses its settings."""
 
 from __future__ import annotations
 
@@ -40,6 +40,26 @@ def test_check_on_a_catalog_of_gate_alone_still_refuses_tests_that_do_not_collec
     done = run_gate(project, "check")
     assert done.code == 2, done.stdout + done.stderr
     assert "nope" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("exclude", "said"),
+    [
+        ("checks/test_pgk.py", "names checks/test_pgk.py, no file of the project"),
+        ("checks/test_pkg.py::test_onne", "excludes no test (under checks)"),
+    ],
+)
+def test_run_on_a_catalog_of_gate_alone_refuses_a_bad_exclude_as_check_does(project, exclude, said):
+    # A first-time user's [gate] with a typo in exclude: run said "nothing to gate", exit 0.
+    (project / "mutations" / "setup.toml").write_text(
+        f'[gate]\ntests = ["checks"]\npaths = ["lib"]\nexclude = ["{exclude}"]\n'
+    )
+    for command in (("run", "--no-cache"), ("check",)):
+        done = run_gate(project, *command)
+        assert done.code == 2, done.stdout + done.stderr
+        [line] = done.stderr.splitlines()
+        assert "mutations/setup.toml: field 'exclude'" in line and said in line, line
+        assert "nothing to gate" not in done.stdout
 
 
 def test_a_catalog_with_neither_gate_nor_mutations_is_still_refused(project):

@@ -51,6 +51,17 @@ def test_a_patch_file_that_is_not_utf8_is_one_line_naming_the_patch(basic):
     assert "'odd-refusal-fix-reverted'" in line and "'patch'" in line and "not UTF-8" in line
 
 
+def test_a_toml_syntax_error_names_the_file_and_its_line_and_no_field(basic):
+    # A user's catalog: "field 'name': not valid TOML: Illegal character '\\n' (at line 6, column 20)".
+    catalog = basic / "mutations" / "basic.toml"
+    catalog.write_text('[gate]\ntests = ["tests"]\n\n[[mutation]]\nop = "replace"\nname = "one-two\n')
+    for command in (("run", "--no-cache"), ("check",)):
+        done = run_gate(basic, *command)
+        [line] = done.stderr.splitlines()
+        assert done.code == 2 and line.startswith(f"killmap{' check' if command == ('check',) else ''}: "), line
+        assert line.endswith("mutations/basic.toml: not valid TOML at line 6, column 16: Illegal character '\\n'"), line
+
+
 @pytest.mark.parametrize(
     "nested",
     ["x = " + "[" * 2000 + "]" * 2000, '[[mutation]]\nname = "deep"\nnote = ' + "{a = " * 1000 + "1" + "}" * 1000],

@@ -76,16 +76,23 @@ def test_a_valid_entry_loads_into_a_mutation(km_project):
     assert mutation.count == 1
 
 
-def test_malformed_toml_names_the_file_the_mutation_and_the_key(km_project):
+def test_malformed_toml_names_the_file_the_mutation_and_the_line_not_a_field(km_project):
     error = rejected(km_project, '[[mutation]]\nname = "check-flipped"\nop = replace\n')
-    assert_names(error, mutation="check-flipped", field="op")
-    assert "not valid TOML" in str(error)
-    assert "line 3" in str(error)
+    assert_names(error, mutation="check-flipped", field=None)
+    assert str(error).endswith("not valid TOML at line 3, column 6: Invalid value"), str(error)
 
 
-def test_an_unclosed_array_is_blamed_on_its_key_not_on_the_next_one(km_project):
+def test_an_unclosed_string_in_a_name_is_blamed_on_no_field(km_project):
+    # The user's catalog: "field 'name': not valid TOML: Illegal character '\n' (at line 2, ...)".
+    error = rejected(km_project, '[[mutation]]\nname = "check-flipped\nop = "replace"\n')
+    assert_names(error, mutation=None, field=None)
+    assert str(error) == f"{CATALOG}: not valid TOML at line 2, column 22: Illegal character '\\n'"
+
+
+def test_an_unclosed_array_is_blamed_on_no_key(km_project):
     error = rejected(km_project, '[[mutation]]\nname = "check-flipped"\nkills = ["a.py::t"\nop = "replace"\n')
-    assert_names(error, mutation="check-flipped", field="kills")
+    assert_names(error, mutation="check-flipped", field=None)
+    assert "not valid TOML at line 4, column 1: Unclosed array" in str(error)
 
 
 def test_malformed_toml_outside_any_mutation_names_the_file_and_line(km_project):
@@ -105,6 +112,15 @@ def test_a_typo_in_a_field_name_is_an_unknown_field(km_project):
     error = rejected(km_project, table(fields))
     assert_names(error, mutation="check-flipped", field="kill")
     assert "unknown field for op 'replace'; did you mean 'kills'?" in str(error)
+
+
+def test_a_short_field_with_two_letters_swapped_gets_the_field_and_its_absence_said(km_project):
+    # A user's `nwe` for `new`: no "did you mean", and the missing `new` was said only once fixed.
+    error = rejected(km_project, table(good(nwe='"<"', new=None)))
+    assert_names(error, mutation="check-flipped", field="nwe")
+    assert "unknown field for op 'replace'; did you mean 'new'?" in str(error)
+    assert [(also.field, also.message) for also in error.also] == [("new", "required by op 'replace'")]
+    assert str(error).endswith("(and field 'new': killmap check says each)")
 
 
 def test_a_missing_operator_is_required_not_unknown_and_the_other_missing_fields_are_said(km_project):
@@ -389,7 +405,8 @@ def test_list_with_a_malformed_catalog_exits_2_with_one_line_and_no_traceback(km
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("killmap: mutations/catalog.toml: mutation 'check-flipped': field 'op': ")
+    where = "killmap: mutations/catalog.toml: mutation 'check-flipped'"
+    assert lines[0] == f"{where}: not valid TOML at line 3, column 6: Invalid value"
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
 

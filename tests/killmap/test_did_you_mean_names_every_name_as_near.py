@@ -18,6 +18,12 @@ def test_every_name_as_near_is_offered_and_a_nearer_one_alone():
     assert did_you_mean("zzz", ["kills"]) == ""
 
 
+def test_two_neighbouring_letters_swapped_are_as_near_as_a_letter_off_in_a_short_name():
+    assert did_you_mean("nwe", ["new", "note", "old"]) == "; did you mean 'new'?"
+    assert did_you_mean("odl", ["new", "old"]) == "; did you mean 'old'?"
+    assert did_you_mean("ewn", ["new"]) == ""  # two swaps, not one slip
+
+
 def test_a_target_symbol_a_letter_off_two_methods_is_told_both():
     module = cst.parse_module(
         "class Query:\n    def __lt__(self, other):\n        return True\n\n"

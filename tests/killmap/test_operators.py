@@ -413,7 +413,7 @@ def test_stub_call_parenthesizes_a_value_that_binds_looser_than_the_call(km_proj
 def test_stub_call_with_two_calls_and_count_one_is_not_applied(km_project):
     km_project.module("def total(x):\n    return price(x) + price(x)\n")
     mutant = build(km_project, f"{MOD}::total", "stub-call", call="price", value="0")
-    assert_not_applied(mutant, "matched 2 sites", "(line 2 `return price(x) + price(x)`)")
+    assert_not_applied(mutant, "matched 2 sites", "(line 2, columns 12 and 23 `return price(x) + price(x)`)")
     applied = build(km_project, f"{MOD}::total", "stub-call", call="price", value="0", count=2)
     assert_applied(applied, "def total(x):\n    return 0 + 0\n")
 
@@ -692,6 +692,23 @@ def test_negate_of_a_name_counts_its_reads_not_its_bindings(km_project):
             return 0
         """,
     )
+
+
+def test_sites_sharing_a_line_are_each_listed_by_column_so_the_list_adds_up_to_the_count(km_project):
+    # A user's `--condition "self.timestamp"`: "matched 3 sites" listed two lines, one of them
+    # holding two of the sites.
+    km_project.module("""\
+        class Entry:
+            def stamp(self):
+                if self.timestamp:
+                    return self.timestamp if self.timestamp > 0 else None
+        """)
+    mutant = build(km_project, f"{MOD}::Entry.stamp", "negate", condition="self.timestamp")
+    assert_not_applied(
+        mutant, "matched 3 sites", "expected 1 (line 3 `if self.timestamp:`, line 4, columns 20 and 38 `return "
+    )
+    text = build(km_project, f"{MOD}::Entry.stamp", "replace", old="self.timestamp", new="0")
+    assert_not_applied(text, "matched 3 sites", "(line 3 `if self.timestamp:`, line 4, columns 20 and 38 `return ")
 
 
 def test_negate_counts_a_name_used_as_an_object_as_no_site(km_project):

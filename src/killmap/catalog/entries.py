@@ -80,9 +80,23 @@ def nearest(key: str, known, cutoff: float = 0.75) -> list[str]:
     """The names of `known` nearest to `key` (difflib's ratio, at least `cutoff`): every one
     of them where several are as near (tinydb: `__lte__` is one letter off `__lt__` and
     `__le__` alike, and naming one sent the reader to the wrong one)."""
-    scored = [(difflib.SequenceMatcher(None, key, name).ratio(), name) for name in sorted(set(known))]
+    scored = [(_nearness(key, name, cutoff), name) for name in sorted(set(known))]
     best = max((ratio for ratio, _ in scored if ratio >= cutoff), default=None)
     return [name for ratio, name in scored if ratio == best] if best is not None else []
+
+
+def _nearness(key: str, name: str, cutoff: float) -> float:
+    """difflib's ratio, but at least `cutoff` for two neighbouring letters swapped: one slip of
+    the fingers, which difflib counts as two letters off, and in a three-letter name that is a
+    ratio of 0.67 (`nwe` was offered nothing, though `new` was the field meant)."""
+    ratio = difflib.SequenceMatcher(None, key, name).ratio()
+    return max(ratio, cutoff) if _swapped_pair(key, name) else ratio
+
+
+def _swapped_pair(key: str, name: str) -> bool:
+    """Whether `key` is `name` with one pair of neighbouring letters swapped."""
+    i = next((i for i, (a, b) in enumerate(zip(key, name, strict=False)) if a != b), None)
+    return i is not None and key == name[:i] + name[i + 1 : i + 2] + name[i] + name[i + 2 :]
 
 
 def read_gate_settings(rel: str, table: Any) -> GateSettings:
@@ -328,7 +342,8 @@ def _checked(faults: list[GateError], read: Callable[[], _T]) -> _T | None:
     try:
         return read()
     except GateError as exc:
-        faults.append(exc)
+        faults.extend((exc, *exc.also))  # a group may find several fields at fault at once
+        exc.also = ()
         return None
 
 
@@ -336,13 +351,17 @@ def _operator_params(root: Path, folder: Path, op: str, entry: dict[str, Any], f
     """The fields the operator takes (no other, every required one), each a valid string."""
     required, optional = OPERATORS[op]
     allowed = COMMON_FIELDS | required | optional
+    missing = [fail(f"required by op {op!r}", key) for key in sorted(required) if key not in entry]
     for key in entry:
         if key not in allowed:
             hint = did_you_mean(key, allowed)
-            raise fail(f"unknown field for op {op!r}{hint} (allowed: {', '.join(sorted(allowed))})", key)
-    for key in sorted(required):
-        if key not in entry:
-            raise fail(f"required by op {op!r}", key)
+            error = fail(f"unknown field for op {op!r}{hint} (allowed: {', '.join(sorted(allowed))})", key)
+            # The misspelt field is most often the required one it meant (`nwe` for `new`): both
+            # are said, so fixing the spelling is not followed by a second run to learn the other.
+            error.also = tuple(missing)
+            raise error
+    if missing:
+        raise missing[0]
     params = []
     for key in sorted(required | optional):
         if key not in entry:

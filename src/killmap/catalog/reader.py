@@ -105,8 +105,7 @@ def load_catalog(root: Path, path: Path, entry_errors: list[GateError] | None = 
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        near, key = _near_syntax_error(text, str(exc))
-        raise GateError(f"not valid TOML: {exc}", file=rel, mutation=near, field=key) from None
+        raise _not_toml(rel, text, str(exc)) from None
     except RecursionError:
         # The TOML parser recurses once per nested array or inline table: a few hundred
         # levels exhaust Python's stack. No catalog field is nested at all.
@@ -176,33 +175,33 @@ def _control_errors(
     return errors
 
 
-_ERROR_LINE = re.compile(r"at line (\d+), column (\d+)")
+_ERROR_LINE = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 _NAME_LINE = re.compile(r"""^\s*name\s*=\s*["']([^"'\n]*)["']""")
-_KEY_LINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
 
 
-def _near_syntax_error(text: str, message: str) -> tuple[str | None, str | None]:
-    """Best effort: the [[mutation]] name and the key where the TOML error sits.
-
-    The file did not parse, so this reads lines: the block holding the error line, its
-    `name = "..."` line, and the key whose value the error is in. An error at the start of
-    a line (an unclosed array noticed at the next key) belongs to the key above it.
-    """
+def _not_toml(rel: str, text: str, message: str) -> GateError:
+    """A file that does not parse, said by its line and column and the [[mutation]] it is in,
+    never by a field: the parser stops where the text stops making sense, which is not the
+    field at fault (an unclosed string in `name` was said as "field 'name'", an unclosed array
+    was blamed on the key after it)."""
     found = _ERROR_LINE.search(message)
     if not found:
-        return None, None
+        return GateError(f"not valid TOML: {message}", file=rel)
+    line, column = int(found.group(1)), int(found.group(2))
+    said = (message[: found.start()] + message[found.end() :]).strip()
+    where = f"line {line}, column {column}"
+    return GateError(f"not valid TOML at {where}: {said}", file=rel, mutation=_mutation_at(text, line))
+
+
+def _mutation_at(text: str, line: int) -> str | None:
+    """Best effort: the name of the [[mutation]] whose block holds `line` (1-based). The file
+    did not parse, so this reads lines: the table header above the line, and the block's
+    `name = "..."` line."""
     lines = text.split("\n")
-    line = min(int(found.group(1)), len(lines)) - 1
-    start = next((i for i in range(line, -1, -1) if lines[i].lstrip().startswith("[")), None)
+    at = min(line, len(lines)) - 1
+    start = next((i for i in range(at, -1, -1) if lines[i].lstrip().startswith("[")), None)
     if start is None or not lines[start].lstrip().startswith("[[mutation]]"):
-        return None, None
+        return None
     end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
     names = [m.group(1) for m in map(_NAME_LINE.match, lines[start + 1 : end]) if m]
-    name = names[0] if names else None
-    here, column = _KEY_LINE.match(lines[line]), int(found.group(2)) - 1
-    if here is not None and column > lines[line].index("="):
-        return name, here.group(1)
-    if column == 0 or not lines[line][:column].strip():
-        keys = [m.group(1) for m in map(_KEY_LINE.match, lines[start + 1 : line]) if m]
-        return name, (keys[-1] if keys else None)
-    return name, None
+    return names[0] if names else None

@@ -64,5 +64,6 @@ def _merge_sweeps(paths: list[Path], folder: Path) -> int:
     console = make_console()
     render(console, document)
     written = write(document, folder)
-    console.print(f"merged {counted(len(paths), 'sweep report')}; {reports_line({'json': written['json']})}")
+    said = f"merged {counted(len(paths), 'sweep report')}; {reports_line({'json': written['json']})}"
+    console.print(said, markup=False)  # the report folder is the user's path
     return 0

@@ -104,7 +104,7 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         from killmap.catalog.plan import read_plan
         from killmap.report.annotations import publish
         from killmap.report.document import check_report_dir, to_json, write_reports
-        from killmap.verdict.lab import LabOptions, run_mutations
+        from killmap.verdict.lab import LabOptions, check_gates_alone, run_mutations
 
     reports = report_dir(args.report_dir, root)
     check_report_dir(reports)
@@ -135,10 +135,14 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     if names is not None:
         progress.console().print(
             f"--changed: {counted(len(names), 'mutation')} {'sees' if len(names) == 1 else 'see'} a change: "
-            f"{', '.join(names) or 'none'}"
+            f"{', '.join(names) or 'none'}",
+            markup=False,
         )
         if not names:
             return EXIT_HELD
+    if not plan.mutations:  # nothing to gate: the [gate] tables are all there is to refuse
+        with timeline.span("gates alone"):
+            check_gates_alone(root, plan.catalogs, launch)
     with progress, timeline.span("lab"):
         result = run_mutations(root, plan.mutations, options, progress, launch=launch, recorded=plan.durations)
     from killmap.report.console import render
@@ -155,7 +159,8 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
         if partial:
             document["selection"] = partial
         paths = write_reports(document, reports)
-        console.print(reports_line(paths) + (f": {partial['said']}" if partial else ""))
+        # A --report-dir of the user's may hold square brackets: printed as it is, not as markup.
+        console.print(reports_line(paths) + (f": {partial['said']}" if partial else ""), markup=False)
         publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
 

@@ -160,7 +160,7 @@ def _sweep_launched(root: Path, args: argparse.Namespace, report_dir: Path, jobs
     document = to_document(result, root)
     render(console, document)
     paths = write(document, report_dir)
-    console.print(reports_line(paths))
+    console.print(reports_line(paths), markup=False)  # the report folder is the user's path
     return 0
 
 

@@ -43,11 +43,11 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
     sites = len(matched)
     if sites != mutation.count:
         # Where they are, so the entry can be narrowed (a symbol, a longer text) or counted.
-        lines = _site_lines(wrapper, mutation, original, matched)
+        places = _site_places(wrapper, mutation, original, matched)
         return not_applied(
             sites,
             f"op {mutation.op!r} matched {counted(sites, 'site')} in {mutation.target}, "
-            f"expected {mutation.count}" + (f" ({_shown(lines, original)})" if lines else ""),
+            f"expected {mutation.count}" + (f" ({_shown(places, original, sites)})" if places else ""),
         )
     if mutated == original:
         return not_applied(sites, "the mutant is byte-identical to the original")
@@ -66,33 +66,47 @@ def build_mutant(root: Path, mutation: Mutation, sources: Sources | None = None)
     )
 
 
-def _site_lines(wrapper, mutation: Mutation, original: str, matched: list) -> list[str]:
-    """The line of each site an operator matched: a text offset, or a node of the target's
-    tree (positions are computed only here, for the message)."""
-    lines = []
+def _site_places(wrapper, mutation: Mutation, original: str, matched: list) -> list[tuple[int, int]]:
+    """(line, column) of each site an operator matched, both from 1, in the file's order: a
+    text offset, or a node of the target's tree (positions are computed only here, for the
+    message). One per site: two on one line are two places, not one line."""
+    places = []
     positions, offset = None, 0
     for site in matched:
         if isinstance(site, int):
-            lines.append(original.count("\n", 0, site) + 1)
+            places.append((original.count("\n", 0, site) + 1, site - original.rfind("\n", 0, site)))
         elif site is not None:
             if positions is None:
                 positions, offset = statement_positions(wrapper, mutation, original)
             if site in positions:
-                lines.append(original.count("\n", 0, offset) + positions[site].start.line)
-    return [str(n) for n in sorted(set(lines))]
+                start = positions[site].start
+                places.append((original.count("\n", 0, offset) + start.line, start.column + 1))
+    return sorted(places)
 
 
-def _shown(lines: list[str], original: str, most: int = 5) -> str:
-    """ "line 2 `if count:`, line 6 `return count`": where each site is and what it reads, so
-    that a value read as a site (`{count}` in an f-string) shows why it counted."""
+def _shown(places: list[tuple[int, int]], original: str, sites: int, most: int = 5) -> str:
+    """ "line 2 `if count:`, line 6, columns 12 and 30 `return count + count`": where each site
+    is and what its line reads, so that a value read as a site (`{count}` in an f-string) shows
+    why it counted. A line with several sites names each one's column, so that the sites
+    listed add up to the count said (`self.timestamp` matched 3 sites, and two lines were
+    listed, one of them holding two)."""
     text = original.splitlines()
-    said = []
-    for number in lines[:most]:
-        line = text[int(number) - 1].strip() if 0 < int(number) <= len(text) else ""
+    by_line: dict[int, list[int]] = {}
+    for number, column in places:
+        by_line.setdefault(number, []).append(column)
+    said, listed = [], 0
+    for number, columns in list(by_line.items())[:most]:
+        line = text[number - 1].strip() if 0 < number <= len(text) else ""
         line = line if len(line) <= 60 else line[:57] + "..."
-        said.append(f"line {number} `{line}`" if line else f"line {number}")
-    more = f", and {len(lines) - most} more" if len(lines) > most else ""
+        where = f"line {number}" + (f", columns {_and(columns)}" if len(columns) > 1 else "")
+        said.append(f"{where} `{line}`" if line else where)
+        listed += len(columns)
+    more = f", and {counted(sites - listed, 'more site')}" if sites > listed else ""
     return ", ".join(said) + more
+
+
+def _and(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:-1])) + f" and {numbers[-1]}"
 
 
 def changed_lines(original: str, mutated: str) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -20,6 +20,7 @@ from killmap.verdict.judge import (
     ESCAPED,
     FLAKY,
     HELD,
+    HUNG,
     INCONCLUSIVE,
     NOT_APPLIED,
     OVERREACH,
@@ -56,6 +57,13 @@ EXPLANATIONS = {
     ESCAPED: "the mutant reached outside its sandbox: it wrote into the working tree (killmap restored the file "
     "byte for byte), or killed a process of the gate",
 }
+
+# A `require = "timeout"` entry's `held`: its kills test hung, which is no red (six, jsonschema,
+# prettytable: "went red by a real failure" was said of a hang, beside "0 / 1" and no red).
+HELD_BY_HANG = (
+    "the kills test hung, as require = 'timeout' declares, and hung there again on a second run; "
+    "any other kills test went red, and nothing outside kills and may_kill did"
+)
 
 # An invariant's `held` is the opposite observation: nothing went red, where it was reached.
 INVARIANT_HELD = (
@@ -106,8 +114,10 @@ INCONCLUSIVE_BY_CAUSE = {
 
 
 def cause_of(extras: dict[str, Any]) -> str:
-    """What a broken, unevidenced or inconclusive verdict's explanation depends on."""
-    return str(extras.get("broken_cause") or extras.get("unevidenced_cause") or extras.get("inconclusive_cause") or "")
+    """What a broken, unevidenced or inconclusive verdict's explanation depends on, or "hang"
+    for a verdict whose kills test hung as `require = "timeout"` declares."""
+    cause = extras.get("broken_cause") or extras.get("unevidenced_cause") or extras.get("inconclusive_cause")
+    return str(cause or ("hang" if extras.get(HUNG) else ""))
 
 
 def raised_where(raised_at: str | None, tree_line: int | None) -> str:
@@ -127,6 +137,8 @@ def explanation(verdict: str, invariant: bool, cause: str = "") -> str:
         return UNEVIDENCED_BY_CAUSE[cause]
     if verdict == INCONCLUSIVE and cause in INCONCLUSIVE_BY_CAUSE:
         return INCONCLUSIVE_BY_CAUSE[cause]
+    if verdict == HELD and cause == "hang":
+        return HELD_BY_HANG
     return INVARIANT_HELD if invariant and verdict == HELD else EXPLANATIONS[verdict]
 
 
@@ -188,7 +200,15 @@ def red_vs_expected(entry: dict[str, Any]) -> str:
         held=entry["verdict"] == HELD,
         other=red_outside(entry["expected"], [r["id"] for r in entry["red"]]),
         allowed=red_allowed(entry["expected"], entry.get("may_kill", ()), [r["id"] for r in entry["red"]]),
+        hung=hung_count(entry["verdict"], entry),
     )
+
+
+def hung_count(verdict: str, extras: dict[str, Any]) -> int:
+    """1 where a `held` verdict's kills test hung as `require = "timeout"` declares (its `hung`,
+    in the verdict's extras and in the report's entry alike), else 0. Only a `held` one: a
+    `flaky` keeps the second run's extras, and its hang, if any, is not the contract's."""
+    return int(verdict == HELD and bool(extras.get(HUNG)))
 
 
 def red_outside(kills: Sequence[str], red_ids: Sequence[str]) -> int:
@@ -214,12 +234,16 @@ def contract_cell(
     held: bool,
     other: int = 0,
     allowed: int = 0,
+    hung: int = 0,
 ) -> str:
     """The "red / expected" cell of every table (terminal, Markdown, HTML): the red tests the
     contract's `kills` names against how many it names, then the red it does not name, apart
     (`other`), of which `allowed` are named by `may_kill`. "7 / 1" read as seven reds of one
     expected where none of the seven was it; "+8 other red" under `held` read as an overreach
     when `may_kill` allowed all eight.
+
+    A kills test that hung as `require = "timeout"` declares (`hung`) is no red, and is counted
+    apart from them: "0 / 1" of a held hang read as a contract whose test stayed green.
 
     An invariant expects nothing, like no other contract: "0 / 0" would read as a contract
     with nothing in it, so it says that the zero was measured, and by how many tests.
@@ -229,7 +253,10 @@ def contract_cell(
     if not invariant:
         apart = [f"+{allowed} may_kill red"] if allowed else []
         apart += [f"+{other - allowed} other red"] if other > allowed else []
-        return f"{red - other} / {expected}" + (f" ({', '.join(apart)})" if apart else "")
+        named = f"{red - other}"
+        if hung:
+            named = f"{named} red + {hung} hung" if red > other else f"{hung} hung"
+        return f"{named} / {expected}" + (f" ({', '.join(apart)})" if apart else "")
     if red:
         return f"invariant: {red} red, 0 allowed"
     if not reached_by and held:  # held needs the change executed: by code run at import

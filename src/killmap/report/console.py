@@ -15,6 +15,7 @@ from killmap.report.cells import (
     cause_of,
     contract_cell,
     explanation,
+    hung_count,
     raised_where,
     red_allowed,
     red_outside,
@@ -70,9 +71,9 @@ class LiveProgress:
         if kind == "planned":
             self.task = self.progress.add_task("mutations", total=data)
         elif kind == "baseline":
-            self.progress.console.print(f"baseline: running {', '.join(data.tests)} unmutated")
+            self.progress.console.print(f"baseline: running {', '.join(data.tests)} unmutated", markup=False)
         elif kind == "baseline-done":
-            self.progress.console.print(baseline_line(data))
+            self.progress.console.print(baseline_line(data), markup=False)
         elif kind == "done" and self.task is not None:
             self.progress.advance(self.task)
             verdict: Verdict = data
@@ -118,6 +119,7 @@ def render(console: Console, result: LabResult, named: int) -> None:
             held=v.held,
             other=red_outside(v.expected, [r.id for r in v.red]),
             allowed=red_allowed(v.expected, mutant.mutation.may_kill if mutant else (), [r.id for r in v.red]),
+            hung=hung_count(v.verdict, v.extras),
         )
         table.add_row(
             escape(v.name), f"[{style}]{v.verdict}[/]", escape(cell), ("cached" if v.cached else f"{v.duration:.2f}s")
@@ -130,10 +132,12 @@ def render(console: Console, result: LabResult, named: int) -> None:
         console.print(f"[{style}]{v.verdict}[/] [bold]{escape(v.name)}[/]: {escape(v.detail)}")
         mutant = result.mutants.get(v.name)
         invariant = bool(mutant and mutant.mutation.invariant)
-        console.print(f"  [dim]{explanation(v.verdict, invariant, cause_of(v.extras))}[/]")
+        # Our own wording names "[gate] exclude" and "[sweep] ...": markup would eat them.
+        console.print(f"  [dim]{escape(explanation(v.verdict, invariant, cause_of(v.extras)))}[/]")
         for red in v.red[:RED_SHOWN]:
             where = f" at {escape(raised_where(red.raised_at, red.tree_line))}" if red.raised_at else ""
-            console.print(f"  [dim]red: {escape(red.id)} ({red.cause}: {red.exception}){where}[/]")
+            caught = escape(f"{red.cause}: {red.exception}")
+            console.print(f"  [dim]red: {escape(red.id)} ({caught}){where}[/]")
         if len(v.red) > RED_SHOWN:
             console.print(f"  [dim]and {len(v.red) - RED_SHOWN} more red: every one is in the reports[/]")
     for v in result.verdicts:
@@ -147,7 +151,8 @@ def render(console: Console, result: LabResult, named: int) -> None:
     reused = sum(v.cached for v in result.verdicts)
     console.print(
         f"{held}/{len(result.verdicts)} contracts held in {result.wall:.1f}s ({ran})"
-        + (f"; {reused_line(reused, len(result.verdicts))}" if reused else "")
+        + (f"; {reused_line(reused, len(result.verdicts))}" if reused else ""),
+        markup=False,  # PYTHONHASHSEED is the environment's text
     )
 
 

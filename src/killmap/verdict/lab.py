@@ -21,14 +21,14 @@ from killmap.catalog.entries import missing_excluded_files, missing_test_paths
 from killmap.catalog.plan import DEFAULT_SEED, LabOptions, read_plan
 from killmap.catalog.plan import load as load  # commands and benchmarks read catalogs through the lab
 from killmap.catalog.project import project_files
-from killmap.catalog.reader import GateSettings, Mutation
+from killmap.catalog.reader import Catalog, GateSettings, Mutation
 from killmap.engine import Engine, Launch, memory_limit
 from killmap.errors import GateError
 from killmap.mutate.memo import MutantBuilder, MutantMemo, Prepared, prepared_mutant, remembered_mutant
 from killmap.mutate.mutant import Mutant
 from killmap.mutate.pins import check_patch_pins
 from killmap.verdict import judge
-from killmap.verdict.baseline import Baseline, run_baseline
+from killmap.verdict.baseline import Baseline, run_baseline, unmatched_excludes
 from killmap.verdict.cache import VerdictCache, test_files_digest
 from killmap.verdict.collection import Collection, collect_in
 from killmap.verdict.dispatch import Dispatch, Progress
@@ -316,6 +316,31 @@ def collect(
     each setting comes from, named where its options deselect every test."""
     with _engine(root, files if files is not None else project_files(root), LabOptions(jobs=1), launch, 1) as engine:
         return collect_in(engine, root, settings_list, mutants, catalogs)
+
+
+def check_gates_alone(root: Path, catalogs: list[Catalog], launch: Launch | None = None) -> None:
+    """Each catalog's [gate], refused as `check` refuses it, for a run with no mutation to judge:
+    a test path or an excluded file that is not there, an exclude that deselects no test, and
+    (when the excludes ask for a collection at all) tests that fail to collect.
+
+    A run judges a [gate] at its mutations' baseline; with none, a bad `exclude` passed as
+    "nothing to gate", exit 0, where `check` said exit 2. Bad input is refused whether or not
+    anything runs. Only an exclude needs pytest's collection: a [gate] without one costs none."""
+    where = [(c.path, c.settings) for c in catalogs]
+    for problem in [*missing_test_paths(root, where), *missing_excluded_files(root, where)]:
+        raise problem
+    gates: dict[GateSettings, str] = {}  # each [gate] with excludes once, named by its first catalog
+    for path, settings in where:
+        if settings.exclude:
+            gates.setdefault(settings, path)
+    if not gates:
+        return
+    collected = collect(root, list(gates), launch, catalogs=gates)
+    for settings, collection in collected.items():
+        for problem in collection.problems:
+            raise problem
+        for note in unmatched_excludes(settings, collection.ids, collection.deselected, settings.ignored(root)):
+            raise GateError(note, file=gates[settings], field="exclude")
 
 
 def start_early_baseline(root: Path, plan: list[Mutation], options: LabOptions, launch: Launch | None) -> EarlyBaseline:
