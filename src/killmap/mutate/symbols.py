@@ -8,7 +8,10 @@ top-level scan does not look, and each of these was met in a project nobody here
 - a property and its setter share one name (dateutil's `relativedelta.weeks`): the name is the
   property (its getter), and `weeks.setter` / `weeks.deleter` name the accessors;
 - `typing.overload` stubs share the name of the one implementation that runs: the name is the
-  implementation.
+  implementation;
+- a name bound by assignment beside its `def` or `class` (typing_extensions:
+  `if hasattr(typing, "override"): override = typing.override` / `else: def override(...)`):
+  the name is the definition, as it already is beside an import of the same name.
 Two real alternatives (an `if`/`else` defining one function twice) stay ambiguous: the error
 says so, and how to aim at one of them anyway.
 """
@@ -87,9 +90,17 @@ def _blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
 
 
 def _one_of(found: list[cst.CSTNode], name: str, accessor: str | None) -> list[cst.CSTNode]:
-    """Narrow same-named definitions to the one the name means (see the module's docstring)."""
+    """Narrow same-named definitions to the one the name means (see the module's docstring):
+    the defs and classes when there are any, of them the implementations, then the accessor
+    named or the plain one."""
     if len(found) < 2:
         return found
+    # An assignment has no body of its own to mutate: beside a def or class it is the other
+    # way of getting the name (typing's own `override`, an alias), never a rival target. A
+    # name only assignments bind keeps them all, and stays ambiguous when it has several.
+    defined: list[cst.CSTNode] = [n for n in found if isinstance(n, (cst.FunctionDef, cst.ClassDef))]
+    if defined:
+        found = defined
     implementations = [n for n in found if not _decorated_by(n, "overload")]
     if implementations:
         found = implementations
