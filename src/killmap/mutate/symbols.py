@@ -29,6 +29,19 @@ class SymbolError(Exception):
     """The symbol names no definition, or more than one."""
 
 
+class AmbiguousSymbol(SymbolError):
+    """The symbol names more than one definition: `count` of `name` in `scope` (a qualified
+    name in `path`; "" for the module). Its message advises a catalog entry; a command
+    with no op to narrow by (the sweep) words its own from these."""
+
+    def __init__(self, name: str, count: int, path: str, scope: str):
+        super().__init__(
+            f"{name!r} is defined {count} times in {path}; the target is ambiguous "
+            "(aim at the scope that holds them all and narrow with op 'replace')"
+        )
+        self.name, self.count, self.path, self.scope = name, count, path, scope
+
+
 def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
     parts = symbol.split(".")
     body: list[cst.CSTNode] = list(module.body)
@@ -45,10 +58,7 @@ def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
             missing = f" ({where!r} not found)" if where != symbol else ""
             raise SymbolError(f"no symbol {symbol!r} in {path}{missing}{hint}")
         if len(found) > 1:
-            raise SymbolError(
-                f"{part!r} is defined {len(found)} times in {path}; the target is ambiguous "
-                "(aim at the scope that holds them all and narrow with op 'replace')"
-            )
+            raise AmbiguousSymbol(part, len(found), path, ".".join(parts[:depth]))
         node = found[0]
         depth += 2 if accessor and _accessor_of(node, part) == accessor else 1
         inner = getattr(node, "body", None)
