@@ -32,8 +32,8 @@ from killmap import timeline
 from killmap.engine.containment.sandbox import copy_files
 from killmap.engine.inrun.foreign_plugins import ForeignPluginsOff
 from killmap.engine.inrun.initial_paths import GateInitialPaths
-from killmap.engine.inrun.selected_ids import SelectedIds
 from killmap.engine.inrun.plugin import Recorder, conclude_run
+from killmap.engine.inrun.selected_ids import SelectedIds
 from killmap.engine.swap.unit_compile import Place, code_places, unit_to_hand, units_of
 from killmap.engine.workers.before_fork import preload_for_forks
 from killmap.engine.workers.reaper import become_subreaper, die_with_parent, is_zombie, kill_descendants
