@@ -8,7 +8,10 @@ top-level scan does not look, and each of these was met in a project nobody here
 - a property and its setter share one name (dateutil's `relativedelta.weeks`): the name is the
   property (its getter), and `weeks.setter` / `weeks.deleter` name the accessors;
 - `typing.overload` stubs share the name of the one implementation that runs: the name is the
-  implementation.
+  implementation;
+- a name bound by assignment beside its `def` or `class` (typing_extensions:
+  `if hasattr(typing, "override"): override = typing.override` / `else: def override(...)`):
+  the name is the definition, as it already is beside an import of the same name.
 Two real alternatives (an `if`/`else` defining one function twice) stay ambiguous: the error
 says so, and how to aim at one of them anyway.
 """
@@ -24,6 +27,19 @@ ACCESSORS = ("setter", "deleter", "getter")
 
 class SymbolError(Exception):
     """The symbol names no definition, or more than one."""
+
+
+class AmbiguousSymbol(SymbolError):
+    """The symbol names more than one definition: `count` of `name` in `scope` (a qualified
+    name in `path`; "" for the module). Its message advises a catalog entry; a command
+    with no op to narrow by (the sweep) words its own from these."""
+
+    def __init__(self, name: str, count: int, path: str, scope: str):
+        super().__init__(
+            f"{name!r} is defined {count} times in {path}; the target is ambiguous "
+            "(aim at the scope that holds them all and narrow with op 'replace')"
+        )
+        self.name, self.count, self.path, self.scope = name, count, path, scope
 
 
 def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
@@ -42,10 +58,7 @@ def resolve_symbol(module: cst.Module, symbol: str, path: str) -> cst.CSTNode:
             missing = f" ({where!r} not found)" if where != symbol else ""
             raise SymbolError(f"no symbol {symbol!r} in {path}{missing}{hint}")
         if len(found) > 1:
-            raise SymbolError(
-                f"{part!r} is defined {len(found)} times in {path}; the target is ambiguous "
-                "(aim at the scope that holds them all and narrow with op 'replace')"
-            )
+            raise AmbiguousSymbol(part, len(found), path, ".".join(parts[:depth]))
         node = found[0]
         depth += 2 if accessor and _accessor_of(node, part) == accessor else 1
         inner = getattr(node, "body", None)
@@ -87,9 +100,17 @@ def _blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
 
 
 def _one_of(found: list[cst.CSTNode], name: str, accessor: str | None) -> list[cst.CSTNode]:
-    """Narrow same-named definitions to the one the name means (see the module's docstring)."""
+    """Narrow same-named definitions to the one the name means (see the module's docstring):
+    the defs and classes when there are any, of them the implementations, then the accessor
+    named or the plain one."""
     if len(found) < 2:
         return found
+    # An assignment has no body of its own to mutate: beside a def or class it is the other
+    # way of getting the name (typing's own `override`, an alias), never a rival target. A
+    # name only assignments bind keeps them all, and stays ambiguous when it has several.
+    defined: list[cst.CSTNode] = [n for n in found if isinstance(n, (cst.FunctionDef, cst.ClassDef))]
+    if defined:
+        found = defined
     implementations = [n for n in found if not _decorated_by(n, "overload")]
     if implementations:
         found = implementations

@@ -48,7 +48,7 @@ from killmap.mutate.arid import Arid
 from killmap.mutate.mutants import Mutant, Sources, build_mutant
 from killmap.mutate.patching import split_lines
 from killmap.mutate.splice import MODULE, Definition, SplicedFile
-from killmap.mutate.symbols import SymbolError, resolve_symbol
+from killmap.mutate.symbols import AmbiguousSymbol, SymbolError, resolve_symbol
 from killmap.verdict import judge
 from killmap.verdict.cache import VerdictCache
 from killmap.verdict.changed import ChangeSince, FileChange, NotSwept, not_swept
@@ -214,7 +214,32 @@ def resolve_targets(root: Path, texts: list[str], catalogs: list[Catalog]) -> li
                 if catalog is not None
                 else SweepTarget(rel, symbol or None, GateSettings())
             )
+    _refuse_unresolved(root, targets)
     return targets
+
+
+def _refuse_unresolved(root: Path, targets: list[SweepTarget]) -> None:
+    """Every `file::symbol` target names one definition, or the sweep stops here, before its
+    baseline and its enumeration: typing_extensions' ambiguous `::type_repr` was refused
+    14 s into a sweep, once mutmut had enumerated the file. Each file is read as the
+    enumeration reads it (_only_what_is_swept), so that the answer, and the cost, are the
+    enumeration's own: the other top-level definitions stood in for, never parsed."""
+    by_file: dict[str, list[SweepTarget]] = {}
+    for target in targets:
+        if target.symbol is not None:
+            by_file.setdefault(target.path, []).append(target)
+    for path, file_targets in by_file.items():
+        code = (root / path).read_text(encoding="utf-8")
+        try:
+            module = cst.parse_module(_only_what_is_swept(code, file_targets, None))
+        except cst.ParserSyntaxError:
+            continue  # the enumeration says where, as for a whole file
+        for target in file_targets:
+            assert target.symbol is not None  # only such targets were kept, above
+            try:
+                resolve_symbol(module, target.symbol, path)
+            except SymbolError as error:
+                raise _refused(error) from None
 
 
 def unsaid_gates(targets: list[SweepTarget], catalogs: list[Catalog]) -> tuple[str, ...]:
@@ -630,11 +655,24 @@ def _target_ranges(module: cst.Module, positions, targets: list[SweepTarget]) ->
         try:
             node = resolve_symbol(module, target.symbol, target.path)
         except SymbolError as error:
-            raise GateError(str(error), field="TARGET") from None
+            raise _refused(error) from None
         decorators = getattr(node, "decorators", None)
         start = positions[decorators[0]].start.line if decorators else positions[node].start.line
         ranges.append((start, positions[node].end.line))
     return ranges
+
+
+def _refused(error: SymbolError) -> GateError:
+    """A target the sweep cannot take. An ambiguous one is told to sweep the scope that holds
+    every definition of the name: a sweep has no op to narrow with, which the resolver's
+    advice (for a catalog entry) suggests."""
+    if not isinstance(error, AmbiguousSymbol):
+        return GateError(str(error), field="TARGET")
+    scope = f"scope that holds them all: {error.path}::{error.scope}" if error.scope else f"file: {error.path}"
+    return GateError(
+        f"{error.name!r} is defined {error.count} times in {error.path}; the target is ambiguous (sweep the {scope})",
+        field="TARGET",
+    )
 
 
 def _never_returning(root: Path, path: str, code: str, settings: GateSettings) -> frozenset[str]:
