@@ -215,8 +215,9 @@ def test_a_mutant_that_renames_a_parametrized_test_is_inconclusive_not_green(tmp
     assert entry["verdict"] == "inconclusive", entry["detail"]
     # The test and its file as the project names them, not inside the gate's sandbox, and the
     # detail names the other cause of ids that do not come back (marshmallow's datetime.now()).
-    assert "did not run in the mutant (first: tests/test_pkg.py::test_known[exclude]; in tests/test_pkg.py)" in (
-        entry["detail"]
+    assert (
+        "did not run in the mutant (first: tests/test_pkg.py::test_known[exclude]; in tests/test_pkg.py)"
+        in (entry["detail"])
     )
     assert "sandbox-" not in entry["detail"] and "[gate] exclude" in entry["detail"]
     assert run.code == 1

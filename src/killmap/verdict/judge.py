@@ -205,8 +205,16 @@ def _case(mutation: Mutation, evidence: Evidence, base: dict[str, Any]) -> _Case
     }
     red_tests = tuple(_red(run, evidence))
     if run.sandbox_writes:
-        timings["sandbox_writes"] = list(run.sandbox_writes)
+        # A run stopped at its limit stopped a test before its teardown: what that test writes
+        # and removes on every run stays behind (rsa: its key files, at each hang), which is
+        # not the mutant's writing, and no reason to run the mutant again next time.
+        stopped = run.status == "timeout" or run.test_limit is not None
+        timings[LEFT_BY_STOPPED_TEST if stopped else "sandbox_writes"] = list(run.sandbox_writes)
     return _Case(mutation, evidence, base, red_tests, timings)
+
+
+# A run stopped at its limit: the sandbox files its stopped test left (repaired), said apart.
+LEFT_BY_STOPPED_TEST = "left_by_stopped_test"
 
 
 # The checks, in the order of the table in docs/verdicts.md. Each returns a verdict, or None

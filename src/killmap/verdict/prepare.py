@@ -51,6 +51,12 @@ def with_warnings(verdict: Verdict, warnings: tuple[str, ...]) -> Verdict:
     wrote = [f"the mutant wrote to {rel} in its sandbox (repaired before the next run)" for rel in written[:5]]
     if len(written) > 5:
         wrote.append(f"... and to {counted(len(written) - 5, 'more file')} of its sandbox (repaired)")
+    left = list(verdict.extras.get(judge.LEFT_BY_STOPPED_TEST, ()))
+    if left:
+        wrote.append(
+            f"the test its limit stopped left {counted(len(left), 'file')} in its sandbox, its teardown never "
+            f"run (first: {left[0]}; repaired before the next run)"
+        )
     return replace(verdict, extras={**verdict.extras, "warnings": list(warnings) + wrote})
 
 
