@@ -312,3 +312,10 @@ def test_a_sweep_target_pytest_itself_imports_is_refused_by_its_path_not_a_made_
     assert done.code == 2, done.stdout + done.stderr
     assert done.stderr.startswith("killmap: src/pluggy/mod.py: field 'TARGET': pluggy.mod cannot be mutated here")
     assert "sweep of" not in done.stderr
+
+
+def test_promotion_without_a_report_here_says_to_give_the_sweeps_report_dir(tmp_path):
+    # six's trial: the sweep wrote to --report-dir, and promotion said only "run killmap sweep first".
+    project = fresh_fixture(tmp_path)
+    done = run_gate(project, "sweep", "--promote", "some.id", "--name", "some-name")
+    assert done.code == 2 and "--report-dir the sweep wrote to" in done.stderr, done.stderr

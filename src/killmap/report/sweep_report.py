@@ -220,7 +220,11 @@ def read_report(path: Path) -> Document:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise GateError("no sweep report here: run `killmap sweep` first", file=str(path)) from None
+        # six's trial: the sweep had written elsewhere (--report-dir), and this said only to sweep.
+        raise GateError(
+            "no sweep report here: run `killmap sweep` first, or give the --report-dir the sweep wrote to",
+            file=str(path),
+        ) from None
     except (OSError, ValueError) as exc:
         raise GateError(f"cannot read the sweep report: {exc}", file=str(path)) from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
