@@ -176,3 +176,15 @@ def test_an_unmatched_entry_is_quoted_as_its_nearest_id_is():
     said = index.unmatched_note("t.py::test_expand_indnt[\\t-8]", "t.py")
     assert said.startswith("'t.py::test_expand_indnt[\\t-8]' matches no collected test"), said
     assert "did you mean 't.py::test_expand_indent[\\t-8]'?" in said, said
+
+
+def test_an_entry_in_a_class_pytest_never_collected_is_told_which_classes_pytest_collects():
+    # six: `test_six.py::EnsureTests::test_ensure_binary_raise` named a plain class whose name
+    # does not start with Test, and was told only that it matched no collected test.
+    index = TestIndex(("test_six.py::test_lazy", "test_six.py::TestCustomizedMoves::test_moved"))
+    note = index.unmatched_note("test_six.py::EnsureTests::test_ensure_binary_raise", "test_six.py")
+    assert "pytest collected no test in a class EnsureTests of test_six.py" in note, note
+    assert "starts with Test" in note
+    # A class it collected, or a file it never did, is not told so.
+    assert "collected no test in a class" not in index.unmatched_note("test_six.py::TestCustomizedMoves::nope", ".")
+    assert "collected no test in a class" not in index.unmatched_note("other.py::Ensure::x", ".")

@@ -94,6 +94,20 @@ class TestIndex:
         found = difflib.get_close_matches(entry, sorted(candidates), n=1, cutoff=0.8)
         return found[0] if found else None
 
+    def _uncollected_class(self, entry: str) -> str:
+        """Where the entry's file has tests but none in the class it names: pytest collected
+        no such class (six: `EnsureTests`, a plain class whose name does not start with Test)."""
+        file, cls = entry.split("::", 1)[0], _class_part(entry)
+        if cls is None or not self.names_any(file):
+            return ""
+        inside = f"{file}::{cls}"
+        if any(node_id == inside or node_id.startswith(inside + "::") for node_id in self._sorted):
+            return ""
+        return (
+            f": pytest collected no test in a class {cls} of {file}; it collects the classes its "
+            "python_classes names (by default, those whose name starts with Test) and unittest's TestCase classes"
+        )
+
     def unmatched_note(self, entry: str, under: str) -> str:
         """What a contract entry that names no collected test is told, with the nearest one."""
         # Quoted as the nearest id is, to paste back: repr doubled a backslash the id holds.
@@ -131,7 +145,7 @@ class TestIndex:
             )
         near = self.closest(entry)
         if near is None:
-            return said
+            return said + self._uncollected_class(entry)
         said += f"; did you mean {toml_literal(near)}?"
         numbered = renumbered(entry, near)
         if numbered:
@@ -141,6 +155,14 @@ class TestIndex:
                 "(pytest.param(..., id=...)) or sort them"
             )
         return said
+
+
+def _class_part(entry: str) -> str | None:
+    """The class an entry names inside its file (`file::Class::test`, `file::Class`), if any."""
+    parts = entry.split("[", 1)[0].split("::")
+    if len(parts) >= 3 or (len(parts) == 2 and parts[1][:1].isupper()):
+        return parts[1]
+    return None
 
 
 def renumbered(entry: str, near: str) -> str | None:
