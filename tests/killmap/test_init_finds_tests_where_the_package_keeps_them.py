@@ -195,3 +195,19 @@ def test_the_doctests_fixture_is_gated_at_first_contact_from_a_subpackage(tmp_pa
     red = {r["id"] for r in entry["red"]}
     assert DIJKSTRA_DOCTEST in red and all(r.startswith("routegraph/algorithms/shortest/") for r in red)
     assert entry["verdict"] == "overreach", entry["detail"]
+
+
+def test_a_tests_folder_whose_modules_python_files_never_names_is_gated_by_its_modules(tmp_path):
+    # decorator: tests/test.py and tests/documentation.py, and `tests = ["tests"]` collected
+    # nothing; pytest collects a module named on its command line whatever its name.
+    test_case = "import unittest\n\nfrom demo.core import route\n\n\nclass Docs(unittest.TestCase):\n"
+    test_case += "    def test_doc(self):\n        self.assertEqual(route('a'), ['a'])\n"
+    root = _project(
+        tmp_path / "p",
+        {"demo/__init__.py": "", "demo/core.py": _CODE, "tests/test.py": _TEST, "tests/documentation.py": test_case},
+    )
+    plan = detect(root)
+    assert plan.tests == ["tests/documentation.py", "tests/test.py"], plan.tests_reason
+    assert plan.kills == "tests/documentation.py::Docs::test_doc", plan.kills  # the first that names route
+    (root / "tests/test_more.py").write_text(_TEST)
+    assert detect(root).tests == ["tests"]

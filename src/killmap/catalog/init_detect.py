@@ -473,6 +473,12 @@ def _test_paths(root: Path, layout: Layout, doctests: str, names: TestNames) -> 
             if place is not None:
                 inside += _tests_within(root, place, doctests, names)
     if outside and not inside:
+        unnamed = _unnamed_test_modules(root / outside, names)
+        if unnamed:
+            return [f.relative_to(root).as_posix() for f in unnamed], (
+                f"the modules of {outside}/ that define tests: python_files names none of them, and "
+                "pytest collects a module named on its command line all the same"
+            )
         return [outside], f"the {outside}/ folder"
     loose = _root_test_modules(root)
     if not outside and not inside and loose:
@@ -539,6 +545,16 @@ def _root_test_modules(root: Path) -> list[Path]:
     suite as `python tests.py` (jsonpatch) keeps it there, outside pytest's default
     `python_files`, which collects a module it is given by name all the same."""
     return [root / name for name in ROOT_TEST_MODULES if (root / name).is_file() and _defines_a_test(root / name)]
+
+
+def _unnamed_test_modules(folder: Path, names: TestNames) -> list[Path]:
+    """The modules of a tests folder that define tests, where python_files names none of its
+    modules: pytest would collect nothing there (decorator: `tests/test.py` and
+    `tests/documentation.py`, and `tests = ["tests"]` collected no test). [] where it names any."""
+    files = [f for f in sorted(folder.rglob("*.py")) if not any(p.startswith(".") for p in f.relative_to(folder).parts)]
+    if any(names.hold(f.name) for f in files):
+        return []
+    return [f for f in files if f.name not in ("conftest.py", "__init__.py") and _defines_a_test(f)]
 
 
 def _a_test_module(root: Path, path: Path) -> bool:
