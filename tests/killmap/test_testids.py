@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from killmap.catalog.testids import TestIndex, matches
+from killmap.catalog.testids import TestIndex, compacted, matches
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -188,3 +188,11 @@ def test_an_entry_in_a_class_pytest_never_collected_is_told_which_classes_pytest
     # A class it collected, or a file it never did, is not told so.
     assert "collected no test in a class" not in index.unmatched_note("test_six.py::TestCustomizedMoves::nope", ".")
     assert "collected no test in a class" not in index.unmatched_note("other.py::Ensure::x", ".")
+
+
+def test_a_parametrized_test_whose_every_case_is_red_is_named_by_its_name_alone():
+    # hpack, rsa: `try --save` wrote 17 ids of one parametrized test into kills.
+    collected = ["t.py::test_a[1]", "t.py::test_a[2]", "t.py::test_b[1]", "t.py::test_b[2]", "t.py::test_c"]
+    red = ["t.py::test_a[1]", "t.py::test_a[2]", "t.py::test_b[2]", "t.py::test_c"]
+    assert compacted(red, collected) == ["t.py::test_a", "t.py::test_b[2]", "t.py::test_c"]
+    assert compacted(red, ()) == ["t.py::test_a[1]", "t.py::test_a[2]", "t.py::test_b[2]", "t.py::test_c"]

@@ -180,3 +180,38 @@ def test_try_with_several_catalogs_and_none_named_says_whose_gate_it_runs_under(
     assert "gate: killmap's defaults (tests: tests), not the [gate] of any of the 2 catalogs" in run.stdout, run.stdout
     named = review(basic, "try", CLASSIFY, "--op", "negate", "--condition", "not is_even(n)", "--catalog", CATALOG)
     assert "gate: " not in named.stdout, named.stdout
+
+
+def test_save_names_a_parametrized_test_whose_every_case_went_red_by_its_name(tmp_path):
+    from gatekit import write_project
+
+    project = write_project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "0"\n',
+            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+            "tests/test_pkg.py": (
+                "import pytest\n\nfrom pkg import double\n\n\n@pytest.mark.parametrize('x', [1, 2, 3])\n"
+                "def test_double(x):\n    assert double(x) == x + x\n"
+            ),
+            "mutations/pkg.toml": '[gate]\ntests = ["tests"]\npaths = ["."]\n',
+        },
+    )
+    done = run_gate(
+        project,
+        "try",
+        "pkg/__init__.py::double",
+        "--op",
+        "replace",
+        "--old",
+        "x * 2",
+        "--new",
+        "x * 3",
+        "--save",
+        "triples",
+        "--catalog",
+        "mutations/pkg.toml",
+    )
+    assert done.code == 0, done.stdout + done.stderr
+    (entry,) = tomllib.loads((project / "mutations/pkg.toml").read_text())["mutation"]
+    assert entry["kills"] == ["tests/test_pkg.py::test_double"]

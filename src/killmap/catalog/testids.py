@@ -165,6 +165,25 @@ def _class_part(entry: str) -> str | None:
     return None
 
 
+def compacted(red: Iterable[str], collected: Iterable[str]) -> list[str]:
+    """The red ids as a contract would name them: a parametrized test whose every collected
+    case is red, by its name alone (hpack's and rsa's `try --save` wrote 17 ids of one test).
+    Order kept; a test some of whose cases stayed green keeps its cases."""
+    red = list(red)
+    cases: dict[str, set[str]] = {}
+    for node_id in collected:
+        if "[" in node_id:
+            cases.setdefault(node_id.split("[", 1)[0], set()).add(node_id)
+    chosen = set(red)
+    named: list[str] = []
+    for node_id in red:
+        base = node_id.split("[", 1)[0]
+        entry = base if "[" in node_id and base in cases and cases[base] <= chosen else node_id
+        if entry not in named:
+            named.append(entry)
+    return named
+
+
 def renumbered(entry: str, near: str) -> str | None:
     """The entry's parameter that pytest named by its place (`expected18`, an object with no
     id of its own) where `near`, the same test, has another number: isodate's cases come from

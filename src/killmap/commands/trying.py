@@ -248,7 +248,8 @@ def run_try(root: Path, options: TryOptions, say: Say = print, launch: Launch | 
         return 1
     if not options.save:
         return 0
-    return save(root, mutation, mutant, entry, catalog, verdict, say)
+    collected = result.baselines[0].collected if result.baselines else ()
+    return save(root, mutation, mutant, entry, catalog, verdict, say, collected)
 
 
 def _gate_unnamed(root: Path, catalog: Path | None, mutation) -> list[str]:
@@ -330,7 +331,7 @@ def _show_reds(verdict, say: Say) -> None:
             say(f"  ... and {len(missed) - SHOWN} more")
 
 
-def save(root: Path, mutation, mutant, entry: dict[str, Any], catalog: Path, verdict, say: Say) -> int:
+def save(root: Path, mutation, mutant, entry: dict[str, Any], catalog: Path, verdict, say: Say, collected=()) -> int:
     reds = list(verdict.red)
     if not reds:
         say(f"not saved: nothing went red, so an entry for {mutation.name!r} would be vacuous")
@@ -343,7 +344,9 @@ def save(root: Path, mutation, mutant, entry: dict[str, Any], catalog: Path, ver
 
     saved = {"name": entry["name"], "target": entry["target"], **pins_for(root, mutation, mutant)}
     saved.update({k: v for k, v in entry.items() if k not in saved})
-    saved["kills"] = [r.id for r in reds]
+    from killmap.catalog.testids import compacted
+
+    saved["kills"] = compacted((r.id for r in reds), collected)
     if all(r.cause == "assertion" for r in reds):
         saved["require"] = "assertion"
     saved.setdefault("note", "saved by killmap try")
