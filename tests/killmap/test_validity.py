@@ -305,3 +305,16 @@ def test_a_name_only_a_string_holds_runs_as_written_and_carries_a_warning(old, n
 def test_a_name_a_statement_reads_is_still_broken_beside_a_string_that_holds_it():
     validity = check(FORWARD, FORWARD.replace('return typing.cast("Token", value)', "return Tokn"))
     assert not validity.ok and "undefined name 'Tokn'" in validity.problem
+
+
+def test_a_name_the_mutation_unbound_is_said_to_have_lost_its_binding_and_how_to_keep_it():
+    # decorator: `f = typemap[types]` replaced by a raise left `f` read only in the try's
+    # `else`; the mutant is broken by pyflakes' rule, and says why and what to do.
+    original = (
+        "def dispatch(typemap, types):\n    try:\n        f = typemap[types]\n    except KeyError:\n"
+        "        pass\n    else:\n        return f()\n"
+    )
+    unbound = check_mutant(original, original.replace("f = typemap[types]", "raise KeyError(types)"), "m.py")
+    assert not unbound.ok and "the mutation removed what bound 'f'" in unbound.problem, unbound.problem
+    misspelt = check_mutant(original, original.replace("return f()", "return g()"), "m.py")
+    assert not misspelt.ok and "removed what bound" not in misspelt.problem

@@ -132,6 +132,20 @@ def _with_line(text: str, mutated: str) -> str:
 
 
 @functools.lru_cache(maxsize=32)
+def _bound_names(original: str) -> frozenset[str]:
+    """The names the original assigns anywhere (a target, a loop variable, an `as`)."""
+    try:
+        tree = ast.parse(original)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+
+
+def _binds(original: str, name: str) -> bool:
+    return name in _bound_names(original)
+
+
+@functools.lru_cache(maxsize=32)
 def _original_findings(original: str, filename: str) -> Counter:
     """Many mutations share one original file: check it once."""
     try:
@@ -222,8 +236,21 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
         if (kind, args) in added and (kind in DEAD_CODE_FINDINGS or quoted and kind in QUOTED)
     )
     if fatal:
+        unbound = sorted(
+            str(args[0])
+            for kind, args in added
+            if kind in ("UndefinedName", "UndefinedLocal") and args and _binds(original, str(args[0]))
+        )
+        # decorator's trial: `f = typemap[types]` made a raise left `f` read only in the try's
+        # `else`, which can no longer run; pyflakes cannot tell, and the user could not either.
+        hint = (
+            f"; the mutation removed what bound {', '.join(map(repr, unbound))}: if no line that reads it can "
+            "run any more, bind it in `new` too"
+            if unbound
+            else ""
+        )
         return Validity(
-            False, "the mutant cannot run as written (pyflakes): " + "; ".join(fatal), "pyflakes", tuple(dead)
+            False, "the mutant cannot run as written (pyflakes): " + "; ".join(fatal) + hint, "pyflakes", tuple(dead)
         )
     if dead and werror:
         return Validity(
