@@ -54,6 +54,18 @@ def test_a_function_that_stores_into_sys_modules_writes_shared_state_and_a_pure_
     assert not region_of(SOURCE, (14,)).writes_state
 
 
+def test_a_module_global_or_a_global_rebound_is_shared_state_and_a_local_or_self_attribute_is_not():
+    source = (
+        "_CACHE = {}\nCOUNT = 0\n\n\n"
+        "def remember(k, v):\n    x = v + 1\n    _CACHE[k] = x\n\n\n"
+        "def bump():\n    global COUNT\n    y = 1\n    COUNT = COUNT + y\n\n\n"
+        "class K:\n    def set(self, v):\n        w = v\n        self.v = w\n"
+    )
+    assert region_of(source, (6,)).writes_state
+    assert region_of(source, (12,)).writes_state
+    assert not region_of(source, (18,)).writes_state
+
+
 def test_a_held_that_a_test_reading_the_stored_state_breaks_is_the_overreach_plain_pytest_shows(tmp_path):
     project = write_project(tmp_path / "p", {**FILES, "mutations/pkg.toml": CATALOG})
     done = run_gate(project, "run", "--no-cache", "--jobs", "1")

@@ -102,27 +102,12 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     timeline.mark("launched")
     with timeline.span("imports"):
         from killmap.catalog.plan import read_plan
-        from killmap.report.annotations import publish
-        from killmap.report.document import check_report_dir, to_json, write_reports
+        from killmap.report.document import check_report_dir
         from killmap.verdict.lab import LabOptions, check_gates_alone, run_mutations
 
     reports = report_dir(args.report_dir, root)
     check_report_dir(reports)
-    options = LabOptions(
-        catalogs=tuple(args.catalogs),
-        only=tuple(args.only),
-        jobs=args.jobs,
-        use_cache=not args.no_cache,
-        write_cache=not args.no_cache_write,
-        cache_dir=cache_dir(args.cache_dir),
-        baseline_runs=args.baseline_runs,
-        confirm=not args.no_confirm,
-        shard=parse_shard(args.shard),
-        durations=_durations_for_shards(args),
-        swap=not args.no_swap,
-        tracer=args.reach_tracer,
-        seed=parse_seed(args.seed),
-    )
+    options = _lab_options(args, LabOptions)
     progress = _LateProgress()
     names = None
     if args.changed is not None:
@@ -151,17 +136,44 @@ def _run_launched(root: Path, args: argparse.Namespace, launch: Launch) -> int:
     with timeline.span("render"):
         render(console, result, plan.named)
     with timeline.span("reports"):
-        document = to_json(result, root)
-        if options.shard:
-            document["shard"] = args.shard
-            document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
-        partial = _selection(options.only, args.changed, len(plan.mutations), plan.named)
-        if partial:
-            document["selection"] = partial
-        paths = write_reports(document, reports)
-        # A --report-dir of the user's may hold square brackets: printed as it is, not as markup.
-        console.print(reports_line(paths) + (f": {partial['said']}" if partial else ""), markup=False)
-        publish(document, paths["markdown"], args.annotations)
+        return _reported(root, args, options, plan, result, reports, console)
+
+
+def _lab_options(args: argparse.Namespace, lab_options: Any) -> Any:
+    """The lab's options as `run`'s flags set them (`lab_options`: LabOptions, imported late)."""
+    return lab_options(
+        catalogs=tuple(args.catalogs),
+        only=tuple(args.only),
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        write_cache=not args.no_cache_write,
+        cache_dir=cache_dir(args.cache_dir),
+        baseline_runs=args.baseline_runs,
+        confirm=not args.no_confirm,
+        shard=parse_shard(args.shard),
+        durations=_durations_for_shards(args),
+        swap=not args.no_swap,
+        tracer=args.reach_tracer,
+        seed=parse_seed(args.seed),
+    )
+
+
+def _reported(root: Path, args: argparse.Namespace, options, plan, result, reports: Path, console) -> int:
+    """The reports written and published, the line naming them said; the gate's exit code."""
+    from killmap.report.annotations import publish
+    from killmap.report.document import to_json, write_reports
+
+    document = to_json(result, root)
+    if options.shard:
+        document["shard"] = args.shard
+        document["split"] = plan.split.describe(options.shard[0]) if plan.split else None
+    partial = _selection(options.only, args.changed, len(plan.mutations), plan.named)
+    if partial:
+        document["selection"] = partial
+    paths = write_reports(document, reports)
+    # A --report-dir of the user's may hold square brackets: printed as it is, not as markup.
+    console.print(reports_line(paths) + (f": {partial['said']}" if partial else ""), markup=False)
+    publish(document, paths["markdown"], args.annotations)
     return document["exit_code"]
 
 

@@ -659,19 +659,21 @@ def _uncontracted(case: _Case) -> Verdict | None:
     red_tests, evidence, verdict = case.red_tests, case.evidence, case.verdict
     if red_tests:
         reds = [r.id for r in red_tests]
-        stored = evidence.shares_state and _unreached_cause(case, reds) == "order"
-        if all(r.reached is False for r in red_tests) and not stored:
+        unreached = all(r.reached is False for r in red_tests)
+        cause = _unreached_cause(case, reds) if unreached else ""
+        stored = evidence.shares_state and cause == "order"
+        if unreached and not stored:
             return verdict(
                 UNEVIDENCED,
                 "went red without executing the mutated code (red for another reason): " + ", ".join(reds),
                 red=red_tests,
-                extras={"unevidenced_cause": _unreached_cause(case, reds)},
+                extras={"unevidenced_cause": cause},
             )
         ids = tuple(sorted(r.id for r in red_tests))
         causes = sorted({r.cause for r in red_tests})
         # A run stopped at its first red says so: "1 test went red" read as the whole red set.
         stopped = "; the run stopped at its first red, as a sweep's does" if case.run.stopped_after else ""
-        if stored and all(r.reached is False for r in red_tests):
+        if stored:
             stopped += "; red through the state the changed function stored for a test before it"
         return verdict(
             OVERREACH,

@@ -131,6 +131,39 @@ def _with_line(text: str, mutated: str) -> str:
     return f"{number} `{shown}`: {message}" if shown else text
 
 
+def _unparsed(exc: SyntaxError, mutated: str) -> Validity:
+    """A mutant that does not parse, said at its own line."""
+    hint = ""
+    if (exc.msg or "").startswith("f-string") and sys.version_info < (3, 12):
+        # pluggy's f"{func.__name__}{inspect.signature(func)}" stubbed with '"()"': a value
+        # that is valid on its own, spliced inside braces of an f-string of the same quotes.
+        hint = (
+            "; before Python 3.12 an f-string's braces may not hold its own quote character: "
+            "write the value with the other quotes"
+        )
+    # The line from the mutant, not exc.text: Python reads that from the file on disk, when
+    # the target's path exists there, and would show the original's line.
+    where = _with_line(f"line {exc.lineno}: ", mutated).removesuffix(": ")
+    return Validity(False, f"the mutant does not parse: {exc.msg} ({where}){hint}", "syntax")
+
+
+def _unbound_hint(original: str, added: Counter) -> str:
+    """Where an undefined name is one the original binds: the mutation removed its binding
+    (decorator: `f = typemap[types]` made a raise left `f` read only in the try's `else`,
+    which can no longer run; pyflakes cannot tell, and the user could not either)."""
+    unbound = sorted(
+        str(args[0])
+        for kind, args in added
+        if kind in ("UndefinedName", "UndefinedLocal") and args and _binds(original, str(args[0]))
+    )
+    if not unbound:
+        return ""
+    return (
+        f"; the mutation removed what bound {', '.join(map(repr, unbound))}: if no line that reads it can "
+        "run any more, bind it in `new` too"
+    )
+
+
 @functools.lru_cache(maxsize=32)
 def _bound_names(original: str) -> frozenset[str]:
     """The names the original assigns anywhere (a target, a loop variable, an `as`)."""
@@ -207,18 +240,7 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
             before, tree = reduced
         compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        hint = ""
-        if (exc.msg or "").startswith("f-string") and sys.version_info < (3, 12):
-            # pluggy's f"{func.__name__}{inspect.signature(func)}" stubbed with '"()"': a value
-            # that is valid on its own, spliced inside braces of an f-string of the same quotes.
-            hint = (
-                "; before Python 3.12 an f-string's braces may not hold its own quote character: "
-                "write the value with the other quotes"
-            )
-        # The line from the mutant, not exc.text: Python reads that from the file on disk, when
-        # the target's path exists there, and would show the original's line.
-        where = _with_line(f"line {exc.lineno}: ", mutated).removesuffix(": ")
-        return Validity(False, f"the mutant does not parse: {exc.msg} ({where}){hint}", "syntax")
+        return _unparsed(exc, mutated)
     # The reduced mutant holds stubs made from the original's functions: both texts name it all.
     after = _findings(tree, filename, mutated + "\n" + original)
     added = Counter(f[:2] for f in after) - before
@@ -236,21 +258,11 @@ def check_mutant(original: str, mutated: str, filename: str, werror: bool = Fals
         if (kind, args) in added and (kind in DEAD_CODE_FINDINGS or quoted and kind in QUOTED)
     )
     if fatal:
-        unbound = sorted(
-            str(args[0])
-            for kind, args in added
-            if kind in ("UndefinedName", "UndefinedLocal") and args and _binds(original, str(args[0]))
-        )
-        # decorator's trial: `f = typemap[types]` made a raise left `f` read only in the try's
-        # `else`, which can no longer run; pyflakes cannot tell, and the user could not either.
-        hint = (
-            f"; the mutation removed what bound {', '.join(map(repr, unbound))}: if no line that reads it can "
-            "run any more, bind it in `new` too"
-            if unbound
-            else ""
-        )
         return Validity(
-            False, "the mutant cannot run as written (pyflakes): " + "; ".join(fatal) + hint, "pyflakes", tuple(dead)
+            False,
+            "the mutant cannot run as written (pyflakes): " + "; ".join(fatal) + _unbound_hint(original, added),
+            "pyflakes",
+            tuple(dead),
         )
     if dead and werror:
         return Validity(
